@@ -1,0 +1,52 @@
+//! Builds the one shared `courier::Client` from the bench flags.
+//!
+//! Only flags that were given are applied, so an absent flag means "the library's default" and
+//! the benchmark measures what a user of the library gets out of the box.
+
+use courier::Client;
+
+use super::args::BenchArgs;
+use crate::error::{CliError, Result};
+
+/// The client every worker shares (cloning a `Client` shares its pool).
+pub fn build(args: &BenchArgs) -> Result<Client> {
+    let mut builder = Client::builder();
+    if let Some(n) = args.max_connections_per_host {
+        builder = builder.max_connections_per_host(to_usize(n, "--max-connections-per-host")?);
+    }
+    if let Some(idle) = args.pool_idle_timeout {
+        builder = builder.pool_idle_timeout(idle.as_option());
+    }
+    if let Some(lifetime) = args.pooled_connection_lifetime {
+        builder = builder.pooled_connection_lifetime(lifetime.as_option());
+    }
+    if let Some(jitter) = args.pooled_connection_lifetime_jitter {
+        builder = builder.pooled_connection_lifetime_jitter(jitter.as_duration());
+    }
+    if let Some(timeout) = args.connect_timeout {
+        builder = builder.connect_timeout(timeout.as_duration());
+    }
+    if let Some(timeout) = args.timeout {
+        builder = builder.timeout(timeout.as_duration());
+    }
+    if let Some(timeout) = args.pool_queue_timeout {
+        builder = builder.pool_queue_timeout(timeout.as_option());
+    }
+    if let Some(size) = args.max_response_drain_size {
+        builder = builder.max_response_drain_size(size);
+    }
+    if let Some(timeout) = args.response_drain_timeout {
+        builder = builder.response_drain_timeout(timeout.as_duration());
+    }
+    if let Some(size) = args.max_response_headers_size {
+        builder = builder.max_response_headers_size(to_usize(size, "--max-response-headers-size")?);
+    }
+    builder
+        .build()
+        .map_err(|e| CliError::new(format!("cannot build the HTTP client: {e}")))
+}
+
+/// Converts a count flag to `usize`, which only fails on targets narrower than 64 bits.
+pub fn to_usize(n: u64, flag: &str) -> Result<usize> {
+    usize::try_from(n).map_err(|_| CliError::new(format!("{flag} {n} is too large")))
+}

@@ -1,0 +1,204 @@
+//! Request routing and the regular (well-behaved) endpoints.
+//!
+//! Routing is method-agnostic: the path alone picks the endpoint, so a
+//! client test can use any method against any endpoint.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::header::{CONNECTION, CONTENT_TYPE};
+use http::{HeaderMap, HeaderValue, Request, Response, StatusCode};
+use hyper::body::Incoming;
+
+use crate::body::ResponseBody;
+use crate::faults::{self, RawFault};
+
+pub(crate) static OCTET_STREAM: HeaderValue = HeaderValue::from_static("application/octet-stream");
+static APPLICATION_JSON: HeaderValue = HeaderValue::from_static("application/json");
+pub(crate) static TEXT_PLAIN: HeaderValue = HeaderValue::from_static("text/plain; charset=utf-8");
+static CLOSE: HeaderValue = HeaderValue::from_static("close");
+
+/// What the service should do with a request.
+pub(crate) enum Outcome {
+    /// Send this response (the service adds `x-connection-id`).
+    Respond(Response<ResponseBody>),
+    /// Wait this long, then send [`delay_done`].
+    Delay(Duration),
+    /// Abandon HTTP and misbehave on the raw socket.
+    Fault(RawFault),
+}
+
+/// Picks the endpoint for `req`.
+pub(crate) fn route(req: Request<Incoming>) -> Outcome {
+    let path = req.uri().path();
+    if let Some(n) = path.strip_prefix("/bytes/") {
+        return bytes(n, req.uri().query());
+    }
+    if let Some(n) = path.strip_prefix("/json/") {
+        return json(n);
+    }
+    if let Some(ms) = path.strip_prefix("/delay/") {
+        return match ms.parse::<u64>() {
+            Ok(ms) => Outcome::Delay(Duration::from_millis(ms)),
+            Err(_) => bad_request("invalid delay: expected /delay/{milliseconds}"),
+        };
+    }
+    if let Some(code) = path.strip_prefix("/status/") {
+        return status(code);
+    }
+    if let Some(fault) = path.strip_prefix("/fault/") {
+        return faults::route(fault);
+    }
+    match path {
+        "/echo" => echo(req),
+        "/headers" => headers(req.headers()),
+        "/close" => close(),
+        _ => not_found(),
+    }
+}
+
+/// 404 for any path no endpoint claims.
+pub(crate) fn not_found() -> Outcome {
+    respond(
+        StatusCode::NOT_FOUND,
+        &TEXT_PLAIN,
+        ResponseBody::full("not found\n"),
+    )
+}
+
+/// A response with a status, a content type and a body.
+pub(crate) fn response(
+    status: StatusCode,
+    content_type: &HeaderValue,
+    body: ResponseBody,
+) -> Response<ResponseBody> {
+    let mut response = Response::new(body);
+    *response.status_mut() = status;
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, content_type.clone());
+    response
+}
+
+/// [`response`], wrapped as an [`Outcome`].
+pub(crate) fn respond(
+    status: StatusCode,
+    content_type: &HeaderValue,
+    body: ResponseBody,
+) -> Outcome {
+    Outcome::Respond(response(status, content_type, body))
+}
+
+/// 400 with a short explanation, for unparsable path parameters.
+pub(crate) fn bad_request(why: &'static str) -> Outcome {
+    respond(
+        StatusCode::BAD_REQUEST,
+        &TEXT_PLAIN,
+        ResponseBody::full(Bytes::from_static(why.as_bytes())),
+    )
+}
+
+/// The response a `/delay/{ms}` request gets once its timer fires.
+pub(crate) fn delay_done() -> Response<ResponseBody> {
+    response(StatusCode::OK, &TEXT_PLAIN, ResponseBody::full("ok"))
+}
+
+/// `/bytes/{n}[?chunked=1]`: `n` bytes of the shared pattern, streamed in
+/// 64 KiB frames without copying.
+fn bytes(n: &str, query: Option<&str>) -> Outcome {
+    let Ok(n) = n.parse::<u64>() else {
+        return bad_request("invalid length: expected /bytes/{n}");
+    };
+    let chunked = query.is_some_and(|q| {
+        q.split('&')
+            .any(|pair| pair == "chunked=1" || pair == "chunked=true")
+    });
+    let body = ResponseBody::patterned(Bytes::new(), n, Bytes::new(), !chunked);
+    respond(StatusCode::OK, &OCTET_STREAM, body)
+}
+
+/// `/json/{n}`: a valid JSON object of exactly `n` bytes, for any `n >= 2`
+/// (`{"data":"…"}` from 11 bytes on, `{` spaces `}` below that). Smaller
+/// `n` gets the smallest object, `{}`.
+fn json(n: &str) -> Outcome {
+    const PREFIX: &[u8] = b"{\"data\":\"";
+    const SUFFIX: &[u8] = b"\"}";
+    const FRAMING: u64 = (PREFIX.len() + SUFFIX.len()) as u64;
+    let Ok(n) = n.parse::<u64>() else {
+        return bad_request("invalid length: expected /json/{n}");
+    };
+    let body = if n >= FRAMING {
+        ResponseBody::patterned(
+            Bytes::from_static(PREFIX),
+            n - FRAMING,
+            Bytes::from_static(SUFFIX),
+            true,
+        )
+    } else {
+        // Fewer than 11 bytes: whitespace padding keeps it valid JSON.
+        let spaces = usize::try_from(n.saturating_sub(2)).unwrap_or(0);
+        let mut small = Vec::with_capacity(spaces + 2);
+        small.push(b'{');
+        small.resize(spaces + 1, b' ');
+        small.push(b'}');
+        ResponseBody::full(small)
+    };
+    respond(StatusCode::OK, &APPLICATION_JSON, body)
+}
+
+/// `/status/{code}`: that status with a tiny body (none where HTTP forbids
+/// one). Informational codes (1xx) cannot be a final response: 400.
+fn status(code: &str) -> Outcome {
+    let status = match code.parse::<u16>().map(StatusCode::from_u16) {
+        Ok(Ok(status)) if !status.is_informational() => status,
+        _ => return bad_request("invalid status: expected /status/{200..999}"),
+    };
+    let body = match status.as_u16() {
+        204 | 205 | 304 => ResponseBody::empty(),
+        _ => ResponseBody::full(Bytes::from_static(
+            status.canonical_reason().unwrap_or("status").as_bytes(),
+        )),
+    };
+    respond(status, &TEXT_PLAIN, body)
+}
+
+/// `/echo`: the request body streamed back with the request's content type.
+fn echo(req: Request<Incoming>) -> Outcome {
+    let content_type = req.headers().get(CONTENT_TYPE).cloned();
+    let mut response = Response::new(ResponseBody::echo(req.into_body()));
+    if let Some(content_type) = content_type {
+        response.headers_mut().insert(CONTENT_TYPE, content_type);
+    }
+    Outcome::Respond(response)
+}
+
+/// `/headers`: the request headers as a JSON object; repeated names are
+/// joined with ", ", non-UTF-8 bytes are replaced.
+fn headers(headers: &HeaderMap) -> Outcome {
+    let mut object = serde_json::Map::with_capacity(headers.keys_len());
+    for name in headers.keys() {
+        let joined = headers
+            .get_all(name)
+            .iter()
+            .map(|value| String::from_utf8_lossy(value.as_bytes()))
+            .collect::<Vec<_>>()
+            .join(", ");
+        object.insert(name.as_str().to_owned(), serde_json::Value::String(joined));
+    }
+    match serde_json::to_vec(&serde_json::Value::Object(object)) {
+        Ok(json) => respond(StatusCode::OK, &APPLICATION_JSON, ResponseBody::full(json)),
+        // Serialising strings into a Vec cannot fail; answer rather than panic.
+        Err(_) => respond(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            &TEXT_PLAIN,
+            ResponseBody::full("cannot serialise headers"),
+        ),
+    }
+}
+
+/// `/close`: a normal response that tells the client, and hyper, to close.
+fn close() -> Outcome {
+    let mut response = response(StatusCode::OK, &TEXT_PLAIN, ResponseBody::full("ok"));
+    response.headers_mut().insert(CONNECTION, CLOSE.clone());
+    Outcome::Respond(response)
+}

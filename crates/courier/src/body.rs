@@ -1,0 +1,189 @@
+//! The request body.
+
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use http_body::{Frame, SizeHint};
+
+use crate::error::BoxError;
+
+/// A request body: empty, a buffer sent in one piece, or a stream.
+///
+/// Buffered bodies can be replayed, which is what lets the pool retry an
+/// idempotent request whose reused connection turned out to be closed.
+///
+/// ```
+/// let empty = courier::Body::empty();
+/// let text: courier::Body = "hello".into();
+/// assert_eq!(text.len(), Some(5));
+/// assert_eq!(empty.len(), Some(0));
+/// ```
+pub struct Body {
+    kind: Kind,
+}
+
+enum Kind {
+    Full(Option<Bytes>),
+    Stream(Pin<Box<dyn http_body::Body<Data = Bytes, Error = BoxError> + Send + Sync>>),
+}
+
+impl Body {
+    /// A body with no bytes.
+    pub fn empty() -> Body {
+        Body {
+            kind: Kind::Full(None),
+        }
+    }
+
+    /// Wraps any [`http_body::Body`], for streaming uploads. Such a body is never replayed.
+    pub fn wrap<B>(body: B) -> Body
+    where
+        B: http_body::Body<Data = Bytes> + Send + Sync + 'static,
+        B::Error: Into<BoxError>,
+    {
+        use http_body_util::BodyExt;
+        Body {
+            kind: Kind::Stream(Box::pin(body.map_err(Into::into))),
+        }
+    }
+
+    /// The length, when known up front.
+    pub fn len(&self) -> Option<u64> {
+        match &self.kind {
+            Kind::Full(b) => Some(b.as_ref().map_or(0, |b| b.len() as u64)),
+            Kind::Stream(s) => s.size_hint().exact(),
+        }
+    }
+
+    /// True for a buffered body of zero bytes.
+    pub fn is_empty(&self) -> bool {
+        self.len() == Some(0)
+    }
+
+    /// A copy, if the body is buffered (streams cannot be replayed).
+    pub(crate) fn try_clone(&self) -> Option<Body> {
+        match &self.kind {
+            Kind::Full(b) => Some(Body {
+                kind: Kind::Full(b.clone()),
+            }),
+            Kind::Stream(_) => None,
+        }
+    }
+}
+
+impl Default for Body {
+    fn default() -> Self {
+        Body::empty()
+    }
+}
+
+impl std::fmt::Debug for Body {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.kind {
+            Kind::Full(b) => f
+                .debug_struct("Body")
+                .field("len", &b.as_ref().map_or(0, Bytes::len))
+                .finish(),
+            Kind::Stream(_) => f.write_str("Body(stream)"),
+        }
+    }
+}
+
+impl From<Bytes> for Body {
+    fn from(b: Bytes) -> Body {
+        Body {
+            kind: Kind::Full((!b.is_empty()).then_some(b)),
+        }
+    }
+}
+
+impl From<Vec<u8>> for Body {
+    fn from(v: Vec<u8>) -> Body {
+        Bytes::from(v).into()
+    }
+}
+
+impl From<String> for Body {
+    fn from(s: String) -> Body {
+        Bytes::from(s).into()
+    }
+}
+
+impl From<&'static str> for Body {
+    fn from(s: &'static str) -> Body {
+        Bytes::from_static(s.as_bytes()).into()
+    }
+}
+
+impl From<&'static [u8]> for Body {
+    fn from(s: &'static [u8]) -> Body {
+        Bytes::from_static(s).into()
+    }
+}
+
+impl From<()> for Body {
+    fn from(_: ()) -> Body {
+        Body::empty()
+    }
+}
+
+impl http_body::Body for Body {
+    type Data = Bytes;
+    type Error = BoxError;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
+        match &mut self.get_mut().kind {
+            Kind::Full(b) => Poll::Ready(b.take().map(|b| Ok(Frame::data(b)))),
+            Kind::Stream(s) => s.as_mut().poll_frame(cx),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        match &self.kind {
+            Kind::Full(b) => b.is_none(),
+            Kind::Stream(s) => s.is_end_stream(),
+        }
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        match &self.kind {
+            Kind::Full(b) => SizeHint::with_exact(b.as_ref().map_or(0, |b| b.len() as u64)),
+            Kind::Stream(s) => s.size_hint(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http_body::Body as _;
+    use http_body_util::BodyExt;
+
+    #[tokio::test]
+    async fn full_body_is_replayable_and_sized() {
+        let body: Body = "abc".into();
+        let copy = body.try_clone().unwrap();
+        assert_eq!(body.size_hint().exact(), Some(3));
+        assert_eq!(body.collect().await.unwrap().to_bytes(), "abc");
+        assert_eq!(copy.collect().await.unwrap().to_bytes(), "abc");
+    }
+
+    #[tokio::test]
+    async fn stream_body_is_not_replayable() {
+        let body = Body::wrap(http_body_util::Full::new(Bytes::from_static(b"xy")));
+        assert!(body.try_clone().is_none());
+        assert_eq!(body.len(), Some(2));
+        assert_eq!(body.collect().await.unwrap().to_bytes(), "xy");
+    }
+
+    #[test]
+    fn empty_bodies() {
+        assert!(Body::empty().is_end_stream());
+        assert!(Body::from(Bytes::new()).is_end_stream());
+        assert!(Body::from(()).is_empty());
+    }
+}

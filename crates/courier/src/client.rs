@@ -1,0 +1,247 @@
+//! [`Client`]: the entry point, and the path every request walks.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use http::header::HOST;
+use http::{Method, Request, Uri, Version};
+
+use crate::body::Body;
+use crate::builder::ClientBuilder;
+use crate::config::Config;
+use crate::drain::DrainPolicy;
+use crate::error::{Error, ErrorKind};
+use crate::metrics::{GaugeGuard, Metrics, MetricsSnapshot};
+use crate::pool::{Lease, OriginPool, Pool, SendError};
+use crate::request::{IntoUri, RequestBuilder};
+use crate::response::Response;
+
+/// An HTTP client with a connection pool per origin.
+///
+/// Cheap to clone (clones share the pool); build one per configuration and
+/// keep it. Dropping the last clone closes idle connections.
+///
+/// ```no_run
+/// # async fn run() -> Result<(), courier::Error> {
+/// let client = courier::Client::new();
+/// let res = client.get("http://127.0.0.1:8080/json/64").send().await?;
+/// assert!(res.status().is_success());
+/// let body = res.text().await?;
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct Client {
+    inner: Arc<ClientInner>,
+}
+
+struct ClientInner {
+    pool: Pool,
+    metrics: Arc<Metrics>,
+    drain: DrainPolicy,
+}
+
+impl Default for Client {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("config", self.inner.pool.config())
+            .finish()
+    }
+}
+
+impl Client {
+    /// A client with every default (see [`ClientBuilder`]).
+    pub fn new() -> Client {
+        Client::from_config(Config::default())
+    }
+
+    /// Starts configuring a client.
+    pub fn builder() -> ClientBuilder {
+        ClientBuilder::new()
+    }
+
+    pub(crate) fn from_config(config: Config) -> Client {
+        let metrics = Arc::new(Metrics::default());
+        let drain = DrainPolicy {
+            max_bytes: config.max_response_drain_size,
+            timeout: config.response_drain_timeout,
+            metrics: Arc::clone(&metrics),
+        };
+        Client {
+            inner: Arc::new(ClientInner {
+                pool: Pool::new(config, Arc::clone(&metrics)),
+                metrics,
+                drain,
+            }),
+        }
+    }
+
+    /// Starts a GET request.
+    pub fn get(&self, url: impl IntoUri) -> RequestBuilder {
+        self.request(Method::GET, url)
+    }
+
+    /// Starts a POST request.
+    pub fn post(&self, url: impl IntoUri) -> RequestBuilder {
+        self.request(Method::POST, url)
+    }
+
+    /// Starts a PUT request.
+    pub fn put(&self, url: impl IntoUri) -> RequestBuilder {
+        self.request(Method::PUT, url)
+    }
+
+    /// Starts a PATCH request.
+    pub fn patch(&self, url: impl IntoUri) -> RequestBuilder {
+        self.request(Method::PATCH, url)
+    }
+
+    /// Starts a DELETE request.
+    pub fn delete(&self, url: impl IntoUri) -> RequestBuilder {
+        self.request(Method::DELETE, url)
+    }
+
+    /// Starts a HEAD request.
+    pub fn head(&self, url: impl IntoUri) -> RequestBuilder {
+        self.request(Method::HEAD, url)
+    }
+
+    /// Starts a request with any method.
+    pub fn request(&self, method: Method, url: impl IntoUri) -> RequestBuilder {
+        RequestBuilder::new(self.clone(), method, url.into_uri())
+    }
+
+    /// Sends an `http::Request` with the client's default timeout.
+    pub async fn execute(&self, request: Request<Body>) -> Result<Response, Error> {
+        self.send(request, self.inner.pool.config().timeout).await
+    }
+
+    /// A snapshot of everything the pool has counted.
+    pub fn metrics(&self) -> MetricsSnapshot {
+        self.inner.metrics.snapshot()
+    }
+
+    pub(crate) fn default_timeout(&self) -> Option<Duration> {
+        self.inner.pool.config().timeout
+    }
+
+    /// Sends a request within its total timeout.
+    pub(crate) async fn send(
+        &self,
+        request: Request<Body>,
+        timeout: Option<Duration>,
+    ) -> Result<Response, Error> {
+        let metrics = &self.inner.metrics;
+        metrics.requests_total.inc();
+        let _active = GaugeGuard::new(&metrics.requests_active);
+        let started = Instant::now();
+        let deadline = timeout.and_then(|t| started.checked_add(t));
+        let result = match deadline {
+            // One timer for the whole request; on expiry the future (and with
+            // it any lease) is dropped, which closes a half-used connection.
+            Some(at) => tokio::time::timeout_at(at.into(), self.send_once(request, deadline))
+                .await
+                .unwrap_or_else(|_| {
+                    Err(Error::msg(
+                        ErrorKind::Timeout,
+                        "no response within the request timeout",
+                    ))
+                }),
+            None => self.send_once(request, None).await,
+        };
+        match &result {
+            Ok(_) => metrics.request_duration.record(started.elapsed()),
+            Err(_) => metrics.requests_failed.inc(),
+        }
+        result
+    }
+
+    /// Checkout, send, and the one retry a stale pooled connection earns.
+    async fn send_once(
+        &self,
+        request: Request<Body>,
+        deadline: Option<Instant>,
+    ) -> Result<Response, Error> {
+        let config = self.inner.pool.config();
+        let origin = self.inner.pool.origin(request.uri())?;
+        let mut request = to_origin_form(request, &origin)?;
+        let mut fresh_only = false;
+        loop {
+            let conn = origin
+                .checkout(fresh_only, config.pool_queue_timeout)
+                .await?;
+            let may_retry = config.retry_stale_connections && conn.requests > 0 && !fresh_only;
+            // A request that was written may only be replayed when replaying
+            // cannot change the outcome: idempotent method, buffered body.
+            let replay = if may_retry && is_idempotent(request.method()) {
+                try_clone(&request)
+            } else {
+                None
+            };
+            let mut lease = Lease::new(conn, Arc::clone(&origin));
+            match lease.conn_mut().send(request).await {
+                Ok(res) => {
+                    return Ok(Response::new(
+                        res,
+                        lease,
+                        deadline,
+                        self.inner.drain.clone(),
+                        config.max_response_body_size,
+                    ))
+                }
+                Err(SendError { error, unsent }) => {
+                    drop(lease);
+                    let retry = match unsent {
+                        Some(req) if may_retry => Some(req),
+                        _ if may_retry && error.kind() == ErrorKind::ConnectionClosed => replay,
+                        _ => None,
+                    };
+                    let Some(req) = retry else {
+                        return Err(error);
+                    };
+                    tracing::debug!(%error, "reused connection was stale; retrying on a new one");
+                    self.inner.metrics.stale_retries.inc();
+                    request = req;
+                    fresh_only = true;
+                }
+            }
+        }
+    }
+}
+
+/// HTTP/1.1 wants the path in the request line and the authority in `Host`.
+fn to_origin_form(mut request: Request<Body>, origin: &OriginPool) -> Result<Request<Body>, Error> {
+    let path = match request.uri().path_and_query() {
+        Some(pq) => Uri::from(pq.clone()),
+        None => Uri::from_static("/"),
+    };
+    *request.uri_mut() = path;
+    *request.version_mut() = Version::HTTP_11;
+    request
+        .headers_mut()
+        .entry(HOST)
+        .or_insert_with(|| origin.host_header.clone());
+    Ok(request)
+}
+
+fn is_idempotent(method: &Method) -> bool {
+    matches!(
+        *method,
+        Method::GET | Method::HEAD | Method::PUT | Method::DELETE | Method::OPTIONS | Method::TRACE
+    )
+}
+
+fn try_clone(request: &Request<Body>) -> Option<Request<Body>> {
+    let body = request.body().try_clone()?;
+    let mut copy = Request::new(body);
+    *copy.method_mut() = request.method().clone();
+    *copy.uri_mut() = request.uri().clone();
+    *copy.version_mut() = request.version();
+    *copy.headers_mut() = request.headers().clone();
+    Some(copy)
+}

@@ -1,0 +1,252 @@
+//! One error type for everything a request can run into.
+//!
+//! Every failure carries an [`ErrorKind`] so callers (and `courier bench`) can
+//! classify it without string matching, and the underlying cause is kept as the
+//! [`std::error::Error::source`] chain.
+
+use std::error::Error as StdError;
+use std::fmt;
+
+/// A boxed error, the currency of sources and streaming bodies.
+pub type BoxError = Box<dyn StdError + Send + Sync + 'static>;
+
+/// What went wrong, in terms a caller can act on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The URL could not be parsed, or has no host, or an unsupported scheme.
+    InvalidUrl,
+    /// A header name or value, or another part of the request, was invalid.
+    InvalidRequest,
+    /// Name resolution failed or returned no address.
+    Dns,
+    /// Every resolved address refused or failed the TCP connect.
+    Connect,
+    /// Establishing the connection took longer than `connect_timeout`.
+    ConnectTimeout,
+    /// The request did not complete within its total timeout.
+    Timeout,
+    /// The request waited longer than `pool_queue_timeout` for a connection.
+    PoolQueueTimeout,
+    /// The connection was closed or reset before a complete response head arrived.
+    ConnectionClosed,
+    /// The peer violated HTTP (malformed status line or headers, bad framing).
+    Protocol,
+    /// The response head was larger than `max_response_headers_size`.
+    HeadersTooLarge,
+    /// Reading the response body failed (closed mid-body, bad chunking, reset).
+    Body,
+    /// The response body was larger than the limit the caller asked for.
+    BodyTooLarge,
+    /// The body could not be decoded (invalid UTF-8, invalid JSON).
+    Decode,
+    /// The client was dropped, or the request's connection went away with no better explanation.
+    Canceled,
+}
+
+impl ErrorKind {
+    /// A stable, snake_case name for reports and metrics labels.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::InvalidUrl => "invalid_url",
+            ErrorKind::InvalidRequest => "invalid_request",
+            ErrorKind::Dns => "dns",
+            ErrorKind::Connect => "connect",
+            ErrorKind::ConnectTimeout => "connect_timeout",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::PoolQueueTimeout => "pool_queue_timeout",
+            ErrorKind::ConnectionClosed => "connection_closed",
+            ErrorKind::Protocol => "protocol",
+            ErrorKind::HeadersTooLarge => "headers_too_large",
+            ErrorKind::Body => "body",
+            ErrorKind::BodyTooLarge => "body_too_large",
+            ErrorKind::Decode => "decode",
+            ErrorKind::Canceled => "canceled",
+        }
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The error returned by every fallible operation in courier.
+///
+/// ```
+/// # async fn run() {
+/// let client = courier::Client::new();
+/// match client.get("http://127.0.0.1:1/").send().await {
+///     Ok(_) => {}
+///     Err(e) if e.is_timeout() => eprintln!("too slow: {e}"),
+///     Err(e) => eprintln!("failed ({}): {e}", e.kind()),
+/// }
+/// # }
+/// ```
+pub struct Error {
+    // Boxed so `Result<Response, Error>` stays small on the hot path.
+    inner: Box<Inner>,
+}
+
+struct Inner {
+    kind: ErrorKind,
+    message: Option<&'static str>,
+    source: Option<BoxError>,
+}
+
+impl Error {
+    pub(crate) fn new(kind: ErrorKind, source: impl Into<BoxError>) -> Error {
+        Error {
+            inner: Box::new(Inner {
+                kind,
+                message: None,
+                source: Some(source.into()),
+            }),
+        }
+    }
+
+    pub(crate) fn msg(kind: ErrorKind, message: &'static str) -> Error {
+        Error {
+            inner: Box::new(Inner {
+                kind,
+                message: Some(message),
+                source: None,
+            }),
+        }
+    }
+
+    /// The category of this error.
+    pub fn kind(&self) -> ErrorKind {
+        self.inner.kind
+    }
+
+    /// True for every kind of timeout: request, connect and pool queue.
+    pub fn is_timeout(&self) -> bool {
+        matches!(
+            self.inner.kind,
+            ErrorKind::Timeout | ErrorKind::ConnectTimeout | ErrorKind::PoolQueueTimeout
+        )
+    }
+
+    /// True when the error happened before or while establishing a connection.
+    pub fn is_connect(&self) -> bool {
+        matches!(
+            self.inner.kind,
+            ErrorKind::Dns | ErrorKind::Connect | ErrorKind::ConnectTimeout
+        )
+    }
+
+    /// Classifies an error from hyper's HTTP/1 client connection.
+    pub(crate) fn from_hyper(err: hyper::Error) -> Error {
+        let kind = if err.is_parse_too_large() {
+            ErrorKind::HeadersTooLarge
+        } else if err.is_parse() || err.is_parse_status() {
+            ErrorKind::Protocol
+        } else if err.is_incomplete_message() || err.is_canceled() || err.is_closed() {
+            ErrorKind::ConnectionClosed
+        } else if err.is_body_write_aborted() || err.is_user() {
+            ErrorKind::InvalidRequest
+        } else if is_io(&err) {
+            ErrorKind::ConnectionClosed
+        } else {
+            ErrorKind::Protocol
+        };
+        Error::new(kind, err)
+    }
+
+    /// Classifies an error that happened while streaming a response body.
+    pub(crate) fn from_body(err: hyper::Error) -> Error {
+        Error::new(ErrorKind::Body, err)
+    }
+}
+
+fn is_io(err: &(dyn StdError + 'static)) -> bool {
+    let mut cur: Option<&(dyn StdError + 'static)> = Some(err);
+    while let Some(e) = cur {
+        if e.is::<std::io::Error>() {
+            return true;
+        }
+        cur = e.source();
+    }
+    false
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut d = f.debug_struct("courier::Error");
+        d.field("kind", &self.inner.kind);
+        if let Some(m) = self.inner.message {
+            d.field("message", &m);
+        }
+        if let Some(s) = &self.inner.source {
+            d.field("source", s);
+        }
+        d.finish()
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let what = match self.inner.kind {
+            ErrorKind::InvalidUrl => "invalid URL",
+            ErrorKind::InvalidRequest => "invalid request",
+            ErrorKind::Dns => "DNS resolution failed",
+            ErrorKind::Connect => "connection failed",
+            ErrorKind::ConnectTimeout => "connect timed out",
+            ErrorKind::Timeout => "request timed out",
+            ErrorKind::PoolQueueTimeout => "timed out waiting for a pooled connection",
+            ErrorKind::ConnectionClosed => "connection closed before the response",
+            ErrorKind::Protocol => "HTTP protocol error",
+            ErrorKind::HeadersTooLarge => "response headers too large",
+            ErrorKind::Body => "error reading response body",
+            ErrorKind::BodyTooLarge => "response body too large",
+            ErrorKind::Decode => "error decoding response body",
+            ErrorKind::Canceled => "request canceled",
+        };
+        f.write_str(what)?;
+        if let Some(m) = self.inner.message {
+            write!(f, ": {m}")?;
+        }
+        if let Some(s) = &self.inner.source {
+            write!(f, ": {s}")?;
+        }
+        Ok(())
+    }
+}
+
+impl StdError for Error {
+    fn source(&self) -> Option<&(dyn StdError + 'static)> {
+        self.inner
+            .source
+            .as_ref()
+            .map(|s| &**s as &(dyn StdError + 'static))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timeouts_are_timeouts() {
+        assert!(Error::msg(ErrorKind::Timeout, "x").is_timeout());
+        assert!(Error::msg(ErrorKind::PoolQueueTimeout, "x").is_timeout());
+        assert!(Error::msg(ErrorKind::ConnectTimeout, "x").is_timeout());
+        assert!(!Error::msg(ErrorKind::Connect, "x").is_timeout());
+    }
+
+    #[test]
+    fn source_is_chained_and_displayed() {
+        let io = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "refused");
+        let e = Error::new(ErrorKind::Connect, io);
+        assert!(e.source().unwrap().is::<std::io::Error>());
+        assert_eq!(e.to_string(), "connection failed: refused");
+        assert!(e.is_connect());
+    }
+
+    #[test]
+    fn error_is_small() {
+        assert_eq!(std::mem::size_of::<Error>(), std::mem::size_of::<usize>());
+    }
+}

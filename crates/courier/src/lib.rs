@@ -1,0 +1,60 @@
+//! # courier
+//!
+//! An HTTP client for service-to-service traffic whose connection pool is the
+//! product. Per origin it keeps a cap on connections with a fair (FIFO) wait
+//! queue, reuses idle connections most-recent-first, closes idle ones in the
+//! background, rotates connections after a maximum lifetime (re-resolving DNS
+//! for each new one, never interrupting a request in flight), retries a request
+//! once when a reused connection turns out to be dead, and drains unread
+//! response bodies in the background so their connections are reused instead
+//! of closed. Everything it does is counted in [`Client::metrics`].
+//!
+//! ```no_run
+//! use std::time::Duration;
+//!
+//! # async fn run() -> Result<(), courier::Error> {
+//! let client = courier::Client::builder()
+//!     .max_connections_per_host(32)
+//!     .pooled_connection_lifetime(Some(Duration::from_secs(120)))
+//!     .build()?;
+//!
+//! let res = client.get("http://127.0.0.1:8080/json/100").send().await?;
+//! println!("{} {:?}", res.status(), res.headers().get("content-type"));
+//! let value: serde_json::Value = res.json().await?;
+//!
+//! let m = client.metrics();
+//! println!("{} open, {} established", m.connections_open, m.connections_established);
+//! # Ok(()) }
+//! ```
+//!
+//! The request path: [`RequestBuilder::send`] → `pool` checkout (idle
+//! connection, or a place in the queue while the pool connects) → hyper's
+//! `client::conn` sender → [`Response`] whose body holds the connection's lease
+//! → the lease goes back to the pool at the end of the body, or after a
+//! background drain when the response is dropped early.
+
+#![warn(missing_docs)]
+
+mod body;
+mod builder;
+mod client;
+mod config;
+mod connect;
+mod drain;
+mod error;
+mod metrics;
+mod pool;
+mod request;
+mod response;
+
+pub use body::Body;
+pub use builder::ClientBuilder;
+pub use client::Client;
+pub use connect::{Resolve, Resolving, SystemResolver};
+pub use error::{BoxError, Error, ErrorKind};
+pub use metrics::{HistogramSnapshot, MetricsSnapshot};
+pub use request::{IntoUri, RequestBuilder};
+pub use response::{Response, ResponseBody};
+
+// Interoperability: requests and responses are `http` crate types.
+pub use http;

@@ -1,0 +1,407 @@
+//! What the pool does, counted with atomics.
+//!
+//! Recording is a relaxed atomic add (or a `fetch_max`) and never takes a lock,
+//! so it costs the same with one request in flight or 100,000. Call
+//! [`Client::metrics`](crate::Client::metrics) for a [`MetricsSnapshot`].
+//!
+//! Names in the docs follow the OpenTelemetry HTTP client conventions
+//! (`http.client.open_connections`, `http.client.request.time_in_queue`, …) so a
+//! later exporter can map them one to one.
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::time::Duration;
+
+use serde::ser::{Serialize, SerializeStruct, Serializer};
+
+/// Live counters shared by a client's pool, its connections and its requests.
+#[derive(Debug, Default)]
+pub(crate) struct Metrics {
+    pub(crate) connections_open: Gauge,
+    pub(crate) connections_idle: Gauge,
+    pub(crate) connections_established: Counter,
+    pub(crate) connect_attempts_current: Gauge,
+    pub(crate) connect_attempts_total: Counter,
+    pub(crate) connect_failures: Counter,
+    pub(crate) requests_active: Gauge,
+    pub(crate) requests_total: Counter,
+    pub(crate) requests_failed: Counter,
+    pub(crate) requests_queued: Gauge,
+    pub(crate) drains_completed: Counter,
+    pub(crate) drains_aborted: Counter,
+    pub(crate) stale_retries: Counter,
+    pub(crate) dns_lookups: Counter,
+    pub(crate) dns_failures: Counter,
+    pub(crate) time_in_queue: AtomicHistogram,
+    pub(crate) request_duration: AtomicHistogram,
+    pub(crate) connect_duration: AtomicHistogram,
+    pub(crate) dns_duration: AtomicHistogram,
+}
+
+impl Metrics {
+    pub(crate) fn snapshot(&self) -> MetricsSnapshot {
+        let open = self.connections_open.get();
+        let idle = self.connections_idle.get();
+        MetricsSnapshot {
+            connections_open: open,
+            connections_idle: idle,
+            // The two gauges are read one after the other, so clamp the
+            // momentary skew instead of reporting a wrapped-around number.
+            connections_active: open.saturating_sub(idle),
+            connections_open_max: self.connections_open.max(),
+            connections_established: self.connections_established.get(),
+            connect_attempts_current: self.connect_attempts_current.get(),
+            connect_attempts_total: self.connect_attempts_total.get(),
+            connect_failures: self.connect_failures.get(),
+            requests_active: self.requests_active.get(),
+            requests_total: self.requests_total.get(),
+            requests_failed: self.requests_failed.get(),
+            requests_queued: self.requests_queued.get(),
+            drains_completed: self.drains_completed.get(),
+            drains_aborted: self.drains_aborted.get(),
+            stale_retries: self.stale_retries.get(),
+            dns_lookups: self.dns_lookups.get(),
+            dns_failures: self.dns_failures.get(),
+            time_in_queue: self.time_in_queue.snapshot(),
+            request_duration: self.request_duration.snapshot(),
+            connect_duration: self.connect_duration.snapshot(),
+            dns_duration: self.dns_duration.snapshot(),
+        }
+    }
+}
+
+/// A point-in-time copy of a client's metrics.
+///
+/// Gauges (`connections_open`, `requests_active`, …) are the value now; counters
+/// (`connections_established`, `requests_total`, …) count since the client was
+/// built; `connections_open_max` is the high-water mark of open connections.
+#[derive(Debug, Clone, serde::Serialize)]
+#[non_exhaustive]
+pub struct MetricsSnapshot {
+    /// `http.client.open_connections`: TCP connections open now (idle + active).
+    pub connections_open: u64,
+    /// Open connections sitting in an idle stack.
+    pub connections_idle: u64,
+    /// Open connections leased to a request (or draining a body).
+    pub connections_active: u64,
+    /// The most connections that were open at once.
+    pub connections_open_max: u64,
+    /// Connections established (TCP connected and HTTP handshake done), total.
+    pub connections_established: u64,
+    /// Connection attempts in progress now.
+    pub connect_attempts_current: u64,
+    /// Connection attempts started, total.
+    pub connect_attempts_total: u64,
+    /// Connection attempts that failed (DNS, refused, timeout), total.
+    pub connect_failures: u64,
+    /// `http.client.active_requests`: requests sent and not yet answered with a response head.
+    pub requests_active: u64,
+    /// Requests started, total.
+    pub requests_total: u64,
+    /// Requests that ended in an error before a response head, total.
+    pub requests_failed: u64,
+    /// Requests waiting for a connection now.
+    pub requests_queued: u64,
+    /// Unread bodies drained to their end in the background so the connection was reused.
+    pub drains_completed: u64,
+    /// Unread bodies whose connection was closed instead (over the drain size or time limit, or broken).
+    pub drains_aborted: u64,
+    /// Requests retried on a new connection because a reused one turned out to be closed.
+    pub stale_retries: u64,
+    /// DNS lookups made (one per new connection to a host name).
+    pub dns_lookups: u64,
+    /// DNS lookups that failed or found no address.
+    pub dns_failures: u64,
+    /// `http.client.request.time_in_queue`: time requests spent waiting for a connection (only those that waited).
+    pub time_in_queue: HistogramSnapshot,
+    /// `http.client.request.duration`: time from send to the response head.
+    pub request_duration: HistogramSnapshot,
+    /// Time to establish a connection (DNS + TCP + HTTP handshake).
+    pub connect_duration: HistogramSnapshot,
+    /// `dns.lookup.duration`.
+    pub dns_duration: HistogramSnapshot,
+}
+
+/// A monotonically increasing count.
+#[derive(Debug, Default)]
+pub(crate) struct Counter(AtomicU64);
+
+impl Counter {
+    pub(crate) fn inc(&self) {
+        self.0.fetch_add(1, Relaxed);
+    }
+    pub(crate) fn get(&self) -> u64 {
+        self.0.load(Relaxed)
+    }
+}
+
+/// A value that goes up and down, with its high-water mark.
+#[derive(Debug, Default)]
+pub(crate) struct Gauge {
+    value: AtomicU64,
+    max: AtomicU64,
+}
+
+impl Gauge {
+    pub(crate) fn inc(&self) {
+        let now = self.value.fetch_add(1, Relaxed) + 1;
+        self.max.fetch_max(now, Relaxed);
+    }
+    pub(crate) fn dec(&self) {
+        self.value.fetch_sub(1, Relaxed);
+    }
+    pub(crate) fn get(&self) -> u64 {
+        self.value.load(Relaxed)
+    }
+    pub(crate) fn max(&self) -> u64 {
+        self.max.load(Relaxed)
+    }
+}
+
+/// Decrements a gauge when dropped, so cancelled futures cannot leave it high.
+pub(crate) struct GaugeGuard<'a>(&'a Gauge);
+
+impl<'a> GaugeGuard<'a> {
+    pub(crate) fn new(gauge: &'a Gauge) -> Self {
+        gauge.inc();
+        GaugeGuard(gauge)
+    }
+}
+
+impl Drop for GaugeGuard<'_> {
+    fn drop(&mut self) {
+        self.0.dec();
+    }
+}
+
+// Log-linear buckets over microseconds: exact below 32 µs, then 16 buckets per
+// power of two (≤ 6.25 % relative error), up to 2^40 µs (≈ 12.7 days).
+const SUB_BITS: u32 = 4;
+const SUB: u64 = 1 << SUB_BITS;
+const MAX_EXP: u32 = 40;
+const BUCKETS: usize = ((MAX_EXP - SUB_BITS) as u64 * SUB + 2 * SUB) as usize;
+
+fn bucket_of(us: u64) -> usize {
+    let v = us.min((1 << MAX_EXP) - 1);
+    if v < 2 * SUB {
+        return v as usize;
+    }
+    let exp = 63 - v.leading_zeros();
+    let sub = (v >> (exp - SUB_BITS)) & (SUB - 1);
+    ((exp - SUB_BITS) as u64 * SUB + sub + SUB) as usize
+}
+
+/// The midpoint of a bucket, which is what a percentile reports.
+fn bucket_value(index: usize) -> u64 {
+    let i = index as u64;
+    if i < 2 * SUB {
+        return i;
+    }
+    let exp = (i - SUB) / SUB + SUB_BITS as u64;
+    let sub = (i - SUB) % SUB;
+    let shift = exp - SUB_BITS as u64;
+    let low = (SUB + sub) << shift;
+    low + ((1u64 << shift) >> 1)
+}
+
+/// A latency histogram that many threads record into without a lock.
+pub(crate) struct AtomicHistogram {
+    buckets: Box<[AtomicU64]>,
+    count: AtomicU64,
+    sum_us: AtomicU64,
+    max_us: AtomicU64,
+    min_us: AtomicU64,
+}
+
+impl Default for AtomicHistogram {
+    fn default() -> Self {
+        AtomicHistogram {
+            buckets: (0..BUCKETS).map(|_| AtomicU64::new(0)).collect(),
+            count: AtomicU64::new(0),
+            sum_us: AtomicU64::new(0),
+            max_us: AtomicU64::new(0),
+            min_us: AtomicU64::new(u64::MAX),
+        }
+    }
+}
+
+impl std::fmt::Debug for AtomicHistogram {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AtomicHistogram")
+            .field("count", &self.count.load(Relaxed))
+            .finish_non_exhaustive()
+    }
+}
+
+impl AtomicHistogram {
+    pub(crate) fn record(&self, d: Duration) {
+        let us = u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
+        self.buckets[bucket_of(us)].fetch_add(1, Relaxed);
+        self.count.fetch_add(1, Relaxed);
+        self.sum_us.fetch_add(us, Relaxed);
+        self.max_us.fetch_max(us, Relaxed);
+        self.min_us.fetch_min(us, Relaxed);
+    }
+
+    pub(crate) fn snapshot(&self) -> HistogramSnapshot {
+        let buckets: Vec<u64> = self.buckets.iter().map(|b| b.load(Relaxed)).collect();
+        // Derive the count from the buckets so percentiles are self-consistent
+        // even while other threads record.
+        let count = buckets.iter().sum();
+        HistogramSnapshot {
+            buckets,
+            count,
+            sum_us: self.sum_us.load(Relaxed),
+            max_us: self.max_us.load(Relaxed),
+            min_us: match self.min_us.load(Relaxed) {
+                u64::MAX => 0,
+                v => v,
+            },
+        }
+    }
+}
+
+/// A copy of a latency histogram (microsecond resolution, ≤ 6.25 % bucket error).
+///
+/// Serializes as a summary: `count`, `mean_ms`, `min_ms`, `p50_ms`, `p90_ms`,
+/// `p99_ms`, `max_ms`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct HistogramSnapshot {
+    buckets: Vec<u64>,
+    count: u64,
+    sum_us: u64,
+    max_us: u64,
+    min_us: u64,
+}
+
+impl HistogramSnapshot {
+    /// Number of values recorded.
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// The arithmetic mean, or zero when empty.
+    pub fn mean(&self) -> Duration {
+        match self.count {
+            0 => Duration::ZERO,
+            n => Duration::from_micros(self.sum_us / n),
+        }
+    }
+
+    /// The smallest value recorded, or zero when empty.
+    pub fn min(&self) -> Duration {
+        Duration::from_micros(self.min_us)
+    }
+
+    /// The largest value recorded, or zero when empty.
+    pub fn max(&self) -> Duration {
+        Duration::from_micros(self.max_us)
+    }
+
+    /// The value below which `p` percent of the values fall (`p` in 0..=100).
+    pub fn percentile(&self, p: f64) -> Duration {
+        if self.count == 0 {
+            return Duration::ZERO;
+        }
+        let p = p.clamp(0.0, 100.0);
+        let rank = ((p / 100.0) * self.count as f64).ceil().max(1.0) as u64;
+        let mut seen = 0;
+        for (i, &n) in self.buckets.iter().enumerate() {
+            seen += n;
+            if seen >= rank {
+                let v = bucket_value(i).clamp(self.min_us, self.max_us);
+                return Duration::from_micros(v);
+            }
+        }
+        self.max()
+    }
+}
+
+impl std::fmt::Debug for HistogramSnapshot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HistogramSnapshot")
+            .field("count", &self.count)
+            .field("mean", &self.mean())
+            .field("p50", &self.percentile(50.0))
+            .field("p99", &self.percentile(99.0))
+            .field("max", &self.max())
+            .finish()
+    }
+}
+
+impl Serialize for HistogramSnapshot {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+        let mut st = s.serialize_struct("HistogramSnapshot", 7)?;
+        st.serialize_field("count", &self.count)?;
+        st.serialize_field("mean_ms", &ms(self.mean()))?;
+        st.serialize_field("min_ms", &ms(self.min()))?;
+        st.serialize_field("p50_ms", &ms(self.percentile(50.0)))?;
+        st.serialize_field("p90_ms", &ms(self.percentile(90.0)))?;
+        st.serialize_field("p99_ms", &ms(self.percentile(99.0)))?;
+        st.serialize_field("max_ms", &ms(self.max()))?;
+        st.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buckets_are_contiguous_and_bounded() {
+        let mut last = 0;
+        for v in 0..100_000u64 {
+            let b = bucket_of(v);
+            assert!(b == last || b == last + 1, "gap at {v}");
+            last = b;
+            let mid = bucket_value(b);
+            let err = (mid as f64 - v as f64).abs() / (v.max(1) as f64);
+            assert!(err <= 0.0625, "value {v} bucket mid {mid}");
+        }
+        assert!(bucket_of(u64::MAX) < BUCKETS);
+    }
+
+    #[test]
+    fn percentiles_of_uniform_values() {
+        let h = AtomicHistogram::default();
+        for ms in 1..=100 {
+            h.record(Duration::from_millis(ms));
+        }
+        let s = h.snapshot();
+        assert_eq!(s.count(), 100);
+        let p50 = s.percentile(50.0).as_secs_f64() * 1e3;
+        let p99 = s.percentile(99.0).as_secs_f64() * 1e3;
+        assert!((47.0..=53.0).contains(&p50), "p50 = {p50}");
+        assert!((93.0..=100.0).contains(&p99), "p99 = {p99}");
+        assert_eq!(s.max(), Duration::from_millis(100));
+        assert_eq!(s.min(), Duration::from_millis(1));
+        assert_eq!(s.mean(), Duration::from_micros(50_500));
+        assert_eq!(s.percentile(100.0), s.max());
+    }
+
+    #[test]
+    fn empty_histogram_is_zero() {
+        let s = AtomicHistogram::default().snapshot();
+        assert_eq!(s.percentile(99.0), Duration::ZERO);
+        assert_eq!(s.mean(), Duration::ZERO);
+        assert_eq!(s.min(), Duration::ZERO);
+    }
+
+    #[test]
+    fn gauge_tracks_high_water_mark() {
+        let g = Gauge::default();
+        g.inc();
+        g.inc();
+        g.dec();
+        g.inc();
+        g.inc();
+        g.dec();
+        assert_eq!(g.get(), 2);
+        assert_eq!(g.max(), 3);
+        {
+            let _guard = GaugeGuard::new(&g);
+            assert_eq!(g.get(), 3);
+        }
+        assert_eq!(g.get(), 2);
+    }
+}

@@ -1,0 +1,58 @@
+//! The background scavenger: idle timeout and lifetime for connections that
+//! sit unused (a connection in use is only retired when it comes back).
+
+use std::sync::Weak;
+use std::time::{Duration, Instant};
+
+use super::PoolInner;
+use crate::config::Config;
+
+/// How often to sweep: a quarter of the shortest limit, so a connection
+/// outlives its limit by at most ~25 %, bounded to keep the sweep cheap.
+pub(crate) fn scavenge_period(config: &Config) -> Option<Duration> {
+    let shortest = match (config.pool_idle_timeout, config.pooled_connection_lifetime) {
+        (Some(a), Some(b)) => a.min(b),
+        (Some(a), None) | (None, Some(a)) => a,
+        // Nothing expires, but empty origins are still forgotten now and then.
+        (None, None) => Duration::from_secs(60),
+    };
+    Some((shortest / 4).clamp(Duration::from_millis(10), Duration::from_secs(5)))
+}
+
+/// Runs until the pool is dropped (it holds only a weak reference).
+pub(crate) fn spawn_scavenger(pool: Weak<PoolInner>, period: Duration) {
+    // The pool may be created outside a runtime; then the first request's
+    // runtime starts the scavenger (see `Pool::origin`).
+    let Ok(handle) = tokio::runtime::Handle::try_current() else {
+        return;
+    };
+    handle.spawn(async move {
+        let mut tick = tokio::time::interval(period);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        tick.tick().await;
+        loop {
+            tick.tick().await;
+            let Some(pool) = pool.upgrade() else { return };
+            pool.scavenge(Instant::now());
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn period_follows_the_shortest_limit() {
+        let mut c = Config {
+            pool_idle_timeout: Some(Duration::from_secs(1)),
+            ..Config::default()
+        };
+        assert_eq!(scavenge_period(&c), Some(Duration::from_millis(250)));
+        c.pooled_connection_lifetime = Some(Duration::from_millis(400));
+        assert_eq!(scavenge_period(&c), Some(Duration::from_millis(100)));
+        c.pool_idle_timeout = Some(Duration::from_secs(3600));
+        c.pooled_connection_lifetime = None;
+        assert_eq!(scavenge_period(&c), Some(Duration::from_secs(5)));
+    }
+}

@@ -1,0 +1,189 @@
+//! Connection management: a map from origin to [`OriginPool`], plus what all
+//! origins share (configuration, metrics, the connector, the scavenger).
+//!
+//! The request path takes a read lock on the origin map (uncontended in the
+//! steady state) and then works only with its origin's own small state.
+
+mod conn;
+mod expiry;
+mod http1;
+mod lease;
+mod origin;
+
+pub(crate) use conn::SendError;
+pub(crate) use lease::Lease;
+pub(crate) use origin::OriginPool;
+
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
+
+use http::uri::{Authority, Scheme};
+use http::{HeaderValue, Uri};
+
+use crate::config::Config;
+use crate::connect::Connector;
+use crate::error::{Error, ErrorKind};
+use crate::metrics::Metrics;
+
+/// What every origin of one client shares.
+pub(crate) struct Shared {
+    pub(crate) config: Config,
+    pub(crate) metrics: Arc<Metrics>,
+    pub(crate) connector: Connector,
+    conn_ids: AtomicU64,
+}
+
+impl Shared {
+    pub(crate) fn next_conn_id(&self) -> u64 {
+        self.conn_ids.fetch_add(1, Relaxed) + 1
+    }
+
+    /// When a connection established at `now` must retire: the lifetime plus
+    /// a random share of the jitter, so a fleet does not rotate in lockstep.
+    pub(crate) fn expiry(&self, now: Instant) -> Option<Instant> {
+        let lifetime = self.config.pooled_connection_lifetime?;
+        let jitter = self.config.pooled_connection_lifetime_jitter;
+        let extra = if jitter.is_zero() {
+            Duration::ZERO
+        } else {
+            jitter.mul_f64(fastrand::f64())
+        };
+        now.checked_add(lifetime + extra)
+    }
+}
+
+/// Identifies an origin: scheme + host + port (as written in the URL's authority).
+#[derive(Clone, PartialEq, Eq)]
+struct OriginKey {
+    https: bool,
+    // `Authority` compares and hashes case-insensitively, and cloning it only
+    // bumps a reference count, so building a key costs no allocation.
+    authority: Authority,
+}
+
+impl Hash for OriginKey {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.https.hash(state);
+        self.authority.hash(state);
+    }
+}
+
+/// The client's connection pool.
+pub(crate) struct Pool {
+    inner: Arc<PoolInner>,
+}
+
+pub(crate) struct PoolInner {
+    origins: RwLock<HashMap<OriginKey, Arc<OriginPool>>>,
+    shared: Arc<Shared>,
+    scavenger_started: AtomicBool,
+}
+
+impl Pool {
+    pub(crate) fn new(config: Config, metrics: Arc<Metrics>) -> Pool {
+        let connector =
+            Connector::new(config.resolver.clone(), config.tcp_nodelay, metrics.clone());
+        Pool {
+            inner: Arc::new(PoolInner {
+                origins: RwLock::new(HashMap::new()),
+                shared: Arc::new(Shared {
+                    config,
+                    metrics,
+                    connector,
+                    conn_ids: AtomicU64::new(0),
+                }),
+                scavenger_started: AtomicBool::new(false),
+            }),
+        }
+    }
+
+    /// The pool for `uri`'s origin, created on first use.
+    pub(crate) fn origin(&self, uri: &Uri) -> Result<Arc<OriginPool>, Error> {
+        let https = match uri.scheme() {
+            Some(s) if *s == Scheme::HTTP => false,
+            Some(s) if *s == Scheme::HTTPS => {
+                return Err(Error::msg(
+                    ErrorKind::InvalidUrl,
+                    "https is not supported yet (TLS arrives with HTTP/2)",
+                ))
+            }
+            Some(_) => return Err(Error::msg(ErrorKind::InvalidUrl, "unsupported URL scheme")),
+            None => return Err(Error::msg(ErrorKind::InvalidUrl, "URL has no scheme")),
+        };
+        let authority = uri
+            .authority()
+            .filter(|a| !a.host().is_empty())
+            .ok_or_else(|| Error::msg(ErrorKind::InvalidUrl, "URL has no host"))?;
+        if authority.as_str().contains('@') {
+            return Err(Error::msg(
+                ErrorKind::InvalidUrl,
+                "credentials in the URL are not supported; set an Authorization header",
+            ));
+        }
+        let key = OriginKey {
+            https,
+            authority: authority.clone(),
+        };
+        if let Some(origin) = read(&self.inner.origins).get(&key) {
+            return Ok(Arc::clone(origin));
+        }
+        self.start_scavenger();
+        let port = authority.port_u16().unwrap_or(if https { 443 } else { 80 });
+        let host_header = HeaderValue::from_str(authority.as_str())
+            .map_err(|e| Error::new(ErrorKind::InvalidUrl, e))?;
+        let mut origins = self
+            .inner
+            .origins
+            .write()
+            .unwrap_or_else(|p| p.into_inner());
+        let origin = origins.entry(key).or_insert_with(|| {
+            Arc::new(OriginPool::new(
+                authority.host(),
+                port,
+                host_header,
+                Arc::clone(&self.inner.shared),
+            ))
+        });
+        Ok(Arc::clone(origin))
+    }
+
+    pub(crate) fn config(&self) -> &Config {
+        &self.inner.shared.config
+    }
+
+    fn start_scavenger(&self) {
+        if self.inner.scavenger_started.swap(true, Relaxed) {
+            return;
+        }
+        if let Some(period) = expiry::scavenge_period(&self.inner.shared.config) {
+            expiry::spawn_scavenger(Arc::downgrade(&self.inner), period);
+        }
+    }
+}
+
+impl PoolInner {
+    /// One scavenger pass over every origin; forgets origins that hold nothing
+    /// and that no request is using.
+    pub(crate) fn scavenge(&self, now: Instant) {
+        let idle_timeout = self.shared.config.pool_idle_timeout;
+        let origins: Vec<Arc<OriginPool>> = read(&self.origins).values().cloned().collect();
+        let mut empty = false;
+        for origin in &origins {
+            empty |= origin.scavenge(now, idle_timeout);
+        }
+        drop(origins);
+        if empty {
+            let mut map = self.origins.write().unwrap_or_else(|p| p.into_inner());
+            // strong_count == 1: only the map holds it, so no request can be
+            // using it and removing it cannot split an origin in two.
+            map.retain(|_, o| Arc::strong_count(o) > 1 || !o.scavenge(now, idle_timeout));
+        }
+    }
+}
+
+fn read<T>(lock: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
+    lock.read().unwrap_or_else(|p| p.into_inner())
+}

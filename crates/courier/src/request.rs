@@ -1,0 +1,177 @@
+//! [`RequestBuilder`]: one request, assembled step by step.
+
+use std::time::Duration;
+
+use http::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
+use http::{Method, Request, Uri};
+
+use crate::body::Body;
+use crate::client::Client;
+use crate::error::{Error, ErrorKind};
+use crate::response::Response;
+
+/// Anything that can name the URL of a request.
+///
+/// Implemented for `&str`, `String`, `&String`, [`http::Uri`] and `&Uri`.
+/// Parsing errors surface when the request is sent, as [`ErrorKind::InvalidUrl`].
+pub trait IntoUri {
+    /// Parses or converts into a [`Uri`].
+    fn into_uri(self) -> Result<Uri, Error>;
+}
+
+impl IntoUri for Uri {
+    fn into_uri(self) -> Result<Uri, Error> {
+        Ok(self)
+    }
+}
+
+impl IntoUri for &Uri {
+    fn into_uri(self) -> Result<Uri, Error> {
+        Ok(self.clone())
+    }
+}
+
+impl IntoUri for &str {
+    fn into_uri(self) -> Result<Uri, Error> {
+        Uri::try_from(self).map_err(|e| Error::new(ErrorKind::InvalidUrl, e))
+    }
+}
+
+impl IntoUri for String {
+    fn into_uri(self) -> Result<Uri, Error> {
+        Uri::try_from(self).map_err(|e| Error::new(ErrorKind::InvalidUrl, e))
+    }
+}
+
+impl IntoUri for &String {
+    fn into_uri(self) -> Result<Uri, Error> {
+        self.as_str().into_uri()
+    }
+}
+
+/// A request being built; finish it with [`send`](RequestBuilder::send).
+///
+/// Errors (bad URL, invalid header) are kept and reported by `send`, so
+/// building never panics and chains stay readable.
+///
+/// ```no_run
+/// # async fn run() -> Result<(), courier::Error> {
+/// use std::time::Duration;
+/// let client = courier::Client::new();
+/// let res = client
+///     .post("http://127.0.0.1:8080/echo")
+///     .header("content-type", "text/plain")
+///     .body("hello")
+///     .timeout(Duration::from_secs(2))
+///     .send()
+///     .await?;
+/// assert_eq!(res.text().await?, "hello");
+/// # Ok(()) }
+/// ```
+#[must_use = "a request does nothing until it is sent"]
+pub struct RequestBuilder {
+    client: Client,
+    request: Result<Request<Body>, Error>,
+    timeout: Option<Duration>,
+}
+
+impl RequestBuilder {
+    pub(crate) fn new(client: Client, method: Method, uri: Result<Uri, Error>) -> Self {
+        let timeout = client.default_timeout();
+        let request = uri.map(|uri| {
+            let mut req = Request::new(Body::empty());
+            *req.method_mut() = method;
+            *req.uri_mut() = uri;
+            req
+        });
+        RequestBuilder {
+            client,
+            request,
+            timeout,
+        }
+    }
+
+    /// Adds a header. Names and values are validated (a value with CR or LF
+    /// is rejected), and an invalid one fails the request with
+    /// [`ErrorKind::InvalidRequest`].
+    pub fn header<K, V>(mut self, name: K, value: V) -> Self
+    where
+        HeaderName: TryFrom<K>,
+        <HeaderName as TryFrom<K>>::Error: Into<http::Error>,
+        HeaderValue: TryFrom<V>,
+        <HeaderValue as TryFrom<V>>::Error: Into<http::Error>,
+    {
+        if let Ok(req) = &mut self.request {
+            let name = HeaderName::try_from(name).map_err(Into::into);
+            let value = HeaderValue::try_from(value).map_err(Into::into);
+            match name.and_then(|n| value.map(|v| (n, v))) {
+                Ok((n, v)) => {
+                    req.headers_mut().append(n, v);
+                }
+                Err(e) => self.request = Err(Error::new(ErrorKind::InvalidRequest, e)),
+            }
+        }
+        self
+    }
+
+    /// Adds every header in `headers`.
+    pub fn headers(mut self, headers: HeaderMap) -> Self {
+        if let Ok(req) = &mut self.request {
+            req.headers_mut().extend(headers);
+        }
+        self
+    }
+
+    /// Sets the body.
+    pub fn body(mut self, body: impl Into<Body>) -> Self {
+        if let Ok(req) = &mut self.request {
+            *req.body_mut() = body.into();
+        }
+        self
+    }
+
+    /// Serializes `value` as the JSON body and sets `content-type: application/json`.
+    #[cfg(feature = "json")]
+    pub fn json<T: serde::Serialize + ?Sized>(mut self, value: &T) -> Self {
+        if let Ok(req) = &mut self.request {
+            match serde_json::to_vec(value) {
+                Ok(bytes) => {
+                    *req.body_mut() = bytes.into();
+                    req.headers_mut()
+                        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+                }
+                Err(e) => self.request = Err(Error::new(ErrorKind::InvalidRequest, e)),
+            }
+        }
+        self
+    }
+
+    /// Total time allowed for this request, overriding the client's default.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// The request as an `http::Request`, for inspection or for
+    /// [`Client::execute`].
+    pub fn build(self) -> Result<Request<Body>, Error> {
+        self.request
+    }
+
+    /// Sends the request and waits for the response head.
+    pub async fn send(self) -> Result<Response, Error> {
+        let request = self.request?;
+        self.client.send(request, self.timeout).await
+    }
+}
+
+impl std::fmt::Debug for RequestBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut d = f.debug_struct("RequestBuilder");
+        match &self.request {
+            Ok(r) => d.field("method", r.method()).field("uri", r.uri()),
+            Err(e) => d.field("error", e),
+        };
+        d.field("timeout", &self.timeout).finish()
+    }
+}

@@ -1,0 +1,305 @@
+//! The response: head, streaming body, and drain-on-drop.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Instant;
+
+use bytes::{Bytes, BytesMut};
+use http::{HeaderMap, StatusCode, Version};
+use http_body::{Body as _, Frame, SizeHint};
+use hyper::body::Incoming;
+use tokio::time::Sleep;
+
+use crate::drain::DrainPolicy;
+use crate::error::{Error, ErrorKind};
+use crate::pool::Lease;
+
+/// An HTTP response whose head has arrived; the body streams on demand.
+///
+/// Read the body with [`chunk`](Response::chunk), [`bytes`](Response::bytes),
+/// [`text`](Response::text) or [`json`](Response::json). If you drop the
+/// response before the end, the rest is drained in the background (within the
+/// client's drain limits) so the connection is reused rather than closed.
+#[derive(Debug)]
+pub struct Response {
+    head: http::response::Parts,
+    body: ResponseBody,
+}
+
+impl Response {
+    pub(crate) fn new(
+        res: http::Response<Incoming>,
+        mut lease: Lease,
+        deadline: Option<Instant>,
+        drain: DrainPolicy,
+        max_body: Option<u64>,
+    ) -> Response {
+        let (head, incoming) = res.into_parts();
+        if wants_close(&head.headers) {
+            lease.forbid_reuse();
+        }
+        let content_length = head
+            .headers
+            .get(http::header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok());
+        let mut body = ResponseBody {
+            incoming: Some(incoming),
+            lease: Some(lease),
+            deadline,
+            timer: None,
+            remaining: content_length,
+            drain,
+            max_body,
+        };
+        // No body at all (HEAD, 204, 304, Content-Length: 0): the connection
+        // is free right now.
+        if body.incoming.as_ref().is_some_and(|b| b.is_end_stream()) {
+            body.finish();
+        }
+        Response { head, body }
+    }
+
+    /// The status code.
+    pub fn status(&self) -> StatusCode {
+        self.head.status
+    }
+
+    /// The HTTP version the server answered with.
+    pub fn version(&self) -> Version {
+        self.head.version
+    }
+
+    /// The response headers.
+    pub fn headers(&self) -> &HeaderMap {
+        &self.head.headers
+    }
+
+    /// The Content-Length the server declared, if any.
+    pub fn content_length(&self) -> Option<u64> {
+        self.head
+            .headers
+            .get(http::header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse().ok())
+    }
+
+    /// The next piece of the body, or `None` at its end.
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), courier::Error> {
+    /// let client = courier::Client::new();
+    /// let mut res = client.get("http://127.0.0.1:8080/bytes/100000").send().await?;
+    /// let mut total = 0;
+    /// while let Some(chunk) = res.chunk().await? {
+    ///     total += chunk.len();
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn chunk(&mut self) -> Result<Option<Bytes>, Error> {
+        self.body.chunk().await
+    }
+
+    /// The whole body (bounded by `max_response_body_size`).
+    pub async fn bytes(self) -> Result<Bytes, Error> {
+        self.body.collect().await
+    }
+
+    /// The whole body as UTF-8 text.
+    pub async fn text(self) -> Result<String, Error> {
+        let bytes = self.bytes().await?;
+        String::from_utf8(Vec::from(bytes)).map_err(|e| Error::new(ErrorKind::Decode, e))
+    }
+
+    /// The whole body parsed as JSON.
+    #[cfg(feature = "json")]
+    pub async fn json<T: serde::de::DeserializeOwned>(self) -> Result<T, Error> {
+        let bytes = self.bytes().await?;
+        serde_json::from_slice(&bytes).map_err(|e| Error::new(ErrorKind::Decode, e))
+    }
+
+    /// Converts into an `http::Response` whose body implements [`http_body::Body`].
+    pub fn into_http(self) -> http::Response<ResponseBody> {
+        http::Response::from_parts(self.head, self.body)
+    }
+
+    /// The body alone.
+    pub fn into_body(self) -> ResponseBody {
+        self.body
+    }
+}
+
+/// True when the server announced it will close the connection after this response.
+fn wants_close(headers: &HeaderMap) -> bool {
+    headers.get_all(http::header::CONNECTION).iter().any(|v| {
+        v.as_bytes()
+            .split(|&b| b == b',')
+            .any(|t| t.trim_ascii().eq_ignore_ascii_case(b"close"))
+    })
+}
+
+/// A response body: streams from the connection, returns the connection to the
+/// pool at its end, and drains itself in the background if dropped early.
+pub struct ResponseBody {
+    incoming: Option<Incoming>,
+    lease: Option<Lease>,
+    deadline: Option<Instant>,
+    // Created on the first read that has to wait, so fast bodies never touch the timer wheel.
+    timer: Option<Pin<Box<Sleep>>>,
+    remaining: Option<u64>,
+    drain: DrainPolicy,
+    max_body: Option<u64>,
+}
+
+impl ResponseBody {
+    /// The end was reached: give the connection back.
+    fn finish(&mut self) {
+        self.incoming = None;
+        if let Some(lease) = self.lease.take() {
+            lease.release();
+        }
+    }
+
+    /// The body failed: close the connection.
+    fn abort(&mut self) {
+        self.incoming = None;
+        self.lease = None;
+    }
+
+    async fn chunk(&mut self) -> Result<Option<Bytes>, Error> {
+        loop {
+            let frame = std::future::poll_fn(|cx| Pin::new(&mut *self).poll_frame(cx)).await;
+            match frame {
+                None => return Ok(None),
+                Some(Err(e)) => return Err(e),
+                Some(Ok(frame)) => {
+                    // Trailers are not data; keep reading until data or the end.
+                    if let Ok(data) = frame.into_data() {
+                        if !data.is_empty() {
+                            return Ok(Some(data));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    async fn collect(mut self) -> Result<Bytes, Error> {
+        let limit = self.max_body.unwrap_or(u64::MAX);
+        if self.remaining.is_some_and(|len| len > limit) {
+            return Err(too_large());
+        }
+        // One chunk is returned as is; more are copied into one buffer sized
+        // from Content-Length when the server gave one.
+        let Some(first) = self.chunk().await? else {
+            return Ok(Bytes::new());
+        };
+        let Some(second) = self.chunk().await? else {
+            return Ok(first);
+        };
+        let hint = self.remaining.unwrap_or(0).min(limit) as usize;
+        let mut buf = BytesMut::with_capacity(first.len() + second.len() + hint);
+        buf.extend_from_slice(&first);
+        buf.extend_from_slice(&second);
+        while let Some(chunk) = self.chunk().await? {
+            if (buf.len() + chunk.len()) as u64 > limit {
+                return Err(too_large());
+            }
+            buf.extend_from_slice(&chunk);
+        }
+        if buf.len() as u64 > limit {
+            return Err(too_large());
+        }
+        Ok(buf.freeze())
+    }
+}
+
+fn too_large() -> Error {
+    Error::msg(
+        ErrorKind::BodyTooLarge,
+        "response body exceeds max_response_body_size",
+    )
+}
+
+impl http_body::Body for ResponseBody {
+    type Data = Bytes;
+    type Error = Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Error>>> {
+        let this = self.get_mut();
+        let Some(incoming) = this.incoming.as_mut() else {
+            return Poll::Ready(None);
+        };
+        match Pin::new(&mut *incoming).poll_frame(cx) {
+            Poll::Ready(Some(Ok(frame))) => {
+                if let (Some(data), Some(rem)) = (frame.data_ref(), this.remaining.as_mut()) {
+                    *rem = rem.saturating_sub(data.len() as u64);
+                }
+                // Reading exactly Content-Length bytes is the end, even if the
+                // caller never polls again (a JSON decoder stops at the `}`).
+                if incoming.is_end_stream() {
+                    this.finish();
+                }
+                Poll::Ready(Some(Ok(frame)))
+            }
+            Poll::Ready(Some(Err(e))) => {
+                this.abort();
+                Poll::Ready(Some(Err(Error::from_body(e))))
+            }
+            Poll::Ready(None) => {
+                this.finish();
+                Poll::Ready(None)
+            }
+            Poll::Pending => {
+                if let Some(deadline) = this.deadline {
+                    let timer = this
+                        .timer
+                        .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline.into())));
+                    if timer.as_mut().poll(cx).is_ready() {
+                        this.abort();
+                        return Poll::Ready(Some(Err(Error::msg(
+                            ErrorKind::Timeout,
+                            "response body not received within the request timeout",
+                        ))));
+                    }
+                }
+                Poll::Pending
+            }
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.incoming.as_ref().is_none_or(|b| b.is_end_stream())
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.incoming
+            .as_ref()
+            .map_or_else(|| SizeHint::with_exact(0), |b| b.size_hint())
+    }
+}
+
+impl Drop for ResponseBody {
+    fn drop(&mut self) {
+        let Some(lease) = self.lease.take() else {
+            return;
+        };
+        match self.incoming.take() {
+            Some(body) if !body.is_end_stream() => self.drain.start(body, lease, self.remaining),
+            _ => lease.release(),
+        }
+    }
+}
+
+impl std::fmt::Debug for ResponseBody {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ResponseBody")
+            .field("finished", &self.incoming.is_none())
+            .field("remaining", &self.remaining)
+            .finish()
+    }
+}

@@ -1,0 +1,37 @@
+//! Shared helpers for the integration tests: a built-in server on loopback and
+//! a bounded wait for observable state.
+
+#![allow(dead_code)]
+
+use std::time::{Duration, Instant};
+
+use courier_server::{ServerConfig, ServerHandle};
+
+/// Starts the built-in server on 127.0.0.1 with an ephemeral port.
+pub async fn server() -> ServerHandle {
+    server_with(ServerConfig::default()).await
+}
+
+pub async fn server_with(config: ServerConfig) -> ServerHandle {
+    courier_server::start(config)
+        .await
+        .expect("start built-in server")
+}
+
+/// Waits until `cond` holds, polling observable state; fails the test after `limit`.
+pub async fn eventually(what: &str, limit: Duration, mut cond: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !cond() {
+        assert!(Instant::now() < deadline, "timed out waiting for: {what}");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+/// The `x-connection-id` the built-in server stamps on every response.
+pub fn connection_id(res: &courier::Response) -> u64 {
+    res.headers()
+        .get("x-connection-id")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse().ok())
+        .expect("x-connection-id header")
+}
