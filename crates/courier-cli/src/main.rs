@@ -1,10 +1,13 @@
 //! `courier`: the command line of the courier HTTP client.
 //!
-//! - `courier bench [URL]` drives load with a real connection pool and reports latency and pool
-//!   behaviour (see `bench/`).
+//! - `courier bench [URL]` drives load with real connection pools and reports latency, pool
+//!   behaviour and the process's own cost (see `bench/`).
+//! - `courier compare A.json B.json …` puts bench reports side by side.
 //! - `courier serve` runs the built-in test server.
 
+mod alloc;
 mod bench;
+mod compare;
 mod error;
 mod secs;
 mod serve;
@@ -12,6 +15,11 @@ mod serve;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+
+/// Counts allocations for `courier bench --count-allocations`; costs one relaxed load per
+/// allocation while counting is off.
+#[global_allocator]
+static ALLOCATOR: alloc::CountingAllocator = alloc::CountingAllocator;
 
 /// A high-performance HTTP client with a real connection pool: benchmark and test server.
 #[derive(Debug, Parser)]
@@ -24,8 +32,11 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     // Boxed: the bench flags are large and the enum lives once, so the box costs nothing.
-    /// Closed-loop HTTP load generator with latency and connection-pool report.
+    /// HTTP load generator (closed loop, open loop, long polls) with latency, connection-pool
+    /// and process report.
     Bench(Box<bench::args::BenchArgs>),
+    /// Compare `courier bench --json` reports side by side, with % deltas from the first.
+    Compare(compare::CompareArgs),
     /// Run the built-in test server until Ctrl-C.
     Serve(serve::ServeArgs),
 }
@@ -35,6 +46,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Bench(args) => bench::run(*args),
+        Command::Compare(args) => compare::run(args),
         Command::Serve(args) => serve::run(args),
     };
     match result {

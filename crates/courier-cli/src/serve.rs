@@ -1,9 +1,12 @@
 //! `courier serve`: the built-in test server as a standalone process.
 //!
 //! Useful to benchmark against a server in another process (so client and server do not share
-//! a runtime) or to poke at the test endpoints with curl.
+//! a runtime) or to poke at the test endpoints with curl. With `--tls` it generates a private CA
+//! and a certificate at start and writes the CA certificate to a file, so a client can trust
+//! this one run's server without any setup (`curl --cacert courier-serve-cert.pem https://...`).
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
 
 use clap::Args;
 
@@ -25,9 +28,36 @@ pub struct ServeArgs {
     #[arg(long, value_name = "SECS")]
     pub idle_timeout: Option<Secs>,
 
-    /// Close each connection after one response instead of keeping it alive.
+    /// Close each connection after one response instead of keeping it alive
+    /// (HTTP/2: GOAWAY after the first request).
     #[arg(long)]
     pub no_keep_alive: bool,
+
+    /// Serve HTTPS with a certificate generated at start (for localhost, 127.0.0.1, ::1 and
+    /// --addr); the protocol is then chosen by ALPN.
+    #[arg(long)]
+    pub tls: bool,
+
+    /// Where --tls writes the CA certificate (PEM) that clients must trust.
+    #[arg(
+        long,
+        value_name = "FILE",
+        default_value = "courier-serve-cert.pem",
+        requires = "tls"
+    )]
+    pub cert_out: PathBuf,
+
+    /// HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS advertised to clients [default: 100].
+    #[arg(long, value_name = "N")]
+    pub max_concurrent_streams: Option<u32>,
+
+    /// Serve HTTP/1.1 only (no HTTP/2, no h2c detection).
+    #[arg(long, conflicts_with = "http2_only")]
+    pub http1_only: bool,
+
+    /// Serve HTTP/2 only (h2 by ALPN with --tls, h2c prior knowledge without).
+    #[arg(long)]
+    pub http2_only: bool,
 }
 
 /// Starts the server, prints its URL, and serves until Ctrl-C.
@@ -41,18 +71,113 @@ pub fn run(args: ServeArgs) -> Result<()> {
 
 async fn serve(args: ServeArgs) -> Result<()> {
     let addr = SocketAddr::new(args.addr, args.port);
-    let config = courier_server::ServerConfig {
+    let tls = if args.tls {
+        Some(self_signed(&args)?)
+    } else {
+        None
+    };
+    let mut config = courier_server::ServerConfig {
         addr,
         keep_alive: !args.no_keep_alive,
         idle_timeout: args.idle_timeout.map(Secs::as_duration),
+        tls,
+        http1: !args.http2_only,
+        http2: !args.http1_only,
+        ..Default::default()
+    };
+    if let Some(max) = args.max_concurrent_streams {
+        config.max_concurrent_streams = Some(max);
+    }
+    let protocols = match (config.http1, config.http2) {
+        (true, true) if args.tls => "HTTP/1.1 and HTTP/2 (ALPN)",
+        (true, true) => "HTTP/1.1 and HTTP/2 (h2c prior knowledge)",
+        (true, false) => "HTTP/1.1",
+        _ => "HTTP/2",
     };
     let server = courier_server::start(config)
         .await
         .map_err(|e| CliError::new(format!("cannot listen on {addr}: {e}")))?;
-    println!("courier serve: listening on {}", server.url("/"));
+    println!(
+        "courier serve: listening on {} ({protocols})",
+        server.url("/")
+    );
+    if args.tls {
+        println!(
+            "TLS: trust the CA certificate in {} (e.g. curl --cacert {} {})",
+            args.cert_out.display(),
+            args.cert_out.display(),
+            server.url("/bytes/16"),
+        );
+    }
     println!("endpoints: /bytes/{{n}} /json/{{n}} /delay/{{ms}} /echo /status/{{code}} /headers /close /fault/...");
     println!("press Ctrl-C to stop");
     let signal = tokio::signal::ctrl_c().await;
     server.shutdown().await;
     signal.map_err(|e| CliError::new(format!("cannot wait for Ctrl-C: {e}")))
+}
+
+/// Generates this run's certificate and writes the CA that signed it to `--cert-out`.
+///
+/// The names cover the usual ways to reach a local server, plus `--addr` when it is a specific
+/// address (an unspecified one, `0.0.0.0`, says nothing about which address clients will use).
+fn self_signed(args: &ServeArgs) -> Result<courier_server::TlsConfig> {
+    let mut names = vec![
+        "localhost".to_owned(),
+        "127.0.0.1".to_owned(),
+        "::1".to_owned(),
+    ];
+    let addr = args.addr.to_string();
+    if !args.addr.is_unspecified() && !names.contains(&addr) {
+        names.push(addr);
+    }
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let (tls, ca_pem) = courier_server::TlsConfig::self_signed(&names);
+    std::fs::write(&args.cert_out, ca_pem).map_err(|e| {
+        CliError::new(format!(
+            "cannot write the certificate to {}: {e}",
+            args.cert_out.display()
+        ))
+    })?;
+    Ok(tls)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[derive(Debug, Parser)]
+    struct Cli {
+        #[command(flatten)]
+        serve: ServeArgs,
+    }
+
+    fn parse(args: &[&str]) -> std::result::Result<ServeArgs, clap::Error> {
+        Cli::try_parse_from(std::iter::once("serve").chain(args.iter().copied())).map(|c| c.serve)
+    }
+
+    #[test]
+    fn defaults_serve_both_protocols_without_tls() {
+        let args = parse(&[]).expect("parse");
+        assert!(!args.tls);
+        assert!(!args.http1_only && !args.http2_only);
+        assert_eq!(args.max_concurrent_streams, None);
+        assert_eq!(args.cert_out, PathBuf::from("courier-serve-cert.pem"));
+    }
+
+    #[test]
+    fn protocol_flags_exclude_each_other() {
+        assert!(parse(&["--http1-only", "--http2-only"]).is_err());
+        let args = parse(&["--http2-only", "--max-concurrent-streams", "8"]).expect("parse");
+        assert!(args.http2_only);
+        assert_eq!(args.max_concurrent_streams, Some(8));
+    }
+
+    #[test]
+    fn cert_out_needs_tls() {
+        assert!(parse(&["--cert-out", "x.pem"]).is_err());
+        let args = parse(&["--tls", "--cert-out", "x.pem"]).expect("parse");
+        assert_eq!(args.cert_out, PathBuf::from("x.pem"));
+    }
 }

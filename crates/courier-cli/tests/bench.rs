@@ -1,7 +1,8 @@
 //! Runs the real `courier` binary against its built-in server and checks the JSON report.
 //!
 //! These go through the whole path a user takes (argument parsing, runtime, server, pool,
-//! report file), so they catch wiring mistakes that unit tests of the parts cannot.
+//! report file), so they catch wiring mistakes that unit tests of the parts cannot. Each run
+//! is kept to a few seconds.
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -54,6 +55,27 @@ fn read_json(path: &std::path::Path) -> Value {
     serde_json::from_str(&text).expect("JSON report parses")
 }
 
+/// Runs `courier bench ARGS --json FILE` and returns the parsed report and stdout.
+fn bench_json(dir: &TempDir, name: &str, args: &[&str]) -> (Value, String) {
+    let json = dir.0.join(format!("{name}.json"));
+    let mut full = vec!["bench"];
+    full.extend_from_slice(args);
+    full.extend_from_slice(&["--json", json.to_str().expect("temp path is UTF-8")]);
+    let output = courier(&full);
+    assert_success(&output);
+    (
+        read_json(&json),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+    )
+}
+
+fn f64_at(value: &Value, pointer: &str) -> f64 {
+    value
+        .pointer(pointer)
+        .and_then(Value::as_f64)
+        .unwrap_or_else(|| panic!("{pointer} is not a number in {value:#}"))
+}
+
 #[test]
 fn fixed_request_count_against_the_built_in_server() {
     let dir = TempDir::new("count");
@@ -83,6 +105,8 @@ fn fixed_request_count_against_the_built_in_server() {
         "16 workers need at most 16 connections, got {established}"
     );
     assert_eq!(report["config"]["concurrency"], 16);
+    assert_eq!(report["load"]["concurrency"], 16);
+    assert_eq!(report["load"]["model"], "closed");
     assert_eq!(report["config"]["read_bytes"], 0);
     assert!(report["latency_headers_ms"]["p50"].as_f64().unwrap_or(-1.0) > 0.0);
 
@@ -145,4 +169,181 @@ fn bad_input_fails_with_a_clear_message() {
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("nonexistent-courier-dir"), "{stderr}");
+}
+
+#[test]
+fn open_loop_holds_the_asked_rate() {
+    let dir = TempDir::new("rate");
+    let (report, stdout) = bench_json(&dir, "rate", &["--rate", "500", "-d", "2"]);
+    let rps = f64_at(&report, "/rps");
+    assert!(
+        (490.0..=510.0).contains(&rps),
+        "asked 500 req/s, got {rps}: {report:#}"
+    );
+    let sent = f64_at(&report, "/open_loop/sent_per_s");
+    assert!((490.0..=510.0).contains(&sent), "sent {sent}/s");
+    assert_eq!(report["errors"], 0, "{report:#}");
+    assert_eq!(report["open_loop"]["intended"], 1000);
+    assert_eq!(report["open_loop"]["not_sent"], 0);
+    assert!(stdout.contains("Corrected time to last response content byte (ms) - p99"));
+    // Roughly one sample per second; the timeline adds up to the total.
+    let timeline = report["timeline"].as_array().expect("timeline is an array");
+    assert!((1..=3).contains(&timeline.len()), "{timeline:?}");
+    let summed: u64 = timeline
+        .iter()
+        .map(|s| s["requests"].as_u64().unwrap_or(0))
+        .sum();
+    assert_eq!(Some(summed), report["requests"].as_u64());
+}
+
+#[test]
+fn a_stalled_server_shows_coordinated_omission() {
+    // 2 connections to a server that takes 50 ms: at most 40 req/s get through, 200 are due.
+    let dir = TempDir::new("stalled");
+    let (report, _) = bench_json(
+        &dir,
+        "stalled",
+        &[
+            "--path",
+            "/delay/50",
+            "--rate",
+            "200",
+            "-d",
+            "2",
+            "--max-connections-per-host",
+            "2",
+        ],
+    );
+    let corrected = f64_at(&report, "/open_loop/latency_corrected_last_byte_ms/p99");
+    let uncorrected = f64_at(&report, "/latency_last_byte_ms/p99");
+    assert!(
+        corrected > 2.0 * uncorrected,
+        "corrected p99 {corrected} ms should far exceed uncorrected {uncorrected} ms"
+    );
+    assert!(uncorrected >= 50.0, "{uncorrected}");
+    assert_eq!(report["open_loop"]["in_flight_cap"], 2);
+    assert!(report["open_loop"]["not_sent"].as_u64().unwrap_or(0) > 0, "{report:#}");
+    assert!(report["open_loop"]["late"].as_u64().unwrap_or(0) > 0, "{report:#}");
+}
+
+#[test]
+fn compare_prints_side_by_side_with_marked_deltas() {
+    let dir = TempDir::new("compare");
+    let a = dir.0.join("base.json");
+    let b = dir.0.join("tuned.json");
+    for (path, concurrency) in [(&a, "2"), (&b, "8")] {
+        let output = courier(&[
+            "bench",
+            "-n",
+            "400",
+            "-c",
+            concurrency,
+            "--json",
+            path.to_str().expect("temp path is UTF-8"),
+        ]);
+        assert_success(&output);
+    }
+    let output = courier(&[
+        "compare",
+        a.to_str().expect("temp path is UTF-8"),
+        b.to_str().expect("temp path is UTF-8"),
+    ]);
+    assert_success(&output);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let header = stdout.lines().next().unwrap_or_default();
+    for column in ["base", "tuned", "delta"] {
+        assert!(header.contains(column), "{header}");
+    }
+    let connections = stdout
+        .lines()
+        .find(|l| l.starts_with("Connections established"))
+        .unwrap_or_else(|| panic!("no connections row in\n{stdout}"));
+    // 2 slots need at most 2 connections, 8 need more: more connections is worse.
+    assert!(connections.ends_with("worse"), "{connections}");
+    assert!(
+        stdout.lines().filter(|l| l.ends_with("better")).count() > 0,
+        "{stdout}"
+    );
+
+    let output = courier(&["compare", a.to_str().expect("UTF-8")]);
+    assert!(!output.status.success(), "one report is not a comparison");
+    let output = courier(&["compare", a.to_str().expect("UTF-8"), "/nonexistent/x.json"]);
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("/nonexistent/x.json"));
+}
+
+#[test]
+fn long_polls_are_all_held_in_flight() {
+    let dir = TempDir::new("longpoll");
+    let started = Instant::now();
+    let (report, stdout) = bench_json(
+        &dir,
+        "longpoll",
+        &["--scenario", "longpoll", "-c", "200", "--delay", "1"],
+    );
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert_eq!(report["errors"], 0, "{report:#}");
+    assert_eq!(report["requests"], 200, "{report:#}");
+    assert_eq!(report["longpoll"]["peak_in_flight"], 200, "{report:#}");
+    assert_eq!(report["server"], "process");
+    let wake_up = f64_at(&report, "/longpoll/wake_up_ms/p50");
+    assert!((0.0..500.0).contains(&wake_up), "wake-up {wake_up} ms");
+    assert!(f64_at(&report, "/longpoll/memory_per_request_bytes") >= 0.0);
+    assert!(stdout.contains("Memory per in-flight request (bytes)"), "{stdout}");
+}
+
+#[test]
+fn counts_allocations_with_browser_headers() {
+    let dir = TempDir::new("alloc");
+    let (report, stdout) = bench_json(
+        &dir,
+        "alloc",
+        &["-n", "500", "-c", "4", "--count-allocations"],
+    );
+    assert_eq!(report["allocations"]["request_headers"], 11, "{report:#}");
+    let per_request = f64_at(&report, "/allocations/allocations_per_request");
+    assert!(per_request > 0.0, "{report:#}");
+    assert!(stdout.contains("Allocations per request"), "{stdout}");
+}
+
+#[test]
+fn warmup_chart_and_html() {
+    let dir = TempDir::new("html");
+    let html = dir.0.join("report.html");
+    let (report, stdout) = bench_json(
+        &dir,
+        "warm",
+        &[
+            "-d",
+            "1",
+            "--warmup",
+            "0.5",
+            "-c",
+            "4",
+            "--chart",
+            "--html",
+            html.to_str().expect("temp path is UTF-8"),
+        ],
+    );
+    assert_eq!(f64_at(&report, "/warmup_s"), 0.5);
+    let duration = f64_at(&report, "/duration_s");
+    assert!((0.9..1.5).contains(&duration), "{duration}");
+    assert!(stdout.contains("timeline:"), "{stdout}");
+    assert!(stdout.contains("requests/s"), "{stdout}");
+    let page = std::fs::read_to_string(&html).expect("HTML report written");
+    assert!(page.contains("<svg") && page.contains("Mean RPS"));
+}
+
+#[test]
+fn connections_and_streams_model() {
+    let dir = TempDir::new("h2load");
+    let (report, _) = bench_json(
+        &dir,
+        "h2load",
+        &["--connections", "3", "--streams", "2", "-n", "300"],
+    );
+    assert_eq!(report["load"]["clients"], 3);
+    assert_eq!(report["load"]["max_connections_per_host"], 1);
+    assert_eq!(report["connections_established"], 3, "{report:#}");
+    assert_eq!(report["requests"], 300);
 }

@@ -13,6 +13,7 @@ use http_body::{Body, Frame, SizeHint};
 use hyper::body::Incoming;
 
 use crate::conn::InFlight;
+use crate::faults::RawFault;
 
 /// The alphabet `/bytes/{n}` bodies are made of: byte `i` of any such body is
 /// `BYTES_ALPHABET[i % 64]`, so a client test can verify every byte it
@@ -68,6 +69,15 @@ enum Kind {
     /// Never ends: yields the same chunk forever. hyper only polls for more
     /// when its write buffer has room, so memory stays bounded.
     Endless(Bytes),
+    /// Yields these chunks, then raises the fault on its connection instead
+    /// of ending (and stays pending). hyper asks for the next frame only
+    /// after queueing the previous one, so the connection task, which acts
+    /// on the fault, finds the chunks already queued and can write them
+    /// out first (see `http2.rs`).
+    ThenFault {
+        chunks: std::vec::IntoIter<Bytes>,
+        fault: Option<RawFault>,
+    },
 }
 
 impl ResponseBody {
@@ -115,6 +125,14 @@ impl ResponseBody {
         Self::new(Kind::Endless(chunk))
     }
 
+    /// `chunks`, then `fault` raised on the connection instead of an end.
+    pub(crate) fn then_fault(chunks: Vec<Bytes>, fault: RawFault) -> Self {
+        Self::new(Kind::ThenFault {
+            chunks: chunks.into_iter(),
+            fault: Some(fault),
+        })
+    }
+
     /// Ties the request's in-flight guard to this body's lifetime.
     pub(crate) fn attach(&mut self, guard: InFlight) {
         self.in_flight = Some(guard);
@@ -158,6 +176,16 @@ impl Body for ResponseBody {
             }
             Kind::Echo(incoming) => Pin::new(incoming).poll_frame(cx),
             Kind::Endless(chunk) => Poll::Ready(Some(Ok(Frame::data(chunk.clone())))),
+            Kind::ThenFault { chunks, fault } => {
+                if let Some(chunk) = chunks.next() {
+                    return Poll::Ready(Some(Ok(Frame::data(chunk))));
+                }
+                // The guard is attached before hyper ever polls a body.
+                if let (Some(fault), Some(guard)) = (fault.take(), &this.in_flight) {
+                    guard.conn().raise_fault(fault);
+                }
+                Poll::Pending
+            }
         }
     }
 
@@ -181,7 +209,7 @@ impl Body for ResponseBody {
                 }
             }
             Kind::Echo(incoming) => incoming.is_end_stream(),
-            Kind::Endless(_) => false,
+            Kind::Endless(_) | Kind::ThenFault { .. } => false,
         }
     }
 
@@ -206,7 +234,7 @@ impl Body for ResponseBody {
                 }
             }
             Kind::Echo(incoming) => incoming.size_hint(),
-            Kind::Endless(_) => SizeHint::new(),
+            Kind::Endless(_) | Kind::ThenFault { .. } => SizeHint::new(),
         }
     }
 }

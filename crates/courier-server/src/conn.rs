@@ -4,7 +4,10 @@
 //! task, the service that handles its requests and the server-wide registry.
 //! The state is how the outside world (the handle, the fault endpoints)
 //! talks to a connection whose IO is owned by hyper: set a flag, then wake
-//! the task through `control`.
+//! the task through `control` (see `control.rs` for the task's side).
+//!
+//! The task itself ([`accept`]) registers the connection and runs it (see
+//! `negotiate.rs`) until it ends or the server shuts down.
 
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -18,6 +21,7 @@ use tokio::time::Instant;
 
 use crate::faults::RawFault;
 use crate::handle::ServerContext;
+use crate::negotiate;
 
 /// Shared state of one accepted connection.
 pub(crate) struct ConnState {
@@ -36,8 +40,11 @@ pub(crate) struct ConnState {
     control: Notify,
     fault: Mutex<Option<RawFault>>,
     close_requested: AtomicBool,
-    /// Whether the last write to the socket returned `Pending`, i.e. hyper
-    /// may still hold unwritten bytes. See `http1::serve`.
+    goaway_requested: AtomicBool,
+    /// Close with a TCP reset instead of a FIN (see `io.rs`).
+    reset_on_close: AtomicBool,
+    /// Whether the last write or flush returned `Pending`, i.e. hyper (or
+    /// TLS) may still hold unwritten bytes. See `io::drive_until_written`.
     write_blocked: AtomicBool,
 }
 
@@ -55,6 +62,8 @@ impl ConnState {
             control: Notify::new(),
             fault: Mutex::new(None),
             close_requested: AtomicBool::new(false),
+            goaway_requested: AtomicBool::new(false),
+            reset_on_close: AtomicBool::new(false),
             write_blocked: AtomicBool::new(false),
         }
     }
@@ -117,6 +126,27 @@ impl ConnState {
 
     pub(crate) fn take_close_request(&self) -> bool {
         self.close_requested.swap(false, Ordering::AcqRel)
+    }
+
+    /// Asks the task for a graceful shutdown whether or not requests are in
+    /// progress: GOAWAY on HTTP/2, close after the current response on
+    /// HTTP/1.1.
+    pub(crate) fn request_goaway(&self) {
+        self.goaway_requested.store(true, Ordering::Release);
+        self.control.notify_one();
+    }
+
+    pub(crate) fn take_goaway_request(&self) -> bool {
+        self.goaway_requested.swap(false, Ordering::AcqRel)
+    }
+
+    /// Makes the socket's eventual close a reset (RST) rather than a FIN.
+    pub(crate) fn set_reset_on_close(&self) {
+        self.reset_on_close.store(true, Ordering::Release);
+    }
+
+    pub(crate) fn reset_on_close(&self) -> bool {
+        self.reset_on_close.load(Ordering::Acquire)
     }
 
     /// Resolves when a fault or close request may be pending.
@@ -189,10 +219,8 @@ pub(crate) fn accept(stream: TcpStream, ctx: &Arc<ServerContext>) -> impl Future
     }
     async move {
         let state = &registration.0;
-        // The protocol is chosen here. Only HTTP/1.1 exists today; HTTP/2,
-        // h2c and TLS will be further drivers next to `http1::serve`.
         tokio::select! {
-            () = crate::http1::serve(stream, state) => {}
+            () = negotiate::serve(stream, state) => {}
             () = state.ctx.shutdown_requested() => {
                 tracing::trace!(conn = id, "closing connection for server shutdown");
             }

@@ -11,7 +11,7 @@ use http::{HeaderMap, HeaderValue, Request, Response, StatusCode};
 use hyper::body::Incoming;
 
 use crate::body::ResponseBody;
-use crate::faults::{self, RawFault};
+use crate::faults::{self, Fault};
 
 pub(crate) static OCTET_STREAM: HeaderValue = HeaderValue::from_static("application/octet-stream");
 static APPLICATION_JSON: HeaderValue = HeaderValue::from_static("application/json");
@@ -24,8 +24,8 @@ pub(crate) enum Outcome {
     Respond(Response<ResponseBody>),
     /// Wait this long, then send [`delay_done`].
     Delay(Duration),
-    /// Abandon HTTP and misbehave on the raw socket.
-    Fault(RawFault),
+    /// Misbehave, in the way the connection's protocol allows.
+    Fault(Fault),
 }
 
 /// Picks the endpoint for `req`.
@@ -52,7 +52,8 @@ pub(crate) fn route(req: Request<Incoming>) -> Outcome {
     match path {
         "/echo" => echo(req),
         "/headers" => headers(req.headers()),
-        "/close" => close(),
+        // The HTTP/2 equivalent of `connection: close` is a GOAWAY.
+        "/close" => Outcome::Fault(Fault::GoAway),
         _ => not_found(),
     }
 }
@@ -100,7 +101,7 @@ pub(crate) fn bad_request(why: &'static str) -> Outcome {
 
 /// The response a `/delay/{ms}` request gets once its timer fires.
 pub(crate) fn delay_done() -> Response<ResponseBody> {
-    response(StatusCode::OK, &TEXT_PLAIN, ResponseBody::full("ok"))
+    ok()
 }
 
 /// `/bytes/{n}[?chunked=1]`: `n` bytes of the shared pattern, streamed in
@@ -196,9 +197,18 @@ fn headers(headers: &HeaderMap) -> Outcome {
     }
 }
 
-/// `/close`: a normal response that tells the client, and hyper, to close.
-fn close() -> Outcome {
-    let mut response = response(StatusCode::OK, &TEXT_PLAIN, ResponseBody::full("ok"));
+/// 200 with the body "ok": what `/delay`, `/close` and `/fault/goaway`
+/// answer. For the latter two the service also ends the connection:
+/// HTTP/1.1 through [`with_connection_close`], HTTP/2 with a GOAWAY.
+pub(crate) fn ok() -> Response<ResponseBody> {
+    response(StatusCode::OK, &TEXT_PLAIN, ResponseBody::full("ok"))
+}
+
+/// Adds `connection: close`, which tells the client, and hyper, to close
+/// the HTTP/1.1 connection after this response.
+pub(crate) fn with_connection_close(
+    mut response: Response<ResponseBody>,
+) -> Response<ResponseBody> {
     response.headers_mut().insert(CONNECTION, CLOSE.clone());
-    Outcome::Respond(response)
+    response
 }

@@ -1,22 +1,37 @@
 //! The `/fault/...` endpoints: precise misbehaviour for the client's
 //! reliability tests.
 //!
-//! Two kinds exist. Faults expressible as an HTTP response (`endless`,
+//! Three kinds exist. Faults expressible as an HTTP response (`endless`,
 //! `huge-headers`) are ordinary responses served by hyper. Raw faults
-//! ([`RawFault`]) abandon HTTP: the connection task takes the socket back
-//! from hyper and [`execute`] acts on it directly, which works on any
-//! request of a kept-alive connection.
-
-use std::time::Duration;
+//! ([`RawFault`]) abandon HTTP: on HTTP/1.1 the connection task takes the
+//! transport back from hyper and [`execute`] acts on it directly, which
+//! works on any request of a kept-alive connection. Connection-level faults
+//! (`goaway`, `rst-stream`) are carried out by the service and the
+//! connection driver with hyper's own means.
+//!
+//! | endpoint | HTTP/1.1 | HTTP/2 |
+//! |---|---|---|
+//! | `close` | FIN, nothing written (TLS: `close_notify` first) | whole connection dropped at once: FIN, no GOAWAY (other streams die too) |
+//! | `reset` | RST (SO_LINGER 0) | whole connection reset (RST) |
+//! | `close-mid-body` | `content-length: 1000`, 500 bytes, FIN | `content-length: 1000`, 500 bytes (written out), then as `close` |
+//! | `chunked-mid-body` | two chunks, no terminator, FIN | no length, two 16-byte DATA frames (written out), then as `close` |
+//! | `malformed-status` | `HTTP/1.1 abc nonsense`, FIN | 400 (HTTP/2 has no status line to break) |
+//! | `garbage` | 256 non-HTTP bytes, FIN | 400 (hyper owns the framing) |
+//! | `no-answer` | silence until the client closes | the stream never answers; the connection stays usable |
+//! | `goaway` | 200 with `connection: close` (same as `/close`) | 200, then GOAWAY: in-flight streams finish, the connection closes |
+//! | `rst-stream` | same as `reset` | RST_STREAM (INTERNAL_ERROR) instead of a response |
+//!
+//! Over TLS the HTTP/1.1 raw bytes go through TLS, as a broken server's
+//! would; `reset` still resets the TCP connection underneath.
 
 use bytes::Bytes;
 use http::{HeaderValue, StatusCode};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
 
 use crate::body::{pattern, ResponseBody};
 use crate::conn::ConnState;
 use crate::endpoints::{self, Outcome, OCTET_STREAM, TEXT_PLAIN};
+use crate::transport::Transport;
 
 /// Largest `/fault/huge-headers/{n}` served; beyond it the server would
 /// only be exhausting its own memory.
@@ -44,9 +59,63 @@ pub(crate) enum RawFault {
     NoAnswer,
 }
 
+/// A fault the service must carry out, since how depends on the protocol.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Fault {
+    Raw(RawFault),
+    /// Answer, then shut the connection down gracefully.
+    GoAway,
+    /// Reset the request's stream instead of answering.
+    RstStream,
+}
+
+/// How an HTTP/2 connection acts out a [`RawFault`].
+pub(crate) enum Http2Fault {
+    /// Hand it to the connection task, which drops the connection.
+    Connection(RawFault),
+    /// Answer with this (possibly deliberately broken) response.
+    Respond(http::Response<ResponseBody>),
+    /// Never answer this stream.
+    Hang,
+}
+
+/// Maps a raw HTTP/1.1 fault onto its HTTP/2 counterpart (see the table in
+/// the module docs).
+pub(crate) fn over_http2(fault: RawFault, conn_id: u64) -> Http2Fault {
+    match fault {
+        RawFault::Close | RawFault::Reset => Http2Fault::Connection(fault),
+        RawFault::NoAnswer => Http2Fault::Hang,
+        RawFault::CloseMidBody => {
+            let chunks = vec![pattern().slice(..500)];
+            let body = ResponseBody::then_fault(chunks, fault);
+            let mut response = endpoints::response(StatusCode::OK, &OCTET_STREAM, body);
+            response
+                .headers_mut()
+                .insert(http::header::CONTENT_LENGTH, HeaderValue::from(1000u32));
+            Http2Fault::Respond(response)
+        }
+        RawFault::ChunkedMidBody => {
+            let chunk = pattern().slice(..16);
+            let body = ResponseBody::then_fault(vec![chunk.clone(), chunk], fault);
+            Http2Fault::Respond(endpoints::response(StatusCode::OK, &OCTET_STREAM, body))
+        }
+        RawFault::MalformedStatus | RawFault::Garbage => {
+            tracing::trace!(conn = conn_id, "{fault:?} answered with 400 over HTTP/2");
+            let why = "this fault breaks HTTP/1.1 framing and does not exist over HTTP/2\n";
+            Http2Fault::Respond(endpoints::response(
+                StatusCode::BAD_REQUEST,
+                &TEXT_PLAIN,
+                ResponseBody::full(Bytes::from_static(why.as_bytes())),
+            ))
+        }
+    }
+}
+
 /// Routes the part of the path after `/fault/`.
 pub(crate) fn route(name: &str) -> Outcome {
     let raw = match name {
+        "goaway" => return Outcome::Fault(Fault::GoAway),
+        "rst-stream" => return Outcome::Fault(Fault::RstStream),
         "close" => RawFault::Close,
         "reset" => RawFault::Reset,
         "close-mid-body" => RawFault::CloseMidBody,
@@ -62,7 +131,7 @@ pub(crate) fn route(name: &str) -> Outcome {
             }
         }
     };
-    Outcome::Fault(raw)
+    Outcome::Fault(Fault::Raw(raw))
 }
 
 /// `/fault/endless`: 200 with a chunked body that never ends. hyper asks
@@ -98,23 +167,26 @@ fn huge_headers(n: &str) -> Outcome {
     }
 }
 
-/// Acts out `fault` on the socket hyper gave back. Errors only mean the
-/// client went away first, which is fine for a fault.
-pub(crate) async fn execute(fault: RawFault, mut stream: TcpStream, conn: &ConnState) {
+/// Acts out `fault` on the transport hyper gave back. Errors only mean the
+/// client went away first, which is fine for a fault. The caller closes
+/// the connection afterwards.
+pub(crate) async fn execute(fault: RawFault, io: &mut Transport, conn: &ConnState) {
     let id = conn.id();
     let result = match fault {
-        RawFault::Close => stream.shutdown().await,
+        // The caller's close becomes a reset; what TLS still buffers is lost,
+        // as with any reset.
         RawFault::Reset => {
-            // SO_LINGER 0 turns close() into an abortive close (RST).
-            // Linger 0 never blocks, unlike other linger values.
-            socket2::SockRef::from(&stream).set_linger(Some(Duration::ZERO))
+            conn.set_reset_on_close();
+            Ok(())
         }
+        // TLS may still buffer the end of an earlier response: flush it.
+        RawFault::Close => io.shutdown().await,
         RawFault::CloseMidBody => {
             let head = format!(
                 "HTTP/1.1 200 OK\r\ncontent-type: application/octet-stream\r\n\
                  content-length: 1000\r\nx-connection-id: {id}\r\n\r\n"
             );
-            write_then_close(&mut stream, &[head.as_bytes(), &pattern()[..500]]).await
+            write_then_close(io, &[head.as_bytes(), &pattern()[..500]]).await
         }
         RawFault::ChunkedMidBody => {
             let head = format!(
@@ -130,33 +202,35 @@ pub(crate) async fn execute(fault: RawFault, mut stream: TcpStream, conn: &ConnS
                 chunk,
                 b"\r\n",
             ];
-            write_then_close(&mut stream, &parts).await
+            write_then_close(io, &parts).await
         }
         RawFault::MalformedStatus => {
-            write_then_close(&mut stream, &[b"HTTP/1.1 abc nonsense\r\n\r\n"]).await
+            write_then_close(io, &[b"HTTP/1.1 abc nonsense\r\n\r\n"]).await
         }
-        RawFault::Garbage => write_then_close(&mut stream, &[&garbage(id)]).await,
-        RawFault::NoAnswer => hold_until_client_closes(&mut stream).await,
+        RawFault::Garbage => write_then_close(io, &[&garbage(id)]).await,
+        RawFault::NoAnswer => match io.flush().await {
+            Ok(()) => hold_until_client_closes(io).await,
+            Err(err) => Err(err),
+        },
     };
     if let Err(err) = result {
         tracing::debug!(conn = id, "fault {fault:?} cut short: {err}");
     }
-    // Dropping the stream closes it (with RST for `Reset`).
 }
 
-async fn write_then_close(stream: &mut TcpStream, parts: &[&[u8]]) -> std::io::Result<()> {
+async fn write_then_close(io: &mut Transport, parts: &[&[u8]]) -> std::io::Result<()> {
     for part in parts {
-        stream.write_all(part).await?;
+        io.write_all(part).await?;
     }
-    stream.flush().await?;
-    stream.shutdown().await
+    io.flush().await?;
+    io.shutdown().await
 }
 
 /// Reads and discards until EOF or an error. Server shutdown ends it from
 /// outside by dropping the connection task's future.
-async fn hold_until_client_closes(stream: &mut TcpStream) -> std::io::Result<()> {
+async fn hold_until_client_closes(io: &mut Transport) -> std::io::Result<()> {
     let mut sink = [0u8; 4096];
-    while stream.read(&mut sink).await? != 0 {}
+    while io.read(&mut sink).await? != 0 {}
     Ok(())
 }
 

@@ -1,41 +1,60 @@
-//! The transport type hyper drives: a `TcpStream` that records whether its
-//! last write would block.
+//! The IO type hyper drives: a [`Transport`] that records whether its last
+//! write would block, and that can turn its close into a TCP reset.
 //!
-//! That one bit lets a fault endpoint know whether hyper still holds bytes
-//! of an earlier response that must reach the client before the raw fault
-//! behaviour starts (see `http1::serve`).
+//! The write-blocked bit lets a fault endpoint know whether hyper still
+//! holds bytes of an earlier response that must reach the client before the
+//! raw fault behaviour starts (see [`drive_until_written`]). Reset-on-drop is how
+//! `/fault/reset` works on HTTP/2, where hyper never hands the socket back:
+//! the connection task just drops hyper's connection, and this type's drop
+//! sets SO_LINGER 0 first.
 
+use std::future::{poll_fn, Future};
 use std::io::{self, IoSlice};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use hyper::rt::{Read, ReadBufCursor, Write};
 use hyper_util::rt::TokioIo;
-use tokio::net::TcpStream;
 
 use crate::conn::ConnState;
+use crate::transport::Transport;
 
 pub(crate) struct ConnIo {
-    inner: TokioIo<TcpStream>,
+    inner: TokioIo<Transport>,
     conn: Arc<ConnState>,
 }
 
 impl ConnIo {
-    pub(crate) fn new(stream: TcpStream, conn: Arc<ConnState>) -> Self {
+    pub(crate) fn new(transport: Transport, conn: Arc<ConnState>) -> Self {
         Self {
-            inner: TokioIo::new(stream),
+            inner: TokioIo::new(transport),
             conn,
         }
     }
 
-    pub(crate) fn into_inner(self) -> TcpStream {
-        self.inner.into_inner()
+    /// The transport itself, for raw faults once hyper has let go.
+    pub(crate) fn transport_mut(&mut self) -> &mut Transport {
+        self.inner.inner_mut()
     }
 
     fn note<T>(&self, res: Poll<T>) -> Poll<T> {
         self.conn.set_write_blocked(res.is_pending());
         res
+    }
+}
+
+impl Drop for ConnIo {
+    fn drop(&mut self) {
+        if self.conn.reset_on_close() {
+            // SO_LINGER 0 turns close() into an abortive close (RST).
+            // Linger 0 never blocks, unlike other linger values.
+            let socket = socket2::SockRef::from(self.inner.inner().tcp());
+            if let Err(err) = socket.set_linger(Some(Duration::ZERO)) {
+                tracing::debug!(conn = self.conn.id(), "SO_LINGER for reset failed: {err}");
+            }
+        }
     }
 }
 
@@ -72,11 +91,34 @@ impl Write for ConnIo {
         self.inner.is_write_vectored()
     }
 
+    /// Noted too: TLS accepts writes into its buffer and only blocks here.
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.inner).poll_flush(cx)
+        let res = Pin::new(&mut self.inner).poll_flush(cx);
+        self.note(res)
     }
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         Pin::new(&mut self.inner).poll_shutdown(cx)
     }
+}
+
+/// Polls hyper's connection future `conn` until it no longer waits for
+/// the socket to take its writes; returns `true` if the connection ended
+/// meanwhile.
+///
+/// Polling makes hyper write out whatever it has queued (an earlier
+/// response, or the start of a deliberately truncated one); a `Pending`
+/// with the last write or flush complete means all of it reached the
+/// kernel, so a fault that closes the socket next cuts exactly where
+/// intended.
+pub(crate) async fn drive_until_written<F: Future>(
+    mut conn: Pin<&mut F>,
+    state: &ConnState,
+) -> bool {
+    poll_fn(|cx| match conn.as_mut().poll(cx) {
+        Poll::Ready(_) => Poll::Ready(true),
+        Poll::Pending if state.write_blocked() => Poll::Pending,
+        Poll::Pending => Poll::Ready(false),
+    })
+    .await
 }

@@ -22,24 +22,41 @@
 //! `x-connection-id` header (sequential per accepted connection, starting at
 //! 1) so tests can observe whether the client reused a connection.
 //!
-//! Only HTTP/1.1 over plain TCP is served today; the connection driver is
-//! chosen per accepted socket in `conn.rs`, which is where HTTP/2, h2c and
-//! TLS will plug in.
+//! Protocols: HTTP/1.1 and HTTP/2, over plain TCP or TLS. With TLS, ALPN
+//! picks the protocol (`h2` preferred); on plain TCP an HTTP/2 client must
+//! use prior knowledge (h2c: it opens with the connection preface, which
+//! the server recognises on the same port as HTTP/1.1). [`TestPki`] makes
+//! certificates for tests, including broken ones. Each accepted socket goes
+//! through `negotiate.rs`, which settles TLS and the protocol and then runs
+//! the HTTP/1.1 (`http1.rs`) or HTTP/2 (`http2.rs`) driver.
+//!
+//! Every endpoint answers on both protocols; how each `/fault/...` endpoint
+//! behaves over HTTP/2 is tabulated in `faults.rs` (`/fault/goaway` and
+//! `/fault/rst-stream` are the HTTP/2-specific ones).
 
 mod accept;
 mod body;
 mod config;
 mod conn;
+mod control;
+mod detect;
 mod endpoints;
 mod faults;
 mod handle;
 mod http1;
+mod http2;
 mod io;
+mod negotiate;
+mod pki;
 mod service;
+mod tls;
+mod transport;
 
 pub use body::BYTES_ALPHABET;
 pub use config::ServerConfig;
 pub use handle::ServerHandle;
+pub use pki::TestPki;
+pub use tls::TlsConfig;
 
 use std::sync::Arc;
 
@@ -64,14 +81,16 @@ impl Server {
 /// [`ServerHandle::local_addr`] without racing the server's startup.
 ///
 /// # Errors
-/// Returns the bind error (address in use, permission denied, ...).
+/// Returns the bind error (address in use, permission denied, ...), or
+/// `InvalidInput` for an unusable config: neither protocol enabled, or a
+/// TLS certificate and key that rustls rejects (e.g. not a pair).
 ///
 /// # Panics
 /// Panics if called outside a tokio runtime (as `tokio::spawn` does).
 pub async fn start(config: ServerConfig) -> std::io::Result<ServerHandle> {
+    let (ctx, signals) = handle::ServerContext::new(&config)?;
     let listener = TcpListener::bind(config.addr).await?;
     let local_addr = listener.local_addr()?;
-    let (ctx, signals) = handle::ServerContext::new(&config);
     let ctx = Arc::new(ctx);
     let task = tokio::spawn(accept::accept_loop(listener, Arc::clone(&ctx)));
     Ok(ServerHandle::new(local_addr, ctx, signals, task))

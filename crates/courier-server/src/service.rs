@@ -1,7 +1,9 @@
 //! The hyper `Service` for one connection: routes the request, stamps the
-//! `x-connection-id` header and tracks the request as in flight.
+//! `x-connection-id` header, tracks the request as in flight, and carries
+//! out faults in the way the connection's protocol allows.
 
-use std::convert::Infallible;
+use std::error::Error as StdError;
+use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -14,38 +16,76 @@ use tokio::time::Sleep;
 use crate::body::ResponseBody;
 use crate::conn::{ConnState, InFlight};
 use crate::endpoints::{self, Outcome};
+use crate::faults::{self, Fault, Http2Fault, RawFault};
+use crate::negotiate::Protocol;
 
 /// Header naming the server-side connection a response came from.
 static X_CONNECTION_ID: HeaderName = HeaderName::from_static("x-connection-id");
 
-/// One per connection; cloning is never needed by hyper's HTTP/1 server.
+/// One per connection. hyper's HTTP/1 server calls it for each request in
+/// turn; its HTTP/2 server calls it for each stream and spawns the returned
+/// future, which is why [`ResponseFuture`] is `Send + 'static`.
 pub(crate) struct CourierService {
     conn: Arc<ConnState>,
+    protocol: Protocol,
+    /// HTTP/2 with keep-alive off: GOAWAY on the first request.
+    goaway_per_request: bool,
 }
 
 impl CourierService {
-    pub(crate) fn new(conn: Arc<ConnState>) -> Self {
-        Self { conn }
+    pub(crate) fn new(conn: Arc<ConnState>, protocol: Protocol) -> Self {
+        let goaway_per_request = protocol == Protocol::Http2 && !conn.ctx().keep_alive;
+        Self {
+            conn,
+            protocol,
+            goaway_per_request,
+        }
+    }
+
+    fn fault(&self, fault: Fault, guard: InFlight) -> ResponseFuture {
+        let raise = |raw: RawFault, guard: InFlight| {
+            self.conn.raise_fault(raw);
+            ResponseFuture::Never { _guard: guard }
+        };
+        match (self.protocol, fault) {
+            (Protocol::Http1, Fault::GoAway) => {
+                ResponseFuture::ready(endpoints::with_connection_close(endpoints::ok()), guard)
+            }
+            (Protocol::Http2, Fault::GoAway) => {
+                self.conn.request_goaway();
+                ResponseFuture::ready(endpoints::ok(), guard)
+            }
+            // HTTP/1.1 has no streams: resetting the connection is the
+            // closest thing.
+            (Protocol::Http1, Fault::RstStream) => raise(RawFault::Reset, guard),
+            (Protocol::Http2, Fault::RstStream) => ResponseFuture::Reset,
+            (Protocol::Http1, Fault::Raw(raw)) => raise(raw, guard),
+            (Protocol::Http2, Fault::Raw(raw)) => match faults::over_http2(raw, self.conn.id()) {
+                Http2Fault::Connection(raw) => raise(raw, guard),
+                Http2Fault::Respond(response) => ResponseFuture::ready(response, guard),
+                Http2Fault::Hang => ResponseFuture::Never { _guard: guard },
+            },
+        }
     }
 }
 
 impl hyper::service::Service<Request<Incoming>> for CourierService {
     type Response = Response<ResponseBody>;
-    type Error = Infallible;
+    type Error = StreamReset;
     type Future = ResponseFuture;
 
     fn call(&self, req: Request<Incoming>) -> ResponseFuture {
         let guard = InFlight::enter(&self.conn);
+        if self.goaway_per_request {
+            self.conn.request_goaway();
+        }
         match endpoints::route(req) {
-            Outcome::Respond(response) => ResponseFuture::Ready(Some(finish(response, guard))),
+            Outcome::Respond(response) => ResponseFuture::ready(response, guard),
             Outcome::Delay(delay) => ResponseFuture::Delay {
                 sleep: Box::pin(tokio::time::sleep(delay)),
                 guard: Some(guard),
             },
-            Outcome::Fault(fault) => {
-                self.conn.raise_fault(fault);
-                ResponseFuture::Never { _guard: guard }
-            }
+            Outcome::Fault(fault) => self.fault(fault, guard),
         }
     }
 }
@@ -59,6 +99,19 @@ fn finish(mut response: Response<ResponseBody>, guard: InFlight) -> Response<Res
     response
 }
 
+/// The service's error: only `/fault/rst-stream` over HTTP/2 produces it,
+/// and hyper turns it into RST_STREAM (INTERNAL_ERROR).
+#[derive(Debug)]
+pub(crate) struct StreamReset;
+
+impl fmt::Display for StreamReset {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("stream reset on request (/fault/rst-stream)")
+    }
+}
+
+impl StdError for StreamReset {}
+
 /// Future of one response. An enum rather than a boxed `async` block so the
 /// common, immediately-ready case allocates nothing.
 pub(crate) enum ResponseFuture {
@@ -68,15 +121,24 @@ pub(crate) enum ResponseFuture {
         sleep: Pin<Box<Sleep>>,
         guard: Option<InFlight>,
     },
-    /// A raw fault: the connection task takes the socket away, so this never
-    /// completes; it keeps the request in flight until dropped.
+    /// A raw fault (the connection task takes the socket away) or a hanging
+    /// HTTP/2 stream: never completes; keeps the request in flight until
+    /// dropped.
     Never {
         _guard: InFlight,
     },
+    /// `/fault/rst-stream` over HTTP/2.
+    Reset,
+}
+
+impl ResponseFuture {
+    fn ready(response: Response<ResponseBody>, guard: InFlight) -> Self {
+        ResponseFuture::Ready(Some(finish(response, guard)))
+    }
 }
 
 impl Future for ResponseFuture {
-    type Output = Result<Response<ResponseBody>, Infallible>;
+    type Output = Result<Response<ResponseBody>, StreamReset>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         // All variants are Unpin (the timer is boxed).
@@ -96,6 +158,7 @@ impl Future for ResponseFuture {
                 }
             }
             ResponseFuture::Never { .. } => Poll::Pending,
+            ResponseFuture::Reset => Poll::Ready(Err(StreamReset)),
         }
     }
 }

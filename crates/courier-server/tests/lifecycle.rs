@@ -137,3 +137,37 @@ async fn url_points_at_the_server() {
     assert_eq!(server.url("echo"), format!("http://127.0.0.1:{port}/echo"));
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_connection_that_sends_nothing_is_idle() {
+    // Protocol detection waits for the first bytes; that wait is idle time.
+    let config = ServerConfig {
+        idle_timeout: Some(Duration::from_millis(100)),
+        ..ServerConfig::default()
+    };
+    let server = start(config).await.expect("start");
+    let mut silent = RawConn::connect(server.local_addr()).await;
+    assert_eq!(silent.read_to_end().await.expect("clean EOF"), b"");
+    server.shutdown().await;
+
+    let server = start(ServerConfig::default()).await.expect("start");
+    let mut silent = RawConn::connect(server.local_addr()).await;
+    wait_until("accepted", || server.connections_open() == 1).await;
+    server.close_idle_connections();
+    assert_eq!(silent.read_to_end().await.expect("clean EOF"), b"");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn goaway_all_lets_a_busy_http1_response_finish() {
+    let server = start(ServerConfig::default()).await.expect("start");
+    let mut busy = RawConn::connect(server.local_addr()).await;
+    busy.send("GET", "/delay/300", &[], b"").await;
+    wait_until("delay dispatched", || server.requests_served() == 1).await;
+    server.goaway_all();
+    let response = busy.read_response().await;
+    assert_eq!(response.status, 200);
+    assert_eq!(response.body, b"ok");
+    assert_eq!(busy.read_to_end().await.expect("clean EOF"), b"");
+    server.shutdown().await;
+}

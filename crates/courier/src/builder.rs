@@ -4,8 +4,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::client::Client;
-use crate::config::Config;
-use crate::connect::Resolve;
+use crate::config::{Config, Versions};
+use crate::connect::{tls, Resolve};
 use crate::error::{Error, ErrorKind};
 
 /// Configures a [`Client`]. Every setting has a documented default; defaults
@@ -133,6 +133,105 @@ impl ClientBuilder {
         self
     }
 
+    /// Speak HTTP/1.1 only (ALPN offers only `http/1.1`).
+    pub fn http1_only(mut self) -> Self {
+        self.config.versions = Versions::Http1Only;
+        self
+    }
+
+    /// Speak HTTP/2 only: ALPN `h2` over TLS (a server that does not pick it
+    /// fails with [`ErrorKind::Protocol`]), and h2c by prior knowledge over
+    /// plain TCP. Default: HTTP/1.1 over plain TCP, ALPN's choice over TLS.
+    pub fn http2_prior_knowledge(mut self) -> Self {
+        self.config.versions = Versions::Http2Only;
+        self
+    }
+
+    /// When every HTTP/2 connection to an origin has as many streams open as
+    /// the server allows (SETTINGS_MAX_CONCURRENT_STREAMS), open another
+    /// connection (within `max_connections_per_host`) instead of queueing.
+    /// Default: on (SocketsHttpHandler's `EnableMultipleHttp2Connections` is
+    /// off by default; courier turns it on because silent queueing behind a
+    /// stream limit is what long-polling services trip over).
+    pub fn http2_multiple_connections(mut self, enabled: bool) -> Self {
+        self.config.http2.multiple_connections = enabled;
+        self
+    }
+
+    /// Sends an HTTP/2 PING this often to detect a dead peer. Default: none.
+    pub fn http2_keep_alive_interval(mut self, interval: Option<Duration>) -> Self {
+        self.config.http2.keep_alive_interval = interval;
+        self
+    }
+
+    /// How long to wait for a PING acknowledgement before the connection is
+    /// declared dead and its streams fail. Default: 20 s.
+    pub fn http2_keep_alive_timeout(mut self, timeout: Duration) -> Self {
+        self.config.http2.keep_alive_timeout = timeout;
+        self
+    }
+
+    /// Also PING connections with no open stream. Default: off.
+    pub fn http2_keep_alive_while_idle(mut self, enabled: bool) -> Self {
+        self.config.http2.keep_alive_while_idle = enabled;
+        self
+    }
+
+    /// HTTP/2 flow-control window per stream. Default: 2 MiB (a 1 MiB body
+    /// needs no window update round trip).
+    pub fn http2_initial_stream_window_size(mut self, bytes: u32) -> Self {
+        self.config.http2.initial_stream_window_size = bytes;
+        self
+    }
+
+    /// HTTP/2 flow-control window per connection. Default: 8 MiB.
+    pub fn http2_initial_connection_window_size(mut self, bytes: u32) -> Self {
+        self.config.http2.initial_connection_window_size = bytes;
+        self
+    }
+
+    /// Size HTTP/2 windows from measured bandwidth-delay (BDP pings),
+    /// overriding the fixed windows. Default: off.
+    pub fn http2_adaptive_window(mut self, enabled: bool) -> Self {
+        self.config.http2.adaptive_window = enabled;
+        self
+    }
+
+    /// Trusts an extra root certificate (PEM; several in one string are fine),
+    /// in addition to the built-in web PKI roots.
+    pub fn add_root_certificate(mut self, pem: impl AsRef<[u8]>) -> Self {
+        self.config.tls.extra_roots_pem.push(pem.as_ref().to_vec());
+        self
+    }
+
+    /// Whether to trust the built-in web PKI roots (webpki-roots). Turn off to
+    /// trust only certificates added with `add_root_certificate`. Default: on.
+    pub fn tls_built_in_root_certs(mut self, enabled: bool) -> Self {
+        self.config.tls.built_in_roots = enabled;
+        self
+    }
+
+    /// Presents a client certificate (PEM chain and PEM private key) for mutual TLS.
+    pub fn identity(mut self, cert_chain_pem: impl AsRef<[u8]>, key_pem: impl AsRef<[u8]>) -> Self {
+        self.config.tls.identity_pem =
+            Some((cert_chain_pem.as_ref().to_vec(), key_pem.as_ref().to_vec()));
+        self
+    }
+
+    /// Resume earlier TLS sessions so rotated connections skip the full
+    /// handshake. Default: on.
+    pub fn tls_session_resumption(mut self, enabled: bool) -> Self {
+        self.config.tls.session_resumption = enabled;
+        self
+    }
+
+    /// **Turns off certificate verification**: any certificate, for any name,
+    /// is accepted. Only for tests against self-signed servers. Default: off.
+    pub fn danger_accept_invalid_certs(mut self, accept: bool) -> Self {
+        self.config.tls.accept_invalid_certs = accept;
+        self
+    }
+
     /// Replaces the system resolver (used once per new connection).
     pub fn dns_resolver<R: Resolve>(mut self, resolver: R) -> Self {
         self.config.resolver = Arc::new(resolver);
@@ -153,6 +252,7 @@ impl ClientBuilder {
                 "connect_timeout must be greater than zero",
             ));
         }
-        Ok(Client::from_config(self.config))
+        let tls = tls::client_config(&self.config.tls, self.config.versions)?;
+        Ok(Client::from_config(self.config, Some(tls)))
     }
 }

@@ -3,8 +3,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use http::header::HOST;
-use http::{Method, Request, Uri, Version};
+use http::{Method, Request};
 
 use crate::body::Body;
 use crate::builder::ClientBuilder;
@@ -12,7 +11,7 @@ use crate::config::Config;
 use crate::drain::DrainPolicy;
 use crate::error::{Error, ErrorKind};
 use crate::metrics::{GaugeGuard, Metrics, MetricsSnapshot};
-use crate::pool::{Lease, OriginPool, Pool, SendError};
+use crate::pool::{Pool, SendError};
 use crate::request::{IntoUri, RequestBuilder};
 use crate::response::Response;
 
@@ -56,8 +55,14 @@ impl std::fmt::Debug for Client {
 
 impl Client {
     /// A client with every default (see [`ClientBuilder`]).
+    ///
+    /// # Panics
+    ///
+    /// Never with the defaults; use [`Client::builder`] to handle configuration errors.
     pub fn new() -> Client {
-        Client::from_config(Config::default())
+        ClientBuilder::new()
+            .build()
+            .expect("the default configuration is valid")
     }
 
     /// Starts configuring a client.
@@ -65,7 +70,7 @@ impl Client {
         ClientBuilder::new()
     }
 
-    pub(crate) fn from_config(config: Config) -> Client {
+    pub(crate) fn from_config(config: Config, tls: Option<Arc<rustls::ClientConfig>>) -> Client {
         let metrics = Arc::new(Metrics::default());
         let drain = DrainPolicy {
             max_bytes: config.max_response_drain_size,
@@ -74,7 +79,7 @@ impl Client {
         };
         Client {
             inner: Arc::new(ClientInner {
-                pool: Pool::new(config, Arc::clone(&metrics)),
+                pool: Pool::new(config, Arc::clone(&metrics), tls),
                 metrics,
                 drain,
             }),
@@ -161,30 +166,37 @@ impl Client {
         result
     }
 
-    /// Checkout, send, and the one retry a stale pooled connection earns.
+    /// Checkout, send, and the one retry a failed attempt may earn: on a new
+    /// connection when a reused HTTP/1.1 connection turned out dead, or on any
+    /// other connection when an HTTP/2 server refused the stream unprocessed.
     async fn send_once(
         &self,
-        request: Request<Body>,
+        mut request: Request<Body>,
         deadline: Option<Instant>,
     ) -> Result<Response, Error> {
         let config = self.inner.pool.config();
         let origin = self.inner.pool.origin(request.uri())?;
-        let mut request = to_origin_form(request, &origin)?;
         let mut fresh_only = false;
+        let mut retried = false;
         loop {
-            let conn = origin
+            let mut lease = origin
                 .checkout(fresh_only, config.pool_queue_timeout)
                 .await?;
-            let may_retry = config.retry_stale_connections && conn.requests > 0 && !fresh_only;
+            let h2 = lease.is_http2();
+            let stale_retry = !retried && config.retry_stale_connections && lease.is_reused_http1();
             // A request that was written may only be replayed when replaying
-            // cannot change the outcome: idempotent method, buffered body.
-            let replay = if may_retry && is_idempotent(request.method()) {
+            // cannot change the outcome: the server did not process it (HTTP/2
+            // refusal), or the method is idempotent; and the body is buffered.
+            let replay = if !retried && (h2 || (stale_retry && is_idempotent(request.method()))) {
                 try_clone(&request)
             } else {
                 None
             };
-            let mut lease = Lease::new(conn, Arc::clone(&origin));
-            match lease.conn_mut().send(request).await {
+            let SendError {
+                error,
+                unsent,
+                unprocessed,
+            } = match lease.send(request).await {
                 Ok(res) => {
                     return Ok(Response::new(
                         res,
@@ -194,39 +206,37 @@ impl Client {
                         config.max_response_body_size,
                     ))
                 }
-                Err(SendError { error, unsent }) => {
-                    drop(lease);
-                    let retry = match unsent {
-                        Some(req) if may_retry => Some(req),
-                        _ if may_retry && error.kind() == ErrorKind::ConnectionClosed => replay,
-                        _ => None,
-                    };
-                    let Some(req) = retry else {
-                        return Err(error);
-                    };
-                    tracing::debug!(%error, "reused connection was stale; retrying on a new one");
-                    self.inner.metrics.stale_retries.inc();
-                    request = req;
-                    fresh_only = true;
-                }
+                Err(e) => e,
+            };
+            drop(lease);
+            let retry = if retried {
+                None
+            } else if h2 {
+                unsent.or(if unprocessed { replay } else { None })
+            } else if stale_retry {
+                unsent.or(if error.kind() == ErrorKind::ConnectionClosed {
+                    replay
+                } else {
+                    None
+                })
+            } else {
+                None
+            };
+            let Some(req) = retry else {
+                return Err(error);
+            };
+            if h2 {
+                tracing::debug!(%error, "HTTP/2 stream refused unprocessed; retrying");
+                self.inner.metrics.refused_stream_retries.inc();
+            } else {
+                tracing::debug!(%error, "reused connection was stale; retrying on a new one");
+                self.inner.metrics.stale_retries.inc();
             }
+            request = req;
+            retried = true;
+            fresh_only = !h2;
         }
     }
-}
-
-/// HTTP/1.1 wants the path in the request line and the authority in `Host`.
-fn to_origin_form(mut request: Request<Body>, origin: &OriginPool) -> Result<Request<Body>, Error> {
-    let path = match request.uri().path_and_query() {
-        Some(pq) => Uri::from(pq.clone()),
-        None => Uri::from_static("/"),
-    };
-    *request.uri_mut() = path;
-    *request.version_mut() = Version::HTTP_11;
-    request
-        .headers_mut()
-        .entry(HOST)
-        .or_insert_with(|| origin.host_header.clone());
-    Ok(request)
 }
 
 fn is_idempotent(method: &Method) -> bool {

@@ -5,6 +5,66 @@ use std::time::Duration;
 
 use crate::connect::{Resolve, SystemResolver};
 
+/// Which HTTP versions the client may speak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Versions {
+    /// HTTP/1.1 over plain TCP; over TLS whatever ALPN picks (h2 preferred).
+    Auto,
+    /// HTTP/1.1 only (ALPN offers only `http/1.1`).
+    Http1Only,
+    /// HTTP/2 only: ALPN `h2` over TLS, prior knowledge (h2c) over plain TCP.
+    Http2Only,
+}
+
+/// HTTP/2 settings.
+#[derive(Debug, Clone)]
+pub(crate) struct Http2Config {
+    pub(crate) multiple_connections: bool,
+    pub(crate) keep_alive_interval: Option<Duration>,
+    pub(crate) keep_alive_timeout: Duration,
+    pub(crate) keep_alive_while_idle: bool,
+    pub(crate) initial_stream_window_size: u32,
+    pub(crate) initial_connection_window_size: u32,
+    pub(crate) adaptive_window: bool,
+}
+
+impl Default for Http2Config {
+    fn default() -> Self {
+        Http2Config {
+            multiple_connections: true,
+            keep_alive_interval: None,
+            keep_alive_timeout: Duration::from_secs(20),
+            keep_alive_while_idle: false,
+            // Room for a 1 MiB body without a window update round trip.
+            initial_stream_window_size: 2 * 1024 * 1024,
+            initial_connection_window_size: 8 * 1024 * 1024,
+            adaptive_window: false,
+        }
+    }
+}
+
+/// TLS settings, turned into a rustls `ClientConfig` when the client is built.
+#[derive(Clone)]
+pub(crate) struct TlsSettings {
+    pub(crate) built_in_roots: bool,
+    pub(crate) extra_roots_pem: Vec<Vec<u8>>,
+    pub(crate) accept_invalid_certs: bool,
+    pub(crate) identity_pem: Option<(Vec<u8>, Vec<u8>)>,
+    pub(crate) session_resumption: bool,
+}
+
+impl Default for TlsSettings {
+    fn default() -> Self {
+        TlsSettings {
+            built_in_roots: true,
+            extra_roots_pem: Vec::new(),
+            accept_invalid_certs: false,
+            identity_pem: None,
+            session_resumption: true,
+        }
+    }
+}
+
 /// Everything the pool, the connector and the request path read.
 ///
 /// Defaults follow .NET's SocketsHttpHandler unless noted; each is documented
@@ -24,6 +84,9 @@ pub(crate) struct Config {
     pub(crate) max_response_body_size: Option<u64>,
     pub(crate) tcp_nodelay: bool,
     pub(crate) retry_stale_connections: bool,
+    pub(crate) versions: Versions,
+    pub(crate) http2: Http2Config,
+    pub(crate) tls: TlsSettings,
     pub(crate) resolver: Arc<dyn Resolve>,
 }
 
@@ -43,6 +106,9 @@ impl Default for Config {
             max_response_body_size: None,
             tcp_nodelay: true,
             retry_stale_connections: true,
+            versions: Versions::Auto,
+            http2: Http2Config::default(),
+            tls: TlsSettings::default(),
             resolver: Arc::new(SystemResolver),
         }
     }
@@ -70,6 +136,9 @@ impl std::fmt::Debug for Config {
             .field("max_response_body_size", &self.max_response_body_size)
             .field("tcp_nodelay", &self.tcp_nodelay)
             .field("retry_stale_connections", &self.retry_stale_connections)
+            .field("versions", &self.versions)
+            .field("http2", &self.http2)
+            .field("tls_accept_invalid_certs", &self.tls.accept_invalid_certs)
             .finish_non_exhaustive()
     }
 }

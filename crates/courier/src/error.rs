@@ -24,6 +24,9 @@ pub enum ErrorKind {
     Connect,
     /// Establishing the connection took longer than `connect_timeout`.
     ConnectTimeout,
+    /// The TLS handshake failed: untrusted or expired certificate, wrong host
+    /// name, no common protocol, or bad TLS configuration.
+    Tls,
     /// The request did not complete within its total timeout.
     Timeout,
     /// The request waited longer than `pool_queue_timeout` for a connection.
@@ -53,6 +56,7 @@ impl ErrorKind {
             ErrorKind::Dns => "dns",
             ErrorKind::Connect => "connect",
             ErrorKind::ConnectTimeout => "connect_timeout",
+            ErrorKind::Tls => "tls",
             ErrorKind::Timeout => "timeout",
             ErrorKind::PoolQueueTimeout => "pool_queue_timeout",
             ErrorKind::ConnectionClosed => "connection_closed",
@@ -133,7 +137,7 @@ impl Error {
     pub fn is_connect(&self) -> bool {
         matches!(
             self.inner.kind,
-            ErrorKind::Dns | ErrorKind::Connect | ErrorKind::ConnectTimeout
+            ErrorKind::Dns | ErrorKind::Connect | ErrorKind::ConnectTimeout | ErrorKind::Tls
         )
     }
 
@@ -143,7 +147,12 @@ impl Error {
             ErrorKind::HeadersTooLarge
         } else if err.is_parse() || err.is_parse_status() {
             ErrorKind::Protocol
-        } else if err.is_incomplete_message() || err.is_canceled() || err.is_closed() {
+        } else if err.is_incomplete_message()
+            || err.is_canceled()
+            || err.is_closed()
+            // HTTP/2 keep-alive: the peer stopped answering PINGs.
+            || err.is_timeout()
+        {
             ErrorKind::ConnectionClosed
         } else if err.is_body_write_aborted() || err.is_user() {
             ErrorKind::InvalidRequest
@@ -194,6 +203,7 @@ impl fmt::Display for Error {
             ErrorKind::Dns => "DNS resolution failed",
             ErrorKind::Connect => "connection failed",
             ErrorKind::ConnectTimeout => "connect timed out",
+            ErrorKind::Tls => "TLS handshake failed",
             ErrorKind::Timeout => "request timed out",
             ErrorKind::PoolQueueTimeout => "timed out waiting for a pooled connection",
             ErrorKind::ConnectionClosed => "connection closed before the response",

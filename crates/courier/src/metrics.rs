@@ -29,8 +29,21 @@ pub(crate) struct Metrics {
     pub(crate) drains_completed: Counter,
     pub(crate) drains_aborted: Counter,
     pub(crate) stale_retries: Counter,
+    pub(crate) refused_stream_retries: Counter,
     pub(crate) dns_lookups: Counter,
     pub(crate) dns_failures: Counter,
+    pub(crate) connections_open_http1: Gauge,
+    pub(crate) connections_open_http2: Gauge,
+    pub(crate) connections_established_http1: Counter,
+    pub(crate) connections_established_http2: Counter,
+    pub(crate) requests_http1: Counter,
+    pub(crate) requests_http2: Counter,
+    pub(crate) http2_streams_active: Gauge,
+    pub(crate) tls_handshakes: Counter,
+    pub(crate) tls_handshakes_current: Gauge,
+    pub(crate) tls_handshake_failures: Counter,
+    pub(crate) tls_resumed: Counter,
+    pub(crate) tls_handshake_duration: AtomicHistogram,
     pub(crate) time_in_queue: AtomicHistogram,
     pub(crate) request_duration: AtomicHistogram,
     pub(crate) connect_duration: AtomicHistogram,
@@ -59,8 +72,22 @@ impl Metrics {
             drains_completed: self.drains_completed.get(),
             drains_aborted: self.drains_aborted.get(),
             stale_retries: self.stale_retries.get(),
+            refused_stream_retries: self.refused_stream_retries.get(),
             dns_lookups: self.dns_lookups.get(),
             dns_failures: self.dns_failures.get(),
+            connections_open_http1: self.connections_open_http1.get(),
+            connections_open_http2: self.connections_open_http2.get(),
+            connections_established_http1: self.connections_established_http1.get(),
+            connections_established_http2: self.connections_established_http2.get(),
+            requests_http1: self.requests_http1.get(),
+            requests_http2: self.requests_http2.get(),
+            http2_streams_active: self.http2_streams_active.get(),
+            tls_handshakes: self.tls_handshakes.get(),
+            tls_handshakes_current: self.tls_handshakes_current.get(),
+            tls_handshakes_current_max: self.tls_handshakes_current.max(),
+            tls_handshake_failures: self.tls_handshake_failures.get(),
+            tls_resumed: self.tls_resumed.get(),
+            tls_handshake_duration: self.tls_handshake_duration.snapshot(),
             time_in_queue: self.time_in_queue.snapshot(),
             request_duration: self.request_duration.snapshot(),
             connect_duration: self.connect_duration.snapshot(),
@@ -107,10 +134,39 @@ pub struct MetricsSnapshot {
     pub drains_aborted: u64,
     /// Requests retried on a new connection because a reused one turned out to be closed.
     pub stale_retries: u64,
+    /// HTTP/2 requests retried on another connection because the server refused
+    /// the stream unprocessed (GOAWAY past it, REFUSED_STREAM).
+    pub refused_stream_retries: u64,
     /// DNS lookups made (one per new connection to a host name).
     pub dns_lookups: u64,
     /// DNS lookups that failed or found no address.
     pub dns_failures: u64,
+    /// Open HTTP/1.1 connections.
+    pub connections_open_http1: u64,
+    /// Open HTTP/2 connections.
+    pub connections_open_http2: u64,
+    /// HTTP/1.1 connections established, total.
+    pub connections_established_http1: u64,
+    /// HTTP/2 connections established, total.
+    pub connections_established_http2: u64,
+    /// Requests sent over HTTP/1.1 (each attempt counts).
+    pub requests_http1: u64,
+    /// Requests sent over HTTP/2 (each attempt counts).
+    pub requests_http2: u64,
+    /// HTTP/2 streams open now, over all connections.
+    pub http2_streams_active: u64,
+    /// TLS handshakes completed, total (full and resumed).
+    pub tls_handshakes: u64,
+    /// TLS handshakes in progress now.
+    pub tls_handshakes_current: u64,
+    /// The most TLS handshakes that were in progress at once.
+    pub tls_handshakes_current_max: u64,
+    /// TLS handshakes that failed (certificate, protocol), total.
+    pub tls_handshake_failures: u64,
+    /// TLS handshakes that resumed an earlier session, total.
+    pub tls_resumed: u64,
+    /// TLS handshake duration.
+    pub tls_handshake_duration: HistogramSnapshot,
     /// `http.client.request.time_in_queue`: time requests spent waiting for a connection (only those that waited).
     pub time_in_queue: HistogramSnapshot,
     /// `http.client.request.duration`: time from send to the response head.

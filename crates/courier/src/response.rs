@@ -289,7 +289,10 @@ impl Drop for ResponseBody {
             return;
         };
         match self.incoming.take() {
-            Some(body) if !body.is_end_stream() => self.drain.start(body, lease, self.remaining),
+            // HTTP/2: dropping the body resets just this stream; nothing to drain.
+            Some(body) if !body.is_end_stream() && !lease.is_http2() => {
+                self.drain.start(body, lease, self.remaining)
+            }
             _ => lease.release(),
         }
     }

@@ -1,13 +1,18 @@
-//! `courier bench` flags.
+//! `courier bench` flags, and their resolution into a [`Load`] (who sends how much, how).
 //!
 //! The struct doubles as the `config` object of the JSON report (it is `Serialize`), so a report
-//! always records exactly what was asked for. Values are validated while parsing, so a typo in a
-//! header or a URL is reported by clap with the flag's name instead of surfacing as a failed
-//! request later. Pool knobs left unset keep the library's defaults and appear as `null`.
+//! always records exactly what was asked for; the resolved values (defaults filled in) are in the
+//! report's `load` object. Values are validated while parsing, so a typo in a header or a URL is
+//! reported by clap with the flag's name instead of surfacing as a failed request later. Pool
+//! knobs left unset keep the library's defaults and appear as `null`.
+//!
+//! Protocol flags (`--http`, `--tls`, `--insecure`, …) belong next to the pool knobs; they are
+//! applied in `client.rs`, which is the one place that turns flags into a `ClientBuilder`.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::Args;
+use clap::{Args, ValueEnum};
 use http::{HeaderName, HeaderValue, Method, Uri};
 use serde::{Deserialize, Serialize};
 
@@ -16,26 +21,72 @@ use crate::secs::{Secs, SecsOrNone};
 
 /// How long the test runs when neither `--duration` nor `--requests` is given.
 pub const DEFAULT_DURATION: Duration = Duration::from_secs(10);
+/// Requests in flight per client in the closed loop when `-c` is not given.
+pub const DEFAULT_CONCURRENCY: u64 = 64;
+/// In-flight cap per client of the open loop when neither `-c` nor a connection cap is given.
+pub const DEFAULT_OPEN_LOOP_CAP: u64 = 1000;
+/// How long a long poll waits on the server when `--delay` is not given.
+pub const DEFAULT_DELAY: Duration = Duration::from_secs(5);
 
-/// Closed-loop HTTP load generator: C workers each send a request, wait for it, and repeat.
+/// HTTP load generator: closed loop (`-c`), open loop (`--rate`) or long polls, with the latency,
+/// connection-pool and process figures of the usual HTTP client benchmark tables.
 #[derive(Debug, Clone, PartialEq, Args, Serialize, Deserialize)]
 pub struct BenchArgs {
-    /// Target URL (http:// or https://). Without one, the built-in server is started
-    /// in-process on 127.0.0.1 and `/bytes/{response-size}` is targeted.
+    /// Target URL (http:// or https://). Without one, the built-in server is started on
+    /// 127.0.0.1 and `--path` is targeted. With `--scenario longpoll` this is a base URL:
+    /// `/delay/{ms}` is appended to it.
     #[arg(value_parser = parse_url)]
     pub url: Option<String>,
 
-    /// Requests in flight at once (one worker task per request slot).
-    #[arg(short = 'c', long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..))]
-    pub concurrency: u64,
+    /// What each request does: `requests` (send, read, repeat) or `longpoll` (hold requests
+    /// to `/delay/{--delay}` in flight and measure the memory they cost).
+    #[arg(long, value_enum, default_value_t = Scenario::Requests)]
+    pub scenario: Scenario,
 
-    /// Run for this many seconds [default: 10].
+    /// Path asked of the built-in server [default: /bytes/{--response-size}], e.g. `/delay/50`.
+    #[arg(long, value_name = "PATH", value_parser = parse_path, conflicts_with = "url")]
+    pub path: Option<String>,
+
+    /// Independent clients (each with its own connection pool), as with N `HttpClient`s.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub clients: Option<u64>,
+
+    /// Requests in flight per client [default: 64]. With `--rate`: the most requests in flight
+    /// per client [default: --max-connections-per-host, else 1000].
+    #[arg(short = 'c', long, value_name = "C", value_parser = clap::value_parser!(u64).range(1..))]
+    pub concurrency: Option<u64>,
+
+    /// h2load's model: K clients, each limited to one connection (use with `--streams`).
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u64).range(1..),
+          conflicts_with_all = ["clients", "concurrency", "max_connections_per_host"])]
+    pub connections: Option<u64>,
+
+    /// Requests in flight on each of the `--connections` [default: 1].
+    #[arg(long, value_name = "M", requires = "connections",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub streams: Option<u64>,
+
+    /// Open loop: start this many requests per second on schedule, whatever the latency;
+    /// latency is reported from the intended start (corrected) and from the actual send.
+    #[arg(long, value_name = "R", value_parser = parse_rate)]
+    pub rate: Option<f64>,
+
+    /// Measure for this many seconds [default: 10].
     #[arg(short = 'd', long, value_name = "SECS", conflicts_with = "requests")]
     pub duration: Option<Secs>,
 
-    /// Send exactly this many requests, then stop (instead of --duration).
+    /// Measure exactly this many requests, then stop (instead of --duration).
     #[arg(short = 'n', long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub requests: Option<u64>,
+
+    /// Run this many seconds first and leave them out of every figure (connections opened
+    /// during the warmup stay open and are reused).
+    #[arg(long, value_name = "SECS")]
+    pub warmup: Option<Secs>,
+
+    /// Long polls: how long the server holds each request [default: 5].
+    #[arg(long, value_name = "SECS")]
+    pub delay: Option<Secs>,
 
     /// Read only the first N bytes of each body, then drop the response (the library drains
     /// the rest in the background). Default: read every body to its end.
@@ -50,15 +101,28 @@ pub struct BenchArgs {
     #[arg(short = 'H', long = "header", value_name = "NAME: VALUE", value_parser = parse_header)]
     pub headers: Vec<String>,
 
-    /// Tokio worker threads [default: number of cores].
+    /// Send a request body of this many bytes.
+    #[arg(long, value_name = "BYTES")]
+    pub body_size: Option<u64>,
+
+    /// Tokio worker threads of the client [default: number of cores].
     #[arg(long, value_name = "T", value_parser = clap::value_parser!(u64).range(1..))]
     pub threads: Option<u64>,
+
+    /// Worker threads of the in-process built-in server [default: number of cores].
+    #[arg(long, value_name = "T", value_parser = clap::value_parser!(u64).range(1..))]
+    pub server_threads: Option<u64>,
+
+    /// Where the built-in server runs: `auto` (in this process, except for long polls, whose
+    /// memory figure must be the client's alone), `in-process` or `process` (child processes).
+    #[arg(long, value_enum, default_value_t = ServerMode::Auto)]
+    pub server: ServerMode,
 
     /// Total time limit per request, in seconds [library default: 100].
     #[arg(long, value_name = "SECS")]
     pub timeout: Option<Secs>,
 
-    /// Connection limit per origin [library default: unbounded].
+    /// Connection limit per origin and client [library default: unbounded].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_connections_per_host: Option<u64>,
 
@@ -99,28 +163,155 @@ pub struct BenchArgs {
     #[arg(long, value_name = "BYTES", default_value_t = 128)]
     pub response_size: u64,
 
-    /// Also write the report as JSON to this file.
+    /// Count heap allocations and bytes allocated per request (without `-H`, the request
+    /// carries a browser's header set).
+    #[arg(long)]
+    pub count_allocations: bool,
+
+    /// Draw the per-second timeline (requests/s, connections, p99) in the terminal.
+    #[arg(long)]
+    pub chart: bool,
+
+    /// Also write the report as JSON to this file (read it back with `courier compare`).
     #[arg(long, value_name = "FILE")]
-    pub json: Option<std::path::PathBuf>,
+    pub json: Option<PathBuf>,
+
+    /// Also write a self-contained HTML report with charts to this file.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+}
+
+/// What each request slot does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Scenario {
+    /// Send, read the response, repeat.
+    Requests,
+    /// Hold requests to `/delay/{ms}` in flight: peak in flight, wake-up latency, memory.
+    Longpoll,
+}
+
+/// Where the built-in server runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ServerMode {
+    /// In this process, except for long polls (child processes).
+    Auto,
+    /// On its own runtime in this process (its threads are left out of allocation counts).
+    InProcess,
+    /// In child processes (`courier serve`), so CPU, memory and file descriptors of this
+    /// process are the client's alone.
+    Process,
 }
 
 /// When a run ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stop {
-    /// After exactly this many requests (successful or not).
+    /// After exactly this many measured requests (successful or not).
     Requests(u64),
-    /// When this much time has passed; requests still in flight then are abandoned.
+    /// When this much measured time has passed; requests still in flight are abandoned.
     Duration(Duration),
+    /// Long polls without `-d`/`-n`: every request slot sends exactly one request.
+    OneRound,
+}
+
+/// The load model, resolved from the flags.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Model {
+    /// Each request slot sends, waits for the response, and sends again.
+    Closed,
+    /// Requests start on a fixed schedule of `rate` per second.
+    Open { rate: f64 },
+    /// Request slots hold long polls of `delay`.
+    LongPoll { delay: Duration },
+}
+
+/// Who sends how much: the flags with every default filled in.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Load {
+    pub model: Model,
+    /// Independent `Client`s.
+    pub clients: u64,
+    /// Request slots per client (closed loop, long polls) or in-flight cap per client (open loop).
+    pub concurrency: u64,
+    /// Connection cap per origin and client (`--connections` sets 1).
+    pub max_connections_per_host: Option<u64>,
+    pub stop: Stop,
+    pub warmup: Duration,
+}
+
+impl Load {
+    /// Requests that can be in flight at once over all clients.
+    pub fn in_flight(&self) -> u64 {
+        self.clients.saturating_mul(self.concurrency)
+    }
+
+    /// Short name of the model, as the report shows it.
+    pub fn model_name(&self) -> &'static str {
+        match self.model {
+            Model::Closed => "closed",
+            Model::Open { .. } => "open",
+            Model::LongPoll { .. } => "longpoll",
+        }
+    }
 }
 
 impl BenchArgs {
-    /// The stop condition: `--requests` if given, else `--duration`, else the default duration.
-    pub fn stop(&self) -> Stop {
-        match (self.requests, self.duration) {
-            (Some(n), _) => Stop::Requests(n),
-            (None, Some(secs)) => Stop::Duration(secs.as_duration()),
-            (None, None) => Stop::Duration(DEFAULT_DURATION),
+    /// Checks the flags against each other and fills in the defaults.
+    pub fn load(&self) -> Result<Load> {
+        let model = match (self.scenario, self.rate) {
+            (Scenario::Longpoll, Some(_)) => {
+                return Err(CliError::new(
+                    "--rate does not apply to --scenario longpoll (long polls hold -c requests in flight)",
+                ))
+            }
+            (Scenario::Longpoll, None) => Model::LongPoll {
+                delay: self.delay.map_or(DEFAULT_DELAY, Secs::as_duration),
+            },
+            (Scenario::Requests, _) if self.delay.is_some() => {
+                return Err(CliError::new(
+                    "--delay applies to --scenario longpoll; for slow responses use --path /delay/{ms}",
+                ))
+            }
+            (Scenario::Requests, Some(rate)) => Model::Open { rate },
+            (Scenario::Requests, None) => Model::Closed,
+        };
+        let (clients, max_connections_per_host, explicit) = match self.connections {
+            Some(k) => (k, Some(1), Some(self.streams.unwrap_or(1))),
+            None => (
+                self.clients.unwrap_or(1),
+                self.max_connections_per_host,
+                self.concurrency,
+            ),
+        };
+        let concurrency = match (explicit, model) {
+            (Some(c), _) => c,
+            // An open loop's in-flight cap is the pool's connection cap by default, as in wrk2:
+            // a request then waits for a free connection in the load generator, where its
+            // delay counts as coordinated omission, not unseen in the pool's queue.
+            (None, Model::Open { .. }) => max_connections_per_host.unwrap_or(DEFAULT_OPEN_LOOP_CAP),
+            (None, _) => DEFAULT_CONCURRENCY,
+        };
+        let stop = match (self.requests, self.duration, model) {
+            (Some(n), _, _) => Stop::Requests(n),
+            (None, Some(secs), _) => Stop::Duration(secs.as_duration()),
+            (None, None, Model::LongPoll { .. }) => Stop::OneRound,
+            (None, None, _) => Stop::Duration(DEFAULT_DURATION),
+        };
+        let warmup = self.warmup.map_or(Duration::ZERO, Secs::as_duration);
+        if stop == Stop::OneRound && !warmup.is_zero() {
+            return Err(CliError::new(
+                "--warmup needs -d or -n with --scenario longpoll (by default each slot sends one long poll)",
+            ));
         }
+        Ok(Load {
+            model,
+            clients,
+            concurrency,
+            max_connections_per_host,
+            stop,
+            warmup,
+        })
     }
 
     /// The method as `http` knows it (already validated by the parser).
@@ -135,6 +326,15 @@ impl BenchArgs {
             .iter()
             .map(|h| split_header(h).map_err(CliError::new))
             .collect()
+    }
+
+    /// Whether the built-in server runs in child processes rather than in this one.
+    pub fn server_in_child_process(&self) -> bool {
+        match self.server {
+            ServerMode::Auto => self.scenario == Scenario::Longpoll,
+            ServerMode::InProcess => false,
+            ServerMode::Process => true,
+        }
     }
 }
 
@@ -154,6 +354,25 @@ fn parse_url(text: &str) -> Result<String, String> {
     Ok(text.to_owned())
 }
 
+/// A path (with optional query) for the built-in server.
+fn parse_path(text: &str) -> Result<String, String> {
+    if !text.starts_with('/') {
+        return Err(format!("`{text}` must start with `/`, e.g. /delay/50"));
+    }
+    http::uri::PathAndQuery::try_from(text).map_err(|e| format!("`{text}` is not a path: {e}"))?;
+    Ok(text.to_owned())
+}
+
+/// A positive, finite rate.
+fn parse_rate(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(rate) if rate.is_finite() && rate > 0.0 => Ok(rate),
+        _ => Err(format!(
+            "`{text}` is not a rate: expected requests per second, e.g. 500"
+        )),
+    }
+}
+
 /// Upper-cases the method: methods are case-sensitive, and `post` almost always means POST.
 fn parse_method(text: &str) -> Result<String, String> {
     let upper = text.trim().to_ascii_uppercase();
@@ -170,7 +389,8 @@ fn parse_header(text: &str) -> Result<String, String> {
     Ok(format!("{name}: {value}"))
 }
 
-fn split_header(text: &str) -> Result<(HeaderName, HeaderValue), String> {
+/// Splits and validates "name: value".
+pub fn split_header(text: &str) -> Result<(HeaderName, HeaderValue), String> {
     let (name, value) = text
         .split_once(':')
         .ok_or_else(|| format!("header `{text}` must look like \"name: value\""))?;
@@ -182,7 +402,7 @@ fn split_header(text: &str) -> Result<(HeaderName, HeaderValue), String> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use clap::Parser;
 
@@ -193,7 +413,7 @@ mod tests {
         args: BenchArgs,
     }
 
-    fn parse(argv: &[&str]) -> Result<BenchArgs, clap::Error> {
+    pub(crate) fn parse(argv: &[&str]) -> Result<BenchArgs, clap::Error> {
         let mut full = vec!["bench"];
         full.extend_from_slice(argv);
         Wrapper::try_parse_from(full).map(|w| w.args)
@@ -203,12 +423,17 @@ mod tests {
     fn defaults() {
         let args = parse(&[]).unwrap();
         assert_eq!(args.url, None);
-        assert_eq!(args.concurrency, 64);
-        assert_eq!(args.stop(), Stop::Duration(DEFAULT_DURATION));
+        assert_eq!(args.concurrency, None);
         assert_eq!(args.read_bytes, None);
         assert_eq!(args.method, "GET");
         assert_eq!(args.response_size, 128);
         assert_eq!(args.pool_idle_timeout, None);
+        let load = args.load().unwrap();
+        assert_eq!(load.model, Model::Closed);
+        assert_eq!((load.clients, load.concurrency), (1, DEFAULT_CONCURRENCY));
+        assert_eq!(load.stop, Stop::Duration(DEFAULT_DURATION));
+        assert_eq!(load.warmup, Duration::ZERO);
+        assert!(!args.server_in_child_process());
     }
 
     #[test]
@@ -217,8 +442,12 @@ mod tests {
             "http://127.0.0.1:9/x",
             "-c",
             "16",
+            "--clients",
+            "3",
             "-n",
             "2000",
+            "--warmup",
+            "1",
             "--read-bytes",
             "0",
             "-m",
@@ -227,6 +456,8 @@ mod tests {
             "X-A:  1",
             "-H",
             "accept: */*",
+            "--body-size",
+            "512",
             "--threads",
             "2",
             "--timeout",
@@ -249,11 +480,14 @@ mod tests {
             "1",
             "--max-response-headers-size",
             "8192",
+            "--count-allocations",
+            "--chart",
             "--json",
             "out.json",
+            "--html",
+            "out.html",
         ])
         .unwrap();
-        assert_eq!(args.stop(), Stop::Requests(2000));
         assert_eq!(args.method, "POST");
         assert_eq!(args.headers, ["x-a: 1", "accept: */*"]);
         assert_eq!(args.http_headers().unwrap().len(), 2);
@@ -264,12 +498,64 @@ mod tests {
             Some(Duration::from_millis(500))
         );
         assert_eq!(args.http_method().unwrap(), Method::POST);
+        let load = args.load().unwrap();
+        assert_eq!(load.stop, Stop::Requests(2000));
+        assert_eq!((load.clients, load.concurrency), (3, 16));
+        assert_eq!(load.in_flight(), 48);
+        assert_eq!(load.max_connections_per_host, Some(8));
+        assert_eq!(load.warmup, Duration::from_secs(1));
+    }
+
+    #[test]
+    fn connections_and_streams_are_h2loads_model() {
+        let load = parse(&["--connections", "4", "--streams", "10"])
+            .unwrap()
+            .load()
+            .unwrap();
+        assert_eq!(load.clients, 4);
+        assert_eq!(load.concurrency, 10);
+        assert_eq!(load.max_connections_per_host, Some(1));
+        let load = parse(&["--connections", "4"]).unwrap().load().unwrap();
+        assert_eq!(load.concurrency, 1);
+    }
+
+    #[test]
+    fn open_loop_cap_follows_the_connection_cap() {
+        let load = parse(&["--rate", "200", "--max-connections-per-host", "2"])
+            .unwrap()
+            .load()
+            .unwrap();
+        assert_eq!(load.model, Model::Open { rate: 200.0 });
+        assert_eq!(load.concurrency, 2);
+        let load = parse(&["--rate", "200"]).unwrap().load().unwrap();
+        assert_eq!(load.concurrency, DEFAULT_OPEN_LOOP_CAP);
+        let load = parse(&["--rate", "200", "-c", "7"])
+            .unwrap()
+            .load()
+            .unwrap();
+        assert_eq!(load.concurrency, 7);
+    }
+
+    #[test]
+    fn longpoll_defaults_to_one_round_in_a_child_server() {
+        let args = parse(&["--scenario", "longpoll", "-c", "200", "--delay", "1"]).unwrap();
+        let load = args.load().unwrap();
+        assert_eq!(
+            load.model,
+            Model::LongPoll {
+                delay: Duration::from_secs(1)
+            }
+        );
+        assert_eq!(load.stop, Stop::OneRound);
+        assert!(args.server_in_child_process());
+        let args = parse(&["--scenario", "longpoll", "--server", "in-process"]).unwrap();
+        assert!(!args.server_in_child_process());
     }
 
     #[test]
     fn duration_flag() {
-        let args = parse(&["-d", "1"]).unwrap();
-        assert_eq!(args.stop(), Stop::Duration(Duration::from_secs(1)));
+        let load = parse(&["-d", "1"]).unwrap().load().unwrap();
+        assert_eq!(load.stop, Stop::Duration(Duration::from_secs(1)));
     }
 
     #[test]
@@ -285,8 +571,28 @@ mod tests {
             &["ftp://host/"],
             &["localhost:8080/x"],
             &["--pool-idle-timeout", "soon"],
+            &["--rate", "0"],
+            &["--rate", "-5"],
+            &["--streams", "2"],
+            &["--connections", "2", "-c", "3"],
+            &["--connections", "2", "--max-connections-per-host", "3"],
+            &["--path", "delay/5"],
+            &["http://h/", "--path", "/x"],
+            &["--scenario", "poll"],
         ] {
             assert!(parse(argv).is_err(), "{argv:?} should be refused");
+        }
+    }
+
+    #[test]
+    fn refuses_contradicting_flags_with_a_reason() {
+        for (argv, needle) in [
+            (&["--scenario", "longpoll", "--rate", "5"][..], "--rate"),
+            (&["--delay", "1"], "--delay"),
+            (&["--scenario", "longpoll", "--warmup", "1"], "--warmup"),
+        ] {
+            let err = parse(argv).unwrap().load().unwrap_err();
+            assert!(err.to_string().contains(needle), "{argv:?}: {err}");
         }
     }
 }

@@ -1,17 +1,20 @@
-//! Builds the one shared `courier::Client` from the bench flags.
+//! Builds the benchmark's `courier::Client`s from the flags.
 //!
 //! Only flags that were given are applied, so an absent flag means "the library's default" and
-//! the benchmark measures what a user of the library gets out of the box.
+//! the benchmark measures what a user of the library gets out of the box. [`builder`] is the one
+//! place that turns flags into a `ClientBuilder`: protocol flags (`--http`, `--tls`,
+//! `--insecure`, multiple HTTP/2 connections) are applied here, and a client factory
+//! (`--handler-lifetime`) would replace [`build_all`].
 
-use courier::Client;
+use courier::{Client, ClientBuilder};
 
-use super::args::BenchArgs;
+use super::args::{BenchArgs, Load};
 use crate::error::{CliError, Result};
 
-/// The client every worker shares (cloning a `Client` shares its pool).
-pub fn build(args: &BenchArgs) -> Result<Client> {
+/// The builder for one client of the run.
+pub fn builder(args: &BenchArgs, load: &Load) -> Result<ClientBuilder> {
     let mut builder = Client::builder();
-    if let Some(n) = args.max_connections_per_host {
+    if let Some(n) = load.max_connections_per_host {
         builder = builder.max_connections_per_host(to_usize(n, "--max-connections-per-host")?);
     }
     if let Some(idle) = args.pool_idle_timeout {
@@ -41,9 +44,19 @@ pub fn build(args: &BenchArgs) -> Result<Client> {
     if let Some(size) = args.max_response_headers_size {
         builder = builder.max_response_headers_size(to_usize(size, "--max-response-headers-size")?);
     }
-    builder
-        .build()
-        .map_err(|e| CliError::new(format!("cannot build the HTTP client: {e}")))
+    Ok(builder)
+}
+
+/// The run's independent clients (`--clients`, or one per `--connections`). Built inside the
+/// runtime: a client may start background tasks (idle scavenging).
+pub fn build_all(args: &BenchArgs, load: &Load) -> Result<Vec<Client>> {
+    (0..load.clients)
+        .map(|_| {
+            builder(args, load)?
+                .build()
+                .map_err(|e| CliError::new(format!("cannot build the HTTP client: {e}")))
+        })
+        .collect()
 }
 
 /// Converts a count flag to `usize`, which only fails on targets narrower than 64 bits.

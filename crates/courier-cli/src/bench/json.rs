@@ -1,32 +1,54 @@
-//! The report as data: the typed schema of `--json`, also what the text table is rendered from.
+//! The report as data: the typed schema of `--json`, read back by `courier compare`.
 //!
-//! Keeping one struct for both outputs means the table and the file can never disagree, and a
-//! later `courier compare` can read two files back into this same type. Field names are part of
-//! the file format: add fields freely, but do not rename or remove them.
+//! The text table, the chart, the HTML page and the comparison are all rendered from this one
+//! struct, so they can never disagree with the file. Field names are the file format: add
+//! fields freely (as `Option` or with `#[serde(default)]` so older files still load), but do not
+//! rename or remove them; bump [`SCHEMA_VERSION`] when a meaning changes.
 
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;
-use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
 use super::args::BenchArgs;
-use super::stats::{millis, per_second, ratio, Percentiles, PoolStats, WorkerStats};
+use super::limits::Limits;
+use super::stats::{MeanMax, Percentiles};
 use crate::error::{CliError, Result};
+
+/// Version of the report format.
+pub const SCHEMA_VERSION: u32 = 1;
 
 /// Everything a bench run found out.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BenchReport {
+    /// Version of this format ([`SCHEMA_VERSION`]).
+    pub schema_version: u32,
     /// Version of the `courier` tool that produced the report.
     pub version: String,
-    /// The URL requested (the built-in server's, when no URL was given).
+    /// The URL requested (the first one, when long polls spread over several servers).
     pub url: String,
+    /// Every URL requested.
+    pub urls: Vec<String>,
     /// Method sent.
     pub method: String,
-    /// Tokio worker threads used.
+    /// Protocol asked for.
+    pub protocol: String,
+    /// `requests` or `longpoll`.
+    pub scenario: String,
+    /// Where the server ran: `in-process`, `process` (child processes) or `external` (a URL).
+    pub server: String,
+    /// The load model with its defaults resolved.
+    pub load: LoadReport,
+    /// Client runtime threads.
     pub threads: u64,
-    /// Finished requests, failed or not.
+    /// CPU cores of the machine.
+    pub cores: u64,
+    /// Seconds run before measuring, excluded from every figure.
+    pub warmup_s: f64,
+    /// Measured wall time, in seconds.
+    pub duration_s: f64,
+    /// Measured requests that finished, failed or not.
     pub requests: u64,
     /// Requests that failed without a response.
     pub errors: u64,
@@ -34,106 +56,201 @@ pub struct BenchReport {
     pub errors_by_kind: BTreeMap<String, u64>,
     /// Responses by status code (keys are the codes as strings, as JSON requires).
     pub status_codes: BTreeMap<String, u64>,
-    /// Wall time of the run, in seconds.
-    pub duration_s: f64,
-    /// Finished requests per second.
+    /// Finished requests per second ("Mean RPS").
     pub rps: f64,
     /// Body bytes read by the benchmark (bytes drained by the library are not counted).
     pub bytes_read: u64,
     /// Body bytes read per second.
     pub bytes_per_s: f64,
-    /// Time from sending a request to its response headers.
+    /// Time from sending a request to its response headers (from the actual send).
     pub latency_headers_ms: Percentiles,
-    /// Time from sending a request to the last body byte read.
+    /// Time from sending a request to the last body byte read (from the actual send).
     pub latency_last_byte_ms: Percentiles,
-    /// New connections opened during the run.
-    pub connections_established: u64,
+    /// Open connections, sampled over the run ("Current Connections - Mean/Max").
+    pub connections_current: MeanMax,
     /// Most connections open at once.
     pub connections_open_max: u64,
-    /// Requests per established connection: how well connections were reused.
+    /// New connections established during the measured time.
+    pub connections_established: u64,
+    /// Connection attempts in progress, sampled ("Current Outgoing Connect Attempts").
+    pub connect_attempts_current: MeanMax,
+    /// Connection attempts that failed during the measured time.
+    pub connect_failures: u64,
+    /// Requests per connection used (open at the start plus established).
     pub requests_per_connection: f64,
-    /// Most requests waiting for a connection at once (sampled every 100 ms).
-    pub requests_queued_max: u64,
-    /// Time requests waited for a connection.
-    pub queue_time_ms: QueueTime,
+    /// Requests waiting for a connection, sampled.
+    pub requests_queued: MeanMax,
+    /// Mean time in the pool's queue per second, then mean and max over the seconds
+    /// ("Requests Queue Duration - Mean/Max"); only requests that waited count.
+    pub queue_time_ms: MeanMax,
     /// Dropped bodies drained to their end (connection kept).
     pub drains_completed: u64,
     /// Dropped bodies over the drain limits (connection closed).
     pub drains_aborted: u64,
     /// Requests retried because a reused connection turned out to be closed.
     pub stale_retries: u64,
+    /// TLS figures; `null` until the client reports TLS metrics.
+    pub tls: Option<TlsReport>,
+    /// This process's CPU and memory.
+    pub process: ProcessReport,
+    /// Open-loop figures (`--rate`).
+    pub open_loop: Option<OpenLoopReport>,
+    /// Long-poll figures (`--scenario longpoll`).
+    pub longpoll: Option<LongPollReport>,
+    /// Allocation counts (`--count-allocations`).
+    pub allocations: Option<AllocationReport>,
+    /// Open-file and port limits, and notes on what limited the run.
+    pub limits: Limits,
+    /// Per-second samples of the measured time.
+    pub timeline: Vec<TimelineSample>,
     /// The flags of the run.
     pub config: BenchArgs,
 }
 
-/// Mean and maximum time spent waiting for a connection.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
-pub struct QueueTime {
-    pub mean: f64,
-    pub max: f64,
+/// The load model as run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoadReport {
+    /// `closed`, `open` or `longpoll`.
+    pub model: String,
+    /// Independent clients (connection pools).
+    pub clients: u64,
+    /// Request slots per client (open loop: in-flight cap per client).
+    pub concurrency: u64,
+    /// Connection cap per origin and client (`null`: unbounded).
+    pub max_connections_per_host: Option<u64>,
+    /// Open loop: requests per second asked for.
+    pub rate: Option<f64>,
+    /// Long polls: the server's delay in seconds.
+    pub delay_s: Option<f64>,
+    /// `duration`, `requests` or `one-round`.
+    pub stop: String,
 }
 
-/// The facts of a run that the report is computed from.
-#[derive(Debug, Clone, Copy)]
-pub struct RunFacts<'a> {
-    pub config: &'a BenchArgs,
-    pub url: &'a str,
-    pub threads: u64,
-    pub elapsed: Duration,
-    pub totals: &'a WorkerStats,
-    pub pool: &'a PoolStats,
+/// TLS figures, in the seed table's rows. Filled in once the client counts handshakes.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct TlsReport {
+    /// Handshakes completed during the measured time.
+    pub handshakes_total: u64,
+    /// Handshakes in progress, sampled.
+    pub handshakes_current: MeanMax,
+    /// TLS sessions (connections) active, sampled.
+    pub sessions_active: MeanMax,
+    /// Handshake duration per second, mean and max over the seconds.
+    pub handshake_duration_ms: MeanMax,
+}
+
+/// The benchmark process's own CPU and memory.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct ProcessReport {
+    /// Highest one-second CPU use, in % of all cores (100 = every core busy).
+    pub cpu_max_pct: f64,
+    /// Mean CPU use over the measured time, in % of all cores.
+    pub cpu_mean_pct: f64,
+    /// Highest resident set size ("working set"), in MiB.
+    pub rss_max_mb: f64,
+    /// Highest resident anonymous memory ("private memory"), in MiB.
+    pub private_max_mb: f64,
+    /// Whether the built-in server ran in this process (its CPU and memory are included).
+    pub includes_server: bool,
+}
+
+/// Open-loop figures.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct OpenLoopReport {
+    /// Requests per second asked for.
+    pub rate: f64,
+    /// Measured requests that were due.
+    pub intended: u64,
+    /// Of those, the requests sent.
+    pub sent: u64,
+    /// Requests sent per second.
+    pub sent_per_s: f64,
+    /// Due but never sent: every in-flight slot was busy until the end.
+    pub not_sent: u64,
+    /// Sent more than `late_after_ms` behind schedule.
+    pub late: u64,
+    /// Threshold for `late`.
+    pub late_after_ms: f64,
+    /// Sent but still in flight at the end (abandoned, not in the latency figures).
+    pub unfinished: u64,
+    /// Most requests in flight at once allowed, over all clients.
+    pub in_flight_cap: u64,
+    /// Most requests that were in flight at once.
+    pub max_in_flight: u64,
+    /// How late requests were sent after their intended start.
+    pub send_lag_ms: Percentiles,
+    /// From the intended start to the response headers (corrected for coordinated omission).
+    pub latency_corrected_headers_ms: Percentiles,
+    /// From the intended start to the last body byte (corrected for coordinated omission).
+    pub latency_corrected_last_byte_ms: Percentiles,
+}
+
+/// Long-poll figures.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct LongPollReport {
+    /// How long the server held each request, in seconds.
+    pub delay_s: f64,
+    /// Requests the run tried to hold in flight.
+    pub target_in_flight: u64,
+    /// The most requests that were in flight at once.
+    pub peak_in_flight: u64,
+    /// Latency after the server answered (latency minus the delay).
+    pub wake_up_ms: Percentiles,
+    /// Resident set before the first request, in MiB.
+    pub rss_before_mb: f64,
+    /// Resident set at the peak in flight, in MiB.
+    pub rss_peak_mb: f64,
+    /// (RSS at peak − RSS before) ÷ peak in flight, in bytes.
+    pub memory_per_request_bytes: f64,
+    /// Server addresses the requests were spread over.
+    pub server_addresses: u64,
+}
+
+/// Allocation counts of the measured time.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct AllocationReport {
+    pub allocations: u64,
+    pub bytes: u64,
+    pub allocations_per_request: f64,
+    pub bytes_per_request: f64,
+    /// Headers each request carried.
+    pub request_headers: u64,
+}
+
+/// One second of the measured time.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct TimelineSample {
+    /// End of the interval, in seconds since measurement started.
+    pub t_s: f64,
+    /// Length of the interval (1, or less/more for the last one).
+    pub interval_s: f64,
+    /// Requests finished in the interval.
+    pub requests: u64,
+    pub errors: u64,
+    pub rps: f64,
+    pub bytes_per_s: f64,
+    /// Latency to the last byte of the requests finished in the interval.
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+    /// Connections open at the end of the interval.
+    pub connections_open: u64,
+    /// Connection attempts in progress at the end of the interval.
+    pub connect_attempts: u64,
+    /// Requests waiting for a connection at the end of the interval.
+    pub requests_queued: u64,
+    /// Requests sent and not yet answered at the end of the interval.
+    pub requests_active: u64,
+    /// Connections established in the interval.
+    pub connections_established: u64,
+    /// Mean queue time of the requests that queued in the interval.
+    pub queue_time_ms: Option<f64>,
+    /// CPU use in the interval, in % of all cores.
+    pub cpu_pct: Option<f64>,
+    /// Resident set at the end of the interval, in MiB.
+    pub rss_mb: Option<f64>,
 }
 
 impl BenchReport {
-    /// Computes the report.
-    pub fn new(facts: RunFacts<'_>) -> Self {
-        let RunFacts {
-            config,
-            url,
-            threads,
-            elapsed,
-            totals,
-            pool,
-        } = facts;
-        let requests = totals.requests();
-        Self {
-            version: env!("CARGO_PKG_VERSION").to_owned(),
-            url: url.to_owned(),
-            method: config.method.clone(),
-            threads,
-            requests,
-            errors: totals.error_count(),
-            errors_by_kind: totals
-                .errors
-                .iter()
-                .map(|(kind, n)| ((*kind).to_owned(), *n))
-                .collect(),
-            status_codes: totals
-                .statuses
-                .iter()
-                .map(|(code, n)| (code.to_string(), *n))
-                .collect(),
-            duration_s: elapsed.as_secs_f64(),
-            rps: per_second(requests, elapsed),
-            bytes_read: totals.body_bytes,
-            bytes_per_s: per_second(totals.body_bytes, elapsed),
-            latency_headers_ms: Percentiles::from_micros(&totals.to_headers),
-            latency_last_byte_ms: Percentiles::from_micros(&totals.to_last_byte),
-            connections_established: pool.connections_established,
-            connections_open_max: pool.connections_open_max,
-            requests_per_connection: ratio(requests, pool.connections_established),
-            requests_queued_max: pool.requests_queued_max,
-            queue_time_ms: QueueTime {
-                mean: millis(pool.queue_time_mean),
-                max: millis(pool.queue_time_max),
-            },
-            drains_completed: pool.drains_completed,
-            drains_aborted: pool.drains_aborted,
-            stale_retries: pool.stale_retries,
-            config: config.clone(),
-        }
-    }
-
     /// Writes the report as pretty-printed JSON; the message names the file on failure.
     pub fn write(&self, path: &Path) -> Result<()> {
         let text = serde_json::to_string_pretty(self)
@@ -145,66 +262,147 @@ impl BenchReport {
             ))
         })
     }
+
+    /// Reads a report written by [`BenchReport::write`]; the message names the file.
+    pub fn read(path: &Path) -> Result<Self> {
+        let text = fs::read_to_string(path)
+            .map_err(|e| CliError::new(format!("cannot read {}: {e}", path.display())))?;
+        serde_json::from_str(&text).map_err(|e| {
+            CliError::new(format!(
+                "{} is not a courier bench JSON report: {e}",
+                path.display()
+            ))
+        })
+    }
 }
 
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use clap::Parser;
     use serde_json::Value;
 
-    #[derive(Parser)]
-    struct Wrapper {
-        #[command(flatten)]
-        args: BenchArgs,
-    }
-
-    /// A report from made-up measurements, shared with the table tests.
+    /// A report from made-up measurements, shared with the table, compare and HTML tests.
     pub(crate) fn sample_report() -> BenchReport {
-        let config = Wrapper::try_parse_from(["bench", "-n", "4", "--pool-idle-timeout", "none"])
-            .unwrap()
-            .args;
-        let mut totals = WorkerStats::new();
-        for ms in [1, 2, 3] {
-            let d = Duration::from_millis(ms);
-            totals.record_response(200, d, d * 2, 128);
-        }
-        totals.record_error("timeout");
-        let pool = PoolStats {
-            connections_established: 2,
+        let config =
+            crate::bench::args::tests::parse(&["-n", "4", "--pool-idle-timeout", "none"]).unwrap();
+        let latency = |scale: f64| Percentiles {
+            count: 3,
+            mean: 2.0 * scale,
+            p50: 2.0 * scale,
+            p75: 3.0 * scale,
+            p90: 3.0 * scale,
+            p99: 3.0 * scale,
+            p999: 3.0 * scale,
+            max: 3.0 * scale,
+        };
+        BenchReport {
+            schema_version: SCHEMA_VERSION,
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+            url: "http://127.0.0.1:1/bytes/128".to_owned(),
+            urls: vec!["http://127.0.0.1:1/bytes/128".to_owned()],
+            method: "GET".to_owned(),
+            protocol: "HTTP/1.1".to_owned(),
+            scenario: "requests".to_owned(),
+            server: "in-process".to_owned(),
+            load: LoadReport {
+                model: "closed".to_owned(),
+                clients: 1,
+                concurrency: 64,
+                max_connections_per_host: None,
+                rate: None,
+                delay_s: None,
+                stop: "requests".to_owned(),
+            },
+            threads: 2,
+            cores: 2,
+            warmup_s: 0.0,
+            duration_s: 0.5,
+            requests: 4,
+            errors: 1,
+            errors_by_kind: [("timeout".to_owned(), 1)].into_iter().collect(),
+            status_codes: [("200".to_owned(), 3)].into_iter().collect(),
+            rps: 8.0,
+            bytes_read: 384,
+            bytes_per_s: 768.0,
+            latency_headers_ms: latency(1.0),
+            latency_last_byte_ms: latency(2.0),
+            connections_current: MeanMax {
+                mean: 1.5,
+                max: 2.0,
+            },
             connections_open_max: 2,
-            requests_queued_max: 1,
-            queue_time_mean: Duration::from_micros(250),
-            queue_time_max: Duration::from_millis(1),
+            connections_established: 2,
+            connect_attempts_current: MeanMax {
+                mean: 0.5,
+                max: 1.0,
+            },
+            connect_failures: 0,
+            requests_per_connection: 2.0,
+            requests_queued: MeanMax {
+                mean: 0.0,
+                max: 1.0,
+            },
+            queue_time_ms: MeanMax {
+                mean: 0.25,
+                max: 1.0,
+            },
             drains_completed: 1,
             drains_aborted: 0,
             stale_retries: 0,
-        };
-        BenchReport::new(RunFacts {
-            config: &config,
-            url: "http://127.0.0.1:1/bytes/128",
-            threads: 2,
-            elapsed: Duration::from_millis(500),
-            totals: &totals,
-            pool: &pool,
-        })
+            tls: None,
+            process: ProcessReport {
+                cpu_max_pct: 50.0,
+                cpu_mean_pct: 40.0,
+                rss_max_mb: 12.5,
+                private_max_mb: 8.0,
+                includes_server: true,
+            },
+            open_loop: None,
+            longpoll: None,
+            allocations: None,
+            limits: Limits {
+                open_files: Some(20_000),
+                open_files_raised_from: Some(1024),
+                local_ports: Some(28_232),
+                notes: Vec::new(),
+            },
+            timeline: vec![TimelineSample {
+                t_s: 0.5,
+                interval_s: 0.5,
+                requests: 4,
+                errors: 1,
+                rps: 8.0,
+                p99_ms: 6.0,
+                connections_open: 2,
+                cpu_pct: Some(50.0),
+                rss_mb: Some(12.5),
+                ..TimelineSample::default()
+            }],
+            config,
+        }
     }
 
     #[test]
-    fn computed_fields() {
-        let r = sample_report();
-        assert_eq!(r.requests, 4);
-        assert_eq!(r.errors, 1);
-        assert_eq!(r.rps, 8.0);
-        assert_eq!(r.bytes_per_s, 768.0);
-        assert_eq!(r.requests_per_connection, 2.0);
-        assert_eq!(
-            r.queue_time_ms,
-            QueueTime {
-                mean: 0.25,
-                max: 1.0
-            }
-        );
+    fn round_trips_through_json() {
+        let mut report = sample_report();
+        report.open_loop = Some(OpenLoopReport {
+            rate: 500.0,
+            intended: 1000,
+            sent: 998,
+            ..OpenLoopReport::default()
+        });
+        report.longpoll = Some(LongPollReport {
+            peak_in_flight: 200,
+            ..LongPollReport::default()
+        });
+        report.allocations = Some(AllocationReport {
+            allocations: 10,
+            ..AllocationReport::default()
+        });
+        report.tls = Some(TlsReport::default());
+        let text = serde_json::to_string(&report).unwrap();
+        let back: BenchReport = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, report);
     }
 
     #[test]
@@ -212,16 +410,18 @@ pub(crate) mod tests {
         let value = serde_json::to_value(sample_report()).unwrap();
         let obj = value.as_object().unwrap();
         for key in [
+            "schema_version",
             "requests",
             "errors",
             "connections_established",
             "connections_open_max",
+            "connect_failures",
             "drains_completed",
             "drains_aborted",
             "stale_retries",
-            "requests_queued_max",
             "bytes_read",
             "threads",
+            "cores",
         ] {
             assert!(
                 obj[key].is_u64(),
@@ -231,6 +431,7 @@ pub(crate) mod tests {
         }
         for key in [
             "duration_s",
+            "warmup_s",
             "rps",
             "bytes_per_s",
             "requests_per_connection",
@@ -241,30 +442,76 @@ pub(crate) mod tests {
                 obj.get(key)
             );
         }
-        for key in ["version", "url", "method"] {
+        for key in ["version", "url", "method", "protocol", "scenario", "server"] {
             assert!(obj[key].is_string(), "{key}");
         }
         assert_eq!(obj["version"], env!("CARGO_PKG_VERSION"));
+        assert_eq!(obj["schema_version"], SCHEMA_VERSION);
         assert_eq!(obj["errors_by_kind"]["timeout"], 1);
         assert_eq!(obj["status_codes"]["200"], 3);
         for key in ["latency_headers_ms", "latency_last_byte_ms"] {
-            for field in ["p50", "p90", "p99", "p999", "max", "mean"] {
+            assert!(obj[key]["count"].is_u64(), "{key}.count");
+            for field in ["p50", "p75", "p90", "p99", "p999", "max", "mean"] {
                 assert!(obj[key][field].is_f64(), "{key}.{field}");
             }
         }
-        assert!(obj["queue_time_ms"]["mean"].is_f64());
-        assert!(obj["queue_time_ms"]["max"].is_f64());
+        for key in [
+            "connections_current",
+            "connect_attempts_current",
+            "requests_queued",
+            "queue_time_ms",
+        ] {
+            assert!(obj[key]["mean"].is_f64(), "{key}.mean");
+            assert!(obj[key]["max"].is_f64(), "{key}.max");
+        }
+        for key in [
+            "cpu_max_pct",
+            "cpu_mean_pct",
+            "rss_max_mb",
+            "private_max_mb",
+        ] {
+            assert!(obj["process"][key].is_f64(), "process.{key}");
+        }
+        for key in ["model", "clients", "concurrency", "stop"] {
+            assert!(obj["load"].get(key).is_some(), "load.{key}");
+        }
+        // Optional sections are present as null, so readers can rely on the key.
+        for key in ["tls", "open_loop", "longpoll", "allocations"] {
+            assert_eq!(obj[key], Value::Null, "{key}");
+        }
+        assert!(obj["limits"]["notes"].is_array());
+        let second = &obj["timeline"][0];
+        for key in [
+            "t_s",
+            "interval_s",
+            "requests",
+            "rps",
+            "p99_ms",
+            "connections_open",
+            "cpu_pct",
+            "rss_mb",
+        ] {
+            assert!(second.get(key).is_some(), "timeline[].{key}");
+        }
 
         let config = obj["config"].as_object().unwrap();
         assert_eq!(config["requests"], 4);
-        assert_eq!(config["concurrency"], 64);
         assert_eq!(config["pool_idle_timeout"], "none");
         assert_eq!(config["duration"], Value::Null);
         assert_eq!(config["method"], "GET");
+        assert_eq!(config["scenario"], "requests");
         for key in [
             "url",
+            "concurrency",
+            "clients",
+            "connections",
+            "streams",
+            "rate",
+            "warmup",
+            "delay",
             "read_bytes",
             "headers",
+            "body_size",
             "threads",
             "timeout",
             "max_connections_per_host",
@@ -275,32 +522,35 @@ pub(crate) mod tests {
             "max_response_drain_size",
             "response_drain_timeout",
             "response_size",
+            "count_allocations",
             "json",
+            "html",
         ] {
             assert!(config.contains_key(key), "config.{key} missing");
         }
     }
 
     #[test]
-    fn round_trips_through_json() {
-        let report = sample_report();
-        let text = serde_json::to_string(&report).unwrap();
-        let back: BenchReport = serde_json::from_str(&text).unwrap();
-        assert_eq!(back, report);
-    }
-
-    #[test]
-    fn write_reports_the_path_on_failure() {
+    fn write_and_read_name_the_path_on_failure() {
         let dir = std::env::temp_dir().join(format!("courier-cli-json-{}", std::process::id()));
         fs::create_dir_all(&dir).unwrap();
         let path = dir.join("report.json");
         sample_report().write(&path).unwrap();
-        let value: Value = serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
-        assert_eq!(value["requests"], 4);
+        assert_eq!(BenchReport::read(&path).unwrap(), sample_report());
 
         let bad = dir.join("missing-dir").join("report.json");
         let err = sample_report().write(&bad).unwrap_err();
         assert!(err.to_string().contains("missing-dir"), "{err}");
+        let err = BenchReport::read(&bad).unwrap_err();
+        assert!(err.to_string().contains("missing-dir"), "{err}");
+
+        let junk = dir.join("junk.json");
+        fs::write(&junk, "{\"requests\": 1}").unwrap();
+        let err = BenchReport::read(&junk).unwrap_err();
+        assert!(
+            err.to_string().contains("not a courier bench JSON report"),
+            "{err}"
+        );
         fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -1,84 +1,271 @@
 //! `courier bench`: drive load at a URL (or at the built-in server) and report what happened.
 //!
-//! This module wires the parts together: runtime, optional in-process server, client, run,
-//! report. Each part lives in its own file so other load models (open-loop), per-second
-//! timelines or report comparison can be added next to them.
+//! This module wires the parts together, in order: resolve the flags into a load (`args`),
+//! raise the open-file limit and check the run fits (`limits`), start the target (`target`),
+//! then on the client runtime build the clients (`client`), start the sampler (`sampler`) and
+//! run the load model (`closed`, `open`, with `longpoll` watching memory), and finally turn the
+//! measurements into the report (`summary`) and print or write it (`report`, `chart`, `json`,
+//! `html`). Each part lives in its own file.
 
 pub mod args;
+mod chart;
 mod client;
+mod closed;
+mod headers;
+mod html;
 pub mod json;
+mod limits;
+mod longpoll;
+mod open;
+mod plan;
+mod pool;
+mod procfs;
+mod progress;
+mod recorder;
 pub mod report;
-mod runner;
+mod request;
 mod sampler;
 pub mod stats;
+mod summary;
+mod target;
 
-use http::Uri;
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
+use std::time::Duration;
 
-use self::args::{BenchArgs, Stop};
-use self::json::{BenchReport, RunFacts};
-use self::stats::WorkerStats;
+use courier::Client;
+use tokio::time::Instant;
+
+use self::args::{BenchArgs, Load, Model, Stop};
+use self::limits::Demand;
+use self::plan::{Budget, Clock, InFlight, Plan};
+use self::pool::PoolReading;
+use self::progress::Progress;
+use self::recorder::Recorder;
+use self::request::Template;
+use self::sampler::{Sampler, SamplerConfig};
+use self::summary::{RunOutcome, RunSetup};
+use self::target::Target;
 use crate::error::{CliError, Result};
 
-/// Runs the benchmark described by `args`, prints the table, and writes `--json` if asked.
+/// After the load stops, how long to wait at most for background drains to finish, so that
+/// the drain counters in the report include the last requests' bodies.
+const SETTLE_LIMIT: Duration = Duration::from_secs(2);
+
+/// Runs the benchmark described by `args`, prints the table, and writes the files asked for.
 pub fn run(args: BenchArgs) -> Result<()> {
+    let load = args.load()?;
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
     let threads = match args.threads {
         Some(n) => client::to_usize(n, "--threads")?,
-        None => std::thread::available_parallelism().map_or(1, usize::from),
+        None => cores,
     };
+    let mut limits = limits::discover();
+    let connections = connections_needed(&load);
+    let addresses = if args.url.is_none() && matches!(load.model, Model::LongPoll { .. }) {
+        limits::addresses_needed(connections, limits.local_ports)
+    } else {
+        1
+    };
+    let target = Target::start(&args, load.model, addresses, cores)?;
+    limits.check(Demand {
+        connections,
+        server_in_process: target.in_process(),
+        server_addresses: target.uris.len() as u64,
+        built_in_server: args.url.is_none(),
+    });
+    for note in &limits.notes {
+        eprintln!("courier bench: note: {note}");
+    }
+    let template = Template::new(&args, target.uris.clone())?;
+    eprintln!("courier bench: {}", describe(&args, &load, &template));
+
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(threads)
+        .thread_name("courier-bench")
         .enable_all()
         .build()
         .map_err(|e| CliError::new(format!("cannot start the async runtime: {e}")))?;
-    let report = runtime.block_on(execute(&args, threads as u64))?;
+    let outcome = runtime.block_on(execute(&args, load, template.clone(), cores as u64));
+    // Abandoned requests may still hold tasks; do not wait for them.
+    runtime.shutdown_timeout(Duration::from_millis(500));
+    let server = target.kind();
+    let urls = target.uris.iter().map(ToString::to_string).collect();
+    target.stop();
+    let outcome = outcome?;
+
+    let report = summary::report(
+        RunSetup {
+            args: &args,
+            load,
+            urls,
+            server,
+            threads: threads as u64,
+            cores: cores as u64,
+            limits,
+            request_headers: template.header_count() as u64,
+        },
+        &outcome,
+    );
     print!("{}", report::render(&report));
+    if args.chart {
+        print!("\n{}", chart::render(&report));
+    }
     if let Some(path) = &args.json {
         report.write(path)?;
+    }
+    if let Some(path) = &args.html {
+        html::write(&report, path)?;
     }
     Ok(())
 }
 
-async fn execute(args: &BenchArgs, threads: u64) -> Result<BenchReport> {
-    // Built inside the runtime: the client may start background tasks (idle scavenging).
-    let client = client::build(args)?;
-    let server = match args.url {
-        Some(_) => None,
-        None => Some(
-            courier_server::start(courier_server::ServerConfig::default())
-                .await
-                .map_err(|e| CliError::new(format!("cannot start the built-in server: {e}")))?,
+/// Connections the run may open at once over HTTP/1.1: one per request in flight, up to the
+/// connection caps. (HTTP/2 multiplexes: the lead's protocol flag divides this by the streams
+/// per connection.)
+fn connections_needed(load: &Load) -> u64 {
+    let per_client = match load.max_connections_per_host {
+        Some(cap) => cap.min(load.concurrency),
+        None => load.concurrency,
+    };
+    per_client.saturating_mul(load.clients)
+}
+
+/// The line that says what is about to run.
+fn describe(args: &BenchArgs, load: &Load, template: &Template) -> String {
+    let model = match load.model {
+        Model::Closed => format!(
+            "{} client(s) x {} in flight",
+            load.clients, load.concurrency
+        ),
+        Model::Open { rate } => format!(
+            "{rate} req/s, at most {} in flight over {} client(s)",
+            load.in_flight(),
+            load.clients
+        ),
+        Model::LongPoll { delay } => format!(
+            "{} long polls of {} s over {} client(s)",
+            load.in_flight(),
+            delay.as_secs_f64(),
+            load.clients
         ),
     };
-    let url = match (&args.url, &server) {
-        (Some(url), _) => url.clone(),
-        (None, Some(server)) => server.url(&format!("/bytes/{}", args.response_size)),
-        (None, None) => unreachable!("a server is started whenever no URL is given"),
-    };
-    let uri: Uri = url
-        .parse()
-        .map_err(|e| CliError::new(format!("`{url}` is not a valid URL: {e}")))?;
-
-    let stop = match args.stop() {
+    let stop = match load.stop {
         Stop::Requests(n) => format!("{n} requests"),
         Stop::Duration(d) => format!("{} s", d.as_secs_f64()),
+        Stop::OneRound => "one request per slot".to_owned(),
     };
-    eprintln!(
-        "courier bench: {} {url}, {} concurrent, {stop} ...",
-        args.method, args.concurrency
-    );
+    let urls: Vec<String> = template.uris().iter().map(ToString::to_string).collect();
+    format!(
+        "{} {}, {model}, {stop}{} ...",
+        args.method,
+        urls.join(" "),
+        if load.warmup.is_zero() {
+            String::new()
+        } else {
+            format!(" after {} s warmup", load.warmup.as_secs_f64())
+        }
+    )
+}
 
-    let outcome = runner::run(args, client, uri).await;
-    if let Some(server) = server {
-        server.shutdown().await;
+/// Runs the load on the current (client) runtime and gathers the measurements.
+async fn execute(
+    args: &BenchArgs,
+    load: Load,
+    template: Template,
+    cores: u64,
+) -> Result<RunOutcome> {
+    let clients = client::build_all(args, &load)?;
+    let longpoll = matches!(load.model, Model::LongPoll { .. });
+    let server_addresses = template.uris().len() as u64;
+    let rss_before = procfs::rss_bytes().unwrap_or(0);
+    if longpoll {
+        let failed =
+            longpoll::open_connections(&template.without_delay()?, &clients, load.concurrency)
+                .await;
+        if failed > 0 {
+            eprintln!("courier bench: {failed} connection(s) could not be opened before the long polls");
+        }
     }
-    let outcome = outcome?;
-    let totals = WorkerStats::merge_all(&outcome.workers)?;
-    Ok(BenchReport::new(RunFacts {
-        config: args,
-        url: &url,
-        threads,
-        elapsed: outcome.elapsed,
-        totals: &totals,
-        pool: &outcome.pool,
-    }))
+    let start = Instant::now();
+    let measure_start = start + load.warmup;
+    let deadline = match load.stop {
+        Stop::Duration(d) => Some(measure_start + d),
+        Stop::Requests(_) | Stop::OneRound => None,
+    };
+    let clock = Clock {
+        start,
+        measure_start,
+        deadline,
+    };
+    let budget = match (load.stop, deadline) {
+        (Stop::Requests(limit), _) => Budget::Requests {
+            issued: AtomicU64::new(0),
+            limit,
+        },
+        (Stop::Duration(_), Some(deadline)) => Budget::Until(deadline),
+        _ => Budget::OneRound,
+    };
+    let recorder = Recorder::new();
+    let plan = Arc::new(Plan {
+        template,
+        recorder: Arc::clone(&recorder),
+        clock,
+        budget,
+        in_flight: longpoll.then(InFlight::default),
+    });
+    let goal = match load.stop {
+        Stop::Requests(n) => format!("{n} req"),
+        Stop::Duration(d) => format!("{} s", d.as_secs_f64()),
+        Stop::OneRound => format!("{} long polls", load.in_flight()),
+    };
+    let sampler = Sampler::start(SamplerConfig {
+        clients: clients.clone(),
+        recorder,
+        clock,
+        cores,
+        count_allocations: args.count_allocations,
+        progress: Progress::auto(),
+        goal,
+    });
+    let monitor = longpoll
+        .then(|| longpoll::Monitor::start(Arc::clone(&plan), server_addresses, rss_before));
+
+    let schedule = match load.model {
+        Model::Closed | Model::LongPoll { .. } => {
+            closed::run(&plan, &clients, load.concurrency).await?;
+            None
+        }
+        Model::Open { rate } => {
+            Some(open::run(&plan, &clients, rate, load.in_flight(), load.stop).await?)
+        }
+    };
+    let end = deadline.unwrap_or_else(Instant::now);
+    let sampled = sampler.finish(end).await?;
+    let peak = match monitor {
+        Some(monitor) => Some(monitor.finish().await),
+        None => None,
+    };
+    settle(&clients).await;
+    Ok(RunOutcome {
+        sampled,
+        settled: PoolReading::read(&clients),
+        schedule,
+        peak,
+    })
+}
+
+/// Waits (bounded) until no request or connection is busy, i.e. background drains are done.
+async fn settle(clients: &[Client]) {
+    let give_up = Instant::now() + SETTLE_LIMIT;
+    while Instant::now() < give_up {
+        let busy = clients.iter().any(|c| {
+            let m = c.metrics();
+            m.requests_active > 0 || m.connections_active > 0
+        });
+        if !busy {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
 }

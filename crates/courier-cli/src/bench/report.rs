@@ -1,21 +1,32 @@
-//! The report as a table for people.
+//! The report as a table for people, in the layout of the HTTP client benchmark tables.
 //!
-//! Row labels follow the benchmark tables people already read (time to response headers, time to
-//! last response content byte, connections established, queue duration …), one metric per line,
-//! values right-aligned with thousands separators. The table is built as [`Row`]s first so that a
-//! side-by-side comparison of two reports can reuse the same labels and values.
+//! The first rows follow those tables one for one (Requests, Mean RPS, time to response headers
+//! and to the last content byte by percentile, current connections, queue duration, connect
+//! attempts, connections established, TLS, max CPU, working set, private memory); courier's
+//! extra figures come after. Labels do not name the protocol, so runs over HTTP/1.1 and HTTP/2
+//! line up in `courier compare`. Each row knows whether a higher or a lower value is better,
+//! which is what the comparison's better/worse marks are made from.
 
 use std::fmt::Write as _;
 
-use super::args::Stop;
 use super::json::BenchReport;
-use super::stats::Percentiles;
+use super::stats::{MeanMax, Percentiles};
+
+/// Which direction of change is an improvement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Better {
+    Higher,
+    Lower,
+    /// A setting or a count with no better direction (duration, status codes).
+    Neither,
+}
 
 /// One line of the table.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row {
     pub label: String,
     pub value: Value,
+    pub better: Better,
 }
 
 /// A table value and how to print it.
@@ -28,10 +39,6 @@ pub enum Value {
 }
 
 impl Value {
-    fn ms(value: f64) -> Self {
-        Self::Number { value, decimals: 2 }
-    }
-
     /// The value with thousands separators, e.g. `1,648,740` or `1,234.57`.
     pub fn display(&self) -> String {
         match *self {
@@ -39,140 +46,317 @@ impl Value {
             Self::Number { value, decimals } => group_thousands(&format!("{value:.decimals$}")),
         }
     }
-}
 
-/// The rows of the table, in display order.
-pub fn rows(report: &BenchReport) -> Vec<Row> {
-    let mut rows = Vec::new();
-    let mut push = |label: String, value: Value| rows.push(Row { label, value });
-
-    push("Requests".into(), Value::Count(report.requests));
-    push("Errors".into(), Value::Count(report.errors));
-    for (kind, n) in &report.errors_by_kind {
-        push(format!("Errors - {kind}"), Value::Count(*n));
-    }
-    for (code, n) in &report.status_codes {
-        push(format!("Responses - {code}"), Value::Count(*n));
-    }
-    push(
-        "Duration (s)".into(),
-        Value::Number {
-            value: report.duration_s,
-            decimals: 3,
-        },
-    );
-    push(
-        "Requests/s".into(),
-        Value::Number {
-            value: report.rps,
-            decimals: 2,
-        },
-    );
-    push(
-        "Bytes read/s".into(),
-        Value::Number {
-            value: report.bytes_per_s,
-            decimals: 0,
-        },
-    );
-    for (name, latency) in [
-        ("Time to response headers", &report.latency_headers_ms),
-        (
-            "Time to last response content byte",
-            &report.latency_last_byte_ms,
-        ),
-    ] {
-        for (which, value) in percentile_rows(latency) {
-            push(format!("{name} (ms) - {which}"), Value::ms(value));
+    /// The value as a number, for deltas.
+    pub fn as_f64(&self) -> f64 {
+        match *self {
+            Self::Count(n) => n as f64,
+            Self::Number { value, .. } => value,
         }
     }
-    push(
-        "Connections established".into(),
-        Value::Count(report.connections_established),
-    );
-    push(
-        "Connections open - max".into(),
-        Value::Count(report.connections_open_max),
-    );
-    push(
-        "Requests per connection".into(),
-        Value::Number {
-            value: report.requests_per_connection,
-            decimals: 2,
-        },
-    );
-    push(
-        "Requests queued - max".into(),
-        Value::Count(report.requests_queued_max),
-    );
-    push(
-        "Queue duration (ms) - mean".into(),
-        Value::ms(report.queue_time_ms.mean),
-    );
-    push(
-        "Queue duration (ms) - max".into(),
-        Value::ms(report.queue_time_ms.max),
-    );
-    push(
-        "Drains completed".into(),
-        Value::Count(report.drains_completed),
-    );
-    push("Drains aborted".into(), Value::Count(report.drains_aborted));
-    push("Stale retries".into(), Value::Count(report.stale_retries));
-    rows
 }
 
-/// The whole text report: a heading that says what was run, then the table.
-pub fn render(report: &BenchReport) -> String {
-    let config = &report.config;
-    let stop = match config.stop() {
-        Stop::Requests(n) => format!("{} requests", Value::Count(n).display()),
-        Stop::Duration(d) => format!("{} s", d.as_secs_f64()),
+/// Builds the rows, in display order.
+struct Rows(Vec<Row>);
+
+impl Rows {
+    fn push(&mut self, label: impl Into<String>, value: Value, better: Better) {
+        self.0.push(Row {
+            label: label.into(),
+            value,
+            better,
+        });
+    }
+    fn count(&mut self, label: impl Into<String>, n: u64, better: Better) {
+        self.push(label, Value::Count(n), better);
+    }
+    fn number(&mut self, label: impl Into<String>, value: f64, decimals: usize, better: Better) {
+        self.push(label, Value::Number { value, decimals }, better);
+    }
+    fn ms(&mut self, label: impl Into<String>, value: f64) {
+        self.number(label, value, 2, Better::Lower);
+    }
+    fn mean_max(&mut self, label: &str, m: MeanMax, decimals: usize, better: Better) {
+        self.number(format!("{label} - Mean"), m.mean, decimals, better);
+        self.number(format!("{label} - Max"), m.max, decimals, better);
+    }
+    fn percentiles(&mut self, label: &str, p: &Percentiles) {
+        for (which, value) in [
+            ("p50", p.p50),
+            ("p75", p.p75),
+            ("p90", p.p90),
+            ("p99", p.p99),
+            ("p99.9", p.p999),
+            ("max", p.max),
+        ] {
+            self.ms(format!("{label} (ms) - {which}"), value);
+        }
+    }
+}
+
+/// The rows of the table, in display order: the seed table's rows first, then the rest.
+pub fn rows(r: &BenchReport) -> Vec<Row> {
+    use Better::{Higher, Lower, Neither};
+    let mut rows = Rows(Vec::new());
+    rows.count("Requests", r.requests, Higher);
+    rows.number("Mean RPS", r.rps, 0, Higher);
+    rows.percentiles("Time to response headers", &r.latency_headers_ms);
+    rows.percentiles(
+        "Time to last response content byte",
+        &r.latency_last_byte_ms,
+    );
+    rows.mean_max("Current connections", r.connections_current, 0, Lower);
+    rows.mean_max("Requests queue duration (ms)", r.queue_time_ms, 2, Lower);
+    rows.mean_max(
+        "Current connect attempts",
+        r.connect_attempts_current,
+        0,
+        Lower,
+    );
+    rows.count("Connections established", r.connections_established, Lower);
+    if let Some(tls) = &r.tls {
+        rows.count(
+            "Total TLS handshakes completed",
+            tls.handshakes_total,
+            Lower,
+        );
+        rows.mean_max("Current TLS handshakes", tls.handshakes_current, 0, Lower);
+        rows.mean_max("TLS sessions active", tls.sessions_active, 0, Neither);
+        rows.mean_max(
+            "TLS handshake duration (ms)",
+            tls.handshake_duration_ms,
+            2,
+            Lower,
+        );
+    }
+    rows.number("Max CPU usage (%)", r.process.cpu_max_pct, 0, Lower);
+    rows.number("Max working set (MB)", r.process.rss_max_mb, 0, Lower);
+    rows.number(
+        "Max private memory (MB)",
+        r.process.private_max_mb,
+        0,
+        Lower,
+    );
+
+    rows.count("Errors", r.errors, Lower);
+    for (kind, n) in &r.errors_by_kind {
+        rows.count(format!("Errors - {kind}"), *n, Lower);
+    }
+    for (code, n) in &r.status_codes {
+        rows.count(format!("Responses - {code}"), *n, Neither);
+    }
+    rows.number("Response bytes/s", r.bytes_per_s, 0, Higher);
+    rows.ms(
+        "Time to response headers (ms) - mean",
+        r.latency_headers_ms.mean,
+    );
+    rows.ms(
+        "Time to last response content byte (ms) - mean",
+        r.latency_last_byte_ms.mean,
+    );
+    rows.number(
+        "Requests per connection",
+        r.requests_per_connection,
+        2,
+        Higher,
+    );
+    rows.mean_max("Requests queued", r.requests_queued, 0, Lower);
+    rows.count("Connect failures", r.connect_failures, Lower);
+    rows.count("Drains completed", r.drains_completed, Neither);
+    rows.count("Drains aborted", r.drains_aborted, Lower);
+    rows.count("Stale retries", r.stale_retries, Lower);
+    rows.number("Mean CPU usage (%)", r.process.cpu_mean_pct, 0, Lower);
+    rows.number("Duration (s)", r.duration_s, 2, Neither);
+
+    if let Some(o) = &r.open_loop {
+        rows.number("Open loop - rate asked (req/s)", o.rate, 0, Neither);
+        rows.number("Open loop - sent (req/s)", o.sent_per_s, 0, Higher);
+        rows.count("Open loop - requests due", o.intended, Neither);
+        rows.count("Open loop - not sent (all slots busy)", o.not_sent, Lower);
+        rows.count("Open loop - sent late", o.late, Lower);
+        rows.count("Open loop - unfinished at the end", o.unfinished, Lower);
+        rows.count("Open loop - max in flight", o.max_in_flight, Neither);
+        rows.ms("Open loop - send lag (ms) - p99", o.send_lag_ms.p99);
+        rows.ms("Open loop - send lag (ms) - max", o.send_lag_ms.max);
+        rows.percentiles(
+            "Corrected time to response headers",
+            &o.latency_corrected_headers_ms,
+        );
+        rows.percentiles(
+            "Corrected time to last response content byte",
+            &o.latency_corrected_last_byte_ms,
+        );
+    }
+    if let Some(l) = &r.longpoll {
+        rows.count("Long polls in flight - target", l.target_in_flight, Neither);
+        rows.count("Long polls in flight - peak", l.peak_in_flight, Higher);
+        for (which, value) in [
+            ("p50", l.wake_up_ms.p50),
+            ("p90", l.wake_up_ms.p90),
+            ("p99", l.wake_up_ms.p99),
+            ("p99.9", l.wake_up_ms.p999),
+            ("max", l.wake_up_ms.max),
+        ] {
+            rows.ms(format!("Wake-up latency (ms) - {which}"), value);
+        }
+        rows.number("Working set before (MB)", l.rss_before_mb, 1, Lower);
+        rows.number("Working set at peak (MB)", l.rss_peak_mb, 1, Lower);
+        rows.number(
+            "Memory per in-flight request (bytes)",
+            l.memory_per_request_bytes,
+            0,
+            Lower,
+        );
+    }
+    if let Some(a) = &r.allocations {
+        rows.number(
+            "Allocations per request",
+            a.allocations_per_request,
+            2,
+            Lower,
+        );
+        rows.number("Bytes allocated per request", a.bytes_per_request, 0, Lower);
+        rows.count("Allocations", a.allocations, Lower);
+        rows.count("Bytes allocated", a.bytes, Lower);
+    }
+    rows.0
+}
+
+/// The seed tables' title cell: protocol, method, response size and load, e.g.
+/// `HTTP/1.1 GET 128b x 64`.
+pub fn title(r: &BenchReport) -> String {
+    let path = r
+        .url
+        .parse::<http::Uri>()
+        .ok()
+        .map(|u| u.path().to_owned())
+        .unwrap_or_default();
+    let what = match path
+        .strip_prefix("/bytes/")
+        .and_then(|n| n.parse::<u64>().ok())
+    {
+        Some(n) => size_label(n),
+        None => path,
     };
+    let load = &r.load;
+    let slots = if load.clients > 1 {
+        format!("{} clients x {}", load.clients, load.concurrency)
+    } else {
+        load.concurrency.to_string()
+    };
+    let load_text = match (load.rate, load.delay_s) {
+        (Some(rate), _) => format!("at {} req/s (cap {slots})", fmt_number(rate)),
+        (None, Some(delay)) => format!("x {slots} long polls of {delay} s"),
+        (None, None) => format!("x {slots}"),
+    };
+    format!("{} {} {what} {load_text}", r.protocol, r.method)
+}
+
+/// `128` → `128b`, `1048576` → `1Mb`, as the seed tables name response sizes.
+fn size_label(bytes: u64) -> String {
+    match bytes {
+        n if n >= 1 << 20 && n % (1 << 20) == 0 => format!("{}Mb", n >> 20),
+        n if n >= 1 << 10 && n % (1 << 10) == 0 => format!("{}Kb", n >> 10),
+        n => format!("{n}b"),
+    }
+}
+
+fn fmt_number(value: f64) -> String {
+    if value.fract() == 0.0 {
+        group_thousands(&format!("{value:.0}"))
+    } else {
+        group_thousands(&format!("{value:.2}"))
+    }
+}
+
+/// The whole text report: what was run, the table, then notes.
+pub fn render(r: &BenchReport) -> String {
     let mut out = String::new();
     // Writing to a String cannot fail; the results are ignored for that reason.
+    let _ = writeln!(out, "courier {} bench: {} {}", r.version, r.method, r.url);
+    let stop = match r.load.stop.as_str() {
+        "requests" => format!("{} requests", group_thousands(&r.requests.to_string())),
+        "one-round" => "one request per slot".to_owned(),
+        _ => format!("{:.1} s", r.duration_s),
+    };
     let _ = writeln!(
         out,
-        "courier {} bench: {} {}",
-        report.version, report.method, report.url
+        "{} loop, {} client(s) x {}, {} threads, {stop}, warmup {} s, server {}\n",
+        r.load.model, r.load.clients, r.load.concurrency, r.threads, r.warmup_s, r.server
     );
-    let _ = writeln!(
-        out,
-        "{} concurrent, {} threads, {stop}\n",
-        config.concurrency, report.threads
-    );
-    out.push_str(&table(&rows(report)));
-    out
-}
-
-/// Rows as aligned text: labels left, values right.
-pub fn table(rows: &[Row]) -> String {
-    let cells: Vec<(&str, String)> = rows
+    let values: Vec<Vec<String>> = rows(r)
         .iter()
-        .map(|row| (row.label.as_str(), row.value.display()))
+        .map(|row| vec![row.label.clone(), row.value.display()])
         .collect();
-    let label_width = cells.iter().map(|(l, _)| l.len()).max().unwrap_or(0);
-    let value_width = cells.iter().map(|(_, v)| v.len()).max().unwrap_or(0);
-    let mut out = String::new();
-    for (label, value) in cells {
-        let _ = writeln!(out, "{label:<label_width$}  {value:>value_width$}");
+    out.push_str(&table(&[title(r), "courier".to_owned()], &values));
+    for note in notes(r) {
+        let _ = writeln!(out, "note: {note}");
     }
     out
 }
 
-fn percentile_rows(p: &Percentiles) -> [(&'static str, f64); 6] {
-    [
-        ("p50", p.p50),
-        ("p90", p.p90),
-        ("p99", p.p99),
-        ("p99.9", p.p999),
-        ("max", p.max),
-        ("mean", p.mean),
-    ]
+/// Remarks that change how the figures read.
+pub fn notes(r: &BenchReport) -> Vec<String> {
+    let mut notes = r.limits.notes.clone();
+    if r.process.includes_server {
+        notes.push(
+            "CPU and memory include the built-in server (same process); `--server process` separates them"
+                .to_owned(),
+        );
+    }
+    if let Some(o) = &r.open_loop {
+        if o.not_sent > 0 {
+            notes.push(format!(
+                "{} of {} due requests were never sent: all {} in-flight slots stayed busy (raise -c or lower --rate)",
+                group_thousands(&o.not_sent.to_string()),
+                group_thousands(&o.intended.to_string()),
+                o.in_flight_cap
+            ));
+        }
+    }
+    if let Some(l) = &r.longpoll {
+        if l.peak_in_flight < l.target_in_flight {
+            notes.push(format!(
+                "only {} of {} long polls were in flight at once: some finished before the last started (raise --delay)",
+                l.peak_in_flight, l.target_in_flight
+            ));
+        }
+    }
+    notes
+}
+
+/// Lays out rows of cells: the first column left-aligned, the others right-aligned, with the
+/// header row on top.
+pub fn table(header: &[String], rows: &[Vec<String>]) -> String {
+    let columns = header.len();
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for row in rows {
+        for (i, cell) in row.iter().enumerate().take(columns) {
+            widths[i] = widths[i].max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    let mut line = |cells: &[String]| {
+        let mut text = String::new();
+        for (i, width) in widths.iter().enumerate() {
+            let cell = cells.get(i).map_or("", String::as_str);
+            if i == 0 {
+                let _ = write!(text, "{cell:<width$}");
+            } else {
+                let _ = write!(text, "  {cell:>width$}");
+            }
+        }
+        let _ = writeln!(out, "{}", text.trim_end());
+    };
+    line(header);
+    for row in rows {
+        line(row);
+    }
+    out
 }
 
 /// Inserts `,` every three digits of the integer part of a formatted number.
-fn group_thousands(number: &str) -> String {
+pub fn group_thousands(number: &str) -> String {
     let (sign, unsigned) = match number.strip_prefix('-') {
         Some(rest) => ("-", rest),
         None => ("", number),
@@ -199,6 +383,7 @@ fn group_thousands(number: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::super::json::tests::sample_report;
+    use super::super::json::{OpenLoopReport, TlsReport};
     use super::*;
 
     #[test]
@@ -220,37 +405,94 @@ mod tests {
     }
 
     #[test]
-    fn table_has_every_metric() {
+    fn table_has_the_seed_rows_in_the_seed_order() {
         let text = render(&sample_report());
-        for label in [
+        let seed_rows = [
             "Requests ",
-            "Errors ",
-            "Errors - timeout",
-            "Responses - 200",
-            "Duration (s)",
-            "Requests/s",
-            "Bytes read/s",
+            "Mean RPS",
             "Time to response headers (ms) - p50",
+            "Time to response headers (ms) - p75",
+            "Time to response headers (ms) - p90",
+            "Time to response headers (ms) - p99 ",
+            "Time to last response content byte (ms) - p50",
+            "Time to last response content byte (ms) - p99 ",
+            "Current connections - Mean",
+            "Current connections - Max",
+            "Requests queue duration (ms) - Mean",
+            "Requests queue duration (ms) - Max",
+            "Current connect attempts - Mean",
+            "Current connect attempts - Max",
+            "Connections established",
+            "Max CPU usage (%)",
+            "Max working set (MB)",
+            "Max private memory (MB)",
+        ];
+        let mut last = 0;
+        for label in seed_rows {
+            let at = text
+                .find(label)
+                .unwrap_or_else(|| panic!("missing {label:?} in\n{text}"));
+            assert!(at > last, "{label:?} out of order in\n{text}");
+            last = at;
+        }
+        for label in [
             "Time to response headers (ms) - p99.9",
             "Time to last response content byte (ms) - max",
-            "Connections established",
-            "Connections open - max",
+            "Errors - timeout",
+            "Responses - 200",
+            "Response bytes/s",
             "Requests per connection",
-            "Requests queued - max",
-            "Queue duration (ms) - mean",
-            "Queue duration (ms) - max",
+            "Requests queued - Max",
             "Drains completed",
-            "Drains aborted",
-            "Stale retries",
+            "Duration (s)",
         ] {
             assert!(text.contains(label), "missing {label:?} in\n{text}");
         }
+        assert!(text.contains("HTTP/1.1 GET 128b x 64"), "{text}");
         assert!(text.contains("4 requests"), "{text}");
+        assert!(
+            !text.contains("TLS"),
+            "no TLS rows without TLS figures:\n{text}"
+        );
+    }
+
+    #[test]
+    fn optional_sections_add_their_rows() {
+        let mut r = sample_report();
+        r.tls = Some(TlsReport::default());
+        r.open_loop = Some(OpenLoopReport {
+            rate: 500.0,
+            intended: 1000,
+            sent: 900,
+            not_sent: 100,
+            in_flight_cap: 2,
+            ..OpenLoopReport::default()
+        });
+        r.load.rate = Some(500.0);
+        let text = render(&r);
+        for label in [
+            "Total TLS handshakes completed",
+            "TLS handshake duration (ms) - Max",
+            "Corrected time to last response content byte (ms) - p99",
+            "Open loop - not sent",
+            "100 of 1,000 due requests were never sent",
+            "at 500 req/s",
+        ] {
+            assert!(text.contains(label), "missing {label:?} in\n{text}");
+        }
+        let tls = text.find("Total TLS").unwrap();
+        assert!(tls > text.find("Connections established").unwrap());
+        assert!(tls < text.find("Max CPU usage").unwrap());
     }
 
     #[test]
     fn values_are_right_aligned_with_two_decimals_for_ms() {
-        let text = table(&rows(&sample_report()));
+        let r = sample_report();
+        let cells: Vec<Vec<String>> = rows(&r)
+            .iter()
+            .map(|row| vec![row.label.clone(), row.value.display()])
+            .collect();
+        let text = table(&["t".to_owned(), "courier".to_owned()], &cells);
         let widths: Vec<usize> = text.lines().map(str::len).collect();
         assert!(widths.windows(2).all(|w| w[0] == w[1]), "{text}");
         let p50 = text
@@ -258,5 +500,29 @@ mod tests {
             .find(|l| l.starts_with("Time to response headers (ms) - p50"))
             .unwrap();
         assert!(p50.ends_with("2.00"), "{p50}");
+    }
+
+    #[test]
+    fn every_row_knows_its_direction() {
+        let r = sample_report();
+        let find = |label: &str| {
+            rows(&r)
+                .into_iter()
+                .find(|row| row.label == label)
+                .unwrap_or_else(|| panic!("{label}"))
+                .better
+        };
+        assert_eq!(find("Mean RPS"), Better::Higher);
+        assert_eq!(find("Time to response headers (ms) - p99"), Better::Lower);
+        assert_eq!(find("Max working set (MB)"), Better::Lower);
+        assert_eq!(find("Duration (s)"), Better::Neither);
+    }
+
+    #[test]
+    fn size_labels_follow_the_seed() {
+        assert_eq!(size_label(128), "128b");
+        assert_eq!(size_label(1 << 20), "1Mb");
+        assert_eq!(size_label(4096), "4Kb");
+        assert_eq!(size_label(1000), "1000b");
     }
 }

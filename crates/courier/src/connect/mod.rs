@@ -1,52 +1,101 @@
-//! Turning an origin into an open TCP stream: resolve, pick an address, connect.
+//! Turning an origin into an open stream: resolve, pick an address, connect,
+//! and for `https` run the TLS handshake.
 //!
 //! DNS is resolved for every new connection (never cached here), so connection
 //! rotation (`pooled_connection_lifetime`) follows DNS changes, and each new
 //! connection starts at the next resolved address so load spreads over them.
 
 mod dns;
+mod stream;
 mod tcp;
+pub(crate) mod tls;
 
 pub use dns::{Resolve, Resolving, SystemResolver};
+pub(crate) use stream::Stream;
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Instant;
 
-use tokio::net::TcpStream;
-
 use crate::error::{Error, ErrorKind};
-use crate::metrics::Metrics;
+use crate::metrics::{GaugeGuard, Metrics};
 
-/// Opens TCP connections for the pool.
+/// A connected stream and what was negotiated on it.
+pub(crate) struct Connected {
+    pub(crate) stream: Stream,
+    /// ALPN chose HTTP/2.
+    pub(crate) alpn_h2: bool,
+}
+
+/// Opens connections for the pool.
 pub(crate) struct Connector {
     resolver: Arc<dyn Resolve>,
     nodelay: bool,
+    tls: Option<Arc<rustls::ClientConfig>>,
     metrics: Arc<Metrics>,
 }
 
 impl Connector {
-    pub(crate) fn new(resolver: Arc<dyn Resolve>, nodelay: bool, metrics: Arc<Metrics>) -> Self {
+    pub(crate) fn new(
+        resolver: Arc<dyn Resolve>,
+        nodelay: bool,
+        tls: Option<Arc<rustls::ClientConfig>>,
+        metrics: Arc<Metrics>,
+    ) -> Self {
         Connector {
             resolver,
             nodelay,
+            tls,
             metrics,
         }
     }
 
-    /// Resolves `host` and connects to one of its addresses, trying them in
-    /// turn starting at `rotation % addresses.len()`.
+    /// Resolves `host`, connects to one of its addresses (trying them in turn
+    /// from `rotation % addresses.len()`), and runs TLS when `tls` is set.
     pub(crate) async fn connect(
         &self,
         host: &str,
         port: u16,
+        tls: bool,
         rotation: usize,
-    ) -> Result<TcpStream, Error> {
+    ) -> Result<Connected, Error> {
         let addrs = self.resolve(host, port).await?;
         let start = rotation % addrs.len();
-        tcp::connect_any(&addrs, start, self.nodelay)
+        let tcp = tcp::connect_any(&addrs, start, self.nodelay)
             .await
-            .map_err(|e| Error::new(ErrorKind::Connect, e))
+            .map_err(|e| Error::new(ErrorKind::Connect, e))?;
+        if !tls {
+            return Ok(Connected {
+                stream: Stream::Plain(tcp),
+                alpn_h2: false,
+            });
+        }
+        let config = self
+            .tls
+            .as_ref()
+            .ok_or_else(|| Error::msg(ErrorKind::Tls, "TLS is not configured"))?;
+        let m = &self.metrics;
+        let started = Instant::now();
+        let in_progress = GaugeGuard::new(&m.tls_handshakes_current);
+        let result = tls::handshake(config, tcp, host).await;
+        drop(in_progress);
+        match result {
+            Ok((stream, negotiated)) => {
+                m.tls_handshakes.inc();
+                m.tls_handshake_duration.record(started.elapsed());
+                if negotiated.resumed {
+                    m.tls_resumed.inc();
+                }
+                Ok(Connected {
+                    stream: Stream::Tls(Box::new(stream)),
+                    alpn_h2: negotiated.h2,
+                })
+            }
+            Err(e) => {
+                m.tls_handshake_failures.inc();
+                Err(e)
+            }
+        }
     }
 
     async fn resolve(&self, host: &str, port: u16) -> Result<Vec<SocketAddr>, Error> {

@@ -1,72 +1,84 @@
-//! One pooled connection: the protocol's request sender plus the facts the
-//! pool needs to decide whether it may be reused.
+//! Pooled connections: an exclusive HTTP/1.1 connection, or a shared HTTP/2
+//! connection whose streams are counted by the pool.
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::time::Instant;
 
-use http::{Request, Response};
+use http::Request;
 use hyper::body::Incoming;
 
-use super::http1;
+use super::sniff::Signals;
 use crate::body::Body;
 use crate::error::Error;
-
-/// The protocol-specific half of a connection that sends requests.
-///
-/// HTTP/2 will add a variant; everything above this type is protocol-agnostic.
-pub(crate) enum Sender {
-    Http1(hyper::client::conn::http1::SendRequest<Body>),
-}
 
 /// The future that runs a connection's I/O until it closes; spawned once per connection.
 pub(crate) type Driver = Pin<Box<dyn Future<Output = ()> + Send>>;
 
-/// Why a send failed, and whether the request can be tried again as-is.
+/// Why a send failed, and whether the request can be tried again.
 pub(crate) struct SendError {
     pub(crate) error: Error,
     /// The request, handed back when nothing of it reached the connection.
     pub(crate) unsent: Option<Request<Body>>,
+    /// The server guarantees it did not process the request (HTTP/2 GOAWAY or REFUSED_STREAM).
+    pub(crate) unprocessed: bool,
 }
 
-/// A connection owned by the pool (idle) or by one request (leased).
-pub(crate) struct PooledConn {
+/// The result of sending: the response head, or why not.
+pub(crate) type SendResult = Result<http::Response<Incoming>, SendError>;
+
+/// An HTTP/1.1 connection: one request at a time, owned by its lease.
+pub(crate) struct Http1Conn {
     pub(crate) id: u64,
-    pub(crate) sender: Sender,
+    pub(crate) sender: hyper::client::conn::http1::SendRequest<Body>,
     /// When this connection must stop taking requests (lifetime + jitter).
     pub(crate) expires_at: Option<Instant>,
     /// Requests sent on it so far; > 0 means "reused", which enables the stale retry.
     pub(crate) requests: u64,
 }
 
-impl PooledConn {
-    /// The connection's task has ended: it can never send again.
+impl Http1Conn {
     pub(crate) fn is_closed(&self) -> bool {
-        match &self.sender {
-            Sender::Http1(s) => s.is_closed(),
-        }
+        self.sender.is_closed()
     }
 
     pub(crate) fn is_expired(&self, now: Instant) -> bool {
         self.expires_at.is_some_and(|at| at <= now)
     }
 
-    /// Waits until the connection can take a request (an HTTP/1.1 connection
-    /// that just finished a response may need a moment to become idle).
+    /// Waits until the connection can take a request (one that just finished
+    /// a response may need a moment to become idle).
     pub(crate) async fn ready(&mut self) -> Result<(), Error> {
-        match &mut self.sender {
-            Sender::Http1(s) => s.ready().await.map_err(Error::from_hyper),
-        }
+        self.sender.ready().await.map_err(Error::from_hyper)
+    }
+}
+
+/// An HTTP/2 connection, shared by every request that holds one of its streams.
+pub(crate) struct Http2Conn {
+    pub(crate) id: u64,
+    pub(crate) sender: hyper::client::conn::http2::SendRequest<Body>,
+    pub(crate) expires_at: Option<Instant>,
+    pub(crate) signals: Arc<Signals>,
+}
+
+impl Http2Conn {
+    /// The server's SETTINGS_MAX_CONCURRENT_STREAMS, as of the last frame read.
+    pub(crate) fn max_streams(&self) -> usize {
+        self.signals.max_streams()
     }
 
-    /// Sends `req`, resolving to the response head.
-    pub(crate) async fn send(
-        &mut self,
-        req: Request<Body>,
-    ) -> Result<Response<Incoming>, SendError> {
-        self.requests += 1;
-        match &mut self.sender {
-            Sender::Http1(s) => http1::send(s, req).await,
-        }
+    /// May take new streams: open, not expired, no GOAWAY received.
+    pub(crate) fn accepts_streams(&self, now: Instant) -> bool {
+        !self.sender.is_closed()
+            && !self.signals.goaway_received()
+            && self.expires_at.is_none_or(|at| at > now)
     }
+}
+
+/// What a checkout hands out.
+pub(crate) enum Conn {
+    Http1(Http1Conn),
+    /// A reserved stream on a shared connection.
+    Http2(Arc<Http2Conn>),
 }

@@ -1,14 +1,14 @@
 //! HTTP/1.1 on hyper's low-level `client::conn::http1` API.
 
-use http::{Request, Response};
-use hyper::body::Incoming;
+use http::header::HOST;
+use http::{HeaderValue, Request, Uri, Version};
 use hyper::client::conn::http1::{Builder, SendRequest};
 use hyper_util::rt::TokioIo;
-use tokio::net::TcpStream;
 
-use super::conn::{Driver, SendError, Sender};
+use super::conn::{Driver, SendError, SendResult};
 use crate::body::Body;
 use crate::config::Config;
+use crate::connect::Stream;
 use crate::error::Error;
 
 /// hyper refuses read buffers smaller than this.
@@ -17,9 +17,9 @@ const MIN_BUF: usize = 8 * 1024;
 /// Performs the (trivial) HTTP/1.1 handshake over an established stream,
 /// returning the request sender and the future that drives the connection.
 pub(crate) async fn handshake(
-    stream: TcpStream,
+    stream: Stream,
     config: &Config,
-) -> Result<(Sender, Driver), Error> {
+) -> Result<(SendRequest<Body>, Driver), Error> {
     let mut builder = Builder::new();
     builder
         .max_header_size(config.max_response_headers_size)
@@ -34,20 +34,32 @@ pub(crate) async fn handshake(
             tracing::debug!(error = %e, "http1 connection ended with an error");
         }
     });
-    Ok((Sender::Http1(sender), driver))
+    Ok((sender, driver))
 }
 
-/// Sends one request, telling apart "never sent" (safe to retry anywhere)
-/// from "sent, then failed".
+/// Sends one request in origin form (path in the request line, authority in
+/// `Host`), telling apart "never sent" (safe to retry anywhere) from "sent,
+/// then failed".
 pub(crate) async fn send(
     sender: &mut SendRequest<Body>,
-    req: Request<Body>,
-) -> Result<Response<Incoming>, SendError> {
+    mut req: Request<Body>,
+    host: &HeaderValue,
+) -> SendResult {
+    let path = match req.uri().path_and_query() {
+        Some(pq) => Uri::from(pq.clone()),
+        None => Uri::from_static("/"),
+    };
+    *req.uri_mut() = path;
+    *req.version_mut() = Version::HTTP_11;
+    req.headers_mut()
+        .entry(HOST)
+        .or_insert_with(|| host.clone());
     sender.try_send_request(req).await.map_err(|mut e| {
         let unsent = e.take_message();
         SendError {
             error: Error::from_hyper(e.into_error()),
             unsent,
+            unprocessed: false,
         }
     })
 }

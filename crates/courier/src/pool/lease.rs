@@ -1,24 +1,30 @@
-//! A connection on loan to one request.
+//! A connection (HTTP/1.1) or a stream (HTTP/2) on loan to one request.
 
 use std::sync::Arc;
 
-use super::conn::PooledConn;
-use super::origin::OriginPool;
+use http::Request;
 
-/// Exclusive use of a pooled connection for one request and its response body.
+use super::conn::{Conn, SendResult};
+use super::origin::OriginPool;
+use super::{http1, http2};
+use crate::body::Body;
+
+/// Exclusive use of an HTTP/1.1 connection, or one reserved HTTP/2 stream, for
+/// one request and its response body.
 ///
-/// [`Lease::release`] hands the connection back (to a waiter or the idle
-/// stack). Dropping a lease without releasing it closes the connection: that is
-/// the safe default for any path that does not know the response was read to
-/// its end (errors, timeouts, cancelled futures).
+/// [`Lease::release`] hands it back (to a waiter or the idle stack). Dropping
+/// an HTTP/1.1 lease without releasing it closes the connection: that is the
+/// safe default for any path that does not know the response was read to its
+/// end (errors, timeouts, cancelled futures). Dropping an HTTP/2 lease frees
+/// the stream slot; hyper resets the stream if it was still open.
 pub(crate) struct Lease {
-    conn: Option<PooledConn>,
+    conn: Option<Conn>,
     origin: Arc<OriginPool>,
     keep_alive: bool,
 }
 
 impl Lease {
-    pub(crate) fn new(conn: PooledConn, origin: Arc<OriginPool>) -> Lease {
+    pub(crate) fn new(conn: Conn, origin: Arc<OriginPool>) -> Lease {
         Lease {
             conn: Some(conn),
             origin,
@@ -26,11 +32,46 @@ impl Lease {
         }
     }
 
-    pub(crate) fn conn_mut(&mut self) -> &mut PooledConn {
-        // Only `release` and `drop` take the connection out, and both consume the lease.
-        self.conn
-            .as_mut()
-            .expect("lease holds a connection until released")
+    pub(crate) fn origin(&self) -> &Arc<OriginPool> {
+        &self.origin
+    }
+
+    pub(crate) fn is_http2(&self) -> bool {
+        matches!(self.conn, Some(Conn::Http2(_)))
+    }
+
+    /// An HTTP/1.1 connection that already served a request (and so may have
+    /// been closed by the server while idle).
+    pub(crate) fn is_reused_http1(&self) -> bool {
+        matches!(&self.conn, Some(Conn::Http1(c)) if c.requests > 0)
+    }
+
+    /// Checks the connection can take the request: an HTTP/1.1 connection
+    /// that just finished a response may need a moment; a closed one fails.
+    pub(crate) async fn ready(&mut self) -> bool {
+        match self.conn.as_mut() {
+            Some(Conn::Http1(c)) => c.ready().await.is_ok(),
+            Some(Conn::Http2(c)) => !c.sender.is_closed(),
+            None => false,
+        }
+    }
+
+    /// Sends the request on the leased connection.
+    pub(crate) async fn send(&mut self, req: Request<Body>) -> SendResult {
+        let origin = &self.origin;
+        let metrics = &origin.shared().metrics;
+        match self.conn.as_mut() {
+            Some(Conn::Http1(c)) => {
+                c.requests += 1;
+                metrics.requests_http1.inc();
+                http1::send(&mut c.sender, req, &origin.host_header).await
+            }
+            Some(Conn::Http2(c)) => {
+                metrics.requests_http2.inc();
+                http2::send(&c.sender, req, origin.scheme(), origin.authority()).await
+            }
+            None => unreachable!("a lease holds its connection until consumed"),
+        }
     }
 
     /// The server said it will close the connection: do not pool it.
@@ -38,31 +79,48 @@ impl Lease {
         self.keep_alive = false;
     }
 
-    pub(crate) fn origin(&self) -> &Arc<OriginPool> {
-        &self.origin
-    }
-
-    /// The connection, if it may serve another request; consumes the lease
-    /// without returning anything to the pool.
-    pub(crate) fn into_reusable(mut self) -> Option<PooledConn> {
+    /// The HTTP/1.1 connection, if it may serve another request; consumes the
+    /// lease without returning anything to the pool.
+    pub(crate) fn into_reusable(mut self) -> Option<Conn> {
         let conn = self.conn.take();
-        conn.filter(|_| self.keep_alive)
+        match conn {
+            Some(Conn::Http2(c)) => {
+                self.origin.stream_done(c.id);
+                None
+            }
+            other => other.filter(|_| self.keep_alive),
+        }
     }
 
     /// The response was read to its end: the connection can serve another request.
     pub(crate) fn release(mut self) {
-        if let Some(conn) = self.conn.take() {
-            if self.keep_alive {
-                self.origin.put_back(conn);
-            }
+        match self.conn.take() {
+            Some(Conn::Http1(c)) if self.keep_alive => self.origin.put_back(c),
+            Some(Conn::Http2(c)) => self.origin.stream_done(c.id),
+            _ => {}
+        }
+    }
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        // HTTP/1.1: the connection is dropped, which closes it.
+        if let Some(Conn::Http2(c)) = self.conn.take() {
+            self.origin.stream_done(c.id);
         }
     }
 }
 
 impl std::fmt::Debug for Lease {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let id = match &self.conn {
+            Some(Conn::Http1(c)) => Some(c.id),
+            Some(Conn::Http2(c)) => Some(c.id),
+            None => None,
+        };
         f.debug_struct("Lease")
-            .field("conn", &self.conn.as_ref().map(|c| c.id))
+            .field("conn", &id)
+            .field("http2", &self.is_http2())
             .field("keep_alive", &self.keep_alive)
             .finish()
     }

@@ -7,8 +7,10 @@
 mod conn;
 mod expiry;
 mod http1;
+mod http2;
 mod lease;
 mod origin;
+mod sniff;
 
 pub(crate) use conn::SendError;
 pub(crate) use lease::Lease;
@@ -83,9 +85,17 @@ pub(crate) struct PoolInner {
 }
 
 impl Pool {
-    pub(crate) fn new(config: Config, metrics: Arc<Metrics>) -> Pool {
-        let connector =
-            Connector::new(config.resolver.clone(), config.tcp_nodelay, metrics.clone());
+    pub(crate) fn new(
+        config: Config,
+        metrics: Arc<Metrics>,
+        tls: Option<Arc<rustls::ClientConfig>>,
+    ) -> Pool {
+        let connector = Connector::new(
+            config.resolver.clone(),
+            config.tcp_nodelay,
+            tls,
+            metrics.clone(),
+        );
         Pool {
             inner: Arc::new(PoolInner {
                 origins: RwLock::new(HashMap::new()),
@@ -104,12 +114,7 @@ impl Pool {
     pub(crate) fn origin(&self, uri: &Uri) -> Result<Arc<OriginPool>, Error> {
         let https = match uri.scheme() {
             Some(s) if *s == Scheme::HTTP => false,
-            Some(s) if *s == Scheme::HTTPS => {
-                return Err(Error::msg(
-                    ErrorKind::InvalidUrl,
-                    "https is not supported yet (TLS arrives with HTTP/2)",
-                ))
-            }
+            Some(s) if *s == Scheme::HTTPS => true,
             Some(_) => return Err(Error::msg(ErrorKind::InvalidUrl, "unsupported URL scheme")),
             None => return Err(Error::msg(ErrorKind::InvalidUrl, "URL has no scheme")),
         };
@@ -139,9 +144,11 @@ impl Pool {
             .origins
             .write()
             .unwrap_or_else(|p| p.into_inner());
+        let scheme = if https { Scheme::HTTPS } else { Scheme::HTTP };
         let origin = origins.entry(key).or_insert_with(|| {
             Arc::new(OriginPool::new(
-                authority.host(),
+                scheme,
+                authority.clone(),
                 port,
                 host_header,
                 Arc::clone(&self.inner.shared),

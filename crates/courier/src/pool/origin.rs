@@ -1,5 +1,6 @@
 //! One origin's pool: the connection cap, the fair wait queue, the LIFO idle
-//! stack, and connection attempts that belong to the pool, not to a request.
+//! stack of HTTP/1.1 connections, HTTP/2 stream accounting, and connection
+//! attempts that belong to the pool, not to a request.
 //!
 //! All state sits behind one `std::sync::Mutex` that is only ever held for a
 //! few pointer moves and never across an `.await`.
@@ -9,18 +10,24 @@ use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use http::uri::{Authority, Scheme};
 use http::HeaderValue;
 use tokio::sync::oneshot;
 
-use super::conn::PooledConn;
-use super::Shared;
+use super::conn::{Conn, Driver, Http1Conn, Http2Conn};
+use super::lease::Lease;
+use super::{http1, http2, Shared};
+use crate::config::Versions;
 use crate::error::{Error, ErrorKind};
 use crate::metrics::GaugeGuard;
 
 /// Connection management for one scheme + host + port.
 pub(crate) struct OriginPool {
+    scheme: Scheme,
+    authority: Authority,
     host: Box<str>,
     port: u16,
+    tls: bool,
     /// `Host` header value, built once so requests only bump a refcount.
     pub(crate) host_header: HeaderValue,
     /// Where the next new connection starts in the resolved address list.
@@ -29,27 +36,50 @@ pub(crate) struct OriginPool {
     shared: Arc<Shared>,
 }
 
+/// What this origin is known to speak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Protocol {
+    /// TLS with ALPN and nothing connected yet: probe with one connection
+    /// rather than dial one per waiting request.
+    Unknown,
+    Http1,
+    Http2,
+}
+
 struct State {
-    /// LIFO: the most recently used connection is the warmest (and the
-    /// oldest sink to the bottom where the idle timeout finds them).
+    protocol: Protocol,
+    /// HTTP/1.1, LIFO: the most recently used connection is the warmest (and
+    /// the oldest sink to the bottom where the idle timeout finds them).
     idle: Vec<Idle>,
-    /// FIFO: the request that waited longest gets the next connection.
+    /// HTTP/2 connections with their stream counts.
+    h2: Vec<H2Slot>,
+    /// FIFO: the request that waited longest gets the next connection or stream.
     waiters: VecDeque<Waiter>,
-    /// Connections established and not yet closed (idle + leased).
+    /// Connections established and not yet closed.
     open: usize,
     /// Connection attempts in progress.
     connecting: usize,
-    /// Connections whose dropped body is being drained and that are expected
-    /// back within the drain grace period: waiters count on them instead of dialing.
+    /// HTTP/1.1 connections whose dropped body is being drained and that are
+    /// expected back within the drain grace period: waiters count on them.
     draining: usize,
+    /// Streams per HTTP/2 connection, for planning how many to open.
+    h2_streams_hint: usize,
 }
 
 struct Idle {
-    conn: PooledConn,
+    conn: Http1Conn,
     since: Instant,
 }
 
-type Delivery = Result<PooledConn, Error>;
+struct H2Slot {
+    conn: Arc<Http2Conn>,
+    active: usize,
+    idle_since: Instant,
+    /// Takes no new streams (expired, GOAWAY); closes when `active` reaches 0.
+    retiring: bool,
+}
+
+type Delivery = Result<Conn, Error>;
 
 struct Waiter {
     tx: oneshot::Sender<Delivery>,
@@ -59,25 +89,50 @@ struct Waiter {
 
 impl OriginPool {
     pub(crate) fn new(
-        host: &str,
+        scheme: Scheme,
+        authority: Authority,
         port: u16,
         host_header: HeaderValue,
         shared: Arc<Shared>,
     ) -> Self {
+        let tls = scheme == Scheme::HTTPS;
+        let protocol = match (shared.config.versions, tls) {
+            (Versions::Http2Only, _) => Protocol::Http2,
+            (Versions::Http1Only, _) | (Versions::Auto, false) => Protocol::Http1,
+            (Versions::Auto, true) => Protocol::Unknown,
+        };
         OriginPool {
-            host: host.into(),
+            host: authority.host().into(),
+            scheme,
+            authority,
             port,
+            tls,
             host_header,
             next_addr: AtomicUsize::new(0),
             state: Mutex::new(State {
+                protocol,
                 idle: Vec::new(),
+                h2: Vec::new(),
                 waiters: VecDeque::new(),
                 open: 0,
                 connecting: 0,
                 draining: 0,
+                h2_streams_hint: http2::ASSUMED_MAX_STREAMS,
             }),
             shared,
         }
+    }
+
+    pub(crate) fn shared(&self) -> &Shared {
+        &self.shared
+    }
+
+    pub(crate) fn scheme(&self) -> &Scheme {
+        &self.scheme
+    }
+
+    pub(crate) fn authority(&self) -> &Authority {
+        &self.authority
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -86,37 +141,42 @@ impl OriginPool {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Gets a connection: an idle one if any (most recent first), else waits in
-    /// line for a returned or newly established one.
+    /// Gets a connection or stream: an HTTP/2 stream on a connection with room,
+    /// else an idle HTTP/1.1 connection (most recent first), else waits in line
+    /// for a returned one or a new one.
     ///
-    /// `fresh_only` skips idle and returned connections; `queue_timeout` bounds
-    /// the wait.
+    /// `fresh_only` skips pooled HTTP/1.1 connections; `queue_timeout` bounds the wait.
     pub(crate) async fn checkout(
         self: &Arc<Self>,
         fresh_only: bool,
         queue_timeout: Option<Duration>,
-    ) -> Result<PooledConn, Error> {
+    ) -> Result<Lease, Error> {
         loop {
-            let mut conn = match self.take_idle_or_enqueue(fresh_only) {
+            let conn = match self.take_or_enqueue(fresh_only) {
                 Ok(conn) => conn,
                 Err(slot) => self.wait(slot, queue_timeout).await?,
             };
-            // A connection that closed while idle or in hand-off fails here; try the next.
-            if conn.ready().await.is_ok() {
-                return Ok(conn);
+            let mut lease = Lease::new(conn, Arc::clone(self));
+            // A connection that closed while idle or in hand-off fails here
+            // (dropping the lease cleans up); try the next.
+            if lease.ready().await {
+                return Ok(lease);
             }
         }
     }
 
-    fn take_idle_or_enqueue(self: &Arc<Self>, fresh_only: bool) -> Result<PooledConn, WaitSlot> {
+    fn take_or_enqueue(self: &Arc<Self>, fresh_only: bool) -> Result<Conn, WaitSlot> {
         let now = Instant::now();
         let (rx, connects) = {
             let mut st = self.lock();
+            if let Some(conn) = self.reserve_stream(&mut st, now) {
+                return Ok(Conn::Http2(conn));
+            }
             if !fresh_only {
                 while let Some(idle) = st.idle.pop() {
                     self.shared.metrics.connections_idle.dec();
                     if !idle.conn.is_expired(now) && !idle.conn.is_closed() {
-                        return Ok(idle.conn);
+                        return Ok(Conn::Http1(idle.conn));
                     }
                     // Expired or dead: dropping it closes it; the driver task
                     // reports the close and frees its slot.
@@ -134,11 +194,43 @@ impl OriginPool {
         })
     }
 
+    /// Reserves a stream on the HTTP/2 connection with room that keeps the
+    /// fewest connections busy: the busiest one that is not full.
+    fn reserve_stream(&self, st: &mut State, now: Instant) -> Option<Arc<Http2Conn>> {
+        if st.h2.is_empty() {
+            return None;
+        }
+        let mut best: Option<(usize, usize)> = None;
+        let mut retired = false;
+        for (i, slot) in st.h2.iter_mut().enumerate() {
+            if !slot.retiring && !slot.conn.accepts_streams(now) {
+                slot.retiring = true;
+            }
+            if slot.retiring {
+                retired |= slot.active == 0;
+                continue;
+            }
+            if slot.active < slot.conn.max_streams() && best.is_none_or(|(_, a)| slot.active > a) {
+                best = Some((i, slot.active));
+            }
+        }
+        let reserved = best.map(|(i, _)| {
+            st.h2[i].active += 1;
+            self.shared.metrics.http2_streams_active.inc();
+            Arc::clone(&st.h2[i].conn)
+        });
+        if retired {
+            // Retiring and idle: dropping the pool's handle lets it close.
+            st.h2.retain(|s| !(s.retiring && s.active == 0));
+        }
+        reserved
+    }
+
     async fn wait(
         &self,
         mut slot: WaitSlot,
         queue_timeout: Option<Duration>,
-    ) -> Result<PooledConn, Error> {
+    ) -> Result<Conn, Error> {
         let metrics = &self.shared.metrics;
         let _queued = GaugeGuard::new(&metrics.requests_queued);
         let started = Instant::now();
@@ -165,16 +257,43 @@ impl OriginPool {
         }
     }
 
-    /// How many new connection attempts to start: one per waiter not already
-    /// covered by an attempt in flight or a connection about to come back from
-    /// a drain, within the per-host cap.
+    /// How many new connection attempts to start for the waiters that no
+    /// attempt in flight (or draining HTTP/1.1 connection) already covers,
+    /// within the per-host cap.
     fn connects_needed(&self, st: &mut State) -> usize {
-        let cap = self.shared.config.max_connections_per_host;
+        let config = &self.shared.config;
+        let cap = config.max_connections_per_host;
+        let waiting = st.waiters.len();
         let mut n = 0;
-        while st.waiters.len() > st.connecting + st.draining && st.open + st.connecting < cap {
-            st.connecting += 1;
-            n += 1;
+        match st.protocol {
+            Protocol::Unknown => {
+                if waiting > 0 && st.connecting == 0 && st.open < cap {
+                    n = 1;
+                }
+            }
+            Protocol::Http1 => {
+                while waiting > st.connecting + st.draining + n && st.open + st.connecting + n < cap
+                {
+                    n += 1;
+                }
+            }
+            Protocol::Http2 => {
+                let per_conn = st.h2_streams_hint.max(1);
+                if !config.http2.multiple_connections {
+                    let serving = st.h2.iter().any(|s| !s.retiring);
+                    if waiting > 0 && !serving && st.connecting == 0 && st.open < cap {
+                        n = 1;
+                    }
+                } else {
+                    while waiting > (st.connecting + n) * per_conn
+                        && st.open + st.connecting + n < cap
+                    {
+                        n += 1;
+                    }
+                }
+            }
         }
+        st.connecting += n;
         n
     }
 
@@ -188,92 +307,158 @@ impl OriginPool {
     /// when it completes, not to the request that triggered it: that request
     /// may have been served by a returned connection in the meantime.
     async fn connect(self: Arc<Self>) {
-        let shared = Arc::clone(&self.shared);
-        let metrics = &shared.metrics;
+        let metrics = Arc::clone(&self.shared.metrics);
         metrics.connect_attempts_total.inc();
         let attempt = GaugeGuard::new(&metrics.connect_attempts_current);
         let started = Instant::now();
-        let rotation = self.next_addr.fetch_add(1, Relaxed);
-        let result = tokio::time::timeout(shared.config.connect_timeout, async {
-            let stream = shared
-                .connector
-                .connect(&self.host, self.port, rotation)
-                .await?;
-            super::http1::handshake(stream, &shared.config).await
-        })
-        .await
-        .unwrap_or_else(|_| {
-            Err(Error::msg(
-                ErrorKind::ConnectTimeout,
-                "connection not established within connect_timeout",
-            ))
-        });
+        let result = tokio::time::timeout(self.shared.config.connect_timeout, self.establish())
+            .await
+            .unwrap_or_else(|_| {
+                Err(Error::msg(
+                    ErrorKind::ConnectTimeout,
+                    "connection not established within connect_timeout",
+                ))
+            });
         drop(attempt);
-
-        let (sender, driver) = match result {
-            Ok(established) => established,
+        let connects = match result {
+            Ok(conn) => {
+                metrics.connect_duration.record(started.elapsed());
+                self.connected(conn)
+            }
             Err(error) => {
                 metrics.connect_failures.inc();
                 tracing::debug!(host = %self.host, port = self.port, %error, "connect failed");
-                self.connect_failed(error);
-                return;
+                self.connect_failed(error)
             }
-        };
-        metrics.connect_duration.record(started.elapsed());
-        metrics.connections_established.inc();
-        metrics.connections_open.inc();
-        {
-            let mut st = self.lock();
-            st.connecting -= 1;
-            st.open += 1;
-        }
-        let id = shared.next_conn_id();
-        let weak = Arc::downgrade(&self);
-        let metrics_for_driver = Arc::clone(&shared.metrics);
-        tokio::spawn(async move {
-            driver.await;
-            metrics_for_driver.connections_open.dec();
-            if let Some(origin) = weak.upgrade() {
-                origin.connection_closed(id);
-            }
-        });
-        let conn = PooledConn {
-            id,
-            sender,
-            expires_at: shared.expiry(Instant::now()),
-            requests: 0,
-        };
-        self.deliver(conn, true);
-    }
-
-    fn connect_failed(self: &Arc<Self>, error: Error) {
-        let connects = {
-            let mut st = self.lock();
-            st.connecting -= 1;
-            let mut error = Some(error);
-            while let Some(waiter) = st.waiters.pop_front() {
-                match waiter
-                    .tx
-                    .send(Err(error.take().expect("error present until sent")))
-                {
-                    Ok(()) => break,
-                    Err(Err(back)) => error = Some(back),
-                    Err(Ok(_)) => break,
-                }
-            }
-            self.connects_needed(&mut st)
         };
         self.spawn_connects(connects);
     }
 
-    /// Hands a usable connection to the first waiter that takes it, or parks it
-    /// on the idle stack.
-    fn deliver(&self, conn: PooledConn, is_new: bool) {
-        let mut st = self.lock();
-        self.deliver_locked(&mut st, conn, is_new);
+    /// Connects, negotiates and handshakes one connection; its driver task is
+    /// running when this returns.
+    async fn establish(self: &Arc<Self>) -> Result<Conn, Error> {
+        let shared = &self.shared;
+        let rotation = self.next_addr.fetch_add(1, Relaxed);
+        let connected = shared
+            .connector
+            .connect(&self.host, self.port, self.tls, rotation)
+            .await?;
+        let h2 = match shared.config.versions {
+            Versions::Http2Only => {
+                if self.tls && !connected.alpn_h2 {
+                    return Err(Error::msg(
+                        ErrorKind::Protocol,
+                        "the server did not negotiate HTTP/2 (ALPN h2)",
+                    ));
+                }
+                true
+            }
+            Versions::Http1Only => false,
+            Versions::Auto => connected.alpn_h2,
+        };
+        let id = shared.next_conn_id();
+        let expires_at = shared.expiry(Instant::now());
+        if !h2 {
+            let (sender, driver) = http1::handshake(connected.stream, &shared.config).await?;
+            self.track(id, driver, false);
+            return Ok(Conn::Http1(Http1Conn {
+                id,
+                sender,
+                expires_at,
+                requests: 0,
+            }));
+        }
+        let hs = http2::handshake(connected.stream, &shared.config).await?;
+        self.track(id, hs.driver, true);
+        // The stream limit is only known once the server's SETTINGS arrive;
+        // they are the first thing it sends.
+        if !hs.signals.wait_for_settings().await {
+            return Err(Error::msg(
+                ErrorKind::ConnectionClosed,
+                "HTTP/2 connection closed before the server's SETTINGS",
+            ));
+        }
+        Ok(Conn::Http2(Arc::new(Http2Conn {
+            id,
+            sender: hs.sender,
+            expires_at,
+            signals: hs.signals,
+        })))
     }
 
-    fn deliver_locked(&self, st: &mut State, mut conn: PooledConn, is_new: bool) {
+    /// Counts the connection as open and spawns its driver, which reports the
+    /// close when the connection ends.
+    fn track(self: &Arc<Self>, id: u64, driver: Driver, h2: bool) {
+        let metrics = Arc::clone(&self.shared.metrics);
+        metrics.connections_established.inc();
+        metrics.connections_open.inc();
+        let by_version = if h2 {
+            metrics.connections_established_http2.inc();
+            &metrics.connections_open_http2
+        } else {
+            metrics.connections_established_http1.inc();
+            &metrics.connections_open_http1
+        };
+        by_version.inc();
+        self.lock().open += 1;
+        let origin = Arc::downgrade(self);
+        tokio::spawn(async move {
+            driver.await;
+            metrics.connections_open.dec();
+            if h2 {
+                metrics.connections_open_http2.dec();
+            } else {
+                metrics.connections_open_http1.dec();
+            }
+            if let Some(origin) = origin.upgrade() {
+                origin.connection_closed(id);
+            }
+        });
+    }
+
+    /// A new connection is ready: it settles the protocol and goes to the waiters.
+    fn connected(&self, conn: Conn) -> usize {
+        let mut st = self.lock();
+        st.connecting -= 1;
+        match conn {
+            Conn::Http1(c) => {
+                st.protocol = Protocol::Http1;
+                self.deliver_locked(&mut st, c, true);
+            }
+            Conn::Http2(c) => {
+                st.protocol = Protocol::Http2;
+                st.h2_streams_hint = c.max_streams().max(1);
+                st.h2.push(H2Slot {
+                    conn: c,
+                    active: 0,
+                    idle_since: Instant::now(),
+                    retiring: false,
+                });
+                let i = st.h2.len() - 1;
+                self.serve_streams(&mut st, i);
+            }
+        }
+        self.connects_needed(&mut st)
+    }
+
+    fn connect_failed(&self, error: Error) -> usize {
+        let mut st = self.lock();
+        st.connecting -= 1;
+        let mut error = Some(error);
+        while let Some(waiter) = st.waiters.pop_front() {
+            let Some(e) = error.take() else { break };
+            match waiter.tx.send(Err(e)) {
+                Ok(()) => break,
+                Err(Err(back)) => error = Some(back),
+                Err(Ok(_)) => break,
+            }
+        }
+        self.connects_needed(&mut st)
+    }
+
+    /// Hands an HTTP/1.1 connection to the first waiter that takes it, or parks
+    /// it on the idle stack.
+    fn deliver_locked(&self, st: &mut State, mut conn: Http1Conn, is_new: bool) {
         let mut i = 0;
         while i < st.waiters.len() {
             if !is_new && st.waiters[i].fresh_only {
@@ -283,11 +468,11 @@ impl OriginPool {
             let Some(waiter) = st.waiters.remove(i) else {
                 break;
             };
-            match waiter.tx.send(Ok(conn)) {
+            match waiter.tx.send(Ok(Conn::Http1(conn))) {
                 Ok(()) => return,
                 // That waiter gave up (timeout, cancelled): try the next one.
-                Err(Ok(back)) => conn = back,
-                Err(Err(_)) => return,
+                Err(Ok(Conn::Http1(back))) => conn = back,
+                Err(_) => return,
             }
         }
         st.idle.push(Idle {
@@ -297,14 +482,53 @@ impl OriginPool {
         self.shared.metrics.connections_idle.inc();
     }
 
-    /// A lease gives its connection back after a complete response.
-    pub(crate) fn put_back(&self, conn: PooledConn) {
+    /// Gives waiters streams on HTTP/2 connection `i` while it has room.
+    fn serve_streams(&self, st: &mut State, i: usize) {
+        while !st.waiters.is_empty() {
+            let slot = &st.h2[i];
+            if slot.retiring || slot.active >= slot.conn.max_streams() {
+                return;
+            }
+            let conn = Arc::clone(&slot.conn);
+            let Some(waiter) = st.waiters.pop_front() else {
+                return;
+            };
+            if waiter.tx.send(Ok(Conn::Http2(conn))).is_ok() {
+                st.h2[i].active += 1;
+                self.shared.metrics.http2_streams_active.inc();
+            }
+        }
+    }
+
+    /// A lease gives its HTTP/1.1 connection back after a complete response.
+    pub(crate) fn put_back(&self, conn: Http1Conn) {
         // Lifetime is checked on return as well as on checkout, so an expired
         // connection is closed as soon as its last request is done.
         if conn.is_closed() || conn.is_expired(Instant::now()) {
             return;
         }
-        self.deliver(conn, false);
+        let mut st = self.lock();
+        self.deliver_locked(&mut st, conn, false);
+    }
+
+    /// An HTTP/2 stream ended (response read, dropped, or failed).
+    pub(crate) fn stream_done(&self, id: u64) {
+        self.shared.metrics.http2_streams_active.dec();
+        let now = Instant::now();
+        let mut st = self.lock();
+        let Some(i) = st.h2.iter().position(|s| s.conn.id == id) else {
+            return; // already closed and forgotten
+        };
+        let slot = &mut st.h2[i];
+        slot.active -= 1;
+        if slot.active == 0 {
+            slot.idle_since = now;
+            if slot.retiring || !slot.conn.accepts_streams(now) {
+                st.h2.swap_remove(i);
+                return;
+            }
+        }
+        self.serve_streams(&mut st, i);
     }
 
     /// A dropped body's connection started draining; until the grace period
@@ -325,11 +549,13 @@ impl OriginPool {
 
     /// A drain ended within its grace period, with the connection to reuse
     /// (`Some`) or not (`None`: it will close and report that itself).
-    pub(crate) fn drain_finished(&self, conn: Option<PooledConn>) {
+    pub(crate) fn drain_finished(&self, conn: Option<Conn>) {
         let mut st = self.lock();
         st.draining = st.draining.saturating_sub(1);
-        if let Some(conn) = conn.filter(|c| !c.is_closed() && !c.is_expired(Instant::now())) {
-            self.deliver_locked(&mut st, conn, false);
+        if let Some(Conn::Http1(conn)) = conn {
+            if !conn.is_closed() && !conn.is_expired(Instant::now()) {
+                self.deliver_locked(&mut st, conn, false);
+            }
         }
     }
 
@@ -342,6 +568,10 @@ impl OriginPool {
                 st.idle.remove(pos);
                 self.shared.metrics.connections_idle.dec();
             }
+            if let Some(pos) = st.h2.iter().position(|s| s.conn.id == id) {
+                // Leases still holding streams find it gone and only fix the gauge.
+                st.h2.swap_remove(pos);
+            }
             // A freed slot lets a waiter at the cap get a connection of its own.
             self.connects_needed(&mut st)
         };
@@ -351,16 +581,24 @@ impl OriginPool {
     /// Closes idle connections past the idle timeout or their lifetime.
     /// Returns true when the origin holds nothing at all any more.
     pub(crate) fn scavenge(&self, now: Instant, idle_timeout: Option<Duration>) -> bool {
+        let idle_too_long = |since: Instant| {
+            idle_timeout.is_some_and(|t| now.saturating_duration_since(since) >= t)
+        };
         let mut st = self.lock();
         let before = st.idle.len();
         st.idle.retain(|idle| {
-            let idle_too_long =
-                idle_timeout.is_some_and(|t| now.saturating_duration_since(idle.since) >= t);
-            !(idle_too_long || idle.conn.is_expired(now) || idle.conn.is_closed())
+            !(idle_too_long(idle.since) || idle.conn.is_expired(now) || idle.conn.is_closed())
         });
         for _ in st.idle.len()..before {
             self.shared.metrics.connections_idle.dec();
         }
+        for slot in st.h2.iter_mut() {
+            if !slot.conn.accepts_streams(now) {
+                slot.retiring = true;
+            }
+        }
+        st.h2
+            .retain(|s| s.active > 0 || !(s.retiring || idle_too_long(s.idle_since)));
         st.open == 0 && st.connecting == 0 && st.waiters.is_empty()
     }
 }
@@ -390,7 +628,7 @@ impl Drop for OriginPool {
 /// A place in the wait queue.
 ///
 /// Dropping it (timeout, cancelled request) closes the channel; a connection
-/// that was handed over in that instant is put back instead of being lost.
+/// or stream handed over in that instant is given back instead of being lost.
 struct WaitSlot {
     rx: oneshot::Receiver<Delivery>,
     origin: Arc<OriginPool>,
@@ -399,8 +637,10 @@ struct WaitSlot {
 impl Drop for WaitSlot {
     fn drop(&mut self) {
         self.rx.close();
-        if let Ok(Ok(conn)) = self.rx.try_recv() {
-            self.origin.put_back(conn);
+        match self.rx.try_recv() {
+            Ok(Ok(Conn::Http1(conn))) => self.origin.put_back(conn),
+            Ok(Ok(Conn::Http2(conn))) => self.origin.stream_done(conn.id),
+            _ => {}
         }
     }
 }

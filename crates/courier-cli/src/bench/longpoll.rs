@@ -1,0 +1,174 @@
+//! Long polls: how many requests the client can hold in flight, and what each one costs.
+//!
+//! The slots are the closed loop's, sending to `/delay/{ms}`, with the in-flight counter on.
+//! Before them, [`open_connections`] opens one connection per slot (with `/delay/0` requests),
+//! so the long polls find their connections open and their latency minus the delay is the
+//! wake-up time, not connection setup. [`Monitor`] watches the in-flight counter and reads the resident set
+//! whenever it reaches a new peak, so memory per in-flight request is (RSS at peak − RSS before
+//! any connection opened) ÷ requests in flight then: connection and request together, which is
+//! what a long poll costs over HTTP/1.1. The built-in server runs in child processes for this
+//! scenario by default, so the RSS is the client's alone.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::{oneshot, Barrier, Semaphore};
+use tokio::task::JoinHandle;
+
+use courier::Client;
+
+use super::plan::Plan;
+use super::procfs;
+use super::request::Template;
+use crate::alloc;
+
+/// Connection attempts in flight at once while opening connections: the built-in server's
+/// accept queue holds 128, and a burst beyond it costs a 1 s SYN retransmission.
+const OPENING_AT_ONCE: usize = 64;
+
+/// Opens one connection per slot (`per_client` on each client) before the long polls start.
+///
+/// Each slot sends a `/delay/0` request and keeps its response unread, so its connection stays
+/// leased and the next slot must open another; once every slot has its response, all bodies
+/// are read and the connections go back to the pool idle. At most [`OPENING_AT_ONCE`] requests
+/// are being answered at a time. Returns how many slots failed.
+pub async fn open_connections(template: &Template, clients: &[Client], per_client: u64) -> u64 {
+    let template = Arc::new(template.clone());
+    let slots = clients.len() * usize::try_from(per_client).unwrap_or(usize::MAX);
+    let opening = Arc::new(Semaphore::new(OPENING_AT_ONCE));
+    let all_open = Arc::new(Barrier::new(slots));
+    let mut handles = Vec::with_capacity(slots);
+    let mut slot = 0usize;
+    for client in clients {
+        for _ in 0..per_client {
+            let (template, client) = (Arc::clone(&template), client.clone());
+            let (opening, all_open) = (Arc::clone(&opening), Arc::clone(&all_open));
+            handles.push(tokio::spawn(async move {
+                let permit = opening.acquire_owned().await;
+                let response = client.execute(template.request(slot)).await;
+                drop(permit);
+                all_open.wait().await;
+                match response {
+                    Ok(response) => response.bytes().await.is_ok(),
+                    Err(_) => false,
+                }
+            }));
+            slot += 1;
+        }
+    }
+    let mut failed = 0;
+    for handle in handles {
+        if !matches!(handle.await, Ok(true)) {
+            failed += 1;
+        }
+    }
+    failed
+}
+
+/// How often the in-flight counter is watched.
+const WATCH_EVERY: Duration = Duration::from_millis(20);
+
+/// Memory around the peak of requests in flight.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PeakMemory {
+    /// Resident set before the first request, in bytes.
+    pub rss_before: u64,
+    /// Resident set when the most requests were in flight, in bytes.
+    pub rss_at_peak: u64,
+    /// Requests in flight when `rss_at_peak` was read.
+    pub in_flight_at_peak: u64,
+    /// The most requests in flight at once (exact, from the counter).
+    pub peak_in_flight: u64,
+    pub server_addresses: u64,
+}
+
+impl PeakMemory {
+    /// Bytes of resident memory per request in flight at the peak.
+    pub fn per_request(&self) -> f64 {
+        if self.in_flight_at_peak == 0 {
+            return 0.0;
+        }
+        self.rss_at_peak.saturating_sub(self.rss_before) as f64 / self.in_flight_at_peak as f64
+    }
+}
+
+/// A running watcher.
+pub struct Monitor {
+    stop: oneshot::Sender<()>,
+    task: JoinHandle<PeakMemory>,
+}
+
+impl Monitor {
+    /// Watches `plan`'s in-flight counter; `rss_before` was read before any connection opened.
+    pub fn start(plan: Arc<Plan>, server_addresses: u64, rss_before: u64) -> Self {
+        let (stop, mut stopped) = oneshot::channel();
+        let task = tokio::spawn(async move {
+            let mut memory = PeakMemory {
+                rss_before,
+                rss_at_peak: rss_before,
+                in_flight_at_peak: 0,
+                peak_in_flight: 0,
+                server_addresses,
+            };
+            let mut ticks = tokio::time::interval(WATCH_EVERY);
+            loop {
+                tokio::select! {
+                    _ = ticks.tick() => alloc::uncounted(|| observe(&plan, &mut memory)),
+                    _ = &mut stopped => break,
+                }
+            }
+            // The counter's own peak is exact; the RSS goes with the closest watch.
+            if let Some(counter) = &plan.in_flight {
+                memory.peak_in_flight = counter.peak();
+            }
+            memory
+        });
+        Self { stop, task }
+    }
+
+    /// Stops watching and returns what was seen.
+    pub async fn finish(self) -> PeakMemory {
+        let _ = self.stop.send(());
+        self.task.await.unwrap_or_default()
+    }
+}
+
+fn observe(plan: &Plan, memory: &mut PeakMemory) {
+    let Some(counter) = &plan.in_flight else {
+        return;
+    };
+    let now = counter.now();
+    if now == 0 || now < memory.in_flight_at_peak {
+        return;
+    }
+    let rss = procfs::rss_bytes().unwrap_or(0);
+    memory.rss_at_peak = if now > memory.in_flight_at_peak {
+        rss
+    } else {
+        memory.rss_at_peak.max(rss)
+    };
+    memory.in_flight_at_peak = now;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memory_per_request() {
+        let m = PeakMemory {
+            rss_before: 10_000_000,
+            rss_at_peak: 30_000_000,
+            in_flight_at_peak: 10_000,
+            peak_in_flight: 10_000,
+            server_addresses: 1,
+        };
+        assert_eq!(m.per_request(), 2000.0);
+        assert_eq!(PeakMemory::default().per_request(), 0.0);
+        let shrunk = PeakMemory {
+            rss_at_peak: 5,
+            ..m
+        };
+        assert_eq!(shrunk.per_request(), 0.0);
+    }
+}

@@ -1,0 +1,177 @@
+//! The open loop (`--rate R`): requests start on a fixed schedule, whatever the latency.
+//!
+//! A closed loop slows down with the server and so under-reports latency ("coordinated
+//! omission"): while one slot waits, the requests it would have sent are never timed. Here request
+//! `i` is due at `start + i / R`. A scheduler task sends each one when due, if one of the
+//! in-flight slots (`-c` per client; by default the connection cap, as wrk2's connections) is
+//! free; otherwise it waits for one, and the request is late. Each request is timed twice: from
+//! its actual send (uncorrected, what a closed loop reports) and from its intended start
+//! (corrected, what a user arriving on schedule would see). Requests still waiting for a slot at
+//! the deadline are never sent; the report counts them as not sent.
+//!
+//! One scheduler sends everything, so the timer's 1 ms resolution is not a limit: when it wakes,
+//! it sends every request that has come due.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use courier::Client;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::time::Instant;
+
+use super::args::Stop;
+use super::plan::Plan;
+use super::request;
+use crate::error::{CliError, Result};
+
+/// Requests sent more than this behind schedule count as late. The timer wakes up to 1 ms late
+/// by design, so only lateness beyond that and scheduling noise is reported.
+pub const LATE_AFTER: Duration = Duration::from_millis(5);
+
+/// What the scheduler saw.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Schedule {
+    /// Measured requests that were due (in the measured time, or `-n`).
+    pub intended: u64,
+    /// Of those, the requests actually sent.
+    pub sent: u64,
+    /// The in-flight cap over all clients.
+    pub cap: u64,
+    /// The most requests in flight at once.
+    pub max_in_flight: u64,
+}
+
+/// Runs the schedule of `rate` requests per second over `clients`, at most `cap` in flight.
+pub async fn run(
+    plan: &Arc<Plan>,
+    clients: &[Client],
+    rate: f64,
+    cap: u64,
+    stop: Stop,
+) -> Result<Schedule> {
+    if clients.is_empty() {
+        return Err(CliError::new("no client to send requests with"));
+    }
+    let permits = usize::try_from(cap)
+        .unwrap_or(usize::MAX)
+        .min(Semaphore::MAX_PERMITS);
+    let slots = Arc::new(Semaphore::new(permits));
+    let clock = plan.clock;
+    let limit = match stop {
+        Stop::Requests(n) => Some(n),
+        Stop::Duration(_) | Stop::OneRound => None,
+    };
+    let mut schedule = Schedule {
+        cap: permits as u64,
+        ..Schedule::default()
+    };
+    let mut i: u64 = 0;
+    loop {
+        let due = clock.start + Duration::from_secs_f64(i as f64 / rate);
+        let measured = due >= clock.measure_start;
+        if clock.deadline.is_some_and(|deadline| due >= deadline)
+            || (measured && limit.is_some_and(|n| schedule.sent >= n))
+        {
+            break;
+        }
+        if Instant::now() < due {
+            tokio::time::sleep_until(due).await;
+        }
+        let Some(permit) = acquire(&slots, clock.deadline).await else {
+            break;
+        };
+        let in_flight = permits - slots.available_permits();
+        schedule.max_in_flight = schedule.max_in_flight.max(in_flight as u64);
+        if measured {
+            schedule.sent += 1;
+        }
+        let client = clients[(i % clients.len() as u64) as usize].clone();
+        tokio::spawn(one(
+            Arc::clone(plan),
+            client,
+            i as usize,
+            due,
+            measured,
+            permit,
+        ));
+        i += 1;
+    }
+    schedule.intended = match (limit, clock.deadline) {
+        (Some(n), _) => n,
+        (None, Some(deadline)) => due_between(
+            clock.measure_start - clock.start,
+            deadline - clock.start,
+            rate,
+        ),
+        (None, None) => schedule.sent,
+    };
+    match clock.deadline {
+        // Requests still in flight abandon themselves at the deadline.
+        Some(deadline) => tokio::time::sleep_until(deadline).await,
+        // With `-n`, every request finishes: wait until all slots are free again.
+        None => {
+            let all = u32::try_from(permits).unwrap_or(u32::MAX);
+            let _ = slots.acquire_many(all).await;
+        }
+    }
+    Ok(schedule)
+}
+
+/// A free slot, or `None` once the deadline has passed.
+async fn acquire(
+    slots: &Arc<Semaphore>,
+    deadline: Option<Instant>,
+) -> Option<OwnedSemaphorePermit> {
+    let acquire = Arc::clone(slots).acquire_owned();
+    match deadline {
+        Some(deadline) => tokio::time::timeout_at(deadline, acquire).await.ok()?.ok(),
+        None => acquire.await.ok(),
+    }
+}
+
+/// One scheduled request: sends, records with its lag, frees its slot.
+async fn one(
+    plan: Arc<Plan>,
+    client: Client,
+    slot: usize,
+    due: Instant,
+    measured: bool,
+    _permit: OwnedSemaphorePermit,
+) {
+    let lag = Instant::now().saturating_duration_since(due);
+    let Some(outcome) = plan
+        .until_deadline(request::send(&client, &plan.template, slot))
+        .await
+    else {
+        return;
+    };
+    if measured {
+        plan.record_open_loop(outcome, lag);
+    }
+}
+
+/// How many of the requests due at `i / rate` fall in `[from, to)`.
+fn due_between(from: Duration, to: Duration, rate: f64) -> u64 {
+    let first = (from.as_secs_f64() * rate).ceil();
+    let end = (to.as_secs_f64() * rate).ceil();
+    (end - first).max(0.0) as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_due_in_an_interval() {
+        let s = Duration::from_secs;
+        assert_eq!(due_between(s(0), s(2), 500.0), 1000);
+        assert_eq!(due_between(s(1), s(3), 500.0), 1000);
+        assert_eq!(
+            due_between(Duration::ZERO, Duration::from_millis(10), 1000.0),
+            10
+        );
+        // Due at 0, 0.4, 0.8: three in [0, 1) at 2.5/s.
+        assert_eq!(due_between(s(0), s(1), 2.5), 3);
+        assert_eq!(due_between(s(1), s(1), 2.5), 0);
+    }
+}

@@ -1,0 +1,183 @@
+//! The request every slot sends, and sending one.
+//!
+//! The request is prepared once ([`Template`]) and each send clones its parts: method, URI and
+//! body are reference-counted, so the only per-request allocation on our side is the header map
+//! copy when `-H` headers are set (which the library would need to own anyway). Requests go
+//! through `Client::execute`, so the library's request path is measured, not a builder's.
+
+use bytes::Bytes;
+use courier::{Body, Client};
+use http::{HeaderMap, Method, Request, Uri};
+use tokio::time::Instant;
+
+use super::args::BenchArgs;
+use super::headers::BROWSER_HEADERS;
+use super::stats::Measured;
+use crate::error::{CliError, Result};
+
+/// What to send.
+#[derive(Debug, Clone)]
+pub struct Template {
+    method: Method,
+    /// One per server address; slot `i` uses `uris[i % len]`.
+    uris: Vec<Uri>,
+    headers: HeaderMap,
+    body: Bytes,
+    /// Body bytes to read before dropping a response (`u64::MAX`: all of them).
+    read_bytes: u64,
+}
+
+/// How one request ended.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Outcome {
+    /// A response arrived and its body was read as far as asked.
+    Response(Measured),
+    /// The request failed with this `ErrorKind::as_str()`.
+    Failed(&'static str),
+}
+
+impl Template {
+    /// Builds the template from the flags, for the given URLs.
+    pub fn new(args: &BenchArgs, uris: Vec<Uri>) -> Result<Self> {
+        if uris.is_empty() {
+            return Err(CliError::new("no URL to send requests to"));
+        }
+        let mut headers = HeaderMap::new();
+        for (name, value) in args.http_headers()? {
+            headers.append(name, value);
+        }
+        if args.count_allocations && headers.is_empty() {
+            for line in BROWSER_HEADERS {
+                let (name, value) = super::args::split_header(line).map_err(CliError::new)?;
+                headers.append(name, value);
+            }
+        }
+        let body_size = match args.body_size {
+            Some(n) => usize::try_from(n)
+                .map_err(|_| CliError::new(format!("--body-size {n} is too large")))?,
+            None => 0,
+        };
+        Ok(Self {
+            method: args.http_method()?,
+            uris,
+            headers,
+            body: Bytes::from(vec![b'x'; body_size]),
+            read_bytes: args.read_bytes.unwrap_or(u64::MAX),
+        })
+    }
+
+    /// The request for slot `slot`.
+    pub fn request(&self, slot: usize) -> Request<Body> {
+        let mut request = Request::new(Body::from(self.body.clone()));
+        *request.method_mut() = self.method.clone();
+        *request.uri_mut() = self.uris[slot % self.uris.len()].clone();
+        if !self.headers.is_empty() {
+            *request.headers_mut() = self.headers.clone();
+        }
+        request
+    }
+
+    /// The same request with every `/delay/{ms}` path ending changed to `/delay/0`: what long
+    /// polls send first to open their connections without waiting.
+    pub fn without_delay(&self) -> Result<Self> {
+        let uris = self
+            .uris
+            .iter()
+            .map(|uri| {
+                let path = uri.path();
+                let Some(at) = path.rfind("/delay/") else {
+                    return Ok(uri.clone());
+                };
+                let mut parts = uri.clone().into_parts();
+                let zero = format!("{}/delay/0", &path[..at]);
+                parts.path_and_query = Some(zero.parse().map_err(|e| {
+                    CliError::new(format!("cannot build the path `{zero}`: {e}"))
+                })?);
+                Uri::from_parts(parts)
+                    .map_err(|e| CliError::new(format!("cannot build a URL for `{zero}`: {e}")))
+            })
+            .collect::<Result<_>>()?;
+        Ok(Self {
+            uris,
+            ..self.clone()
+        })
+    }
+
+    /// The URLs requests go to.
+    pub fn uris(&self) -> &[Uri] {
+        &self.uris
+    }
+
+    /// Number of headers each request carries (the browser set counts 11).
+    pub fn header_count(&self) -> usize {
+        self.headers.len()
+    }
+}
+
+/// Sends the request of slot `slot`, reads its body as far as the template says, and times both
+/// phases from the moment of sending.
+pub async fn send(client: &Client, template: &Template, slot: usize) -> Outcome {
+    let start = Instant::now();
+    let mut response = match client.execute(template.request(slot)).await {
+        Ok(response) => response,
+        Err(e) => return Outcome::Failed(e.kind().as_str()),
+    };
+    let to_headers = start.elapsed();
+    let status = response.status().as_u16();
+    let mut body_bytes = 0u64;
+    while body_bytes < template.read_bytes {
+        match response.chunk().await {
+            Ok(Some(chunk)) => body_bytes += chunk.len() as u64,
+            Ok(None) => break,
+            Err(e) => return Outcome::Failed(e.kind().as_str()),
+        }
+    }
+    // Dropping an unfinished response hands the rest of the body to the library's drain.
+    drop(response);
+    Outcome::Response(Measured {
+        status,
+        to_headers,
+        to_last_byte: start.elapsed(),
+        body_bytes,
+        send_lag: None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_polls_open_connections_with_a_zero_delay() {
+        let args = crate::bench::args::tests::parse(&[]).unwrap();
+        let uris = vec![
+            "http://127.0.0.1:8080/delay/1000".parse().unwrap(),
+            "http://127.0.0.2:8080/api/delay/5".parse().unwrap(),
+            "http://127.0.0.3:8080/bytes/1".parse().unwrap(),
+        ];
+        let t = Template::new(&args, uris).unwrap().without_delay().unwrap();
+        let urls: Vec<String> = t.uris().iter().map(ToString::to_string).collect();
+        assert_eq!(
+            urls,
+            [
+                "http://127.0.0.1:8080/delay/0",
+                "http://127.0.0.2:8080/api/delay/0",
+                "http://127.0.0.3:8080/bytes/1"
+            ]
+        );
+    }
+
+    #[test]
+    fn the_browser_header_set_is_the_default_for_allocation_counts() {
+        let uri = || vec!["http://127.0.0.1:1/".parse().unwrap()];
+        let args = crate::bench::args::tests::parse(&["--count-allocations"]).unwrap();
+        assert_eq!(Template::new(&args, uri()).unwrap().header_count(), 11);
+        let args =
+            crate::bench::args::tests::parse(&["--count-allocations", "-H", "a: b"]).unwrap();
+        assert_eq!(Template::new(&args, uri()).unwrap().header_count(), 1);
+        let args = crate::bench::args::tests::parse(&["--body-size", "3", "-m", "post"]).unwrap();
+        let request = Template::new(&args, uri()).unwrap().request(0);
+        assert_eq!(request.method(), Method::POST);
+        assert_eq!(request.body().len(), Some(3));
+    }
+}

@@ -1,0 +1,193 @@
+//! `courier compare A.json B.json [C.json …]`: bench reports side by side, with the change of
+//! every figure from the first report.
+//!
+//! The layout is the one HTTP client tuning discussions use: one row per figure, one column per
+//! run, and a % delta column after each run but the first. Because every figure knows whether
+//! higher or lower is better, the delta says so ("+5.20% better"); figures without a direction
+//! (duration, status codes) get the number alone, and a delta from zero is left blank.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+
+use crate::bench::json::BenchReport;
+use crate::bench::report::{rows, table, title, Better, Row};
+use crate::bench::stats::percent_change;
+use crate::error::{CliError, Result};
+
+/// Compare `courier bench --json` reports side by side.
+#[derive(Debug, Clone, PartialEq, Eq, Args)]
+pub struct CompareArgs {
+    /// Two or more JSON reports; deltas are relative to the first.
+    #[arg(value_name = "REPORT.json", num_args = 2.., required = true)]
+    pub reports: Vec<PathBuf>,
+}
+
+/// Reads the reports and prints the comparison.
+pub fn run(args: CompareArgs) -> Result<()> {
+    let reports = args
+        .reports
+        .iter()
+        .map(|path| BenchReport::read(path))
+        .collect::<Result<Vec<_>>>()?;
+    let names = column_names(&args.reports);
+    print!("{}", render(&names, &reports)?);
+    Ok(())
+}
+
+/// The comparison table.
+pub fn render(names: &[String], reports: &[BenchReport]) -> Result<String> {
+    let Some(first) = reports.first() else {
+        return Err(CliError::new(
+            "nothing to compare: give two or more reports",
+        ));
+    };
+    let per_report: Vec<Vec<Row>> = reports.iter().map(rows).collect();
+    // Rows in the first report's order; rows only some reports have are appended in order.
+    let mut labels: Vec<&str> = Vec::new();
+    for report_rows in &per_report {
+        for row in report_rows {
+            if !labels.contains(&row.label.as_str()) {
+                labels.push(&row.label);
+            }
+        }
+    }
+    let lookup: Vec<HashMap<&str, &Row>> = per_report
+        .iter()
+        .map(|rs| rs.iter().map(|r| (r.label.as_str(), r)).collect())
+        .collect();
+
+    let mut header = vec![title(first)];
+    for (i, name) in names.iter().enumerate() {
+        header.push(name.clone());
+        if i > 0 {
+            header.push("delta".to_owned());
+        }
+    }
+    let cells: Vec<Vec<String>> = labels
+        .iter()
+        .map(|label| {
+            let base = lookup[0].get(label);
+            let mut line = vec![(*label).to_owned()];
+            for (i, rows) in lookup.iter().enumerate() {
+                let row = rows.get(label);
+                line.push(row.map_or_else(String::new, |r| r.value.display()));
+                if i > 0 {
+                    line.push(match (base, row) {
+                        (Some(b), Some(r)) => delta(b.value.as_f64(), r.value.as_f64(), r.better),
+                        _ => String::new(),
+                    });
+                }
+            }
+            line
+        })
+        .collect();
+    Ok(table(&header, &cells))
+}
+
+/// `+5.20% better`, `-0.19% worse`, `0.00%`, or blank when the base is zero.
+pub fn delta(base: f64, value: f64, better: Better) -> String {
+    let Some(change) = percent_change(base, value) else {
+        return String::new();
+    };
+    let text = format!("{change:+.2}%");
+    // A change that rounds to zero is no change.
+    if text == "+0.00%" || text == "-0.00%" {
+        return "0.00%".to_owned();
+    }
+    let mark = match (better, change > 0.0) {
+        (Better::Neither, _) => "",
+        (Better::Higher, true) | (Better::Lower, false) => " better",
+        (Better::Higher, false) | (Better::Lower, true) => " worse",
+    };
+    format!("{text}{mark}")
+}
+
+/// Column names: file names without `.json`, made unique when two files share a name.
+fn column_names(paths: &[PathBuf]) -> Vec<String> {
+    let stems: Vec<String> = paths.iter().map(|p| stem(p)).collect();
+    stems
+        .iter()
+        .map(|s| {
+            if stems.iter().filter(|other| *other == s).count() > 1 {
+                None
+            } else {
+                Some(s.clone())
+            }
+        })
+        .zip(paths)
+        .map(|(unique, path)| unique.unwrap_or_else(|| path.display().to_string()))
+        .collect()
+}
+
+fn stem(path: &Path) -> String {
+    path.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.display().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::json::tests::sample_report;
+
+    #[test]
+    fn deltas_know_which_way_is_better() {
+        assert_eq!(delta(100.0, 105.2, Better::Higher), "+5.20% better");
+        assert_eq!(delta(100.0, 105.2, Better::Lower), "+5.20% worse");
+        assert_eq!(delta(21.13, 18.47, Better::Lower), "-12.59% better");
+        assert_eq!(
+            delta(1_648_740.0, 1_645_577.0, Better::Higher),
+            "-0.19% worse"
+        );
+        assert_eq!(delta(100.0, 100.0, Better::Lower), "0.00%");
+        assert_eq!(delta(100.0, 100.001, Better::Lower), "0.00%");
+        assert_eq!(delta(0.0, 5.0, Better::Lower), "");
+        assert_eq!(delta(10.0, 12.0, Better::Neither), "+20.00%");
+    }
+
+    #[test]
+    fn side_by_side_with_a_delta_column_per_run() {
+        let a = sample_report();
+        let mut b = sample_report();
+        b.rps = 10.0;
+        b.latency_headers_ms.p99 = 1.5;
+        b.errors_by_kind.insert("connect".to_owned(), 2);
+        let names = ["hl5".to_owned(), "hl5-pcl5".to_owned()];
+        let text = render(&names, &[a, b]).unwrap();
+        let header = text.lines().next().unwrap();
+        assert!(
+            header.contains("hl5-pcl5") && header.contains("delta"),
+            "{header}"
+        );
+        let rps = text.lines().find(|l| l.starts_with("Mean RPS")).unwrap();
+        assert!(rps.ends_with("+25.00% better"), "{rps}");
+        let p99 = text
+            .lines()
+            .find(|l| l.starts_with("Time to response headers (ms) - p99 "))
+            .unwrap();
+        assert!(p99.ends_with("-50.00% better"), "{p99}");
+        // A row only the second report has: blank in the first column, no delta.
+        let connect = text
+            .lines()
+            .find(|l| l.starts_with("Errors - connect"))
+            .unwrap();
+        assert!(connect.trim_end().ends_with('2'), "{connect}");
+    }
+
+    #[test]
+    fn three_reports_get_two_delta_columns() {
+        let names = ["a".to_owned(), "b".to_owned(), "c".to_owned()];
+        let text = render(&names, &[sample_report(), sample_report(), sample_report()]).unwrap();
+        assert_eq!(text.lines().next().unwrap().matches("delta").count(), 2);
+    }
+
+    #[test]
+    fn column_names_are_file_stems_made_unique() {
+        let names = column_names(&[PathBuf::from("x/a.json"), PathBuf::from("y/b.json")]);
+        assert_eq!(names, ["a", "b"]);
+        let names = column_names(&[PathBuf::from("x/a.json"), PathBuf::from("y/a.json")]);
+        assert_eq!(names, ["x/a.json", "y/a.json"]);
+    }
+}

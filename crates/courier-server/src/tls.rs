@@ -1,0 +1,163 @@
+//! TLS: the certificate configuration ([`TlsConfig`]), the rustls server
+//! setup built from it, and the per-connection handshake.
+//!
+//! The protocol of a TLS connection is whatever ALPN settled on, so the
+//! handshake is also where HTTP/1.1 vs HTTP/2 is decided.
+
+use std::fmt;
+use std::io;
+use std::sync::Arc;
+
+use rustls::server::ServerSessionMemoryCache;
+use rustls::HandshakeKind;
+use rustls_pki_types::pem::PemObject;
+use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+use tokio::net::TcpStream;
+use tokio_rustls::server::TlsStream;
+use tokio_rustls::TlsAcceptor;
+
+use crate::handle::ServerContext;
+use crate::negotiate::Protocol;
+use crate::pki::TestPki;
+
+/// ALPN protocol ids, in the server's order of preference.
+const ALPN_H2: &[u8] = b"h2";
+const ALPN_HTTP1: &[u8] = b"http/1.1";
+
+/// TLS 1.2 sessions remembered for resumption by session id. (TLS 1.3
+/// resumes through self-contained tickets instead and needs no cache.)
+/// Sized for a benchmark's worth of connections; entries are small.
+const SESSION_CACHE_SIZE: usize = 4096;
+
+/// The server's certificate chain and private key.
+///
+/// Get one from [`TestPki`] (tests), [`TlsConfig::self_signed`] (a quick
+/// HTTPS server) or [`TlsConfig::from_pem`] (your own files).
+pub struct TlsConfig {
+    cert_chain: Vec<CertificateDer<'static>>,
+    key: PrivateKeyDer<'static>,
+}
+
+impl TlsConfig {
+    /// A chain (leaf first) and the leaf's private key. Whether they belong
+    /// together is checked by [`crate::start`].
+    pub fn new(cert_chain: Vec<CertificateDer<'static>>, key: PrivateKeyDer<'static>) -> Self {
+        Self { cert_chain, key }
+    }
+
+    /// A fresh certificate for `names` (e.g. `["localhost", "127.0.0.1"]`)
+    /// issued by a fresh private CA, plus that CA's certificate as PEM: the
+    /// root a client must trust to connect.
+    ///
+    /// # Panics
+    /// As [`TestPki::server_config`] (invalid name, no randomness).
+    pub fn self_signed(names: &[&str]) -> (TlsConfig, String) {
+        let pki = TestPki::new();
+        (pki.server_config(names), pki.ca_pem())
+    }
+
+    /// Parses a PEM certificate chain (leaf first) and a PEM private key
+    /// (PKCS#8, PKCS#1 or SEC1).
+    ///
+    /// # Errors
+    /// `InvalidData` when the PEM is malformed or holds no certificate / no
+    /// key.
+    pub fn from_pem(cert_chain_pem: &str, key_pem: &str) -> io::Result<TlsConfig> {
+        let cert_chain = CertificateDer::pem_slice_iter(cert_chain_pem.as_bytes())
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|err| invalid_data(format!("certificate PEM: {err}")))?;
+        if cert_chain.is_empty() {
+            return Err(invalid_data("no certificate in the certificate PEM".into()));
+        }
+        let key = PrivateKeyDer::from_pem_slice(key_pem.as_bytes())
+            .map_err(|err| invalid_data(format!("private key PEM: {err}")))?;
+        Ok(Self::new(cert_chain, key))
+    }
+
+    /// The certificate chain, leaf first.
+    pub fn cert_chain(&self) -> &[CertificateDer<'static>] {
+        &self.cert_chain
+    }
+}
+
+fn invalid_data(message: String) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, message)
+}
+
+impl Clone for TlsConfig {
+    fn clone(&self) -> Self {
+        Self {
+            cert_chain: self.cert_chain.clone(),
+            key: self.key.clone_key(),
+        }
+    }
+}
+
+impl PartialEq for TlsConfig {
+    fn eq(&self, other: &Self) -> bool {
+        self.cert_chain == other.cert_chain && self.key.secret_der() == other.key.secret_der()
+    }
+}
+
+impl Eq for TlsConfig {}
+
+impl fmt::Debug for TlsConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Never print the key.
+        f.debug_struct("TlsConfig")
+            .field("certificates", &self.cert_chain.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Builds the acceptor shared by all connections, offering by ALPN `h2`
+/// then `http/1.1`, each only if enabled.
+///
+/// Resumption is on both ways: TLS 1.3 tickets (stateless, from a rotating
+/// ticketer) and a TLS 1.2 session-id cache. The ring provider is named
+/// explicitly so the process-wide default provider does not matter.
+pub(crate) fn acceptor(tls: &TlsConfig, http1: bool, http2: bool) -> io::Result<TlsAcceptor> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(invalid_input)?
+        .with_no_client_auth()
+        .with_single_cert(tls.cert_chain.clone(), tls.key.clone_key())
+        .map_err(invalid_input)?;
+    if http2 {
+        config.alpn_protocols.push(ALPN_H2.to_vec());
+    }
+    if http1 {
+        config.alpn_protocols.push(ALPN_HTTP1.to_vec());
+    }
+    config.session_storage = ServerSessionMemoryCache::new(SESSION_CACHE_SIZE);
+    config.ticketer = rustls::crypto::ring::Ticketer::new().map_err(invalid_input)?;
+    Ok(TlsAcceptor::from(Arc::new(config)))
+}
+
+fn invalid_input(err: rustls::Error) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, err)
+}
+
+/// Runs the server side of the handshake, counts it, and returns the
+/// stream with the protocol ALPN chose.
+///
+/// Without ALPN the client gets HTTP/1.1, or HTTP/2 if that is all the
+/// server speaks. A client offering only protocols the server lacks fails
+/// inside rustls (`no_application_protocol` alert).
+pub(crate) async fn handshake(
+    acceptor: &TlsAcceptor,
+    stream: TcpStream,
+    ctx: &ServerContext,
+) -> io::Result<(TlsStream<TcpStream>, Protocol)> {
+    let stream = acceptor.accept(stream).await?;
+    let (_, session) = stream.get_ref();
+    ctx.count_tls_handshake(session.handshake_kind() == Some(HandshakeKind::Resumed));
+    let protocol = match session.alpn_protocol() {
+        Some(ALPN_H2) => Protocol::Http2,
+        Some(_) => Protocol::Http1,
+        None if ctx.serves_http1() => Protocol::Http1,
+        None => Protocol::Http2,
+    };
+    Ok((stream, protocol))
+}

@@ -1,0 +1,165 @@
+//! TLS with rustls: certificate verification on by default (webpki roots plus
+//! any added roots), SNI, ALPN, client-side session resumption, client
+//! certificates. Verification is off only through
+//! `danger_accept_invalid_certs`, by name.
+
+use std::sync::Arc;
+
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::client::Resumption;
+use rustls::crypto::{verify_tls12_signature, verify_tls13_signature, CryptoProvider};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
+use tokio::net::TcpStream;
+use tokio_rustls::client::TlsStream;
+
+use crate::config::{TlsSettings, Versions};
+use crate::error::{Error, ErrorKind};
+
+/// What the handshake settled.
+pub(crate) struct Negotiated {
+    /// The server picked `h2` via ALPN.
+    pub(crate) h2: bool,
+    /// The session was resumed (no full handshake).
+    pub(crate) resumed: bool,
+}
+
+/// Builds rustls' client configuration once per client.
+pub(crate) fn client_config(
+    settings: &TlsSettings,
+    versions: Versions,
+) -> Result<Arc<ClientConfig>, Error> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let builder = ClientConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .map_err(|e| Error::new(ErrorKind::Tls, e))?;
+    let builder = if settings.accept_invalid_certs {
+        builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(AcceptAnyCert(provider)))
+    } else {
+        builder.with_root_certificates(roots(settings)?)
+    };
+    let mut config = match &settings.identity_pem {
+        None => builder.with_no_client_auth(),
+        Some((chain, key)) => {
+            let chain = CertificateDer::pem_slice_iter(chain)
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| Error::new(ErrorKind::Tls, e))?;
+            let key =
+                PrivateKeyDer::from_pem_slice(key).map_err(|e| Error::new(ErrorKind::Tls, e))?;
+            builder
+                .with_client_auth_cert(chain, key)
+                .map_err(|e| Error::new(ErrorKind::Tls, e))?
+        }
+    };
+    config.alpn_protocols = match versions {
+        Versions::Auto => vec![b"h2".to_vec(), b"http/1.1".to_vec()],
+        Versions::Http1Only => vec![b"http/1.1".to_vec()],
+        Versions::Http2Only => vec![b"h2".to_vec()],
+    };
+    // The default keeps 256 sessions in memory: a rotated connection resumes
+    // instead of doing a full handshake.
+    config.resumption = if settings.session_resumption {
+        Resumption::default()
+    } else {
+        Resumption::disabled()
+    };
+    Ok(Arc::new(config))
+}
+
+fn roots(settings: &TlsSettings) -> Result<RootCertStore, Error> {
+    let mut roots = RootCertStore::empty();
+    if settings.built_in_roots {
+        roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+    }
+    for pem in &settings.extra_roots_pem {
+        let mut found = false;
+        for cert in CertificateDer::pem_slice_iter(pem) {
+            let cert = cert.map_err(|e| Error::new(ErrorKind::Tls, e))?;
+            roots.add(cert).map_err(|e| Error::new(ErrorKind::Tls, e))?;
+            found = true;
+        }
+        if !found {
+            return Err(Error::msg(
+                ErrorKind::Tls,
+                "add_root_certificate: no PEM certificate found",
+            ));
+        }
+    }
+    Ok(roots)
+}
+
+/// Runs the TLS handshake over `tcp` for `host` (SNI, and the name verified).
+pub(crate) async fn handshake(
+    config: &Arc<ClientConfig>,
+    tcp: TcpStream,
+    host: &str,
+) -> Result<(TlsStream<TcpStream>, Negotiated), Error> {
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    let name =
+        ServerName::try_from(bare.to_owned()).map_err(|e| Error::new(ErrorKind::InvalidUrl, e))?;
+    let connector = tokio_rustls::TlsConnector::from(Arc::clone(config));
+    let stream = connector
+        .connect(name, tcp)
+        .await
+        .map_err(|e| Error::new(ErrorKind::Tls, e))?;
+    let (_, session) = stream.get_ref();
+    let negotiated = Negotiated {
+        h2: session.alpn_protocol() == Some(b"h2"),
+        resumed: session.handshake_kind() == Some(rustls::HandshakeKind::Resumed),
+    };
+    Ok((stream, negotiated))
+}
+
+/// `danger_accept_invalid_certs`: any certificate chain and name is accepted,
+/// but handshake signatures are still checked so the session is at least
+/// bound to the presented key.
+#[derive(Debug)]
+struct AcceptAnyCert(Arc<CryptoProvider>);
+
+impl ServerCertVerifier for AcceptAnyCert {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
