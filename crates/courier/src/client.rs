@@ -131,6 +131,10 @@ impl Client {
         self.inner.metrics.snapshot()
     }
 
+    pub(crate) fn pool(&self) -> &Pool {
+        &self.inner.pool
+    }
+
     pub(crate) fn default_timeout(&self) -> Option<Duration> {
         self.inner.pool.config().timeout
     }

@@ -45,6 +45,17 @@ pub enum ErrorKind {
     Decode,
     /// The client was dropped, or the request's connection went away with no better explanation.
     Canceled,
+    /// A redirect chain was longer than the redirect middleware's limit (or looped).
+    TooManyRedirects,
+    /// A redirect could not be followed: invalid or missing `Location`, an
+    /// unsupported scheme, or an HTTPS to HTTP downgrade that was not allowed.
+    Redirect,
+    /// The circuit breaker for the request's origin is open: the request was
+    /// failed fast, without being sent.
+    CircuitOpen,
+    /// A compressed response body (gzip, deflate, brotli, zstd) was corrupt.
+    /// A decompressed body over its limit is [`ErrorKind::BodyTooLarge`].
+    Decompression,
 }
 
 impl ErrorKind {
@@ -66,6 +77,10 @@ impl ErrorKind {
             ErrorKind::BodyTooLarge => "body_too_large",
             ErrorKind::Decode => "decode",
             ErrorKind::Canceled => "canceled",
+            ErrorKind::TooManyRedirects => "too_many_redirects",
+            ErrorKind::Redirect => "redirect",
+            ErrorKind::CircuitOpen => "circuit_open",
+            ErrorKind::Decompression => "decompression",
         }
     }
 }
@@ -143,7 +158,7 @@ impl Error {
 
     /// Classifies an error from hyper's HTTP/1 client connection.
     pub(crate) fn from_hyper(err: hyper::Error) -> Error {
-        let kind = if err.is_parse_too_large() {
+        let kind = if err.is_parse_too_large() || is_local_h2_refusal(&err) {
             ErrorKind::HeadersTooLarge
         } else if err.is_parse() || err.is_parse_status() {
             ErrorKind::Protocol
@@ -168,6 +183,26 @@ impl Error {
     pub(crate) fn from_body(err: hyper::Error) -> Error {
         Error::new(ErrorKind::Body, err)
     }
+}
+
+/// h2 rejects, on its own side, a response whose header list exceeds
+/// `max_header_list_size`: by refusing the stream (for a client, the only
+/// local REFUSED_STREAM), or, far over the limit, with a GOAWAY whose debug
+/// data names the cause (h2 exposes it only through `Display`).
+fn is_local_h2_refusal(err: &(dyn StdError + 'static)) -> bool {
+    let mut cur: Option<&(dyn StdError + 'static)> = Some(err);
+    while let Some(e) = cur {
+        if let Some(h2) = e.downcast_ref::<h2::Error>() {
+            return h2.is_library()
+                && match h2.reason() {
+                    Some(h2::Reason::REFUSED_STREAM) => true,
+                    Some(h2::Reason::ENHANCE_YOUR_CALM) => h2.to_string().contains("header_list"),
+                    _ => false,
+                };
+        }
+        cur = e.source();
+    }
+    false
 }
 
 fn is_io(err: &(dyn StdError + 'static)) -> bool {
@@ -213,6 +248,10 @@ impl fmt::Display for Error {
             ErrorKind::BodyTooLarge => "response body too large",
             ErrorKind::Decode => "error decoding response body",
             ErrorKind::Canceled => "request canceled",
+            ErrorKind::TooManyRedirects => "too many redirects",
+            ErrorKind::Redirect => "redirect not followed",
+            ErrorKind::CircuitOpen => "circuit breaker open",
+            ErrorKind::Decompression => "error decompressing response body",
         };
         f.write_str(what)?;
         if let Some(m) = self.inner.message {

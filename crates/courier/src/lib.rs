@@ -35,6 +35,8 @@
 
 #![warn(missing_docs)]
 
+#[doc(hidden)]
+pub mod bench_support;
 mod body;
 mod builder;
 mod client;

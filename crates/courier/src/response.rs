@@ -52,6 +52,7 @@ impl Response {
             remaining: content_length,
             drain,
             max_body,
+            wrapped: None,
         };
         // No body at all (HEAD, 204, 304, Content-Length: 0): the connection
         // is free right now.
@@ -128,6 +129,41 @@ impl Response {
     pub fn into_body(self) -> ResponseBody {
         self.body
     }
+
+    /// Reassembles a response taken apart with [`into_http`](Response::into_http)
+    /// (middleware that rewrites the head or the body uses this).
+    pub fn from_http(res: http::Response<ResponseBody>) -> Response {
+        let (head, body) = res.into_parts();
+        Response { head, body }
+    }
+
+    /// The response headers, to modify (middleware).
+    pub fn headers_mut(&mut self) -> &mut HeaderMap {
+        &mut self.head.headers
+    }
+
+    /// Extensions attached to the response by middleware (for example the
+    /// redirect middleware's `Redirects`).
+    pub fn extensions(&self) -> &http::Extensions {
+        &self.head.extensions
+    }
+
+    /// Extensions attached to the response, to modify.
+    pub fn extensions_mut(&mut self) -> &mut http::Extensions {
+        &mut self.head.extensions
+    }
+
+    /// Replaces the body with one computed from it; see [`ResponseBody::map`].
+    pub fn map_body<B, F>(self, f: F) -> Response
+    where
+        F: FnOnce(ResponseBody) -> B,
+        B: http_body::Body<Data = Bytes, Error = Error> + Send + Sync + 'static,
+    {
+        Response {
+            head: self.head,
+            body: self.body.map(f),
+        }
+    }
 }
 
 /// True when the server announced it will close the connection after this response.
@@ -150,9 +186,37 @@ pub struct ResponseBody {
     remaining: Option<u64>,
     drain: DrainPolicy,
     max_body: Option<u64>,
+    /// Set by [`ResponseBody::map`]: this body only forwards to `wrapped`,
+    /// which owns the original body (and with it the lease).
+    wrapped: Option<Pin<Box<dyn http_body::Body<Data = Bytes, Error = Error> + Send + Sync>>>,
 }
 
 impl ResponseBody {
+    /// Replaces this body with one computed from it, for middleware that
+    /// transforms a body (decompression) or holds something until its end (a
+    /// concurrency permit). The new body owns this one, so reading it to the
+    /// end returns the connection, and dropping it early drains as usual;
+    /// `bytes()`/`text()`/`json()` apply `max_response_body_size` to what the
+    /// new body yields.
+    pub fn map<B, F>(self, f: F) -> ResponseBody
+    where
+        F: FnOnce(ResponseBody) -> B,
+        B: http_body::Body<Data = Bytes, Error = Error> + Send + Sync + 'static,
+    {
+        let drain = self.drain.clone();
+        let max_body = self.max_body;
+        ResponseBody {
+            incoming: None,
+            lease: None,
+            deadline: None,
+            timer: None,
+            remaining: None,
+            drain,
+            max_body,
+            wrapped: Some(Box::pin(f(self))),
+        }
+    }
+
     /// The end was reached: give the connection back.
     fn finish(&mut self) {
         self.incoming = None;
@@ -231,6 +295,9 @@ impl http_body::Body for ResponseBody {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, Error>>> {
         let this = self.get_mut();
+        if let Some(wrapped) = this.wrapped.as_mut() {
+            return wrapped.as_mut().poll_frame(cx);
+        }
         let Some(incoming) = this.incoming.as_mut() else {
             return Poll::Ready(None);
         };
@@ -273,10 +340,16 @@ impl http_body::Body for ResponseBody {
     }
 
     fn is_end_stream(&self) -> bool {
+        if let Some(wrapped) = &self.wrapped {
+            return wrapped.is_end_stream();
+        }
         self.incoming.as_ref().is_none_or(|b| b.is_end_stream())
     }
 
     fn size_hint(&self) -> SizeHint {
+        if let Some(wrapped) = &self.wrapped {
+            return wrapped.size_hint();
+        }
         self.incoming
             .as_ref()
             .map_or_else(|| SizeHint::with_exact(0), |b| b.size_hint())
@@ -301,7 +374,11 @@ impl Drop for ResponseBody {
 impl std::fmt::Debug for ResponseBody {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ResponseBody")
-            .field("finished", &self.incoming.is_none())
+            .field(
+                "finished",
+                &(self.incoming.is_none() && self.wrapped.is_none()),
+            )
+            .field("wrapped", &self.wrapped.is_some())
             .field("remaining", &self.remaining)
             .finish()
     }

@@ -113,28 +113,36 @@ async fn an_http1_only_server_gets_http1_and_the_usual_pool() {
 }
 
 #[tokio::test]
-async fn rotation_resumes_tls_sessions() {
+async fn http2_lifetime_rotation_under_load_resumes_tls_sessions() {
     let pki = TestPki::new();
     let srv = server_with(tls_server(pki.server_config(&["localhost"]), true)).await;
     let client = trusting(&pki)
-        .pooled_connection_lifetime(Some(Duration::from_millis(400)))
+        .pooled_connection_lifetime(Some(Duration::from_secs(1)))
         .build()
         .unwrap();
     let started = Instant::now();
-    while started.elapsed() < Duration::from_secs(2) {
-        client
-            .get(url(&srv, "/delay/10"))
-            .send()
-            .await
-            .unwrap()
-            .bytes()
-            .await
-            .unwrap();
+    let workers: Vec<_> = (0..10)
+        .map(|_| {
+            let client = client.clone();
+            let url = url(&srv, "/delay/10");
+            tokio::spawn(async move {
+                while started.elapsed() < Duration::from_millis(3500) {
+                    let res = client.get(&url).send().await?;
+                    assert_eq!(res.version(), Version::HTTP_2);
+                    res.bytes().await?;
+                }
+                Ok::<_, courier::Error>(())
+            })
+        })
+        .collect();
+    for w in workers {
+        w.await.unwrap().unwrap();
     }
     let m = client.metrics();
-    assert!(m.connections_established >= 4, "{m:?}");
+    assert!(m.connections_established_http2 >= 3, "{m:?}");
     assert!(m.tls_resumed > 0, "{m:?}");
     assert_eq!(m.requests_failed, 0);
+    assert_eq!(srv.tls_resumed(), m.tls_resumed);
 }
 
 #[tokio::test]

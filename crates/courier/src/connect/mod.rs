@@ -66,7 +66,7 @@ impl Connector {
             .map_err(|e| Error::new(ErrorKind::Connect, e))?;
         if !tls {
             return Ok(Connected {
-                stream: Stream::Plain(tcp),
+                stream: Stream::Left(tcp),
                 alpn_h2: false,
             });
         }
@@ -87,7 +87,7 @@ impl Connector {
                     m.tls_resumed.inc();
                 }
                 Ok(Connected {
-                    stream: Stream::Tls(Box::new(stream)),
+                    stream: Stream::Right(Box::new(stream)),
                     alpn_h2: negotiated.h2,
                 })
             }

@@ -4,11 +4,11 @@ use http::header::HOST;
 use http::{HeaderValue, Request, Uri, Version};
 use hyper::client::conn::http1::{Builder, SendRequest};
 use hyper_util::rt::TokioIo;
+use tokio::io::{AsyncRead, AsyncWrite};
 
 use super::conn::{Driver, SendError, SendResult};
 use crate::body::Body;
 use crate::config::Config;
-use crate::connect::Stream;
 use crate::error::Error;
 
 /// hyper refuses read buffers smaller than this.
@@ -16,10 +16,13 @@ const MIN_BUF: usize = 8 * 1024;
 
 /// Performs the (trivial) HTTP/1.1 handshake over an established stream,
 /// returning the request sender and the future that drives the connection.
-pub(crate) async fn handshake(
-    stream: Stream,
+pub(crate) async fn handshake<S>(
+    stream: S,
     config: &Config,
-) -> Result<(SendRequest<Body>, Driver), Error> {
+) -> Result<(SendRequest<Body>, Driver), Error>
+where
+    S: AsyncRead + AsyncWrite + Send + Unpin + 'static,
+{
     let mut builder = Builder::new();
     builder
         .max_header_size(config.max_response_headers_size)

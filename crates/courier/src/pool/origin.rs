@@ -416,6 +416,27 @@ impl OriginPool {
         });
     }
 
+    /// Adds an HTTP/1.1 connection established elsewhere (over any byte
+    /// stream) as if the pool had dialed it: for in-memory benchmarks.
+    pub(crate) async fn adopt_http1<S>(self: &Arc<Self>, stream: S) -> Result<(), Error>
+    where
+        S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin + 'static,
+    {
+        let (sender, driver) = http1::handshake(stream, &self.shared.config).await?;
+        let id = self.shared.next_conn_id();
+        self.track(id, driver, false);
+        let conn = Http1Conn {
+            id,
+            sender,
+            expires_at: None,
+            requests: 0,
+        };
+        let mut st = self.lock();
+        st.protocol = Protocol::Http1;
+        self.deliver_locked(&mut st, conn, true);
+        Ok(())
+    }
+
     /// A new connection is ready: it settles the protocol and goes to the waiters.
     fn connected(&self, conn: Conn) -> usize {
         let mut st = self.lock();

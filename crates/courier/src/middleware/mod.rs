@@ -1,0 +1,167 @@
+//! Middleware: tower layers around a [`Client`](crate::Client).
+//!
+//! [`Client`](crate::Client) implements
+//! `tower::Service<http::Request<courier::Body>>` with
+//! `Response = courier::Response` and `Error = courier::Error`, and every layer
+//! here keeps those types, so they stack in any order with each other and with
+//! any third-party tower layer that is generic over the response type:
+//!
+//! | layer | what it does |
+//! |---|---|
+//! | [`TraceLayer`] / [`TraceAttemptLayer`] | a `tracing` span per request and per attempt (OpenTelemetry field names), W3C `traceparent`, redacted request logs |
+//! | [`DecompressionLayer`] | `Accept-Encoding` + streaming gzip / deflate / brotli / zstd decoding with a size limit |
+//! | [`ConcurrencyLimitLayer`] | at most N requests in flight (until the end of their bodies) |
+//! | [`TimeoutLayer`] | total or per-attempt timeout; [`PropagateDeadlineLayer`] tells the server the time left |
+//! | [`FollowRedirectLayer`] | redirects with RFC 9110 method rewriting, credential stripping across origins, no downgrade |
+//! | [`RetryLayer`] | exponential backoff with jitter, `Retry-After`, idempotent methods only, a retry budget |
+//! | [`HedgeLayer`] | a second attempt after a delay; the first good answer wins, the other is cancelled |
+//! | [`CircuitBreakerLayer`] | per origin: opens on a failure ratio, fails fast, half-open probes |
+//!
+//! [`Stack`] assembles them in the right order from plain configuration, which is
+//! what [`ClientFactory`](crate::ClientFactory) does for each named client:
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use courier::middleware::{RetryConfig, Stack, TimeoutConfig};
+//!
+//! # async fn run() -> Result<(), courier::Error> {
+//! let client = Stack::new()
+//!     .trace(Default::default())
+//!     .timeout(TimeoutConfig::total(Duration::from_secs(2)).per_attempt(Duration::from_millis(500)))
+//!     .retry(RetryConfig::default())
+//!     .client(courier::Client::new());
+//! let res = client.get("http://127.0.0.1:8080/json/64").send().await?;
+//! # Ok(()) }
+//! ```
+//!
+//! Or by hand with `tower::ServiceBuilder` (outermost first):
+//!
+//! ```no_run
+//! use tower::{ServiceBuilder, ServiceExt};
+//! use courier::middleware::{RetryConfig, RetryLayer, TraceLayer, TraceAttemptLayer};
+//!
+//! # async fn run() -> Result<(), courier::Error> {
+//! let svc = ServiceBuilder::new()
+//!     .layer(TraceLayer::default())
+//!     .layer(RetryLayer::new(RetryConfig::default()))
+//!     .layer(TraceAttemptLayer::default())
+//!     .service(courier::Client::new());
+//! let req = http::Request::get("http://127.0.0.1:8080/").body(courier::Body::empty()).unwrap();
+//! let res = svc.oneshot(req).await?;
+//! # Ok(()) }
+//! ```
+//!
+//! A layer that must replay a request (retry, hedging, 307/308 redirects) can
+//! do so only with a buffered body; a streaming body is sent once.
+
+mod budget;
+mod circuit;
+mod decompress;
+mod hedge;
+mod limit;
+mod redirect;
+mod retry;
+mod stack;
+mod timeout;
+mod trace;
+
+use std::future::Future;
+use std::pin::Pin;
+
+use http::{HeaderName, Method, Request};
+
+use crate::body::Body;
+use crate::error::Error;
+use crate::response::Response;
+
+pub use budget::BudgetConfig;
+pub use circuit::{CircuitBreaker, CircuitBreakerConfig, CircuitBreakerLayer, CircuitState};
+pub use decompress::{Decompression, DecompressionConfig, DecompressionLayer};
+pub use hedge::{Hedge, HedgeConfig, HedgeLayer, HedgeStats};
+pub use limit::{ConcurrencyLimit, ConcurrencyLimitLayer};
+pub use redirect::{FollowRedirect, FollowRedirectLayer, RedirectConfig, Redirects};
+pub use retry::{Retry, RetryConfig, RetryLayer, RetryStats};
+pub use stack::Stack;
+pub use timeout::{
+    Deadline, PropagateDeadline, PropagateDeadlineLayer, Timeout, TimeoutConfig, TimeoutLayer,
+};
+pub use trace::{Trace, TraceAttempt, TraceAttemptLayer, TraceConfig, TraceContext, TraceLayer};
+
+/// The future every courier service returns.
+pub type ResponseFuture = Pin<Box<dyn Future<Output = Result<Response, Error>> + Send>>;
+
+/// A type-erased, cloneable courier service: what [`Stack`] builds.
+pub type BoxHttpService = tower::util::BoxCloneSyncService<Request<Body>, Response, Error>;
+
+/// Bounds every layer here needs from the service it wraps.
+pub trait HttpService:
+    tower::Service<Request<Body>, Response = Response, Error = Error, Future: Send + 'static>
+    + Clone
+    + Send
+    + Sync
+    + 'static
+{
+}
+
+impl<S> HttpService for S where
+    S: tower::Service<Request<Body>, Response = Response, Error = Error, Future: Send + 'static>
+        + Clone
+        + Send
+        + Sync
+        + 'static
+{
+}
+
+/// Marks a request as safe to send more than once even though its method is
+/// not idempotent (POST, PATCH), so [`RetryLayer`] and [`HedgeLayer`] may
+/// replay it. A request with an `Idempotency-Key` header counts as marked too.
+///
+/// ```
+/// let mut req = http::Request::post("http://example.test/orders").body(courier::Body::from("{}")).unwrap();
+/// req.extensions_mut().insert(courier::middleware::Idempotent);
+/// ```
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Idempotent;
+
+static IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
+
+/// RFC 9110 §9.2.2 idempotent methods.
+pub(crate) fn is_idempotent(method: &Method) -> bool {
+    matches!(
+        *method,
+        Method::GET | Method::HEAD | Method::PUT | Method::DELETE | Method::OPTIONS | Method::TRACE
+    )
+}
+
+/// Whether sending this request twice is known to be harmless.
+pub(crate) fn replay_is_safe(req: &Request<Body>, allow_any_method: bool) -> bool {
+    allow_any_method
+        || is_idempotent(req.method())
+        || req.extensions().get::<Idempotent>().is_some()
+        || req.headers().contains_key(&IDEMPOTENCY_KEY)
+}
+
+/// A copy of the request (extensions included) if its body is buffered.
+pub(crate) fn clone_request(req: &Request<Body>) -> Option<Request<Body>> {
+    let body = req.body().try_clone()?;
+    let mut copy = Request::new(body);
+    *copy.method_mut() = req.method().clone();
+    *copy.uri_mut() = req.uri().clone();
+    *copy.version_mut() = req.version();
+    *copy.headers_mut() = req.headers().clone();
+    *copy.extensions_mut() = req.extensions().clone();
+    Some(copy)
+}
+
+/// Statuses that mean "try again" by default: 408, 429 and the 5xx that are
+/// not deterministic (501 Not Implemented and 505 are left out).
+pub(crate) fn default_transient_statuses() -> Vec<u16> {
+    vec![408, 429, 500, 502, 503, 504]
+}
+
+/// Calls `inner` once it is ready (layers clone their inner service to call
+/// it from a `'static` future, and again for every extra attempt).
+pub(crate) async fn call<S: HttpService>(inner: S, req: Request<Body>) -> Result<Response, Error> {
+    use tower::ServiceExt;
+    inner.oneshot(req).await
+}

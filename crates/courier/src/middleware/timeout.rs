@@ -1,0 +1,286 @@
+//! Timeouts: a total deadline for the whole logical request (retries,
+//! redirects, body included) and a per-attempt limit to the response head; the
+//! time left is told to the server in a header so it can stop working on a
+//! request nobody waits for any more.
+
+use std::fmt;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use http::{HeaderName, HeaderValue, Request};
+
+use super::{call, HttpService, ResponseFuture};
+use crate::body::Body;
+use crate::error::{Error, ErrorKind};
+
+/// The instant by which the whole request, body included, must be done.
+///
+/// Set as a request extension by the total [`TimeoutLayer`] (or by
+/// [`ServiceRequestBuilder::timeout`](crate::ServiceRequestBuilder::timeout));
+/// [`Client`](crate::Client)'s `tower::Service` implementation uses it as the
+/// request timeout, so reading the response body is bounded by it too, and
+/// [`RetryLayer`](super::RetryLayer) does not start a retry it cannot finish.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Deadline(Instant);
+
+impl Deadline {
+    /// `timeout` from now.
+    pub fn after(timeout: Duration) -> Deadline {
+        let now = Instant::now();
+        Deadline(now.checked_add(timeout).unwrap_or(now + FAR))
+    }
+
+    /// At `instant`.
+    pub fn at(instant: Instant) -> Deadline {
+        Deadline(instant)
+    }
+
+    /// The instant.
+    pub fn instant(self) -> Instant {
+        self.0
+    }
+
+    /// Time left (zero once passed).
+    pub fn remaining(self) -> Duration {
+        self.0.saturating_duration_since(Instant::now())
+    }
+
+    /// Inserts `self` into the request unless an earlier deadline is already there.
+    pub(crate) fn tighten(self, req: &mut Request<Body>) -> Deadline {
+        let effective = match req.extensions().get::<Deadline>() {
+            Some(existing) if *existing <= self => *existing,
+            _ => self,
+        };
+        req.extensions_mut().insert(effective);
+        effective
+    }
+}
+
+const FAR: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
+
+/// The deadline of the current attempt (per-attempt timeout), internal.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct AttemptDeadline(pub(crate) Instant);
+
+/// Timeout settings for [`Stack`](super::Stack).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TimeoutConfig {
+    /// For the whole request: every attempt, redirect and backoff, and the
+    /// response body. Default: none (the client's own `timeout` still applies).
+    pub total: Option<Duration>,
+    /// For one attempt, to its response head. Default: none.
+    pub per_attempt: Option<Duration>,
+    /// Header that tells the server the time left, in whole milliseconds, on
+    /// every attempt that has a deadline. `None` sends nothing.
+    /// Default: `x-request-timeout-ms`.
+    pub header: Option<HeaderName>,
+}
+
+impl Default for TimeoutConfig {
+    fn default() -> Self {
+        TimeoutConfig {
+            total: None,
+            per_attempt: None,
+            header: Some(HeaderName::from_static("x-request-timeout-ms")),
+        }
+    }
+}
+
+impl TimeoutConfig {
+    /// A total timeout (and the default header).
+    pub fn total(total: Duration) -> Self {
+        TimeoutConfig {
+            total: Some(total),
+            ..Self::default()
+        }
+    }
+
+    /// Adds a per-attempt timeout.
+    pub fn per_attempt(mut self, per_attempt: Duration) -> Self {
+        self.per_attempt = Some(per_attempt);
+        self
+    }
+
+    /// Sets the deadline header (`None`: none).
+    pub fn header(mut self, header: Option<HeaderName>) -> Self {
+        self.header = header;
+        self
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scope {
+    Total,
+    Attempt,
+}
+
+/// Fails a request with [`ErrorKind::Timeout`] when it takes longer than a
+/// limit: [`TimeoutLayer::total`] (placed outside retries; also bounds the
+/// body through the [`Deadline`] extension) or [`TimeoutLayer::per_attempt`]
+/// (placed inside retries; bounds each attempt to its response head, and
+/// never beyond the total deadline).
+#[derive(Debug, Clone, Copy)]
+pub struct TimeoutLayer {
+    timeout: Duration,
+    scope: Scope,
+}
+
+impl TimeoutLayer {
+    /// A deadline for the whole request.
+    pub fn total(timeout: Duration) -> Self {
+        TimeoutLayer {
+            timeout,
+            scope: Scope::Total,
+        }
+    }
+
+    /// A limit for each attempt, to its response head.
+    pub fn per_attempt(timeout: Duration) -> Self {
+        TimeoutLayer {
+            timeout,
+            scope: Scope::Attempt,
+        }
+    }
+}
+
+impl<S> tower::Layer<S> for TimeoutLayer {
+    type Service = Timeout<S>;
+    fn layer(&self, inner: S) -> Timeout<S> {
+        Timeout {
+            inner,
+            layer: *self,
+        }
+    }
+}
+
+/// The service made by [`TimeoutLayer`].
+#[derive(Debug, Clone)]
+pub struct Timeout<S> {
+    inner: S,
+    layer: TimeoutLayer,
+}
+
+/// The source of a middleware timeout error.
+#[derive(Debug)]
+struct Elapsed {
+    scope: Scope,
+    timeout: Duration,
+}
+
+impl fmt::Display for Elapsed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.scope {
+            Scope::Total => write!(f, "total timeout of {:?} elapsed", self.timeout),
+            Scope::Attempt => write!(
+                f,
+                "attempt timed out (per-attempt timeout {:?})",
+                self.timeout
+            ),
+        }
+    }
+}
+
+impl std::error::Error for Elapsed {}
+
+impl<S: HttpService> tower::Service<Request<Body>> for Timeout<S> {
+    type Response = crate::Response;
+    type Error = Error;
+    type Future = ResponseFuture;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, mut req: Request<Body>) -> ResponseFuture {
+        let inner = self.inner.clone();
+        let TimeoutLayer { timeout, scope } = self.layer;
+        let own = Deadline::after(timeout);
+        let at = match scope {
+            Scope::Total => own.tighten(&mut req).instant(),
+            Scope::Attempt => {
+                let at = match req.extensions().get::<Deadline>() {
+                    Some(total) => total.instant().min(own.instant()),
+                    None => own.instant(),
+                };
+                req.extensions_mut().insert(AttemptDeadline(at));
+                at
+            }
+        };
+        Box::pin(async move {
+            match tokio::time::timeout_at(at.into(), call(inner, req)).await {
+                Ok(result) => result,
+                Err(_) => Err(Error::new(ErrorKind::Timeout, Elapsed { scope, timeout })),
+            }
+        })
+    }
+}
+
+/// Sets a header (for example `x-request-timeout-ms`) to the milliseconds left
+/// before the request's deadline (the earlier of the total [`Deadline`] and the
+/// attempt's), so the server can give up when the client has. A request whose
+/// deadline has passed fails with [`ErrorKind::Timeout`] without being sent.
+/// Without a deadline the request is left alone.
+#[derive(Debug, Clone)]
+pub struct PropagateDeadlineLayer {
+    header: HeaderName,
+}
+
+impl PropagateDeadlineLayer {
+    /// Propagates in `header`.
+    pub fn new(header: HeaderName) -> Self {
+        PropagateDeadlineLayer { header }
+    }
+}
+
+impl<S> tower::Layer<S> for PropagateDeadlineLayer {
+    type Service = PropagateDeadline<S>;
+    fn layer(&self, inner: S) -> PropagateDeadline<S> {
+        PropagateDeadline {
+            inner,
+            header: self.header.clone(),
+        }
+    }
+}
+
+/// The service made by [`PropagateDeadlineLayer`].
+#[derive(Debug, Clone)]
+pub struct PropagateDeadline<S> {
+    inner: S,
+    header: HeaderName,
+}
+
+impl<S: HttpService> tower::Service<Request<Body>> for PropagateDeadline<S> {
+    type Response = crate::Response;
+    type Error = Error;
+    type Future = ResponseFuture;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, mut req: Request<Body>) -> ResponseFuture {
+        let total = req.extensions().get::<Deadline>().map(|d| d.instant());
+        let attempt = req.extensions().get::<AttemptDeadline>().map(|d| d.0);
+        let at = match (total, attempt) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        if let Some(at) = at {
+            let left = at.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Box::pin(async {
+                    Err(Error::msg(
+                        ErrorKind::Timeout,
+                        "deadline passed before the request was sent",
+                    ))
+                });
+            }
+            // Round up so a server never sees 0 for a live request.
+            let ms = left.as_micros().div_ceil(1000);
+            req.headers_mut()
+                .insert(self.header.clone(), HeaderValue::from(ms as u64));
+        }
+        let inner = self.inner.clone();
+        Box::pin(async move { call(inner, req).await })
+    }
+}
