@@ -222,8 +222,14 @@ fn a_stalled_server_shows_coordinated_omission() {
     );
     assert!(uncorrected >= 50.0, "{uncorrected}");
     assert_eq!(report["open_loop"]["in_flight_cap"], 2);
-    assert!(report["open_loop"]["not_sent"].as_u64().unwrap_or(0) > 0, "{report:#}");
-    assert!(report["open_loop"]["late"].as_u64().unwrap_or(0) > 0, "{report:#}");
+    assert!(
+        report["open_loop"]["not_sent"].as_u64().unwrap_or(0) > 0,
+        "{report:#}"
+    );
+    assert!(
+        report["open_loop"]["late"].as_u64().unwrap_or(0) > 0,
+        "{report:#}"
+    );
 }
 
 #[test]
@@ -289,7 +295,10 @@ fn long_polls_are_all_held_in_flight() {
     let wake_up = f64_at(&report, "/longpoll/wake_up_ms/p50");
     assert!((0.0..500.0).contains(&wake_up), "wake-up {wake_up} ms");
     assert!(f64_at(&report, "/longpoll/memory_per_request_bytes") >= 0.0);
-    assert!(stdout.contains("Memory per in-flight request (bytes)"), "{stdout}");
+    assert!(
+        stdout.contains("Memory per in-flight request (bytes)"),
+        "{stdout}"
+    );
 }
 
 #[test]
@@ -346,4 +355,63 @@ fn connections_and_streams_model() {
     assert_eq!(report["load"]["max_connections_per_host"], 1);
     assert_eq!(report["connections_established"], 3, "{report:#}");
     assert_eq!(report["requests"], 300);
+}
+
+#[test]
+fn http2_and_tls_against_the_built_in_server() {
+    let dir = TempDir::new("protocols");
+    // h2c: 64 streams fit on one connection.
+    let (h2c, _) = bench_json(&dir, "h2c", &["-n", "500", "-c", "64", "--http", "2"]);
+    assert_eq!(h2c["errors"], 0);
+    assert_eq!(h2c["protocol"], "HTTP/2");
+    assert_eq!(h2c["connections_established_by_version"]["HTTP/2"], 1);
+    assert_eq!(h2c["connections_established_by_version"]["HTTP/1.1"], 0);
+    // Past the server's stream limit, a second connection opens...
+    let (two, _) = bench_json(
+        &dir,
+        "h2c-limit",
+        &[
+            "-n",
+            "500",
+            "-c",
+            "64",
+            "--http",
+            "2",
+            "--server-max-concurrent-streams",
+            "40",
+        ],
+    );
+    assert_eq!(two["connections_established"], 2);
+    // ...unless multiple connections are off.
+    let (one, _) = bench_json(
+        &dir,
+        "h2c-single",
+        &[
+            "-n",
+            "500",
+            "-c",
+            "64",
+            "--http",
+            "2",
+            "--server-max-concurrent-streams",
+            "40",
+            "--no-multiple-http2-connections",
+        ],
+    );
+    assert_eq!(one["connections_established"], 1);
+    // TLS with ALPN: HTTP/2, one handshake, and the seed's TLS rows in the table.
+    let (tls, table) = bench_json(&dir, "tls", &["-n", "500", "-c", "16", "--tls"]);
+    assert_eq!(tls["errors"], 0);
+    assert_eq!(tls["protocol"], "HTTP/2");
+    assert_eq!(tls["tls_handshakes"], 1);
+    assert_eq!(tls["tls"]["handshakes_total"], 1);
+    assert!(table.contains("Total TLS handshakes completed"), "{table}");
+    // TLS forced to HTTP/1.1: one handshake per connection.
+    let (h1, _) = bench_json(
+        &dir,
+        "tls-h1",
+        &["-n", "500", "-c", "8", "--tls", "--http", "1.1"],
+    );
+    assert_eq!(h1["protocol"], "HTTP/1.1");
+    assert_eq!(h1["tls_handshakes"], h1["connections_established"]);
 }

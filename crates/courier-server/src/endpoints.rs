@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use bytes::Bytes;
-use http::header::{CONNECTION, CONTENT_TYPE};
+use http::header::{CONNECTION, CONTENT_TYPE, LOCATION};
 use http::{HeaderMap, HeaderValue, Request, Response, StatusCode};
 use hyper::body::Incoming;
 
@@ -45,6 +45,12 @@ pub(crate) fn route(req: Request<Incoming>) -> Outcome {
     }
     if let Some(code) = path.strip_prefix("/status/") {
         return status(code);
+    }
+    if let Some(n) = path.strip_prefix("/redirect/") {
+        return redirect_chain(n);
+    }
+    if let Some(code) = path.strip_prefix("/redirect-to/") {
+        return redirect_to(code, req.uri().query());
     }
     if let Some(fault) = path.strip_prefix("/fault/") {
         return faults::route(fault);
@@ -161,6 +167,37 @@ fn status(code: &str) -> Outcome {
         )),
     };
     respond(status, &TEXT_PLAIN, body)
+}
+
+/// `/redirect/{n}`: 302 to `/redirect/{n-1}`; `/redirect/0` answers 200 "ok".
+fn redirect_chain(n: &str) -> Outcome {
+    match n.parse::<u64>() {
+        Ok(0) => Outcome::Respond(ok()),
+        Ok(n) => redirect(StatusCode::FOUND, &format!("/redirect/{}", n - 1)),
+        Err(_) => bad_request("invalid count: expected /redirect/{n}"),
+    }
+}
+
+/// `/redirect-to/{status}?{location}`: that redirect status with the whole
+/// query string, verbatim, as `Location` (relative or absolute, any origin).
+fn redirect_to(code: &str, location: Option<&str>) -> Outcome {
+    let status = match code.parse::<u16>().map(StatusCode::from_u16) {
+        Ok(Ok(status)) if status.is_redirection() => status,
+        _ => return bad_request("invalid status: expected /redirect-to/{300..399}?{location}"),
+    };
+    match location {
+        Some(location) if !location.is_empty() => redirect(status, location),
+        _ => bad_request("missing location: expected /redirect-to/{status}?{location}"),
+    }
+}
+
+fn redirect(status: StatusCode, location: &str) -> Outcome {
+    let Ok(location) = HeaderValue::from_str(location) else {
+        return bad_request("invalid location");
+    };
+    let mut response = response(status, &TEXT_PLAIN, ResponseBody::full("redirect"));
+    response.headers_mut().insert(LOCATION, location);
+    Outcome::Respond(response)
 }
 
 /// `/echo`: the request body streamed back with the request's content type.

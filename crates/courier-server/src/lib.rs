@@ -89,9 +89,24 @@ impl Server {
 /// Panics if called outside a tokio runtime (as `tokio::spawn` does).
 pub async fn start(config: ServerConfig) -> std::io::Result<ServerHandle> {
     let (ctx, signals) = handle::ServerContext::new(&config)?;
-    let listener = TcpListener::bind(config.addr).await?;
+    let listener = listen(config.addr)?;
     let local_addr = listener.local_addr()?;
     let ctx = Arc::new(ctx);
     let task = tokio::spawn(accept::accept_loop(listener, Arc::clone(&ctx)));
     Ok(ServerHandle::new(local_addr, ctx, signals, task))
+}
+
+/// Binds with a deep accept backlog: tokio's `bind` uses 128, which a burst of
+/// a few hundred connects (a benchmark's start, a fleet rotating together)
+/// overflows, costing each dropped SYN a one-second retransmit.
+fn listen(addr: std::net::SocketAddr) -> std::io::Result<TcpListener> {
+    const BACKLOG: u32 = 4096;
+    let socket = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(BACKLOG)
 }

@@ -262,3 +262,25 @@ async fn many_concurrent_delays() {
     assert_eq!(server.requests_served(), 200);
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn redirect_endpoints_point_where_asked() {
+    let server = server().await;
+    let mut conn = RawConn::connect(server.local_addr()).await;
+    let response = conn.get("/redirect/2").await;
+    assert_eq!(response.status, 302);
+    assert_eq!(response.header("location"), Some("/redirect/1"));
+    let response = conn.get("/redirect/0").await;
+    assert_eq!(response.status, 200);
+    let response = conn
+        .get("/redirect-to/307?http://127.0.0.1:1/landing?x=1")
+        .await;
+    assert_eq!(response.status, 307);
+    assert_eq!(
+        response.header("location"),
+        Some("http://127.0.0.1:1/landing?x=1")
+    );
+    assert_eq!(conn.get("/redirect-to/200?/x").await.status, 400);
+    assert_eq!(conn.get("/redirect-to/302").await.status, 400);
+    server.shutdown().await;
+}

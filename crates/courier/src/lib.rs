@@ -32,6 +32,13 @@
 //! `client::conn` sender → [`Response`] whose body holds the connection's lease
 //! → the lease goes back to the pool at the end of the body, or after a
 //! background drain when the response is dropped early.
+//!
+//! Around that: [`Client`] is a `tower::Service`, [`middleware`] has tower
+//! layers (retry with a budget, timeouts, circuit breaker, hedging,
+//! redirects, decompression, tracing, concurrency limit) that
+//! [`middleware::Stack`] assembles, and [`ClientFactory`] hands out named,
+//! configured [`ServiceClient`]s whose connections rotate every handler
+//! lifetime.
 
 #![warn(missing_docs)]
 
@@ -44,19 +51,30 @@ mod config;
 mod connect;
 mod drain;
 mod error;
+pub mod factory;
+#[doc(hidden)]
+pub mod fuzzing;
 mod metrics;
+#[cfg(feature = "metrics")]
+mod metrics_export;
+pub mod middleware;
 mod pool;
 mod request;
 mod response;
+mod service;
 
 pub use body::Body;
 pub use builder::ClientBuilder;
 pub use client::Client;
 pub use connect::{Resolve, Resolving, SystemResolver};
 pub use error::{BoxError, Error, ErrorKind};
+pub use factory::{ClientFactory, ClientFactoryBuilder, ClientOptions};
 pub use metrics::{HistogramSnapshot, MetricsSnapshot};
+#[cfg(feature = "metrics")]
+pub use metrics_export::{MetricsExportTask, MetricsExporter};
 pub use request::{IntoUri, RequestBuilder};
 pub use response::{Response, ResponseBody};
+pub use service::{ServiceClient, ServiceRequestBuilder};
 
 // Interoperability: requests and responses are `http` crate types.
 pub use http;

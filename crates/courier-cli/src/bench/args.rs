@@ -159,6 +159,28 @@ pub struct BenchArgs {
     #[arg(long, value_name = "BYTES")]
     pub max_response_headers_size: Option<u64>,
 
+    /// HTTP version: `1.1`; `2` (h2c by prior knowledge over plain TCP, ALPN `h2` only over
+    /// TLS); `auto` (HTTP/1.1 over plain TCP, ALPN's choice over TLS).
+    #[arg(long = "http", value_enum, default_value_t = HttpVersion::Auto)]
+    pub http: HttpVersion,
+
+    /// Serve the built-in target over TLS, with a certificate made for the run and trusted by
+    /// the client (ignored with a URL: use `https://`).
+    #[arg(long)]
+    pub tls: bool,
+
+    /// Accept any server certificate: turns off TLS verification (self-signed targets).
+    #[arg(long)]
+    pub insecure: bool,
+
+    /// At the HTTP/2 stream limit, queue instead of opening another connection.
+    #[arg(long)]
+    pub no_multiple_http2_connections: bool,
+
+    /// SETTINGS_MAX_CONCURRENT_STREAMS of the built-in server [default: 100].
+    #[arg(long, value_name = "N")]
+    pub server_max_concurrent_streams: Option<u32>,
+
     /// Body size asked of the built-in server (used only when no URL is given).
     #[arg(long, value_name = "BYTES", default_value_t = 128)]
     pub response_size: u64,
@@ -189,6 +211,23 @@ pub enum Scenario {
     Requests,
     /// Hold requests to `/delay/{ms}` in flight: peak in flight, wake-up latency, memory.
     Longpoll,
+}
+
+/// The HTTP version flag.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
+pub enum HttpVersion {
+    /// HTTP/1.1 over plain TCP; over TLS whatever ALPN picks (HTTP/2 preferred).
+    #[value(name = "auto")]
+    #[serde(rename = "auto")]
+    Auto,
+    /// HTTP/1.1 only.
+    #[value(name = "1.1")]
+    #[serde(rename = "1.1")]
+    Http1,
+    /// HTTP/2 only.
+    #[value(name = "2")]
+    #[serde(rename = "2")]
+    Http2,
 }
 
 /// Where the built-in server runs.

@@ -7,7 +7,7 @@
 
 use std::fmt::Write as _;
 
-use super::json::{BenchReport, TimelineSample};
+use super::json::{BenchReport, SampleFigure};
 use super::report::group_thousands;
 
 /// Most columns a sparkline takes.
@@ -28,7 +28,7 @@ pub fn render(report: &BenchReport) -> String {
     if timeline.is_empty() {
         return "timeline: no complete second was measured\n".to_owned();
     }
-    let series: [(&str, fn(&TimelineSample) -> f64, Combine); 5] = [
+    let series: [(&str, SampleFigure, Combine); 5] = [
         ("requests/s", |s| s.rps, Combine::Mean),
         ("p99 (ms)", |s| s.p99_ms, Combine::Max),
         ("connections", |s| s.connections_open as f64, Combine::Mean),

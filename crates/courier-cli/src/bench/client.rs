@@ -8,12 +8,26 @@
 
 use courier::{Client, ClientBuilder};
 
-use super::args::{BenchArgs, Load};
+use super::args::{BenchArgs, HttpVersion, Load};
 use crate::error::{CliError, Result};
 
-/// The builder for one client of the run.
-pub fn builder(args: &BenchArgs, load: &Load) -> Result<ClientBuilder> {
+/// The builder for one client of the run; `trust` is the built-in TLS server's certificate.
+pub fn builder(args: &BenchArgs, load: &Load, trust: Option<&str>) -> Result<ClientBuilder> {
     let mut builder = Client::builder();
+    builder = match args.http {
+        HttpVersion::Auto => builder,
+        HttpVersion::Http1 => builder.http1_only(),
+        HttpVersion::Http2 => builder.http2_prior_knowledge(),
+    };
+    if args.no_multiple_http2_connections {
+        builder = builder.http2_multiple_connections(false);
+    }
+    if let Some(pem) = trust {
+        builder = builder.add_root_certificate(pem);
+    }
+    if args.insecure {
+        builder = builder.danger_accept_invalid_certs(true);
+    }
     if let Some(n) = load.max_connections_per_host {
         builder = builder.max_connections_per_host(to_usize(n, "--max-connections-per-host")?);
     }
@@ -49,10 +63,10 @@ pub fn builder(args: &BenchArgs, load: &Load) -> Result<ClientBuilder> {
 
 /// The run's independent clients (`--clients`, or one per `--connections`). Built inside the
 /// runtime: a client may start background tasks (idle scavenging).
-pub fn build_all(args: &BenchArgs, load: &Load) -> Result<Vec<Client>> {
+pub fn build_all(args: &BenchArgs, load: &Load, trust: Option<&str>) -> Result<Vec<Client>> {
     (0..load.clients)
         .map(|_| {
-            builder(args, load)?
+            builder(args, load, trust)?
                 .build()
                 .map_err(|e| CliError::new(format!("cannot build the HTTP client: {e}")))
         })

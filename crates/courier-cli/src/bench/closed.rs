@@ -46,12 +46,59 @@ pub async fn worker(plan: Arc<Plan>, client: Client, slot: usize) {
             .until_deadline(request::send(&client, &plan.template, slot))
             .await;
         drop(in_flight);
-        let Some(outcome) = sent else { break };
+        let Ok(outcome) = sent else { break };
         if measured {
             plan.record(outcome);
         }
         if one_round && measured {
             break;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::plan::{Budget, Clock};
+    use crate::bench::recorder::Recorder;
+    use crate::bench::request::Template;
+    use tokio::time::Instant;
+
+    /// A slot is the request being sent plus little else: with 100,000 long polls in flight,
+    /// every byte of the slot's own state counts 100,000 times.
+    #[test]
+    fn a_slot_costs_little_beyond_its_request() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let args = crate::bench::args::tests::parse(&[]).unwrap();
+            let uri = "http://127.0.0.1:1/delay/1000".parse().unwrap();
+            let template = Template::new(&args, vec![uri]).unwrap();
+            let client = Client::new();
+            let request = request::send(&client, &template, 0);
+            let request_size = std::mem::size_of_val(&request);
+            drop(request);
+            let start = Instant::now();
+            let plan = Arc::new(Plan {
+                template,
+                recorder: Recorder::new(),
+                clock: Clock {
+                    start,
+                    measure_start: start,
+                    deadline: Some(start),
+                },
+                budget: Budget::OneRound,
+                in_flight: None,
+            });
+            let slot = worker(plan, client, 0);
+            let slot_size = std::mem::size_of_val(&slot);
+            eprintln!("slot future {slot_size} bytes, request future {request_size} bytes");
+            assert!(
+                slot_size < request_size + 1024,
+                "slot {slot_size} B vs request {request_size} B"
+            );
+        });
     }
 }

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use std::fs;
 use std::path::Path;
 
-use super::json::{BenchReport, TimelineSample};
+use super::json::{BenchReport, SampleFigure};
 use super::report::{notes, rows, title};
 use crate::error::{CliError, Result};
 
@@ -43,7 +43,7 @@ pub fn page(r: &BenchReport) -> String {
         escape(&r.server)
     );
     out.push_str("<h2>Timeline</h2>\n<div class=\"charts\">\n");
-    let series: [(&str, fn(&TimelineSample) -> f64); 5] = [
+    let series: [(&str, SampleFigure); 5] = [
         ("Requests/s", |s| s.rps),
         ("Latency p99 (ms)", |s| s.p99_ms),
         ("Connections open", |s| s.connections_open as f64),

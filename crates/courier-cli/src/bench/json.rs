@@ -72,6 +72,15 @@ pub struct BenchReport {
     pub connections_open_max: u64,
     /// New connections established during the measured time.
     pub connections_established: u64,
+    /// The same, by the protocol each connection speaks.
+    #[serde(default)]
+    pub connections_established_by_version: ByVersion,
+    /// TLS handshakes completed during the measured time (full and resumed).
+    #[serde(default)]
+    pub tls_handshakes: u64,
+    /// TLS handshakes that resumed an earlier session.
+    #[serde(default)]
+    pub tls_resumed: u64,
     /// Connection attempts in progress, sampled ("Current Outgoing Connect Attempts").
     pub connect_attempts_current: MeanMax,
     /// Connection attempts that failed during the measured time.
@@ -126,11 +135,23 @@ pub struct LoadReport {
     pub stop: String,
 }
 
-/// TLS figures, in the seed table's rows. Filled in once the client counts handshakes.
+/// A count per HTTP version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ByVersion {
+    #[serde(rename = "HTTP/1.1")]
+    pub http1: u64,
+    #[serde(rename = "HTTP/2")]
+    pub http2: u64,
+}
+
+/// TLS figures, in the seed table's rows (present when the run made TLS connections).
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct TlsReport {
     /// Handshakes completed during the measured time.
     pub handshakes_total: u64,
+    /// Of those, handshakes that resumed an earlier session.
+    #[serde(default)]
+    pub resumed: u64,
     /// Handshakes in progress, sampled.
     pub handshakes_current: MeanMax,
     /// TLS sessions (connections) active, sampled.
@@ -200,8 +221,13 @@ pub struct LongPollReport {
     pub rss_before_mb: f64,
     /// Resident set at the peak in flight, in MiB.
     pub rss_peak_mb: f64,
-    /// (RSS at peak − RSS before) ÷ peak in flight, in bytes.
+    /// (RSS at peak − RSS before) ÷ requests in flight then, in bytes: a request and its
+    /// connection, user space and allocator slack included.
     pub memory_per_request_bytes: f64,
+    /// Heap growth per open, idle connection (opened before the long polls), in bytes.
+    pub heap_per_connection_bytes: f64,
+    /// Heap growth per request in flight on an already open connection, in bytes.
+    pub heap_per_request_bytes: f64,
     /// Server addresses the requests were spread over.
     pub server_addresses: u64,
 }
@@ -249,6 +275,9 @@ pub struct TimelineSample {
     /// Resident set at the end of the interval, in MiB.
     pub rss_mb: Option<f64>,
 }
+
+/// Reads one figure out of a timeline sample (for charts).
+pub type SampleFigure = fn(&TimelineSample) -> f64;
 
 impl BenchReport {
     /// Writes the report as pretty-printed JSON; the message names the file on failure.
@@ -332,6 +361,9 @@ pub(crate) mod tests {
             },
             connections_open_max: 2,
             connections_established: 2,
+            connections_established_by_version: ByVersion { http1: 2, http2: 0 },
+            tls_handshakes: 0,
+            tls_resumed: 0,
             connect_attempts_current: MeanMax {
                 mean: 0.5,
                 max: 1.0,

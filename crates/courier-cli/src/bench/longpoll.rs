@@ -21,6 +21,34 @@ use super::plan::Plan;
 use super::procfs;
 use super::request::Template;
 use crate::alloc;
+use crate::error::Result;
+
+/// Opens a connection per slot before the long polls and takes the memory readings they are
+/// compared with: resident set and heap before any connection, heap once all are open. Heap
+/// bytes are counted from here until [`Monitor::finish`].
+pub async fn prepare(
+    template: &Template,
+    clients: &[Client],
+    per_client: u64,
+) -> Result<MemoryBase> {
+    let rss_before = procfs::rss_bytes().unwrap_or(0);
+    alloc::enable();
+    let heap_before = alloc::heap_balance();
+    let failed = open_connections(&template.without_delay()?, clients, per_client).await;
+    let heap_open = alloc::heap_balance();
+    if failed > 0 {
+        eprintln!(
+            "courier bench: {failed} connection(s) could not be opened before the long polls"
+        );
+    }
+    let slots = (clients.len() as u64).saturating_mul(per_client);
+    Ok(MemoryBase {
+        rss_before,
+        heap_before,
+        heap_open,
+        connections_opened: slots.saturating_sub(failed),
+    })
+}
 
 /// Connection attempts in flight at once while opening connections: the built-in server's
 /// accept queue holds 128, and a burst beyond it costs a 1 s SYN retransmission.
@@ -68,13 +96,27 @@ pub async fn open_connections(template: &Template, clients: &[Client], per_clien
 /// How often the in-flight counter is watched.
 const WATCH_EVERY: Duration = Duration::from_millis(20);
 
+/// Memory readings taken before the long polls start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct MemoryBase {
+    /// Resident set before any connection opened, in bytes.
+    pub rss_before: u64,
+    /// Heap balance (see `alloc::heap_balance`) before any connection opened.
+    pub heap_before: i64,
+    /// Heap balance once every slot's connection was open and idle.
+    pub heap_open: i64,
+    /// Connections opened before the long polls.
+    pub connections_opened: u64,
+}
+
 /// Memory around the peak of requests in flight.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct PeakMemory {
-    /// Resident set before the first request, in bytes.
-    pub rss_before: u64,
+    pub base: MemoryBase,
     /// Resident set when the most requests were in flight, in bytes.
     pub rss_at_peak: u64,
+    /// Heap balance when the most requests were in flight.
+    pub heap_at_peak: i64,
     /// Requests in flight when `rss_at_peak` was read.
     pub in_flight_at_peak: u64,
     /// The most requests in flight at once (exact, from the counter).
@@ -83,12 +125,36 @@ pub struct PeakMemory {
 }
 
 impl PeakMemory {
-    /// Bytes of resident memory per request in flight at the peak.
+    /// Bytes of resident memory per request in flight at the peak, its connection included.
     pub fn per_request(&self) -> f64 {
-        if self.in_flight_at_peak == 0 {
-            return 0.0;
-        }
-        self.rss_at_peak.saturating_sub(self.rss_before) as f64 / self.in_flight_at_peak as f64
+        per(
+            self.rss_at_peak.saturating_sub(self.base.rss_before) as f64,
+            self.in_flight_at_peak,
+        )
+    }
+
+    /// Heap bytes per open, idle connection.
+    pub fn heap_per_connection(&self) -> f64 {
+        per(
+            (self.base.heap_open - self.base.heap_before) as f64,
+            self.base.connections_opened,
+        )
+    }
+
+    /// Heap bytes per request in flight, beyond its (already open) connection.
+    pub fn heap_per_request(&self) -> f64 {
+        per(
+            (self.heap_at_peak - self.base.heap_open) as f64,
+            self.in_flight_at_peak,
+        )
+    }
+}
+
+fn per(total: f64, n: u64) -> f64 {
+    if n == 0 {
+        0.0
+    } else {
+        (total / n as f64).max(0.0)
     }
 }
 
@@ -99,13 +165,14 @@ pub struct Monitor {
 }
 
 impl Monitor {
-    /// Watches `plan`'s in-flight counter; `rss_before` was read before any connection opened.
-    pub fn start(plan: Arc<Plan>, server_addresses: u64, rss_before: u64) -> Self {
+    /// Watches `plan`'s in-flight counter.
+    pub fn start(plan: Arc<Plan>, server_addresses: u64, base: MemoryBase) -> Self {
         let (stop, mut stopped) = oneshot::channel();
         let task = tokio::spawn(async move {
             let mut memory = PeakMemory {
-                rss_before,
-                rss_at_peak: rss_before,
+                base,
+                rss_at_peak: base.rss_before,
+                heap_at_peak: base.heap_open,
                 in_flight_at_peak: 0,
                 peak_in_flight: 0,
                 server_addresses,
@@ -126,10 +193,12 @@ impl Monitor {
         Self { stop, task }
     }
 
-    /// Stops watching and returns what was seen.
+    /// Stops watching (and counting heap bytes) and returns what was seen.
     pub async fn finish(self) -> PeakMemory {
         let _ = self.stop.send(());
-        self.task.await.unwrap_or_default()
+        let memory = self.task.await.unwrap_or_default();
+        alloc::disable();
+        memory
     }
 }
 
@@ -141,12 +210,18 @@ fn observe(plan: &Plan, memory: &mut PeakMemory) {
     if now == 0 || now < memory.in_flight_at_peak {
         return;
     }
-    let rss = procfs::rss_bytes().unwrap_or(0);
-    memory.rss_at_peak = if now > memory.in_flight_at_peak {
-        rss
-    } else {
-        memory.rss_at_peak.max(rss)
+    // Out of file descriptors, /proc cannot be read: keep the last good reading.
+    let Some(rss) = procfs::rss_bytes() else {
+        return;
     };
+    let heap = alloc::heap_balance();
+    if now > memory.in_flight_at_peak {
+        memory.rss_at_peak = rss;
+        memory.heap_at_peak = heap;
+    } else {
+        memory.rss_at_peak = memory.rss_at_peak.max(rss);
+        memory.heap_at_peak = memory.heap_at_peak.max(heap);
+    }
     memory.in_flight_at_peak = now;
 }
 
@@ -155,20 +230,31 @@ mod tests {
     use super::*;
 
     #[test]
-    fn memory_per_request() {
+    fn memory_per_request_and_connection() {
         let m = PeakMemory {
-            rss_before: 10_000_000,
+            base: MemoryBase {
+                rss_before: 10_000_000,
+                heap_before: 1_000,
+                heap_open: 5_001_000,
+                connections_opened: 10_000,
+            },
             rss_at_peak: 30_000_000,
+            heap_at_peak: 6_001_000,
             in_flight_at_peak: 10_000,
             peak_in_flight: 10_000,
             server_addresses: 1,
         };
         assert_eq!(m.per_request(), 2000.0);
+        assert_eq!(m.heap_per_connection(), 500.0);
+        assert_eq!(m.heap_per_request(), 100.0);
         assert_eq!(PeakMemory::default().per_request(), 0.0);
+        assert_eq!(PeakMemory::default().heap_per_request(), 0.0);
         let shrunk = PeakMemory {
             rss_at_peak: 5,
+            heap_at_peak: 0,
             ..m
         };
         assert_eq!(shrunk.per_request(), 0.0);
+        assert_eq!(shrunk.heap_per_request(), 0.0);
     }
 }

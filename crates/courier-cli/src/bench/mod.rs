@@ -29,16 +29,15 @@ pub mod stats;
 mod summary;
 mod target;
 
-use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 use std::time::Duration;
 
 use courier::Client;
 use tokio::time::Instant;
 
-use self::args::{BenchArgs, Load, Model, Stop};
+use self::args::{BenchArgs, HttpVersion, Load, Model, Stop};
 use self::limits::Demand;
-use self::plan::{Budget, Clock, InFlight, Plan};
+use self::plan::Plan;
 use self::pool::PoolReading;
 use self::progress::Progress;
 use self::recorder::Recorder;
@@ -61,7 +60,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
         None => cores,
     };
     let mut limits = limits::discover();
-    let connections = connections_needed(&load);
+    let connections = connections_needed(&load, streams_per_connection(&args));
     let addresses = if args.url.is_none() && matches!(load.model, Model::LongPoll { .. }) {
         limits::addresses_needed(connections, limits.local_ports)
     } else {
@@ -86,7 +85,14 @@ pub fn run(args: BenchArgs) -> Result<()> {
         .enable_all()
         .build()
         .map_err(|e| CliError::new(format!("cannot start the async runtime: {e}")))?;
-    let outcome = runtime.block_on(execute(&args, load, template.clone(), cores as u64));
+    let trust = target.ca_pem.clone();
+    let outcome = runtime.block_on(execute(
+        &args,
+        load,
+        template.clone(),
+        cores as u64,
+        trust.as_deref(),
+    ));
     // Abandoned requests may still hold tasks; do not wait for them.
     runtime.shutdown_timeout(Duration::from_millis(500));
     let server = target.kind();
@@ -120,15 +126,29 @@ pub fn run(args: BenchArgs) -> Result<()> {
     Ok(())
 }
 
-/// Connections the run may open at once over HTTP/1.1: one per request in flight, up to the
-/// connection caps. (HTTP/2 multiplexes: the lead's protocol flag divides this by the streams
-/// per connection.)
-fn connections_needed(load: &Load) -> u64 {
+/// Connections the run may open at once: over HTTP/1.1 one per request in flight, over HTTP/2
+/// one per `streams` requests, up to the connection caps.
+fn connections_needed(load: &Load, streams: u64) -> u64 {
     let per_client = match load.max_connections_per_host {
-        Some(cap) => cap.min(load.concurrency),
-        None => load.concurrency,
+        Some(cap) => cap.min(load.concurrency.div_ceil(streams.max(1))),
+        None => load.concurrency.div_ceil(streams.max(1)),
     };
     per_client.saturating_mul(load.clients)
+}
+
+/// Streams one connection carries: the built-in server's limit over HTTP/2, else 1.
+fn streams_per_connection(args: &BenchArgs) -> u64 {
+    let http2 = match args.http {
+        HttpVersion::Http2 => true,
+        HttpVersion::Http1 => false,
+        // ALPN picks HTTP/2 with the built-in TLS server.
+        HttpVersion::Auto => args.tls && args.url.is_none(),
+    };
+    if http2 {
+        u64::from(args.server_max_concurrent_streams.unwrap_or(100))
+    } else {
+        1
+    }
 }
 
 /// The line that says what is about to run.
@@ -174,46 +194,19 @@ async fn execute(
     load: Load,
     template: Template,
     cores: u64,
+    trust: Option<&str>,
 ) -> Result<RunOutcome> {
-    let clients = client::build_all(args, &load)?;
+    let clients = client::build_all(args, &load, trust)?;
     let longpoll = matches!(load.model, Model::LongPoll { .. });
     let server_addresses = template.uris().len() as u64;
-    let rss_before = procfs::rss_bytes().unwrap_or(0);
-    if longpoll {
-        let failed =
-            longpoll::open_connections(&template.without_delay()?, &clients, load.concurrency)
-                .await;
-        if failed > 0 {
-            eprintln!("courier bench: {failed} connection(s) could not be opened before the long polls");
-        }
-    }
-    let start = Instant::now();
-    let measure_start = start + load.warmup;
-    let deadline = match load.stop {
-        Stop::Duration(d) => Some(measure_start + d),
-        Stop::Requests(_) | Stop::OneRound => None,
-    };
-    let clock = Clock {
-        start,
-        measure_start,
-        deadline,
-    };
-    let budget = match (load.stop, deadline) {
-        (Stop::Requests(limit), _) => Budget::Requests {
-            issued: AtomicU64::new(0),
-            limit,
-        },
-        (Stop::Duration(_), Some(deadline)) => Budget::Until(deadline),
-        _ => Budget::OneRound,
+    let memory_base = if longpoll {
+        longpoll::prepare(&template, &clients, load.concurrency).await?
+    } else {
+        longpoll::MemoryBase::default()
     };
     let recorder = Recorder::new();
-    let plan = Arc::new(Plan {
-        template,
-        recorder: Arc::clone(&recorder),
-        clock,
-        budget,
-        in_flight: longpoll.then(InFlight::default),
-    });
+    let plan = Arc::new(Plan::new(template, Arc::clone(&recorder), &load));
+    let clock = plan.clock;
     let goal = match load.stop {
         Stop::Requests(n) => format!("{n} req"),
         Stop::Duration(d) => format!("{} s", d.as_secs_f64()),
@@ -229,7 +222,7 @@ async fn execute(
         goal,
     });
     let monitor = longpoll
-        .then(|| longpoll::Monitor::start(Arc::clone(&plan), server_addresses, rss_before));
+        .then(|| longpoll::Monitor::start(Arc::clone(&plan), server_addresses, memory_base));
 
     let schedule = match load.model {
         Model::Closed | Model::LongPoll { .. } => {
@@ -240,7 +233,7 @@ async fn execute(
             Some(open::run(&plan, &clients, rate, load.in_flight(), load.stop).await?)
         }
     };
-    let end = deadline.unwrap_or_else(Instant::now);
+    let end = clock.deadline.unwrap_or_else(Instant::now);
     let sampled = sampler.finish(end).await?;
     let peak = match monitor {
         Some(monitor) => Some(monitor.finish().await),

@@ -52,7 +52,8 @@ pub async fn run(
     if clients.is_empty() {
         return Err(CliError::new("no client to send requests with"));
     }
-    let permits = usize::try_from(cap)
+    // Bounded by u32 too: waiting for every slot at the end takes them all in one call.
+    let permits = usize::try_from(cap.min(u64::from(u32::MAX)))
         .unwrap_or(usize::MAX)
         .min(Semaphore::MAX_PERMITS);
     let slots = Arc::new(Semaphore::new(permits));
@@ -139,7 +140,7 @@ async fn one(
     _permit: OwnedSemaphorePermit,
 ) {
     let lag = Instant::now().saturating_duration_since(due);
-    let Some(outcome) = plan
+    let Ok(outcome) = plan
         .until_deadline(request::send(&client, &plan.template, slot))
         .await
     else {

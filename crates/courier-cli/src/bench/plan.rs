@@ -10,8 +10,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::time::Instant;
+use tokio::time::{Instant, Timeout};
 
+/// A deadline that never comes (tokio's timer handles far deadlines; this avoids overflow).
+const NEVER: Duration = Duration::from_secs(10 * 365 * 24 * 3600);
+
+use super::args::{Load, Model, Stop};
 use super::recorder::Recorder;
 use super::request::{Outcome, Template};
 use super::stats::Measured;
@@ -97,6 +101,35 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// The plan of a run that starts now: the warmup first, then the measurement.
+    pub fn new(template: Template, recorder: Arc<Recorder>, load: &Load) -> Self {
+        let start = Instant::now();
+        let measure_start = start + load.warmup;
+        let deadline = match load.stop {
+            Stop::Duration(d) => Some(measure_start + d),
+            Stop::Requests(_) | Stop::OneRound => None,
+        };
+        let budget = match (load.stop, deadline) {
+            (Stop::Requests(limit), _) => Budget::Requests {
+                issued: AtomicU64::new(0),
+                limit,
+            },
+            (Stop::Duration(_), Some(deadline)) => Budget::Until(deadline),
+            _ => Budget::OneRound,
+        };
+        Self {
+            template,
+            recorder,
+            clock: Clock {
+                start,
+                measure_start,
+                deadline,
+            },
+            budget,
+            in_flight: matches!(load.model, Model::LongPoll { .. }).then(InFlight::default),
+        }
+    }
+
     /// Whether a request starting now may be sent, and whether it counts.
     pub fn admit(&self) -> Admit {
         let now = Instant::now();
@@ -138,12 +171,14 @@ impl Plan {
         });
     }
 
-    /// Runs `f` unless the deadline passes first (`None`: abandoned at the deadline).
-    pub async fn until_deadline<F: Future>(&self, f: F) -> Option<F::Output> {
-        match self.clock.deadline {
-            Some(deadline) => tokio::time::timeout_at(deadline, f).await.ok(),
-            None => Some(f.await),
-        }
+    /// `f`, abandoned if the deadline passes first (an `Err` then).
+    ///
+    /// Not an `async fn`: one would keep `f` twice in its state (as the argument and inside the
+    /// timeout), doubling the memory of every request slot. Without a deadline the timeout is
+    /// practically never, which costs one timer registration per request.
+    pub fn until_deadline<F: Future>(&self, f: F) -> Timeout<F> {
+        let never = self.clock.start + NEVER;
+        tokio::time::timeout_at(self.clock.deadline.unwrap_or(never), f)
     }
 }
 

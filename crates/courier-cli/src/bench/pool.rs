@@ -21,6 +21,20 @@ pub struct PoolReading {
     pub drains_completed: u64,
     pub drains_aborted: u64,
     pub stale_retries: u64,
+    /// Requests sent over each protocol (attempts), total.
+    pub requests_http1: u64,
+    pub requests_http2: u64,
+    /// Connections established over each protocol, total.
+    pub connections_established_http1: u64,
+    pub connections_established_http2: u64,
+    /// TLS handshakes completed / resumed, total; in progress now.
+    pub tls_handshakes: u64,
+    pub tls_resumed: u64,
+    pub tls_handshakes_current: u64,
+    /// Handshake time: (count, total ms) for means, and the longest, in ms.
+    pub tls_handshake_count: u64,
+    pub tls_handshake_ms_total: f64,
+    pub tls_handshake_max_ms: f64,
     /// Requests that waited for a connection, total.
     pub queued_total: u64,
     /// Their total time in the queue, in ms (estimated as count × mean per client).
@@ -44,10 +58,31 @@ impl PoolReading {
             total.drains_completed += m.drains_completed;
             total.drains_aborted += m.drains_aborted;
             total.stale_retries += m.stale_retries;
+            total.requests_http1 += m.requests_http1;
+            total.requests_http2 += m.requests_http2;
+            total.connections_established_http1 += m.connections_established_http1;
+            total.connections_established_http2 += m.connections_established_http2;
+            total.tls_handshakes += m.tls_handshakes;
+            total.tls_resumed += m.tls_resumed;
+            total.tls_handshakes_current += m.tls_handshakes_current;
+            total.tls_handshake_count += m.tls_handshake_duration.count();
+            total.tls_handshake_ms_total += sum_ms(&m.tls_handshake_duration);
+            total.tls_handshake_max_ms = total
+                .tls_handshake_max_ms
+                .max(m.tls_handshake_duration.max().as_secs_f64() * 1000.0);
             total.queued_total += m.time_in_queue.count();
             total.queued_ms_total += sum_ms(&m.time_in_queue);
         }
         total
+    }
+
+    /// The protocol requests went over: `HTTP/1.1`, `HTTP/2`, or both when the pool used both.
+    pub fn protocol(&self) -> &'static str {
+        match (self.requests_http1 > 0, self.requests_http2 > 0) {
+            (false, true) => "HTTP/2",
+            (true, true) => "HTTP/1.1+HTTP/2",
+            _ => "HTTP/1.1",
+        }
     }
 
     /// (count, total ms) of queue time, for per-interval means.
@@ -70,6 +105,21 @@ impl PoolReading {
                 .saturating_sub(earlier.drains_completed),
             drains_aborted: self.drains_aborted.saturating_sub(earlier.drains_aborted),
             stale_retries: self.stale_retries.saturating_sub(earlier.stale_retries),
+            requests_http1: self.requests_http1.saturating_sub(earlier.requests_http1),
+            requests_http2: self.requests_http2.saturating_sub(earlier.requests_http2),
+            connections_established_http1: self
+                .connections_established_http1
+                .saturating_sub(earlier.connections_established_http1),
+            connections_established_http2: self
+                .connections_established_http2
+                .saturating_sub(earlier.connections_established_http2),
+            tls_handshakes: self.tls_handshakes.saturating_sub(earlier.tls_handshakes),
+            tls_resumed: self.tls_resumed.saturating_sub(earlier.tls_resumed),
+            tls_handshake_count: self
+                .tls_handshake_count
+                .saturating_sub(earlier.tls_handshake_count),
+            tls_handshake_ms_total: (self.tls_handshake_ms_total - earlier.tls_handshake_ms_total)
+                .max(0.0),
             queued_total: self.queued_total.saturating_sub(earlier.queued_total),
             queued_ms_total: (self.queued_ms_total - earlier.queued_ms_total).max(0.0),
             ..*self
@@ -111,6 +161,27 @@ mod tests {
         assert_eq!(d.connections_established, 2);
         assert_eq!(d.requests_total, 150);
         assert_eq!(d.queue_sum(), (2, 12.0));
+    }
+
+    #[test]
+    fn protocol_from_the_requests_sent() {
+        let h1 = PoolReading {
+            requests_http1: 3,
+            ..PoolReading::default()
+        };
+        let h2 = PoolReading {
+            requests_http2: 3,
+            ..PoolReading::default()
+        };
+        let both = PoolReading {
+            requests_http1: 1,
+            requests_http2: 1,
+            ..PoolReading::default()
+        };
+        assert_eq!(h1.protocol(), "HTTP/1.1");
+        assert_eq!(h2.protocol(), "HTTP/2");
+        assert_eq!(both.protocol(), "HTTP/1.1+HTTP/2");
+        assert_eq!(PoolReading::default().protocol(), "HTTP/1.1");
     }
 
     #[test]

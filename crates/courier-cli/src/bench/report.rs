@@ -114,12 +114,26 @@ pub fn rows(r: &BenchReport) -> Vec<Row> {
         Lower,
     );
     rows.count("Connections established", r.connections_established, Lower);
+    let by_version = r.connections_established_by_version;
+    if by_version.http1 > 0 && by_version.http2 > 0 {
+        rows.count(
+            "Connections established - HTTP/1.1",
+            by_version.http1,
+            Neither,
+        );
+        rows.count(
+            "Connections established - HTTP/2",
+            by_version.http2,
+            Neither,
+        );
+    }
     if let Some(tls) = &r.tls {
         rows.count(
             "Total TLS handshakes completed",
             tls.handshakes_total,
             Lower,
         );
+        rows.count("TLS handshakes resumed", tls.resumed, Higher);
         rows.mean_max("Current TLS handshakes", tls.handshakes_current, 0, Lower);
         rows.mean_max("TLS sessions active", tls.sessions_active, 0, Neither);
         rows.mean_max(
@@ -204,6 +218,18 @@ pub fn rows(r: &BenchReport) -> Vec<Row> {
         rows.number(
             "Memory per in-flight request (bytes)",
             l.memory_per_request_bytes,
+            0,
+            Lower,
+        );
+        rows.number(
+            "Heap per open connection (bytes)",
+            l.heap_per_connection_bytes,
+            0,
+            Lower,
+        );
+        rows.number(
+            "Heap per in-flight request (bytes)",
+            l.heap_per_request_bytes,
             0,
             Lower,
         );
@@ -316,9 +342,18 @@ pub fn notes(r: &BenchReport) -> Vec<String> {
     }
     if let Some(l) = &r.longpoll {
         if l.peak_in_flight < l.target_in_flight {
+            let why = if r.errors > 0 {
+                format!(
+                    "{} requests failed (see Errors)",
+                    group_thousands(&r.errors.to_string())
+                )
+            } else {
+                "some finished before the last started (raise --delay)".to_owned()
+            };
             notes.push(format!(
-                "only {} of {} long polls were in flight at once: some finished before the last started (raise --delay)",
-                l.peak_in_flight, l.target_in_flight
+                "only {} of {} long polls were in flight at once: {why}",
+                group_thousands(&l.peak_in_flight.to_string()),
+                group_thousands(&l.target_in_flight.to_string())
             ));
         }
     }

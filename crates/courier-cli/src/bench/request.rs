@@ -80,23 +80,23 @@ impl Template {
     /// The same request with every `/delay/{ms}` path ending changed to `/delay/0`: what long
     /// polls send first to open their connections without waiting.
     pub fn without_delay(&self) -> Result<Self> {
-        let uris = self
-            .uris
-            .iter()
-            .map(|uri| {
-                let path = uri.path();
-                let Some(at) = path.rfind("/delay/") else {
-                    return Ok(uri.clone());
-                };
-                let mut parts = uri.clone().into_parts();
-                let zero = format!("{}/delay/0", &path[..at]);
-                parts.path_and_query = Some(zero.parse().map_err(|e| {
-                    CliError::new(format!("cannot build the path `{zero}`: {e}"))
-                })?);
-                Uri::from_parts(parts)
-                    .map_err(|e| CliError::new(format!("cannot build a URL for `{zero}`: {e}")))
-            })
-            .collect::<Result<_>>()?;
+        let uris =
+            self.uris
+                .iter()
+                .map(|uri| {
+                    let path = uri.path();
+                    let Some(at) = path.rfind("/delay/") else {
+                        return Ok(uri.clone());
+                    };
+                    let mut parts = uri.clone().into_parts();
+                    let zero = format!("{}/delay/0", &path[..at]);
+                    parts.path_and_query = Some(zero.parse().map_err(|e| {
+                        CliError::new(format!("cannot build the path `{zero}`: {e}"))
+                    })?);
+                    Uri::from_parts(parts)
+                        .map_err(|e| CliError::new(format!("cannot build a URL for `{zero}`: {e}")))
+                })
+                .collect::<Result<_>>()?;
         Ok(Self {
             uris,
             ..self.clone()

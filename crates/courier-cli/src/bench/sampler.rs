@@ -64,6 +64,7 @@ pub struct Sampled {
     pub last: PoolReading,
     pub connections_open: MeanMax,
     pub connect_attempts: MeanMax,
+    pub tls_handshakes_current: MeanMax,
     pub requests_queued: MeanMax,
     /// Per-second mean queue time, then mean/max over the seconds.
     pub queue_time_ms: MeanMax,
@@ -120,7 +121,7 @@ async fn sample(config: SamplerConfig, mut stopped: oneshot::Receiver<Instant>) 
         }
         alloc::uncounted(|| {
             let total = PoolReading::read(&config.clients).requests_total;
-            let rate = per_second(total - warm_requests, next - warm_tick);
+            let rate = per_second(total.saturating_sub(warm_requests), next - warm_tick);
             config.progress.show(&format!(
                 "warming up {:>5.1} s  {:>10} req/s",
                 (next - clock.start).as_secs_f64(),
@@ -177,6 +178,7 @@ struct Series {
     proc_second: Option<ProcSample>,
     connections_open: MeanMaxAcc,
     connect_attempts: MeanMaxAcc,
+    tls_handshakes_current: MeanMaxAcc,
     requests_queued: MeanMaxAcc,
     queue_time: MeanMaxAcc,
     cpu: MeanMaxAcc,
@@ -206,6 +208,7 @@ impl Series {
             proc_second: proc_start,
             connections_open: MeanMaxAcc::default(),
             connect_attempts: MeanMaxAcc::default(),
+            tls_handshakes_current: MeanMaxAcc::default(),
             requests_queued: MeanMaxAcc::default(),
             queue_time: MeanMaxAcc::default(),
             cpu: MeanMaxAcc::default(),
@@ -240,6 +243,8 @@ impl Series {
             .observe(reading.connections_open as f64);
         self.connect_attempts
             .observe(reading.connect_attempts_current as f64);
+        self.tls_handshakes_current
+            .observe(reading.tls_handshakes_current as f64);
         self.requests_queued.observe(reading.requests_queued as f64);
         self.last = reading;
     }
@@ -332,6 +337,7 @@ impl Series {
             last: self.last,
             connections_open: self.connections_open.finish(),
             connect_attempts: self.connect_attempts.finish(),
+            tls_handshakes_current: self.tls_handshakes_current.finish(),
             requests_queued: self.requests_queued.finish(),
             queue_time_ms: self.queue_time.finish(),
             cpu_pct: self.cpu.finish(),

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use super::args::{BenchArgs, Load, Model, Stop};
 use super::json::{
-    AllocationReport, BenchReport, LoadReport, LongPollReport, OpenLoopReport, ProcessReport,
-    SCHEMA_VERSION,
+    AllocationReport, BenchReport, ByVersion, LoadReport, LongPollReport, OpenLoopReport,
+    ProcessReport, TlsReport, SCHEMA_VERSION,
 };
 use super::limits::Limits;
 use super::longpoll::PeakMemory;
@@ -67,9 +67,11 @@ pub fn report(setup: RunSetup<'_>, outcome: &RunOutcome) -> BenchReport {
     let connections_used = s.baseline.connections_open + pool.connections_established;
     // The library's own high-water mark is exact, but it covers the client's whole life; use it
     // only when that life is the measured time (one client, no warmup).
-    let exact_max = (load.clients == 1 && load.warmup.is_zero())
-        .then_some(s.last.connections_open_max)
-        .unwrap_or(0);
+    let exact_max = if load.clients == 1 && load.warmup.is_zero() {
+        s.last.connections_open_max
+    } else {
+        0
+    };
     let connections_open_max = exact_max.max(s.connections_open.max as u64);
     let delay = match load.model {
         Model::LongPoll { delay } => Some(delay),
@@ -81,7 +83,8 @@ pub fn report(setup: RunSetup<'_>, outcome: &RunOutcome) -> BenchReport {
         url: urls.first().cloned().unwrap_or_default(),
         urls,
         method: args.method.clone(),
-        protocol: "HTTP/1.1".to_owned(),
+        // What the pool actually spoke during the measurement (ALPN may pick either).
+        protocol: pool.protocol().to_owned(),
         scenario: match load.model {
             Model::LongPoll { .. } => "longpoll",
             _ => "requests",
@@ -134,6 +137,12 @@ pub fn report(setup: RunSetup<'_>, outcome: &RunOutcome) -> BenchReport {
         },
         connections_open_max,
         connections_established: pool.connections_established,
+        connections_established_by_version: ByVersion {
+            http1: pool.connections_established_http1,
+            http2: pool.connections_established_http2,
+        },
+        tls_handshakes: pool.tls_handshakes,
+        tls_resumed: pool.tls_resumed,
         connect_attempts_current: s.connect_attempts,
         connect_failures: pool.connect_failures,
         requests_per_connection: ratio(requests, connections_used),
@@ -142,8 +151,24 @@ pub fn report(setup: RunSetup<'_>, outcome: &RunOutcome) -> BenchReport {
         drains_completed: drains.drains_completed,
         drains_aborted: drains.drains_aborted,
         stale_retries: pool.stale_retries,
-        // TLS rows appear once the client counts handshakes (MetricsSnapshot has no TLS yet).
-        tls: None,
+        // The seed's TLS rows, when the run spoke TLS: every open connection is a session.
+        tls: (s.last.tls_handshakes > 0).then(|| TlsReport {
+            handshakes_total: pool.tls_handshakes,
+            resumed: pool.tls_resumed,
+            handshakes_current: s.tls_handshakes_current,
+            sessions_active: MeanMax {
+                mean: s.connections_open.mean,
+                max: connections_open_max as f64,
+            },
+            handshake_duration_ms: MeanMax {
+                mean: if pool.tls_handshake_count == 0 {
+                    0.0
+                } else {
+                    pool.tls_handshake_ms_total / pool.tls_handshake_count as f64
+                },
+                max: s.last.tls_handshake_max_ms,
+            },
+        }),
         process: ProcessReport {
             cpu_max_pct: s.cpu_pct.max,
             cpu_mean_pct: s.cpu_mean_pct,
@@ -159,9 +184,11 @@ pub fn report(setup: RunSetup<'_>, outcome: &RunOutcome) -> BenchReport {
             target_in_flight: load.in_flight(),
             peak_in_flight: peak.peak_in_flight,
             wake_up_ms: Percentiles::from_micros(&total.to_last_byte).minus(millis(delay)),
-            rss_before_mb: mib(peak.rss_before),
+            rss_before_mb: mib(peak.base.rss_before),
             rss_peak_mb: mib(peak.rss_at_peak),
             memory_per_request_bytes: peak.per_request(),
+            heap_per_connection_bytes: peak.heap_per_connection(),
+            heap_per_request_bytes: peak.heap_per_request(),
             server_addresses: peak.server_addresses,
         }),
         allocations: s.allocations.map(|counts| AllocationReport {

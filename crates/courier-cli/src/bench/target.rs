@@ -28,6 +28,8 @@ const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(2);
 pub struct Target {
     /// One URL per server address.
     pub uris: Vec<Uri>,
+    /// The built-in TLS server's certificate (PEM), for the client to trust.
+    pub ca_pem: Option<String>,
     servers: Servers,
 }
 
@@ -58,6 +60,7 @@ impl Target {
             };
             return Ok(Self {
                 uris: vec![parse_uri(&url)?],
+                ca_pem: None,
                 servers: Servers::External,
             });
         }
@@ -67,17 +70,25 @@ impl Target {
         if args.server_in_child_process() {
             let children = ips
                 .iter()
-                .map(|ip| ChildServer::start(*ip))
+                .map(|ip| ChildServer::start(*ip, args))
                 .collect::<Result<Vec<_>>>()?;
             let uris = children
                 .iter()
                 .map(|c| parse_uri(&format!("{}{path}", c.base)))
                 .collect::<Result<_>>()?;
+            let ca_pem = children.first().and_then(|c| c.ca_pem.clone());
             return Ok(Self {
                 uris,
+                ca_pem,
                 servers: Servers::Children(children),
             });
         }
+        // One certificate for every address; the names cover them all.
+        let names: Vec<String> = ips.iter().map(|ip| ip.to_string()).collect();
+        let tls = args.tls.then(|| {
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
+            courier_server::TlsConfig::self_signed(&names)
+        });
         let threads = match args.server_threads {
             Some(n) => usize::try_from(n).unwrap_or(cores),
             None => cores,
@@ -94,6 +105,10 @@ impl Target {
             for ip in &ips {
                 let config = courier_server::ServerConfig {
                     addr: SocketAddr::from((*ip, 0)),
+                    tls: tls.as_ref().map(|(config, _)| config.clone()),
+                    max_concurrent_streams: args
+                        .server_max_concurrent_streams
+                        .or(courier_server::ServerConfig::default().max_concurrent_streams),
                     ..Default::default()
                 };
                 let handle = courier_server::start(config).await.map_err(|e| {
@@ -109,6 +124,7 @@ impl Target {
             .collect::<Result<_>>()?;
         Ok(Self {
             uris,
+            ca_pem: tls.map(|(_, pem)| pem),
             servers: Servers::InProcess { runtime, handles },
         })
     }
@@ -157,16 +173,28 @@ fn parse_uri(url: &str) -> Result<Uri> {
 /// A `courier serve` child process; killed when dropped.
 struct ChildServer {
     child: Child,
-    /// `http://ip:port`, without a trailing slash.
+    /// `http(s)://ip:port`, without a trailing slash.
     base: String,
+    /// Its certificate, when it serves TLS.
+    ca_pem: Option<String>,
 }
 
 impl ChildServer {
-    fn start(ip: Ipv4Addr) -> Result<Self> {
+    fn start(ip: Ipv4Addr, args: &BenchArgs) -> Result<Self> {
         let exe = std::env::current_exe()
             .map_err(|e| CliError::new(format!("cannot find the courier executable: {e}")))?;
-        let mut child = Command::new(exe)
-            .args(["serve", "--addr", &ip.to_string(), "--port", "0"])
+        let mut command = Command::new(exe);
+        command.args(["serve", "--addr", &ip.to_string(), "--port", "0"]);
+        if let Some(n) = args.server_max_concurrent_streams {
+            command.args(["--max-concurrent-streams", &n.to_string()]);
+        }
+        let cert_file = args.tls.then(|| {
+            std::env::temp_dir().join(format!("courier-bench-{}-{ip}.pem", std::process::id()))
+        });
+        if let Some(file) = &cert_file {
+            command.arg("--tls").arg("--cert-out").arg(file);
+        }
+        let mut child = command
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -191,7 +219,24 @@ impl ChildServer {
             }
         });
         match url.recv_timeout(CHILD_START_TIMEOUT) {
-            Ok(base) => Ok(Self { child, base }),
+            Ok(base) => {
+                // The child wrote its certificate before printing its URL.
+                let ca_pem = match &cert_file {
+                    Some(file) => {
+                        let pem = std::fs::read_to_string(file);
+                        let _ = std::fs::remove_file(file);
+                        Some(pem.map_err(|e| {
+                            CliError::new(format!("cannot read the server certificate: {e}"))
+                        })?)
+                    }
+                    None => None,
+                };
+                Ok(Self {
+                    child,
+                    base,
+                    ca_pem,
+                })
+            }
             Err(_) => {
                 let _ = child.kill();
                 let _ = child.wait();

@@ -10,7 +10,7 @@ mod http1;
 mod http2;
 mod lease;
 mod origin;
-mod sniff;
+pub(crate) mod sniff;
 
 pub(crate) use conn::SendError;
 pub(crate) use lease::Lease;

@@ -109,7 +109,7 @@ impl<S> FrameWatch<S> {
         }
     }
 
-    fn observe(&mut self, mut bytes: &[u8]) {
+    pub(crate) fn observe(&mut self, mut bytes: &[u8]) {
         while !bytes.is_empty() {
             if self.skip > 0 {
                 let n = self.skip.min(bytes.len());
