@@ -25,6 +25,9 @@ use crate::error::{Error, ErrorKind};
 #[derive(Debug, Default)]
 pub struct ClientBuilder {
     config: Config,
+    /// `pooled_connection_lifetime` was called, so a `ClientFactory`'s
+    /// handler lifetime does not replace it.
+    lifetime_set: bool,
 }
 
 impl ClientBuilder {
@@ -53,6 +56,16 @@ impl ClientBuilder {
     /// changes. `None`: no limit. Default: none.
     pub fn pooled_connection_lifetime(mut self, lifetime: Option<Duration>) -> Self {
         self.config.pooled_connection_lifetime = lifetime;
+        self.lifetime_set = true;
+        self
+    }
+
+    /// Sets the pooled connection lifetime unless it was set explicitly (a
+    /// `ClientFactory`'s handler lifetime).
+    pub(crate) fn default_pooled_connection_lifetime(mut self, lifetime: Duration) -> Self {
+        if !self.lifetime_set {
+            self.config.pooled_connection_lifetime = Some(lifetime);
+        }
         self
     }
 

@@ -56,6 +56,8 @@ pub enum ErrorKind {
     /// A compressed response body (gzip, deflate, brotli, zstd) was corrupt.
     /// A decompressed body over its limit is [`ErrorKind::BodyTooLarge`].
     Decompression,
+    /// A configuration (a `ClientFactory` file or setting) was invalid.
+    Config,
 }
 
 impl ErrorKind {
@@ -81,6 +83,7 @@ impl ErrorKind {
             ErrorKind::Redirect => "redirect",
             ErrorKind::CircuitOpen => "circuit_open",
             ErrorKind::Decompression => "decompression",
+            ErrorKind::Config => "config",
         }
     }
 }
@@ -252,6 +255,7 @@ impl fmt::Display for Error {
             ErrorKind::Redirect => "redirect not followed",
             ErrorKind::CircuitOpen => "circuit breaker open",
             ErrorKind::Decompression => "error decompressing response body",
+            ErrorKind::Config => "invalid configuration",
         };
         f.write_str(what)?;
         if let Some(m) = self.inner.message {

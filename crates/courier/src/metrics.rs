@@ -106,9 +106,11 @@ impl Metrics {
 pub struct MetricsSnapshot {
     /// `http.client.open_connections`: TCP connections open now (idle + active).
     pub connections_open: u64,
-    /// Open connections sitting in an idle stack.
+    /// Open connections with nothing in flight (HTTP/1.1 in the idle stack,
+    /// HTTP/2 with no open stream).
     pub connections_idle: u64,
-    /// Open connections leased to a request (or draining a body).
+    /// Open connections in use: an HTTP/1.1 connection leased to a request (or
+    /// draining a body), an HTTP/2 connection with at least one open stream.
     pub connections_active: u64,
     /// The most connections that were open at once.
     pub connections_open_max: u64,
@@ -175,6 +177,116 @@ pub struct MetricsSnapshot {
     pub connect_duration: HistogramSnapshot,
     /// `dns.lookup.duration`.
     pub dns_duration: HistogramSnapshot,
+}
+
+impl MetricsSnapshot {
+    /// Adds `other` into `self`: counters and histograms add up, high-water
+    /// marks take the larger value, and gauges (values "now") add up only when
+    /// `gauges` is true. Used to report one named client whose pool rotates as
+    /// the sum of its pools.
+    pub(crate) fn accumulate(&mut self, other: &MetricsSnapshot, gauges: bool) {
+        macro_rules! add {
+            ($($f:ident),*) => { $( self.$f += other.$f; )* };
+        }
+        macro_rules! max {
+            ($($f:ident),*) => { $( self.$f = self.$f.max(other.$f); )* };
+        }
+        add!(
+            connections_established,
+            connect_attempts_total,
+            connect_failures,
+            requests_total,
+            requests_failed,
+            drains_completed,
+            drains_aborted,
+            stale_retries,
+            refused_stream_retries,
+            dns_lookups,
+            dns_failures,
+            connections_established_http1,
+            connections_established_http2,
+            requests_http1,
+            requests_http2,
+            tls_handshakes,
+            tls_handshake_failures,
+            tls_resumed
+        );
+        max!(connections_open_max, tls_handshakes_current_max);
+        if gauges {
+            add!(
+                connections_open,
+                connections_idle,
+                connections_active,
+                connect_attempts_current,
+                requests_active,
+                requests_queued,
+                connections_open_http1,
+                connections_open_http2,
+                http2_streams_active,
+                tls_handshakes_current
+            );
+        }
+        self.tls_handshake_duration
+            .merge(&other.tls_handshake_duration);
+        self.time_in_queue.merge(&other.time_in_queue);
+        self.request_duration.merge(&other.request_duration);
+        self.connect_duration.merge(&other.connect_duration);
+        self.dns_duration.merge(&other.dns_duration);
+    }
+
+    /// The same snapshot with every gauge at zero (a pool that is gone).
+    pub(crate) fn without_gauges(&self) -> MetricsSnapshot {
+        let mut s = self.clone();
+        s.connections_open = 0;
+        s.connections_idle = 0;
+        s.connections_active = 0;
+        s.connect_attempts_current = 0;
+        s.requests_active = 0;
+        s.requests_queued = 0;
+        s.connections_open_http1 = 0;
+        s.connections_open_http2 = 0;
+        s.http2_streams_active = 0;
+        s.tls_handshakes_current = 0;
+        s
+    }
+}
+
+impl HistogramSnapshot {
+    /// Adds `other`'s values into `self`.
+    pub(crate) fn merge(&mut self, other: &HistogramSnapshot) {
+        if other.count == 0 {
+            return;
+        }
+        if self.count == 0 {
+            *self = other.clone();
+            return;
+        }
+        for (a, b) in self.buckets.iter_mut().zip(&other.buckets) {
+            *a += b;
+        }
+        self.count += other.count;
+        self.sum_us += other.sum_us;
+        self.max_us = self.max_us.max(other.max_us);
+        self.min_us = self.min_us.min(other.min_us);
+    }
+
+    /// Values recorded since `earlier` (a snapshot of the same histogram), as
+    /// (bucket midpoint, count) pairs: what an exporter feeds to another
+    /// histogram. Buckets that went down (a different histogram) are skipped.
+    #[cfg_attr(not(feature = "metrics"), allow(dead_code))]
+    pub(crate) fn delta_since<'a>(
+        &'a self,
+        earlier: Option<&'a HistogramSnapshot>,
+    ) -> impl Iterator<Item = (Duration, u64)> + 'a {
+        self.buckets.iter().enumerate().filter_map(move |(i, &n)| {
+            let before = earlier.and_then(|e| e.buckets.get(i)).copied().unwrap_or(0);
+            let d = n.saturating_sub(before);
+            (d > 0).then(|| {
+                let us = bucket_value(i).clamp(self.min_us, self.max_us.max(self.min_us));
+                (Duration::from_micros(us), d)
+            })
+        })
+    }
 }
 
 /// A monotonically increasing count.

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use http::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
+use http::header::{HeaderMap, HeaderName, HeaderValue};
 use http::{Method, Request, Uri};
 
 use crate::body::Body;
@@ -137,8 +137,10 @@ impl RequestBuilder {
             match serde_json::to_vec(value) {
                 Ok(bytes) => {
                     *req.body_mut() = bytes.into();
-                    req.headers_mut()
-                        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+                    req.headers_mut().insert(
+                        http::header::CONTENT_TYPE,
+                        HeaderValue::from_static("application/json"),
+                    );
                 }
                 Err(e) => self.request = Err(Error::new(ErrorKind::InvalidRequest, e)),
             }

@@ -81,11 +81,13 @@ pub use hedge::{Hedge, HedgeConfig, HedgeLayer, HedgeStats};
 pub use limit::{ConcurrencyLimit, ConcurrencyLimitLayer};
 pub use redirect::{FollowRedirect, FollowRedirectLayer, RedirectConfig, Redirects};
 pub use retry::{Retry, RetryConfig, RetryLayer, RetryStats};
-pub use stack::Stack;
+pub use stack::{Stack, StackLayers};
 pub use timeout::{
     Deadline, PropagateDeadline, PropagateDeadlineLayer, Timeout, TimeoutConfig, TimeoutLayer,
 };
 pub use trace::{Trace, TraceAttempt, TraceAttemptLayer, TraceConfig, TraceContext, TraceLayer};
+
+pub(crate) use redirect::resolve as resolve_reference;
 
 /// The future every courier service returns.
 pub type ResponseFuture = Pin<Box<dyn Future<Output = Result<Response, Error>> + Send>>;

@@ -215,13 +215,12 @@ impl OriginPool {
             }
         }
         let reserved = best.map(|(i, _)| {
-            st.h2[i].active += 1;
-            self.shared.metrics.http2_streams_active.inc();
+            self.add_stream(&mut st.h2[i]);
             Arc::clone(&st.h2[i].conn)
         });
         if retired {
             // Retiring and idle: dropping the pool's handle lets it close.
-            st.h2.retain(|s| !(s.retiring && s.active == 0));
+            self.forget_idle_h2(st, |s| s.retiring);
         }
         reserved
     }
@@ -455,6 +454,7 @@ impl OriginPool {
                     idle_since: Instant::now(),
                     retiring: false,
                 });
+                self.shared.metrics.connections_idle.inc();
                 let i = st.h2.len() - 1;
                 self.serve_streams(&mut st, i);
             }
@@ -515,9 +515,27 @@ impl OriginPool {
                 return;
             };
             if waiter.tx.send(Ok(Conn::Http2(conn))).is_ok() {
-                st.h2[i].active += 1;
-                self.shared.metrics.http2_streams_active.inc();
+                self.add_stream(&mut st.h2[i]);
             }
+        }
+    }
+
+    /// Counts a new stream on `slot`; its first one makes the connection active.
+    fn add_stream(&self, slot: &mut H2Slot) {
+        if slot.active == 0 {
+            self.shared.metrics.connections_idle.dec();
+        }
+        slot.active += 1;
+        self.shared.metrics.http2_streams_active.inc();
+    }
+
+    /// Drops the pool's handle on idle HTTP/2 connections matching `forget`,
+    /// which closes them.
+    fn forget_idle_h2(&self, st: &mut State, forget: impl Fn(&H2Slot) -> bool) {
+        let before = st.h2.len();
+        st.h2.retain(|s| s.active > 0 || !forget(s));
+        for _ in st.h2.len()..before {
+            self.shared.metrics.connections_idle.dec();
         }
     }
 
@@ -543,11 +561,12 @@ impl OriginPool {
         let slot = &mut st.h2[i];
         slot.active -= 1;
         if slot.active == 0 {
-            slot.idle_since = now;
             if slot.retiring || !slot.conn.accepts_streams(now) {
                 st.h2.swap_remove(i);
                 return;
             }
+            slot.idle_since = now;
+            self.shared.metrics.connections_idle.inc();
         }
         self.serve_streams(&mut st, i);
     }
@@ -591,7 +610,9 @@ impl OriginPool {
             }
             if let Some(pos) = st.h2.iter().position(|s| s.conn.id == id) {
                 // Leases still holding streams find it gone and only fix the gauge.
-                st.h2.swap_remove(pos);
+                if st.h2.swap_remove(pos).active == 0 {
+                    self.shared.metrics.connections_idle.dec();
+                }
             }
             // A freed slot lets a waiter at the cap get a connection of its own.
             self.connects_needed(&mut st)
@@ -618,8 +639,7 @@ impl OriginPool {
                 slot.retiring = true;
             }
         }
-        st.h2
-            .retain(|s| s.active > 0 || !(s.retiring || idle_too_long(s.idle_since)));
+        self.forget_idle_h2(&mut st, |s| s.retiring || idle_too_long(s.idle_since));
         st.open == 0 && st.connecting == 0 && st.waiters.is_empty()
     }
 }
@@ -640,7 +660,8 @@ impl State {
 impl Drop for OriginPool {
     fn drop(&mut self) {
         let st = self.state.get_mut().unwrap_or_else(|p| p.into_inner());
-        for _ in 0..st.idle.len() {
+        let idle_h2 = st.h2.iter().filter(|s| s.active == 0).count();
+        for _ in 0..st.idle.len() + idle_h2 {
             self.shared.metrics.connections_idle.dec();
         }
     }

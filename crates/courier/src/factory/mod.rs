@@ -1,0 +1,398 @@
+//! [`ClientFactory`]: named clients, configured in code and in a TOML file,
+//! whose pools rotate their connections even when a client is held for hours.
+//!
+//! The idea comes from .NET's `IHttpClientFactory`: every part of an
+//! application asks the factory for the client of a dependency by name
+//! (`factory.client("billing")`), and the factory owns how that client is
+//! configured (pool knobs, base URL, default headers, middleware) and how
+//! long its connections live. Since .NET 9 the factory sets the primary
+//! handler's `PooledConnectionLifetime` to its `HandlerLifetime` (2 minutes by
+//! default), so a client obtained once and kept forever still moves to new
+//! connections (and new DNS answers) every 2 minutes; courier does the same.
+//! The older scheme, a fresh pool every handler lifetime, is available too
+//! ([`ClientOptions::rotate_pool`]), so both can be compared.
+
+#[cfg(feature = "config-file")]
+mod file;
+mod rotation;
+
+pub(crate) use rotation::Rotation;
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use http::{HeaderMap, Uri};
+
+use crate::builder::ClientBuilder;
+use crate::client::Client;
+use crate::error::Error;
+use crate::middleware::Stack;
+use crate::service::{Backend, ServiceClient};
+
+/// The default handler lifetime: 2 minutes, as in .NET.
+pub const DEFAULT_HANDLER_LIFETIME: Duration = Duration::from_secs(120);
+
+/// What a named client is, besides its pool settings (those are
+/// [`ClientBuilder`] knobs).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ClientOptions {
+    /// How long the client's connections are used. Sets the pool's
+    /// `pooled_connection_lifetime` unless that was set explicitly; with
+    /// [`rotate_pool`](ClientOptions::rotate_pool), also how often the whole
+    /// pool is replaced. `None`: forever. Default: 2 minutes.
+    pub handler_lifetime: Option<Duration>,
+    /// Replace the whole pool every `handler_lifetime` (what .NET's factory did
+    /// before .NET 9): requests go to a fresh pool, and the old one is closed
+    /// once no request uses it. Combined with the (default) connection lifetime
+    /// this is "HL + PCL"; set `pooled_connection_lifetime` to `None`
+    /// explicitly for "HL only". Default: off.
+    pub rotate_pool: bool,
+    /// Relative request URLs are resolved against it.
+    pub base_url: Option<Uri>,
+    /// Added to every request that does not set them.
+    pub default_headers: HeaderMap,
+    /// The middleware.
+    pub middleware: Stack,
+}
+
+impl Default for ClientOptions {
+    fn default() -> Self {
+        ClientOptions {
+            handler_lifetime: Some(DEFAULT_HANDLER_LIFETIME),
+            rotate_pool: false,
+            base_url: None,
+            default_headers: HeaderMap::new(),
+            middleware: Stack::new(),
+        }
+    }
+}
+
+type PoolFn = Arc<dyn Fn(ClientBuilder) -> ClientBuilder + Send + Sync>;
+type OptionsFn = Arc<dyn Fn(&mut ClientOptions) + Send + Sync>;
+
+/// Configuration steps, applied in order.
+#[derive(Clone, Default)]
+struct Steps {
+    pool: Vec<PoolFn>,
+    options: Vec<OptionsFn>,
+}
+
+impl Steps {
+    fn extend(&mut self, other: &Steps) {
+        self.pool.extend(other.pool.iter().cloned());
+        self.options.extend(other.options.iter().cloned());
+    }
+}
+
+/// Configures a [`ClientFactory`].
+///
+/// Settings are applied in this order, later ones winning: the file's
+/// `[defaults]`, the code's defaults, the file's `[clients.<name>]`, the
+/// code's settings for that name. A name nobody configured gets the defaults.
+///
+/// ```
+/// use std::time::Duration;
+/// use courier::middleware::RetryConfig;
+///
+/// let factory = courier::ClientFactory::builder()
+///     .configure_defaults(|b| b.max_connections_per_host(64))
+///     .handler_lifetime(Some(Duration::from_secs(300)))
+///     .configure("billing", |b| b.timeout(Duration::from_secs(5)))
+///     .middleware("billing", |m| m.retry(RetryConfig::default()))
+///     .options("billing", |o| o.base_url = Some("http://billing.internal/api/".parse().unwrap()))
+///     .build()
+///     .unwrap();
+/// let billing = factory.client("billing");
+/// ```
+#[must_use]
+#[derive(Default)]
+pub struct ClientFactoryBuilder {
+    file_defaults: Steps,
+    file_named: BTreeMap<String, Steps>,
+    defaults: Steps,
+    named: BTreeMap<String, Steps>,
+}
+
+impl std::fmt::Debug for ClientFactoryBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&String> = self.file_named.keys().chain(self.named.keys()).collect();
+        f.debug_struct("ClientFactoryBuilder")
+            .field("names", &names)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ClientFactoryBuilder {
+    /// Pool settings for every client.
+    pub fn configure_defaults<F>(mut self, f: F) -> Self
+    where
+        F: Fn(ClientBuilder) -> ClientBuilder + Send + Sync + 'static,
+    {
+        self.defaults.pool.push(Arc::new(f));
+        self
+    }
+
+    /// Pool settings for the client `name`.
+    pub fn configure<F>(mut self, name: &str, f: F) -> Self
+    where
+        F: Fn(ClientBuilder) -> ClientBuilder + Send + Sync + 'static,
+    {
+        self.named
+            .entry(name.to_owned())
+            .or_default()
+            .pool
+            .push(Arc::new(f));
+        self
+    }
+
+    /// Options (handler lifetime, base URL, …) for every client.
+    pub fn options_defaults<F>(mut self, f: F) -> Self
+    where
+        F: Fn(&mut ClientOptions) + Send + Sync + 'static,
+    {
+        self.defaults.options.push(Arc::new(f));
+        self
+    }
+
+    /// Options (handler lifetime, base URL, …) for the client `name`.
+    pub fn options<F>(mut self, name: &str, f: F) -> Self
+    where
+        F: Fn(&mut ClientOptions) + Send + Sync + 'static,
+    {
+        self.named
+            .entry(name.to_owned())
+            .or_default()
+            .options
+            .push(Arc::new(f));
+        self
+    }
+
+    /// Middleware for every client.
+    pub fn middleware_defaults<F>(self, f: F) -> Self
+    where
+        F: Fn(Stack) -> Stack + Send + Sync + 'static,
+    {
+        self.options_defaults(move |o| o.middleware = f(std::mem::take(&mut o.middleware)))
+    }
+
+    /// Middleware for the client `name`.
+    pub fn middleware<F>(self, name: &str, f: F) -> Self
+    where
+        F: Fn(Stack) -> Stack + Send + Sync + 'static,
+    {
+        self.options(name, move |o| {
+            o.middleware = f(std::mem::take(&mut o.middleware))
+        })
+    }
+
+    /// The handler lifetime of every client (see [`ClientOptions::handler_lifetime`]).
+    pub fn handler_lifetime(self, lifetime: Option<Duration>) -> Self {
+        self.options_defaults(move |o| o.handler_lifetime = lifetime)
+    }
+
+    /// Reads settings from TOML text (see the README's "Factory and
+    /// middleware" section for the format). Relative certificate paths are
+    /// relative to the current directory. Replaces settings read before.
+    #[cfg(feature = "config-file")]
+    pub fn config_toml(mut self, toml: &str) -> Result<Self, Error> {
+        let (defaults, named) = file::parse(toml, None)?;
+        self.file_defaults = defaults;
+        self.file_named = named;
+        Ok(self)
+    }
+
+    /// Reads settings from a TOML file; relative certificate paths are
+    /// relative to the file's directory. Replaces settings read before.
+    #[cfg(feature = "config-file")]
+    pub fn config_file(mut self, path: impl AsRef<std::path::Path>) -> Result<Self, Error> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| file::config_error(format!("cannot read {}: {e}", path.display())))?;
+        let (defaults, named) = file::parse(&text, path.parent())?;
+        self.file_defaults = defaults;
+        self.file_named = named;
+        Ok(self)
+    }
+
+    /// Builds the factory, and every client named in the configuration (so a
+    /// bad setting fails here, not at the first request).
+    pub fn build(self) -> Result<ClientFactory, Error> {
+        let mut defaults = self.file_defaults;
+        defaults.extend(&self.defaults);
+        let mut named: BTreeMap<String, Steps> = BTreeMap::new();
+        for (name, steps) in self.file_named.iter().chain(self.named.iter()) {
+            named.entry(name.clone()).or_default().extend(steps);
+        }
+        let factory = ClientFactory {
+            inner: Arc::new(FactoryInner {
+                defaults,
+                named,
+                clients: Mutex::new(HashMap::new()),
+            }),
+        };
+        // A name nobody configured gets the defaults: check they build.
+        factory.create("")?;
+        let mut clients = HashMap::new();
+        for name in factory.inner.named.keys() {
+            clients.insert(name.clone(), factory.create(name)?);
+        }
+        *lock(&factory.inner.clients) = clients;
+        Ok(factory)
+    }
+}
+
+/// Named clients; see the module documentation of [`factory`](self) and
+/// [`ClientFactoryBuilder`].
+///
+/// Every call of [`client`](ClientFactory::client) with the same name returns
+/// a clone of one [`ServiceClient`]: one pool, one middleware state (retry
+/// budget, circuits). Cheap to clone.
+///
+/// ```no_run
+/// # async fn run() -> Result<(), courier::Error> {
+/// let factory = courier::ClientFactory::builder()
+///     .config_file("clients.toml")?
+///     .build()?;
+/// let res = factory.client("billing").get("/invoices/42").send().await?;
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct ClientFactory {
+    inner: Arc<FactoryInner>,
+}
+
+pub(crate) struct FactoryInner {
+    defaults: Steps,
+    named: BTreeMap<String, Steps>,
+    clients: Mutex<HashMap<String, ServiceClient>>,
+}
+
+impl std::fmt::Debug for ClientFactory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientFactory")
+            .field("configured", &self.inner.named.keys().collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for ClientFactory {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl ClientFactory {
+    /// A factory with every default.
+    pub fn new() -> ClientFactory {
+        ClientFactoryBuilder::default()
+            .build()
+            .expect("the default configuration is valid")
+    }
+
+    /// Starts configuring a factory.
+    pub fn builder() -> ClientFactoryBuilder {
+        ClientFactoryBuilder::default()
+    }
+
+    /// The client `name` (created with the defaults if nobody configured it).
+    ///
+    /// # Panics
+    ///
+    /// Never: every configured name, and the defaults, were built by
+    /// [`ClientFactoryBuilder::build`].
+    pub fn client(&self, name: &str) -> ServiceClient {
+        self.try_client(name)
+            .expect("configurations are checked when the factory is built")
+    }
+
+    /// The client `name`, or why it could not be built.
+    pub fn try_client(&self, name: &str) -> Result<ServiceClient, Error> {
+        let mut clients = lock(&self.inner.clients);
+        if let Some(c) = clients.get(name) {
+            return Ok(c.clone());
+        }
+        let client = self.create(name)?;
+        clients.insert(name.to_owned(), client.clone());
+        Ok(client)
+    }
+
+    #[cfg_attr(not(feature = "metrics"), allow(dead_code))]
+    pub(crate) fn downgrade(&self) -> std::sync::Weak<FactoryInner> {
+        Arc::downgrade(&self.inner)
+    }
+
+    #[cfg_attr(not(feature = "metrics"), allow(dead_code))]
+    pub(crate) fn upgrade(weak: &std::sync::Weak<FactoryInner>) -> Option<ClientFactory> {
+        weak.upgrade().map(|inner| ClientFactory { inner })
+    }
+
+    /// The options `name` resolves to (for inspection).
+    pub fn client_options(&self, name: &str) -> ClientOptions {
+        self.options_for(name)
+    }
+
+    /// Every client created so far, by name.
+    pub fn clients(&self) -> Vec<(String, ServiceClient)> {
+        let mut all: Vec<(String, ServiceClient)> = lock(&self.inner.clients)
+            .iter()
+            .map(|(n, c)| (n.clone(), c.clone()))
+            .collect();
+        all.sort_by(|a, b| a.0.cmp(&b.0));
+        all
+    }
+
+    fn steps_for(&self, name: &str) -> Steps {
+        let mut steps = self.inner.defaults.clone();
+        if let Some(named) = self.inner.named.get(name) {
+            steps.extend(named);
+        }
+        steps
+    }
+
+    fn options_for(&self, name: &str) -> ClientOptions {
+        let mut options = ClientOptions::default();
+        for f in &self.steps_for(name).options {
+            f(&mut options);
+        }
+        options
+    }
+
+    fn create(&self, name: &str) -> Result<ServiceClient, Error> {
+        let steps = self.steps_for(name);
+        let mut options = ClientOptions::default();
+        for f in &steps.options {
+            f(&mut options);
+        }
+        let lifetime = options.handler_lifetime;
+        let pool = steps.pool;
+        let make = move || -> Result<Client, Error> {
+            let mut b = ClientBuilder::new();
+            for f in &pool {
+                b = f(b);
+            }
+            if let Some(lifetime) = lifetime {
+                b = b.default_pooled_connection_lifetime(lifetime);
+            }
+            b.build()
+        };
+        let backend = match lifetime.filter(|_| options.rotate_pool) {
+            Some(lifetime) => Backend::Rotating(Rotation::new(Box::new(make), lifetime)?),
+            None => Backend::Fixed(make()?),
+        };
+        let mut client =
+            ServiceClient::from_backend(Some(name.into()), backend, options.middleware.layers());
+        if let Some(base) = options.base_url {
+            client = client.with_base_url(base)?;
+        }
+        if !options.default_headers.is_empty() {
+            client = client.with_default_headers(options.default_headers);
+        }
+        Ok(client)
+    }
+}

@@ -1,0 +1,411 @@
+//! Exporting the pool metrics through the [`metrics`] facade, with the
+//! OpenTelemetry HTTP client names, so whatever recorder the application
+//! installed (Prometheus, OpenTelemetry, StatsD, …) can scrape them.
+//!
+//! The pool itself records into lock-free atomics ([`Client::metrics`]); an
+//! exporter reads a snapshot now and then and records gauges, counter deltas
+//! and histogram deltas. Every series carries a `client` label (the name given
+//! to the exporter). Durations are in seconds.
+//!
+//! | metric | kind | labels |
+//! |---|---|---|
+//! | `http.client.open_connections` | gauge | `http.connection.state` = `idle` \| `active` |
+//! | `courier.client.open_connections.by_protocol` | gauge | `network.protocol.version` = `1.1` \| `2` |
+//! | `http.client.active_requests` | gauge | |
+//! | `http.client.request.time_in_queue` | histogram (s) | |
+//! | `http.client.request.duration` | histogram (s) | |
+//! | `dns.lookup.duration` | histogram (s) | |
+//! | `courier.client.connect.duration`, `courier.client.tls.handshake.duration` | histogram (s) | |
+//! | `courier.client.queued_requests`, `courier.client.connect_attempts.active`, `courier.client.http2.active_streams`, `courier.client.tls.active_handshakes` | gauge | |
+//! | `courier.client.connections.established` | counter | `network.protocol.version` |
+//! | `courier.client.connect_attempts`, `courier.client.connect_failures` | counter | |
+//! | `courier.client.requests`, `courier.client.requests.failed` | counter | |
+//! | `courier.client.drains` | counter | `result` = `completed` \| `aborted` |
+//! | `courier.client.retries` | counter | `reason` = `stale_connection` \| `refused_stream` |
+//! | `courier.client.dns.lookups`, `courier.client.dns.failures` | counter | |
+//! | `courier.client.tls.handshakes`, `courier.client.tls.resumed`, `courier.client.tls.handshake_failures` | counter | |
+//! | `courier.client.middleware.retries`, `courier.client.middleware.retry_budget_exhausted` | counter | (a [`ServiceClient`] with retries) |
+//! | `courier.client.middleware.hedges`, `courier.client.middleware.hedges_won` | counter | (a [`ServiceClient`] with hedging) |
+
+use std::sync::{Mutex, Weak};
+use std::time::Duration;
+
+use metrics::{
+    counter, describe_counter, describe_gauge, describe_histogram, gauge, histogram, Unit,
+};
+
+use crate::client::Client;
+use crate::factory::ClientFactory;
+use crate::metrics::{HistogramSnapshot, MetricsSnapshot};
+use crate::middleware::StackLayers;
+use crate::service::ServiceClient;
+
+type Source = Box<dyn Fn() -> Option<MetricsSnapshot> + Send + Sync>;
+
+/// Records one client's metrics into the `metrics` facade; see the module
+/// docs for the names. Call [`record`](MetricsExporter::record) yourself
+/// (for example before each scrape), or [`spawn`](MetricsExporter::spawn) a
+/// task that records periodically.
+pub struct MetricsExporter {
+    name: String,
+    source: Source,
+    layers: Option<StackLayers>,
+    last: Mutex<Option<(MetricsSnapshot, MiddlewareCounts)>>,
+}
+
+/// What the middleware counted, for deltas.
+#[derive(Debug, Clone, Copy, Default)]
+struct MiddlewareCounts {
+    retries: u64,
+    budget_exhausted: u64,
+    hedges: u64,
+    hedges_won: u64,
+}
+
+impl MiddlewareCounts {
+    fn of(layers: &StackLayers) -> MiddlewareCounts {
+        let retry = layers.retry.as_ref().map(|r| r.stats());
+        let hedge = layers.hedge.as_ref().map(|h| h.stats());
+        MiddlewareCounts {
+            retries: retry.map_or(0, |r| r.retries),
+            budget_exhausted: retry.map_or(0, |r| r.budget_exhausted),
+            hedges: hedge.map_or(0, |h| h.hedges),
+            hedges_won: hedge.map_or(0, |h| h.hedges_won),
+        }
+    }
+}
+
+impl std::fmt::Debug for MetricsExporter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MetricsExporter")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A running periodic export; dropping it (or calling
+/// [`stop`](MetricsExportTask::stop)) stops it.
+#[derive(Debug)]
+pub struct MetricsExportTask {
+    handle: tokio::task::JoinHandle<()>,
+}
+
+impl MetricsExportTask {
+    /// Stops exporting.
+    pub fn stop(self) {}
+}
+
+impl Drop for MetricsExportTask {
+    fn drop(&mut self) {
+        self.handle.abort();
+    }
+}
+
+impl MetricsExporter {
+    /// An exporter of whatever `source` returns (`None`: the client is gone).
+    fn new(
+        name: impl Into<String>,
+        source: Source,
+        layers: Option<StackLayers>,
+    ) -> MetricsExporter {
+        MetricsExporter {
+            name: name.into(),
+            source,
+            layers,
+            last: Mutex::new(None),
+        }
+    }
+
+    /// Records the current values (gauges) and what happened since the last
+    /// call (counters, histograms). Returns false once the client is gone.
+    pub fn record(&self) -> bool {
+        let Some(now) = (self.source)() else {
+            return false;
+        };
+        let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
+        if last.is_none() {
+            describe();
+        }
+        record(&self.name, &now, last.as_ref().map(|(m, _)| m));
+        let counts = self
+            .layers
+            .as_ref()
+            .map(MiddlewareCounts::of)
+            .unwrap_or_default();
+        if let Some(layers) = &self.layers {
+            let before = last.as_ref().map(|(_, c)| *c).unwrap_or_default();
+            record_middleware(&self.name, layers, counts, before);
+        }
+        *last = Some((now, counts));
+        true
+    }
+
+    /// Records every `period` on the current tokio runtime until the returned
+    /// task is dropped or the client is gone.
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio runtime.
+    pub fn spawn(self, period: Duration) -> MetricsExportTask {
+        let handle = tokio::spawn(async move {
+            let mut tick = tokio::time::interval(period.max(Duration::from_millis(1)));
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tick.tick().await;
+                if !self.record() {
+                    return;
+                }
+            }
+        });
+        MetricsExportTask { handle }
+    }
+}
+
+impl Client {
+    /// An exporter of this client's pool metrics to the `metrics` facade,
+    /// labelled `client = name`. It holds a clone of the client (keeping its
+    /// pool open) until it is dropped.
+    pub fn metrics_exporter(&self, name: impl Into<String>) -> MetricsExporter {
+        let client = self.clone();
+        MetricsExporter::new(name, Box::new(move || Some(client.metrics())), None)
+    }
+
+    /// Exports this client's metrics every `period` (see
+    /// [`metrics_exporter`](Client::metrics_exporter)) until the task is dropped.
+    pub fn export_metrics(&self, name: impl Into<String>, period: Duration) -> MetricsExportTask {
+        self.metrics_exporter(name).spawn(period)
+    }
+}
+
+impl ServiceClient {
+    /// An exporter of this client's pool metrics (with pool rotation, of all
+    /// its pools) and of its retry and hedging counts, labelled `client = name`.
+    pub fn metrics_exporter(&self, name: impl Into<String>) -> MetricsExporter {
+        let client = self.clone();
+        let layers = self.layers().clone();
+        MetricsExporter::new(name, Box::new(move || Some(client.metrics())), Some(layers))
+    }
+
+    /// Exports this client's metrics every `period` until the task is dropped.
+    pub fn export_metrics(&self, name: impl Into<String>, period: Duration) -> MetricsExportTask {
+        self.metrics_exporter(name).spawn(period)
+    }
+}
+
+impl ClientFactory {
+    /// Exports the metrics of every named client (labelled with its name),
+    /// including clients created later, every `period`, until the task is
+    /// dropped or the factory is gone.
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio runtime.
+    pub fn export_metrics(&self, period: Duration) -> MetricsExportTask {
+        let factory: Weak<_> = self.downgrade();
+        let handle = tokio::spawn(async move {
+            let mut exporters: Vec<(String, MetricsExporter)> = Vec::new();
+            let mut tick = tokio::time::interval(period.max(Duration::from_millis(1)));
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tick.tick().await;
+                let Some(factory) = ClientFactory::upgrade(&factory) else {
+                    return;
+                };
+                for (name, client) in factory.clients() {
+                    if !exporters.iter().any(|(n, _)| *n == name) {
+                        let exporter = client.metrics_exporter(name.clone());
+                        exporters.push((name, exporter));
+                    }
+                }
+                for (_, e) in &exporters {
+                    e.record();
+                }
+            }
+        });
+        MetricsExportTask { handle }
+    }
+}
+
+const OPEN: &str = "http.client.open_connections";
+const OPEN_BY_PROTOCOL: &str = "courier.client.open_connections.by_protocol";
+const ACTIVE_REQUESTS: &str = "http.client.active_requests";
+const TIME_IN_QUEUE: &str = "http.client.request.time_in_queue";
+const DURATION: &str = "http.client.request.duration";
+const DNS_DURATION: &str = "dns.lookup.duration";
+const CONNECT_DURATION: &str = "courier.client.connect.duration";
+const TLS_DURATION: &str = "courier.client.tls.handshake.duration";
+const QUEUED: &str = "courier.client.queued_requests";
+const CONNECTING: &str = "courier.client.connect_attempts.active";
+const STREAMS: &str = "courier.client.http2.active_streams";
+const TLS_ACTIVE: &str = "courier.client.tls.active_handshakes";
+const ESTABLISHED: &str = "courier.client.connections.established";
+const CONNECT_ATTEMPTS: &str = "courier.client.connect_attempts";
+const CONNECT_FAILURES: &str = "courier.client.connect_failures";
+const REQUESTS: &str = "courier.client.requests";
+const REQUESTS_FAILED: &str = "courier.client.requests.failed";
+const DRAINS: &str = "courier.client.drains";
+const RETRIES: &str = "courier.client.retries";
+const DNS_LOOKUPS: &str = "courier.client.dns.lookups";
+const DNS_FAILURES: &str = "courier.client.dns.failures";
+const TLS_HANDSHAKES: &str = "courier.client.tls.handshakes";
+const TLS_RESUMED: &str = "courier.client.tls.resumed";
+const TLS_FAILURES: &str = "courier.client.tls.handshake_failures";
+const MW_RETRIES: &str = "courier.client.middleware.retries";
+const MW_BUDGET: &str = "courier.client.middleware.retry_budget_exhausted";
+const MW_HEDGES: &str = "courier.client.middleware.hedges";
+const MW_HEDGES_WON: &str = "courier.client.middleware.hedges_won";
+
+fn record_middleware(
+    name: &str,
+    layers: &StackLayers,
+    now: MiddlewareCounts,
+    before: MiddlewareCounts,
+) {
+    let c = |metric: &'static str, now: u64, before: u64| {
+        counter!(metric, "client" => name.to_owned()).increment(now.saturating_sub(before));
+    };
+    if layers.retry.is_some() {
+        c(MW_RETRIES, now.retries, before.retries);
+        c(MW_BUDGET, now.budget_exhausted, before.budget_exhausted);
+    }
+    if layers.hedge.is_some() {
+        c(MW_HEDGES, now.hedges, before.hedges);
+        c(MW_HEDGES_WON, now.hedges_won, before.hedges_won);
+    }
+}
+
+fn describe() {
+    describe_gauge!(OPEN, Unit::Count, "Open HTTP connections, by state");
+    describe_gauge!(
+        OPEN_BY_PROTOCOL,
+        Unit::Count,
+        "Open HTTP connections, by protocol"
+    );
+    describe_gauge!(
+        ACTIVE_REQUESTS,
+        Unit::Count,
+        "Requests sent and not yet answered with a response head"
+    );
+    describe_histogram!(
+        TIME_IN_QUEUE,
+        Unit::Seconds,
+        "Time requests waited for a connection"
+    );
+    describe_histogram!(
+        DURATION,
+        Unit::Seconds,
+        "Time from send to the response head"
+    );
+    describe_histogram!(DNS_DURATION, Unit::Seconds, "DNS lookup duration");
+    describe_histogram!(
+        CONNECT_DURATION,
+        Unit::Seconds,
+        "Time to establish a connection"
+    );
+    describe_histogram!(TLS_DURATION, Unit::Seconds, "TLS handshake duration");
+    describe_gauge!(QUEUED, Unit::Count, "Requests waiting for a connection");
+    describe_gauge!(CONNECTING, Unit::Count, "Connection attempts in progress");
+    describe_gauge!(STREAMS, Unit::Count, "Open HTTP/2 streams");
+    describe_gauge!(TLS_ACTIVE, Unit::Count, "TLS handshakes in progress");
+    describe_counter!(ESTABLISHED, Unit::Count, "Connections established");
+    describe_counter!(CONNECT_ATTEMPTS, Unit::Count, "Connection attempts started");
+    describe_counter!(
+        CONNECT_FAILURES,
+        Unit::Count,
+        "Connection attempts that failed"
+    );
+    describe_counter!(REQUESTS, Unit::Count, "Requests started");
+    describe_counter!(
+        REQUESTS_FAILED,
+        Unit::Count,
+        "Requests failed before a response head"
+    );
+    describe_counter!(DRAINS, Unit::Count, "Background drains of unread bodies");
+    describe_counter!(RETRIES, Unit::Count, "Requests retried by the pool");
+    describe_counter!(DNS_LOOKUPS, Unit::Count, "DNS lookups");
+    describe_counter!(DNS_FAILURES, Unit::Count, "DNS lookups that failed");
+    describe_counter!(TLS_HANDSHAKES, Unit::Count, "TLS handshakes completed");
+    describe_counter!(
+        TLS_RESUMED,
+        Unit::Count,
+        "TLS handshakes that resumed a session"
+    );
+    describe_counter!(TLS_FAILURES, Unit::Count, "TLS handshakes that failed");
+    describe_counter!(
+        MW_RETRIES,
+        Unit::Count,
+        "Retries sent by the retry middleware"
+    );
+    describe_counter!(
+        MW_BUDGET,
+        Unit::Count,
+        "Retries not sent: retry budget spent"
+    );
+    describe_counter!(MW_HEDGES, Unit::Count, "Hedged attempts sent");
+    describe_counter!(
+        MW_HEDGES_WON,
+        Unit::Count,
+        "Requests answered by a hedged attempt"
+    );
+}
+
+fn record(name: &str, now: &MetricsSnapshot, last: Option<&MetricsSnapshot>) {
+    let client = name.to_owned();
+    let g = |metric: &'static str, value: u64| {
+        gauge!(metric, "client" => client.clone()).set(value as f64);
+    };
+    gauge!(OPEN, "client" => client.clone(), "http.connection.state" => "idle")
+        .set(now.connections_idle as f64);
+    gauge!(OPEN, "client" => client.clone(), "http.connection.state" => "active")
+        .set(now.connections_active as f64);
+    gauge!(OPEN_BY_PROTOCOL, "client" => client.clone(), "network.protocol.version" => "1.1")
+        .set(now.connections_open_http1 as f64);
+    gauge!(OPEN_BY_PROTOCOL, "client" => client.clone(), "network.protocol.version" => "2")
+        .set(now.connections_open_http2 as f64);
+    g(ACTIVE_REQUESTS, now.requests_active);
+    g(QUEUED, now.requests_queued);
+    g(CONNECTING, now.connect_attempts_current);
+    g(STREAMS, now.http2_streams_active);
+    g(TLS_ACTIVE, now.tls_handshakes_current);
+
+    let delta = |f: fn(&MetricsSnapshot) -> u64| f(now).saturating_sub(last.map_or(0, f));
+    let c = |metric: &'static str, f: fn(&MetricsSnapshot) -> u64| {
+        counter!(metric, "client" => client.clone()).increment(delta(f));
+    };
+    counter!(ESTABLISHED, "client" => client.clone(), "network.protocol.version" => "1.1")
+        .increment(delta(|m| m.connections_established_http1));
+    counter!(ESTABLISHED, "client" => client.clone(), "network.protocol.version" => "2")
+        .increment(delta(|m| m.connections_established_http2));
+    c(CONNECT_ATTEMPTS, |m| m.connect_attempts_total);
+    c(CONNECT_FAILURES, |m| m.connect_failures);
+    c(REQUESTS, |m| m.requests_total);
+    c(REQUESTS_FAILED, |m| m.requests_failed);
+    counter!(DRAINS, "client" => client.clone(), "result" => "completed")
+        .increment(delta(|m| m.drains_completed));
+    counter!(DRAINS, "client" => client.clone(), "result" => "aborted")
+        .increment(delta(|m| m.drains_aborted));
+    counter!(RETRIES, "client" => client.clone(), "reason" => "stale_connection")
+        .increment(delta(|m| m.stale_retries));
+    counter!(RETRIES, "client" => client.clone(), "reason" => "refused_stream")
+        .increment(delta(|m| m.refused_stream_retries));
+    c(DNS_LOOKUPS, |m| m.dns_lookups);
+    c(DNS_FAILURES, |m| m.dns_failures);
+    c(TLS_HANDSHAKES, |m| m.tls_handshakes);
+    c(TLS_RESUMED, |m| m.tls_resumed);
+    c(TLS_FAILURES, |m| m.tls_handshake_failures);
+
+    let h = |metric: &'static str, f: fn(&MetricsSnapshot) -> &HistogramSnapshot| {
+        let handle = histogram!(metric, "client" => client.clone());
+        for (value, count) in f(now).delta_since(last.map(f)) {
+            handle.record_many(
+                value.as_secs_f64(),
+                usize::try_from(count).unwrap_or(usize::MAX),
+            );
+        }
+    };
+    h(TIME_IN_QUEUE, |m| &m.time_in_queue);
+    h(DURATION, |m| &m.request_duration);
+    h(DNS_DURATION, |m| &m.dns_duration);
+    h(CONNECT_DURATION, |m| &m.connect_duration);
+    h(TLS_DURATION, |m| &m.tls_handshake_duration);
+}

@@ -1,0 +1,481 @@
+//! Response decompression: asks for compressed responses with
+//! `Accept-Encoding` and decodes gzip, deflate, brotli and zstd bodies as they
+//! stream, with a limit on the decoded size (a decompression bomb fails with
+//! [`ErrorKind::BodyTooLarge`] instead of exhausting memory).
+//!
+//! Each codec is a cargo feature (`gzip`, `deflate`, `brotli`, `zstd`, all
+//! on by default); a codec that is compiled out is neither asked for nor decoded.
+
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use bytes::{Bytes, BytesMut};
+use http::header::{ACCEPT_ENCODING, CONTENT_ENCODING, CONTENT_LENGTH, RANGE};
+use http::{HeaderValue, Method, Request, StatusCode};
+use http_body::{Frame, SizeHint};
+
+use super::{call, HttpService, ResponseFuture};
+use crate::body::Body;
+use crate::error::{Error, ErrorKind};
+use crate::response::{Response, ResponseBody};
+
+/// Decompression settings. A codec is used when it is both enabled here and
+/// compiled in (its cargo feature).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecompressionConfig {
+    /// `gzip` (and `x-gzip`). Default: on.
+    pub gzip: bool,
+    /// `deflate` (zlib-wrapped, or raw deflate as some servers send). Default: on.
+    pub deflate: bool,
+    /// `br`. Default: on.
+    pub brotli: bool,
+    /// `zstd`. Default: on.
+    pub zstd: bool,
+    /// Most bytes a decoded body may have; past it the body fails with
+    /// [`ErrorKind::BodyTooLarge`]. `None`: no limit. Default: 64 MiB.
+    pub max_size: Option<u64>,
+}
+
+impl Default for DecompressionConfig {
+    fn default() -> Self {
+        DecompressionConfig {
+            gzip: true,
+            deflate: true,
+            brotli: true,
+            zstd: true,
+            max_size: Some(64 * 1024 * 1024),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Codec {
+    #[cfg(feature = "gzip")]
+    Gzip,
+    #[cfg(feature = "deflate")]
+    Deflate,
+    #[cfg(feature = "brotli")]
+    Brotli,
+    #[cfg(feature = "zstd")]
+    Zstd,
+}
+
+struct Shared {
+    accept: Option<HeaderValue>,
+    config: DecompressionConfig,
+}
+
+impl Shared {
+    fn codec(&self, encoding: &[u8]) -> Option<Codec> {
+        let encoding = encoding.trim_ascii();
+        let c = &self.config;
+        let _ = (c, encoding);
+        #[cfg(feature = "gzip")]
+        if c.gzip
+            && (encoding.eq_ignore_ascii_case(b"gzip") || encoding.eq_ignore_ascii_case(b"x-gzip"))
+        {
+            return Some(Codec::Gzip);
+        }
+        #[cfg(feature = "deflate")]
+        if c.deflate && encoding.eq_ignore_ascii_case(b"deflate") {
+            return Some(Codec::Deflate);
+        }
+        #[cfg(feature = "brotli")]
+        if c.brotli && encoding.eq_ignore_ascii_case(b"br") {
+            return Some(Codec::Brotli);
+        }
+        #[cfg(feature = "zstd")]
+        if c.zstd && encoding.eq_ignore_ascii_case(b"zstd") {
+            return Some(Codec::Zstd);
+        }
+        None
+    }
+}
+
+/// Adds `Accept-Encoding` (the enabled codecs) to requests that have none and
+/// decodes the response body when the server used one of them, removing
+/// `Content-Encoding` and `Content-Length` from the response. A request that
+/// sets its own `Accept-Encoding` gets the body as sent (so does a HEAD or a
+/// `Range` request). A body with several encodings stacked is left as sent.
+#[derive(Clone)]
+pub struct DecompressionLayer {
+    shared: Arc<Shared>,
+}
+
+impl Default for DecompressionLayer {
+    fn default() -> Self {
+        Self::new(DecompressionConfig::default())
+    }
+}
+
+impl std::fmt::Debug for DecompressionLayer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DecompressionLayer")
+            .field("config", &self.shared.config)
+            .field("accept", &self.shared.accept)
+            .finish()
+    }
+}
+
+impl DecompressionLayer {
+    /// A layer with `config`.
+    pub fn new(config: DecompressionConfig) -> Self {
+        #[allow(unused_mut)]
+        let mut names: Vec<&str> = Vec::new();
+        #[cfg(feature = "gzip")]
+        if config.gzip {
+            names.push("gzip");
+        }
+        #[cfg(feature = "deflate")]
+        if config.deflate {
+            names.push("deflate");
+        }
+        #[cfg(feature = "brotli")]
+        if config.brotli {
+            names.push("br");
+        }
+        #[cfg(feature = "zstd")]
+        if config.zstd {
+            names.push("zstd");
+        }
+        let accept = (!names.is_empty())
+            .then(|| HeaderValue::from_str(&names.join(", ")).expect("codec names are ASCII"));
+        DecompressionLayer {
+            shared: Arc::new(Shared { accept, config }),
+        }
+    }
+}
+
+impl<S> tower::Layer<S> for DecompressionLayer {
+    type Service = Decompression<S>;
+    fn layer(&self, inner: S) -> Decompression<S> {
+        Decompression {
+            inner,
+            shared: Arc::clone(&self.shared),
+        }
+    }
+}
+
+/// The service made by [`DecompressionLayer`].
+#[derive(Clone)]
+pub struct Decompression<S> {
+    inner: S,
+    shared: Arc<Shared>,
+}
+
+impl<S: std::fmt::Debug> std::fmt::Debug for Decompression<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Decompression")
+            .field("inner", &self.inner)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S: HttpService> tower::Service<Request<Body>> for Decompression<S> {
+    type Response = Response;
+    type Error = Error;
+    type Future = ResponseFuture;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, mut req: Request<Body>) -> ResponseFuture {
+        let inner = self.inner.clone();
+        let decode = match &self.shared.accept {
+            Some(accept)
+                if !req.headers().contains_key(ACCEPT_ENCODING)
+                    && !req.headers().contains_key(RANGE)
+                    && req.method() != Method::HEAD =>
+            {
+                req.headers_mut().insert(ACCEPT_ENCODING, accept.clone());
+                true
+            }
+            _ => false,
+        };
+        if !decode {
+            return Box::pin(call(inner, req));
+        }
+        let shared = Arc::clone(&self.shared);
+        Box::pin(async move {
+            let mut res = call(inner, req).await?;
+            if matches!(
+                res.status(),
+                StatusCode::NO_CONTENT | StatusCode::NOT_MODIFIED
+            ) {
+                return Ok(res);
+            }
+            let Some(codec) = res
+                .headers()
+                .get(CONTENT_ENCODING)
+                .and_then(|v| shared.codec(v.as_bytes()))
+            else {
+                return Ok(res);
+            };
+            res.headers_mut().remove(CONTENT_ENCODING);
+            res.headers_mut().remove(CONTENT_LENGTH);
+            let limit = shared.config.max_size;
+            Ok(res.map_body(|body| Decoded::new(body, codec, limit)))
+        })
+    }
+}
+
+// Without any codec feature nothing is ever decoded (`Codec` has no variant).
+#[cfg_attr(
+    not(any(
+        feature = "gzip",
+        feature = "deflate",
+        feature = "brotli",
+        feature = "zstd"
+    )),
+    allow(dead_code, unused_imports, unused_variables, unreachable_code)
+)]
+mod codec {
+    use super::*;
+    #[cfg(any(
+        feature = "gzip",
+        feature = "deflate",
+        feature = "brotli",
+        feature = "zstd"
+    ))]
+    use async_compression::tokio::bufread as dec;
+    use http_body::Body as _;
+    use std::io;
+    use tokio::io::{AsyncBufRead, AsyncRead, ReadBuf};
+
+    const CHUNK: usize = 16 * 1024;
+
+    /// The compressed body as an `AsyncBufRead`, one frame at a time.
+    pub(super) struct BodyReader {
+        body: ResponseBody,
+        chunk: Bytes,
+        eof: bool,
+    }
+
+    impl AsyncRead for BodyReader {
+        fn poll_read(
+            mut self: Pin<&mut Self>,
+            cx: &mut Context<'_>,
+            buf: &mut ReadBuf<'_>,
+        ) -> Poll<io::Result<()>> {
+            let available = std::task::ready!(self.as_mut().poll_fill_buf(cx))?;
+            let n = available.len().min(buf.remaining());
+            buf.put_slice(&available[..n]);
+            self.consume(n);
+            Poll::Ready(Ok(()))
+        }
+    }
+
+    impl AsyncBufRead for BodyReader {
+        fn poll_fill_buf(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<&[u8]>> {
+            let this = self.get_mut();
+            while this.chunk.is_empty() && !this.eof {
+                match std::task::ready!(Pin::new(&mut this.body).poll_frame(cx)) {
+                    Some(Ok(frame)) => {
+                        if let Ok(data) = frame.into_data() {
+                            this.chunk = data;
+                        }
+                    }
+                    Some(Err(e)) => return Poll::Ready(Err(io::Error::other(e))),
+                    None => this.eof = true,
+                }
+            }
+            Poll::Ready(Ok(&this.chunk[..]))
+        }
+
+        fn consume(mut self: Pin<&mut Self>, amt: usize) {
+            bytes::Buf::advance(&mut self.chunk, amt);
+        }
+    }
+
+    type Reader = Pin<Box<dyn AsyncRead + Send + Sync>>;
+
+    // Lives inside the boxed body; the reader is moved, not copied, per chunk.
+    #[allow(clippy::large_enum_variant)]
+    pub(super) enum State {
+        /// Deflate: waiting for the first bytes to tell zlib from raw deflate.
+        #[cfg(feature = "deflate")]
+        Sniff(Option<BodyReader>),
+        Reading(Reader),
+        Done,
+    }
+
+    pub(super) fn start(body: ResponseBody, codec: Codec) -> State {
+        let reader = BodyReader {
+            body,
+            chunk: Bytes::new(),
+            eof: false,
+        };
+        match codec {
+            #[cfg(feature = "gzip")]
+            Codec::Gzip => {
+                let mut d = dec::GzipDecoder::new(reader);
+                d.multiple_members(true);
+                State::Reading(Box::pin(d))
+            }
+            #[cfg(feature = "deflate")]
+            Codec::Deflate => State::Sniff(Some(reader)),
+            #[cfg(feature = "brotli")]
+            Codec::Brotli => State::Reading(Box::pin(dec::BrotliDecoder::new(reader))),
+            #[cfg(feature = "zstd")]
+            Codec::Zstd => {
+                let mut d = dec::ZstdDecoder::new(reader);
+                d.multiple_members(true);
+                State::Reading(Box::pin(d))
+            }
+        }
+    }
+
+    /// A zlib stream starts with CMF/FLG: compression method 8 and a header
+    /// checksum (RFC 1950); anything else is taken as raw deflate (RFC 1951).
+    #[cfg(feature = "deflate")]
+    fn is_zlib(head: &[u8]) -> bool {
+        match head {
+            [cmf, flg, ..] => cmf & 0x0f == 8 && (u16::from(*cmf) << 8 | u16::from(*flg)) % 31 == 0,
+            _ => true,
+        }
+    }
+
+    fn from_io(e: io::Error) -> Error {
+        if e.get_ref().is_some_and(|inner| inner.is::<Error>()) {
+            if let Some(Ok(inner)) = e.into_inner().map(|b| b.downcast::<Error>()) {
+                return *inner;
+            }
+            return Error::msg(ErrorKind::Body, "error reading the compressed body");
+        }
+        Error::new(ErrorKind::Decompression, e)
+    }
+
+    /// Polls the next decoded chunk: `None` at the end.
+    // Only the deflate sniffing state goes round the loop.
+    #[cfg_attr(not(feature = "deflate"), allow(clippy::never_loop))]
+    pub(super) fn poll_decoded(
+        state: &mut State,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Bytes, Error>>> {
+        loop {
+            match state {
+                State::Done => return Poll::Ready(None),
+                #[cfg(feature = "deflate")]
+                State::Sniff(reader) => {
+                    let r = reader.as_mut().expect("sniff holds the reader");
+                    let head = match std::task::ready!(Pin::new(&mut *r).poll_fill_buf(cx)) {
+                        Ok(head) => head,
+                        Err(e) => {
+                            *state = State::Done;
+                            return Poll::Ready(Some(Err(from_io(e))));
+                        }
+                    };
+                    let zlib = is_zlib(head);
+                    let r = reader.take().expect("sniff holds the reader");
+                    *state = if zlib {
+                        State::Reading(Box::pin(dec::ZlibDecoder::new(r)))
+                    } else {
+                        State::Reading(Box::pin(dec::DeflateDecoder::new(r)))
+                    };
+                }
+                State::Reading(reader) => {
+                    let mut buf = BytesMut::zeroed(CHUNK);
+                    let mut read_buf = ReadBuf::new(&mut buf);
+                    match std::task::ready!(reader.as_mut().poll_read(cx, &mut read_buf)) {
+                        Ok(()) => {
+                            let n = read_buf.filled().len();
+                            if n == 0 {
+                                *state = State::Done;
+                                return Poll::Ready(None);
+                            }
+                            buf.truncate(n);
+                            return Poll::Ready(Some(Ok(buf.freeze())));
+                        }
+                        Err(e) => {
+                            *state = State::Done;
+                            return Poll::Ready(Some(Err(from_io(e))));
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The decoded body.
+struct Decoded {
+    state: codec::State,
+    produced: u64,
+    limit: Option<u64>,
+    failed: bool,
+}
+
+impl Decoded {
+    fn new(body: ResponseBody, codec: Codec, limit: Option<u64>) -> Decoded {
+        Decoded {
+            state: codec::start(body, codec),
+            produced: 0,
+            limit,
+            failed: false,
+        }
+    }
+}
+
+#[derive(Debug)]
+struct TooLarge(u64);
+
+impl std::fmt::Display for TooLarge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "decompressed body exceeds the limit of {} bytes (DecompressionConfig::max_size)",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for TooLarge {}
+
+impl http_body::Body for Decoded {
+    type Data = Bytes;
+    type Error = Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Error>>> {
+        let this = &mut *self;
+        if this.failed {
+            return Poll::Ready(None);
+        }
+        {
+            let next = std::task::ready!(codec::poll_decoded(&mut this.state, cx));
+            match next {
+                None => Poll::Ready(None),
+                Some(Err(e)) => {
+                    this.failed = true;
+                    Poll::Ready(Some(Err(e)))
+                }
+                Some(Ok(data)) => {
+                    this.produced += data.len() as u64;
+                    if let Some(limit) = this.limit.filter(|l| this.produced > *l) {
+                        this.failed = true;
+                        // Dropping the decoder drops the compressed body: its
+                        // connection is drained or closed, not read further here.
+                        this.state = codec::State::Done;
+                        return Poll::Ready(Some(Err(Error::new(
+                            ErrorKind::BodyTooLarge,
+                            TooLarge(limit),
+                        ))));
+                    }
+                    Poll::Ready(Some(Ok(Frame::data(data))))
+                }
+            }
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        false
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        SizeHint::default()
+    }
+}

@@ -1,0 +1,492 @@
+//! Tracing: a span per logical request ([`TraceLayer`]) and one per attempt
+//! ([`TraceAttemptLayer`]), named and filled in with the OpenTelemetry HTTP
+//! client conventions, W3C Trace Context propagation, and request logs whose
+//! header values are redacted unless allow-listed.
+//!
+//! Span fields (`tracing-opentelemetry` maps `otel.*` onto the span itself):
+//!
+//! | field | request span | attempt span |
+//! |---|---|---|
+//! | `otel.name` | method (`GET`) | method |
+//! | `otel.kind` | `internal` | `client` |
+//! | `otel.status_code` | `ERROR` on an error or a status ≥ 400 | same |
+//! | `http.request.method`, `url.full`, `server.address`, `server.port` | ✓ | ✓ |
+//! | `http.request.resend_count` | | 0 for the first attempt, then 1, 2, … |
+//! | `http.response.status_code`, `network.protocol.version` | ✓ | ✓ |
+//! | `error.type` | error kind (`timeout`, `connect`, …) or the status code | same |
+//! | `trace_id`, `span_id` | W3C ids (hex) | same; `span_id` is the parent id sent in `traceparent` |
+//!
+//! Propagation: the trace continues the request's own `traceparent` header
+//! when it has a valid one, else a [`TraceContext`] request extension, else
+//! a new trace is started. Every attempt sends
+//! `traceparent: 00-<trace_id>-<attempt span_id>-<flags>` (`tracestate` is
+//! passed through untouched).
+
+use std::fmt;
+use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Instant;
+
+use http::{HeaderMap, HeaderName, HeaderValue, Request, Uri, Version};
+use tracing::field::Empty;
+use tracing::{Instrument, Level, Span};
+
+use super::{call, HttpService, ResponseFuture};
+use crate::body::Body;
+use crate::error::Error;
+use crate::response::Response;
+
+static TRACEPARENT: HeaderName = HeaderName::from_static("traceparent");
+
+/// A W3C Trace Context (`traceparent`): the trace, and the span that is the
+/// parent of the next one.
+///
+/// Insert one as a request extension to make the request part of an existing
+/// trace (a `traceparent` header on the request does the same).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct TraceContext {
+    /// The 128-bit trace id (never 0).
+    pub trace_id: u128,
+    /// The 64-bit id of the parent span (never 0).
+    pub parent_id: u64,
+    /// Trace flags; bit 0 is "sampled".
+    pub flags: u8,
+}
+
+impl TraceContext {
+    /// A new trace (random ids), sampled.
+    pub fn new_root() -> TraceContext {
+        TraceContext {
+            trace_id: new_trace_id(),
+            parent_id: new_span_id(),
+            flags: 1,
+        }
+    }
+
+    /// Parses a `traceparent` value (version 00 layout; later versions are
+    /// read the same way, as the spec asks). `None` if it is invalid.
+    pub fn parse(value: &str) -> Option<TraceContext> {
+        let v = value.trim();
+        let mut parts = v.split('-');
+        let version = parts.next()?;
+        let trace = parts.next()?;
+        let parent = parts.next()?;
+        let flags = parts.next()?;
+        let hex = |s: &str, len: usize| {
+            s.len() == len
+                && s.bytes()
+                    .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+        };
+        if !hex(version, 2)
+            || version == "ff"
+            || !hex(trace, 32)
+            || !hex(parent, 16)
+            || !hex(flags, 2)
+        {
+            return None;
+        }
+        if version == "00" && parts.next().is_some() {
+            return None;
+        }
+        let ctx = TraceContext {
+            trace_id: u128::from_str_radix(trace, 16).ok()?,
+            parent_id: u64::from_str_radix(parent, 16).ok()?,
+            flags: u8::from_str_radix(flags, 16).ok()?,
+        };
+        (ctx.trace_id != 0 && ctx.parent_id != 0).then_some(ctx)
+    }
+
+    /// The `traceparent` header value.
+    pub fn traceparent(&self) -> String {
+        format!(
+            "00-{:032x}-{:016x}-{:02x}",
+            self.trace_id, self.parent_id, self.flags
+        )
+    }
+
+    fn from_request(req: &Request<Body>) -> Option<TraceContext> {
+        req.headers()
+            .get(&TRACEPARENT)
+            .and_then(|v| v.to_str().ok())
+            .and_then(TraceContext::parse)
+            .or_else(|| req.extensions().get::<TraceContext>().copied())
+    }
+}
+
+fn new_trace_id() -> u128 {
+    loop {
+        let id = fastrand::u128(..);
+        if id != 0 {
+            return id;
+        }
+    }
+}
+
+fn new_span_id() -> u64 {
+    loop {
+        let id = fastrand::u64(..);
+        if id != 0 {
+            return id;
+        }
+    }
+}
+
+/// Tracing settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceConfig {
+    /// Send `traceparent` on every attempt. Default: on.
+    pub propagate: bool,
+    /// Log each request (method, URL, request headers) and its outcome
+    /// (status, duration, response headers) as `tracing` events. Default: on.
+    pub log_requests: bool,
+    /// Level of those events. Default: DEBUG.
+    pub log_level: Level,
+    /// Headers whose values are logged; every other value is logged as
+    /// `[redacted]`. Default: none.
+    pub show_headers: Vec<HeaderName>,
+}
+
+impl Default for TraceConfig {
+    fn default() -> Self {
+        TraceConfig {
+            propagate: true,
+            log_requests: true,
+            log_level: Level::DEBUG,
+            show_headers: Vec::new(),
+        }
+    }
+}
+
+/// Counts attempts of one logical request (shared by its clones).
+#[derive(Clone, Debug, Default)]
+struct Attempts(Arc<AtomicU32>);
+
+/// The request span and its ids, for the attempt layer.
+#[derive(Clone, Copy, Debug)]
+struct Parent(TraceContext);
+
+/// A span per logical request (around retries, redirects, hedges); see the
+/// module docs. Place it outermost, and a [`TraceAttemptLayer`] innermost.
+#[derive(Clone, Debug, Default)]
+pub struct TraceLayer {
+    config: Arc<TraceConfig>,
+}
+
+impl TraceLayer {
+    /// A layer with `config`.
+    pub fn new(config: TraceConfig) -> Self {
+        TraceLayer {
+            config: Arc::new(config),
+        }
+    }
+}
+
+impl<S> tower::Layer<S> for TraceLayer {
+    type Service = Trace<S>;
+    fn layer(&self, inner: S) -> Trace<S> {
+        Trace {
+            inner,
+            config: self.config.clone(),
+        }
+    }
+}
+
+/// The service made by [`TraceLayer`].
+#[derive(Clone, Debug)]
+pub struct Trace<S> {
+    inner: S,
+    config: Arc<TraceConfig>,
+}
+
+/// A span per attempt, and the `traceparent` header it sends; see the module docs.
+#[derive(Clone, Debug, Default)]
+pub struct TraceAttemptLayer {
+    config: Arc<TraceConfig>,
+}
+
+impl TraceAttemptLayer {
+    /// A layer with `config` (only `propagate` matters here).
+    pub fn new(config: TraceConfig) -> Self {
+        TraceAttemptLayer {
+            config: Arc::new(config),
+        }
+    }
+}
+
+impl<S> tower::Layer<S> for TraceAttemptLayer {
+    type Service = TraceAttempt<S>;
+    fn layer(&self, inner: S) -> TraceAttempt<S> {
+        TraceAttempt {
+            inner,
+            config: self.config.clone(),
+        }
+    }
+}
+
+/// The service made by [`TraceAttemptLayer`].
+#[derive(Clone, Debug)]
+pub struct TraceAttempt<S> {
+    inner: S,
+    config: Arc<TraceConfig>,
+}
+
+fn port(uri: &Uri) -> u16 {
+    uri.port_u16().unwrap_or(match uri.scheme_str() {
+        Some("https") => 443,
+        _ => 80,
+    })
+}
+
+fn protocol(v: Version) -> &'static str {
+    match v {
+        Version::HTTP_09 => "0.9",
+        Version::HTTP_10 => "1.0",
+        Version::HTTP_11 => "1.1",
+        Version::HTTP_2 => "2",
+        Version::HTTP_3 => "3",
+        _ => "unknown",
+    }
+}
+
+/// Fills in the outcome fields of a span.
+fn record_outcome(span: &Span, result: &Result<Response, Error>) {
+    match result {
+        Ok(res) => {
+            let status = res.status().as_u16();
+            span.record("http.response.status_code", status);
+            span.record("network.protocol.version", protocol(res.version()));
+            if status >= 400 {
+                span.record("error.type", status.to_string().as_str());
+                span.record("otel.status_code", "ERROR");
+            }
+        }
+        Err(e) => {
+            span.record("error.type", e.kind().as_str());
+            span.record("otel.status_code", "ERROR");
+        }
+    }
+}
+
+/// Header values, redacted unless allow-listed.
+struct Redacted<'a> {
+    headers: &'a HeaderMap,
+    show: &'a [HeaderName],
+}
+
+impl fmt::Display for Redacted<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("{")?;
+        for (i, (name, value)) in self.headers.iter().enumerate() {
+            if i > 0 {
+                f.write_str(", ")?;
+            }
+            if self.show.contains(name) {
+                write!(f, "{name}: {:?}", String::from_utf8_lossy(value.as_bytes()))?;
+            } else {
+                write!(f, "{name}: [redacted]")?;
+            }
+        }
+        f.write_str("}")
+    }
+}
+
+macro_rules! event_at {
+    ($level:expr, $($rest:tt)+) => {
+        match $level {
+            Level::ERROR => tracing::event!(Level::ERROR, $($rest)+),
+            Level::WARN => tracing::event!(Level::WARN, $($rest)+),
+            Level::INFO => tracing::event!(Level::INFO, $($rest)+),
+            Level::DEBUG => tracing::event!(Level::DEBUG, $($rest)+),
+            _ => tracing::event!(Level::TRACE, $($rest)+),
+        }
+    };
+}
+
+impl<S: HttpService> tower::Service<Request<Body>> for Trace<S> {
+    type Response = Response;
+    type Error = Error;
+    type Future = ResponseFuture;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, mut req: Request<Body>) -> ResponseFuture {
+        let inner = self.inner.clone();
+        let config = self.config.clone();
+        let parent = TraceContext::from_request(&req).unwrap_or_else(TraceContext::new_root);
+        let me = TraceContext {
+            parent_id: new_span_id(),
+            ..parent
+        };
+        let method = req.method().clone();
+        let uri = req.uri().clone();
+        let span = tracing::info_span!(
+            "HTTP request",
+            otel.name = %method,
+            otel.kind = "internal",
+            otel.status_code = Empty,
+            http.request.method = %method,
+            url.full = %uri,
+            server.address = uri.host().unwrap_or(""),
+            server.port = port(&uri),
+            http.response.status_code = Empty,
+            network.protocol.version = Empty,
+            error.type = Empty,
+            trace_id = %format_args!("{:032x}", me.trace_id),
+            span_id = %format_args!("{:016x}", me.parent_id),
+            parent_span_id = %format_args!("{:016x}", parent.parent_id),
+        );
+        req.extensions_mut().insert(Parent(me));
+        req.extensions_mut().insert(Attempts::default());
+        if config.log_requests {
+            let _enter = span.enter();
+            let headers = Redacted {
+                headers: req.headers(),
+                show: &config.show_headers,
+            };
+            event_at!(config.log_level, method = %method, url = %uri, headers = %headers, "sending request");
+        }
+        let started = Instant::now();
+        let record = span.clone();
+        Box::pin(
+            async move {
+                let result = call(inner, req).await;
+                record_outcome(&record, &result);
+                if config.log_requests {
+                    let elapsed_ms = started.elapsed().as_secs_f64() * 1e3;
+                    match &result {
+                        Ok(res) => {
+                            let headers = Redacted {
+                                headers: res.headers(),
+                                show: &config.show_headers,
+                            };
+                            event_at!(
+                                config.log_level,
+                                status = res.status().as_u16(),
+                                elapsed_ms,
+                                headers = %headers,
+                                "response"
+                            );
+                        }
+                        Err(e) => {
+                            event_at!(config.log_level, error = %e, kind = e.kind().as_str(), elapsed_ms, "request failed");
+                        }
+                    }
+                }
+                result
+            }
+            .instrument(span),
+        )
+    }
+}
+
+impl<S: HttpService> tower::Service<Request<Body>> for TraceAttempt<S> {
+    type Response = Response;
+    type Error = Error;
+    type Future = ResponseFuture;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, mut req: Request<Body>) -> ResponseFuture {
+        let inner = self.inner.clone();
+        let parent = match req.extensions().get::<Parent>() {
+            Some(Parent(ctx)) => *ctx,
+            None => TraceContext::from_request(&req).unwrap_or_else(TraceContext::new_root),
+        };
+        let resend_count = req
+            .extensions()
+            .get::<Attempts>()
+            .map_or(0, |a| a.0.fetch_add(1, Relaxed));
+        let me = TraceContext {
+            parent_id: new_span_id(),
+            ..parent
+        };
+        let method = req.method().clone();
+        let uri = req.uri();
+        let span = tracing::info_span!(
+            "HTTP attempt",
+            otel.name = %method,
+            otel.kind = "client",
+            otel.status_code = Empty,
+            http.request.method = %method,
+            url.full = %uri,
+            server.address = uri.host().unwrap_or(""),
+            server.port = port(uri),
+            http.request.resend_count = resend_count,
+            http.response.status_code = Empty,
+            network.protocol.version = Empty,
+            error.type = Empty,
+            trace_id = %format_args!("{:032x}", me.trace_id),
+            span_id = %format_args!("{:016x}", me.parent_id),
+            parent_span_id = %format_args!("{:016x}", parent.parent_id),
+        );
+        if self.config.propagate {
+            let value = HeaderValue::from_str(&me.traceparent()).expect("hex is a valid header");
+            req.headers_mut().insert(TRACEPARENT.clone(), value);
+        }
+        let record = span.clone();
+        Box::pin(
+            async move {
+                let result = call(inner, req).await;
+                record_outcome(&record, &result);
+                result
+            }
+            .instrument(span),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn traceparent_round_trip() {
+        let s = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+        let ctx = TraceContext::parse(s).unwrap();
+        assert_eq!(ctx.trace_id, 0x4bf92f3577b34da6a3ce929d0e0e4736);
+        assert_eq!(ctx.parent_id, 0x00f067aa0ba902b7);
+        assert_eq!(ctx.flags, 1);
+        assert_eq!(ctx.traceparent(), s);
+    }
+
+    #[test]
+    fn invalid_traceparents() {
+        for bad in [
+            "",
+            "00-00000000000000000000000000000000-00f067aa0ba902b7-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01",
+            "ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+            "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra",
+            "00-4bf92f3577b34da6a3ce929d0e0e473-00f067aa0ba902b7-01",
+        ] {
+            assert!(TraceContext::parse(bad).is_none(), "{bad}");
+        }
+        // A later version may carry more fields.
+        assert!(
+            TraceContext::parse("01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-x")
+                .is_some()
+        );
+    }
+
+    #[test]
+    fn redaction() {
+        let mut h = HeaderMap::new();
+        h.insert("authorization", HeaderValue::from_static("Bearer secret"));
+        h.insert("content-type", HeaderValue::from_static("text/plain"));
+        let show = [http::header::CONTENT_TYPE];
+        let s = Redacted {
+            headers: &h,
+            show: &show,
+        }
+        .to_string();
+        assert!(s.contains("authorization: [redacted]"), "{s}");
+        assert!(s.contains("content-type: \"text/plain\""), "{s}");
+        assert!(!s.contains("secret"));
+    }
+}

@@ -1,0 +1,417 @@
+//! `tower::Service` for [`Client`], and [`ServiceClient`]: a client behind a
+//! middleware stack, with the same request-building API.
+
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use http::header::{HeaderMap, HeaderName, HeaderValue};
+use http::{Method, Request, Uri};
+use tower::ServiceExt;
+
+use crate::body::Body;
+use crate::client::Client;
+use crate::error::{Error, ErrorKind};
+use crate::metrics::MetricsSnapshot;
+use crate::middleware::{BoxHttpService, Deadline, Idempotent, ResponseFuture, StackLayers};
+use crate::request::{IntoUri, RequestBuilder};
+use crate::response::Response;
+
+/// `Client` as a tower service: `Response = courier::Response` (head now, body
+/// streaming, drained on drop), `Error = courier::Error`. Always ready; the
+/// pool does its own queueing.
+///
+/// The request timeout is the client's `timeout`, shortened by a
+/// [`Deadline`] request extension when there is one (the total
+/// [`TimeoutLayer`](crate::middleware::TimeoutLayer) sets it), and bounds the
+/// response body as well as the head.
+impl tower::Service<Request<Body>> for Client {
+    type Response = Response;
+    type Error = Error;
+    type Future = ResponseFuture;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: Request<Body>) -> ResponseFuture {
+        let client = self.clone();
+        Box::pin(async move {
+            let timeout = request_timeout(client.default_timeout(), &req);
+            client.send(req, timeout).await
+        })
+    }
+}
+
+fn request_timeout(default: Option<Duration>, req: &Request<Body>) -> Option<Duration> {
+    match req.extensions().get::<Deadline>() {
+        Some(deadline) => {
+            let left = deadline.instant().saturating_duration_since(Instant::now());
+            Some(default.map_or(left, |d| d.min(left)))
+        }
+        None => default,
+    }
+}
+
+/// Where a [`ServiceClient`]'s requests finally go: one client, or the
+/// current client of a named client whose pool rotates.
+#[derive(Clone)]
+pub(crate) enum Backend {
+    Fixed(Client),
+    Rotating(Arc<crate::factory::Rotation>),
+}
+
+impl Backend {
+    pub(crate) fn client(&self) -> Client {
+        match self {
+            Backend::Fixed(c) => c.clone(),
+            Backend::Rotating(r) => r.current(),
+        }
+    }
+
+    pub(crate) fn metrics(&self) -> MetricsSnapshot {
+        match self {
+            Backend::Fixed(c) => c.metrics(),
+            Backend::Rotating(r) => r.metrics(),
+        }
+    }
+}
+
+impl tower::Service<Request<Body>> for Backend {
+    type Response = Response;
+    type Error = Error;
+    type Future = ResponseFuture;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: Request<Body>) -> ResponseFuture {
+        match self {
+            Backend::Fixed(c) => c.call(req),
+            Backend::Rotating(r) => r.current().call(req),
+        }
+    }
+}
+
+/// A [`Client`] behind a middleware stack (retries, timeouts, tracing, …),
+/// with an optional base URL and default headers: what
+/// [`ClientFactory::client`](crate::ClientFactory::client) returns, or
+/// [`Stack::client`](crate::middleware::Stack::client) builds.
+///
+/// Cheap to clone; clones share the pool and the middleware state (retry
+/// budget, circuits, concurrency limit).
+///
+/// ```no_run
+/// # async fn run() -> Result<(), courier::Error> {
+/// use courier::middleware::{RetryConfig, Stack};
+/// let billing = Stack::new()
+///     .retry(RetryConfig::default())
+///     .client(courier::Client::new())
+///     .with_base_url("http://127.0.0.1:8080/api/")?;
+/// let res = billing.get("invoices/42").send().await?; // http://127.0.0.1:8080/api/invoices/42
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct ServiceClient {
+    inner: Arc<Inner>,
+}
+
+#[derive(Clone)]
+struct Inner {
+    name: Option<Arc<str>>,
+    backend: Backend,
+    service: BoxHttpService,
+    layers: StackLayers,
+    base_url: Option<Uri>,
+    default_headers: HeaderMap,
+}
+
+impl std::fmt::Debug for ServiceClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServiceClient")
+            .field("name", &self.inner.name)
+            .field("base_url", &self.inner.base_url)
+            .field("layers", &self.inner.layers)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ServiceClient {
+    /// `client` with no middleware.
+    pub fn new(client: Client) -> ServiceClient {
+        Self::with_layers(client, StackLayers::default())
+    }
+
+    pub(crate) fn with_layers(client: Client, layers: StackLayers) -> ServiceClient {
+        Self::from_backend(None, Backend::Fixed(client), layers)
+    }
+
+    pub(crate) fn from_backend(
+        name: Option<Arc<str>>,
+        backend: Backend,
+        layers: StackLayers,
+    ) -> ServiceClient {
+        ServiceClient {
+            inner: Arc::new(Inner {
+                name,
+                service: layers.service(backend.clone()),
+                backend,
+                layers,
+                base_url: None,
+                default_headers: HeaderMap::new(),
+            }),
+        }
+    }
+
+    /// Resolves relative request URLs against `base` (RFC 3986: with
+    /// `http://h/api/`, `users` is `http://h/api/users` and `/users` is
+    /// `http://h/users`).
+    pub fn with_base_url(self, base: impl IntoUri) -> Result<ServiceClient, Error> {
+        let base = base.into_uri()?;
+        if base.scheme().is_none() || base.authority().is_none() {
+            return Err(Error::msg(
+                ErrorKind::InvalidUrl,
+                "a base URL must be absolute (scheme and host)",
+            ));
+        }
+        let mut inner = (*self.inner).clone();
+        inner.base_url = Some(base);
+        Ok(ServiceClient {
+            inner: Arc::new(inner),
+        })
+    }
+
+    /// Adds `headers` to every request that does not set them itself.
+    pub fn with_default_headers(self, headers: HeaderMap) -> ServiceClient {
+        let mut inner = (*self.inner).clone();
+        inner.default_headers = headers;
+        ServiceClient {
+            inner: Arc::new(inner),
+        }
+    }
+
+    /// The name it was created under by a [`ClientFactory`](crate::ClientFactory).
+    pub fn name(&self) -> Option<&str> {
+        self.inner.name.as_deref()
+    }
+
+    /// The base URL, if any.
+    pub fn base_url(&self) -> Option<&Uri> {
+        self.inner.base_url.as_ref()
+    }
+
+    /// The middleware layers (for their statistics and circuit states).
+    pub fn layers(&self) -> &StackLayers {
+        &self.inner.layers
+    }
+
+    /// The underlying client (with pool rotation: the current one). Requests
+    /// sent on it skip the middleware.
+    pub fn client(&self) -> Client {
+        self.inner.backend.client()
+    }
+
+    /// The pool's metrics. With pool rotation, counters and histograms add up
+    /// every pool this client has used, and gauges those still open.
+    pub fn metrics(&self) -> MetricsSnapshot {
+        self.inner.backend.metrics()
+    }
+
+    /// How many times the pool was replaced (with
+    /// [`ClientOptions::rotate_pool`](crate::ClientOptions::rotate_pool); else 0).
+    pub fn pool_rotations(&self) -> u64 {
+        match &self.inner.backend {
+            Backend::Fixed(_) => 0,
+            Backend::Rotating(r) => r.rotations(),
+        }
+    }
+
+    /// Starts a GET request.
+    pub fn get(&self, url: impl IntoUri) -> ServiceRequestBuilder {
+        self.request(Method::GET, url)
+    }
+
+    /// Starts a POST request.
+    pub fn post(&self, url: impl IntoUri) -> ServiceRequestBuilder {
+        self.request(Method::POST, url)
+    }
+
+    /// Starts a PUT request.
+    pub fn put(&self, url: impl IntoUri) -> ServiceRequestBuilder {
+        self.request(Method::PUT, url)
+    }
+
+    /// Starts a PATCH request.
+    pub fn patch(&self, url: impl IntoUri) -> ServiceRequestBuilder {
+        self.request(Method::PATCH, url)
+    }
+
+    /// Starts a DELETE request.
+    pub fn delete(&self, url: impl IntoUri) -> ServiceRequestBuilder {
+        self.request(Method::DELETE, url)
+    }
+
+    /// Starts a HEAD request.
+    pub fn head(&self, url: impl IntoUri) -> ServiceRequestBuilder {
+        self.request(Method::HEAD, url)
+    }
+
+    /// Starts a request with any method.
+    pub fn request(&self, method: Method, url: impl IntoUri) -> ServiceRequestBuilder {
+        let uri = url.into_uri().and_then(|u| self.resolve(u));
+        ServiceRequestBuilder {
+            builder: RequestBuilder::new(self.inner.backend.client(), method, uri),
+            client: self.clone(),
+            timeout: None,
+            extensions: http::Extensions::new(),
+        }
+    }
+
+    fn resolve(&self, uri: Uri) -> Result<Uri, Error> {
+        match &self.inner.base_url {
+            Some(base) if uri.scheme().is_none() => {
+                crate::middleware::resolve_reference(base, &uri.to_string()).ok_or_else(|| {
+                    Error::msg(ErrorKind::InvalidUrl, "cannot resolve against the base URL")
+                })
+            }
+            _ => Ok(uri),
+        }
+    }
+
+    fn prepare(&self, req: &mut Request<Body>) -> Result<(), Error> {
+        if req.uri().scheme().is_none() && self.inner.base_url.is_some() {
+            *req.uri_mut() = self.resolve(req.uri().clone())?;
+        }
+        for (name, value) in &self.inner.default_headers {
+            if !req.headers().contains_key(name) {
+                req.headers_mut().insert(name.clone(), value.clone());
+            }
+        }
+        Ok(())
+    }
+
+    /// Sends an `http::Request` through the middleware. A [`Deadline`]
+    /// extension bounds the whole call (and the body, through the client).
+    pub async fn execute(&self, mut request: Request<Body>) -> Result<Response, Error> {
+        self.prepare(&mut request)?;
+        let deadline = request.extensions().get::<Deadline>().copied();
+        let call = self.inner.service.clone().oneshot(request);
+        match deadline {
+            Some(d) => tokio::time::timeout_at(d.instant().into(), call)
+                .await
+                .unwrap_or_else(|_| {
+                    Err(Error::msg(
+                        ErrorKind::Timeout,
+                        "no response within the request's timeout",
+                    ))
+                }),
+            None => call.await,
+        }
+    }
+}
+
+impl tower::Service<Request<Body>> for ServiceClient {
+    type Response = Response;
+    type Error = Error;
+    type Future = ResponseFuture;
+
+    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: Request<Body>) -> ResponseFuture {
+        let this = self.clone();
+        Box::pin(async move { this.execute(req).await })
+    }
+}
+
+/// A request being built for a [`ServiceClient`]; like
+/// [`RequestBuilder`](crate::RequestBuilder), and sent through the middleware.
+#[must_use = "a request does nothing until it is sent"]
+pub struct ServiceRequestBuilder {
+    client: ServiceClient,
+    builder: RequestBuilder,
+    timeout: Option<Duration>,
+    extensions: http::Extensions,
+}
+
+impl ServiceRequestBuilder {
+    /// Adds a header (validated; an invalid one fails the request with
+    /// [`ErrorKind::InvalidRequest`]).
+    pub fn header<K, V>(mut self, name: K, value: V) -> Self
+    where
+        HeaderName: TryFrom<K>,
+        <HeaderName as TryFrom<K>>::Error: Into<http::Error>,
+        HeaderValue: TryFrom<V>,
+        <HeaderValue as TryFrom<V>>::Error: Into<http::Error>,
+    {
+        self.builder = self.builder.header(name, value);
+        self
+    }
+
+    /// Adds every header in `headers`.
+    pub fn headers(mut self, headers: HeaderMap) -> Self {
+        self.builder = self.builder.headers(headers);
+        self
+    }
+
+    /// Sets the body.
+    pub fn body(mut self, body: impl Into<Body>) -> Self {
+        self.builder = self.builder.body(body);
+        self
+    }
+
+    /// Serializes `value` as the JSON body.
+    #[cfg(feature = "json")]
+    pub fn json<T: serde::Serialize + ?Sized>(mut self, value: &T) -> Self {
+        self.builder = self.builder.json(value);
+        self
+    }
+
+    /// A deadline for this request, body included (the earlier of this and
+    /// any total timeout wins).
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Attaches a request extension for the middleware (for example a
+    /// [`TraceContext`](crate::middleware::TraceContext)).
+    pub fn extension<T: Clone + Send + Sync + 'static>(mut self, value: T) -> Self {
+        self.extensions.insert(value);
+        self
+    }
+
+    /// Marks the request as safe to retry or hedge whatever its method.
+    pub fn idempotent(self) -> Self {
+        self.extension(Idempotent)
+    }
+
+    /// The request as an `http::Request` (base URL resolved; default headers
+    /// are added when it is sent).
+    pub fn build(self) -> Result<Request<Body>, Error> {
+        let mut req = self.builder.build()?;
+        req.extensions_mut().extend(self.extensions);
+        if let Some(t) = self.timeout {
+            Deadline::after(t).tighten(&mut req);
+        }
+        Ok(req)
+    }
+
+    /// Sends the request through the middleware and waits for the response head.
+    pub async fn send(self) -> Result<Response, Error> {
+        let client = self.client.clone();
+        let req = self.build()?;
+        client.execute(req).await
+    }
+}
+
+impl std::fmt::Debug for ServiceRequestBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServiceRequestBuilder")
+            .field("request", &self.builder)
+            .field("timeout", &self.timeout)
+            .finish()
+    }
+}
