@@ -177,6 +177,13 @@ pub struct BenchArgs {
     #[arg(long)]
     pub no_multiple_http2_connections: bool,
 
+    /// Take clients from a `ClientFactory` that replaces each client's whole pool every SECS
+    /// (the seed's HttpClientFactory handler lifetime). Alone it is the seed's "HL only" (pooled
+    /// connections live until their pool retires); with `--pooled-connection-lifetime` it is
+    /// "HL + PCL".
+    #[arg(long, value_name = "SECS")]
+    pub handler_lifetime: Option<Secs>,
+
     /// SETTINGS_MAX_CONCURRENT_STREAMS of the built-in server [default: 100].
     #[arg(long, value_name = "N")]
     pub server_max_concurrent_streams: Option<u32>,

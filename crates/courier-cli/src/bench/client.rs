@@ -1,19 +1,60 @@
-//! Builds the benchmark's `courier::Client`s from the flags.
+//! Builds the benchmark's clients from the flags.
 //!
 //! Only flags that were given are applied, so an absent flag means "the library's default" and
 //! the benchmark measures what a user of the library gets out of the box. [`builder`] is the one
-//! place that turns flags into a `ClientBuilder`: protocol flags (`--http`, `--tls`,
-//! `--insecure`, multiple HTTP/2 connections) are applied here, and a client factory
-//! (`--handler-lifetime`) would replace [`build_all`].
+//! place that turns flags into a `ClientBuilder`. With `--handler-lifetime`, each client comes
+//! from a `ClientFactory` that replaces its whole pool every handler lifetime (the seed's
+//! HttpClientFactory experiment); otherwise each is a plain `Client`.
 
-use courier::{Client, ClientBuilder};
+use std::sync::Arc;
+
+use courier::{
+    Body, Client, ClientBuilder, ClientFactory, Error, MetricsSnapshot, Response, ServiceClient,
+};
+use http::Request;
 
 use super::args::{BenchArgs, HttpVersion, Load};
 use crate::error::{CliError, Result};
 
+/// One of the run's clients.
+#[derive(Clone)]
+pub enum BenchClient {
+    /// A `Client` used directly (no middleware).
+    Plain(Client),
+    /// A factory client whose pool rotates every handler lifetime.
+    Factory(ServiceClient),
+}
+
+impl BenchClient {
+    /// Sends one request.
+    pub async fn execute(&self, request: Request<Body>) -> std::result::Result<Response, Error> {
+        match self {
+            BenchClient::Plain(client) => client.execute(request).await,
+            BenchClient::Factory(client) => client.execute(request).await,
+        }
+    }
+
+    /// The pool's metrics (a rotating factory client adds up all its pools).
+    pub fn metrics(&self) -> MetricsSnapshot {
+        match self {
+            BenchClient::Plain(client) => client.metrics(),
+            BenchClient::Factory(client) => client.metrics(),
+        }
+    }
+}
+
 /// The builder for one client of the run; `trust` is the built-in TLS server's certificate.
 pub fn builder(args: &BenchArgs, load: &Load, trust: Option<&str>) -> Result<ClientBuilder> {
-    let mut builder = Client::builder();
+    apply(Client::builder(), args, load, trust)
+}
+
+/// Applies the flags to `builder`.
+fn apply(
+    mut builder: ClientBuilder,
+    args: &BenchArgs,
+    load: &Load,
+    trust: Option<&str>,
+) -> Result<ClientBuilder> {
     builder = match args.http {
         HttpVersion::Auto => builder,
         HttpVersion::Http1 => builder.http1_only(),
@@ -63,14 +104,52 @@ pub fn builder(args: &BenchArgs, load: &Load, trust: Option<&str>) -> Result<Cli
 
 /// The run's independent clients (`--clients`, or one per `--connections`). Built inside the
 /// runtime: a client may start background tasks (idle scavenging).
-pub fn build_all(args: &BenchArgs, load: &Load, trust: Option<&str>) -> Result<Vec<Client>> {
+pub fn build_all(args: &BenchArgs, load: &Load, trust: Option<&str>) -> Result<Vec<BenchClient>> {
+    if let Some(lifetime) = args.handler_lifetime {
+        return build_factory_clients(args, load, trust, lifetime.as_duration());
+    }
     (0..load.clients)
         .map(|_| {
             builder(args, load, trust)?
                 .build()
+                .map(BenchClient::Plain)
                 .map_err(|e| CliError::new(format!("cannot build the HTTP client: {e}")))
         })
         .collect()
+}
+
+/// `--handler-lifetime`: one named client per run client, each rotating its whole pool every
+/// `lifetime`. Without `--pooled-connection-lifetime` the pool's connections live until their
+/// pool is retired (the seed's "HL only"); with it, both apply ("HL + PCL").
+fn build_factory_clients(
+    args: &BenchArgs,
+    load: &Load,
+    trust: Option<&str>,
+    lifetime: std::time::Duration,
+) -> Result<Vec<BenchClient>> {
+    // Validate once here; the factory re-applies the same flags to each pool it builds.
+    apply(Client::builder(), args, load, trust)?
+        .build()
+        .map_err(|e| CliError::new(format!("cannot build the HTTP client: {e}")))?;
+    let shared = Arc::new((args.clone(), *load, trust.map(str::to_owned)));
+    let hl_only = args.pooled_connection_lifetime.is_none();
+    let factory = ClientFactory::builder()
+        .handler_lifetime(Some(lifetime))
+        .options_defaults(|o| o.rotate_pool = true)
+        .configure_defaults(move |b| {
+            let (args, load, trust) = &*shared;
+            let b = apply(b, args, load, trust.as_deref()).expect("flags validated above");
+            if hl_only {
+                b.pooled_connection_lifetime(None)
+            } else {
+                b
+            }
+        })
+        .build()
+        .map_err(|e| CliError::new(format!("cannot build the client factory: {e}")))?;
+    Ok((0..load.clients)
+        .map(|i| BenchClient::Factory(factory.client(&format!("bench-{i}"))))
+        .collect())
 }
 
 /// Converts a count flag to `usize`, which only fails on targets narrower than 64 bits.

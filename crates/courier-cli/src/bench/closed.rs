@@ -8,14 +8,14 @@
 
 use std::sync::Arc;
 
-use courier::Client;
+use super::client::BenchClient;
 
 use super::plan::{Admit, Plan};
 use super::request;
 use crate::error::{CliError, Result};
 
 /// Runs `per_client` slots on each client until the plan's budget is spent.
-pub async fn run(plan: &Arc<Plan>, clients: &[Client], per_client: u64) -> Result<()> {
+pub async fn run(plan: &Arc<Plan>, clients: &[BenchClient], per_client: u64) -> Result<()> {
     let mut handles = Vec::new();
     let mut slot = 0usize;
     for client in clients {
@@ -33,7 +33,7 @@ pub async fn run(plan: &Arc<Plan>, clients: &[Client], per_client: u64) -> Resul
 }
 
 /// One request slot: send, read, record, repeat until the budget is spent.
-pub async fn worker(plan: Arc<Plan>, client: Client, slot: usize) {
+pub async fn worker(plan: Arc<Plan>, client: BenchClient, slot: usize) {
     let one_round = matches!(plan.budget, super::plan::Budget::OneRound);
     loop {
         let measured = match plan.admit() {
@@ -76,7 +76,7 @@ mod tests {
             let args = crate::bench::args::tests::parse(&[]).unwrap();
             let uri = "http://127.0.0.1:1/delay/1000".parse().unwrap();
             let template = Template::new(&args, vec![uri]).unwrap();
-            let client = Client::new();
+            let client = BenchClient::Plain(courier::Client::new());
             let request = request::send(&client, &template, 0);
             let request_size = std::mem::size_of_val(&request);
             drop(request);

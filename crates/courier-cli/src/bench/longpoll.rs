@@ -15,7 +15,7 @@ use std::time::Duration;
 use tokio::sync::{oneshot, Barrier, Semaphore};
 use tokio::task::JoinHandle;
 
-use courier::Client;
+use super::client::BenchClient;
 
 use super::plan::Plan;
 use super::procfs;
@@ -28,7 +28,7 @@ use crate::error::Result;
 /// bytes are counted from here until [`Monitor::finish`].
 pub async fn prepare(
     template: &Template,
-    clients: &[Client],
+    clients: &[BenchClient],
     per_client: u64,
 ) -> Result<MemoryBase> {
     let rss_before = procfs::rss_bytes().unwrap_or(0);
@@ -60,7 +60,7 @@ const OPENING_AT_ONCE: usize = 64;
 /// leased and the next slot must open another; once every slot has its response, all bodies
 /// are read and the connections go back to the pool idle. At most [`OPENING_AT_ONCE`] requests
 /// are being answered at a time. Returns how many slots failed.
-pub async fn open_connections(template: &Template, clients: &[Client], per_client: u64) -> u64 {
+pub async fn open_connections(template: &Template, clients: &[BenchClient], per_client: u64) -> u64 {
     let template = Arc::new(template.clone());
     let slots = clients.len() * usize::try_from(per_client).unwrap_or(usize::MAX);
     let opening = Arc::new(Semaphore::new(OPENING_AT_ONCE));

@@ -32,7 +32,7 @@ mod target;
 use std::sync::Arc;
 use std::time::Duration;
 
-use courier::Client;
+use self::client::BenchClient;
 use tokio::time::Instant;
 
 use self::args::{BenchArgs, HttpVersion, Load, Model, Stop};
@@ -249,7 +249,7 @@ async fn execute(
 }
 
 /// Waits (bounded) until no request or connection is busy, i.e. background drains are done.
-async fn settle(clients: &[Client]) {
+async fn settle(clients: &[BenchClient]) {
     let give_up = Instant::now() + SETTLE_LIMIT;
     while Instant::now() < give_up {
         let busy = clients.iter().any(|c| {

@@ -15,7 +15,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use courier::Client;
+use super::client::BenchClient;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
 
@@ -44,7 +44,7 @@ pub struct Schedule {
 /// Runs the schedule of `rate` requests per second over `clients`, at most `cap` in flight.
 pub async fn run(
     plan: &Arc<Plan>,
-    clients: &[Client],
+    clients: &[BenchClient],
     rate: f64,
     cap: u64,
     stop: Stop,
@@ -133,7 +133,7 @@ async fn acquire(
 /// One scheduled request: sends, records with its lag, frees its slot.
 async fn one(
     plan: Arc<Plan>,
-    client: Client,
+    client: BenchClient,
     slot: usize,
     due: Instant,
     measured: bool,

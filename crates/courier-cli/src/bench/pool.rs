@@ -4,7 +4,9 @@
 //! pools, and the figures people compare (current connections, connect attempts, queue time) are
 //! totals over them, like the process-wide event counters of the .NET benchmark.
 
-use courier::{Client, HistogramSnapshot};
+use courier::HistogramSnapshot;
+
+use super::client::BenchClient;
 
 /// A reading of every client's metrics, added up.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -43,7 +45,7 @@ pub struct PoolReading {
 
 impl PoolReading {
     /// Reads and adds up the metrics of `clients`.
-    pub fn read(clients: &[Client]) -> Self {
+    pub fn read(clients: &[BenchClient]) -> Self {
         let mut total = Self::default();
         for client in clients {
             let m = client.metrics();
@@ -191,7 +193,10 @@ mod tests {
             .build()
             .unwrap();
         let reading = rt.block_on(async {
-            let clients = [Client::new(), Client::new()];
+            let clients = [
+                BenchClient::Plain(courier::Client::new()),
+                BenchClient::Plain(courier::Client::new()),
+            ];
             PoolReading::read(&clients)
         });
         assert_eq!(reading, PoolReading::default());

@@ -6,7 +6,9 @@
 //! through `Client::execute`, so the library's request path is measured, not a builder's.
 
 use bytes::Bytes;
-use courier::{Body, Client};
+use courier::Body;
+
+use super::client::BenchClient;
 use http::{HeaderMap, Method, Request, Uri};
 use tokio::time::Instant;
 
@@ -116,7 +118,7 @@ impl Template {
 
 /// Sends the request of slot `slot`, reads its body as far as the template says, and times both
 /// phases from the moment of sending.
-pub async fn send(client: &Client, template: &Template, slot: usize) -> Outcome {
+pub async fn send(client: &BenchClient, template: &Template, slot: usize) -> Outcome {
     let start = Instant::now();
     let mut response = match client.execute(template.request(slot)).await {
         Ok(response) => response,

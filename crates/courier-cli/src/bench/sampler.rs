@@ -11,7 +11,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use courier::Client;
+use super::client::BenchClient;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tokio::time::{Instant, MissedTickBehavior};
@@ -43,7 +43,7 @@ pub fn period(clients: usize) -> Duration {
 
 /// What the sampler needs.
 pub struct SamplerConfig {
-    pub clients: Vec<Client>,
+    pub clients: Vec<BenchClient>,
     pub recorder: Arc<Recorder>,
     pub clock: Clock,
     pub cores: u64,
