@@ -60,7 +60,11 @@ const OPENING_AT_ONCE: usize = 64;
 /// leased and the next slot must open another; once every slot has its response, all bodies
 /// are read and the connections go back to the pool idle. At most [`OPENING_AT_ONCE`] requests
 /// are being answered at a time. Returns how many slots failed.
-pub async fn open_connections(template: &Template, clients: &[BenchClient], per_client: u64) -> u64 {
+pub async fn open_connections(
+    template: &Template,
+    clients: &[BenchClient],
+    per_client: u64,
+) -> u64 {
     let template = Arc::new(template.clone());
     let slots = clients.len() * usize::try_from(per_client).unwrap_or(usize::MAX);
     let opening = Arc::new(Semaphore::new(OPENING_AT_ONCE));

@@ -1,0 +1,366 @@
+//! Faults the built-in server cannot produce, from raw servers written here:
+//! resets before, during and after the response head, broken chunked framing,
+//! malformed header lines, a slowloris response, a TLS peer that skips
+//! close_notify, and an HTTP/2 server that lowers its stream limit mid-connection.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use courier::{Client, ErrorKind};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+/// Reads one request head (enough for GETs).
+async fn read_head<S: AsyncRead + Unpin>(stream: &mut S) -> bool {
+    let mut head = Vec::new();
+    let mut buf = [0u8; 1024];
+    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+        match stream.read(&mut buf).await {
+            Ok(0) | Err(_) => return false,
+            Ok(n) => head.extend_from_slice(&buf[..n]),
+        }
+    }
+    true
+}
+
+/// A server that answers every connection's first request with `script`.
+async fn raw_server<F, Fut>(script: F) -> String
+where
+    F: Fn(TcpStream) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    let script = Arc::new(script);
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let script = script.clone();
+            tokio::spawn(async move {
+                if read_head(&mut stream).await {
+                    script(stream).await;
+                }
+            });
+        }
+    });
+    url
+}
+
+/// Closes with RST instead of FIN.
+fn reset(stream: TcpStream) {
+    // A zero linger never blocks on drop (tokio deprecates the setter for
+    // the non-zero case).
+    #[allow(deprecated)]
+    let _ = stream.set_linger(Some(Duration::ZERO));
+    drop(stream);
+}
+
+async fn write_then_reset(mut stream: TcpStream, bytes: &'static [u8]) {
+    let _ = stream.write_all(bytes).await;
+    let _ = stream.flush().await;
+    reset(stream);
+}
+
+async fn kind_of(client: &Client, url: &str) -> Result<usize, ErrorKind> {
+    let res = client.get(url).send().await.map_err(|e| e.kind())?;
+    res.bytes().await.map(|b| b.len()).map_err(|e| e.kind())
+}
+
+fn client() -> Client {
+    Client::builder()
+        .timeout(Duration::from_millis(800))
+        .build()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn resets_and_broken_framing() {
+    let cases: Vec<(&str, String, Result<usize, ErrorKind>)> = vec![
+        (
+            "reset before the head",
+            raw_server(|s| async move { reset(s) }).await,
+            Err(ErrorKind::ConnectionClosed),
+        ),
+        (
+            "reset during the head",
+            raw_server(|s| write_then_reset(s, b"HTTP/1.1 200 OK\r\ncontent-le")).await,
+            Err(ErrorKind::ConnectionClosed),
+        ),
+        (
+            "reset after the head",
+            raw_server(|s| write_then_reset(s, b"HTTP/1.1 200 OK\r\ncontent-length: 100\r\n\r\nabc")).await,
+            Err(ErrorKind::Body),
+        ),
+        (
+            "close mid-body without content-length",
+            raw_server(|mut s| async move {
+                let _ = s.write_all(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n5\r\nhello\r\n").await;
+            })
+            .await,
+            Err(ErrorKind::Body),
+        ),
+        (
+            "invalid chunk size",
+            raw_server(|mut s| async move {
+                let _ = s.write_all(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\n").await;
+                let _ = s.flush().await;
+                tokio::time::sleep(Duration::from_secs(5)).await;
+            })
+            .await,
+            Err(ErrorKind::Body),
+        ),
+        (
+            "header line without a colon",
+            raw_server(|mut s| async move {
+                let _ = s.write_all(b"HTTP/1.1 200 OK\r\nthis is not a header\r\ncontent-length: 0\r\n\r\n").await;
+            })
+            .await,
+            Err(ErrorKind::Protocol),
+        ),
+        (
+            "body to EOF (HTTP/1.0 style) is complete at a clean close",
+            raw_server(|mut s| async move {
+                let _ = s.write_all(b"HTTP/1.1 200 OK\r\nconnection: close\r\n\r\nall of it").await;
+            })
+            .await,
+            Ok(9),
+        ),
+    ];
+    let client = client();
+    for (what, url, expected) in cases {
+        let started = Instant::now();
+        let got = kind_of(&client, &url).await;
+        assert_eq!(got, expected, "{what}");
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "{what} took too long"
+        );
+    }
+    let m = client.metrics();
+    assert_eq!(m.requests_active, 0);
+    assert_eq!(m.connections_open, m.connections_idle);
+}
+
+#[tokio::test]
+async fn slowloris_response_is_cut_by_the_timeout() {
+    let url = raw_server(|mut s| async move {
+        // One byte every 100 ms: always progressing, never done.
+        for b in b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nhello".iter() {
+            if s.write_all(&[*b]).await.is_err() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    })
+    .await;
+    let started = Instant::now();
+    let got = Client::builder()
+        .timeout(Duration::from_millis(500))
+        .build()
+        .unwrap()
+        .get(&url)
+        .send()
+        .await;
+    assert_eq!(got.unwrap_err().kind(), ErrorKind::Timeout);
+    assert!(started.elapsed() < Duration::from_millis(900));
+}
+
+#[tokio::test]
+async fn tls_truncation_without_close_notify_is_an_error() {
+    let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
+    let key = rustls::pki_types::PrivateKeyDer::Pkcs8(cert.signing_key.serialize_der().into());
+    let mut config = rustls::ServerConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_no_client_auth()
+    .with_single_cert(vec![cert.cert.der().clone()], key)
+    .unwrap();
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        while let Ok((tcp, _)) = listener.accept().await {
+            let acceptor = acceptor.clone();
+            tokio::spawn(async move {
+                let Ok(mut tls) = acceptor.accept(tcp).await else {
+                    return;
+                };
+                if !read_head(&mut tls).await {
+                    return;
+                }
+                // A body delimited by the end of the connection, then the TCP
+                // connection dropped without close_notify: a truncation.
+                let _ = tls
+                    .write_all(b"HTTP/1.1 200 OK\r\nconnection: close\r\n\r\npartial")
+                    .await;
+                let _ = tls.flush().await;
+                let (tcp, _) = tls.into_inner();
+                drop(tcp);
+            });
+        }
+    });
+    let client = Client::builder()
+        .add_root_certificate(cert.cert.pem())
+        .timeout(Duration::from_secs(2))
+        .build()
+        .unwrap();
+    let got = kind_of(&client, &format!("https://localhost:{port}/")).await;
+    assert_eq!(
+        got,
+        Err(ErrorKind::Body),
+        "a truncated TLS body must not look complete"
+    );
+}
+
+/// An HTTP/2 server (h2c) written frame by frame: it advertises 4 streams,
+/// and on the first connection lowers that to 1 as soon as the first request
+/// arrives, telling the test once the client has acknowledged the change.
+/// Every stream is answered `:status 200` after `hold`.
+async fn stream_limit_lowering_server(hold: Duration) -> (String, tokio::sync::mpsc::Receiver<()>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    let (lowered_tx, lowered_rx) = tokio::sync::mpsc::channel(1);
+    tokio::spawn(async move {
+        let mut first = true;
+        while let Ok((stream, _)) = listener.accept().await {
+            let lowered = first.then(|| lowered_tx.clone());
+            first = false;
+            tokio::spawn(serve_h2(stream, hold, lowered));
+        }
+    });
+    (url, lowered_rx)
+}
+
+fn frame(ty: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
+    let len = payload.len();
+    let mut f = vec![(len >> 16) as u8, (len >> 8) as u8, len as u8, ty, flags];
+    f.extend_from_slice(&stream.to_be_bytes());
+    f.extend_from_slice(payload);
+    f
+}
+
+async fn serve_h2(
+    stream: TcpStream,
+    hold: Duration,
+    lowered: Option<tokio::sync::mpsc::Sender<()>>,
+) {
+    const SETTINGS: u8 = 0x4;
+    const HEADERS: u8 = 0x1;
+    let (mut rd, wr) = stream.into_split();
+    let wr = Arc::new(tokio::sync::Mutex::new(wr));
+    let mut preface = [0u8; 24];
+    if rd.read_exact(&mut preface).await.is_err() {
+        return;
+    }
+    let max4 = frame(SETTINGS, 0, 0, &[0, 3, 0, 0, 0, 4]);
+    if wr.lock().await.write_all(&max4).await.is_err() {
+        return;
+    }
+    let mut lowering_sent = false;
+    let mut lowered = lowered;
+    loop {
+        let mut head = [0u8; 9];
+        if rd.read_exact(&mut head).await.is_err() {
+            return;
+        }
+        let len = usize::from(head[0]) << 16 | usize::from(head[1]) << 8 | usize::from(head[2]);
+        let mut payload = vec![0u8; len];
+        if rd.read_exact(&mut payload).await.is_err() {
+            return;
+        }
+        let id = u32::from_be_bytes([head[5], head[6], head[7], head[8]]) & 0x7fff_ffff;
+        match (head[3], head[4] & 0x1 != 0) {
+            (SETTINGS, false) => {
+                let ack = frame(SETTINGS, 0x1, 0, &[]);
+                if wr.lock().await.write_all(&ack).await.is_err() {
+                    return;
+                }
+            }
+            // The client's ACK of our lowered limit: it has applied it.
+            (SETTINGS, true) if lowering_sent => {
+                if let Some(tx) = lowered.take() {
+                    let _ = tx.send(()).await;
+                }
+            }
+            (HEADERS, _) => {
+                if lowered.is_some() && !lowering_sent {
+                    lowering_sent = true;
+                    let max1 = frame(SETTINGS, 0, 0, &[0, 3, 0, 0, 0, 1]);
+                    if wr.lock().await.write_all(&max1).await.is_err() {
+                        return;
+                    }
+                }
+                let wr = wr.clone();
+                tokio::spawn(async move {
+                    tokio::time::sleep(hold).await;
+                    // HEADERS, END_STREAM | END_HEADERS, ":status 200" (static index 8).
+                    let _ = wr
+                        .lock()
+                        .await
+                        .write_all(&frame(HEADERS, 0x5, id, &[0x88]))
+                        .await;
+                });
+            }
+            _ => {}
+        }
+    }
+}
+
+#[tokio::test]
+async fn http2_server_lowering_its_stream_limit_is_followed() {
+    let hold = Duration::from_millis(300);
+    let (url, mut lowered) = stream_limit_lowering_server(hold).await;
+    let client = Client::builder().http2_prior_knowledge().build().unwrap();
+    let first = {
+        let request = client.get(&url);
+        tokio::spawn(async move { request.send().await.map(|r| r.status()) })
+    };
+    // The first connection now allows 1 stream, and it is in use.
+    tokio::time::timeout(Duration::from_secs(5), lowered.recv())
+        .await
+        .expect("the client acknowledged the lowered limit");
+    let started = Instant::now();
+    let rest: Vec<_> = (0..3)
+        .map(|_| {
+            let request = client.get(&url);
+            tokio::spawn(async move { request.send().await.map(|r| r.status()) })
+        })
+        .collect();
+    for t in rest {
+        assert_eq!(t.await.unwrap().unwrap(), 200);
+    }
+    // Queued behind the full connection they would finish one `hold` apart;
+    // on a second connection they finish together.
+    assert!(started.elapsed() < hold * 2, "{:?}", started.elapsed());
+    assert_eq!(first.await.unwrap().unwrap(), 200);
+    assert_eq!(client.metrics().connections_established, 2);
+}
+
+#[tokio::test]
+async fn a_server_that_stops_reading_an_upload_hits_the_timeout() {
+    // Accepts, reads nothing: the upload fills the socket buffers and stalls.
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((stream, _)) = listener.accept().await {
+            held.push(stream);
+        }
+    });
+    let client = Client::builder()
+        .timeout(Duration::from_millis(500))
+        .build()
+        .unwrap();
+    let started = Instant::now();
+    let err = client
+        .post(&url)
+        .body(vec![0u8; 32 * 1024 * 1024])
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Timeout, "{err}");
+    assert!(started.elapsed() < Duration::from_secs(1));
+    assert_eq!(client.metrics().requests_active, 0);
+}
