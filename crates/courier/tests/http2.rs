@@ -257,3 +257,15 @@ async fn idle_http2_connections_are_closed() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn a_cold_origin_probes_one_connection_before_planning_more() {
+    // 256 requests at once to a server allowing 512 streams: one connection
+    // carries them all (no connections opened on a guessed limit).
+    let srv = server_with(h2c_server(512)).await;
+    let client = Client::builder().http2_prior_knowledge().build().unwrap();
+    for (result, _) in burst(&client, srv.url("/delay/50"), 256).await {
+        result.unwrap();
+    }
+    assert_eq!(client.metrics().connections_established, 1);
+}

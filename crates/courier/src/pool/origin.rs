@@ -62,8 +62,9 @@ struct State {
     /// HTTP/1.1 connections whose dropped body is being drained and that are
     /// expected back within the drain grace period: waiters count on them.
     draining: usize,
-    /// Streams per HTTP/2 connection, for planning how many to open.
-    h2_streams_hint: usize,
+    /// Streams per HTTP/2 connection, for planning how many to open; known
+    /// once a connection of this origin has received the server's SETTINGS.
+    h2_streams_hint: Option<usize>,
 }
 
 struct Idle {
@@ -117,7 +118,7 @@ impl OriginPool {
                 open: 0,
                 connecting: 0,
                 draining: 0,
-                h2_streams_hint: http2::ASSUMED_MAX_STREAMS,
+                h2_streams_hint: None,
             }),
             shared,
         }
@@ -277,7 +278,16 @@ impl OriginPool {
                 }
             }
             Protocol::Http2 => {
-                let per_conn = st.h2_streams_hint.max(1);
+                let Some(per_conn) = st.h2_streams_hint.map(|n| n.max(1)) else {
+                    // Until one connection has told us the stream limit, one
+                    // probe: guessing could open several connections where
+                    // one would have carried everything.
+                    if waiting > 0 && st.connecting == 0 && st.open < cap {
+                        n = 1;
+                    }
+                    st.connecting += n;
+                    return n;
+                };
                 if !config.http2.multiple_connections {
                     let serving = st.h2.iter().any(|s| !s.retiring);
                     if waiting > 0 && !serving && st.connecting == 0 && st.open < cap {
@@ -447,7 +457,7 @@ impl OriginPool {
             }
             Conn::Http2(c) => {
                 st.protocol = Protocol::Http2;
-                st.h2_streams_hint = c.max_streams().max(1);
+                st.h2_streams_hint = Some(c.max_streams().max(1));
                 st.h2.push(H2Slot {
                     conn: c,
                     active: 0,
