@@ -1,0 +1,3 @@
+module courier.bench/peers/goload
+
+go 1.24

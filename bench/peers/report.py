@@ -1,0 +1,356 @@
+#!/usr/bin/env python3
+"""Helper of bench/peers/run.sh: reads one client's output into a JSON line (`parse`, `skip`),
+and turns all lines into tables and results.json (`report`). Standard library only."""
+
+import argparse
+import json
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+from datetime import datetime, timezone
+
+CLIENT_ORDER = ["wrk", "h2load", "go", "reqwest", "hyper-util", "courier"]
+LIBRARIES = ["go", "reqwest", "hyper-util"]
+TOOLS = ["wrk", "h2load"]
+
+UNITS_MS = {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60000.0, "h": 3600000.0}
+
+
+def wrk_ms(text):
+    m = re.fullmatch(r"([\d.]+)(us|ms|s|m|h)", text.strip())
+    return float(m.group(1)) * UNITS_MS[m.group(2)]
+
+
+def parse_wrk(out):
+    r = {}
+    m = re.search(r"(\d+) requests in ([\d.]+)(us|ms|s|m|h)", out)
+    r["requests"] = int(m.group(1))
+    r["elapsed_s"] = float(m.group(2)) * UNITS_MS[m.group(3)] / 1000.0
+    for q, key in (("50", "p50_ms"), ("99", "p99_ms")):
+        m = re.search(rf"^\s*{q}%\s+(\S+)", out, re.M)
+        r[key] = wrk_ms(m.group(1)) if m else None
+    errors = 0
+    m = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
+    if m:
+        errors += sum(int(x) for x in m.groups())
+    m = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    if m:
+        errors += int(m.group(1))
+    r["errors"] = errors
+    return r
+
+
+def h2load_ms(text):
+    m = re.fullmatch(r"([\d.]+)(us|ms|s)", text.strip())
+    return float(m.group(1)) * UNITS_MS[m.group(2)]
+
+
+def parse_h2load(out):
+    r = {}
+    m = re.search(r"finished in ([\d.]+)(us|ms|s),", out)
+    r["elapsed_s"] = float(m.group(1)) * UNITS_MS[m.group(2)] / 1000.0
+    m = re.search(
+        r"requests: (\d+) total, (\d+) started, (\d+) done, (\d+) succeeded, (\d+) failed, (\d+) errored, (\d+) timeout",
+        out,
+    )
+    r["requests"] = int(m.group(4))
+    r["errors"] = int(m.group(5)) + int(m.group(7))  # errored ⊂ failed
+    # h2load prints no percentiles (only with --log-file, which costs it CPU per request)
+    r["p50_ms"] = None
+    r["p99_ms"] = None
+    m = re.search(r"time for request:\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)", out)
+    if m:
+        r["mean_ms"] = h2load_ms(m.group(3))
+        r["max_ms"] = h2load_ms(m.group(2))
+    return r
+
+
+def parse_json_line(out):
+    line = [l for l in out.splitlines() if l.startswith("{")][-1]
+    j = json.loads(line)
+    return {k: j[k] for k in ("requests", "errors", "elapsed_s", "p50_ms", "p99_ms")}
+
+
+def parse_courier(path):
+    with open(path) as f:
+        j = json.load(f)
+    lb = j.get("latency_last_byte_ms") or {}
+    r = {
+        "requests": j["requests"],
+        "errors": j["errors"] if isinstance(j["errors"], int) else sum(j["errors"].values()),
+        "elapsed_s": j["duration_s"],
+        "p50_ms": lb.get("p50"),
+        "p99_ms": lb.get("p99"),
+        "connections_established": j.get("connections_established"),
+        "connections_open_max": j.get("connections_open_max"),
+        "courier_version": j.get("version"),
+    }
+    return r
+
+
+def cmd_parse(a):
+    d = a.dir
+    out = open(os.path.join(d, "stdout"), errors="replace").read()
+    rec = {"scenario": a.scenario, "client": a.client, "round": a.round, "rc": a.rc, "url": a.url,
+           "http": a.http, "concurrency": a.concurrency}
+    try:
+        rec["command"] = open(os.path.join(d, "cmd")).read().strip()
+    except OSError:
+        pass
+    try:
+        if a.client == "wrk":
+            rec.update(parse_wrk(out))
+        elif a.client == "h2load":
+            rec.update(parse_h2load(out))
+        elif a.client == "courier":
+            rec.update(parse_courier(os.path.join(d, "courier.json")))
+        else:
+            rec.update(parse_json_line(out))
+    except Exception as e:  # noqa: BLE001 - report and keep going
+        err = open(os.path.join(d, "stderr"), errors="replace").read()[-2000:]
+        rec["failed"] = f"cannot parse output: {e!r}; stdout tail: {out[-500:]!r}; stderr tail: {err!r}"
+        print(json.dumps(rec))
+        print(f"   {a.client:<10} round {a.round}: FAILED ({rec['failed'][:300]})", file=sys.stderr)
+        return
+    t = open(os.path.join(d, "time")).read().strip().splitlines()[-1].split()
+    user, sys_, maxrss_kb, wall = float(t[0]), float(t[1]), int(t[2]), float(t[3])
+    rec.update(cpu_user_s=user, cpu_sys_s=sys_, wall_s=wall, rss_mb=maxrss_kb / 1024.0)
+    try:
+        rec["connections"] = int(open(os.path.join(d, "conns")).read().strip())
+    except (OSError, ValueError):
+        rec["connections"] = None
+    busy = cpu_busy(d)
+    if busy and wall:
+        # how busy the client's and the server's CPUs were, whoever ran there: on a quiet machine
+        # the client CPU shows just the client (cpu_pct), the server CPU just nginx
+        if a.client_cpu in busy:
+            rec["client_cpu_busy_pct"] = 100.0 * busy[a.client_cpu] / wall
+            rec["client_cpu_others_pct"] = max(0.0, rec["client_cpu_busy_pct"] - 100.0 * (user + sys_) / wall)
+        if a.server_cpu in busy:
+            rec["server_cpu_busy_pct"] = 100.0 * busy[a.server_cpu] / wall
+    n = rec["requests"]
+    rec["rps"] = n / rec["elapsed_s"] if rec["elapsed_s"] else 0.0
+    rec["cpu_us_per_req"] = (user + sys_) * 1e6 / n if n else None
+    rec["cpu_pct"] = 100.0 * (user + sys_) / wall if wall else None
+    print(json.dumps(rec))
+    p50 = f"{rec['p50_ms']:.2f}" if rec.get("p50_ms") is not None else "–"
+    cpu = f"{rec['cpu_us_per_req']:.1f}" if rec["cpu_us_per_req"] is not None else "–"
+    errs = f", {rec['errors']} errors" if rec["errors"] else ""
+    noise = ""
+    if rec.get("client_cpu_others_pct", 0) > 5:
+        noise = f"  (others used {rec['client_cpu_others_pct']:.0f}% of the client CPU)"
+    print(f"   {a.client:<10} round {a.round}: {cpu:>7} µs/req  {rec['rps']:>10.0f} req/s  p50 {p50} ms  "
+          f"cpu {rec['cpu_pct']:.0f}%  {rec['connections']} conns{errs}{noise}", file=sys.stderr)
+
+
+def cpu_busy(d):
+    """Busy seconds per CPU between the stat0 and stat1 snapshots of /proc/stat."""
+    try:
+        snaps = []
+        for name in ("stat0", "stat1"):
+            cpus = {}
+            for line in open(os.path.join(d, name)):
+                f = line.split()
+                vals = [int(x) for x in f[1:]]
+                idle = vals[3] + vals[4]  # idle + iowait
+                cpus[f[0][3:]] = (sum(vals[:8]) - idle)
+            snaps.append(cpus)
+        hz = os.sysconf("SC_CLK_TCK")
+        return {c: (snaps[1][c] - snaps[0][c]) / hz for c in snaps[0] if c in snaps[1]}
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def cmd_skip(a):
+    print(json.dumps({"scenario": a.scenario, "client": a.client, "skipped": a.reason}))
+
+
+def med(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def fmt(v, digits=1):
+    if v is None:
+        return "–"
+    if digits == 0:
+        return f"{v:,.0f}"
+    return f"{v:.{digits}f}"
+
+
+def versions(lock_path):
+    v = {}
+    for cmd, key in ((["nginx", "-v"], "nginx"), (["wrk", "-v"], "wrk"), (["h2load", "--version"], "h2load"),
+                     (["go", "version"], "go"), (["rustc", "--version"], "rustc")):
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=10)
+            v[key] = (p.stdout + p.stderr).strip().splitlines()[0]
+        except Exception:  # noqa: BLE001
+            pass
+    try:
+        lock = open(lock_path).read()
+        for name in ("reqwest", "hyper", "hyper-util", "h2", "rustls", "tokio"):
+            m = re.search(rf'name = "{re.escape(name)}"\nversion = "([^"]+)"', lock)
+            if m:
+                v[name] = m.group(1)
+    except OSError:
+        pass
+    return v
+
+
+def cmd_report(a):
+    recs = [json.loads(l) for l in open(a.raw) if l.strip()]
+    labels = dict(x.split("=", 1) for x in a.labels.split(";") if "=" in x)
+    scenarios = list(dict.fromkeys(r["scenario"] for r in recs))
+    out = {
+        "generated": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "machine": {"cores": os.cpu_count(), "cpu": cpu_model(), "kernel": platform.release(),
+                    "server_cpu": a.server_cpu, "client_cpu": a.client_cpu},
+        "rounds": a.rounds, "duration_s": a.duration,
+        "method": "client CPU = user+sys of the client process (/usr/bin/time), whole run incl. "
+                  "startup and connection setup, divided by completed requests; medians over rounds "
+                  "(each metric separately); connections = established to the server port at mid-run (ss)",
+        "courier_binary": a.courier_note,
+        "versions": versions(a.peers_lock),
+        "scenarios": {},
+    }
+    text = []
+    summary_rows = []
+    for sc in scenarios:
+        rs = [r for r in recs if r["scenario"] == sc]
+        title = labels.get(sc, sc)
+        clients = {}
+        for c in CLIENT_ORDER:
+            cr = [r for r in rs if r["client"] == c]
+            if not cr:
+                continue
+            skipped = [r for r in cr if "skipped" in r]
+            ok = [r for r in cr if "skipped" not in r and "failed" not in r]
+            if skipped:
+                clients[c] = {"skipped": skipped[0]["skipped"]}
+                continue
+            if not ok:
+                clients[c] = {"failed": [r.get("failed") for r in cr]}
+                continue
+            agg = {k: med([r.get(k) for r in ok]) for k in
+                   ("cpu_us_per_req", "rps", "p50_ms", "p99_ms", "rss_mb", "connections", "cpu_pct", "errors",
+                    "mean_ms", "client_cpu_others_pct", "server_cpu_busy_pct")}
+            agg["rounds"] = ok
+            agg["command"] = ok[0].get("command")
+            if c == "courier":
+                agg["connections_established"] = med([r.get("connections_established") for r in ok])
+            clients[c] = agg
+        entry = {"label": title, "clients": clients}
+        cpu = {c: v["cpu_us_per_req"] for c, v in clients.items() if v.get("cpu_us_per_req")}
+        ratios = {}
+        if "courier" in cpu:
+            for t in TOOLS:
+                if t in cpu:
+                    ratios[f"vs_{t}"] = cpu["courier"] / cpu[t]
+            libs = {c: cpu[c] for c in LIBRARIES if c in cpu}
+            if libs:
+                best = min(libs, key=libs.get)
+                ratios["best_library"] = best
+                ratios["vs_best_library"] = cpu["courier"] / libs[best]
+        entry["courier_cpu_ratios"] = ratios
+        out["scenarios"][sc] = entry
+
+        text.append(f"\n### {title}\n")
+        text.append("| client | CPU µs/req | req/s | p50 ms | p99 ms | RSS MB | conns |")
+        text.append("|---|---:|---:|---:|---:|---:|---:|")
+        for c, v in clients.items():
+            if "skipped" in v:
+                text.append(f"| {c} | skipped: {v['skipped']} | | | | | |")
+                continue
+            if "failed" in v:
+                text.append(f"| {c} | failed (see results.json) | | | | | |")
+                continue
+            p50, p99 = fmt(v["p50_ms"], 2), fmt(v["p99_ms"], 2)
+            if c == "h2load" and v["p50_ms"] is None and v.get("mean_ms") is not None:
+                p50 = f"({fmt(v['mean_ms'], 2)} mean)"
+            conns = fmt(v["connections"], 0)
+            if c == "courier" and v.get("connections_established") is not None:
+                conns = f"{conns} ({fmt(v['connections_established'], 0)} est.)"
+            err = f" ⚠ {fmt(v['errors'], 0)} errors" if v.get("errors") else ""
+            text.append(f"| {c} | {fmt(v['cpu_us_per_req'])} | {fmt(v['rps'], 0)} | {p50} | {p99} | "
+                        f"{fmt(v['rss_mb'])} | {conns}{err} |")
+        others = [r.get("client_cpu_others_pct") for r in rs if r.get("client_cpu_others_pct") is not None]
+        if others:
+            entry["client_cpu_others_pct"] = {"median": med(others), "min": min(others), "max": max(others)}
+            text.append(f"\nother work on the client CPU during these runs (noise): median {med(others):.0f} % "
+                        f"of the time (range {min(others):.0f}–{max(others):.0f} %)")
+        if ratios:
+            parts = [f"{ratios[f'vs_{t}']:.2f} × {t}" for t in TOOLS if f"vs_{t}" in ratios]
+            if "vs_best_library" in ratios:
+                parts.append(f"{ratios['vs_best_library']:.2f} × the best library ({ratios['best_library']})")
+            text.append(f"\ncourier CPU/request: {', '.join(parts)}")
+        elif "courier" in clients:
+            text.append("\ncourier: no figure (skipped or failed)")
+        summary_rows.append((title, {c: v.get("cpu_us_per_req") for c, v in clients.items()}, ratios))
+
+    # summary matrix, as in issue 5
+    cols = [c for c in CLIENT_ORDER if any(c in row for _, row, _ in summary_rows)]
+    text.append("\n### Client CPU µs per request (lower is better)\n")
+    text.append("| scenario | " + " | ".join(cols) + " | courier ÷ wrk/h2load | courier ÷ best library |")
+    text.append("|---|" + "---:|" * (len(cols) + 2))
+    for title, row, ratios in summary_rows:
+        tool_s = "–"
+        if "vs_wrk" in ratios:
+            tool_s = f"{ratios['vs_wrk']:.2f} (wrk)"
+        elif "vs_h2load" in ratios:
+            tool_s = f"{ratios['vs_h2load']:.2f} (h2load)"
+        lib_s = (f"{ratios['vs_best_library']:.2f} ({ratios['best_library']})"
+                 if "vs_best_library" in ratios else "–")
+        text.append(f"| {title} | " + " | ".join(fmt(row.get(c)) for c in cols) + f" | {tool_s} | {lib_s} |")
+
+    print("\n".join(text))
+    out["markdown"] = "\n".join(text).strip() + "\n"
+    with open(a.out, "w") as f:
+        json.dump(out, f, indent=1)
+        f.write("\n")
+    print(f"\nwrote {a.out}", file=sys.stderr)
+
+
+def cpu_model():
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
+def main():
+    p = argparse.ArgumentParser()
+    sub = p.add_subparsers(dest="cmd", required=True)
+    s = sub.add_parser("parse")
+    for k in ("--scenario", "--client", "--dir", "--url", "--http"):
+        s.add_argument(k, required=True)
+    s.add_argument("--round", type=int, required=True)
+    s.add_argument("--rc", type=int, default=0)
+    s.add_argument("--client-cpu", default="1")
+    s.add_argument("--server-cpu", default="0")
+    s.add_argument("--concurrency", type=int, required=True)
+    s = sub.add_parser("skip")
+    for k in ("--scenario", "--client", "--reason"):
+        s.add_argument(k, required=True)
+    s = sub.add_parser("report")
+    s.add_argument("--raw", required=True)
+    s.add_argument("--out", required=True)
+    s.add_argument("--rounds", type=int)
+    s.add_argument("--duration", type=float)
+    s.add_argument("--server-cpu")
+    s.add_argument("--client-cpu")
+    s.add_argument("--courier-note", default="")
+    s.add_argument("--peers-lock", default="")
+    s.add_argument("--labels", default="")
+    a = p.parse_args()
+    {"parse": cmd_parse, "skip": cmd_skip, "report": cmd_report}[a.cmd](a)
+
+
+if __name__ == "__main__":
+    main()

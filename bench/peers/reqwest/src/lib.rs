@@ -1,0 +1,230 @@
+//! Shared pieces of the peer load clients: argument parsing, the closed loop, the latency
+//! histogram and the JSON line every client prints.
+//!
+//! Usage of every binary:
+//!   NAME URL [-c IN_FLIGHT] [-d SECONDS] [--threads T] [--http 1.1|2] [--insecure]
+
+use std::cell::RefCell;
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+
+#[derive(Clone, Debug)]
+pub struct Args {
+    pub url: String,
+    pub concurrency: usize,
+    pub duration: Duration,
+    pub threads: usize,
+    /// HTTP/2 (h2c by prior knowledge over TCP, ALPN `h2` only over TLS); else HTTP/1.1 only.
+    pub http2: bool,
+    pub insecure: bool,
+}
+
+impl Args {
+    pub fn parse() -> Args {
+        let mut args = Args {
+            url: String::new(),
+            concurrency: 64,
+            duration: Duration::from_secs(5),
+            threads: 1,
+            http2: false,
+            insecure: false,
+        };
+        let mut it = std::env::args().skip(1);
+        while let Some(a) = it.next() {
+            let mut value = |name: &str| {
+                it.next()
+                    .unwrap_or_else(|| usage(&format!("{name} needs a value")))
+            };
+            match a.as_str() {
+                "-c" | "--concurrency" => args.concurrency = num(&value("-c")),
+                "-d" | "--duration" => args.duration = Duration::from_secs_f64(num(&value("-d"))),
+                "-t" | "--threads" => args.threads = num(&value("--threads")),
+                "--http" => {
+                    args.http2 = match value("--http").as_str() {
+                        "1.1" | "1" => false,
+                        "2" => true,
+                        v => usage(&format!("--http {v}: expected 1.1 or 2")),
+                    }
+                }
+                "-k" | "--insecure" => args.insecure = true,
+                "-h" | "--help" => usage(""),
+                s if s.starts_with('-') => usage(&format!("unknown option {s}")),
+                s => args.url = s.to_owned(),
+            }
+        }
+        if args.url.is_empty() {
+            usage("URL missing");
+        }
+        if args.concurrency == 0 || args.threads == 0 {
+            usage("-c and --threads must be at least 1");
+        }
+        args
+    }
+
+    pub fn is_tls(&self) -> bool {
+        self.url.starts_with("https://")
+    }
+
+    pub fn runtime(&self) -> tokio::runtime::Runtime {
+        // Same runtime shape as `courier bench --threads T`.
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(self.threads)
+            .enable_all()
+            .build()
+            .expect("tokio runtime")
+    }
+}
+
+fn num<T: std::str::FromStr>(s: &str) -> T {
+    s.parse()
+        .unwrap_or_else(|_| usage(&format!("not a number: {s}")))
+}
+
+fn usage(msg: &str) -> ! {
+    if !msg.is_empty() {
+        eprintln!("error: {msg}");
+    }
+    eprintln!(
+        "usage: LOADER URL [-c IN_FLIGHT] [-d SECONDS] [--threads T] [--http 1.1|2] [--insecure]"
+    );
+    std::process::exit(2)
+}
+
+// Latency histogram: one per worker thread (an uncontended mutex each), merged at the end.
+type Hist = Arc<Mutex<Histogram<u64>>>;
+static HISTS: OnceLock<Mutex<Vec<Hist>>> = OnceLock::new();
+thread_local! {
+    static LOCAL: RefCell<Option<Hist>> = const { RefCell::new(None) };
+}
+
+fn new_hist() -> Histogram<u64> {
+    // microseconds, 1 µs .. 10 min, 3 significant digits
+    Histogram::new_with_bounds(1, 600_000_000, 3).expect("histogram")
+}
+
+fn record(d: Duration) {
+    let us = (d.as_micros() as u64).clamp(1, 600_000_000);
+    LOCAL.with(|l| {
+        let mut l = l.borrow_mut();
+        let h = l.get_or_insert_with(|| {
+            let h = Arc::new(Mutex::new(new_hist()));
+            HISTS
+                .get_or_init(Default::default)
+                .lock()
+                .unwrap()
+                .push(h.clone());
+            h
+        });
+        h.lock().unwrap().record(us).ok();
+    });
+}
+
+static FIRST_ERROR: AtomicBool = AtomicBool::new(false);
+
+/// Runs `args.concurrency` tasks, each sending one request after another (`one` sends a request
+/// and reads its body to the end) until the duration is over, then prints the JSON line.
+pub async fn closed_loop<F, Fut, E>(name: &str, args: &Args, one: F)
+where
+    F: Fn() -> Fut + Clone + Send + Sync + 'static,
+    Fut: Future<Output = Result<(), E>> + Send + 'static,
+    E: std::fmt::Display + Send + 'static,
+{
+    let start = Instant::now();
+    let deadline = start + args.duration;
+    let mut tasks = Vec::with_capacity(args.concurrency);
+    for _ in 0..args.concurrency {
+        let one = one.clone();
+        tasks.push(tokio::spawn(async move {
+            let (mut ok, mut errors) = (0u64, 0u64);
+            while Instant::now() < deadline {
+                let t = Instant::now();
+                match one().await {
+                    Ok(()) => {
+                        record(t.elapsed());
+                        ok += 1;
+                    }
+                    Err(e) => {
+                        errors += 1;
+                        if !FIRST_ERROR.swap(true, Ordering::Relaxed) {
+                            eprintln!("first error: {e}");
+                        }
+                        // do not spin on a dead server
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                    }
+                }
+            }
+            (ok, errors)
+        }));
+    }
+    let (mut requests, mut errors) = (0u64, 0u64);
+    for t in tasks {
+        let (ok, err) = t.await.expect("task");
+        requests += ok;
+        errors += err;
+    }
+    let elapsed = start.elapsed().as_secs_f64();
+    let mut all = new_hist();
+    for h in HISTS.get_or_init(Default::default).lock().unwrap().iter() {
+        all.add(&*h.lock().unwrap()).ok();
+    }
+    let ms = |q: f64| all.value_at_quantile(q) as f64 / 1000.0;
+    println!(
+        "{{\"client\":\"{name}\",\"requests\":{requests},\"errors\":{errors},\"elapsed_s\":{elapsed:.4},\"rps\":{:.1},\"p50_ms\":{:.3},\"p99_ms\":{:.3},\"concurrency\":{},\"threads\":{},\"http\":\"{}\"}}",
+        requests as f64 / elapsed,
+        ms(0.5),
+        ms(0.99),
+        args.concurrency,
+        args.threads,
+        if args.http2 { "2" } else { "1.1" },
+    );
+}
+
+/// A certificate verifier that accepts anything (the benchmark's self-signed nginx), checking
+/// only that handshake signatures are well formed.
+pub mod insecure {
+    use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+    use rustls::crypto::{
+        verify_tls12_signature, verify_tls13_signature, WebPkiSupportedAlgorithms,
+    };
+    use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+    use rustls::{DigitallySignedStruct, Error, SignatureScheme};
+
+    #[derive(Debug)]
+    pub struct NoVerify(pub WebPkiSupportedAlgorithms);
+
+    impl ServerCertVerifier for NoVerify {
+        fn verify_server_cert(
+            &self,
+            _: &CertificateDer<'_>,
+            _: &[CertificateDer<'_>],
+            _: &ServerName<'_>,
+            _: &[u8],
+            _: UnixTime,
+        ) -> Result<ServerCertVerified, Error> {
+            Ok(ServerCertVerified::assertion())
+        }
+        fn verify_tls12_signature(
+            &self,
+            message: &[u8],
+            cert: &CertificateDer<'_>,
+            dss: &DigitallySignedStruct,
+        ) -> Result<HandshakeSignatureValid, Error> {
+            verify_tls12_signature(message, cert, dss, &self.0)
+        }
+        fn verify_tls13_signature(
+            &self,
+            message: &[u8],
+            cert: &CertificateDer<'_>,
+            dss: &DigitallySignedStruct,
+        ) -> Result<HandshakeSignatureValid, Error> {
+            verify_tls13_signature(message, cert, dss, &self.0)
+        }
+        fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+            self.0.supported_schemes()
+        }
+    }
+}

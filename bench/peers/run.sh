@@ -1,0 +1,317 @@
+#!/usr/bin/env bash
+# Peer comparison for courier (issue 5): wrk, h2load, Go net/http, reqwest, hyper-util's legacy
+# Client and `courier bench`, one after another against the same nginx, nginx pinned to CPU 0 and
+# every client to CPU 1. Measures each client's CPU time per request (user+sys from
+# /usr/bin/time, whole process), RPS, p50/p99, peak RSS and connections; prints one table per
+# scenario (medians of ROUNDS rounds) and writes bench/peers/results.json.
+#
+#   bench/peers/run.sh                       # defaults: ROUNDS=3 DURATION=5
+#   ROUNDS=1 DURATION=3 bench/peers/run.sh   # quick look
+#
+# Environment (all optional):
+#   ROUNDS=3 DURATION=5          rounds per (scenario, client); seconds per run
+#   SCENARIOS="h1 h2c h1tls h2tls h1-1m"   subset of scenarios to run
+#   CLIENTS="wrk h2load go reqwest hyper-util courier"   subset of clients
+#   H2LOAD_CONNS=4               h2load's connections for HTTP/2 (streams = 256 / H2LOAD_CONNS)
+#   BIG_CONC=16                  in flight for the 1 MiB scenario
+#   SERVER_CPU=0 CLIENT_CPU=1    CPUs to pin nginx and the clients to
+#   PORT_H1 PORT_H2C PORT_TLS    nginx ports on 127.0.0.1 [free ones from 24080 up, below the
+#                                ephemeral range]
+#   COURIER_BIN=path             use this courier binary instead of building courier-cli
+#   RESULTS=path                 where to write the JSON [bench/peers/results.json]
+#   NO_INSTALL=1 NO_BUILD=1      skip apt-get / skip building the peer clients
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$HERE/../.." && pwd)"
+ROUNDS="${ROUNDS:-3}"
+DURATION="${DURATION:-5}"
+SCENARIOS="${SCENARIOS:-h1 h2c h1tls h2tls h1-1m}"
+CLIENTS="${CLIENTS:-wrk h2load go reqwest hyper-util courier}"
+H2LOAD_CONNS="${H2LOAD_CONNS:-4}"
+CONC=256
+BIG_CONC="${BIG_CONC:-16}"
+SERVER_CPU="${SERVER_CPU:-0}"
+CLIENT_CPU="${CLIENT_CPU:-1}"
+PORT_H1="${PORT_H1:-}"
+PORT_H2C="${PORT_H2C:-}"
+PORT_TLS="${PORT_TLS:-}"
+RESULTS="${RESULTS:-$HERE/results.json}"
+TARGET="$HERE/target"
+PY="$(command -v python3)"
+
+log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+warn() { printf '\033[33mwarning: %s\033[0m\n' "$*" >&2; }
+die() { printf '\033[31merror: %s\033[0m\n' "$*" >&2; exit 1; }
+
+# ---------------------------------------------------------------------------------------------
+# 1. tools
+# ---------------------------------------------------------------------------------------------
+install_tools() {
+    local missing=()
+    command -v nginx >/dev/null || missing+=(nginx)
+    command -v wrk >/dev/null || missing+=(wrk)
+    command -v h2load >/dev/null || missing+=(nghttp2-client)
+    [ -x /usr/bin/time ] || missing+=(time)
+    command -v taskset >/dev/null || missing+=(util-linux)
+    command -v ss >/dev/null || missing+=(iproute2)
+    command -v openssl >/dev/null || missing+=(openssl)
+    [ ${#missing[@]} -eq 0 ] && return 0
+    [ -n "${NO_INSTALL:-}" ] && die "missing: ${missing[*]} (NO_INSTALL is set)"
+    log "installing ${missing[*]}"
+    local sudo=""
+    [ "$(id -u)" -ne 0 ] && sudo="sudo"
+    if ! DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y "${missing[@]}"; then
+        $sudo apt-get update
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y "${missing[@]}"
+    fi
+}
+
+build_peers() {
+    mkdir -p "$TARGET"
+    if [ -n "${NO_BUILD:-}" ] && [ -x "$TARGET/go-load" ] && [ -x "$TARGET/release/reqwest-load" ]; then
+        return 0
+    fi
+    log "building the Go load client"
+    (cd "$HERE/go" && GOTOOLCHAIN=local GOFLAGS=-mod=mod go build -o "$TARGET/go-load" .)
+    log "building the reqwest and hyper-util load clients"
+    cargo build --release --quiet --manifest-path "$HERE/reqwest/Cargo.toml" --target-dir "$TARGET"
+}
+
+COURIER=""
+COURIER_NOTE=""
+build_courier() {
+    if [ -n "${COURIER_BIN:-}" ]; then
+        COURIER="$COURIER_BIN"
+        COURIER_NOTE="given by COURIER_BIN"
+        return 0
+    fi
+    log "building courier-cli (cargo build --release -p courier-cli)"
+    if (cd "$ROOT" && cargo build --release --quiet -p courier-cli); then
+        COURIER="$ROOT/target/release/courier"
+        COURIER_NOTE="built from the work tree ($(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null || echo '?')$(cd "$ROOT" && git diff --quiet HEAD -- crates 2>/dev/null || echo ', with uncommitted changes'))"
+    elif [ -x "$ROOT/target/release/courier" ]; then
+        COURIER="$ROOT/target/release/courier"
+        COURIER_NOTE="BUILD FAILED, used the existing binary from $(date -r "$COURIER" '+%F %T')"
+        warn "courier-cli did not build; using the existing $COURIER ($COURIER_NOTE)"
+    else
+        warn "courier-cli did not build and there is no binary: courier's rows are skipped"
+        COURIER_NOTE="build failed, no binary"
+    fi
+}
+
+# ---------------------------------------------------------------------------------------------
+# 2. nginx
+# ---------------------------------------------------------------------------------------------
+WORK=""
+NGINX_STARTED=""
+cleanup() {
+    local rc=$?
+    if [ -n "$NGINX_STARTED" ] && [ -f "$WORK/nginx.pid" ]; then
+        nginx -p "$WORK" -c nginx.conf -e "$WORK/error.log" -s stop 2>/dev/null || kill "$(cat "$WORK/nginx.pid")" 2>/dev/null || true
+        for _ in $(seq 50); do [ -f "$WORK/nginx.pid" ] || break; sleep 0.1; done
+    fi
+    [ -n "$WORK" ] && [ -d "$WORK" ] && rm -rf "$WORK"
+    exit $rc
+}
+
+port_free() { ! ss -ltnH "( sport = :$1 )" | grep -q .; }
+
+# the next free port from $1 up that is not in $2
+free_port() {
+    local p=$1
+    while ! port_free "$p" || [[ " $2 " == *" $p "* ]]; do p=$((p + 1)); done
+    echo "$p"
+}
+
+start_nginx() {
+    [ -n "$PORT_H1" ] || PORT_H1="$(free_port 24080 "$PORT_H2C $PORT_TLS")"
+    [ -n "$PORT_H2C" ] || PORT_H2C="$(free_port $((PORT_H1 + 1)) "$PORT_H1 $PORT_TLS")"
+    [ -n "$PORT_TLS" ] || PORT_TLS="$(free_port $((PORT_H2C + 1)) "$PORT_H1 $PORT_H2C")"
+    for p in "$PORT_H1" "$PORT_H2C" "$PORT_TLS"; do
+        port_free "$p" || die "port $p on 127.0.0.1 is taken (a previous run still going? set PORT_H1/PORT_H2C/PORT_TLS)"
+    done
+    mkdir -p "$WORK/www" "$WORK/tmp" "$WORK/runs"
+    chmod 755 "$WORK" "$WORK/www"  # nginx workers run as nobody
+    head -c 128 /dev/zero | tr '\0' 'x' >"$WORK/www/128.bin"
+    head -c 1048576 /dev/urandom >"$WORK/www/1m.bin"
+    chmod 644 "$WORK/www/"*
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+        -subj /CN=localhost -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" \
+        -keyout "$WORK/key.pem" -out "$WORK/cert.pem" 2>/dev/null
+    cat >"$WORK/nginx.conf" <<EOF
+worker_processes 1;
+pid $WORK/nginx.pid;
+error_log $WORK/error.log warn;
+events { worker_connections 16384; }
+http {
+    access_log off;
+    default_type application/octet-stream;
+    sendfile on;
+    tcp_nopush on;
+    tcp_nodelay on;
+    keepalive_timeout 300s;
+    keepalive_requests 1000000000;
+    http2_max_concurrent_streams 512;
+    client_body_temp_path $WORK/tmp/body;
+    proxy_temp_path $WORK/tmp/proxy;
+    fastcgi_temp_path $WORK/tmp/fastcgi;
+    uwsgi_temp_path $WORK/tmp/uwsgi;
+    scgi_temp_path $WORK/tmp/scgi;
+    root $WORK/www;
+    server { listen 127.0.0.1:$PORT_H1; }
+    server { listen 127.0.0.1:$PORT_H2C http2; }
+    server {
+        listen 127.0.0.1:$PORT_TLS ssl http2;
+        ssl_certificate $WORK/cert.pem;
+        ssl_certificate_key $WORK/key.pem;
+        ssl_protocols TLSv1.2 TLSv1.3;
+    }
+}
+EOF
+    log "starting nginx on CPU $SERVER_CPU (ports $PORT_H1 http/1.1, $PORT_H2C h2c, $PORT_TLS tls+h2)"
+    taskset -c "$SERVER_CPU" nginx -p "$WORK" -c nginx.conf -e "$WORK/error.log"
+    NGINX_STARTED=1
+    for _ in $(seq 50); do
+        curl_ok=1
+        for p in "$PORT_H1" "$PORT_H2C" "$PORT_TLS"; do port_free "$p" && curl_ok=0; done
+        [ $curl_ok -eq 1 ] && break
+        sleep 0.1
+    done
+    [ $curl_ok -eq 1 ] || die "nginx did not start: $(cat "$WORK/error.log")"
+}
+
+# ---------------------------------------------------------------------------------------------
+# 3. runs
+# ---------------------------------------------------------------------------------------------
+# scenario -> "url http_version in_flight h2load_args label"
+scenario() {
+    case "$1" in
+    h1) echo "http://127.0.0.1:$PORT_H1/128.bin 1.1 $CONC --h1,-c,$CONC,-m,1" ;;
+    h2c) echo "http://127.0.0.1:$PORT_H2C/128.bin 2 $CONC -c,$H2LOAD_CONNS,-m,$((CONC / H2LOAD_CONNS))" ;;
+    h1tls) echo "https://127.0.0.1:$PORT_TLS/128.bin 1.1 $CONC --h1,-c,$CONC,-m,1" ;;
+    h2tls) echo "https://127.0.0.1:$PORT_TLS/128.bin 2 $CONC -c,$H2LOAD_CONNS,-m,$((CONC / H2LOAD_CONNS))" ;;
+    h1-1m) echo "http://127.0.0.1:$PORT_H1/1m.bin 1.1 $BIG_CONC --h1,-c,$BIG_CONC,-m,1" ;;
+    *) die "unknown scenario $1 (h1 h2c h1tls h2tls h1-1m)" ;;
+    esac
+}
+scenario_label() {
+    case "$1" in
+    h1) echo "HTTP/1.1 plain, 128 B, $CONC in flight" ;;
+    h2c) echo "h2c (HTTP/2 prior knowledge), 128 B, $CONC in flight" ;;
+    h1tls) echo "HTTP/1.1 over TLS, 128 B, $CONC in flight" ;;
+    h2tls) echo "HTTP/2 over TLS (ALPN h2), 128 B, $CONC in flight" ;;
+    h1-1m) echo "HTTP/1.1 plain, 1 MiB, $BIG_CONC in flight (µs/req = µs per MiB)" ;;
+    esac
+}
+
+COURIER_HELP=""
+# Prints the client's command line for a scenario, or nothing (with a reason on fd 3) to skip.
+client_cmd() {
+    local client=$1 url=$2 ver=$3 c=$4 h2args=$5 dir=$6
+    local tls=""
+    [[ $url == https://* ]] && tls=1
+    case "$client" in
+    wrk)
+        [ "$ver" = 2 ] && { echo "wrk speaks only HTTP/1.1" >&3; return; }
+        echo "wrk -t1 -c$c -d${DURATION}s --latency $url" ;;
+    h2load)
+        echo "h2load -t1 ${h2args//,/ } -D $DURATION $url" ;;
+    go)
+        echo "$TARGET/go-load $url -c $c -d $DURATION -threads 1 -http $ver${tls:+ -insecure}" ;;
+    reqwest)
+        echo "$TARGET/release/reqwest-load $url -c $c -d $DURATION --threads 1 --http $ver${tls:+ --insecure}" ;;
+    hyper-util)
+        echo "$TARGET/release/hyper-load $url -c $c -d $DURATION --threads 1 --http $ver${tls:+ --insecure}" ;;
+    courier)
+        [ -n "$COURIER" ] || { echo "no courier binary ($COURIER_NOTE)" >&3; return; }
+        local extra=""
+        if [ "$ver" = 2 ] || [ -n "$tls" ]; then
+            # HTTP/2 and TLS rows need `--http` (so HTTP/1.1 over TLS does not negotiate h2) and
+            # `--insecure` for the self-signed certificate.
+            if ! grep -qE -- '--http[ =<]' <<<"$COURIER_HELP"; then
+                echo "courier bench has no --http flag yet" >&3; return
+            fi
+            extra=" --http $ver"
+            if [ -n "$tls" ]; then
+                grep -qE -- '--insecure' <<<"$COURIER_HELP" || { echo "courier bench has no --insecure flag yet" >&3; return; }
+                extra+=" --insecure"
+            fi
+        fi
+        echo "$COURIER bench $url -c $c --threads 1 -d $DURATION --json $dir/courier.json$extra" ;;
+    *) die "unknown client $client" ;;
+    esac
+}
+
+run_one() {
+    local sc=$1 round=$2 client=$3
+    read -r url ver c h2args <<<"$(scenario "$sc")"
+    local port="${url#*127.0.0.1:}"
+    port="${port%%/*}"
+    local dir="$WORK/runs/$sc.$client.$round"
+    mkdir -p "$dir"
+    local cmd reason
+    cmd="$(client_cmd "$client" "$url" "$ver" "$c" "$h2args" "$dir" 3>"$dir/skip")"
+    if [ -z "$cmd" ]; then
+        reason="$(cat "$dir/skip")"
+        [ "$round" = 1 ] && printf '   %-10s skipped: %s\n' "$client" "$reason" >&2
+        "$PY" "$HERE/report.py" skip --scenario "$sc" --client "$client" --reason "$reason" >>"$WORK/raw.jsonl"
+        return 0
+    fi
+    # connections established to the server's port, sampled at mid-run (only one client runs)
+    (sleep "$(awk "BEGIN{print $DURATION/2}")"; ss -tnH state established "( dport = :$port )" | wc -l >"$dir/conns") &
+    local sampler=$!
+    local rc=0
+    grep -E '^cpu[0-9]+ ' /proc/stat >"$dir/stat0"
+    # shellcheck disable=SC2086
+    taskset -c "$CLIENT_CPU" /usr/bin/time -f '%U %S %M %e' -o "$dir/time" $cmd >"$dir/stdout" 2>"$dir/stderr" || rc=$?
+    grep -E '^cpu[0-9]+ ' /proc/stat >"$dir/stat1"
+    wait "$sampler" 2>/dev/null || true
+    echo "$cmd" >"$dir/cmd"
+    "$PY" "$HERE/report.py" parse --scenario "$sc" --client "$client" --round "$round" --dir "$dir" \
+        --rc "$rc" --client-cpu "$CLIENT_CPU" --server-cpu "$SERVER_CPU" --concurrency "$c" --http "$ver" --url "$url" >>"$WORK/raw.jsonl" ||
+        warn "could not read the output of $client (see below)"
+    if [ "$rc" -ne 0 ]; then
+        warn "$client exited with $rc: $(tail -3 "$dir/stderr")"
+    fi
+    sleep 0.3
+}
+
+main() {
+    local sc client
+    for sc in $SCENARIOS; do scenario "$sc" >/dev/null; done
+    for client in $CLIENTS; do
+        case "$client" in wrk | h2load | go | reqwest | hyper-util | courier) ;; *) die "unknown client $client" ;; esac
+    done
+    install_tools
+    build_peers
+    build_courier
+    if [ -n "$COURIER" ]; then
+        COURIER_HELP="$("$COURIER" bench --help 2>&1 || true)"
+    fi
+    WORK="$(mktemp -d /tmp/courier-peers.XXXXXX)"
+    trap cleanup EXIT
+    trap 'exit 130' INT TERM
+    start_nginx
+    : >"$WORK/raw.jsonl"
+    local t0=$SECONDS
+    for sc in $SCENARIOS; do
+        log "$(scenario_label "$sc") — $ROUNDS round(s) × ${DURATION}s per client"
+        for round in $(seq "$ROUNDS"); do
+            for client in $CLIENTS; do
+                run_one "$sc" "$round" "$client"
+            done
+        done
+    done
+    log "runs took $((SECONDS - t0)) s"
+    "$PY" "$HERE/report.py" report --raw "$WORK/raw.jsonl" --out "$RESULTS" \
+        --rounds "$ROUNDS" --duration "$DURATION" --server-cpu "$SERVER_CPU" --client-cpu "$CLIENT_CPU" \
+        --courier-note "$COURIER_NOTE" --peers-lock "$HERE/reqwest/Cargo.lock" \
+        --labels "$(for sc in $SCENARIOS; do printf '%s=%s;' "$sc" "$(scenario_label "$sc")"; done)"
+    if grep -q . "$WORK/error.log" 2>/dev/null; then
+        warn "nginx error.log (last lines):"
+        tail -5 "$WORK/error.log" >&2
+    fi
+}
+
+main "$@"
