@@ -79,22 +79,11 @@ fn f64_at(value: &Value, pointer: &str) -> f64 {
 #[test]
 fn fixed_request_count_against_the_built_in_server() {
     let dir = TempDir::new("count");
-    let json = dir.0.join("report.json");
-    let json_arg = json.to_str().expect("temp path is UTF-8");
-    let output = courier(&[
-        "bench",
-        "-n",
-        "2000",
-        "-c",
-        "16",
-        "--read-bytes",
-        "0",
-        "--json",
-        json_arg,
-    ]);
-    assert_success(&output);
-
-    let report = read_json(&json);
+    let (report, stdout) = bench_json(
+        &dir,
+        "report",
+        &["-n", "2000", "-c", "16", "--read-bytes", "0"],
+    );
     assert_eq!(report["requests"], 2000, "{report:#}");
     assert_eq!(report["errors"], 0, "{report:#}");
     let established = report["connections_established"]
@@ -110,7 +99,6 @@ fn fixed_request_count_against_the_built_in_server() {
     assert_eq!(report["config"]["read_bytes"], 0);
     assert!(report["latency_headers_ms"]["p50"].as_f64().unwrap_or(-1.0) > 0.0);
 
-    let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(stdout.contains("Requests"), "{stdout}");
     assert!(stdout.contains("2,000"), "{stdout}");
     assert!(
@@ -122,22 +110,11 @@ fn fixed_request_count_against_the_built_in_server() {
 #[test]
 fn duration_run_stops_on_time() {
     let dir = TempDir::new("duration");
-    let json = dir.0.join("report.json");
     let started = Instant::now();
-    let output = courier(&[
-        "bench",
-        "--duration",
-        "1",
-        "-c",
-        "8",
-        "--json",
-        json.to_str().expect("temp path is UTF-8"),
-    ]);
+    let (report, _) = bench_json(&dir, "report", &["--duration", "1", "-c", "8"]);
     let took = started.elapsed();
-    assert_success(&output);
     assert!(took < Duration::from_secs(6), "a 1 s run took {took:?}");
 
-    let report = read_json(&json);
     let duration = report["duration_s"]
         .as_f64()
         .expect("duration_s is a number");
@@ -235,20 +212,11 @@ fn a_stalled_server_shows_coordinated_omission() {
 #[test]
 fn compare_prints_side_by_side_with_marked_deltas() {
     let dir = TempDir::new("compare");
+    for (name, concurrency) in [("base", "2"), ("tuned", "8")] {
+        bench_json(&dir, name, &["-n", "400", "-c", concurrency]);
+    }
     let a = dir.0.join("base.json");
     let b = dir.0.join("tuned.json");
-    for (path, concurrency) in [(&a, "2"), (&b, "8")] {
-        let output = courier(&[
-            "bench",
-            "-n",
-            "400",
-            "-c",
-            concurrency,
-            "--json",
-            path.to_str().expect("temp path is UTF-8"),
-        ]);
-        assert_success(&output);
-    }
     let output = courier(&[
         "compare",
         a.to_str().expect("temp path is UTF-8"),

@@ -5,13 +5,11 @@ mod common;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use common::{bounded, pattern_byte, wait_until, RawConn};
+use common::{bounded, clients, pattern_byte, wait_until, RawConn};
 use courier_server::{start, ServerConfig, ServerHandle};
 use http::{Request, StatusCode};
 use http_body_util::{BodyExt, Full};
-use hyper::client::conn::http1::{self, SendRequest};
-use hyper_util::rt::TokioIo;
-use tokio::net::TcpStream;
+use hyper::client::conn::http1::SendRequest;
 
 async fn server() -> ServerHandle {
     start(ServerConfig::default()).await.expect("start server")
@@ -20,13 +18,8 @@ async fn server() -> ServerHandle {
 /// A real HTTP/1.1 client connection (hyper), for checks that should not
 /// depend on the hand-rolled parser.
 async fn hyper_client(server: &ServerHandle) -> SendRequest<Full<Bytes>> {
-    let stream = TcpStream::connect(server.local_addr())
-        .await
-        .expect("connect");
-    let (sender, conn) = http1::handshake(TokioIo::new(stream))
-        .await
-        .expect("handshake");
-    tokio::spawn(conn);
+    // The connection's task runs on, detached.
+    let (sender, _conn) = clients::h1(clients::tcp(server.local_addr()).await).await;
     sender
 }
 

@@ -5,13 +5,39 @@ mod common;
 
 use std::time::Duration;
 
-use common::clients::{self, fetch_h1, fetch_h2, get, h2_reason, post};
+use bytes::Bytes;
+use common::clients::{self, fetch_h1, fetch_h2, get, h2_reason, post, spawn_fetch_h2};
 use common::{bounded, wait_until};
 use courier_server::{start, ServerConfig, ServerHandle};
+use h2::client::{Connection, ResponseFuture, SendRequest};
 use http::{StatusCode, Version};
+use tokio::net::TcpStream;
 
 async fn server(config: ServerConfig) -> ServerHandle {
     start(config).await.expect("start server")
+}
+
+/// Opens an HTTP/2 connection with the `h2` crate itself rather than hyper's
+/// client, for what hyper hides (the peer's SETTINGS, the connection's own
+/// error), and sends a GET for `path` on it. The connection comes back
+/// undriven: the caller polls it or spawns it.
+async fn h2_raw_get(
+    server: &ServerHandle,
+    path: &str,
+) -> (
+    SendRequest<Bytes>,
+    Connection<TcpStream, Bytes>,
+    ResponseFuture,
+) {
+    let stream = clients::tcp(server.local_addr()).await;
+    let (mut sender, conn) = bounded("h2 handshake", h2::client::handshake(stream))
+        .await
+        .expect("handshake");
+    let request = http::Request::get(server.url(path))
+        .body(())
+        .expect("request");
+    let (response, _) = sender.send_request(request, true).expect("send");
+    (sender, conn, response)
 }
 
 #[tokio::test]
@@ -57,10 +83,9 @@ async fn large_uploads_echo_over_h2() {
     // Several at once, so the connection window matters, not just one stream's.
     let mut uploads = Vec::new();
     for _ in 0..4 {
-        let mut sender = h2.clone();
-        let req = post(&server.url("/echo"), body.clone());
-        uploads.push(tokio::spawn(
-            async move { fetch_h2(&mut sender, req).await },
+        uploads.push(spawn_fetch_h2(
+            &h2,
+            post(&server.url("/echo"), body.clone()),
         ));
     }
     for upload in uploads {
@@ -113,15 +138,8 @@ async fn max_concurrent_streams_is_advertised() {
             ..Default::default()
         };
         let server = server(config).await;
-        let stream = clients::tcp(server.local_addr()).await;
-        let (mut sender, mut conn) = bounded("h2 handshake", h2::client::handshake(stream))
-            .await
-            .expect("handshake");
         // The server's SETTINGS have been processed once a response arrived.
-        let request = http::Request::get(server.url("/bytes/1"))
-            .body(())
-            .expect("request");
-        let (response, _) = sender.send_request(request, true).expect("send");
+        let (_sender, mut conn, response) = h2_raw_get(&server, "/bytes/1").await;
         let response = tokio::select! {
             response = response => response.expect("response"),
             res = &mut conn => panic!("connection ended first: {res:?}"),
@@ -136,9 +154,7 @@ async fn max_concurrent_streams_is_advertised() {
 async fn fault_goaway_lets_in_flight_streams_finish_then_closes() {
     let server = server(ServerConfig::default()).await;
     let (mut h2, task) = clients::h2(clients::tcp(server.local_addr()).await).await;
-    let mut slow_sender = h2.clone();
-    let slow_req = get(&server.url("/delay/300"));
-    let slow = tokio::spawn(async move { fetch_h2(&mut slow_sender, slow_req).await });
+    let slow = spawn_fetch_h2(&h2, get(&server.url("/delay/300")));
     wait_until("delay dispatched", || server.requests_served() == 1).await;
 
     let goaway = fetch_h2(&mut h2, get(&server.url("/fault/goaway")))
@@ -188,11 +204,7 @@ async fn goaway_all_drains_every_connection() {
     let mut senders = Vec::new();
     for _ in 0..2 {
         let (h2, task) = clients::h2(clients::tcp(server.local_addr()).await).await;
-        let mut sender = h2.clone();
-        let req = get(&server.url("/delay/300"));
-        slow.push(tokio::spawn(
-            async move { fetch_h2(&mut sender, req).await },
-        ));
+        slow.push(spawn_fetch_h2(&h2, get(&server.url("/delay/300"))));
         tasks.push(task);
         senders.push(h2);
     }
@@ -252,9 +264,7 @@ async fn rst_stream_resets_only_that_stream() {
 async fn fault_close_over_h2_drops_the_whole_connection() {
     let server = server(ServerConfig::default()).await;
     let (mut h2, task) = clients::h2(clients::tcp(server.local_addr()).await).await;
-    let mut sender = h2.clone();
-    let slow_req = get(&server.url("/delay/60000"));
-    let slow = tokio::spawn(async move { fetch_h2(&mut sender, slow_req).await });
+    let slow = spawn_fetch_h2(&h2, get(&server.url("/delay/60000")));
     wait_until("delay dispatched", || server.requests_served() == 1).await;
 
     assert!(fetch_h2(&mut h2, get(&server.url("/fault/close")))
@@ -269,15 +279,8 @@ async fn fault_close_over_h2_drops_the_whole_connection() {
 #[tokio::test]
 async fn fault_reset_over_h2_resets_the_tcp_connection() {
     let server = server(ServerConfig::default()).await;
-    let stream = clients::tcp(server.local_addr()).await;
-    let (mut sender, conn) = bounded("h2 handshake", h2::client::handshake(stream))
-        .await
-        .expect("handshake");
+    let (_sender, conn, response) = h2_raw_get(&server, "/fault/reset").await;
     let conn = tokio::spawn(conn);
-    let request = http::Request::get(server.url("/fault/reset"))
-        .body(())
-        .expect("request");
-    let (response, _) = sender.send_request(request, true).expect("send");
     assert!(bounded("response", response).await.is_err());
     let err = bounded("connection", conn)
         .await
@@ -295,15 +298,8 @@ async fn mid_body_faults_send_part_of_the_body_then_close() {
         ("/fault/close-mid-body", Some("1000"), 500),
         ("/fault/chunked-mid-body", None, 32),
     ] {
-        let stream = clients::tcp(server.local_addr()).await;
-        let (mut sender, conn) = bounded("h2 handshake", h2::client::handshake(stream))
-            .await
-            .expect("handshake");
+        let (_sender, conn, response) = h2_raw_get(&server, path).await;
         let conn = tokio::spawn(conn);
-        let request = http::Request::get(server.url(path))
-            .body(())
-            .expect("request");
-        let (response, _) = sender.send_request(request, true).expect("send");
         let response = bounded("head", response).await.expect("head arrives");
         assert_eq!(response.status(), StatusCode::OK);
         assert_eq!(
@@ -413,9 +409,7 @@ async fn idle_timeout_and_close_idle_apply_to_h2() {
         .await
         .expect("response");
     let (busy, busy_task) = clients::h2(clients::tcp(server.local_addr()).await).await;
-    let mut busy_sender = busy.clone();
-    let req = get(&server.url("/delay/300"));
-    let slow = tokio::spawn(async move { fetch_h2(&mut busy_sender, req).await });
+    let slow = spawn_fetch_h2(&busy, get(&server.url("/delay/300")));
     wait_until("delay dispatched", || server.requests_served() == 2).await;
 
     server.close_idle_connections();
@@ -447,11 +441,7 @@ async fn stream_tasks_end_with_their_connection() {
     let (h2, task) = clients::h2(clients::tcp(server.local_addr()).await).await;
     let mut pending = Vec::new();
     for path in ["/delay/600000", "/fault/no-answer", "/fault/close"] {
-        let mut sender = h2.clone();
-        let req = get(&server.url(path));
-        pending.push(tokio::spawn(
-            async move { fetch_h2(&mut sender, req).await },
-        ));
+        pending.push(spawn_fetch_h2(&h2, get(&server.url(path))));
     }
     // `/fault/close` drops the connection with two streams still pending.
     for response in pending {
@@ -470,9 +460,7 @@ async fn stream_tasks_end_with_their_connection() {
 async fn shutdown_ends_pending_streams() {
     let server = server(ServerConfig::default()).await;
     let (h2, task) = clients::h2(clients::tcp(server.local_addr()).await).await;
-    let mut sender = h2.clone();
-    let req = get(&server.url("/delay/600000"));
-    let slow = tokio::spawn(async move { fetch_h2(&mut sender, req).await });
+    let slow = spawn_fetch_h2(&h2, get(&server.url("/delay/600000")));
     wait_until("delay dispatched", || server.requests_served() == 1).await;
     bounded("shutdown", server.shutdown()).await;
     assert!(slow.await.expect("join").is_err());

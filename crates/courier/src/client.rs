@@ -1,5 +1,6 @@
 //! [`Client`]: the entry point, and the path every request walks.
 
+use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -10,10 +11,11 @@ use crate::builder::ClientBuilder;
 use crate::config::Config;
 use crate::drain::DrainPolicy;
 use crate::error::{Error, ErrorKind};
-use crate::metrics::{GaugeGuard, Metrics, MetricsSnapshot};
+use crate::metrics::{Metrics, MetricsSnapshot};
 use crate::pool::{Pool, SendError};
 use crate::request::{IntoUri, RequestBuilder};
 use crate::response::Response;
+use crate::send::SendFuture;
 
 /// An HTTP client with a connection pool per origin.
 ///
@@ -121,9 +123,13 @@ impl Client {
         RequestBuilder::new(self.clone(), method, url.into_uri())
     }
 
-    /// Sends an `http::Request` with the client's default timeout.
-    pub async fn execute(&self, request: Request<Body>) -> Result<Response, Error> {
-        self.send(request, self.inner.pool.config().timeout).await
+    /// Sends an `http::Request` with the client's default timeout. The
+    /// future owns what it needs (`'static`), so it can be spawned.
+    pub fn execute(
+        &self,
+        request: Request<Body>,
+    ) -> impl Future<Output = Result<Response, Error>> + Send + 'static {
+        self.clone().send(request, self.inner.pool.config().timeout)
     }
 
     /// A snapshot of everything the pool has counted.
@@ -140,46 +146,35 @@ impl Client {
     }
 
     /// Sends a request within its total timeout.
-    pub(crate) async fn send(
-        &self,
+    pub(crate) fn send(
+        self,
         request: Request<Body>,
         timeout: Option<Duration>,
-    ) -> Result<Response, Error> {
-        let metrics = &self.inner.metrics;
-        metrics.requests_total.inc();
-        let _active = GaugeGuard::new(&metrics.requests_active);
+    ) -> impl Future<Output = Result<Response, Error>> + Send + 'static {
         let started = Instant::now();
         let deadline = timeout.and_then(|t| started.checked_add(t));
-        let result = match deadline {
-            // One timer for the whole request; on expiry the future (and with
-            // it any lease) is dropped, which closes a half-used connection.
-            Some(at) => tokio::time::timeout_at(at.into(), self.send_once(request, deadline))
-                .await
-                .unwrap_or_else(|_| {
-                    Err(Error::msg(
-                        ErrorKind::Timeout,
-                        "no response within the request timeout",
-                    ))
-                }),
-            None => self.send_once(request, None).await,
-        };
-        match &result {
-            Ok(_) => metrics.request_duration.record(started.elapsed()),
-            Err(_) => metrics.requests_failed.inc(),
-        }
-        result
+        let metrics = Arc::clone(&self.inner.metrics);
+        SendFuture::new(
+            metrics,
+            started,
+            deadline,
+            send_once(self.inner, request, deadline),
+        )
     }
+}
 
-    /// Checkout, send, and the one retry a failed attempt may earn: on a new
-    /// connection when a reused HTTP/1.1 connection turned out dead, or on any
-    /// other connection when an HTTP/2 server refused the stream unprocessed.
-    async fn send_once(
-        &self,
-        mut request: Request<Body>,
-        deadline: Option<Instant>,
-    ) -> Result<Response, Error> {
-        let config = self.inner.pool.config();
-        let origin = self.inner.pool.origin(request.uri())?;
+/// Checkout, send, and the one retry a failed attempt may earn: on a new
+/// connection when a reused HTTP/1.1 connection turned out dead, or on any
+/// other connection when an HTTP/2 server refused the stream unprocessed.
+fn send_once(
+    inner: Arc<ClientInner>,
+    request: Request<Body>,
+    deadline: Option<Instant>,
+) -> impl Future<Output = Result<Response, Error>> + Send + 'static {
+    let mut request = request;
+    async move {
+        let config = inner.pool.config();
+        let origin = inner.pool.origin(request.uri())?;
         let mut fresh_only = false;
         let mut retried = false;
         loop {
@@ -206,7 +201,7 @@ impl Client {
                         res,
                         lease,
                         deadline,
-                        self.inner.drain.clone(),
+                        inner.drain.clone(),
                         config.max_response_body_size,
                     ))
                 }
@@ -231,10 +226,10 @@ impl Client {
             };
             if h2 {
                 tracing::debug!(%error, "HTTP/2 stream refused unprocessed; retrying");
-                self.inner.metrics.refused_stream_retries.inc();
+                inner.metrics.refused_stream_retries.inc();
             } else {
                 tracing::debug!(%error, "reused connection was stale; retrying on a new one");
-                self.inner.metrics.stale_retries.inc();
+                inner.metrics.stale_retries.inc();
             }
             request = req;
             retried = true;

@@ -61,6 +61,7 @@ pub mod middleware;
 mod pool;
 mod request;
 mod response;
+mod send;
 mod service;
 
 pub use body::Body;

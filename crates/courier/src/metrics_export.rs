@@ -148,8 +148,7 @@ impl MetricsExporter {
     /// Outside a tokio runtime.
     pub fn spawn(self, period: Duration) -> MetricsExportTask {
         let handle = tokio::spawn(async move {
-            let mut tick = tokio::time::interval(period.max(Duration::from_millis(1)));
-            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            let mut tick = ticker(period);
             loop {
                 tick.tick().await;
                 if !self.record() {
@@ -159,6 +158,15 @@ impl MetricsExporter {
         });
         MetricsExportTask { handle }
     }
+}
+
+/// The export tick, shared by every exporter task so they pace alike: every
+/// `period` (at least 1 ms: `interval` panics on zero), and after a stall the
+/// next tick a full period later instead of a burst of catch-up exports.
+fn ticker(period: Duration) -> tokio::time::Interval {
+    let mut tick = tokio::time::interval(period.max(Duration::from_millis(1)));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    tick
 }
 
 impl Client {
@@ -204,8 +212,7 @@ impl ClientFactory {
         let factory: Weak<_> = self.downgrade();
         let handle = tokio::spawn(async move {
             let mut exporters: Vec<(String, MetricsExporter)> = Vec::new();
-            let mut tick = tokio::time::interval(period.max(Duration::from_millis(1)));
-            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            let mut tick = ticker(period);
             loop {
                 tick.tick().await;
                 let Some(factory) = ClientFactory::upgrade(&factory) else {

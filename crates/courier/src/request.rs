@@ -1,9 +1,11 @@
 //! [`RequestBuilder`]: one request, assembled step by step.
 
+use std::future::Future;
 use std::time::Duration;
 
 use http::header::{HeaderMap, HeaderName, HeaderValue};
 use http::{Method, Request, Uri};
+use tokio_util::either::Either;
 
 use crate::body::Body;
 use crate::client::Client;
@@ -161,9 +163,19 @@ impl RequestBuilder {
     }
 
     /// Sends the request and waits for the response head.
-    pub async fn send(self) -> Result<Response, Error> {
-        let request = self.request?;
-        self.client.send(request, self.timeout).await
+    ///
+    /// The returned future owns everything it needs (`'static`), so it can be
+    /// spawned; the request inside it is held once.
+    pub fn send(self) -> impl Future<Output = Result<Response, Error>> + Send + 'static {
+        let RequestBuilder {
+            client,
+            request,
+            timeout,
+        } = self;
+        match request {
+            Ok(request) => Either::Left(client.send(request, timeout)),
+            Err(e) => Either::Right(std::future::ready(Err(e))),
+        }
     }
 }
 

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use http::header::{HeaderMap, HeaderName, HeaderValue};
 use http::{Method, Request, Uri};
@@ -13,7 +13,9 @@ use crate::body::Body;
 use crate::client::Client;
 use crate::error::{Error, ErrorKind};
 use crate::metrics::MetricsSnapshot;
-use crate::middleware::{BoxHttpService, Deadline, Idempotent, ResponseFuture, StackLayers};
+use crate::middleware::{
+    within_deadline, BoxHttpService, Deadline, Idempotent, ResponseFuture, StackLayers,
+};
 use crate::request::{IntoUri, RequestBuilder};
 use crate::response::Response;
 
@@ -46,7 +48,7 @@ impl tower::Service<Request<Body>> for Client {
 fn request_timeout(default: Option<Duration>, req: &Request<Body>) -> Option<Duration> {
     match req.extensions().get::<Deadline>() {
         Some(deadline) => {
-            let left = deadline.instant().saturating_duration_since(Instant::now());
+            let left = deadline.remaining();
             Some(default.map_or(left, |d| d.min(left)))
         }
         None => default,
@@ -297,17 +299,7 @@ impl ServiceClient {
         self.prepare(&mut request)?;
         let deadline = request.extensions().get::<Deadline>().copied();
         let call = self.inner.service.clone().oneshot(request);
-        match deadline {
-            Some(d) => tokio::time::timeout_at(d.instant().into(), call)
-                .await
-                .unwrap_or_else(|_| {
-                    Err(Error::msg(
-                        ErrorKind::Timeout,
-                        "no response within the request's timeout",
-                    ))
-                }),
-            None => call.await,
-        }
+        within_deadline(deadline, "no response within the request's timeout", call).await?
     }
 }
 

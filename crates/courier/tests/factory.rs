@@ -107,20 +107,16 @@ async fn one_name_one_pool() {
     let a = factory.client("billing");
     let b = factory.client("billing");
     let other = factory.client("search");
-    a.get(srv.url("/bytes/1"))
-        .send()
-        .await
-        .unwrap()
-        .bytes()
-        .await
-        .unwrap();
-    b.get(srv.url("/bytes/1"))
-        .send()
-        .await
-        .unwrap()
-        .bytes()
-        .await
-        .unwrap();
+    for client in [&a, &b] {
+        client
+            .get(srv.url("/bytes/1"))
+            .send()
+            .await
+            .unwrap()
+            .bytes()
+            .await
+            .unwrap();
+    }
     assert_eq!(a.metrics().requests_total, 2);
     assert_eq!(b.metrics().connections_established, 1);
     assert_eq!(other.metrics().requests_total, 0);

@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use courier::middleware::{CircuitBreakerConfig, CircuitBreakerLayer, CircuitState};
-use courier::{Body, Client, ErrorKind};
-use middleware_support::{eventually, reply, scripted};
+use courier::{Client, ErrorKind};
+use middleware_support::{eventually, get_request, reply, scripted};
 use tower::{ServiceBuilder, ServiceExt};
 
 fn config() -> CircuitBreakerConfig {
@@ -42,11 +42,7 @@ async fn opens_fails_fast_and_closes_after_a_good_probe() {
     let svc = ServiceBuilder::new()
         .layer(breaker.clone())
         .service(Client::new());
-    let get = || {
-        http::Request::get(srv.url("/"))
-            .body(Body::empty())
-            .unwrap()
-    };
+    let get = || get_request(&srv.url("/"));
     let uri: http::Uri = srv.url("/").parse().unwrap();
 
     // Four failures in a row reach the minimum throughput at 100 % failures.
@@ -73,11 +69,7 @@ async fn opens_fails_fast_and_closes_after_a_good_probe() {
     let other = middleware_support::scripted(|_| async { reply(200, "fine") }).await;
     let res = svc
         .clone()
-        .oneshot(
-            http::Request::get(other.url("/"))
-                .body(Body::empty())
-                .unwrap(),
-        )
+        .oneshot(get_request(&other.url("/")))
         .await
         .unwrap();
     assert_eq!(res.status(), 200);
@@ -127,9 +119,7 @@ async fn below_the_failure_ratio_stays_closed() {
         .layer(breaker.clone())
         .service(Client::new());
     for _ in 0..30 {
-        let req = http::Request::get(srv.url("/"))
-            .body(Body::empty())
-            .unwrap();
+        let req = get_request(&srv.url("/"));
         svc.clone().oneshot(req).await.unwrap();
     }
     assert_eq!(srv.hits(), 30);
@@ -149,7 +139,7 @@ async fn connection_errors_count_as_failures() {
     let url = format!("http://127.0.0.1:{port}/");
     let mut kinds = Vec::new();
     for _ in 0..6 {
-        let req = http::Request::get(&url).body(Body::empty()).unwrap();
+        let req = get_request(&url);
         kinds.push(svc.clone().oneshot(req).await.unwrap_err().kind());
     }
     assert_eq!(&kinds[..4], &[ErrorKind::Connect; 4]);

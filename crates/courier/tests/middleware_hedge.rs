@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use courier::middleware::{HedgeConfig, HedgeLayer, Stack};
 use courier::{Body, Client};
-use middleware_support::{bounded, builtin, reply, scripted};
+use middleware_support::{bounded, builtin, get_request, reply, scripted};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
@@ -72,7 +72,7 @@ async fn a_stalled_attempt_is_hedged_and_cancelled() {
         .layer(hedge.clone())
         .service(Client::new());
     let started = Instant::now();
-    let req = http::Request::get(&url).body(Body::empty()).unwrap();
+    let req = get_request(&url);
     let res = bounded("hedged request", Duration::from_secs(10), svc.oneshot(req))
         .await
         .unwrap();
@@ -102,9 +102,7 @@ async fn fast_answers_are_not_hedged() {
         .layer(hedge.clone())
         .service(Client::new());
     for _ in 0..5 {
-        let req = http::Request::get(srv.url("/"))
-            .body(Body::empty())
-            .unwrap();
+        let req = get_request(&srv.url("/"));
         let res = svc.clone().oneshot(req).await.unwrap();
         assert_eq!(res.text().await.unwrap(), "quick");
     }

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use courier::middleware::{BudgetConfig, RetryConfig, RetryLayer, Stack};
 use courier::{Body, Client, ErrorKind};
-use middleware_support::{closed_port, reply, scripted, with_header};
+use middleware_support::{closed_port, get_request, reply, scripted, with_header};
 use tower::{ServiceBuilder, ServiceExt};
 
 fn fast(max_attempts: u32) -> RetryConfig {
@@ -32,9 +32,7 @@ async fn two_503s_then_success_takes_three_attempts() {
     let svc = ServiceBuilder::new()
         .layer(retry.clone())
         .service(Client::new());
-    let req = http::Request::get(srv.url("/work"))
-        .body(Body::empty())
-        .unwrap();
+    let req = get_request(&srv.url("/work"));
     let res = svc.oneshot(req).await.unwrap();
     assert_eq!(res.status(), 200);
     assert_eq!(res.text().await.unwrap(), "done");
@@ -190,9 +188,7 @@ async fn budget_caps_extra_attempts_when_half_the_requests_fail() {
         .layer(retry.clone())
         .service(Client::new());
     for i in 0..requests {
-        let req = http::Request::get(srv.url(&format!("/?i={i}")))
-            .body(Body::empty())
-            .unwrap();
+        let req = get_request(&srv.url(&format!("/?i={i}")));
         let res = svc.clone().oneshot(req).await.unwrap();
         res.bytes().await.unwrap();
     }

@@ -7,8 +7,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use courier::middleware::{RetryConfig, Stack, TimeoutConfig};
-use courier::{Client, ErrorKind};
+use courier::{Client, ErrorKind, ServiceRequestBuilder};
 use middleware_support::{builtin, reply, scripted};
+
+/// Sends `req` to the echoing server below and returns the
+/// `x-request-timeout-ms` value it saw (`none` when there was none).
+async fn timeout_header_seen(req: ServiceRequestBuilder) -> String {
+    req.send().await.unwrap().text().await.unwrap()
+}
 
 #[tokio::test]
 async fn the_server_is_told_the_time_left() {
@@ -26,30 +32,18 @@ async fn the_server_is_told_the_time_left() {
             TimeoutConfig::total(Duration::from_secs(2)).per_attempt(Duration::from_millis(700)),
         )
         .client(Client::new());
-    let ms: u64 = client
-        .get(srv.url("/"))
-        .send()
+    let ms: u64 = timeout_header_seen(client.get(srv.url("/")))
         .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap()
         .parse()
         .unwrap();
     assert!((600..=700).contains(&ms), "{ms}");
 
     // A per-request timeout shorter than the total wins.
-    let ms: u64 = Stack::new()
+    let client = Stack::new()
         .timeout(TimeoutConfig::total(Duration::from_secs(2)))
-        .client(Client::new())
-        .get(srv.url("/"))
-        .timeout(Duration::from_millis(300))
-        .send()
+        .client(Client::new());
+    let ms: u64 = timeout_header_seen(client.get(srv.url("/")).timeout(Duration::from_millis(300)))
         .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap()
         .parse()
         .unwrap();
     assert!((200..=300).contains(&ms), "{ms}");
@@ -58,15 +52,7 @@ async fn the_server_is_told_the_time_left() {
     let client = Stack::new()
         .timeout(TimeoutConfig::total(Duration::from_secs(1)).header(None))
         .client(Client::new());
-    let body = client
-        .get(srv.url("/"))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    assert_eq!(body, "none");
+    assert_eq!(timeout_header_seen(client.get(srv.url("/"))).await, "none");
 }
 
 #[tokio::test]

@@ -79,6 +79,15 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Recorder {
 }
 
 impl Recorder {
+    /// A recorder set as this thread's default subscriber until the guard is
+    /// dropped (the tests run on a current-thread runtime, so it sees them all).
+    fn install() -> (Recorder, tracing::subscriber::DefaultGuard) {
+        let recorder = Recorder::default();
+        let guard =
+            tracing::subscriber::set_default(tracing_subscriber::registry().with(recorder.clone()));
+        (recorder, guard)
+    }
+
     fn named(&self, name: &str) -> Vec<SpanRec> {
         self.spans
             .lock()
@@ -98,9 +107,7 @@ fn f<'a>(span: &'a SpanRec, field: &str) -> &'a str {
 
 #[tokio::test]
 async fn one_request_two_attempts_and_the_traceparent_the_server_got() {
-    let recorder = Recorder::default();
-    let _guard =
-        tracing::subscriber::set_default(tracing_subscriber::registry().with(recorder.clone()));
+    let (recorder, _guard) = Recorder::install();
 
     let srv = scripted(|req| async move {
         if req.n == 1 {
@@ -202,9 +209,7 @@ async fn one_request_two_attempts_and_the_traceparent_the_server_got() {
 
 #[tokio::test]
 async fn an_incoming_traceparent_is_continued() {
-    let recorder = Recorder::default();
-    let _guard =
-        tracing::subscriber::set_default(tracing_subscriber::registry().with(recorder.clone()));
+    let (recorder, _guard) = Recorder::install();
     let srv = scripted(|req| async move {
         reply(200, req.header("traceparent").unwrap_or("none").to_owned())
     })

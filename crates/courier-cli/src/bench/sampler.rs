@@ -89,7 +89,11 @@ impl Sampler {
     /// Starts sampling on the current runtime.
     pub fn start(config: SamplerConfig) -> Self {
         let (stop, stopped) = oneshot::channel();
-        let task = tokio::spawn(sample(config, stopped));
+        // Without a warmup, measuring starts now: read the baseline before any worker runs, or
+        // connections the first requests open would fall before it and go uncounted.
+        let early = (config.clock.measure_start <= Instant::now())
+            .then(|| alloc::uncounted(|| Series::start(&config, config.clock.measure_start)));
+        let task = tokio::spawn(sample(config, stopped, early));
         Self { stop, task }
     }
 
@@ -103,36 +107,21 @@ impl Sampler {
     }
 }
 
-async fn sample(config: SamplerConfig, mut stopped: oneshot::Receiver<Instant>) -> Result<Sampled> {
+async fn sample(
+    config: SamplerConfig,
+    mut stopped: oneshot::Receiver<Instant>,
+    early: Option<Series>,
+) -> Result<Sampled> {
     let clock = config.clock;
-    // Warmup: progress only.
-    let mut warm_requests = alloc::uncounted(|| PoolReading::read(&config.clients)).requests_total;
-    let mut warm_tick = clock.start;
-    while Instant::now() < clock.measure_start {
-        let next = (warm_tick + Duration::from_secs(1)).min(clock.measure_start);
-        tokio::select! {
-            _ = tokio::time::sleep_until(next) => {}
-            end = &mut stopped => {
-                // Ended before measuring started: nothing was measured.
-                let end = end.unwrap_or_else(|_| Instant::now());
-                let mut series = alloc::uncounted(|| Series::start(&config, clock.measure_start));
-                return alloc::uncounted(|| series.finish(&config, end.max(clock.measure_start)));
+    let mut series = match early {
+        Some(series) => series,
+        None => {
+            if let Some(ended) = warm_up(&config, &mut stopped).await {
+                return ended;
             }
+            alloc::uncounted(|| Series::start(&config, clock.measure_start))
         }
-        alloc::uncounted(|| {
-            let total = PoolReading::read(&config.clients).requests_total;
-            let rate = per_second(total.saturating_sub(warm_requests), next - warm_tick);
-            config.progress.show(&format!(
-                "warming up {:>5.1} s  {:>10} req/s",
-                (next - clock.start).as_secs_f64(),
-                group_thousands(&format!("{rate:.0}"))
-            ));
-            warm_requests = total;
-        });
-        warm_tick = next;
-    }
-
-    let mut series = alloc::uncounted(|| Series::start(&config, clock.measure_start));
+    };
     let period = period(config.clients.len());
     let per_second_ticks = (Duration::from_secs(1).as_millis() / period.as_millis()).max(1) as u64;
     let mut ticker = tokio::time::interval_at(clock.measure_start + period, period);
@@ -156,6 +145,43 @@ async fn sample(config: SamplerConfig, mut stopped: oneshot::Receiver<Instant>) 
             }
         }
     }
+}
+
+/// The warmup: progress only. Returns the (empty) figures if the run ended before measuring
+/// began.
+async fn warm_up(
+    config: &SamplerConfig,
+    stopped: &mut oneshot::Receiver<Instant>,
+) -> Option<Result<Sampled>> {
+    let clock = config.clock;
+    let mut warm_requests = alloc::uncounted(|| PoolReading::read(&config.clients)).requests_total;
+    let mut warm_tick = clock.start;
+    while Instant::now() < clock.measure_start {
+        let next = (warm_tick + Duration::from_secs(1)).min(clock.measure_start);
+        tokio::select! {
+            _ = tokio::time::sleep_until(next) => {}
+            end = &mut *stopped => {
+                // Ended before measuring started: nothing was measured.
+                let end = end.unwrap_or_else(|_| Instant::now());
+                let mut series = alloc::uncounted(|| Series::start(config, clock.measure_start));
+                return Some(alloc::uncounted(|| {
+                    series.finish(config, end.max(clock.measure_start))
+                }));
+            }
+        }
+        alloc::uncounted(|| {
+            let total = PoolReading::read(&config.clients).requests_total;
+            let rate = per_second(total.saturating_sub(warm_requests), next - warm_tick);
+            config.progress.show(&format!(
+                "warming up {:>5.1} s  {:>10} req/s",
+                (next - clock.start).as_secs_f64(),
+                group_thousands(&format!("{rate:.0}"))
+            ));
+            warm_requests = total;
+        });
+        warm_tick = next;
+    }
+    None
 }
 
 /// The sampler's running state during the measurement.

@@ -109,6 +109,16 @@ pub async fn fetch_h2(
     collect(response).await
 }
 
+/// [`fetch_h2`] on a clone of `sender`, in a task of its own: the stream stays
+/// in flight while the test acts on the connection (GOAWAY, close, shutdown).
+pub fn spawn_fetch_h2(
+    sender: &http2::SendRequest<Body>,
+    req: Request<Body>,
+) -> JoinHandle<Result<Fetched, hyper::Error>> {
+    let mut sender = sender.clone();
+    tokio::spawn(async move { fetch_h2(&mut sender, req).await })
+}
+
 pub async fn fetch_h1(
     sender: &mut http1::SendRequest<Body>,
     req: Request<Body>,

@@ -9,9 +9,9 @@ use http::Request;
 use http_body::{Frame, SizeHint};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-use super::{call, Deadline, HttpService, ResponseFuture};
+use super::{call, within_deadline, Deadline, HttpService, ResponseFuture};
 use crate::body::Body;
-use crate::error::{Error, ErrorKind};
+use crate::error::Error;
 use crate::response::{Response, ResponseBody};
 
 /// At most `max` requests in flight through the services made by this layer
@@ -69,20 +69,14 @@ impl<S: HttpService> tower::Service<Request<Body>> for ConcurrencyLimit<S> {
     fn call(&mut self, req: Request<Body>) -> ResponseFuture {
         let inner = self.inner.clone();
         let semaphore = Arc::clone(&self.semaphore);
-        let deadline = req.extensions().get::<Deadline>().map(|d| d.instant());
+        let deadline = req.extensions().get::<Deadline>().copied();
         Box::pin(async move {
-            let acquire = semaphore.acquire_owned();
-            let permit = match deadline {
-                Some(at) => tokio::time::timeout_at(at.into(), acquire)
-                    .await
-                    .map_err(|_| {
-                        Error::msg(
-                            ErrorKind::Timeout,
-                            "deadline passed waiting for a slot under the concurrency limit",
-                        )
-                    })?,
-                None => acquire.await,
-            }
+            let permit = within_deadline(
+                deadline,
+                "deadline passed waiting for a slot under the concurrency limit",
+                semaphore.acquire_owned(),
+            )
+            .await?
             .expect("the semaphore is never closed");
             let res = call(inner, req).await?.into_http();
             if http_body::Body::is_end_stream(res.body()) {

@@ -88,6 +88,7 @@ pub use timeout::{
 pub use trace::{Trace, TraceAttempt, TraceAttemptLayer, TraceConfig, TraceContext, TraceLayer};
 
 pub(crate) use redirect::resolve as resolve_reference;
+pub(crate) use timeout::within_deadline;
 
 /// The future every courier service returns.
 pub type ResponseFuture = Pin<Box<dyn Future<Output = Result<Response, Error>> + Send>>;

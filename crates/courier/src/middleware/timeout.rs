@@ -4,6 +4,7 @@
 //! request nobody waits for any more.
 
 use std::fmt;
+use std::future::Future;
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
@@ -57,6 +58,23 @@ impl Deadline {
 }
 
 const FAR: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
+
+/// Awaits `fut`, giving up at `deadline` (when there is one) with an
+/// [`ErrorKind::Timeout`] error saying `what`. For the waits the total deadline
+/// bounds outside an attempt (a concurrency slot, a whole `ServiceClient`
+/// call), so they all fail the same way.
+pub(crate) async fn within_deadline<F: Future>(
+    deadline: Option<Deadline>,
+    what: &'static str,
+    fut: F,
+) -> Result<F::Output, Error> {
+    match deadline {
+        Some(d) => tokio::time::timeout_at(d.instant().into(), fut)
+            .await
+            .map_err(|_| Error::msg(ErrorKind::Timeout, what)),
+        None => Ok(fut.await),
+    }
+}
 
 /// The deadline of the current attempt (per-attempt timeout), internal.
 #[derive(Debug, Clone, Copy)]

@@ -1,5 +1,7 @@
 //! HTTP/1.1 on hyper's low-level `client::conn::http1` API.
 
+use std::future::Future;
+
 use http::header::HOST;
 use http::{HeaderValue, Request, Uri, Version};
 use hyper::client::conn::http1::{Builder, SendRequest};
@@ -43,11 +45,15 @@ where
 /// Sends one request in origin form (path in the request line, authority in
 /// `Host`), telling apart "never sent" (safe to retry anywhere) from "sent,
 /// then failed".
-pub(crate) async fn send(
+///
+/// Not an `async fn`: the request moves into hyper's dispatch queue before this
+/// returns, so the future a caller holds while waiting is only hyper's small
+/// response future, not the request as well.
+pub(crate) fn send(
     sender: &mut SendRequest<Body>,
     mut req: Request<Body>,
     host: &HeaderValue,
-) -> SendResult {
+) -> impl Future<Output = SendResult> + Send + 'static {
     let path = match req.uri().path_and_query() {
         Some(pq) => Uri::from(pq.clone()),
         None => Uri::from_static("/"),
@@ -57,12 +63,15 @@ pub(crate) async fn send(
     req.headers_mut()
         .entry(HOST)
         .or_insert_with(|| host.clone());
-    sender.try_send_request(req).await.map_err(|mut e| {
-        let unsent = e.take_message();
-        SendError {
-            error: Error::from_hyper(e.into_error()),
-            unsent,
-            unprocessed: false,
-        }
-    })
+    let sent = sender.try_send_request(req);
+    async move {
+        sent.await.map_err(|mut e| {
+            let unsent = e.take_message();
+            SendError {
+                error: Error::from_hyper(e.into_error()),
+                unsent,
+                unprocessed: false,
+            }
+        })
+    }
 }

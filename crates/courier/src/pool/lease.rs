@@ -1,8 +1,10 @@
 //! A connection (HTTP/1.1) or a stream (HTTP/2) on loan to one request.
 
+use std::future::Future;
 use std::sync::Arc;
 
 use http::Request;
+use tokio_util::either::Either;
 
 use super::conn::{Conn, SendResult};
 use super::origin::OriginPool;
@@ -56,19 +58,25 @@ impl Lease {
         }
     }
 
-    /// Sends the request on the leased connection.
-    pub(crate) async fn send(&mut self, req: Request<Body>) -> SendResult {
+    /// Sends the request on the leased connection. The request is handed to
+    /// hyper before this returns; the future only waits for the response head.
+    pub(crate) fn send(&mut self, req: Request<Body>) -> impl Future<Output = SendResult> {
         let origin = &self.origin;
         let metrics = &origin.shared().metrics;
         match self.conn.as_mut() {
             Some(Conn::Http1(c)) => {
                 c.requests += 1;
                 metrics.requests_http1.inc();
-                http1::send(&mut c.sender, req, &origin.host_header).await
+                Either::Left(http1::send(&mut c.sender, req, &origin.host_header))
             }
             Some(Conn::Http2(c)) => {
                 metrics.requests_http2.inc();
-                http2::send(&c.sender, req, origin.scheme(), origin.authority()).await
+                Either::Right(http2::send(
+                    &c.sender,
+                    req,
+                    origin.scheme(),
+                    origin.authority(),
+                ))
             }
             None => unreachable!("a lease holds its connection until consumed"),
         }

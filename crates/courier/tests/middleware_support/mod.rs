@@ -170,6 +170,12 @@ pub async fn bounded<F: Future>(what: &str, limit: Duration, fut: F) -> F::Outpu
         .unwrap_or_else(|_| panic!("{what} took longer than {limit:?}"))
 }
 
+/// A GET without a body, for the tests that drive a layer as a plain
+/// `tower::Service` (no `ServiceClient` to build requests for them).
+pub fn get_request(url: &str) -> Request<courier::Body> {
+    Request::get(url).body(courier::Body::empty()).unwrap()
+}
+
 /// The built-in server on loopback.
 pub async fn builtin() -> courier_server::ServerHandle {
     courier_server::start(courier_server::ServerConfig::default())
