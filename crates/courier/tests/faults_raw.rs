@@ -227,7 +227,7 @@ async fn stream_limit_lowering_server(hold: Duration) -> (String, tokio::sync::m
         while let Ok((stream, _)) = listener.accept().await {
             let lowered = first.then(|| lowered_tx.clone());
             first = false;
-            tokio::spawn(serve_h2(stream, hold, lowered));
+            tokio::spawn(serve_h2(stream, hold, lowered, None));
         }
     });
     (url, lowered_rx)
@@ -241,13 +241,18 @@ fn frame(ty: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
     f
 }
 
+/// `data_received`, when given, counts the DATA payload bytes the client sent.
+/// The server never sends WINDOW_UPDATE, so a client may send at most the
+/// initial 65,535-byte window of body.
 async fn serve_h2(
     stream: TcpStream,
     hold: Duration,
     lowered: Option<tokio::sync::mpsc::Sender<()>>,
+    data_received: Option<Arc<std::sync::atomic::AtomicUsize>>,
 ) {
     const SETTINGS: u8 = 0x4;
     const HEADERS: u8 = 0x1;
+    const DATA: u8 = 0x0;
     let (mut rd, wr) = stream.into_split();
     let wr = Arc::new(tokio::sync::Mutex::new(wr));
     let mut preface = [0u8; 24];
@@ -302,6 +307,11 @@ async fn serve_h2(
                         .write_all(&frame(HEADERS, 0x5, id, &[0x88]))
                         .await;
                 });
+            }
+            (DATA, _) => {
+                if let Some(count) = &data_received {
+                    count.fetch_add(payload.len(), std::sync::atomic::Ordering::SeqCst);
+                }
             }
             _ => {}
         }
@@ -363,4 +373,44 @@ async fn a_server_that_stops_reading_an_upload_hits_the_timeout() {
     assert_eq!(err.kind(), ErrorKind::Timeout, "{err}");
     assert!(started.elapsed() < Duration::from_secs(1));
     assert_eq!(client.metrics().requests_active, 0);
+}
+
+#[tokio::test]
+async fn http2_flow_control_stall_hits_the_timeout() {
+    // The server reads the upload but never opens its flow-control window.
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    let received = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let count = received.clone();
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            tokio::spawn(serve_h2(
+                stream,
+                Duration::from_secs(30),
+                None,
+                Some(count.clone()),
+            ));
+        }
+    });
+    let client = Client::builder()
+        .http2_prior_knowledge()
+        .timeout(Duration::from_millis(500))
+        .build()
+        .unwrap();
+    let started = Instant::now();
+    let err = client
+        .post(&url)
+        .body(vec![1u8; 1024 * 1024])
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Timeout, "{err}");
+    assert!(started.elapsed() < Duration::from_secs(1));
+    let sent = received.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(
+        sent <= 65_535,
+        "the client sent {sent} bytes past the window"
+    );
+    let m = client.metrics();
+    assert_eq!((m.requests_active, m.http2_streams_active), (0, 0));
 }
