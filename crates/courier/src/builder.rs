@@ -1,6 +1,6 @@
 //! [`ClientBuilder`]: every knob, with its default.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use crate::client::Client;
@@ -28,6 +28,8 @@ pub struct ClientBuilder {
     /// `pooled_connection_lifetime` was called, so a `ClientFactory`'s
     /// handler lifetime does not replace it.
     lifetime_set: bool,
+    /// A TLS configuration shared with other clients (see `shared_tls`).
+    shared_tls: Option<Arc<OnceLock<Arc<rustls::ClientConfig>>>>,
 }
 
 impl ClientBuilder {
@@ -238,6 +240,16 @@ impl ClientBuilder {
         self
     }
 
+    /// Shares the TLS configuration (and with it the session cache) with
+    /// every client built with the same `cell`: a factory gives each name one,
+    /// so a rotated pool resumes the sessions of the pool before it. rustls
+    /// resumes only under the configuration that verified the session, so
+    /// sharing the session store alone would not do.
+    pub(crate) fn shared_tls(mut self, cell: Arc<OnceLock<Arc<rustls::ClientConfig>>>) -> Self {
+        self.shared_tls = Some(cell);
+        self
+    }
+
     /// **Turns off certificate verification**: any certificate, for any name,
     /// is accepted. Only for tests against self-signed servers. Default: off.
     pub fn danger_accept_invalid_certs(mut self, accept: bool) -> Self {
@@ -265,7 +277,16 @@ impl ClientBuilder {
                 "connect_timeout must be greater than zero",
             ));
         }
-        let tls = tls::client_config(&self.config.tls, self.config.versions)?;
+        let tls = match &self.shared_tls {
+            Some(cell) => match cell.get() {
+                Some(config) => Arc::clone(config),
+                None => {
+                    let config = tls::client_config(&self.config.tls, self.config.versions)?;
+                    Arc::clone(cell.get_or_init(|| config))
+                }
+            },
+            None => tls::client_config(&self.config.tls, self.config.versions)?,
+        };
         Ok(Client::from_config(self.config, Some(tls)))
     }
 }

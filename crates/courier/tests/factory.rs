@@ -317,3 +317,40 @@ async fn a_config_file_on_disk_with_a_certificate_path() {
     assert_eq!(err.kind(), ErrorKind::Tls);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test]
+async fn rotated_pools_resume_the_tls_sessions_of_the_pools_before_them() {
+    let pki = courier_server::TestPki::new();
+    let srv = courier_server::start(courier_server::ServerConfig {
+        tls: Some(pki.server_config(&["localhost"])),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let ca = pki.ca_pem();
+    let factory = ClientFactory::builder()
+        .handler_lifetime(Some(Duration::from_millis(300)))
+        .options("tls", |o| o.rotate_pool = true)
+        .configure("tls", move |b| b.add_root_certificate(&ca))
+        .build()
+        .unwrap();
+    let client = factory.client("tls");
+    let url = format!("https://localhost:{}/bytes/10", srv.local_addr().port());
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_millis(1300) {
+        client
+            .get(&url)
+            .send()
+            .await
+            .unwrap()
+            .bytes()
+            .await
+            .unwrap();
+    }
+    assert!(client.pool_rotations() >= 3, "{}", client.pool_rotations());
+    let m = client.metrics();
+    // The first pool does a full handshake; the pools after it resume.
+    assert!(m.tls_handshakes >= 4, "{m:?}");
+    assert!(m.tls_resumed >= m.tls_handshakes - 1, "{m:?}");
+    assert_eq!(srv.tls_resumed(), m.tls_resumed);
+}

@@ -371,8 +371,12 @@ impl ClientFactory {
         }
         let lifetime = options.handler_lifetime;
         let pool = steps.pool;
+        // One TLS configuration (and session cache) per name, outliving its
+        // pools: after a rotation the new pool resumes sessions instead of
+        // doing full handshakes.
+        let tls = Arc::new(std::sync::OnceLock::new());
         let make = move || -> Result<Client, Error> {
-            let mut b = ClientBuilder::new();
+            let mut b = ClientBuilder::new().shared_tls(Arc::clone(&tls));
             for f in &pool {
                 b = f(b);
             }
