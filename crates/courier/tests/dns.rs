@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::server;
+use common::{fetch, server};
 use courier::{ErrorKind, Resolve, Resolving};
 
 /// Resolves every name to a fixed list, counting lookups.
@@ -65,14 +65,7 @@ async fn each_new_connection_resolves_and_starts_at_the_next_address() {
     assert_eq!(b.connections_accepted(), 5);
     // Reused connections do not resolve again.
     for _ in 0..10 {
-        client
-            .get("http://service.test/bytes/1")
-            .send()
-            .await
-            .unwrap()
-            .bytes()
-            .await
-            .unwrap();
+        fetch(&client, "http://service.test/bytes/1").await;
     }
     assert_eq!(lookups.load(Ordering::SeqCst), 11);
     assert_eq!(client.metrics().dns_lookups, 11);

@@ -4,7 +4,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{connection_id, eventually, server};
+use common::{connection_id, eventually, fetch, server, spawn_get};
 
 #[tokio::test]
 async fn lifetime_rotates_connections_without_failing_requests() {
@@ -56,14 +56,7 @@ async fn lifetime_jitter_spreads_expiry() {
         .unwrap();
     let started = Instant::now();
     while started.elapsed() < Duration::from_secs(2) {
-        client
-            .get(srv.url("/delay/5"))
-            .send()
-            .await
-            .unwrap()
-            .bytes()
-            .await
-            .unwrap();
+        fetch(&client, srv.url("/delay/5")).await;
     }
     let n = client.metrics().connections_established;
     // Lifetimes are between 200 and 400 ms: 5 to 10 rotations in 2 s.
@@ -78,10 +71,7 @@ async fn idle_timeout_closes_idle_connections_in_the_background() {
         .build()
         .unwrap();
     let burst: Vec<_> = (0..3)
-        .map(|_| {
-            let request = client.get(srv.url("/delay/50"));
-            tokio::spawn(async move { request.send().await?.bytes().await })
-        })
+        .map(|_| spawn_get(&client, srv.url("/delay/50")))
         .collect();
     for t in burst {
         t.await.unwrap().unwrap();

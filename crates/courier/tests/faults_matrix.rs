@@ -6,7 +6,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{eventually, server_with};
+use common::{eventually, server_with, settled};
 use courier::{Client, ErrorKind};
 use courier_server::{ServerConfig, ServerHandle, TestPki};
 
@@ -108,11 +108,7 @@ async fn every_fault_on_every_transport() {
             }
         }
         eventually("pool settles", Duration::from_secs(3), || {
-            let m = s.client.metrics();
-            m.requests_active == 0
-                && m.requests_queued == 0
-                && m.http2_streams_active == 0
-                && m.connections_open == m.connections_idle
+            settled(&s.client.metrics())
         })
         .await;
         drop(s.srv);

@@ -6,7 +6,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{eventually, server_with};
+use common::{eventually, fetch, server_with, spawn_get};
 use courier::{Client, ErrorKind};
 use courier_server::ServerConfig;
 use http::Version;
@@ -137,10 +137,7 @@ async fn goaway_with_streams_in_flight_loses_nothing() {
     let srv = server_with(h2c_server(100)).await;
     let client = Client::builder().http2_prior_knowledge().build().unwrap();
     let tasks: Vec<_> = (0..50)
-        .map(|_| {
-            let request = client.get(srv.url("/delay/500"));
-            tokio::spawn(async move { request.send().await?.bytes().await })
-        })
+        .map(|_| spawn_get(&client, srv.url("/delay/500")))
         .collect();
     eventually("50 streams in flight", Duration::from_secs(5), || {
         srv.requests_served() >= 50
@@ -243,14 +240,7 @@ async fn idle_http2_connections_are_closed() {
         .pool_idle_timeout(Some(Duration::from_millis(300)))
         .build()
         .unwrap();
-    client
-        .get(srv.url("/bytes/1"))
-        .send()
-        .await
-        .unwrap()
-        .bytes()
-        .await
-        .unwrap();
+    fetch(&client, srv.url("/bytes/1")).await;
     assert_eq!(client.metrics().connections_open_http2, 1);
     eventually("idle h2 connection closed", Duration::from_secs(3), || {
         client.metrics().connections_open == 0

@@ -5,7 +5,7 @@ mod common;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::{eventually, server};
+use common::{eventually, server, spawn_get};
 use courier::ErrorKind;
 
 #[tokio::test]
@@ -17,11 +17,7 @@ async fn cap_of_four_serves_sixty_four_requests() {
         .unwrap();
     let mut tasks = Vec::new();
     for _ in 0..64 {
-        let client = client.clone();
-        let url = srv.url("/delay/50");
-        tasks.push(tokio::spawn(async move {
-            client.get(url).send().await?.bytes().await
-        }));
+        tasks.push(spawn_get(&client, srv.url("/delay/50")));
     }
     for t in tasks {
         t.await.unwrap().unwrap();
@@ -46,11 +42,7 @@ async fn queue_timeout_fails_the_excess_and_the_pool_stays_usable() {
         .unwrap();
     let mut tasks = Vec::new();
     for _ in 0..8 {
-        let client = client.clone();
-        let url = srv.url("/delay/300");
-        tasks.push(tokio::spawn(async move {
-            client.get(url).send().await?.bytes().await
-        }));
+        tasks.push(spawn_get(&client, srv.url("/delay/300")));
     }
     let mut ok = 0;
     let mut queue_timeouts = 0;
@@ -122,11 +114,7 @@ async fn a_request_served_by_a_returned_connection_does_not_wait_for_its_dial() 
     let first = client.get(srv.url("/bytes/1")).send().await.unwrap();
     first.bytes().await.unwrap();
     let burst: Vec<_> = (0..10)
-        .map(|_| {
-            let client = client.clone();
-            let url = srv.url("/bytes/1");
-            tokio::spawn(async move { client.get(url).send().await?.bytes().await })
-        })
+        .map(|_| spawn_get(&client, srv.url("/bytes/1")))
         .collect();
     for t in burst {
         t.await.unwrap().unwrap();

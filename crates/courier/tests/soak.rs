@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{eventually, server};
+use common::{eventually, server, settled};
 use courier::{Client, ErrorKind};
 
 /// Faults and the error kinds each may end in (HTTP/1.1 or HTTP/2).
@@ -162,12 +162,7 @@ async fn soak(duration: Duration) {
     );
     for client in &clients {
         eventually("pool settles", Duration::from_secs(3), || {
-            let m = client.metrics();
-            m.requests_active == 0
-                && m.requests_queued == 0
-                && m.http2_streams_active == 0
-                && m.connect_attempts_current == 0
-                && m.connections_open == m.connections_idle
+            settled(&client.metrics())
         })
         .await;
         let m = client.metrics();
@@ -243,12 +238,7 @@ async fn random_cancellation_leaves_nothing_behind() {
             t.await.unwrap().unwrap();
         }
         eventually("nothing left behind", Duration::from_secs(5), || {
-            let m = client.metrics();
-            m.requests_active == 0
-                && m.requests_queued == 0
-                && m.http2_streams_active == 0
-                && m.connect_attempts_current == 0
-                && m.connections_open == m.connections_idle
+            settled(&client.metrics())
         })
         .await;
         assert!(client.metrics().connections_open <= 4, "h2={h2}");

@@ -4,7 +4,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{eventually, server};
+use common::{eventually, server, spawn_get};
 use courier::ErrorKind;
 
 #[tokio::test]
@@ -85,10 +85,7 @@ async fn dropping_a_queued_request_leaves_no_queue_entry() {
         .max_connections_per_host(1)
         .build()
         .unwrap();
-    let holder = {
-        let request = client.get(srv.url("/delay/300"));
-        tokio::spawn(async move { request.send().await?.bytes().await })
-    };
+    let holder = spawn_get(&client, srv.url("/delay/300"));
     eventually("holder active", Duration::from_secs(2), || {
         client.metrics().connections_open == 1
     })

@@ -4,7 +4,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::server_with;
+use common::{fetch, server_with};
 use courier::{Client, ErrorKind};
 use courier_server::{ServerConfig, ServerHandle, TestPki, TlsConfig};
 use http::Version;
@@ -96,14 +96,7 @@ async fn an_http1_only_server_gets_http1_and_the_usual_pool() {
         t.await.unwrap().unwrap();
     }
     for _ in 0..20 {
-        client
-            .get(url(&srv, "/bytes/10"))
-            .send()
-            .await
-            .unwrap()
-            .bytes()
-            .await
-            .unwrap();
+        fetch(&client, url(&srv, "/bytes/10")).await;
     }
     let m = client.metrics();
     assert!(m.connections_established <= 4, "{m:?}");

@@ -35,3 +35,33 @@ pub fn connection_id(res: &courier::Response) -> u64 {
         .and_then(|v| v.parse().ok())
         .expect("x-connection-id header")
 }
+
+/// Starts a GET of `url` on a task of its own, reading the body to its end.
+pub fn spawn_get(
+    client: &courier::Client,
+    url: impl AsRef<str>,
+) -> tokio::task::JoinHandle<Result<bytes::Bytes, courier::Error>> {
+    let request = client.get(url.as_ref());
+    tokio::spawn(async move { request.send().await?.bytes().await })
+}
+
+/// GETs `url` and reads the whole body; any error fails the test.
+pub async fn fetch(client: &courier::Client, url: impl AsRef<str>) -> bytes::Bytes {
+    client
+        .get(url.as_ref())
+        .send()
+        .await
+        .unwrap()
+        .bytes()
+        .await
+        .unwrap()
+}
+
+/// Nothing in flight, queued or connecting, and every open connection idle.
+pub fn settled(m: &courier::MetricsSnapshot) -> bool {
+    m.requests_active == 0
+        && m.requests_queued == 0
+        && m.http2_streams_active == 0
+        && m.connect_attempts_current == 0
+        && m.connections_open == m.connections_idle
+}
