@@ -263,17 +263,18 @@ impl ClientBuilder {
         self
     }
 
-    /// Builds the client. Fails only on contradictory settings.
+    /// Builds the client. Fails on impossible settings ([`ErrorKind::Config`])
+    /// and on TLS material that does not parse ([`ErrorKind::Tls`]).
     pub fn build(self) -> Result<Client, Error> {
         if self.config.max_connections_per_host == 0 {
             return Err(Error::msg(
-                ErrorKind::InvalidRequest,
+                ErrorKind::Config,
                 "max_connections_per_host must be at least 1",
             ));
         }
         if self.config.connect_timeout.is_zero() {
             return Err(Error::msg(
-                ErrorKind::InvalidRequest,
+                ErrorKind::Config,
                 "connect_timeout must be greater than zero",
             ));
         }

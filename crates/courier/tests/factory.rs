@@ -279,7 +279,7 @@ async fn bad_configuration_fails_when_the_factory_is_built() {
         .configure("zero", |b| b.max_connections_per_host(0))
         .build()
         .unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::InvalidRequest);
+    assert_eq!(err.kind(), ErrorKind::Config);
 
     let err = ClientFactory::builder()
         .config_file("/nonexistent/clients.toml")
