@@ -81,7 +81,6 @@ async fn soak(duration: Duration) {
     ];
     let tally = Arc::new(Tally::default());
     let started = Instant::now();
-    let mut rss_at_half = 0;
     let mut workers = Vec::new();
     for w in 0..16u64 {
         let h2 = w % 2 == 1;
@@ -133,7 +132,7 @@ async fn soak(duration: Duration) {
         }));
     }
     tokio::time::sleep(duration / 2).await;
-    rss_at_half = rss_at_half.max(rss_kb());
+    let rss_at_half = rss_kb();
     for w in workers {
         w.await.unwrap();
     }

@@ -9,14 +9,14 @@ use crate::config::Config;
 
 /// How often to sweep: a quarter of the shortest limit, so a connection
 /// outlives its limit by at most ~25 %, bounded to keep the sweep cheap.
-pub(crate) fn scavenge_period(config: &Config) -> Option<Duration> {
+pub(crate) fn scavenge_period(config: &Config) -> Duration {
     let shortest = match (config.pool_idle_timeout, config.pooled_connection_lifetime) {
         (Some(a), Some(b)) => a.min(b),
         (Some(a), None) | (None, Some(a)) => a,
         // Nothing expires, but empty origins are still forgotten now and then.
         (None, None) => Duration::from_secs(60),
     };
-    Some((shortest / 4).clamp(Duration::from_millis(10), Duration::from_secs(5)))
+    (shortest / 4).clamp(Duration::from_millis(10), Duration::from_secs(5))
 }
 
 /// Runs until the pool is dropped (it holds only a weak reference).
@@ -48,11 +48,11 @@ mod tests {
             pool_idle_timeout: Some(Duration::from_secs(1)),
             ..Config::default()
         };
-        assert_eq!(scavenge_period(&c), Some(Duration::from_millis(250)));
+        assert_eq!(scavenge_period(&c), Duration::from_millis(250));
         c.pooled_connection_lifetime = Some(Duration::from_millis(400));
-        assert_eq!(scavenge_period(&c), Some(Duration::from_millis(100)));
+        assert_eq!(scavenge_period(&c), Duration::from_millis(100));
         c.pool_idle_timeout = Some(Duration::from_secs(3600));
         c.pooled_connection_lifetime = None;
-        assert_eq!(scavenge_period(&c), Some(Duration::from_secs(5)));
+        assert_eq!(scavenge_period(&c), Duration::from_secs(5));
     }
 }

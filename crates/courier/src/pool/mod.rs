@@ -165,9 +165,8 @@ impl Pool {
         if self.inner.scavenger_started.swap(true, Relaxed) {
             return;
         }
-        if let Some(period) = expiry::scavenge_period(&self.inner.shared.config) {
-            expiry::spawn_scavenger(Arc::downgrade(&self.inner), period);
-        }
+        let period = expiry::scavenge_period(&self.inner.shared.config);
+        expiry::spawn_scavenger(Arc::downgrade(&self.inner), period);
     }
 }
 
@@ -185,8 +184,9 @@ impl PoolInner {
         if empty {
             let mut map = self.origins.write().unwrap_or_else(|p| p.into_inner());
             // strong_count == 1: only the map holds it, so no request can be
-            // using it and removing it cannot split an origin in two.
-            map.retain(|_, o| Arc::strong_count(o) > 1 || !o.scavenge(now, idle_timeout));
+            // using it and removing it cannot split an origin in two. The
+            // emptiness is checked again: a request may have come meanwhile.
+            map.retain(|_, o| Arc::strong_count(o) > 1 || !o.holds_nothing());
         }
     }
 }

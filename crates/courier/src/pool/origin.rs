@@ -650,11 +650,20 @@ impl OriginPool {
             }
         }
         self.forget_idle_h2(&mut st, |s| s.retiring || idle_too_long(s.idle_since));
-        st.open == 0 && st.connecting == 0 && st.waiters.is_empty()
+        st.holds_nothing()
+    }
+
+    /// No connection, attempt or waiter: the origin can be forgotten.
+    pub(crate) fn holds_nothing(&self) -> bool {
+        self.lock().holds_nothing()
     }
 }
 
 impl State {
+    fn holds_nothing(&self) -> bool {
+        self.open == 0 && self.connecting == 0 && self.waiters.is_empty()
+    }
+
     /// Drops queue entries whose request gave up, from both ends (cheap, and
     /// enough to keep the queue from growing under timeouts).
     fn purge_dead_waiters(&mut self) {
