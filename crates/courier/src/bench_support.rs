@@ -39,7 +39,7 @@ impl InMemory {
                     .serve_connection(TokioIo::new(far), service)
                     .await;
             });
-            origin.adopt_http1(near).await?;
+            origin.adopt_http1(near);
         }
         Ok(InMemory { client, uri })
     }

@@ -61,6 +61,14 @@ impl Body {
         self.len() == Some(0)
     }
 
+    /// The bytes of a buffered body (empty for none), or `None` for a stream.
+    pub(crate) fn as_buffered(&self) -> Option<&[u8]> {
+        match &self.kind {
+            Kind::Full(b) => Some(b.as_deref().unwrap_or_default()),
+            Kind::Stream(_) => None,
+        }
+    }
+
     /// A copy, if the body is buffered (streams cannot be replayed).
     pub(crate) fn try_clone(&self) -> Option<Body> {
         match &self.kind {

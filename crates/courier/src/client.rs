@@ -10,7 +10,7 @@ use crate::body::Body;
 use crate::builder::ClientBuilder;
 use crate::config::Config;
 use crate::drain::DrainPolicy;
-use crate::error::{Error, ErrorKind};
+use crate::error::Error;
 use crate::metrics::{Metrics, MetricsSnapshot};
 use crate::pool::{Pool, SendError};
 use crate::request::{IntoUri, RequestBuilder};
@@ -186,14 +186,17 @@ fn send_once(
             // A request that was written may only be replayed when replaying
             // cannot change the outcome: the server did not process it (HTTP/2
             // refusal), or the method is idempotent; and the body is buffered.
-            let replay = if !retried && (h2 || (stale_retry && is_idempotent(request.method()))) {
+            // HTTP/1.1 hands a written request back itself when no answer came.
+            let replay = if !retried && h2 {
                 try_clone(&request)
             } else {
                 None
             };
+            let idempotent = is_idempotent(request.method());
             let SendError {
                 error,
                 unsent,
+                unanswered,
                 unprocessed,
             } = match lease.send(request).await {
                 Ok(res) => {
@@ -213,11 +216,7 @@ fn send_once(
             } else if h2 {
                 unsent.or(if unprocessed { replay } else { None })
             } else if stale_retry {
-                unsent.or(if error.kind() == ErrorKind::ConnectionClosed {
-                    replay
-                } else {
-                    None
-                })
+                unsent.or(unanswered.filter(|_| idempotent))
             } else {
                 None
             };

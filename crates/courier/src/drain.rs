@@ -13,11 +13,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use http_body_util::BodyExt;
-use hyper::body::Incoming;
+use std::future::poll_fn;
 
 use crate::metrics::Metrics;
 use crate::pool::Lease;
+use crate::response::Source;
 
 /// How long a waiter may count on a draining connection before dialing.
 pub(crate) const DRAIN_GRACE: Duration = Duration::from_millis(100);
@@ -33,7 +33,7 @@ pub(crate) struct DrainPolicy {
 impl DrainPolicy {
     /// Decides what to do with an unfinished body whose response was dropped.
     /// `remaining` is what the Content-Length says is left, when known.
-    pub(crate) fn start(&self, body: Incoming, lease: Lease, remaining: Option<u64>) {
+    pub(crate) fn start(&self, body: Source, lease: Lease, remaining: Option<u64>) {
         if remaining.is_some_and(|r| r > self.max_bytes) || self.max_bytes == 0 {
             // Known to be over the limit: close now instead of reading.
             self.metrics.drains_aborted.inc();
@@ -48,21 +48,25 @@ impl DrainPolicy {
     }
 }
 
-async fn drain(mut body: Incoming, lease: Lease, policy: DrainPolicy) {
+async fn drain(mut body: Source, mut lease: Lease, policy: DrainPolicy) {
     let origin = Arc::clone(lease.origin());
     let max_bytes = policy.max_bytes;
+    // Owns the lease, so giving up on it (the deadline) closes the connection.
     let read_to_end = async move {
         let mut read = 0u64;
-        while let Some(frame) = body.frame().await {
-            let Ok(frame) = frame else { return false };
-            if let Some(data) = frame.data_ref() {
-                read += data.len() as u64;
-                if read > max_bytes {
-                    return false;
+        let ok = loop {
+            match poll_fn(|cx| body.poll_frame(Some(&mut lease), cx)).await {
+                None => break true,
+                Some(Err(_)) => break false,
+                Some(Ok(frame)) => {
+                    read += frame.data_ref().map_or(0, |d| d.len() as u64);
+                    if read > max_bytes {
+                        break false;
+                    }
                 }
             }
-        }
-        true
+        };
+        (ok, lease)
     };
     let deadline = tokio::time::sleep(policy.timeout);
     tokio::pin!(read_to_end, deadline);
@@ -72,27 +76,26 @@ async fn drain(mut body: Incoming, lease: Lease, policy: DrainPolicy) {
         ok = &mut read_to_end => Some(ok),
         _ = grace => None,
     };
-    let ok = match quick {
-        Some(ok) => {
-            record(&policy, ok);
-            // One step: un-count the drain and hand the connection over, so
-            // no waiter dials in between.
-            origin.drain_finished(if ok { lease.into_reusable() } else { None });
-            return;
-        }
-        None => {
-            origin.drain_slow();
-            tokio::select! {
-                ok = &mut read_to_end => ok,
-                _ = &mut deadline => false,
-            }
-        }
-    };
-    record(&policy, ok);
-    if ok {
-        lease.release();
+    if let Some((ok, lease)) = quick {
+        record(&policy, ok);
+        // One step: un-count the drain and hand the connection over, so
+        // no waiter dials in between.
+        origin.drain_finished(if ok { lease.into_reusable() } else { None });
+        return;
     }
-    // Otherwise dropping the lease closes the connection.
+    origin.drain_slow();
+    let slow = tokio::select! {
+        done = &mut read_to_end => Some(done),
+        _ = &mut deadline => None,
+    };
+    match slow {
+        Some((true, lease)) => {
+            record(&policy, true);
+            lease.release();
+        }
+        // Dropping the lease closes the connection.
+        _ => record(&policy, false),
+    }
 }
 
 fn record(policy: &DrainPolicy, ok: bool) {

@@ -79,9 +79,7 @@ pub async fn respond_with(data: &[u8]) {
         let _ = far.write_all(&answer).await;
         let _ = far.shutdown().await;
     });
-    if origin.adopt_http1(near).await.is_err() {
-        return;
-    }
+    origin.adopt_http1(near);
     if let Ok(res) = client.get(&uri).send().await {
         let _ = res.bytes().await;
     }

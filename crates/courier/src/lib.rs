@@ -54,6 +54,7 @@ mod error;
 pub mod factory;
 #[doc(hidden)]
 pub mod fuzzing;
+mod h1;
 mod metrics;
 #[cfg(feature = "metrics")]
 mod metrics_export;

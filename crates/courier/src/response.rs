@@ -13,7 +13,7 @@ use tokio::time::Sleep;
 
 use crate::drain::DrainPolicy;
 use crate::error::{Error, ErrorKind};
-use crate::pool::Lease;
+use crate::pool::{Answer, Lease};
 
 /// An HTTP response whose head has arrived; the body streams on demand.
 ///
@@ -29,23 +29,24 @@ pub struct Response {
 
 impl Response {
     pub(crate) fn new(
-        res: http::Response<Incoming>,
-        mut lease: Lease,
+        answer: Answer,
+        lease: Lease,
         deadline: Option<Instant>,
         drain: DrainPolicy,
         max_body: Option<u64>,
     ) -> Response {
-        let (head, incoming) = res.into_parts();
-        if wants_close(&head.headers) {
-            lease.forbid_reuse();
-        }
+        let Answer { head, body } = answer;
+        let source = match body {
+            Some(incoming) => Source::Http2(incoming),
+            None => Source::Http1,
+        };
         let content_length = head
             .headers
             .get(http::header::CONTENT_LENGTH)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.parse::<u64>().ok());
         let mut body = ResponseBody {
-            incoming: Some(incoming),
+            source: Some(source),
             lease: Some(lease),
             deadline,
             timer: None,
@@ -56,7 +57,7 @@ impl Response {
         };
         // No body at all (HEAD, 204, 304, Content-Length: 0): the connection
         // is free right now.
-        if body.incoming.as_ref().is_some_and(|b| b.is_end_stream()) {
+        if body.at_end() {
             body.finish();
         }
         Response { head, body }
@@ -166,19 +167,43 @@ impl Response {
     }
 }
 
-/// True when the server announced it will close the connection after this response.
-fn wants_close(headers: &HeaderMap) -> bool {
-    headers.get_all(http::header::CONNECTION).iter().any(|v| {
-        v.as_bytes()
-            .split(|&b| b == b',')
-            .any(|t| t.trim_ascii().eq_ignore_ascii_case(b"close"))
-    })
+/// Where the body's bytes come from.
+pub(crate) enum Source {
+    /// HTTP/1.1: straight off the connection the lease holds.
+    Http1,
+    /// HTTP/2: hyper's stream.
+    Http2(Incoming),
+}
+
+impl Source {
+    pub(crate) fn poll_frame(
+        &mut self,
+        lease: Option<&mut Lease>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Error>>> {
+        match (self, lease) {
+            (Source::Http2(body), _) => Pin::new(body)
+                .poll_frame(cx)
+                .map(|f| f.map(|r| r.map_err(Error::from_body))),
+            (Source::Http1, Some(lease)) => lease
+                .poll_http1_body(cx)
+                .map(|d| d.map(|r| r.map(Frame::data))),
+            (Source::Http1, None) => Poll::Ready(None),
+        }
+    }
+
+    pub(crate) fn is_end(&self, lease: Option<&Lease>) -> bool {
+        match self {
+            Source::Http2(body) => body.is_end_stream(),
+            Source::Http1 => lease.is_none_or(Lease::http1_body_done),
+        }
+    }
 }
 
 /// A response body: streams from the connection, returns the connection to the
 /// pool at its end, and drains itself in the background if dropped early.
 pub struct ResponseBody {
-    incoming: Option<Incoming>,
+    source: Option<Source>,
     lease: Option<Lease>,
     deadline: Option<Instant>,
     // Created on the first read that has to wait, so fast bodies never touch the timer wheel.
@@ -206,7 +231,7 @@ impl ResponseBody {
         let drain = self.drain.clone();
         let max_body = self.max_body;
         ResponseBody {
-            incoming: None,
+            source: None,
             lease: None,
             deadline: None,
             timer: None,
@@ -217,9 +242,16 @@ impl ResponseBody {
         }
     }
 
+    /// Nothing more to read (or nothing to read at all).
+    fn at_end(&self) -> bool {
+        self.source
+            .as_ref()
+            .is_none_or(|s| s.is_end(self.lease.as_ref()))
+    }
+
     /// The end was reached: give the connection back.
     fn finish(&mut self) {
-        self.incoming = None;
+        self.source = None;
         if let Some(lease) = self.lease.take() {
             lease.release();
         }
@@ -227,7 +259,7 @@ impl ResponseBody {
 
     /// The body failed: close the connection.
     fn abort(&mut self) {
-        self.incoming = None;
+        self.source = None;
         self.lease = None;
     }
 
@@ -298,24 +330,24 @@ impl http_body::Body for ResponseBody {
         if let Some(wrapped) = this.wrapped.as_mut() {
             return wrapped.as_mut().poll_frame(cx);
         }
-        let Some(incoming) = this.incoming.as_mut() else {
+        let Some(source) = this.source.as_mut() else {
             return Poll::Ready(None);
         };
-        match Pin::new(&mut *incoming).poll_frame(cx) {
+        match source.poll_frame(this.lease.as_mut(), cx) {
             Poll::Ready(Some(Ok(frame))) => {
                 if let (Some(data), Some(rem)) = (frame.data_ref(), this.remaining.as_mut()) {
                     *rem = rem.saturating_sub(data.len() as u64);
                 }
                 // Reading exactly Content-Length bytes is the end, even if the
                 // caller never polls again (a JSON decoder stops at the `}`).
-                if incoming.is_end_stream() {
+                if this.at_end() {
                     this.finish();
                 }
                 Poll::Ready(Some(Ok(frame)))
             }
             Poll::Ready(Some(Err(e))) => {
                 this.abort();
-                Poll::Ready(Some(Err(Error::from_body(e))))
+                Poll::Ready(Some(Err(e)))
             }
             Poll::Ready(None) => {
                 this.finish();
@@ -343,16 +375,20 @@ impl http_body::Body for ResponseBody {
         if let Some(wrapped) = &self.wrapped {
             return wrapped.is_end_stream();
         }
-        self.incoming.as_ref().is_none_or(|b| b.is_end_stream())
+        self.at_end()
     }
 
     fn size_hint(&self) -> SizeHint {
         if let Some(wrapped) = &self.wrapped {
             return wrapped.size_hint();
         }
-        self.incoming
-            .as_ref()
-            .map_or_else(|| SizeHint::with_exact(0), |b| b.size_hint())
+        match &self.source {
+            None => SizeHint::with_exact(0),
+            Some(Source::Http2(body)) => body.size_hint(),
+            Some(Source::Http1) => self
+                .remaining
+                .map_or_else(SizeHint::new, SizeHint::with_exact),
+        }
     }
 }
 
@@ -361,10 +397,10 @@ impl Drop for ResponseBody {
         let Some(lease) = self.lease.take() else {
             return;
         };
-        match self.incoming.take() {
+        match self.source.take() {
             // HTTP/2: dropping the body resets just this stream; nothing to drain.
-            Some(body) if !body.is_end_stream() && !lease.is_http2() => {
-                self.drain.start(body, lease, self.remaining)
+            Some(source) if !source.is_end(Some(&lease)) && !lease.is_http2() => {
+                self.drain.start(source, lease, self.remaining)
             }
             _ => lease.release(),
         }
@@ -376,7 +412,7 @@ impl std::fmt::Debug for ResponseBody {
         f.debug_struct("ResponseBody")
             .field(
                 "finished",
-                &(self.incoming.is_none() && self.wrapped.is_none()),
+                &(self.source.is_none() && self.wrapped.is_none()),
             )
             .field("wrapped", &self.wrapped.is_some())
             .field("remaining", &self.remaining)

@@ -9,9 +9,11 @@ use std::time::Instant;
 use http::Request;
 use hyper::body::Incoming;
 
+use super::origin::OpenHttp1;
 use super::sniff::Signals;
 use crate::body::Body;
 use crate::error::Error;
+use crate::h1;
 
 /// The future that runs a connection's I/O until it closes; spawned once per connection.
 pub(crate) type Driver = Pin<Box<dyn Future<Output = ()> + Send>>;
@@ -21,36 +23,39 @@ pub(crate) struct SendError {
     pub(crate) error: Error,
     /// The request, handed back when nothing of it reached the connection.
     pub(crate) unsent: Option<Request<Body>>,
+    /// HTTP/1.1: the request, handed back with its buffered body when it was
+    /// written but the connection closed before a byte of response came back.
+    pub(crate) unanswered: Option<Request<Body>>,
     /// The server guarantees it did not process the request (HTTP/2 GOAWAY or REFUSED_STREAM).
     pub(crate) unprocessed: bool,
 }
 
+/// A response head, and for HTTP/2 its body (an HTTP/1.1 body is read
+/// through the lease, which holds the connection).
+pub(crate) struct Answer {
+    pub(crate) head: http::response::Parts,
+    pub(crate) body: Option<Incoming>,
+}
+
 /// The result of sending: the response head, or why not.
-pub(crate) type SendResult = Result<http::Response<Incoming>, SendError>;
+pub(crate) type SendResult = Result<Answer, SendError>;
 
 /// An HTTP/1.1 connection: one request at a time, owned by its lease.
 pub(crate) struct Http1Conn {
     pub(crate) id: u64,
-    pub(crate) sender: hyper::client::conn::http1::SendRequest<Body>,
+    // Boxed: a lease and every idle-stack entry move only a pointer.
+    pub(crate) conn: Box<h1::Connection>,
     /// When this connection must stop taking requests (lifetime + jitter).
     pub(crate) expires_at: Option<Instant>,
     /// Requests sent on it so far; > 0 means "reused", which enables the stale retry.
     pub(crate) requests: u64,
+    /// Counts the connection as open until it is dropped, which closes it.
+    pub(crate) _open: OpenHttp1,
 }
 
 impl Http1Conn {
-    pub(crate) fn is_closed(&self) -> bool {
-        self.sender.is_closed()
-    }
-
     pub(crate) fn is_expired(&self, now: Instant) -> bool {
         self.expires_at.is_some_and(|at| at <= now)
-    }
-
-    /// Waits until the connection can take a request (one that just finished
-    /// a response may need a moment to become idle).
-    pub(crate) async fn ready(&mut self) -> Result<(), Error> {
-        self.sender.ready().await.map_err(Error::from_hyper)
     }
 }
 

@@ -1,77 +1,88 @@
-//! HTTP/1.1 on hyper's low-level `client::conn::http1` API.
+//! HTTP/1.1 for the pool, on courier's own connection ([`crate::h1`]).
 
 use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
-use http::header::HOST;
-use http::{HeaderValue, Request, Uri, Version};
-use hyper::client::conn::http1::{Builder, SendRequest};
-use hyper_util::rt::TokioIo;
-use tokio::io::{AsyncRead, AsyncWrite};
+use http::{HeaderValue, Request};
+use pin_project_lite::pin_project;
 
-use super::conn::{Driver, SendError, SendResult};
+use super::conn::{Answer, SendError, SendResult};
 use crate::body::Body;
 use crate::config::Config;
-use crate::error::Error;
+use crate::h1::{self, Io};
 
-/// hyper refuses read buffers smaller than this.
-const MIN_BUF: usize = 8 * 1024;
-
-/// Performs the (trivial) HTTP/1.1 handshake over an established stream,
-/// returning the request sender and the future that drives the connection.
-pub(crate) async fn handshake<S>(
-    stream: S,
-    config: &Config,
-) -> Result<(SendRequest<Body>, Driver), Error>
-where
-    S: AsyncRead + AsyncWrite + Send + Unpin + 'static,
-{
-    let mut builder = Builder::new();
-    builder
-        .max_header_size(config.max_response_headers_size)
-        // The read buffer must hold a whole head; bodies stream through it.
-        .max_buf_size(config.max_response_headers_size.max(64 * 1024).max(MIN_BUF));
-    let (sender, conn) = builder
-        .handshake(TokioIo::new(stream))
-        .await
-        .map_err(Error::from_hyper)?;
-    let driver: Driver = Box::pin(async move {
-        if let Err(e) = conn.await {
-            tracing::debug!(error = %e, "http1 connection ended with an error");
-        }
-    });
-    Ok((sender, driver))
+/// A connection over an established stream (HTTP/1.1 has no handshake).
+pub(crate) fn connection<S: Io + 'static>(stream: S, config: &Config) -> h1::Connection {
+    h1::Connection::new(Box::new(stream), config.max_response_headers_size)
 }
 
-/// Sends one request in origin form (path in the request line, authority in
-/// `Host`), telling apart "never sent" (safe to retry anywhere) from "sent,
-/// then failed".
-///
-/// Not an `async fn`: the request moves into hyper's dispatch queue before this
-/// returns, so the future a caller holds while waiting is only hyper's small
-/// response future, not the request as well.
-pub(crate) fn send(
-    sender: &mut SendRequest<Body>,
-    mut req: Request<Body>,
+/// Sends one request in origin form and reads its response head, telling
+/// apart "never sent" (safe to retry anywhere) from "sent, no answer" (a
+/// stale connection: safe to retry if idempotent) from "sent, then failed".
+pub(crate) fn send<'a>(
+    conn: &'a mut h1::Connection,
+    req: Request<Body>,
     host: &HeaderValue,
-) -> impl Future<Output = SendResult> + Send + 'static {
-    let path = match req.uri().path_and_query() {
-        Some(pq) => Uri::from(pq.clone()),
-        None => Uri::from_static("/"),
-    };
-    *req.uri_mut() = path;
-    *req.version_mut() = Version::HTTP_11;
-    req.headers_mut()
-        .entry(HOST)
-        .or_insert_with(|| host.clone());
-    let sent = sender.try_send_request(req);
-    async move {
-        sent.await.map_err(|mut e| {
-            let unsent = e.take_message();
-            SendError {
-                error: Error::from_hyper(e.into_error()),
-                unsent,
-                unprocessed: false,
+) -> IntoAnswer<impl Future<Output = Result<h1::Head, h1::Failure>> + Send + 'a> {
+    IntoAnswer {
+        inner: conn.send(req, host),
+    }
+}
+
+pin_project! {
+    /// Maps the connection's result to the pool's, without an `async` block
+    /// that would hold the request a second time.
+    pub(crate) struct IntoAnswer<F> {
+        #[pin]
+        inner: F,
+    }
+}
+
+impl<F: Future<Output = Result<h1::Head, h1::Failure>>> Future for IntoAnswer<F> {
+    type Output = SendResult;
+
+    // The error hands the request back by value: a failure path, not worth a box.
+    #[allow(clippy::result_large_err)]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<SendResult> {
+        self.project().inner.poll(cx).map(|result| match result {
+            Ok(head) => {
+                let (mut parts, ()) = http::Response::new(()).into_parts();
+                parts.status = head.status;
+                parts.version = head.version;
+                parts.headers = head.headers;
+                Ok(Answer {
+                    head: parts,
+                    body: None,
+                })
             }
+            Err(f) => Err(SendError {
+                error: f.error,
+                unsent: f.unsent,
+                unanswered: f.unanswered,
+                unprocessed: false,
+            }),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::body::Body;
+
+    /// The send future holds the request (for a retry) and little else: an
+    /// `async` layer that kept a second copy would show here first.
+    #[tokio::test]
+    async fn the_send_future_holds_the_request_once() {
+        let (near, _far) = tokio::io::duplex(64);
+        let mut conn = super::connection(near, &crate::config::Config::default());
+        let host = http::HeaderValue::from_static("h");
+        let request_size = std::mem::size_of::<http::Request<Body>>();
+        let future = super::send(&mut conn, http::Request::new(Body::empty()), &host);
+        let future_size = std::mem::size_of_val(&future);
+        assert!(
+            future_size < request_size + 160,
+            "send future {future_size} B for a {request_size} B request"
+        );
     }
 }

@@ -4,12 +4,11 @@ use std::future::Future;
 use std::sync::Arc;
 
 use http::uri::{Authority, PathAndQuery, Scheme};
-use http::{Request, Response, Uri, Version};
-use hyper::body::Incoming;
+use http::{Request, Uri, Version};
 use hyper::client::conn::http2::{Builder, SendRequest};
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 
-use super::conn::{Driver, SendError};
+use super::conn::{Answer, Driver, SendError, SendResult};
 use super::sniff::{FrameWatch, Signals};
 use crate::body::Body;
 use crate::config::Config;
@@ -65,7 +64,7 @@ pub(crate) fn send(
     mut req: Request<Body>,
     scheme: &Scheme,
     authority: &Authority,
-) -> impl Future<Output = Result<Response<Incoming>, SendError>> {
+) -> impl Future<Output = SendResult> {
     // :scheme and :authority come from the URI; a request that was first
     // shaped for HTTP/1.1 (origin form) gets them back.
     if req.uri().scheme().is_none() || req.uri().authority().is_none() {
@@ -86,16 +85,26 @@ pub(crate) fn send(
     let mut sender = sender.clone();
     let sent = sender.try_send_request(req);
     async move {
-        sent.await.map_err(|mut e| {
-            let unsent = e.take_message();
-            let error = e.into_error();
-            let unprocessed = unprocessed(&error);
-            SendError {
-                error: Error::from_hyper(error),
-                unsent,
-                unprocessed,
+        match sent.await {
+            Ok(res) => {
+                let (head, body) = res.into_parts();
+                Ok(Answer {
+                    head,
+                    body: Some(body),
+                })
             }
-        })
+            Err(mut e) => {
+                let unsent = e.take_message();
+                let error = e.into_error();
+                let unprocessed = unprocessed(&error);
+                Err(SendError {
+                    error: Error::from_hyper(error),
+                    unsent,
+                    unanswered: None,
+                    unprocessed,
+                })
+            }
+        }
     }
 }
 

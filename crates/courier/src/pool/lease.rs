@@ -2,7 +2,9 @@
 
 use std::future::Future;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
+use bytes::Bytes;
 use http::Request;
 use tokio_util::either::Either;
 
@@ -10,6 +12,7 @@ use super::conn::{Conn, SendResult};
 use super::origin::OriginPool;
 use super::{http1, http2};
 use crate::body::Body;
+use crate::error::Error;
 
 /// Exclusive use of an HTTP/1.1 connection, or one reserved HTTP/2 stream, for
 /// one request and its response body.
@@ -19,10 +22,12 @@ use crate::body::Body;
 /// safe default for any path that does not know the response was read to its
 /// end (errors, timeouts, cancelled futures). Dropping an HTTP/2 lease frees
 /// the stream slot; hyper resets the stream if it was still open.
+///
+/// An HTTP/1.1 response body is read through the lease, which holds the
+/// connection ([`Lease::poll_http1_body`]).
 pub(crate) struct Lease {
     conn: Option<Conn>,
     origin: Arc<OriginPool>,
-    keep_alive: bool,
 }
 
 impl Lease {
@@ -30,7 +35,6 @@ impl Lease {
         Lease {
             conn: Some(conn),
             origin,
-            keep_alive: true,
         }
     }
 
@@ -48,26 +52,27 @@ impl Lease {
         matches!(&self.conn, Some(Conn::Http1(c)) if c.requests > 0)
     }
 
-    /// Checks the connection can take the request: an HTTP/1.1 connection
-    /// that just finished a response may need a moment; a closed one fails.
-    pub(crate) async fn ready(&mut self) -> bool {
+    /// Checks the connection can take the request: an idle HTTP/1.1
+    /// connection the server closed (or wrote to unasked) fails.
+    pub(crate) fn ready(&mut self) -> bool {
         match self.conn.as_mut() {
-            Some(Conn::Http1(c)) => c.ready().await.is_ok(),
+            Some(Conn::Http1(c)) => c.conn.is_open(),
             Some(Conn::Http2(c)) => !c.sender.is_closed(),
             None => false,
         }
     }
 
-    /// Sends the request on the leased connection. The request is handed to
-    /// hyper before this returns; the future only waits for the response head.
-    pub(crate) fn send(&mut self, req: Request<Body>) -> impl Future<Output = SendResult> {
+    /// Sends the request on the leased connection. HTTP/2: the request is
+    /// handed to hyper before this returns and the future only waits for the
+    /// response head; HTTP/1.1: the future writes it and reads the head.
+    pub(crate) fn send(&mut self, req: Request<Body>) -> impl Future<Output = SendResult> + '_ {
         let origin = &self.origin;
         let metrics = &origin.shared().metrics;
         match self.conn.as_mut() {
             Some(Conn::Http1(c)) => {
                 c.requests += 1;
                 metrics.requests_http1.inc();
-                Either::Left(http1::send(&mut c.sender, req, &origin.host_header))
+                Either::Left(http1::send(&mut c.conn, req, &origin.host_header))
             }
             Some(Conn::Http2(c)) => {
                 metrics.requests_http2.inc();
@@ -82,28 +87,42 @@ impl Lease {
         }
     }
 
-    /// The server said it will close the connection: do not pool it.
-    pub(crate) fn forbid_reuse(&mut self) {
-        self.keep_alive = false;
+    /// The next piece of an HTTP/1.1 response body (`None` at its end).
+    pub(crate) fn poll_http1_body(
+        &mut self,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Bytes, Error>>> {
+        match self.conn.as_mut() {
+            Some(Conn::Http1(c)) => c.conn.poll_chunk(cx),
+            _ => Poll::Ready(None),
+        }
+    }
+
+    /// The HTTP/1.1 response body has been read to its end.
+    pub(crate) fn http1_body_done(&self) -> bool {
+        match &self.conn {
+            Some(Conn::Http1(c)) => c.conn.body_done(),
+            _ => true,
+        }
     }
 
     /// The HTTP/1.1 connection, if it may serve another request; consumes the
     /// lease without returning anything to the pool.
     pub(crate) fn into_reusable(mut self) -> Option<Conn> {
-        let conn = self.conn.take();
-        match conn {
+        match self.conn.take() {
             Some(Conn::Http2(c)) => {
                 self.origin.stream_done(c.id);
                 None
             }
-            other => other.filter(|_| self.keep_alive),
+            Some(Conn::Http1(c)) if c.conn.is_reusable() => Some(Conn::Http1(c)),
+            _ => None,
         }
     }
 
     /// The response was read to its end: the connection can serve another request.
     pub(crate) fn release(mut self) {
         match self.conn.take() {
-            Some(Conn::Http1(c)) if self.keep_alive => self.origin.put_back(c),
+            Some(Conn::Http1(c)) if c.conn.is_reusable() => self.origin.put_back(c),
             Some(Conn::Http2(c)) => self.origin.stream_done(c.id),
             _ => {}
         }
@@ -129,7 +148,6 @@ impl std::fmt::Debug for Lease {
         f.debug_struct("Lease")
             .field("conn", &id)
             .field("http2", &self.is_http2())
-            .field("keep_alive", &self.keep_alive)
             .finish()
     }
 }

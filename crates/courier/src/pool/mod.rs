@@ -12,7 +12,7 @@ mod lease;
 mod origin;
 pub(crate) mod sniff;
 
-pub(crate) use conn::SendError;
+pub(crate) use conn::{Answer, SendError};
 pub(crate) use lease::Lease;
 pub(crate) use origin::OriginPool;
 

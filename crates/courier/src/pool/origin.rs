@@ -7,7 +7,7 @@
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
 
 use http::uri::{Authority, Scheme};
@@ -19,7 +19,8 @@ use super::lease::Lease;
 use super::{http1, http2, Shared};
 use crate::config::Versions;
 use crate::error::{Error, ErrorKind};
-use crate::metrics::GaugeGuard;
+use crate::h1::Io;
+use crate::metrics::{GaugeGuard, Metrics};
 
 /// Connection management for one scheme + host + port.
 pub(crate) struct OriginPool {
@@ -158,9 +159,9 @@ impl OriginPool {
                 Err(slot) => self.wait(slot, queue_timeout).await?,
             };
             let mut lease = Lease::new(conn, Arc::clone(self));
-            // A connection that closed while idle or in hand-off fails here
-            // (dropping the lease cleans up); try the next.
-            if lease.ready().await {
+            // A connection that closed while idle fails here (dropping the
+            // lease cleans up); try the next.
+            if lease.ready() {
                 return Ok(lease);
             }
         }
@@ -176,11 +177,10 @@ impl OriginPool {
             if !fresh_only {
                 while let Some(idle) = st.idle.pop() {
                     self.shared.metrics.connections_idle.dec();
-                    if !idle.conn.is_expired(now) && !idle.conn.is_closed() {
+                    if !idle.conn.is_expired(now) {
                         return Ok(Conn::Http1(idle.conn));
                     }
-                    // Expired or dead: dropping it closes it; the driver task
-                    // reports the close and frees its slot.
+                    // Expired: dropping it closes it and frees its slot.
                 }
             }
             st.purge_dead_waiters();
@@ -343,8 +343,8 @@ impl OriginPool {
         self.spawn_connects(connects);
     }
 
-    /// Connects, negotiates and handshakes one connection; its driver task is
-    /// running when this returns.
+    /// Connects, negotiates and handshakes one connection; an HTTP/2
+    /// connection's driver task is running when this returns.
     async fn establish(self: &Arc<Self>) -> Result<Conn, Error> {
         let shared = &self.shared;
         let rotation = self.next_addr.fetch_add(1, Relaxed);
@@ -368,17 +368,14 @@ impl OriginPool {
         let id = shared.next_conn_id();
         let expires_at = shared.expiry(Instant::now());
         if !h2 {
-            let (sender, driver) = http1::handshake(connected.stream, &shared.config).await?;
-            self.track(id, driver, false);
-            return Ok(Conn::Http1(Http1Conn {
+            return Ok(Conn::Http1(self.open_http1(
                 id,
-                sender,
+                connected.stream,
                 expires_at,
-                requests: 0,
-            }));
+            )));
         }
         let hs = http2::handshake(connected.stream, &shared.config).await?;
-        self.track(id, hs.driver, true);
+        self.track_http2(id, hs.driver);
         // The stream limit is only known once the server's SETTINGS arrive;
         // they are the first thing it sends.
         if !hs.signals.wait_for_settings().await {
@@ -395,55 +392,66 @@ impl OriginPool {
         })))
     }
 
-    /// Counts the connection as open and spawns its driver, which reports the
-    /// close when the connection ends.
-    fn track(self: &Arc<Self>, id: u64, driver: Driver, h2: bool) {
-        let metrics = Arc::clone(&self.shared.metrics);
+    /// Counts a new connection as open.
+    fn opened(&self, h2: bool) {
+        let metrics = &self.shared.metrics;
         metrics.connections_established.inc();
         metrics.connections_open.inc();
-        let by_version = if h2 {
+        if h2 {
             metrics.connections_established_http2.inc();
-            &metrics.connections_open_http2
+            metrics.connections_open_http2.inc();
         } else {
             metrics.connections_established_http1.inc();
-            &metrics.connections_open_http1
-        };
-        by_version.inc();
+            metrics.connections_open_http1.inc();
+        }
         self.lock().open += 1;
+    }
+
+    /// Counts an HTTP/2 connection as open and spawns its driver, which
+    /// reports the close when the connection ends.
+    fn track_http2(self: &Arc<Self>, id: u64, driver: Driver) {
+        self.opened(true);
+        let metrics = Arc::clone(&self.shared.metrics);
         let origin = Arc::downgrade(self);
         tokio::spawn(async move {
             driver.await;
             metrics.connections_open.dec();
-            if h2 {
-                metrics.connections_open_http2.dec();
-            } else {
-                metrics.connections_open_http1.dec();
-            }
+            metrics.connections_open_http2.dec();
             if let Some(origin) = origin.upgrade() {
                 origin.connection_closed(id);
             }
         });
     }
 
+    /// An HTTP/1.1 connection over `stream`, counted as open until dropped.
+    fn open_http1<S: Io + 'static>(
+        self: &Arc<Self>,
+        id: u64,
+        stream: S,
+        expires_at: Option<Instant>,
+    ) -> Http1Conn {
+        self.opened(false);
+        Http1Conn {
+            id,
+            conn: Box::new(http1::connection(stream, &self.shared.config)),
+            expires_at,
+            requests: 0,
+            _open: OpenHttp1 {
+                id,
+                origin: Arc::downgrade(self),
+                metrics: Arc::clone(&self.shared.metrics),
+            },
+        }
+    }
+
     /// Adds an HTTP/1.1 connection established elsewhere (over any byte
     /// stream) as if the pool had dialed it: for in-memory benchmarks.
-    pub(crate) async fn adopt_http1<S>(self: &Arc<Self>, stream: S) -> Result<(), Error>
-    where
-        S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin + 'static,
-    {
-        let (sender, driver) = http1::handshake(stream, &self.shared.config).await?;
+    pub(crate) fn adopt_http1<S: Io + 'static>(self: &Arc<Self>, stream: S) {
         let id = self.shared.next_conn_id();
-        self.track(id, driver, false);
-        let conn = Http1Conn {
-            id,
-            sender,
-            expires_at: None,
-            requests: 0,
-        };
+        let conn = self.open_http1(id, stream, None);
         let mut st = self.lock();
         st.protocol = Protocol::Http1;
         self.deliver_locked(&mut st, conn, true);
-        Ok(())
     }
 
     /// A new connection is ready: it settles the protocol and goes to the waiters.
@@ -553,7 +561,7 @@ impl OriginPool {
     pub(crate) fn put_back(&self, conn: Http1Conn) {
         // Lifetime is checked on return as well as on checkout, so an expired
         // connection is closed as soon as its last request is done.
-        if conn.is_closed() || conn.is_expired(Instant::now()) {
+        if conn.is_expired(Instant::now()) {
             return;
         }
         let mut st = self.lock();
@@ -603,13 +611,13 @@ impl OriginPool {
         let mut st = self.lock();
         st.draining = st.draining.saturating_sub(1);
         if let Some(Conn::Http1(conn)) = conn {
-            if !conn.is_closed() && !conn.is_expired(Instant::now()) {
+            if !conn.is_expired(Instant::now()) {
                 self.deliver_locked(&mut st, conn, false);
             }
         }
     }
 
-    /// The connection's driver task ended: the socket is closed.
+    /// The connection is closed (HTTP/1.1: dropped; HTTP/2: its driver ended).
     fn connection_closed(self: &Arc<Self>, id: u64) {
         let connects = {
             let mut st = self.lock();
@@ -638,8 +646,8 @@ impl OriginPool {
         };
         let mut st = self.lock();
         let before = st.idle.len();
-        st.idle.retain(|idle| {
-            !(idle_too_long(idle.since) || idle.conn.is_expired(now) || idle.conn.is_closed())
+        st.idle.retain_mut(|idle| {
+            !(idle_too_long(idle.since) || idle.conn.is_expired(now) || !idle.conn.conn.is_open())
         });
         for _ in st.idle.len()..before {
             self.shared.metrics.connections_idle.dec();
@@ -682,6 +690,30 @@ impl Drop for OriginPool {
         let idle_h2 = st.h2.iter().filter(|s| s.active == 0).count();
         for _ in 0..st.idle.len() + idle_h2 {
             self.shared.metrics.connections_idle.dec();
+        }
+    }
+}
+
+/// Counts an HTTP/1.1 connection as open for as long as it exists: it has no
+/// task of its own whose end could report the close.
+pub(crate) struct OpenHttp1 {
+    id: u64,
+    origin: Weak<OriginPool>,
+    metrics: Arc<Metrics>,
+}
+
+impl Drop for OpenHttp1 {
+    fn drop(&mut self) {
+        self.metrics.connections_open.dec();
+        self.metrics.connections_open_http1.dec();
+        let Some(origin) = self.origin.upgrade() else {
+            return; // the origin is gone: no slot to free
+        };
+        // Connections are dropped with the origin's lock held (the idle
+        // stack, the scavenger), so the slot is freed from a task.
+        let id = self.id;
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move { origin.connection_closed(id) });
         }
     }
 }

@@ -1,0 +1,292 @@
+//! Parsing a response head with `httparse`, and deciding how its body is framed
+//! (RFC 9112 §6.3) and whether the connection survives it.
+
+use bytes::{Buf, Bytes, BytesMut};
+use http::header::{CONNECTION, CONTENT_LENGTH, TRANSFER_ENCODING};
+use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, Version};
+
+use crate::error::{Error, ErrorKind};
+
+/// More header lines than this is a malformed (or hostile) response; hyper uses the same bound.
+const MAX_HEADERS: usize = 100;
+
+/// How the body after a head ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Framing {
+    /// No body: HEAD, 1xx, 204, 304, `Content-Length: 0`.
+    Empty,
+    /// Exactly this many bytes.
+    Length(u64),
+    /// `Transfer-Encoding: chunked`.
+    Chunked,
+    /// Everything until the server closes the connection.
+    UntilClose,
+}
+
+/// A parsed final (non-1xx) response head.
+#[derive(Debug)]
+pub(crate) struct Head {
+    pub(crate) status: StatusCode,
+    pub(crate) version: Version,
+    pub(crate) headers: HeaderMap,
+    pub(crate) framing: Framing,
+    /// The connection may carry another request after this response.
+    pub(crate) keep_alive: bool,
+}
+
+/// What [`parse`] found at the start of the buffer.
+#[derive(Debug)]
+pub(crate) enum Parsed {
+    /// Not a whole head yet: read more.
+    Partial,
+    /// An interim 1xx response (consumed): the final one follows.
+    Informational,
+    Final(Head),
+}
+
+/// Parses the head at the start of `buf` and consumes it when complete.
+///
+/// Header values are slices of one copy of the head, so a response costs one
+/// allocation for its header bytes whatever their number, and the read buffer
+/// stays the connection's own, to be reused for the next response.
+pub(crate) fn parse(buf: &mut BytesMut, request_was_head: bool) -> Result<Parsed, Error> {
+    let mut slots = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let mut res = httparse::Response::new(&mut slots);
+    let len = match res.parse(buf) {
+        Ok(httparse::Status::Complete(len)) => len,
+        Ok(httparse::Status::Partial) => return Ok(Parsed::Partial),
+        Err(httparse::Error::TooManyHeaders) => {
+            return Err(Error::msg(
+                ErrorKind::HeadersTooLarge,
+                "response has more than 100 header lines",
+            ))
+        }
+        Err(e) => return Err(Error::new(ErrorKind::Protocol, e)),
+    };
+    let code = res.code.unwrap_or_default();
+    let status = StatusCode::from_u16(code)
+        .map_err(|_| Error::msg(ErrorKind::Protocol, "invalid response status code"))?;
+    if status.is_informational() {
+        if status == StatusCode::SWITCHING_PROTOCOLS {
+            return Err(Error::msg(
+                ErrorKind::Protocol,
+                "the server switched protocols, which courier does not support",
+            ));
+        }
+        buf.advance(len);
+        return Ok(Parsed::Informational);
+    }
+    let version = if res.version == Some(0) {
+        Version::HTTP_10
+    } else {
+        Version::HTTP_11
+    };
+
+    let copy = Bytes::copy_from_slice(&buf[..len]);
+    let base = buf.as_ptr() as usize;
+    let mut headers = HeaderMap::with_capacity(res.headers.len());
+    for h in res.headers.iter() {
+        let name = HeaderName::from_bytes(h.name.as_bytes())
+            .map_err(|e| Error::new(ErrorKind::Protocol, e))?;
+        let start = h.value.as_ptr() as usize - base;
+        let value = HeaderValue::from_maybe_shared(copy.slice(start..start + h.value.len()))
+            .map_err(|e| Error::new(ErrorKind::Protocol, e))?;
+        headers.append(name, value);
+    }
+    buf.advance(len);
+
+    let (framing, framing_allows_reuse) = framing(&headers, status, request_was_head)?;
+    let keep_alive = framing_allows_reuse && persistent(&headers, version);
+    Ok(Parsed::Final(Head {
+        status,
+        version,
+        headers,
+        framing,
+        keep_alive,
+    }))
+}
+
+/// The body's framing, and whether the connection can outlive it.
+fn framing(
+    headers: &HeaderMap,
+    status: StatusCode,
+    request_was_head: bool,
+) -> Result<(Framing, bool), Error> {
+    if request_was_head || status == StatusCode::NO_CONTENT || status == StatusCode::NOT_MODIFIED {
+        return Ok((Framing::Empty, true));
+    }
+    let length = content_length(headers)?;
+    if headers.contains_key(TRANSFER_ENCODING) {
+        let chunked = last_token(headers, TRANSFER_ENCODING)
+            .is_some_and(|t| t.eq_ignore_ascii_case(b"chunked"));
+        // Both headers at once is how request smuggling starts: the encoding
+        // wins (RFC 9112 §6.3), and the connection is not trusted afterwards.
+        let reusable = chunked && length.is_none();
+        return Ok(if chunked {
+            (Framing::Chunked, reusable)
+        } else {
+            (Framing::UntilClose, false)
+        });
+    }
+    Ok(match length {
+        Some(0) => (Framing::Empty, true),
+        Some(n) => (Framing::Length(n), true),
+        None => (Framing::UntilClose, false),
+    })
+}
+
+/// The Content-Length, if any; several that disagree are an error.
+fn content_length(headers: &HeaderMap) -> Result<Option<u64>, Error> {
+    let mut found: Option<u64> = None;
+    for value in headers.get_all(CONTENT_LENGTH) {
+        for part in value.as_bytes().split(|&b| b == b',') {
+            let n = parse_decimal(part.trim_ascii()).ok_or_else(|| {
+                Error::msg(ErrorKind::Protocol, "invalid Content-Length in response")
+            })?;
+            if found.is_some_and(|f| f != n) {
+                return Err(Error::msg(
+                    ErrorKind::Protocol,
+                    "conflicting Content-Length values in response",
+                ));
+            }
+            found = Some(n);
+        }
+    }
+    Ok(found)
+}
+
+fn parse_decimal(digits: &[u8]) -> Option<u64> {
+    if digits.is_empty() || digits.len() > 19 {
+        return None;
+    }
+    digits.iter().try_fold(0u64, |n, &d| {
+        d.is_ascii_digit().then(|| n * 10 + u64::from(d - b'0'))
+    })
+}
+
+/// The last comma-separated token over every value of `name`.
+fn last_token(headers: &HeaderMap, name: HeaderName) -> Option<&[u8]> {
+    headers
+        .get_all(name)
+        .iter()
+        .flat_map(|v| v.as_bytes().split(|&b| b == b','))
+        .map(<[u8]>::trim_ascii)
+        .rfind(|t| !t.is_empty())
+}
+
+/// Whether the server lets the connection persist: HTTP/1.1 unless it says
+/// `close`, HTTP/1.0 only if it says `keep-alive`.
+fn persistent(headers: &HeaderMap, version: Version) -> bool {
+    if version == Version::HTTP_10 {
+        connection_has(headers, b"keep-alive")
+    } else {
+        !connection_has(headers, b"close")
+    }
+}
+
+/// Whether a `Connection` header lists `token` (case-insensitively).
+pub(crate) fn connection_has(headers: &HeaderMap, token: &[u8]) -> bool {
+    headers.get_all(CONNECTION).iter().any(|v| {
+        v.as_bytes()
+            .split(|&b| b == b',')
+            .any(|t| t.trim_ascii().eq_ignore_ascii_case(token))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn head(raw: &str) -> Result<Parsed, Error> {
+        parse(&mut BytesMut::from(raw), false)
+    }
+
+    fn final_head(raw: &str) -> Head {
+        match head(raw).unwrap() {
+            Parsed::Final(h) => h,
+            other => panic!("expected a final head, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn framing_follows_rfc_9112() {
+        let h = final_head("HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\n");
+        assert_eq!((h.framing, h.keep_alive), (Framing::Length(12), true));
+        let h = final_head("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n");
+        assert_eq!((h.framing, h.keep_alive), (Framing::Chunked, true));
+        let h = final_head("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n");
+        assert_eq!((h.framing, h.keep_alive), (Framing::UntilClose, false));
+        let h = final_head(
+            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n",
+        );
+        assert_eq!((h.framing, h.keep_alive), (Framing::Chunked, false));
+        let h = final_head("HTTP/1.1 200 OK\r\n\r\n");
+        assert_eq!((h.framing, h.keep_alive), (Framing::UntilClose, false));
+        let h = final_head("HTTP/1.1 204 No Content\r\nContent-Length: 7\r\n\r\n");
+        assert_eq!((h.framing, h.keep_alive), (Framing::Empty, true));
+        let h = final_head("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+        assert_eq!(h.framing, Framing::Empty);
+        let h = final_head("HTTP/1.1 200 OK\r\nContent-Length: 3, 3\r\n\r\n");
+        assert_eq!(h.framing, Framing::Length(3));
+    }
+
+    #[test]
+    fn a_head_request_has_no_body_whatever_the_headers_say() {
+        let mut buf = BytesMut::from("HTTP/1.1 200 OK\r\nContent-Length: 99\r\n\r\n");
+        let Parsed::Final(h) = parse(&mut buf, true).unwrap() else {
+            panic!("final head expected")
+        };
+        assert_eq!(h.framing, Framing::Empty);
+    }
+
+    #[test]
+    fn persistence_depends_on_version_and_connection() {
+        assert!(
+            !final_head("HTTP/1.1 200 OK\r\nConnection: Close\r\nContent-Length: 0\r\n\r\n")
+                .keep_alive
+        );
+        assert!(!final_head("HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n").keep_alive);
+        let h =
+            final_head("HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 0\r\n\r\n");
+        assert!(h.keep_alive);
+        assert_eq!(h.version, Version::HTTP_10);
+    }
+
+    #[test]
+    fn the_head_is_consumed_and_the_body_left() {
+        let mut buf =
+            BytesMut::from("HTTP/1.1 200 OK\r\nX-Custom: a b\r\nContent-Length: 2\r\n\r\nhi");
+        let Parsed::Final(h) = parse(&mut buf, false).unwrap() else {
+            panic!("final head expected")
+        };
+        assert_eq!(&buf[..], b"hi");
+        assert_eq!(h.headers["x-custom"], "a b");
+        assert_eq!(h.status, StatusCode::OK);
+    }
+
+    #[test]
+    fn partial_informational_and_malformed_heads() {
+        assert!(matches!(
+            head("HTTP/1.1 200 OK\r\nContent-Le"),
+            Ok(Parsed::Partial)
+        ));
+        let mut buf = BytesMut::from("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n");
+        assert!(matches!(parse(&mut buf, false), Ok(Parsed::Informational)));
+        assert_eq!(&buf[..], b"HTTP/1.1 200 OK\r\n");
+        for bad in [
+            "HTTP/1.1 200 OK\r\nnot a header\r\n\r\n",
+            "HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
+            "HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n",
+            "HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999\r\n\r\n",
+            "HTTP/1.1 101 Switching Protocols\r\n\r\n",
+            "HTTP/1.1 099 Too Low\r\n\r\n",
+            "SSH-2.0-OpenSSH\r\n\r\n",
+        ] {
+            let kind = head(bad).unwrap_err().kind();
+            assert_eq!(kind, ErrorKind::Protocol, "{bad:?}");
+        }
+        let many: String = (0..101).map(|i| format!("x-{i}: v\r\n")).collect();
+        let err = head(&format!("HTTP/1.1 200 OK\r\n{many}\r\n")).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::HeadersTooLarge);
+    }
+}

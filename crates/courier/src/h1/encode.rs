@@ -1,0 +1,163 @@
+//! Writing a request head in origin form, and choosing how its body is framed.
+
+use std::io::Write as _;
+
+use http::header::{CONTENT_LENGTH, HOST, TRANSFER_ENCODING};
+use http::{HeaderValue, Method, Request};
+
+use crate::body::Body;
+use crate::error::{Error, ErrorKind};
+
+/// How the request body goes on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BodyFraming {
+    /// `Content-Length` bytes (possibly zero).
+    Length(u64),
+    /// `Transfer-Encoding: chunked`: a stream of unknown length.
+    Chunked,
+}
+
+/// Appends the request line and headers (with `Host`, and the framing header
+/// the body needs when the caller set none) to `out`.
+pub(crate) fn head(
+    req: &Request<Body>,
+    host: &HeaderValue,
+    out: &mut Vec<u8>,
+) -> Result<BodyFraming, Error> {
+    let target = req.uri().path_and_query().map_or("/", |pq| pq.as_str());
+    out.extend_from_slice(req.method().as_str().as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(target.as_bytes());
+    out.extend_from_slice(b" HTTP/1.1\r\n");
+    let headers = req.headers();
+    if !headers.contains_key(HOST) {
+        header(out, b"host", host.as_bytes());
+    }
+    let framing = framing(req)?;
+    let declared = headers.contains_key(TRANSFER_ENCODING) || headers.contains_key(CONTENT_LENGTH);
+    if !declared {
+        match framing {
+            BodyFraming::Chunked => header(out, b"transfer-encoding", b"chunked"),
+            // GET and friends without a body say nothing; methods that carry
+            // one say 0, or some servers wait for a body that never comes.
+            BodyFraming::Length(0) if !expects_body(req.method()) => {}
+            BodyFraming::Length(n) => {
+                out.extend_from_slice(b"content-length: ");
+                // Writing into a Vec cannot fail.
+                let _ = write!(out, "{n}");
+                out.extend_from_slice(b"\r\n");
+            }
+        }
+    }
+    for (name, value) in headers {
+        header(out, name.as_str().as_bytes(), value.as_bytes());
+    }
+    out.extend_from_slice(b"\r\n");
+    Ok(framing)
+}
+
+fn header(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
+    out.extend_from_slice(name);
+    out.extend_from_slice(b": ");
+    out.extend_from_slice(value);
+    out.extend_from_slice(b"\r\n");
+}
+
+fn expects_body(method: &Method) -> bool {
+    matches!(*method, Method::POST | Method::PUT | Method::PATCH)
+}
+
+/// The caller's `Transfer-Encoding`/`Content-Length` if set, else what the body knows of its length.
+fn framing(req: &Request<Body>) -> Result<BodyFraming, Error> {
+    let headers = req.headers();
+    if headers.contains_key(TRANSFER_ENCODING) {
+        return Ok(BodyFraming::Chunked);
+    }
+    if let Some(value) = headers.get(CONTENT_LENGTH) {
+        return value
+            .to_str()
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .map(BodyFraming::Length)
+            .ok_or_else(|| Error::msg(ErrorKind::InvalidRequest, "invalid Content-Length header"));
+    }
+    Ok(req
+        .body()
+        .len()
+        .map_or(BodyFraming::Chunked, BodyFraming::Length))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn encode(req: Request<Body>) -> (String, BodyFraming) {
+        let mut out = Vec::new();
+        let host = HeaderValue::from_static("example.com:8080");
+        let framing = head(&req, &host, &mut out).unwrap();
+        (String::from_utf8(out).unwrap(), framing)
+    }
+
+    #[test]
+    fn a_get_in_origin_form_with_host() {
+        let req = Request::get("http://example.com:8080/a/b?c=d")
+            .header("accept", "*/*")
+            .body(Body::empty())
+            .unwrap();
+        let (text, framing) = encode(req);
+        assert_eq!(
+            text,
+            "GET /a/b?c=d HTTP/1.1\r\nhost: example.com:8080\r\naccept: */*\r\n\r\n"
+        );
+        assert_eq!(framing, BodyFraming::Length(0));
+    }
+
+    #[test]
+    fn bodies_are_framed_by_length_or_chunks() {
+        let (text, framing) = encode(Request::post("http://h/").body("abc".into()).unwrap());
+        assert!(text.contains("content-length: 3\r\n"), "{text}");
+        assert_eq!(framing, BodyFraming::Length(3));
+        let (text, _) = encode(Request::post("http://h/").body(Body::empty()).unwrap());
+        assert!(text.contains("content-length: 0\r\n"), "{text}");
+        let stream = Body::wrap(Unsized);
+        let (text, framing) = encode(Request::put("http://h/").body(stream).unwrap());
+        assert!(text.contains("transfer-encoding: chunked\r\n"), "{text}");
+        assert_eq!(framing, BodyFraming::Chunked);
+    }
+
+    #[test]
+    fn the_callers_framing_and_host_headers_win() {
+        let req = Request::post("http://h/")
+            .header("host", "other")
+            .header("content-length", "3")
+            .body("abc".into())
+            .unwrap();
+        let (text, framing) = encode(req);
+        assert_eq!(
+            text,
+            "POST / HTTP/1.1\r\nhost: other\r\ncontent-length: 3\r\n\r\n"
+        );
+        assert_eq!(framing, BodyFraming::Length(3));
+        let bad = Request::post("http://h/")
+            .header("content-length", "x")
+            .body(Body::empty())
+            .unwrap();
+        let err = head(&bad, &HeaderValue::from_static("h"), &mut Vec::new()).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidRequest);
+    }
+
+    /// A body of unknown length.
+    struct Unsized;
+
+    impl http_body::Body for Unsized {
+        type Data = bytes::Bytes;
+        type Error = std::convert::Infallible;
+
+        fn poll_frame(
+            self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<Option<Result<http_body::Frame<bytes::Bytes>, Self::Error>>> {
+            std::task::Poll::Ready(None)
+        }
+    }
+}
