@@ -132,6 +132,18 @@ pub fn ignore_this_thread() {
     let _ = IGNORED.try_with(|ignored| ignored.set(true));
 }
 
+/// What building one value with `f` allocates, averaged over `times` builds (counting must be
+/// off: this starts and stops it).
+pub fn measure<T>(times: u32, mut f: impl FnMut() -> T) -> (f64, f64) {
+    start();
+    for _ in 0..times {
+        drop(std::hint::black_box(f()));
+    }
+    let counts = stop();
+    let n = f64::from(times.max(1));
+    (counts.allocations as f64 / n, counts.bytes as f64 / n)
+}
+
 /// Runs `f` with the calling thread's allocations left out of the counts (bookkeeping).
 pub fn uncounted<T>(f: impl FnOnce() -> T) -> T {
     let before = IGNORED

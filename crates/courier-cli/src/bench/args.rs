@@ -192,8 +192,9 @@ pub struct BenchArgs {
     #[arg(long, value_name = "BYTES", default_value_t = 128)]
     pub response_size: u64,
 
-    /// Count heap allocations and bytes allocated per request (without `-H`, the request
-    /// carries a browser's header set).
+    /// Count the client's heap allocations and bytes allocated per request (without `-H`, the
+    /// request carries a browser's header set). Building each `http::Request` (the caller's
+    /// work, a header map copy) is left out and reported on its own line.
     #[arg(long)]
     pub count_allocations: bool,
 

@@ -232,7 +232,7 @@ pub struct LongPollReport {
     pub server_addresses: u64,
 }
 
-/// Allocation counts of the measured time.
+/// Allocation counts of the measured time: the client's, from `execute` to the end of the body.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct AllocationReport {
     pub allocations: u64,
@@ -241,6 +241,12 @@ pub struct AllocationReport {
     pub bytes_per_request: f64,
     /// Headers each request carried.
     pub request_headers: u64,
+    /// Allocations of building one `http::Request` (the caller's, left out of the counts above).
+    #[serde(default)]
+    pub request_construction_allocations: f64,
+    /// Bytes allocated building one `http::Request`.
+    #[serde(default)]
+    pub request_construction_bytes: f64,
 }
 
 /// One second of the measured time.

@@ -45,6 +45,7 @@ use self::request::Template;
 use self::sampler::{Sampler, SamplerConfig};
 use self::summary::{RunOutcome, RunSetup};
 use self::target::Target;
+use crate::alloc;
 use crate::error::{CliError, Result};
 
 /// After the load stops, how long to wait at most for background drains to finish, so that
@@ -77,6 +78,9 @@ pub fn run(args: BenchArgs) -> Result<()> {
         eprintln!("courier bench: note: {note}");
     }
     let template = Template::new(&args, target.uris.clone())?;
+    let request_construction = args
+        .count_allocations
+        .then(|| alloc::measure(1000, || template.request(0)));
     eprintln!("courier bench: {}", describe(&args, &load, &template));
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -110,6 +114,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
             cores: cores as u64,
             limits,
             request_headers: template.header_count() as u64,
+            request_construction,
         },
         &outcome,
     );

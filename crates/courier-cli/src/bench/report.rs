@@ -244,6 +244,18 @@ pub fn rows(r: &BenchReport) -> Vec<Row> {
         rows.number("Bytes allocated per request", a.bytes_per_request, 0, Lower);
         rows.count("Allocations", a.allocations, Lower);
         rows.count("Bytes allocated", a.bytes, Lower);
+        rows.number(
+            "Building a request: allocations (caller's, not above)",
+            a.request_construction_allocations,
+            2,
+            Lower,
+        );
+        rows.number(
+            "Building a request: bytes",
+            a.request_construction_bytes,
+            0,
+            Lower,
+        );
     }
     rows.0
 }

@@ -15,6 +15,7 @@ use tokio::time::Instant;
 use super::args::BenchArgs;
 use super::headers::BROWSER_HEADERS;
 use super::stats::Measured;
+use crate::alloc;
 use crate::error::{CliError, Result};
 
 /// What to send.
@@ -120,7 +121,10 @@ impl Template {
 /// phases from the moment of sending.
 pub async fn send(client: &BenchClient, template: &Template, slot: usize) -> Outcome {
     let start = Instant::now();
-    let mut response = match client.execute(template.request(slot)).await {
+    // Building the request is the caller's work, not the client's: allocation counts leave it
+    // out (and report it apart).
+    let request = alloc::uncounted(|| template.request(slot));
+    let mut response = match client.execute(request).await {
         Ok(response) => response,
         Err(e) => return Outcome::Failed(e.kind().as_str()),
     };

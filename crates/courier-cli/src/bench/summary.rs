@@ -42,6 +42,8 @@ pub struct RunSetup<'a> {
     pub cores: u64,
     pub limits: Limits,
     pub request_headers: u64,
+    /// Allocations and bytes of building one request, when allocations are counted.
+    pub request_construction: Option<(f64, f64)>,
 }
 
 /// Computes the report.
@@ -55,6 +57,7 @@ pub fn report(setup: RunSetup<'_>, outcome: &RunOutcome) -> BenchReport {
         cores,
         limits,
         request_headers,
+        request_construction,
     } = setup;
     let s = &outcome.sampled;
     let total = &s.total;
@@ -197,6 +200,8 @@ pub fn report(setup: RunSetup<'_>, outcome: &RunOutcome) -> BenchReport {
             allocations_per_request: ratio(counts.allocations, requests),
             bytes_per_request: ratio(counts.bytes, requests),
             request_headers,
+            request_construction_allocations: request_construction.map_or(0.0, |c| c.0),
+            request_construction_bytes: request_construction.map_or(0.0, |c| c.1),
         }),
         limits,
         timeline: s.timeline.clone(),

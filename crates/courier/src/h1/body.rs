@@ -3,12 +3,13 @@
 
 use bytes::{Buf, Bytes, BytesMut};
 
+use super::arena::copy_out;
 use super::decode::Framing;
 use crate::error::{Error, ErrorKind};
 
-/// Pieces up to this size are copied out of the read buffer, which then stays
-/// the connection's alone and is reused; larger ones are split off without a
-/// copy (and the buffer reallocates on the next read).
+/// Pieces up to this size are copied out of the read buffer (into the arena),
+/// which then stays the connection's alone and is reused; larger ones are
+/// split off without a copy (and the buffer reallocates on the next read).
 const COPY_MAX: usize = 4 * 1024;
 
 /// A chunk-size line or trailer line longer than this is hostile.
@@ -72,7 +73,12 @@ impl Decoder {
     }
 
     /// Takes the next piece of body from `buf`.
-    pub(crate) fn decode(&mut self, buf: &mut BytesMut) -> Result<Step, Error> {
+    /// Small pieces are copied into `arena`.
+    pub(crate) fn decode(
+        &mut self,
+        buf: &mut BytesMut,
+        arena: &mut BytesMut,
+    ) -> Result<Step, Error> {
         match self {
             Decoder::Done => Ok(Step::End),
             Decoder::Length(left) => {
@@ -81,7 +87,7 @@ impl Decoder {
                 }
                 let n = take_len(*left, buf);
                 *left -= n as u64;
-                let data = take(buf, n);
+                let data = take(buf, n, arena);
                 if *left == 0 {
                     *self = Decoder::Done;
                 }
@@ -92,10 +98,10 @@ impl Decoder {
                     return Ok(Step::NeedMore);
                 }
                 let n = buf.len();
-                Ok(Step::Data(take(buf, n)))
+                Ok(Step::Data(take(buf, n, arena)))
             }
             Decoder::Chunked(state) => {
-                let step = decode_chunked(state, buf)?;
+                let step = decode_chunked(state, buf, arena)?;
                 if step == Step::End {
                     *self = Decoder::Done;
                 }
@@ -125,9 +131,9 @@ fn take_len(left: u64, buf: &BytesMut) -> usize {
     usize::try_from(left).map_or(buf.len(), |l| l.min(buf.len()))
 }
 
-fn take(buf: &mut BytesMut, n: usize) -> Bytes {
+fn take(buf: &mut BytesMut, n: usize, arena: &mut BytesMut) -> Bytes {
     if n <= COPY_MAX {
-        let data = Bytes::copy_from_slice(&buf[..n]);
+        let data = copy_out(arena, &buf[..n]);
         buf.advance(n);
         data
     } else {
@@ -135,7 +141,11 @@ fn take(buf: &mut BytesMut, n: usize) -> Bytes {
     }
 }
 
-fn decode_chunked(state: &mut Chunk, buf: &mut BytesMut) -> Result<Step, Error> {
+fn decode_chunked(
+    state: &mut Chunk,
+    buf: &mut BytesMut,
+    arena: &mut BytesMut,
+) -> Result<Step, Error> {
     loop {
         match *state {
             Chunk::Size => {
@@ -161,7 +171,7 @@ fn decode_chunked(state: &mut Chunk, buf: &mut BytesMut) -> Result<Step, Error> 
                 } else {
                     Chunk::Data(left)
                 };
-                return Ok(Step::Data(take(buf, n)));
+                return Ok(Step::Data(take(buf, n, arena)));
             }
             Chunk::DataEnd => {
                 if buf.len() < 2 {
@@ -236,12 +246,12 @@ mod tests {
     /// Feeds `input` one byte at a time, collecting the body.
     fn trickle(framing: Framing, input: &[u8]) -> Result<(Vec<u8>, bool), Error> {
         let mut decoder = Decoder::new(framing);
-        let mut buf = BytesMut::new();
+        let (mut buf, mut arena) = (BytesMut::new(), BytesMut::new());
         let mut out = Vec::new();
         for &b in input {
             buf.extend_from_slice(&[b]);
             loop {
-                match decoder.decode(&mut buf)? {
+                match decoder.decode(&mut buf, &mut arena)? {
                     Step::Data(d) => out.extend_from_slice(&d),
                     Step::NeedMore => break,
                     Step::End => return Ok((out, buf.is_empty())),
@@ -296,7 +306,7 @@ mod tests {
     fn large_pieces_are_split_off_small_ones_copied() {
         let mut buf = BytesMut::from(&vec![7u8; COPY_MAX * 2][..]);
         let mut d = Decoder::new(Framing::Length((COPY_MAX * 2) as u64));
-        let Step::Data(data) = d.decode(&mut buf).unwrap() else {
+        let Step::Data(data) = d.decode(&mut buf, &mut BytesMut::new()).unwrap() else {
             panic!("data expected")
         };
         assert_eq!(data.len(), COPY_MAX * 2);

@@ -35,6 +35,8 @@ pub(crate) struct Connection {
     io: Box<dyn Io>,
     /// Kept across responses: after the first one, reading allocates nothing.
     read_buf: BytesMut,
+    /// Where heads and small body pieces are copied to (see [`super::arena`]).
+    arena: BytesMut,
     write_buf: Vec<u8>,
     /// Where the current response's body stands.
     body: Decoder,
@@ -69,6 +71,7 @@ impl Connection {
         Connection {
             io,
             read_buf: BytesMut::with_capacity(READ_MIN),
+            arena: BytesMut::new(),
             write_buf: Vec::new(),
             body: Decoder::Done,
             keep_alive: true,
@@ -275,7 +278,7 @@ impl Connection {
         loop {
             if !self.read_buf.is_empty() {
                 *received = true;
-                match decode::parse(&mut self.read_buf, head_request) {
+                match decode::parse(&mut self.read_buf, head_request, &mut self.arena) {
                     Ok(Parsed::Final(head)) => return Poll::Ready(Ok(head)),
                     Ok(Parsed::Informational) => continue,
                     Ok(Parsed::Partial) if self.read_buf.len() >= self.max_head => {
@@ -309,7 +312,7 @@ impl Connection {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Bytes, Error>>> {
         loop {
-            match self.body.decode(&mut self.read_buf) {
+            match self.body.decode(&mut self.read_buf, &mut self.arena) {
                 Ok(Step::Data(data)) => return Poll::Ready(Some(Ok(data))),
                 Ok(Step::End) => return Poll::Ready(None),
                 Ok(Step::NeedMore) => {}

@@ -1,10 +1,11 @@
 //! Parsing a response head with `httparse`, and deciding how its body is framed
 //! (RFC 9112 §6.3) and whether the connection survives it.
 
-use bytes::{Buf, Bytes, BytesMut};
+use bytes::{Buf, BytesMut};
 use http::header::{CONNECTION, CONTENT_LENGTH, TRANSFER_ENCODING};
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, Version};
 
+use super::arena::copy_out;
 use crate::error::{Error, ErrorKind};
 
 /// More header lines than this is a malformed (or hostile) response; hyper uses the same bound.
@@ -46,10 +47,14 @@ pub(crate) enum Parsed {
 
 /// Parses the head at the start of `buf` and consumes it when complete.
 ///
-/// Header values are slices of one copy of the head, so a response costs one
-/// allocation for its header bytes whatever their number, and the read buffer
-/// stays the connection's own, to be reused for the next response.
-pub(crate) fn parse(buf: &mut BytesMut, request_was_head: bool) -> Result<Parsed, Error> {
+/// Header values are slices of one copy of the head (made in `arena`), so
+/// their number costs no allocations, and the read buffer stays the
+/// connection's own, to be reused for the next response.
+pub(crate) fn parse(
+    buf: &mut BytesMut,
+    request_was_head: bool,
+    arena: &mut BytesMut,
+) -> Result<Parsed, Error> {
     let mut slots = [httparse::EMPTY_HEADER; MAX_HEADERS];
     let mut res = httparse::Response::new(&mut slots);
     let len = match res.parse(buf) {
@@ -82,7 +87,7 @@ pub(crate) fn parse(buf: &mut BytesMut, request_was_head: bool) -> Result<Parsed
         Version::HTTP_11
     };
 
-    let copy = Bytes::copy_from_slice(&buf[..len]);
+    let copy = copy_out(arena, &buf[..len]);
     let base = buf.as_ptr() as usize;
     let mut headers = HeaderMap::with_capacity(res.headers.len());
     for h in res.headers.iter() {
@@ -198,7 +203,7 @@ mod tests {
     use super::*;
 
     fn head(raw: &str) -> Result<Parsed, Error> {
-        parse(&mut BytesMut::from(raw), false)
+        parse(&mut BytesMut::from(raw), false, &mut BytesMut::new())
     }
 
     fn final_head(raw: &str) -> Head {
@@ -233,7 +238,7 @@ mod tests {
     #[test]
     fn a_head_request_has_no_body_whatever_the_headers_say() {
         let mut buf = BytesMut::from("HTTP/1.1 200 OK\r\nContent-Length: 99\r\n\r\n");
-        let Parsed::Final(h) = parse(&mut buf, true).unwrap() else {
+        let Parsed::Final(h) = parse(&mut buf, true, &mut BytesMut::new()).unwrap() else {
             panic!("final head expected")
         };
         assert_eq!(h.framing, Framing::Empty);
@@ -256,7 +261,7 @@ mod tests {
     fn the_head_is_consumed_and_the_body_left() {
         let mut buf =
             BytesMut::from("HTTP/1.1 200 OK\r\nX-Custom: a b\r\nContent-Length: 2\r\n\r\nhi");
-        let Parsed::Final(h) = parse(&mut buf, false).unwrap() else {
+        let Parsed::Final(h) = parse(&mut buf, false, &mut BytesMut::new()).unwrap() else {
             panic!("final head expected")
         };
         assert_eq!(&buf[..], b"hi");
@@ -271,7 +276,10 @@ mod tests {
             Ok(Parsed::Partial)
         ));
         let mut buf = BytesMut::from("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n");
-        assert!(matches!(parse(&mut buf, false), Ok(Parsed::Informational)));
+        assert!(matches!(
+            parse(&mut buf, false, &mut BytesMut::new()),
+            Ok(Parsed::Informational)
+        ));
         assert_eq!(&buf[..], b"HTTP/1.1 200 OK\r\n");
         for bad in [
             "HTTP/1.1 200 OK\r\nnot a header\r\n\r\n",

@@ -12,8 +12,10 @@
 //! - [`encode`]: the request head and the framing of its body;
 //! - [`decode`]: the response head, its body framing and keep-alive;
 //! - [`body`]: length, chunked and close-delimited bodies;
+//! - [`arena`]: small copies out of the read buffer without an allocation each;
 //! - [`conn`]: the connection that ties them to a byte stream.
 
+pub(crate) mod arena;
 pub(crate) mod body;
 pub(crate) mod conn;
 pub(crate) mod decode;
