@@ -28,10 +28,11 @@
 //! ```
 //!
 //! The request path: [`RequestBuilder::send`] → `pool` checkout (idle
-//! connection, or a place in the queue while the pool connects) → hyper's
-//! `client::conn` sender → [`Response`] whose body holds the connection's lease
-//! → the lease goes back to the pool at the end of the body, or after a
-//! background drain when the response is dropped early.
+//! connection, or a place in the queue while the pool connects) → HTTP/1.1:
+//! courier's own connection (`h1`), written and read by the request's task;
+//! HTTP/2: hyper's `client::conn` sender → [`Response`] whose body holds the
+//! connection's lease → the lease goes back to the pool at the end of the
+//! body, or after a background drain when the response is dropped early.
 //!
 //! Around that: [`Client`] is a `tower::Service`, [`middleware`] has tower
 //! layers (retry with a budget, timeouts, circuit breaker, hedging,

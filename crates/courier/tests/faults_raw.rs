@@ -414,3 +414,51 @@ async fn http2_flow_control_stall_hits_the_timeout() {
     let m = client.metrics();
     assert_eq!((m.requests_active, m.http2_streams_active), (0, 0));
 }
+
+#[tokio::test]
+async fn a_server_that_speaks_first_gets_a_protocol_error_not_a_dialing_loop() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let _ = stream.write_all(b"SSH-2.0-OpenSSH_9.2\r\n").await;
+                read_head(&mut stream).await;
+            });
+        }
+    });
+    let client = client();
+    let started = Instant::now();
+    assert_eq!(kind_of(&client, &url).await, Err(ErrorKind::Protocol));
+    assert!(started.elapsed() < Duration::from_secs(2));
+    assert_eq!(client.metrics().connections_established, 1);
+}
+
+#[tokio::test]
+async fn an_idle_connection_with_unasked_bytes_is_not_reused() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    let (junk_sent, mut junk_seen) = tokio::sync::mpsc::channel::<()>(1);
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let junk_sent = junk_sent.clone();
+            tokio::spawn(async move {
+                while read_head(&mut stream).await {
+                    let _ = stream
+                        .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
+                        .await;
+                    // Then, unasked, what a confused server might send.
+                    let _ = stream.write_all(b"HTTP/1.1 500 Stray\r\n\r\n").await;
+                    let _ = junk_sent.send(()).await;
+                }
+            });
+        }
+    });
+    let client = client();
+    assert_eq!(kind_of(&client, &url).await, Ok(2));
+    junk_seen.recv().await.unwrap();
+    // The stray bytes are in the idle connection's socket: checkout must see
+    // them and dial again, not read them as the next response.
+    assert_eq!(kind_of(&client, &url).await, Ok(2));
+    assert_eq!(client.metrics().connections_established, 2);
+}

@@ -52,11 +52,13 @@ impl Lease {
         matches!(&self.conn, Some(Conn::Http1(c)) if c.requests > 0)
     }
 
-    /// Checks the connection can take the request: an idle HTTP/1.1
-    /// connection the server closed (or wrote to unasked) fails.
+    /// Checks the connection can take the request: a reused HTTP/1.1
+    /// connection the server closed while idle (or wrote to unasked) fails.
+    /// A new one is not probed: a server that speaks first is answered by a
+    /// protocol error on the response, not by dialing again and again.
     pub(crate) fn ready(&mut self) -> bool {
         match self.conn.as_mut() {
-            Some(Conn::Http1(c)) => c.conn.is_open(),
+            Some(Conn::Http1(c)) => c.requests == 0 || c.conn.is_open(),
             Some(Conn::Http2(c)) => !c.sender.is_closed(),
             None => false,
         }
