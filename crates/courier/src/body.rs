@@ -69,6 +69,14 @@ impl Body {
         }
     }
 
+    /// The buffered bytes (empty for none), or the body itself if it is a stream.
+    pub(crate) fn into_bytes(self) -> Result<Bytes, Body> {
+        match self.kind {
+            Kind::Full(b) => Ok(b.unwrap_or_default()),
+            Kind::Stream(_) => Err(self),
+        }
+    }
+
     /// A copy, if the body is buffered (streams cannot be replayed).
     pub(crate) fn try_clone(&self) -> Option<Body> {
         match &self.kind {

@@ -205,13 +205,6 @@ impl ClientBuilder {
         self
     }
 
-    /// Size HTTP/2 windows from measured bandwidth-delay (BDP pings),
-    /// overriding the fixed windows. Default: off.
-    pub fn http2_adaptive_window(mut self, enabled: bool) -> Self {
-        self.config.http2.adaptive_window = enabled;
-        self
-    }
-
     /// Trusts an extra root certificate (PEM; several in one string are fine),
     /// in addition to the built-in web PKI roots.
     pub fn add_root_certificate(mut self, pem: impl AsRef<[u8]>) -> Self {

@@ -25,7 +25,6 @@ pub(crate) struct Http2Config {
     pub(crate) keep_alive_while_idle: bool,
     pub(crate) initial_stream_window_size: u32,
     pub(crate) initial_connection_window_size: u32,
-    pub(crate) adaptive_window: bool,
 }
 
 impl Default for Http2Config {
@@ -38,7 +37,6 @@ impl Default for Http2Config {
             // Room for a 1 MiB body without a window update round trip.
             initial_stream_window_size: 2 * 1024 * 1024,
             initial_connection_window_size: 8 * 1024 * 1024,
-            adaptive_window: false,
         }
     }
 }

@@ -159,32 +159,18 @@ impl Error {
         )
     }
 
-    /// Classifies an error from hyper's HTTP/1 client connection.
-    pub(crate) fn from_hyper(err: hyper::Error) -> Error {
-        let kind = if err.is_parse_too_large() || is_local_h2_refusal(&err) {
+    /// Classifies an error from h2: a local refusal of an oversized header
+    /// list, an I/O failure (the connection is gone), or a protocol error
+    /// (a stream reset or GOAWAY from the peer, a frame h2 would not accept).
+    pub(crate) fn from_h2(err: h2::Error) -> Error {
+        let kind = if is_local_h2_refusal(&err) {
             ErrorKind::HeadersTooLarge
-        } else if err.is_parse() || err.is_parse_status() {
-            ErrorKind::Protocol
-        } else if err.is_incomplete_message()
-            || err.is_canceled()
-            || err.is_closed()
-            // HTTP/2 keep-alive: the peer stopped answering PINGs.
-            || err.is_timeout()
-        {
-            ErrorKind::ConnectionClosed
-        } else if err.is_body_write_aborted() || err.is_user() {
-            ErrorKind::InvalidRequest
-        } else if is_io(&err) {
+        } else if err.is_io() {
             ErrorKind::ConnectionClosed
         } else {
             ErrorKind::Protocol
         };
         Error::new(kind, err)
-    }
-
-    /// Classifies an error that happened while streaming a response body.
-    pub(crate) fn from_body(err: hyper::Error) -> Error {
-        Error::new(ErrorKind::Body, err)
     }
 }
 
@@ -202,17 +188,6 @@ fn is_local_h2_refusal(err: &(dyn StdError + 'static)) -> bool {
                     Some(h2::Reason::ENHANCE_YOUR_CALM) => h2.to_string().contains("header_list"),
                     _ => false,
                 };
-        }
-        cur = e.source();
-    }
-    false
-}
-
-fn is_io(err: &(dyn StdError + 'static)) -> bool {
-    let mut cur: Option<&(dyn StdError + 'static)> = Some(err);
-    while let Some(e) = cur {
-        if e.is::<std::io::Error>() {
-            return true;
         }
         cur = e.source();
     }

@@ -8,7 +8,6 @@ use std::time::Instant;
 use bytes::{Bytes, BytesMut};
 use http::{HeaderMap, StatusCode, Version};
 use http_body::{Body as _, Frame, SizeHint};
-use hyper::body::Incoming;
 use tokio::time::Sleep;
 
 use crate::drain::DrainPolicy;
@@ -167,12 +166,34 @@ impl Response {
     }
 }
 
+/// The next DATA (or trailers) of an HTTP/2 response. Each DATA frame's bytes
+/// are handed back to the flow-control window as they are handed out, so the
+/// peer may send more.
+fn poll_h2(
+    body: &mut h2::RecvStream,
+    cx: &mut Context<'_>,
+) -> Poll<Option<Result<Frame<Bytes>, Error>>> {
+    match std::task::ready!(body.poll_data(cx)) {
+        Some(Ok(data)) => {
+            let _ = body.flow_control().release_capacity(data.len());
+            return Poll::Ready(Some(Ok(Frame::data(data))));
+        }
+        Some(Err(e)) => return Poll::Ready(Some(Err(Error::new(ErrorKind::Body, e)))),
+        None => {}
+    }
+    match std::task::ready!(body.poll_trailers(cx)) {
+        Ok(Some(trailers)) => Poll::Ready(Some(Ok(Frame::trailers(trailers)))),
+        Ok(None) => Poll::Ready(None),
+        Err(e) => Poll::Ready(Some(Err(Error::new(ErrorKind::Body, e)))),
+    }
+}
+
 /// Where the body's bytes come from.
 pub(crate) enum Source {
     /// HTTP/1.1: straight off the connection the lease holds.
     Http1,
-    /// HTTP/2: hyper's stream.
-    Http2(Incoming),
+    /// HTTP/2: h2's receive half of the stream.
+    Http2(h2::RecvStream),
 }
 
 impl Source {
@@ -182,9 +203,7 @@ impl Source {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, Error>>> {
         match (self, lease) {
-            (Source::Http2(body), _) => Pin::new(body)
-                .poll_frame(cx)
-                .map(|f| f.map(|r| r.map_err(Error::from_body))),
+            (Source::Http2(body), _) => poll_h2(body, cx),
             (Source::Http1, Some(lease)) => lease
                 .poll_http1_body(cx)
                 .map(|d| d.map(|r| r.map(Frame::data))),
@@ -384,8 +403,7 @@ impl http_body::Body for ResponseBody {
         }
         match &self.source {
             None => SizeHint::with_exact(0),
-            Some(Source::Http2(body)) => body.size_hint(),
-            Some(Source::Http1) => self
+            Some(_) => self
                 .remaining
                 .map_or_else(SizeHint::new, SizeHint::with_exact),
         }

@@ -215,7 +215,6 @@ struct Settings {
     http2_keep_alive_while_idle: Option<bool>,
     http2_initial_stream_window_size: Option<u32>,
     http2_initial_connection_window_size: Option<u32>,
-    http2_adaptive_window: Option<bool>,
     root_certificates: Option<Vec<PathBuf>>,
     tls_built_in_root_certs: Option<bool>,
     identity: Option<IdentitySettings>,
@@ -570,9 +569,6 @@ impl Settings {
         }
         if let Some(v) = self.http2_initial_connection_window_size {
             b = b.http2_initial_connection_window_size(v);
-        }
-        if let Some(v) = self.http2_adaptive_window {
-            b = b.http2_adaptive_window(v);
         }
         for pem in roots.unwrap_or_default() {
             b = b.add_root_certificate(pem);

@@ -7,7 +7,6 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use http::Request;
-use hyper::body::Incoming;
 
 use super::origin::OpenHttp1;
 use super::sniff::Signals;
@@ -34,7 +33,7 @@ pub(crate) struct SendError {
 /// through the lease, which holds the connection).
 pub(crate) struct Answer {
     pub(crate) head: http::response::Parts,
-    pub(crate) body: Option<Incoming>,
+    pub(crate) body: Option<h2::RecvStream>,
 }
 
 /// The result of sending: the response head, or why not.
@@ -62,7 +61,7 @@ impl Http1Conn {
 /// An HTTP/2 connection, shared by every request that holds one of its streams.
 pub(crate) struct Http2Conn {
     pub(crate) id: u64,
-    pub(crate) sender: hyper::client::conn::http2::SendRequest<Body>,
+    pub(crate) sender: h2::client::SendRequest<bytes::Bytes>,
     pub(crate) expires_at: Option<Instant>,
     pub(crate) signals: Arc<Signals>,
 }
@@ -75,7 +74,7 @@ impl Http2Conn {
 
     /// May take new streams: open, not expired, no GOAWAY received.
     pub(crate) fn accepts_streams(&self, now: Instant) -> bool {
-        !self.sender.is_closed()
+        !self.signals.is_closed()
             && !self.signals.goaway_received()
             && self.expires_at.is_none_or(|at| at > now)
     }

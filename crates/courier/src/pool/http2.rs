@@ -1,12 +1,28 @@
-//! HTTP/2 on hyper's low-level `client::conn::http2` API.
+//! HTTP/2 on the `h2` crate (hyper's own HTTP/2 implementation), used directly.
+//!
+//! hyper's HTTP/2 client puts a task and two channels between a request and
+//! its stream: the request goes to a dispatcher task, which spawns one more
+//! task per request to wait for the response and send it back. Here the
+//! request's own task opens the stream and waits on it, so an in-flight
+//! request costs its future and h2's stream state, and a response wakes the
+//! request directly. What hyper's wrapper added on top of h2, courier does
+//! itself: keep-alive PINGs (in the connection's driver), stripping the
+//! connection-specific headers HTTP/2 forbids, and piping streamed bodies.
 
-use std::future::Future;
+use std::future::{poll_fn, Future};
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
 
+use bytes::Bytes;
+use h2::client::{Connection, ResponseFuture, SendRequest};
+use h2::SendStream;
+use http::header::{CONNECTION, HOST, TE, TRANSFER_ENCODING, UPGRADE};
 use http::uri::{Authority, PathAndQuery, Scheme};
-use http::{Request, Uri, Version};
-use hyper::client::conn::http2::{Builder, SendRequest};
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use http::{HeaderName, Request, Uri, Version};
+use http_body::Body as _;
+use tokio::sync::oneshot;
 
 use super::conn::{Answer, Driver, SendError, SendResult};
 use super::sniff::{FrameWatch, Signals};
@@ -21,7 +37,7 @@ pub(crate) const ASSUMED_MAX_STREAMS: usize = 100;
 
 /// A fresh HTTP/2 connection, before the pool takes it.
 pub(crate) struct Handshaken {
-    pub(crate) sender: SendRequest<Body>,
+    pub(crate) sender: SendRequest<Bytes>,
     pub(crate) driver: Driver,
     /// SETTINGS (stream limit) and GOAWAY as read off the wire.
     pub(crate) signals: Arc<Signals>,
@@ -29,27 +45,27 @@ pub(crate) struct Handshaken {
 
 pub(crate) async fn handshake(stream: Stream, config: &Config) -> Result<Handshaken, Error> {
     let h2 = &config.http2;
-    let mut builder = Builder::new(TokioExecutor::new());
-    builder
-        .timer(TokioTimer::new())
-        .initial_max_send_streams(ASSUMED_MAX_STREAMS)
-        .initial_stream_window_size(h2.initial_stream_window_size)
-        .initial_connection_window_size(h2.initial_connection_window_size)
-        .adaptive_window(h2.adaptive_window)
-        .max_header_list_size(u32::try_from(config.max_response_headers_size).unwrap_or(u32::MAX))
-        .keep_alive_interval(h2.keep_alive_interval)
-        .keep_alive_timeout(h2.keep_alive_timeout)
-        .keep_alive_while_idle(h2.keep_alive_while_idle);
     let signals = Arc::new(Signals::new(ASSUMED_MAX_STREAMS));
-    let io = TokioIo::new(FrameWatch::new(stream, Arc::clone(&signals)));
-    let (sender, conn) = builder.handshake(io).await.map_err(Error::from_hyper)?;
-    // hyper runs the socket in a task of its own (spawned on the executor);
-    // this future dispatches requests and ends when the connection does.
-    let driver: Driver = Box::pin(async move {
-        if let Err(e) = conn.await {
-            tracing::debug!(error = %e, "http2 connection ended with an error");
-        }
+    let io = FrameWatch::new(stream, Arc::clone(&signals));
+    let (sender, mut conn) = h2::client::Builder::new()
+        .initial_max_send_streams(ASSUMED_MAX_STREAMS)
+        .initial_window_size(h2.initial_stream_window_size)
+        .initial_connection_window_size(h2.initial_connection_window_size)
+        .max_header_list_size(u32::try_from(config.max_response_headers_size).unwrap_or(u32::MAX))
+        .enable_push(false)
+        .handshake::<_, Bytes>(io)
+        .await
+        .map_err(Error::from_h2)?;
+    let keep_alive = h2.keep_alive_interval.and_then(|interval| {
+        Some(KeepAlive {
+            interval,
+            timeout: h2.keep_alive_timeout,
+            while_idle: h2.keep_alive_while_idle,
+            ping_pong: conn.ping_pong()?,
+            signals: Arc::clone(&signals),
+        })
     });
+    let driver: Driver = Box::pin(drive(conn, keep_alive, Arc::clone(&signals)));
     Ok(Handshaken {
         sender,
         driver,
@@ -57,35 +73,150 @@ pub(crate) async fn handshake(stream: Stream, config: &Config) -> Result<Handsha
     })
 }
 
-/// Opens one stream. `unprocessed` marks failures the server guarantees it
-/// did not act on (GOAWAY past the stream, REFUSED_STREAM): safe to retry.
+/// Runs the connection (reading frames, writing what streams queued) until it
+/// closes, or until the peer stops answering keep-alive PINGs.
+async fn drive(
+    conn: Connection<FrameWatch<Stream>, Bytes>,
+    keep_alive: Option<KeepAlive>,
+    signals: Arc<Signals>,
+) {
+    let result = match keep_alive {
+        None => conn.await,
+        Some(keep_alive) => {
+            tokio::pin!(conn);
+            tokio::select! {
+                result = &mut conn => result,
+                () = keep_alive.run() => {
+                    tracing::debug!("HTTP/2 peer stopped answering PINGs; closing the connection");
+                    Ok(())
+                }
+            }
+        }
+    };
+    if let Err(e) = result {
+        tracing::debug!(error = %e, "HTTP/2 connection ended with an error");
+    }
+    // Dropping the connection fails every open stream (h2 tells each one).
+    signals.close();
+}
+
+/// PINGs the peer every `interval` (while streams are open, or always with
+/// `while_idle`) and gives up on it when a PONG takes longer than `timeout`.
+struct KeepAlive {
+    interval: Duration,
+    timeout: Duration,
+    while_idle: bool,
+    ping_pong: h2::PingPong,
+    signals: Arc<Signals>,
+}
+
+impl KeepAlive {
+    /// Returns when the peer is considered dead.
+    async fn run(mut self) {
+        loop {
+            tokio::time::sleep(self.interval).await;
+            if !self.while_idle && self.signals.open_streams() == 0 {
+                continue;
+            }
+            if self.ping_pong.send_ping(h2::Ping::opaque()).is_err() {
+                return;
+            }
+            let pong = poll_fn(|cx| self.ping_pong.poll_pong(cx));
+            match tokio::time::timeout(self.timeout, pong).await {
+                Ok(Ok(_)) => {}
+                _ => return,
+            }
+        }
+    }
+}
+
+/// Opens one stream and waits for the response head. `unprocessed` marks
+/// failures the server guarantees it did not act on (GOAWAY past the stream,
+/// REFUSED_STREAM, or a stream that could not be opened at all): safe to retry.
 pub(crate) fn send(
-    sender: &SendRequest<Body>,
-    mut req: Request<Body>,
+    sender: &SendRequest<Bytes>,
+    req: Request<Body>,
     scheme: &Scheme,
     authority: &Authority,
-) -> impl Future<Output = SendResult> {
-    // :scheme and :authority come from the URI; a request that was first
-    // shaped for HTTP/1.1 (origin form) gets them back.
-    if req.uri().scheme().is_none() || req.uri().authority().is_none() {
-        let mut parts = http::uri::Parts::default();
-        parts.scheme = Some(scheme.clone());
-        parts.authority = Some(authority.clone());
-        parts.path_and_query = Some(
-            req.uri()
+) -> Http2Send {
+    let (mut parts, body) = req.into_parts();
+    // :scheme and :authority come from the URI.
+    if parts.uri.scheme().is_none() || parts.uri.authority().is_none() {
+        let mut uri = http::uri::Parts::default();
+        uri.scheme = Some(scheme.clone());
+        uri.authority = Some(authority.clone());
+        uri.path_and_query = Some(
+            parts
+                .uri
                 .path_and_query()
                 .cloned()
                 .unwrap_or_else(|| PathAndQuery::from_static("/")),
         );
-        if let Ok(uri) = Uri::from_parts(parts) {
-            *req.uri_mut() = uri;
+        if let Ok(full) = Uri::from_parts(uri) {
+            parts.uri = full;
         }
     }
-    *req.version_mut() = Version::HTTP_2;
+    parts.version = Version::HTTP_2;
+    strip_connection_headers(&mut parts.headers);
+    let body = body.into_bytes();
+    let end_of_stream = body.as_ref().is_ok_and(Bytes::is_empty);
     let mut sender = sender.clone();
-    let sent = sender.try_send_request(req);
-    async move {
-        match sent.await {
+    let (response, mut stream) =
+        match sender.send_request(Request::from_parts(parts, ()), end_of_stream) {
+            Ok(sent) => sent,
+            // Nothing went out: the connection closed or stopped taking streams.
+            Err(e) => return Http2Send::failed(e),
+        };
+    let cancel = match body {
+        Ok(data) if !data.is_empty() => {
+            // h2 queues what the peer's window does not take yet; the bytes
+            // are the caller's, shared, not copied.
+            let _ = stream.send_data(data, true);
+            None
+        }
+        Ok(_) => None,
+        Err(streamed) => Some(pipe(streamed, stream)),
+    };
+    Http2Send {
+        response: Some(response),
+        _cancel: cancel,
+        failed: None,
+    }
+}
+
+/// The response head of one stream, or why not.
+pub(crate) struct Http2Send {
+    response: Option<ResponseFuture>,
+    /// Dropping it (the request given up) stops the body pipe and resets the stream.
+    _cancel: Option<oneshot::Sender<()>>,
+    failed: Option<h2::Error>,
+}
+
+impl Http2Send {
+    fn failed(e: h2::Error) -> Http2Send {
+        Http2Send {
+            response: None,
+            _cancel: None,
+            failed: Some(e),
+        }
+    }
+}
+
+impl Future for Http2Send {
+    type Output = SendResult;
+
+    // The error is a failure path: not worth a box.
+    #[allow(clippy::result_large_err)]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<SendResult> {
+        let this = self.get_mut();
+        let result = match this.response.as_mut() {
+            Some(response) => std::task::ready!(Pin::new(response).poll(cx)),
+            None => Err(this
+                .failed
+                .take()
+                .unwrap_or_else(|| h2::Error::from(h2::Reason::CANCEL))),
+        };
+        Poll::Ready(match result {
             Ok(res) => {
                 let (head, body) = res.into_parts();
                 Ok(Answer {
@@ -93,34 +224,111 @@ pub(crate) fn send(
                     body: Some(body),
                 })
             }
-            Err(mut e) => {
-                let unsent = e.take_message();
-                let error = e.into_error();
-                let unprocessed = unprocessed(&error);
+            Err(e) => {
+                let unprocessed = this.response.is_none() || unprocessed(&e);
                 Err(SendError {
-                    error: Error::from_hyper(error),
-                    unsent,
+                    error: Error::from_h2(e),
+                    unsent: None,
                     unanswered: None,
                     unprocessed,
                 })
             }
-        }
+        })
     }
 }
 
-fn unprocessed(err: &hyper::Error) -> bool {
-    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(err);
-    while let Some(e) = cur {
-        if let Some(h2) = e.downcast_ref::<h2::Error>() {
-            // A graceful GOAWAY fails only the streams past its last stream
-            // id; an error GOAWAY fails processed streams too, so only the
-            // former (and REFUSED_STREAM) prove the request was not acted on.
-            return (h2.is_go_away()
-                && h2.is_remote()
-                && h2.reason() == Some(h2::Reason::NO_ERROR))
-                || h2.reason() == Some(h2::Reason::REFUSED_STREAM);
+/// Streams a body that is not in memory on a task of its own, as the peer's
+/// flow-control window allows, until it ends or the request is given up.
+fn pipe(mut body: Body, mut stream: SendStream<Bytes>) -> oneshot::Sender<()> {
+    let (cancel, mut canceled) = oneshot::channel::<()>();
+    tokio::spawn(async move {
+        let send = async {
+            loop {
+                let Some(frame) = poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await else {
+                    let _ = stream.send_data(Bytes::new(), true);
+                    return;
+                };
+                let Ok(frame) = frame else {
+                    stream.send_reset(h2::Reason::CANCEL);
+                    return;
+                };
+                let frame = match frame.into_data() {
+                    Ok(data) => data,
+                    Err(frame) => {
+                        if let Ok(trailers) = frame.into_trailers() {
+                            let _ = stream.send_trailers(trailers);
+                        }
+                        return;
+                    }
+                };
+                // Wait for some window before queueing more, so a slow peer
+                // holds back the body instead of the body piling up here.
+                stream.reserve_capacity(frame.len());
+                while stream.capacity() == 0 && !frame.is_empty() {
+                    match poll_fn(|cx| stream.poll_capacity(cx)).await {
+                        Some(Ok(_)) => {}
+                        _ => return,
+                    }
+                }
+                let end = body.is_end_stream();
+                if stream.send_data(frame, end).is_err() || end {
+                    return;
+                }
+            }
+        };
+        tokio::select! {
+            () = send => {}
+            _ = &mut canceled => stream.send_reset(h2::Reason::CANCEL),
         }
-        cur = e.source();
+    });
+    cancel
+}
+
+/// Removes the connection-specific headers HTTP/2 forbids (RFC 9113 §8.2.2);
+/// h2 refuses a request that carries them. `Host` becomes `:authority`.
+fn strip_connection_headers(headers: &mut http::HeaderMap) {
+    for name in [CONNECTION, TRANSFER_ENCODING, UPGRADE, HOST] {
+        headers.remove(name);
     }
-    false
+    for name in ["keep-alive", "proxy-connection"] {
+        headers.remove(HeaderName::from_static(name));
+    }
+    if headers.get(TE).is_some_and(|te| te != "trailers") {
+        headers.remove(TE);
+    }
+}
+
+fn unprocessed(err: &h2::Error) -> bool {
+    // A graceful GOAWAY fails only the streams past its last stream id; an
+    // error GOAWAY fails processed streams too, so only the former (and
+    // REFUSED_STREAM) prove the request was not acted on.
+    (err.is_go_away() && err.is_remote() && err.reason() == Some(h2::Reason::NO_ERROR))
+        || (err.is_remote() && err.reason() == Some(h2::Reason::REFUSED_STREAM))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn connection_specific_headers_are_stripped() {
+        let mut headers = http::HeaderMap::new();
+        for (name, value) in [
+            ("connection", "keep-alive"),
+            ("keep-alive", "5"),
+            ("transfer-encoding", "chunked"),
+            ("upgrade", "h2c"),
+            ("host", "example.com"),
+            ("te", "gzip"),
+            ("accept", "*/*"),
+        ] {
+            headers.insert(HeaderName::from_static(name), value.parse().unwrap());
+        }
+        strip_connection_headers(&mut headers);
+        assert_eq!(headers.len(), 1);
+        assert!(headers.contains_key("accept"));
+        headers.insert(TE, "trailers".parse().unwrap());
+        strip_connection_headers(&mut headers);
+        assert!(headers.contains_key(TE));
+    }
 }

@@ -8,7 +8,7 @@ use bytes::Bytes;
 use http::Request;
 use tokio_util::either::Either;
 
-use super::conn::{Conn, SendResult};
+use super::conn::{Conn, Http2Conn, SendResult};
 use super::origin::OriginPool;
 use super::{http1, http2};
 use crate::body::Body;
@@ -32,6 +32,9 @@ pub(crate) struct Lease {
 
 impl Lease {
     pub(crate) fn new(conn: Conn, origin: Arc<OriginPool>) -> Lease {
+        if let Conn::Http2(c) = &conn {
+            c.signals.stream_opened();
+        }
         Lease {
             conn: Some(conn),
             origin,
@@ -59,7 +62,7 @@ impl Lease {
     pub(crate) fn ready(&mut self) -> bool {
         match self.conn.as_mut() {
             Some(Conn::Http1(c)) => c.requests == 0 || c.conn.is_open(),
-            Some(Conn::Http2(c)) => !c.sender.is_closed(),
+            Some(Conn::Http2(c)) => !c.signals.is_closed(),
             None => false,
         }
     }
@@ -113,7 +116,7 @@ impl Lease {
     pub(crate) fn into_reusable(mut self) -> Option<Conn> {
         match self.conn.take() {
             Some(Conn::Http2(c)) => {
-                self.origin.stream_done(c.id);
+                self.stream_done(&c);
                 None
             }
             Some(Conn::Http1(c)) if c.conn.is_reusable() => Some(Conn::Http1(c)),
@@ -125,9 +128,17 @@ impl Lease {
     pub(crate) fn release(mut self) {
         match self.conn.take() {
             Some(Conn::Http1(c)) if c.conn.is_reusable() => self.origin.put_back(c),
-            Some(Conn::Http2(c)) => self.origin.stream_done(c.id),
+            Some(Conn::Http2(c)) => self.stream_done(&c),
             _ => {}
         }
+    }
+}
+
+impl Lease {
+    /// This lease's HTTP/2 stream is over.
+    fn stream_done(&self, conn: &Http2Conn) {
+        conn.signals.stream_closed();
+        self.origin.stream_done(conn.id);
     }
 }
 
@@ -135,7 +146,7 @@ impl Drop for Lease {
     fn drop(&mut self) {
         // HTTP/1.1: the connection is dropped, which closes it.
         if let Some(Conn::Http2(c)) = self.conn.take() {
-            self.origin.stream_done(c.id);
+            self.stream_done(&c);
         }
     }
 }

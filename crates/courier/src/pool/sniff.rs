@@ -30,6 +30,8 @@ pub(crate) struct Signals {
     goaway: AtomicBool,
     closed: AtomicBool,
     max_streams: AtomicUsize,
+    /// Streams the pool has open on the connection (for keep-alive PINGs).
+    open_streams: AtomicUsize,
     changed: Notify,
 }
 
@@ -42,6 +44,7 @@ impl Signals {
             goaway: AtomicBool::new(false),
             closed: AtomicBool::new(false),
             max_streams: AtomicUsize::new(assumed_max_streams),
+            open_streams: AtomicUsize::new(0),
             changed: Notify::new(),
         }
     }
@@ -75,9 +78,27 @@ impl Signals {
         }
     }
 
-    fn close(&self) {
+    /// The connection has ended (its bytes stopped, or its driver returned).
+    pub(crate) fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Acquire)
+    }
+
+    pub(crate) fn close(&self) {
         self.closed.store(true, Ordering::Release);
         self.changed.notify_waiters();
+    }
+
+    pub(crate) fn stream_opened(&self) {
+        self.open_streams.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn stream_closed(&self) {
+        self.open_streams.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    /// Streams open on the connection now.
+    pub(crate) fn open_streams(&self) -> usize {
+        self.open_streams.load(Ordering::Relaxed)
     }
 }
 
