@@ -80,6 +80,10 @@ async fn drive(
     keep_alive: Option<KeepAlive>,
     signals: Arc<Signals>,
 ) {
+    let conn = Coalesce {
+        inner: conn,
+        deferred: false,
+    };
     let result = match keep_alive {
         None => conn.await,
         Some(keep_alive) => {
@@ -98,6 +102,36 @@ async fn drive(
     }
     // Dropping the connection fails every open stream (h2 tells each one).
     signals.close();
+}
+
+/// Polls the connection one scheduler round after it is woken, not at once.
+///
+/// A request's task that queues a stream wakes the connection; run straight
+/// away (tokio runs a task woken by the running one next), the connection
+/// would write each HEADERS frame alone: measured, 2 requests per `writev`
+/// and three times the system time of hyper's client. Deferred to the back of
+/// the run queue, it finds every stream the other ready tasks queued in the
+/// meantime and writes them together (about 30 requests per `writev`, as with
+/// hyper), and reads every response that arrived, for the cost of one extra
+/// poll per wake-up.
+struct Coalesce<F> {
+    inner: F,
+    deferred: bool,
+}
+
+impl<F: Future + Unpin> Future for Coalesce<F> {
+    type Output = F::Output;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        if !self.deferred {
+            self.deferred = true;
+            // Waking itself while running puts the task at the back of the queue.
+            cx.waker().wake_by_ref();
+            return Poll::Pending;
+        }
+        self.deferred = false;
+        Pin::new(&mut self.inner).poll(cx)
+    }
 }
 
 /// PINGs the peer every `interval` (while streams are open, or always with
