@@ -462,3 +462,39 @@ async fn an_idle_connection_with_unasked_bytes_is_not_reused() {
     assert_eq!(kind_of(&client, &url).await, Ok(2));
     assert_eq!(client.metrics().connections_established, 2);
 }
+
+#[tokio::test]
+async fn an_answer_sent_before_the_upload_is_read_is_returned() {
+    // Reads the head, answers 413 at once, then never reads the body: the
+    // upload stalls in the socket buffers while the answer waits to be read.
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((mut stream, _)) = listener.accept().await {
+            if read_head(&mut stream).await {
+                let _ = stream
+                    .write_all(b"HTTP/1.1 413 Payload Too Large\r\ncontent-length: 4\r\n\r\nnope")
+                    .await;
+            }
+            held.push(stream);
+        }
+    });
+    let client = Client::builder()
+        .timeout(Duration::from_secs(5))
+        .build()
+        .unwrap();
+    let started = Instant::now();
+    let res = client
+        .post(&url)
+        .body(vec![0u8; 32 * 1024 * 1024])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 413);
+    assert_eq!(res.bytes().await.unwrap(), "nope");
+    assert!(started.elapsed() < Duration::from_secs(2));
+    // Half an upload went out: that connection is not reused.
+    let m = client.metrics();
+    assert_eq!(m.connections_idle, 0);
+}

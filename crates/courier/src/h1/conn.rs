@@ -123,12 +123,43 @@ impl Connection {
         async move {
             let framing = framing.map_err(Failure::new)?;
             let mut written = 0;
-            let sent = match req.body().as_buffered() {
-                Some(body) => {
-                    let rest = self.frame_buffered(body, framing);
-                    poll_fn(|cx| self.poll_write(cx, rest, &mut written)).await
+            let mut received = false;
+            // Scoped, so the head it may hold is not kept in this future's state.
+            let sent = {
+                // `Ok(Some(head))`: the server answered before taking the whole body.
+                let outcome = match req.body().as_buffered() {
+                    Some(body) => {
+                        let rest = self.frame_buffered(body, framing);
+                        poll_fn(|cx| {
+                            let writing = self.poll_write(cx, rest, &mut written);
+                            // A server may answer before reading the whole body
+                            // (413, 401, a redirect) and stop reading: take its
+                            // answer rather than wait for a write that never ends.
+                            if writing.is_pending() {
+                                if let Poll::Ready(Ok(head)) =
+                                    self.poll_head(cx, head_request, &mut received)
+                                {
+                                    return Poll::Ready(Ok(Some(head)));
+                                }
+                            }
+                            writing.map_ok(|()| None)
+                        })
+                        .await
+                    }
+                    None => Box::pin(self.write_streamed(&mut req, framing, &mut written))
+                        .await
+                        .map(|()| None),
+                };
+                match outcome {
+                    Ok(Some(head)) => {
+                        // The rest of the request was never sent: the connection is done.
+                        self.keep_alive = false;
+                        self.body = Decoder::new(head.framing);
+                        return Ok(head);
+                    }
+                    Ok(None) => Ok(()),
+                    Err(e) => Err(e),
                 }
-                None => Box::pin(self.write_streamed(&mut req, framing, &mut written)).await,
             };
             let sent = match sent {
                 Ok(()) => poll_fn(|cx| Pin::new(&mut self.io).poll_flush(cx))
@@ -144,7 +175,6 @@ impl Connection {
                     unanswered: None,
                 });
             }
-            let mut received = false;
             match poll_fn(|cx| self.poll_head(cx, head_request, &mut received)).await {
                 Ok(head) => {
                     self.body = Decoder::new(head.framing);
