@@ -185,13 +185,9 @@ fn send_once(
             let stale_retry = !retried && config.retry_stale_connections && lease.is_reused_http1();
             // A request that was written may only be replayed when replaying
             // cannot change the outcome: the server did not process it (HTTP/2
-            // refusal), or the method is idempotent; and the body is buffered.
-            // HTTP/1.1 hands a written request back itself when no answer came.
-            let replay = if !retried && h2 {
-                try_clone(&request)
-            } else {
-                None
-            };
+            // refusal: the stream hands back a copy), or the method is
+            // idempotent (HTTP/1.1 hands the request back when no answer
+            // came); and the body is buffered.
             let idempotent = is_idempotent(request.method());
             let SendError {
                 error,
@@ -214,7 +210,7 @@ fn send_once(
             let retry = if retried {
                 None
             } else if h2 {
-                unsent.or(if unprocessed { replay } else { None })
+                unsent.filter(|_| unprocessed)
             } else if stale_retry {
                 unsent.or(unanswered.filter(|_| idempotent))
             } else {
@@ -242,14 +238,4 @@ fn is_idempotent(method: &Method) -> bool {
         *method,
         Method::GET | Method::HEAD | Method::PUT | Method::DELETE | Method::OPTIONS | Method::TRACE
     )
-}
-
-fn try_clone(request: &Request<Body>) -> Option<Request<Body>> {
-    let body = request.body().try_clone()?;
-    let mut copy = Request::new(body);
-    *copy.method_mut() = request.method().clone();
-    *copy.uri_mut() = request.uri().clone();
-    *copy.version_mut() = request.version();
-    *copy.headers_mut() = request.headers().clone();
-    Some(copy)
 }

@@ -6,12 +6,14 @@
 //! from a `ClientFactory` that replaces its whole pool every handler lifetime (the seed's
 //! HttpClientFactory experiment); otherwise each is a plain `Client`.
 
+use std::future::Future;
 use std::sync::Arc;
 
 use courier::{
     Body, Client, ClientBuilder, ClientFactory, Error, MetricsSnapshot, Response, ServiceClient,
 };
 use http::Request;
+use tokio_util::either::Either;
 
 use super::args::{BenchArgs, HttpVersion, Load};
 use crate::error::{CliError, Result};
@@ -27,10 +29,21 @@ pub enum BenchClient {
 
 impl BenchClient {
     /// Sends one request.
-    pub async fn execute(&self, request: Request<Body>) -> std::result::Result<Response, Error> {
+    ///
+    /// Not an `async fn`: that would hold the request a second time and be as large as the
+    /// larger of the two futures in every slot, and each long poll in flight pays for its
+    /// slot's future. The factory client's future (middleware included) is boxed instead,
+    /// so a plain client's requests carry only the library's own request future.
+    pub fn execute(
+        &self,
+        request: Request<Body>,
+    ) -> impl Future<Output = std::result::Result<Response, Error>> + Send + 'static {
         match self {
-            BenchClient::Plain(client) => client.execute(request).await,
-            BenchClient::Factory(client) => client.execute(request).await,
+            BenchClient::Plain(client) => Either::Left(client.execute(request)),
+            BenchClient::Factory(client) => {
+                let client = client.clone();
+                Either::Right(Box::pin(async move { client.execute(request).await }))
+            }
         }
     }
 

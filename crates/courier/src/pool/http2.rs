@@ -192,6 +192,15 @@ pub(crate) fn send(
     }
     parts.version = Version::HTTP_2;
     strip_connection_headers(&mut parts.headers);
+    // Kept to send again if the server refuses the stream unprocessed
+    // (REFUSED_STREAM, GOAWAY past it): h2 takes the request itself.
+    let replay = body.try_clone().map(|copy| {
+        let mut replay = Request::new(copy);
+        *replay.method_mut() = parts.method.clone();
+        *replay.uri_mut() = parts.uri.clone();
+        *replay.headers_mut() = parts.headers.clone();
+        replay
+    });
     let body = body.into_bytes();
     let end_of_stream = body.as_ref().is_ok_and(Bytes::is_empty);
     let mut sender = sender.clone();
@@ -199,7 +208,7 @@ pub(crate) fn send(
         match sender.send_request(Request::from_parts(parts, ()), end_of_stream) {
             Ok(sent) => sent,
             // Nothing went out: the connection closed or stopped taking streams.
-            Err(e) => return Http2Send::failed(e),
+            Err(e) => return Http2Send::failed(e, replay),
         };
     let cancel = match body {
         Ok(data) if !data.is_empty() => {
@@ -215,6 +224,7 @@ pub(crate) fn send(
         response: Some(response),
         _cancel: cancel,
         failed: None,
+        replay,
     }
 }
 
@@ -224,14 +234,17 @@ pub(crate) struct Http2Send {
     /// Dropping it (the request given up) stops the body pipe and resets the stream.
     _cancel: Option<oneshot::Sender<()>>,
     failed: Option<h2::Error>,
+    /// A copy of a buffered request, handed back if the stream is refused unprocessed.
+    replay: Option<Request<Body>>,
 }
 
 impl Http2Send {
-    fn failed(e: h2::Error) -> Http2Send {
+    fn failed(e: h2::Error, replay: Option<Request<Body>>) -> Http2Send {
         Http2Send {
             response: None,
             _cancel: None,
             failed: Some(e),
+            replay,
         }
     }
 }
@@ -262,7 +275,11 @@ impl Future for Http2Send {
                 let unprocessed = this.response.is_none() || unprocessed(&e);
                 Err(SendError {
                     error: Error::from_h2(e),
-                    unsent: None,
+                    unsent: if unprocessed {
+                        this.replay.take()
+                    } else {
+                        None
+                    },
                     unanswered: None,
                     unprocessed,
                 })
