@@ -154,6 +154,30 @@ impl ClientBuilder {
         self
     }
 
+    /// Headers sent with every request that does not set a header of the same
+    /// name itself (a `User-Agent`, an `Accept`, a service token). Over
+    /// HTTP/1.1 they are written straight from this one map, so a request
+    /// costs no copy of them. `Host`, `Content-Length`, `Transfer-Encoding`
+    /// and `Connection` are ignored here: they belong to each request.
+    ///
+    /// ```
+    /// use courier::http::{header, HeaderMap, HeaderValue};
+    ///
+    /// let mut headers = HeaderMap::new();
+    /// headers.insert(header::USER_AGENT, HeaderValue::from_static("billing/1.4"));
+    /// let client = courier::Client::builder().default_headers(headers).build().unwrap();
+    /// # drop(client);
+    /// ```
+    pub fn default_headers(mut self, headers: http::HeaderMap) -> Self {
+        use http::header::{CONNECTION, CONTENT_LENGTH, HOST, TRANSFER_ENCODING};
+        let mut headers = headers;
+        for name in [HOST, CONTENT_LENGTH, TRANSFER_ENCODING, CONNECTION] {
+            headers.remove(name);
+        }
+        self.config.default_headers = headers;
+        self
+    }
+
     /// Speak HTTP/2 only: ALPN `h2` over TLS (a server that does not pick it
     /// fails with [`ErrorKind::Protocol`]), and h2c by prior knowledge over
     /// plain TCP. Default: HTTP/1.1 over plain TCP, ALPN's choice over TLS.

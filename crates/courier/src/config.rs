@@ -86,6 +86,8 @@ pub(crate) struct Config {
     pub(crate) http2: Http2Config,
     pub(crate) tls: TlsSettings,
     pub(crate) resolver: Arc<dyn Resolve>,
+    /// Sent with every request that does not set the same header itself.
+    pub(crate) default_headers: http::HeaderMap,
 }
 
 impl Default for Config {
@@ -108,6 +110,7 @@ impl Default for Config {
             http2: Http2Config::default(),
             tls: TlsSettings::default(),
             resolver: Arc::new(SystemResolver),
+            default_headers: http::HeaderMap::new(),
         }
     }
 }

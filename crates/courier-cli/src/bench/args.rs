@@ -198,6 +198,11 @@ pub struct BenchArgs {
     #[arg(long)]
     pub count_allocations: bool,
 
+    /// Set the request headers (`-H`, or the browser set of `--count-allocations`) once, as the
+    /// client's default headers, instead of on every request.
+    #[arg(long)]
+    pub default_headers: bool,
+
     /// Draw the per-second timeline (requests/s, connections, p99) in the terminal.
     #[arg(long)]
     pub chart: bool,

@@ -112,6 +112,9 @@ fn apply(
     if let Some(size) = args.max_response_headers_size {
         builder = builder.max_response_headers_size(to_usize(size, "--max-response-headers-size")?);
     }
+    if args.default_headers {
+        builder = builder.default_headers(super::request::headers(args)?);
+    }
     Ok(builder)
 }
 

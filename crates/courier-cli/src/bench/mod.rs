@@ -113,7 +113,8 @@ pub fn run(args: BenchArgs) -> Result<()> {
             threads: threads as u64,
             cores: cores as u64,
             limits,
-            request_headers: template.header_count() as u64,
+            // Sent with each request, from the request or from the client's defaults.
+            request_headers: request::headers(&args)?.len() as u64,
             request_construction,
         },
         &outcome,

@@ -30,6 +30,22 @@ pub struct Template {
     read_bytes: u64,
 }
 
+/// The headers the flags ask for: `-H`, or with `--count-allocations` and no `-H` the browser
+/// header set of seed 001.
+pub fn headers(args: &BenchArgs) -> Result<HeaderMap> {
+    let mut headers = HeaderMap::new();
+    for (name, value) in args.http_headers()? {
+        headers.append(name, value);
+    }
+    if args.count_allocations && headers.is_empty() {
+        for line in BROWSER_HEADERS {
+            let (name, value) = super::args::split_header(line).map_err(CliError::new)?;
+            headers.append(name, value);
+        }
+    }
+    Ok(headers)
+}
+
 /// How one request ended.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Outcome {
@@ -45,16 +61,11 @@ impl Template {
         if uris.is_empty() {
             return Err(CliError::new("no URL to send requests to"));
         }
-        let mut headers = HeaderMap::new();
-        for (name, value) in args.http_headers()? {
-            headers.append(name, value);
-        }
-        if args.count_allocations && headers.is_empty() {
-            for line in BROWSER_HEADERS {
-                let (name, value) = super::args::split_header(line).map_err(CliError::new)?;
-                headers.append(name, value);
-            }
-        }
+        let headers = if args.default_headers {
+            HeaderMap::new() // on the client instead (`client::apply`)
+        } else {
+            headers(args)?
+        };
         let body_size = match args.body_size {
             Some(n) => usize::try_from(n)
                 .map_err(|_| CliError::new(format!("--body-size {n} is too large")))?,
@@ -112,6 +123,7 @@ impl Template {
     }
 
     /// Number of headers each request carries (the browser set counts 11).
+    #[cfg(test)]
     pub fn header_count(&self) -> usize {
         self.headers.len()
     }
@@ -185,5 +197,14 @@ mod tests {
         let request = Template::new(&args, uri()).unwrap().request(0);
         assert_eq!(request.method(), Method::POST);
         assert_eq!(request.body().len(), Some(3));
+    }
+
+    #[test]
+    fn with_default_headers_the_requests_carry_none() {
+        let uri = || vec!["http://127.0.0.1:1/".parse().unwrap()];
+        let args = crate::bench::args::tests::parse(&["--count-allocations", "--default-headers"])
+            .unwrap();
+        assert_eq!(Template::new(&args, uri()).unwrap().header_count(), 0);
+        assert_eq!(headers(&args).unwrap().len(), 11);
     }
 }

@@ -6,7 +6,7 @@ use std::pin::Pin;
 use std::task::{ready, Context, Poll, Waker};
 
 use bytes::{Bytes, BytesMut};
-use http::{HeaderValue, Method, Request};
+use http::{HeaderMap, HeaderValue, Method, Request};
 use http_body::Body as _;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
@@ -112,12 +112,13 @@ impl Connection {
         &mut self,
         mut req: Request<Body>,
         host: &HeaderValue,
+        defaults: &HeaderMap,
     ) -> impl Future<Output = Result<Head, Failure>> + Send + '_ {
         // The head is encoded before the future exists; and the request is
         // used in place by the future (an `async fn` would keep a second copy
         // of its argument in its state).
         self.write_buf.clear();
-        let framing = encode::head(&req, host, &mut self.write_buf);
+        let framing = encode::head(&req, host, defaults, &mut self.write_buf);
         self.keep_alive = !decode::connection_has(req.headers(), b"close");
         let head_request = req.method() == Method::HEAD;
         async move {

@@ -3,7 +3,7 @@
 use std::io::Write as _;
 
 use http::header::{CONTENT_LENGTH, HOST, TRANSFER_ENCODING};
-use http::{HeaderValue, Method, Request};
+use http::{HeaderMap, HeaderValue, Method, Request};
 
 use crate::body::Body;
 use crate::error::{Error, ErrorKind};
@@ -17,11 +17,13 @@ pub(crate) enum BodyFraming {
     Chunked,
 }
 
-/// Appends the request line and headers (with `Host`, and the framing header
-/// the body needs when the caller set none) to `out`.
+/// Appends the request line and headers (with `Host`, the client's default
+/// headers the request does not override, and the framing header the body
+/// needs when the caller set none) to `out`.
 pub(crate) fn head(
     req: &Request<Body>,
     host: &HeaderValue,
+    defaults: &HeaderMap,
     out: &mut Vec<u8>,
 ) -> Result<BodyFraming, Error> {
     let target = req.uri().path_and_query().map_or("/", |pq| pq.as_str());
@@ -47,6 +49,11 @@ pub(crate) fn head(
                 let _ = write!(out, "{n}");
                 out.extend_from_slice(b"\r\n");
             }
+        }
+    }
+    for (name, value) in defaults {
+        if !headers.contains_key(name) {
+            header(out, name.as_str().as_bytes(), value.as_bytes());
         }
     }
     for (name, value) in headers {
@@ -94,7 +101,7 @@ mod tests {
     fn encode(req: Request<Body>) -> (String, BodyFraming) {
         let mut out = Vec::new();
         let host = HeaderValue::from_static("example.com:8080");
-        let framing = head(&req, &host, &mut out).unwrap();
+        let framing = head(&req, &host, &HeaderMap::new(), &mut out).unwrap();
         (String::from_utf8(out).unwrap(), framing)
     }
 
@@ -142,8 +149,31 @@ mod tests {
             .header("content-length", "x")
             .body(Body::empty())
             .unwrap();
-        let err = head(&bad, &HeaderValue::from_static("h"), &mut Vec::new()).unwrap_err();
+        let err = head(
+            &bad,
+            &HeaderValue::from_static("h"),
+            &HeaderMap::new(),
+            &mut Vec::new(),
+        )
+        .unwrap_err();
         assert_eq!(err.kind(), ErrorKind::InvalidRequest);
+    }
+
+    #[test]
+    fn default_headers_fill_in_what_the_request_does_not_set() {
+        let mut defaults = HeaderMap::new();
+        defaults.insert("user-agent", HeaderValue::from_static("svc/1"));
+        defaults.insert("accept", HeaderValue::from_static("*/*"));
+        let req = Request::get("http://h/")
+            .header("accept", "application/json")
+            .body(Body::empty())
+            .unwrap();
+        let mut out = Vec::new();
+        head(&req, &HeaderValue::from_static("h"), &defaults, &mut out).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "GET / HTTP/1.1\r\nhost: h\r\nuser-agent: svc/1\r\naccept: application/json\r\n\r\n"
+        );
     }
 
     /// A body of unknown length.

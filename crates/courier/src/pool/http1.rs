@@ -4,7 +4,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use http::{HeaderValue, Request};
+use http::{HeaderMap, HeaderValue, Request};
 use pin_project_lite::pin_project;
 
 use super::conn::{Answer, SendError, SendResult};
@@ -24,9 +24,10 @@ pub(crate) fn send<'a>(
     conn: &'a mut h1::Connection,
     req: Request<Body>,
     host: &HeaderValue,
+    defaults: &HeaderMap,
 ) -> IntoAnswer<impl Future<Output = Result<h1::Head, h1::Failure>> + Send + 'a> {
     IntoAnswer {
-        inner: conn.send(req, host),
+        inner: conn.send(req, host, defaults),
     }
 }
 
@@ -78,7 +79,13 @@ mod tests {
         let mut conn = super::connection(near, &crate::config::Config::default());
         let host = http::HeaderValue::from_static("h");
         let request_size = std::mem::size_of::<http::Request<Body>>();
-        let future = super::send(&mut conn, http::Request::new(Body::empty()), &host);
+        let defaults = http::HeaderMap::new();
+        let future = super::send(
+            &mut conn,
+            http::Request::new(Body::empty()),
+            &host,
+            &defaults,
+        );
         let future_size = std::mem::size_of_val(&future);
         assert!(
             future_size < request_size + 160,

@@ -20,7 +20,7 @@ use h2::client::{Connection, ResponseFuture, SendRequest};
 use h2::SendStream;
 use http::header::{CONNECTION, HOST, TE, TRANSFER_ENCODING, UPGRADE};
 use http::uri::{Authority, PathAndQuery, Scheme};
-use http::{HeaderName, Request, Uri, Version};
+use http::{HeaderMap, HeaderName, Request, Uri, Version};
 use http_body::Body as _;
 use tokio::sync::oneshot;
 
@@ -172,6 +172,7 @@ pub(crate) fn send(
     req: Request<Body>,
     scheme: &Scheme,
     authority: &Authority,
+    defaults: &HeaderMap,
 ) -> Http2Send {
     let (mut parts, body) = req.into_parts();
     // :scheme and :authority come from the URI.
@@ -191,6 +192,16 @@ pub(crate) fn send(
         }
     }
     parts.version = Version::HTTP_2;
+    // HTTP/2 carries headers in the request itself: the defaults are merged in
+    // (one growth of the map, not one per header).
+    parts.headers.reserve(defaults.len());
+    for name in defaults.keys() {
+        if !parts.headers.contains_key(name) {
+            for value in defaults.get_all(name) {
+                parts.headers.append(name.clone(), value.clone());
+            }
+        }
+    }
     strip_connection_headers(&mut parts.headers);
     // Kept to send again if the server refuses the stream unprocessed
     // (REFUSED_STREAM, GOAWAY past it): h2 takes the request itself.

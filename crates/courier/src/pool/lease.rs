@@ -77,7 +77,12 @@ impl Lease {
             Some(Conn::Http1(c)) => {
                 c.requests += 1;
                 metrics.requests_http1.inc();
-                Either::Left(http1::send(&mut c.conn, req, &origin.host_header))
+                Either::Left(http1::send(
+                    &mut c.conn,
+                    req,
+                    &origin.host_header,
+                    &origin.shared().config.default_headers,
+                ))
             }
             Some(Conn::Http2(c)) => {
                 metrics.requests_http2.inc();
@@ -86,6 +91,7 @@ impl Lease {
                     req,
                     origin.scheme(),
                     origin.authority(),
+                    &origin.shared().config.default_headers,
                 ))
             }
             None => unreachable!("a lease holds its connection until consumed"),
