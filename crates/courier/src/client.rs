@@ -193,7 +193,6 @@ fn send_once(
                 error,
                 unsent,
                 unanswered,
-                unprocessed,
             } = match lease.send(request).await {
                 Ok(res) => {
                     return Ok(Response::new(
@@ -210,7 +209,7 @@ fn send_once(
             let retry = if retried {
                 None
             } else if h2 {
-                unsent.filter(|_| unprocessed)
+                unsent
             } else if stale_retry {
                 unsent.or(unanswered.filter(|_| idempotent))
             } else {

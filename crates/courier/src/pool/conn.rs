@@ -20,13 +20,14 @@ pub(crate) type Driver = Pin<Box<dyn Future<Output = ()> + Send>>;
 /// Why a send failed, and whether the request can be tried again.
 pub(crate) struct SendError {
     pub(crate) error: Error,
-    /// The request, handed back when nothing of it reached the connection.
+    /// The request, handed back when the server cannot have processed it:
+    /// nothing of it reached the connection, or (HTTP/2) the server refused
+    /// the stream unprocessed (GOAWAY past it, REFUSED_STREAM). Safe to send
+    /// again whatever the method.
     pub(crate) unsent: Option<Request<Body>>,
     /// HTTP/1.1: the request, handed back with its buffered body when it was
     /// written but the connection closed before a byte of response came back.
     pub(crate) unanswered: Option<Request<Body>>,
-    /// The server guarantees it did not process the request (HTTP/2 GOAWAY or REFUSED_STREAM).
-    pub(crate) unprocessed: bool,
 }
 
 /// A response head, and for HTTP/2 its body (an HTTP/1.1 body is read

@@ -61,7 +61,6 @@ impl<F: Future<Output = Result<h1::Head, h1::Failure>>> Future for IntoAnswer<F>
                 error: f.error,
                 unsent: f.unsent,
                 unanswered: f.unanswered,
-                unprocessed: false,
             }),
         })
     }

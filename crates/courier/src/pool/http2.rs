@@ -164,9 +164,10 @@ impl KeepAlive {
     }
 }
 
-/// Opens one stream and waits for the response head. `unprocessed` marks
-/// failures the server guarantees it did not act on (GOAWAY past the stream,
-/// REFUSED_STREAM, or a stream that could not be opened at all): safe to retry.
+/// Opens one stream and waits for the response head. A buffered request is
+/// handed back on failures the server guarantees it did not act on (GOAWAY
+/// past the stream, REFUSED_STREAM, or a stream that could not be opened at
+/// all): safe to retry.
 pub(crate) fn send(
     sender: &SendRequest<Bytes>,
     req: Request<Body>,
@@ -219,7 +220,13 @@ pub(crate) fn send(
         match sender.send_request(Request::from_parts(parts, ()), end_of_stream) {
             Ok(sent) => sent,
             // Nothing went out: the connection closed or stopped taking streams.
-            Err(e) => return Http2Send::failed(e, replay),
+            Err(e) => {
+                return Http2Send {
+                    state: Sending::Failed(Some(e)),
+                    _cancel: None,
+                    replay,
+                }
+            }
         };
     let cancel = match body {
         Ok(data) if !data.is_empty() => {
@@ -232,32 +239,26 @@ pub(crate) fn send(
         Err(streamed) => Some(pipe(streamed, stream)),
     };
     Http2Send {
-        response: Some(response),
+        state: Sending::Waiting(response),
         _cancel: cancel,
-        failed: None,
         replay,
     }
 }
 
 /// The response head of one stream, or why not.
 pub(crate) struct Http2Send {
-    response: Option<ResponseFuture>,
+    state: Sending,
     /// Dropping it (the request given up) stops the body pipe and resets the stream.
     _cancel: Option<oneshot::Sender<()>>,
-    failed: Option<h2::Error>,
     /// A copy of a buffered request, handed back if the stream is refused unprocessed.
     replay: Option<Request<Body>>,
 }
 
-impl Http2Send {
-    fn failed(e: h2::Error, replay: Option<Request<Body>>) -> Http2Send {
-        Http2Send {
-            response: None,
-            _cancel: None,
-            failed: Some(e),
-            replay,
-        }
-    }
+enum Sending {
+    /// The stream is open; its response head is awaited.
+    Waiting(ResponseFuture),
+    /// The stream could not be opened (taken when reported).
+    Failed(Option<h2::Error>),
 }
 
 impl Future for Http2Send {
@@ -267,12 +268,12 @@ impl Future for Http2Send {
     #[allow(clippy::result_large_err)]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<SendResult> {
         let this = self.get_mut();
-        let result = match this.response.as_mut() {
-            Some(response) => std::task::ready!(Pin::new(response).poll(cx)),
-            None => Err(this
-                .failed
-                .take()
-                .unwrap_or_else(|| h2::Error::from(h2::Reason::CANCEL))),
+        let (result, opened) = match &mut this.state {
+            Sending::Waiting(response) => (std::task::ready!(Pin::new(response).poll(cx)), true),
+            Sending::Failed(e) => (
+                Err(e.take().unwrap_or_else(|| h2::Reason::CANCEL.into())),
+                false,
+            ),
         };
         Poll::Ready(match result {
             Ok(res) => {
@@ -283,16 +284,11 @@ impl Future for Http2Send {
                 })
             }
             Err(e) => {
-                let unprocessed = this.response.is_none() || unprocessed(&e);
+                let retry_safe = !opened || unprocessed(&e);
                 Err(SendError {
                     error: Error::from_h2(e),
-                    unsent: if unprocessed {
-                        this.replay.take()
-                    } else {
-                        None
-                    },
+                    unsent: this.replay.take().filter(|_| retry_safe),
                     unanswered: None,
-                    unprocessed,
                 })
             }
         })

@@ -8,7 +8,7 @@ use bytes::Bytes;
 use http::Request;
 use tokio_util::either::Either;
 
-use super::conn::{Conn, Http2Conn, SendResult};
+use super::conn::{Conn, SendResult};
 use super::origin::OriginPool;
 use super::{http1, http2};
 use crate::body::Body;
@@ -32,9 +32,6 @@ pub(crate) struct Lease {
 
 impl Lease {
     pub(crate) fn new(conn: Conn, origin: Arc<OriginPool>) -> Lease {
-        if let Conn::Http2(c) = &conn {
-            c.signals.stream_opened();
-        }
         Lease {
             conn: Some(conn),
             origin,
@@ -122,7 +119,7 @@ impl Lease {
     pub(crate) fn into_reusable(mut self) -> Option<Conn> {
         match self.conn.take() {
             Some(Conn::Http2(c)) => {
-                self.stream_done(&c);
+                self.origin.stream_done(c.id);
                 None
             }
             Some(Conn::Http1(c)) if c.conn.is_reusable() => Some(Conn::Http1(c)),
@@ -134,17 +131,9 @@ impl Lease {
     pub(crate) fn release(mut self) {
         match self.conn.take() {
             Some(Conn::Http1(c)) if c.conn.is_reusable() => self.origin.put_back(c),
-            Some(Conn::Http2(c)) => self.stream_done(&c),
+            Some(Conn::Http2(c)) => self.origin.stream_done(c.id),
             _ => {}
         }
-    }
-}
-
-impl Lease {
-    /// This lease's HTTP/2 stream is over.
-    fn stream_done(&self, conn: &Http2Conn) {
-        conn.signals.stream_closed();
-        self.origin.stream_done(conn.id);
     }
 }
 
@@ -152,7 +141,7 @@ impl Drop for Lease {
     fn drop(&mut self) {
         // HTTP/1.1: the connection is dropped, which closes it.
         if let Some(Conn::Http2(c)) = self.conn.take() {
-            self.stream_done(&c);
+            self.origin.stream_done(c.id);
         }
     }
 }

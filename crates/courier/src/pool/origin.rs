@@ -544,6 +544,7 @@ impl OriginPool {
             self.shared.metrics.connections_idle.dec();
         }
         slot.active += 1;
+        slot.conn.signals.set_open_streams(slot.active);
         self.shared.metrics.http2_streams_active.inc();
     }
 
@@ -578,6 +579,7 @@ impl OriginPool {
         };
         let slot = &mut st.h2[i];
         slot.active -= 1;
+        slot.conn.signals.set_open_streams(slot.active);
         if slot.active == 0 {
             if slot.retiring || !slot.conn.accepts_streams(now) {
                 st.h2.swap_remove(i);

@@ -30,7 +30,8 @@ pub(crate) struct Signals {
     goaway: AtomicBool,
     closed: AtomicBool,
     max_streams: AtomicUsize,
-    /// Streams the pool has open on the connection (for keep-alive PINGs).
+    /// The pool's count of streams open on the connection, mirrored for the
+    /// keep-alive PINGs in the connection's driver.
     open_streams: AtomicUsize,
     changed: Notify,
 }
@@ -88,12 +89,8 @@ impl Signals {
         self.changed.notify_waiters();
     }
 
-    pub(crate) fn stream_opened(&self) {
-        self.open_streams.fetch_add(1, Ordering::Relaxed);
-    }
-
-    pub(crate) fn stream_closed(&self) {
-        self.open_streams.fetch_sub(1, Ordering::Relaxed);
+    pub(crate) fn set_open_streams(&self, n: usize) {
+        self.open_streams.store(n, Ordering::Relaxed);
     }
 
     /// Streams open on the connection now.
