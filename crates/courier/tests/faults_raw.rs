@@ -1,7 +1,8 @@
 //! Faults the built-in server cannot produce, from raw servers written here:
 //! resets before, during and after the response head, broken chunked framing,
 //! malformed header lines, a slowloris response, a TLS peer that skips
-//! close_notify, and an HTTP/2 server that lowers its stream limit mid-connection.
+//! close_notify, an HTTP/2 server that lowers its stream limit mid-connection,
+//! and one that refuses streams.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -497,4 +498,66 @@ async fn an_answer_sent_before_the_upload_is_read_is_returned() {
     // Half an upload went out: that connection is not reused.
     let m = client.metrics();
     assert_eq!(m.connections_idle, 0);
+}
+
+/// An HTTP/2 server (on `h2`) that refuses each connection's first stream
+/// with REFUSED_STREAM, unread, and answers later ones with what it got: the
+/// method, every header of the request and its body.
+async fn refusing_h2_server() -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let Ok(mut conn) = h2::server::handshake(stream).await else {
+                    return;
+                };
+                let mut first = true;
+                while let Some(Ok((req, mut respond))) = conn.accept().await {
+                    if std::mem::take(&mut first) {
+                        respond.send_reset(h2::Reason::REFUSED_STREAM);
+                        continue;
+                    }
+                    tokio::spawn(async move {
+                        let (parts, mut body) = req.into_parts();
+                        let mut echo = format!("{}\n", parts.method);
+                        for (name, value) in &parts.headers {
+                            echo.push_str(&format!("{name}: {}\n", value.to_str().unwrap()));
+                        }
+                        while let Some(Ok(chunk)) = body.data().await {
+                            let _ = body.flow_control().release_capacity(chunk.len());
+                            echo.push_str(&String::from_utf8_lossy(&chunk));
+                        }
+                        let head = http::Response::new(());
+                        if let Ok(mut send) = respond.send_response(head, false) {
+                            let _ = send.send_data(echo.into(), true);
+                        }
+                    });
+                }
+            });
+        }
+    });
+    url
+}
+
+#[tokio::test]
+async fn a_refused_http2_stream_is_sent_again_whole() {
+    let url = refusing_h2_server().await;
+    let client = Client::builder().http2_prior_knowledge().build().unwrap();
+    // A POST: refused streams are safe to resend whatever the method.
+    let res = client
+        .post(&url)
+        .header("x-one", "1")
+        .header("x-multi", "a")
+        .header("x-multi", "b")
+        .body("the payload")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    let echo = res.text().await.unwrap();
+    assert_eq!(echo, "POST\nx-one: 1\nx-multi: a\nx-multi: b\nthe payload");
+    let m = client.metrics();
+    assert_eq!(m.refused_stream_retries, 1);
+    assert_eq!(m.connections_established, 1);
 }

@@ -25,6 +25,7 @@ use http_body::Body as _;
 use tokio::sync::oneshot;
 
 use super::conn::{Answer, Driver, SendError, SendResult};
+use super::replay::Replay;
 use super::sniff::{FrameWatch, Signals};
 use crate::body::Body;
 use crate::config::Config;
@@ -194,25 +195,24 @@ pub(crate) fn send(
     }
     parts.version = Version::HTTP_2;
     // HTTP/2 carries headers in the request itself: the defaults are merged in
-    // (one growth of the map, not one per header).
-    parts.headers.reserve(defaults.len());
-    for name in defaults.keys() {
-        if !parts.headers.contains_key(name) {
-            for value in defaults.get_all(name) {
-                parts.headers.append(name.clone(), value.clone());
+    // (one growth of the map, not one per header; a request with no headers of
+    // its own takes a copy of the map, which rehashes nothing).
+    if parts.headers.is_empty() {
+        parts.headers.clone_from(defaults);
+    } else {
+        parts.headers.reserve(defaults.len());
+        for name in defaults.keys() {
+            if !parts.headers.contains_key(name) {
+                for value in defaults.get_all(name) {
+                    parts.headers.append(name.clone(), value.clone());
+                }
             }
         }
     }
     strip_connection_headers(&mut parts.headers);
     // Kept to send again if the server refuses the stream unprocessed
     // (REFUSED_STREAM, GOAWAY past it): h2 takes the request itself.
-    let replay = body.try_clone().map(|copy| {
-        let mut replay = Request::new(copy);
-        *replay.method_mut() = parts.method.clone();
-        *replay.uri_mut() = parts.uri.clone();
-        *replay.headers_mut() = parts.headers.clone();
-        replay
-    });
+    let replay = body.try_clone().map(|copy| Replay::new(&parts, copy));
     let body = body.into_bytes();
     let end_of_stream = body.as_ref().is_ok_and(Bytes::is_empty);
     let mut sender = sender.clone();
@@ -251,7 +251,7 @@ pub(crate) struct Http2Send {
     /// Dropping it (the request given up) stops the body pipe and resets the stream.
     _cancel: Option<oneshot::Sender<()>>,
     /// A copy of a buffered request, handed back if the stream is refused unprocessed.
-    replay: Option<Request<Body>>,
+    replay: Option<Replay>,
 }
 
 enum Sending {
@@ -287,7 +287,11 @@ impl Future for Http2Send {
                 let retry_safe = !opened || unprocessed(&e);
                 Err(SendError {
                     error: Error::from_h2(e),
-                    unsent: this.replay.take().filter(|_| retry_safe),
+                    unsent: this
+                        .replay
+                        .take()
+                        .filter(|_| retry_safe)
+                        .map(Replay::into_request),
                     unanswered: None,
                 })
             }

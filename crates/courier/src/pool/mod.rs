@@ -10,6 +10,7 @@ mod http1;
 mod http2;
 mod lease;
 mod origin;
+mod replay;
 pub(crate) mod sniff;
 
 pub(crate) use conn::{Answer, SendError};
