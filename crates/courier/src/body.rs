@@ -173,6 +173,14 @@ impl http_body::Body for Body {
     }
 }
 
+/// Whether a request with this method announces its length even when the
+/// body is empty: methods that carry one say 0, or some servers wait for a
+/// body that never comes. GET and friends without a body say nothing.
+pub(crate) fn expects_body(method: &http::Method) -> bool {
+    use http::Method;
+    matches!(*method, Method::POST | Method::PUT | Method::PATCH)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

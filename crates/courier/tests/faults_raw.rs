@@ -556,7 +556,10 @@ async fn a_refused_http2_stream_is_sent_again_whole() {
         .unwrap();
     assert_eq!(res.status(), 200);
     let echo = res.text().await.unwrap();
-    assert_eq!(echo, "POST\nx-one: 1\nx-multi: a\nx-multi: b\nthe payload");
+    assert_eq!(
+        echo,
+        "POST\nx-one: 1\nx-multi: a\nx-multi: b\ncontent-length: 11\nthe payload"
+    );
     let m = client.metrics();
     assert_eq!(m.refused_stream_retries, 1);
     assert_eq!(m.connections_established, 1);

@@ -3,7 +3,7 @@
 use std::io::Write as _;
 
 use http::header::{CONTENT_LENGTH, HOST, TRANSFER_ENCODING};
-use http::{HeaderMap, HeaderValue, Method, Request};
+use http::{HeaderMap, HeaderValue, Request};
 
 use crate::body::Body;
 use crate::error::{Error, ErrorKind};
@@ -42,7 +42,7 @@ pub(crate) fn head(
             BodyFraming::Chunked => header(out, b"transfer-encoding", b"chunked"),
             // GET and friends without a body say nothing; methods that carry
             // one say 0, or some servers wait for a body that never comes.
-            BodyFraming::Length(0) if !expects_body(req.method()) => {}
+            BodyFraming::Length(0) if !crate::body::expects_body(req.method()) => {}
             BodyFraming::Length(n) => {
                 out.extend_from_slice(b"content-length: ");
                 // Writing into a Vec cannot fail.
@@ -68,10 +68,6 @@ fn header(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
     out.extend_from_slice(b": ");
     out.extend_from_slice(value);
     out.extend_from_slice(b"\r\n");
-}
-
-fn expects_body(method: &Method) -> bool {
-    matches!(*method, Method::POST | Method::PUT | Method::PATCH)
 }
 
 /// The caller's `Transfer-Encoding`/`Content-Length` if set, else what the body knows of its length.

@@ -18,16 +18,16 @@ use std::time::Duration;
 use bytes::Bytes;
 use h2::client::{Connection, ResponseFuture, SendRequest};
 use h2::SendStream;
-use http::header::{CONNECTION, HOST, TE, TRANSFER_ENCODING, UPGRADE};
+use http::header::{CONNECTION, CONTENT_LENGTH, HOST, TE, TRANSFER_ENCODING, UPGRADE};
 use http::uri::{Authority, PathAndQuery, Scheme};
-use http::{HeaderMap, HeaderName, Request, Uri, Version};
+use http::{HeaderMap, HeaderName, HeaderValue, Request, Uri, Version};
 use http_body::Body as _;
 use tokio::sync::oneshot;
 
 use super::conn::{Answer, Driver, SendError, SendResult};
 use super::replay::Replay;
 use super::sniff::{FrameWatch, Signals};
-use crate::body::Body;
+use crate::body::{expects_body, Body};
 use crate::config::Config;
 use crate::connect::Stream;
 use crate::error::Error;
@@ -210,6 +210,14 @@ pub(crate) fn send(
         }
     }
     strip_connection_headers(&mut parts.headers);
+    // END_STREAM frames the body, but servers that size uploads up front (or
+    // proxy them to HTTP/1.1) want Content-Length, as hyper sends it.
+    if let Some(len) = body.len() {
+        if (len != 0 || expects_body(&parts.method)) && !parts.headers.contains_key(CONTENT_LENGTH)
+        {
+            parts.headers.insert(CONTENT_LENGTH, HeaderValue::from(len));
+        }
+    }
     // Kept to send again if the server refuses the stream unprocessed
     // (REFUSED_STREAM, GOAWAY past it): h2 takes the request itself.
     let replay = body.try_clone().map(|copy| Replay::new(&parts, copy));
