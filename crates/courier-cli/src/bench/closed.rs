@@ -8,6 +8,8 @@
 
 use std::sync::Arc;
 
+use tokio::task::JoinHandle;
+
 use super::client::BenchClient;
 
 use super::plan::{Admit, Plan};
@@ -15,6 +17,10 @@ use super::request;
 use crate::error::{CliError, Result};
 
 /// Runs `per_client` slots on each client until the plan's budget is spent.
+///
+/// The deadline of a timed run cuts the requests still in flight: the slots are aborted when it
+/// passes. That is one timer for the run; a timeout around each request was a timer registered
+/// and cleared per request, and a bigger slot.
 pub async fn run(plan: &Arc<Plan>, clients: &[BenchClient], per_client: u64) -> Result<()> {
     let mut handles = Vec::new();
     let mut slot = 0usize;
@@ -24,10 +30,33 @@ pub async fn run(plan: &Arc<Plan>, clients: &[BenchClient], per_client: u64) -> 
             slot += 1;
         }
     }
-    for handle in handles {
-        handle
+    let mut joined = 0;
+    let finished = match plan.clock.deadline {
+        Some(deadline) => tokio::time::timeout_at(deadline, join(&mut handles, &mut joined))
             .await
-            .map_err(|e| CliError::new(format!("a benchmark worker failed: {e}")))?;
+            .ok(),
+        None => Some(join(&mut handles, &mut joined).await),
+    };
+    if let Some(result) = finished {
+        return result;
+    }
+    for handle in &handles[joined..] {
+        handle.abort();
+    }
+    join(&mut handles, &mut joined).await
+}
+
+/// Waits for the slots from `*joined` on, counting those that ended; a cut slot is no error.
+async fn join(handles: &mut [JoinHandle<()>], joined: &mut usize) -> Result<()> {
+    while let Some(handle) = handles.get_mut(*joined) {
+        let ended = handle.await;
+        *joined += 1;
+        match ended {
+            Err(e) if !e.is_cancelled() => {
+                return Err(CliError::new(format!("a benchmark worker failed: {e}")))
+            }
+            _ => {}
+        }
     }
     Ok(())
 }
@@ -42,11 +71,8 @@ pub async fn worker(plan: Arc<Plan>, client: BenchClient, slot: usize) {
             Admit::Measured => true,
         };
         let in_flight = plan.in_flight.as_ref().map(|counter| counter.enter());
-        let sent = plan
-            .until_deadline(request::send(&client, &plan.template, slot))
-            .await;
+        let outcome = request::send(&client, &plan.template, slot).await;
         drop(in_flight);
-        let Ok(outcome) = sent else { break };
         if measured {
             plan.record(outcome);
         }
