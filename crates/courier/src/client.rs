@@ -6,13 +6,14 @@ use std::time::{Duration, Instant};
 
 use http::{Method, Request};
 
+use crate::attempt::Attempt;
 use crate::body::Body;
 use crate::builder::ClientBuilder;
 use crate::config::Config;
 use crate::drain::DrainPolicy;
 use crate::error::Error;
 use crate::metrics::{Metrics, MetricsSnapshot};
-use crate::pool::{Pool, SendError};
+use crate::pool::{Lease, Pool};
 use crate::request::{IntoUri, RequestBuilder};
 use crate::response::Response;
 use crate::send::SendFuture;
@@ -35,10 +36,10 @@ pub struct Client {
     inner: Arc<ClientInner>,
 }
 
-struct ClientInner {
-    pool: Pool,
-    metrics: Arc<Metrics>,
-    drain: DrainPolicy,
+pub(crate) struct ClientInner {
+    pub(crate) pool: Pool,
+    pub(crate) metrics: Arc<Metrics>,
+    pub(crate) drain: DrainPolicy,
 }
 
 impl Default for Client {
@@ -158,81 +159,12 @@ impl Client {
             metrics,
             started,
             deadline,
-            send_once(self.inner, request, deadline),
+            Attempt::start(self.inner, request, deadline, Lease::send),
         )
     }
 }
 
-/// Checkout, send, and the one retry a failed attempt may earn: on a new
-/// connection when a reused HTTP/1.1 connection turned out dead, or on any
-/// other connection when an HTTP/2 server refused the stream unprocessed.
-fn send_once(
-    inner: Arc<ClientInner>,
-    request: Request<Body>,
-    deadline: Option<Instant>,
-) -> impl Future<Output = Result<Response, Error>> + Send + 'static {
-    let mut request = request;
-    async move {
-        let config = inner.pool.config();
-        let origin = inner.pool.origin(request.uri())?;
-        let mut fresh_only = false;
-        let mut retried = false;
-        loop {
-            let mut lease = origin
-                .checkout(fresh_only, config.pool_queue_timeout)
-                .await?;
-            let h2 = lease.is_http2();
-            let stale_retry = !retried && config.retry_stale_connections && lease.is_reused_http1();
-            // A request that was written may only be replayed when replaying
-            // cannot change the outcome: the server did not process it (HTTP/2
-            // refusal: the stream hands back a copy), or the method is
-            // idempotent (HTTP/1.1 hands the request back when no answer
-            // came); and the body is buffered.
-            let idempotent = is_idempotent(request.method());
-            let SendError {
-                error,
-                unsent,
-                unanswered,
-            } = match lease.send(request).await {
-                Ok(res) => {
-                    return Ok(Response::new(
-                        res,
-                        lease,
-                        deadline,
-                        inner.drain.clone(),
-                        config.max_response_body_size,
-                    ))
-                }
-                Err(e) => e,
-            };
-            drop(lease);
-            let retry = if retried {
-                None
-            } else if h2 {
-                unsent
-            } else if stale_retry {
-                unsent.or(unanswered.filter(|_| idempotent))
-            } else {
-                None
-            };
-            let Some(req) = retry else {
-                return Err(error);
-            };
-            if h2 {
-                tracing::debug!(%error, "HTTP/2 stream refused unprocessed; retrying");
-                inner.metrics.refused_stream_retries.inc();
-            } else {
-                tracing::debug!(%error, "reused connection was stale; retrying on a new one");
-                inner.metrics.stale_retries.inc();
-            }
-            request = req;
-            retried = true;
-            fresh_only = !h2;
-        }
-    }
-}
-
-fn is_idempotent(method: &Method) -> bool {
+pub(crate) fn is_idempotent(method: &Method) -> bool {
     matches!(
         *method,
         Method::GET | Method::HEAD | Method::PUT | Method::DELETE | Method::OPTIONS | Method::TRACE

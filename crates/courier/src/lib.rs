@@ -45,6 +45,7 @@
 #![warn(missing_docs)]
 
 #[doc(hidden)]
+mod attempt;
 pub mod bench_support;
 mod body;
 mod builder;

@@ -55,12 +55,32 @@ pub(crate) struct Failure {
     pub(crate) unanswered: Option<Request<Body>>,
 }
 
+/// Whether a failed exchange hands its request back, and as what.
+enum Resend {
+    No,
+    /// Not a byte of it was written.
+    Unsent,
+    /// Written, and no byte of response came back.
+    Unanswered,
+}
+
+impl AsMut<Connection> for Connection {
+    fn as_mut(&mut self) -> &mut Connection {
+        self
+    }
+}
+
 impl Failure {
-    fn new(error: Error) -> Failure {
+    fn new(error: Error, req: Request<Body>, resend: Resend) -> Failure {
+        let (unsent, unanswered) = match resend {
+            Resend::No => (None, None),
+            Resend::Unsent => (Some(req), None),
+            Resend::Unanswered => (None, Some(req)),
+        };
         Failure {
             error,
-            unsent: None,
-            unanswered: None,
+            unsent,
+            unanswered,
         }
     }
 }
@@ -104,93 +124,119 @@ impl Connection {
     /// Writes the request and reads the response head; the body is then read
     /// with [`poll_chunk`](Connection::poll_chunk).
     ///
-    /// The request is kept (not cloned) until the head arrives, so a request
-    /// the connection never answered can be handed back for a retry. The
-    /// future is small: each step is one `poll_fn` over the connection's own
-    /// buffers, and only a streamed body, the rare case, gets a boxed future.
-    pub(crate) fn send(
-        &mut self,
+    /// The future owns the connection (`conn`: a box, or a pooled connection
+    /// that holds one) and hands it back with the result, so it borrows
+    /// nothing and can sit in a hand-written future next to the lease. The
+    /// request is kept (not cloned) until the head arrives, so a request the
+    /// connection never answered can be handed back for a retry. The future is
+    /// small: each step is one `poll_fn` over the connection's own buffers, and
+    /// only a streamed body, the rare case, gets a boxed future.
+    pub(crate) fn send<C>(
+        mut conn: C,
         mut req: Request<Body>,
         host: &HeaderValue,
         defaults: &HeaderMap,
-    ) -> impl Future<Output = Result<Head, Failure>> + Send + '_ {
-        // The head is encoded before the future exists; and the request is
-        // used in place by the future (an `async fn` would keep a second copy
-        // of its argument in its state).
-        self.write_buf.clear();
-        let framing = encode::head(&req, host, defaults, &mut self.write_buf);
-        self.keep_alive = !decode::connection_has(req.headers(), b"close");
+    ) -> impl Future<Output = (C, Result<Head, Failure>)> + Send
+    where
+        C: AsMut<Connection> + Send,
+    {
+        // The head is encoded before the future exists, so the future keeps
+        // no reference to the host or the defaults.
+        let this = conn.as_mut();
+        this.write_buf.clear();
+        let framing = encode::head(&req, host, defaults, &mut this.write_buf);
+        this.keep_alive = !decode::connection_has(req.headers(), b"close");
         let head_request = req.method() == Method::HEAD;
+        // The request lives here once; `exchange` works on it by reference.
         async move {
-            let framing = framing.map_err(Failure::new)?;
-            let mut written = 0;
-            let mut received = false;
-            // Scoped, so the head it may hold is not kept in this future's state.
-            let sent = {
-                // `Ok(Some(head))`: the server answered before taking the whole body.
-                let outcome = match req.body().as_buffered() {
-                    Some(body) => {
-                        let rest = self.frame_buffered(body, framing);
-                        poll_fn(|cx| {
-                            let writing = self.poll_write(cx, rest, &mut written);
-                            // A server may answer before reading the whole body
-                            // (413, 401, a redirect) and stop reading: take its
-                            // answer rather than wait for a write that never ends.
-                            if writing.is_pending() {
-                                if let Poll::Ready(Ok(head)) =
-                                    self.poll_head(cx, head_request, &mut received)
-                                {
-                                    return Poll::Ready(Ok(Some(head)));
-                                }
+            let result = match conn
+                .as_mut()
+                .exchange(&mut req, framing, head_request)
+                .await
+            {
+                Ok(head) => Ok(head),
+                Err((error, resend)) => Err(Failure::new(error, req, resend)),
+            };
+            (conn, result)
+        }
+    }
+
+    async fn exchange(
+        &mut self,
+        req: &mut Request<Body>,
+        framing: Result<BodyFraming, Error>,
+        head_request: bool,
+    ) -> Result<Head, (Error, Resend)> {
+        let framing = framing.map_err(|e| (e, Resend::No))?;
+        let mut written = 0;
+        let mut received = false;
+        // Scoped, so the head it may hold is not kept in this future's state.
+        let sent = {
+            // `Ok(Some(head))`: the server answered before taking the whole body.
+            let outcome = match req.body().as_buffered() {
+                Some(body) => {
+                    let rest = self.frame_buffered(body, framing);
+                    poll_fn(|cx| {
+                        let writing = self.poll_write(cx, rest, &mut written);
+                        // A server may answer before reading the whole body
+                        // (413, 401, a redirect) and stop reading: take its
+                        // answer rather than wait for a write that never ends.
+                        if writing.is_pending() {
+                            if let Poll::Ready(Ok(head)) =
+                                self.poll_head(cx, head_request, &mut received)
+                            {
+                                return Poll::Ready(Ok(Some(head)));
                             }
-                            writing.map_ok(|()| None)
-                        })
-                        .await
-                    }
-                    None => Box::pin(self.write_streamed(&mut req, framing, &mut written))
-                        .await
-                        .map(|()| None),
-                };
-                match outcome {
-                    Ok(Some(head)) => {
-                        // The rest of the request was never sent: the connection is done.
-                        self.keep_alive = false;
-                        self.body = Decoder::new(head.framing);
-                        return Ok(head);
-                    }
-                    Ok(None) => Ok(()),
-                    Err(e) => Err(e),
-                }
-            };
-            let sent = match sent {
-                Ok(()) => poll_fn(|cx| Pin::new(&mut self.io).poll_flush(cx))
-                    .await
-                    .map_err(io_error),
-                Err(e) => Err(e),
-            };
-            if let Err(error) = sent {
-                self.keep_alive = false;
-                return Err(Failure {
-                    error,
-                    unsent: (written == 0).then_some(req),
-                    unanswered: None,
-                });
-            }
-            match poll_fn(|cx| self.poll_head(cx, head_request, &mut received)).await {
-                Ok(head) => {
-                    self.body = Decoder::new(head.framing);
-                    self.keep_alive &= head.keep_alive;
-                    Ok(head)
-                }
-                Err(error) => {
-                    self.keep_alive = false;
-                    let replayable = !received && req.body().as_buffered().is_some();
-                    Err(Failure {
-                        error,
-                        unsent: None,
-                        unanswered: replayable.then_some(req),
+                        }
+                        writing.map_ok(|()| None)
                     })
+                    .await
                 }
+                None => Box::pin(self.write_streamed(req, framing, &mut written))
+                    .await
+                    .map(|()| None),
+            };
+            match outcome {
+                Ok(Some(head)) => {
+                    // The rest of the request was never sent: the connection is done.
+                    self.keep_alive = false;
+                    self.body = Decoder::new(head.framing);
+                    return Ok(head);
+                }
+                Ok(None) => Ok(()),
+                Err(e) => Err(e),
+            }
+        };
+        let sent = match sent {
+            Ok(()) => poll_fn(|cx| Pin::new(&mut self.io).poll_flush(cx))
+                .await
+                .map_err(io_error),
+            Err(e) => Err(e),
+        };
+        if let Err(error) = sent {
+            self.keep_alive = false;
+            let resend = if written == 0 {
+                Resend::Unsent
+            } else {
+                Resend::No
+            };
+            return Err((error, resend));
+        }
+        match poll_fn(|cx| self.poll_head(cx, head_request, &mut received)).await {
+            Ok(head) => {
+                self.body = Decoder::new(head.framing);
+                self.keep_alive &= head.keep_alive;
+                Ok(head)
+            }
+            Err(error) => {
+                self.keep_alive = false;
+                let replayable = !received && req.body().as_buffered().is_some();
+                let resend = if replayable {
+                    Resend::Unanswered
+                } else {
+                    Resend::No
+                };
+                Err((error, resend))
             }
         }
     }

@@ -20,14 +20,20 @@ pub(crate) type Driver = Pin<Box<dyn Future<Output = ()> + Send>>;
 /// Why a send failed, and whether the request can be tried again.
 pub(crate) struct SendError {
     pub(crate) error: Error,
-    /// The request, handed back when the server cannot have processed it:
-    /// nothing of it reached the connection, or (HTTP/2) the server refused
-    /// the stream unprocessed (GOAWAY past it, REFUSED_STREAM). Safe to send
-    /// again whatever the method.
-    pub(crate) unsent: Option<Request<Body>>,
-    /// HTTP/1.1: the request, handed back with its buffered body when it was
-    /// written but the connection closed before a byte of response came back.
-    pub(crate) unanswered: Option<Request<Body>>,
+    /// The request, when it may be sent again.
+    pub(crate) handed_back: Option<HandedBack>,
+}
+
+/// A request a failed send hands back, and how far it got.
+pub(crate) enum HandedBack {
+    /// The server cannot have processed it: nothing of it reached the
+    /// connection, or (HTTP/2) the server refused the stream unprocessed
+    /// (GOAWAY past it, REFUSED_STREAM). Safe to send again whatever the method.
+    Unsent(Request<Body>),
+    /// HTTP/1.1: written with a buffered body, then the connection closed
+    /// before a byte of response came back (a stale connection, most likely).
+    /// Safe to send again if the method is idempotent.
+    Unanswered(Request<Body>),
 }
 
 /// A response head, and for HTTP/2 its body (an HTTP/1.1 body is read
@@ -51,6 +57,13 @@ pub(crate) struct Http1Conn {
     pub(crate) requests: u64,
     /// Counts the connection as open until it is dropped, which closes it.
     pub(crate) _open: OpenHttp1,
+}
+
+/// What an HTTP/1.1 send future owns while the request is on the wire.
+impl AsMut<h1::Connection> for Http1Conn {
+    fn as_mut(&mut self) -> &mut h1::Connection {
+        &mut self.conn
+    }
 }
 
 impl Http1Conn {

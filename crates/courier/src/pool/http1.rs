@@ -7,7 +7,7 @@ use std::task::{Context, Poll};
 use http::{HeaderMap, HeaderValue, Request};
 use pin_project_lite::pin_project;
 
-use super::conn::{Answer, SendError, SendResult};
+use super::conn::{Answer, HandedBack, SendError, SendResult};
 use crate::body::Body;
 use crate::config::Config;
 use crate::h1::{self, Io};
@@ -20,14 +20,15 @@ pub(crate) fn connection<S: Io + 'static>(stream: S, config: &Config) -> h1::Con
 /// Sends one request in origin form and reads its response head, telling
 /// apart "never sent" (safe to retry anywhere) from "sent, no answer" (a
 /// stale connection: safe to retry if idempotent) from "sent, then failed".
-pub(crate) fn send<'a>(
-    conn: &'a mut h1::Connection,
+/// The connection travels with the future and comes back with the result.
+pub(crate) fn send<C: AsMut<h1::Connection> + Send>(
+    conn: C,
     req: Request<Body>,
     host: &HeaderValue,
     defaults: &HeaderMap,
-) -> IntoAnswer<impl Future<Output = Result<h1::Head, h1::Failure>> + Send + 'a> {
+) -> IntoAnswer<impl Future<Output = (C, Result<h1::Head, h1::Failure>)> + Send> {
     IntoAnswer {
-        inner: conn.send(req, host, defaults),
+        inner: h1::Connection::send(conn, req, host, defaults),
     }
 }
 
@@ -40,28 +41,31 @@ pin_project! {
     }
 }
 
-impl<F: Future<Output = Result<h1::Head, h1::Failure>>> Future for IntoAnswer<F> {
-    type Output = SendResult;
+impl<C, F: Future<Output = (C, Result<h1::Head, h1::Failure>)>> Future for IntoAnswer<F> {
+    type Output = (C, SendResult);
 
-    // The error hands the request back by value: a failure path, not worth a box.
-    #[allow(clippy::result_large_err)]
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<SendResult> {
-        self.project().inner.poll(cx).map(|result| match result {
-            Ok(head) => {
-                let (mut parts, ()) = http::Response::new(()).into_parts();
-                parts.status = head.status;
-                parts.version = head.version;
-                parts.headers = head.headers;
-                Ok(Answer {
-                    head: parts,
-                    body: None,
-                })
-            }
-            Err(f) => Err(SendError {
-                error: f.error,
-                unsent: f.unsent,
-                unanswered: f.unanswered,
-            }),
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        self.project().inner.poll(cx).map(|(conn, result)| {
+            let result = match result {
+                Ok(head) => {
+                    let (mut parts, ()) = http::Response::new(()).into_parts();
+                    parts.status = head.status;
+                    parts.version = head.version;
+                    parts.headers = head.headers;
+                    Ok(Answer {
+                        head: parts,
+                        body: None,
+                    })
+                }
+                Err(f) => Err(SendError {
+                    error: f.error,
+                    handed_back: f
+                        .unsent
+                        .map(HandedBack::Unsent)
+                        .or(f.unanswered.map(HandedBack::Unanswered)),
+                }),
+            };
+            (conn, result)
         })
     }
 }

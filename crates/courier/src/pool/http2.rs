@@ -24,7 +24,7 @@ use http::{HeaderMap, HeaderName, HeaderValue, Request, Uri, Version};
 use http_body::Body as _;
 use tokio::sync::oneshot;
 
-use super::conn::{Answer, Driver, SendError, SendResult};
+use super::conn::{Answer, Driver, HandedBack, SendError, SendResult};
 use super::replay::Replay;
 use super::sniff::{FrameWatch, Signals};
 use crate::body::{expects_body, Body};
@@ -295,12 +295,11 @@ impl Future for Http2Send {
                 let retry_safe = !opened || unprocessed(&e);
                 Err(SendError {
                     error: Error::from_h2(e),
-                    unsent: this
+                    handed_back: this
                         .replay
                         .take()
                         .filter(|_| retry_safe)
-                        .map(Replay::into_request),
-                    unanswered: None,
+                        .map(|replay| HandedBack::Unsent(replay.into_request())),
                 })
             }
         })

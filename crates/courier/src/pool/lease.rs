@@ -1,14 +1,16 @@
 //! A connection (HTTP/1.1) or a stream (HTTP/2) on loan to one request.
 
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
+use std::task::{ready, Context, Poll};
 
 use bytes::Bytes;
 use http::Request;
-use tokio_util::either::Either;
+use pin_project_lite::pin_project;
 
-use super::conn::{Conn, SendResult};
+use super::conn::{Answer, Conn, Http1Conn, SendError, SendResult};
+use super::http2::Http2Send;
 use super::origin::OriginPool;
 use super::{http1, http2};
 use crate::body::Body;
@@ -64,35 +66,49 @@ impl Lease {
         }
     }
 
-    /// Sends the request on the leased connection. HTTP/2: the request is
-    /// handed to hyper before this returns and the future only waits for the
-    /// response head; HTTP/1.1: the future writes it and reads the head.
-    pub(crate) fn send(&mut self, req: Request<Body>) -> impl Future<Output = SendResult> + '_ {
+    /// Sends the request on the leased connection. The lease travels with the
+    /// future (an HTTP/1.1 connection inside the protocol's future, which
+    /// owns it while the request is on the wire) and comes back with the
+    /// response head; on failure it is dropped, which closes an HTTP/1.1
+    /// connection and frees an HTTP/2 stream. HTTP/2: the stream is opened
+    /// before this returns and the future only waits for the response head;
+    /// HTTP/1.1: the future writes the request and reads the head.
+    pub(crate) fn send(
+        mut self,
+        req: Request<Body>,
+    ) -> Sending<impl Future<Output = (Http1Conn, SendResult)> + Send> {
         let origin = &self.origin;
         let metrics = &origin.shared().metrics;
-        match self.conn.as_mut() {
-            Some(Conn::Http1(c)) => {
+        let defaults = &origin.shared().config.default_headers;
+        let in_flight = match self.conn.take() {
+            Some(Conn::Http1(mut c)) => {
                 c.requests += 1;
                 metrics.requests_http1.inc();
-                Either::Left(http1::send(
-                    &mut c.conn,
-                    req,
-                    &origin.host_header,
-                    &origin.shared().config.default_headers,
-                ))
+                // The connection goes into the future; what is left of the
+                // lease is its origin, to make a lease again with the answer.
+                InFlight::Http1 {
+                    origin: Some(Arc::clone(origin)),
+                    send: http1::send(c, req, &origin.host_header, defaults),
+                }
             }
             Some(Conn::Http2(c)) => {
                 metrics.requests_http2.inc();
-                Either::Right(http2::send(
+                let send = http2::send(
                     &c.sender,
                     req,
                     origin.scheme(),
                     origin.authority(),
-                    &origin.shared().config.default_headers,
-                ))
+                    defaults,
+                );
+                self.conn = Some(Conn::Http2(c));
+                InFlight::Http2 {
+                    lease: Some(self),
+                    send,
+                }
             }
             None => unreachable!("a lease holds its connection until consumed"),
-        }
+        };
+        Sending { in_flight }
     }
 
     /// The next piece of an HTTP/1.1 response body (`None` at its end).
@@ -134,6 +150,45 @@ impl Lease {
             Some(Conn::Http2(c)) => self.origin.stream_done(c.id),
             _ => {}
         }
+    }
+}
+
+pin_project! {
+    /// A request on the wire, and the lease it was sent on.
+    pub(crate) struct Sending<F> {
+        #[pin]
+        in_flight: InFlight<F>,
+    }
+}
+
+pin_project! {
+    // Each side is taken when the response head (or the failure) comes.
+    #[project = InFlightProj]
+    enum InFlight<F> {
+        Http1 { origin: Option<Arc<OriginPool>>, #[pin] send: F },
+        Http2 { lease: Option<Lease>, #[pin] send: Http2Send },
+    }
+}
+
+impl<F: Future<Output = (Http1Conn, SendResult)>> Future for Sending<F> {
+    type Output = Result<(Lease, Answer), SendError>;
+
+    // The error hands the request back by value: a failure path, not worth a box.
+    #[allow(clippy::result_large_err)]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        const DONE: &str = "`Sending` polled after it completed";
+        let (lease, result) = match self.project().in_flight.project() {
+            InFlightProj::Http1 { origin, send } => {
+                let (conn, result) = ready!(send.poll(cx));
+                let origin = origin.take().expect(DONE);
+                (Lease::new(Conn::Http1(conn), origin), result)
+            }
+            InFlightProj::Http2 { lease, send } => {
+                let result = ready!(send.poll(cx));
+                (lease.take().expect(DONE), result)
+            }
+        };
+        Poll::Ready(result.map(|answer| (lease, answer)))
     }
 }
 

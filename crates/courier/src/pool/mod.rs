@@ -13,7 +13,7 @@ mod origin;
 mod replay;
 pub(crate) mod sniff;
 
-pub(crate) use conn::{Answer, SendError};
+pub(crate) use conn::{Answer, HandedBack, SendError};
 pub(crate) use lease::Lease;
 pub(crate) use origin::OriginPool;
 
@@ -68,9 +68,19 @@ struct OriginKey {
 }
 
 impl Hash for OriginKey {
+    /// Case-insensitive, as `Authority`'s own `Hash` (and so consistent with
+    /// its `Eq`), but a chunk at a time: `Authority` feeds the hasher one byte
+    /// per call, and with SipHash that was 930 instructions, 6 % of an
+    /// HTTP/1.1 request, to find the origin of every request.
     fn hash<H: Hasher>(&self, state: &mut H) {
         self.https.hash(state);
-        self.authority.hash(state);
+        let mut lower = [0u8; 64];
+        for chunk in self.authority.as_str().as_bytes().chunks(lower.len()) {
+            let lower = &mut lower[..chunk.len()];
+            lower.copy_from_slice(chunk);
+            lower.make_ascii_lowercase();
+            state.write(lower);
+        }
     }
 }
 
@@ -194,4 +204,40 @@ impl PoolInner {
 
 fn read<T>(lock: &RwLock<T>) -> std::sync::RwLockReadGuard<'_, T> {
     lock.read().unwrap_or_else(|p| p.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hash(key: &OriginKey) -> u64 {
+        use std::hash::BuildHasher;
+        // Fixed keys: the same hasher for both sides.
+        std::hash::BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default()
+            .hash_one(key)
+    }
+
+    fn key(https: bool, authority: &str) -> OriginKey {
+        OriginKey {
+            https,
+            authority: authority.parse().unwrap(),
+        }
+    }
+
+    #[test]
+    fn origin_keys_ignore_case_in_hash_and_eq() {
+        let long = format!("{}.example.com:8443", "Sub".repeat(40));
+        for (a, b) in [
+            ("Example.COM:8080", "example.com:8080"),
+            (long.as_str(), long.to_ascii_lowercase().as_str()),
+        ] {
+            assert!(key(false, a) == key(false, b));
+            assert_eq!(hash(&key(false, a)), hash(&key(false, b)));
+        }
+        assert!(key(false, "a.example:1") != key(true, "a.example:1"));
+        assert_ne!(
+            hash(&key(false, "a.example:1")),
+            hash(&key(false, "b.example:1"))
+        );
+    }
 }

@@ -153,16 +153,45 @@ impl OriginPool {
         fresh_only: bool,
         queue_timeout: Option<Duration>,
     ) -> Result<Lease, Error> {
+        match self.try_checkout(fresh_only) {
+            Ok(lease) => Ok(lease),
+            Err(slot) => {
+                Arc::clone(self)
+                    .checkout_queued(slot, fresh_only, queue_timeout)
+                    .await
+            }
+        }
+    }
+
+    /// [`checkout`](Self::checkout) when a connection or stream is at hand
+    /// (the common case, and no future needed), else the place in line.
+    pub(crate) fn try_checkout(self: &Arc<Self>, fresh_only: bool) -> Result<Lease, WaitSlot> {
         loop {
-            let conn = match self.take_or_enqueue(fresh_only) {
-                Ok(conn) => conn,
-                Err(slot) => self.wait(slot, queue_timeout).await?,
-            };
+            let conn = self.take_or_enqueue(fresh_only)?;
             let mut lease = Lease::new(conn, Arc::clone(self));
             // A connection that closed while idle fails here (dropping the
             // lease cleans up); try the next.
             if lease.ready() {
                 return Ok(lease);
+            }
+        }
+    }
+
+    /// The rest of a [`checkout`](Self::checkout) that had to wait in line.
+    pub(crate) async fn checkout_queued(
+        self: Arc<Self>,
+        mut slot: WaitSlot,
+        fresh_only: bool,
+        queue_timeout: Option<Duration>,
+    ) -> Result<Lease, Error> {
+        loop {
+            let mut lease = Lease::new(self.wait(slot, queue_timeout).await?, Arc::clone(&self));
+            if lease.ready() {
+                return Ok(lease);
+            }
+            match self.try_checkout(fresh_only) {
+                Ok(lease) => return Ok(lease),
+                Err(next) => slot = next,
             }
         }
     }
@@ -724,7 +753,7 @@ impl Drop for OpenHttp1 {
 ///
 /// Dropping it (timeout, cancelled request) closes the channel; a connection
 /// or stream handed over in that instant is given back instead of being lost.
-struct WaitSlot {
+pub(crate) struct WaitSlot {
     rx: oneshot::Receiver<Delivery>,
     origin: Arc<OriginPool>,
 }
