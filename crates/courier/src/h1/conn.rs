@@ -55,6 +55,22 @@ pub(crate) struct Failure {
     pub(crate) unanswered: Option<Request<Body>>,
 }
 
+/// How a step of writing a request ended.
+enum Written<T> {
+    Done(T),
+    /// The server answered before the request was written.
+    Answered(Head),
+}
+
+impl Written<()> {
+    fn answer(self) -> Option<Head> {
+        match self {
+            Written::Done(()) => None,
+            Written::Answered(head) => Some(head),
+        }
+    }
+}
+
 /// Whether a failed exchange hands its request back, and as what.
 enum Resend {
     No,
@@ -178,23 +194,21 @@ impl Connection {
                     let rest = self.frame_buffered(body, framing);
                     poll_fn(|cx| {
                         let writing = self.poll_write(cx, rest, &mut written);
-                        // A server may answer before reading the whole body
-                        // (413, 401, a redirect) and stop reading: take its
-                        // answer rather than wait for a write that never ends.
-                        if writing.is_pending() {
-                            if let Poll::Ready(Ok(head)) =
-                                self.poll_head(cx, head_request, &mut received)
-                            {
-                                return Poll::Ready(Ok(Some(head)));
-                            }
-                        }
-                        writing.map_ok(|()| None)
+                        self.or_answer(cx, head_request, &mut received, writing)
                     })
                     .await
+                    .map(Written::answer)
                 }
-                None => Box::pin(self.write_streamed(req, framing, &mut written))
+                None => {
+                    Box::pin(self.write_streamed(
+                        req,
+                        framing,
+                        &mut written,
+                        head_request,
+                        &mut received,
+                    ))
                     .await
-                    .map(|()| None),
+                }
             };
             match outcome {
                 Ok(Some(head)) => {
@@ -291,16 +305,37 @@ impl Connection {
     }
 
     /// Writes the head (in `write_buf`) and then a streamed body, frame by frame.
+    /// Writes a streamed body as it comes; `Ok(Some(head))` if the server
+    /// answered first (see [`or_answer`](Self::or_answer)), which it may do
+    /// while a write waits or while the body has nothing to give.
     async fn write_streamed(
         &mut self,
         req: &mut Request<Body>,
         framing: BodyFraming,
         written: &mut usize,
-    ) -> Result<(), Error> {
-        poll_fn(|cx| self.poll_write(cx, &[], written)).await?;
+        head_request: bool,
+        received: &mut bool,
+    ) -> Result<Option<Head>, Error> {
+        // Each wait below ends with the step done, or the server's answer.
+        macro_rules! wait {
+            ($step:expr) => {
+                match poll_fn(|cx| {
+                    let step = $step(&mut *self, cx);
+                    self.or_answer(cx, head_request, received, step)
+                })
+                .await?
+                {
+                    Written::Done(value) => value,
+                    Written::Answered(head) => return Ok(Some(head)),
+                }
+            };
+        }
+        wait!(|this: &mut Self, cx| this.poll_write(cx, &[], written));
         let body = req.body_mut();
         let mut sent = 0u64;
-        while let Some(frame) = poll_fn(|cx| Pin::new(&mut *body).poll_frame(cx)).await {
+        while let Some(frame) =
+            wait!(|_: &mut Self, cx| Pin::new(&mut *body).poll_frame(cx).map(Ok))
+        {
             let frame = frame.map_err(|e| Error::new(ErrorKind::InvalidRequest, e))?;
             let Ok(data) = frame.into_data() else {
                 continue; // request trailers are not sent over HTTP/1.1
@@ -321,12 +356,12 @@ impl Connection {
                 BodyFraming::Chunked => chunk_prefix(&mut self.write_buf, data.len()),
             }
             let mut done = 0;
-            poll_fn(|cx| self.poll_write(cx, &data, &mut done)).await?;
+            wait!(|this: &mut Self, cx| this.poll_write(cx, &data, &mut done));
             if framing == BodyFraming::Chunked {
                 self.write_buf.clear();
                 self.write_buf.extend_from_slice(b"\r\n");
                 let mut done = 0;
-                poll_fn(|cx| self.poll_write(cx, &[], &mut done)).await?;
+                wait!(|this: &mut Self, cx| this.poll_write(cx, &[], &mut done));
             }
         }
         self.write_buf.clear();
@@ -337,11 +372,34 @@ impl Connection {
                     "request body shorter than its Content-Length",
                 ))
             }
-            BodyFraming::Length(_) => return Ok(()),
+            BodyFraming::Length(_) => return Ok(None),
             BodyFraming::Chunked => self.write_buf.extend_from_slice(b"0\r\n\r\n"),
         }
         let mut done = 0;
-        poll_fn(|cx| self.poll_write(cx, &[], &mut done)).await
+        wait!(|this: &mut Self, cx| this.poll_write(cx, &[], &mut done));
+        Ok(None)
+    }
+
+    /// `step` of writing a request, or the server's answer if it came first.
+    ///
+    /// A server may answer before reading the whole body (413, 401, a
+    /// redirect) and stop reading: the answer is taken rather than waiting for
+    /// a write, or a body, that never ends. A read error is left for the
+    /// write to meet.
+    fn or_answer<T>(
+        &mut self,
+        cx: &mut Context<'_>,
+        head_request: bool,
+        received: &mut bool,
+        step: Poll<Result<T, Error>>,
+    ) -> Poll<Result<Written<T>, Error>> {
+        match step {
+            Poll::Ready(result) => Poll::Ready(result.map(Written::Done)),
+            Poll::Pending => match self.poll_head(cx, head_request, received) {
+                Poll::Ready(Ok(head)) => Poll::Ready(Ok(Written::Answered(head))),
+                _ => Poll::Pending,
+            },
+        }
     }
 
     /// Reads until a final response head is complete; `received` records
