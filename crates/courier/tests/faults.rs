@@ -169,6 +169,17 @@ async fn invalid_requests_are_rejected_before_the_network() {
     assert_eq!(err.kind(), ErrorKind::InvalidUrl);
     let err = client.get("/relative").send().await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::InvalidUrl);
+    // Credentials belong in a header; also once the same host has a pool.
+    let other = Client::new();
+    for _ in 0..2 {
+        let _ = other.get("http://127.0.0.1:1/").send().await;
+        let err = other
+            .get("http://u:p@127.0.0.1:1/")
+            .send()
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::InvalidUrl);
+    }
     let err = client
         .get("http://127.0.0.1:1/")
         .header("x-evil", "a\r\nInjected: yes")
