@@ -59,12 +59,22 @@ impl Shared {
 }
 
 /// Identifies an origin: scheme + host + port (as written in the URL's authority).
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone, Eq)]
 struct OriginKey {
     https: bool,
     // `Authority` compares and hashes case-insensitively, and cloning it only
     // bumps a reference count, so building a key costs no allocation.
     authority: Authority,
+}
+
+impl PartialEq for OriginKey {
+    fn eq(&self, other: &Self) -> bool {
+        // Byte for byte first: the same URL is what a client sends again and
+        // again, and a plain compare is a fraction of a case-insensitive one.
+        self.https == other.https
+            && (self.authority.as_str() == other.authority.as_str()
+                || self.authority == other.authority)
+    }
 }
 
 impl Hash for OriginKey {
