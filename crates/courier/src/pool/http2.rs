@@ -356,6 +356,16 @@ fn pipe(mut body: Body, mut stream: SendStream<Bytes>) -> oneshot::Sender<()> {
 /// Removes the connection-specific headers HTTP/2 forbids (RFC 9113 §8.2.2);
 /// h2 refuses a request that carries them. `Host` becomes `:authority`.
 fn strip_connection_headers(headers: &mut http::HeaderMap) {
+    // Almost never there: one pass over the names (each compare is cheap)
+    // instead of a hashed lookup for each of the six.
+    let found = headers.keys().any(|name| {
+        [CONNECTION, TRANSFER_ENCODING, UPGRADE, HOST, TE].contains(name)
+            || name == "keep-alive"
+            || name == "proxy-connection"
+    });
+    if !found {
+        return;
+    }
     for name in [CONNECTION, TRANSFER_ENCODING, UPGRADE, HOST] {
         headers.remove(name);
     }
