@@ -134,6 +134,10 @@ def cmd_parse(a):
     n = rec["requests"]
     rec["rps"] = n / rec["elapsed_s"] if rec["elapsed_s"] else 0.0
     rec["cpu_us_per_req"] = (user + sys_) * 1e6 / n if n else None
+    # CALLGRIND=1: valgrind prints "==pid== Collected : N" (user-space instructions, startup included)
+    m = re.search(r"==\d+== Collected : (\d+)", open(os.path.join(d, "stderr"), errors="replace").read())
+    if m and n:
+        rec["instructions_per_req"] = int(m.group(1)) / n
     rec["cpu_pct"] = 100.0 * (user + sys_) / wall if wall else None
     print(json.dumps(rec))
     p50 = f"{rec['p50_ms']:.2f}" if rec.get("p50_ms") is not None else "–"
@@ -142,8 +146,9 @@ def cmd_parse(a):
     noise = ""
     if rec.get("client_cpu_others_pct", 0) > 5:
         noise = f"  (others used {rec['client_cpu_others_pct']:.0f}% of the client CPU)"
+    instr = f"  {rec['instructions_per_req']:,.0f} instructions/req" if "instructions_per_req" in rec else ""
     print(f"   {a.client:<10} round {a.round}: {cpu:>7} µs/req  {rec['rps']:>10.0f} req/s  p50 {p50} ms  "
-          f"cpu {rec['cpu_pct']:.0f}%  {rec['connections']} conns{errs}{noise}", file=sys.stderr)
+          f"cpu {rec['cpu_pct']:.0f}%  {rec['connections']} conns{errs}{noise}{instr}", file=sys.stderr)
 
 
 def cpu_busy(d):
@@ -203,6 +208,10 @@ def versions(lock_path):
 
 def cmd_report(a):
     recs = [json.loads(l) for l in open(a.raw) if l.strip()]
+    # What the ratios compare: CPU time, or (CALLGRIND=1) user-space instructions.
+    key, unit, digits = "cpu_us_per_req", "CPU µs/req", 1
+    if a.metric == "instructions":
+        key, unit, digits = "instructions_per_req", "instructions/req (user space)", 0
     labels = dict(x.split("=", 1) for x in a.labels.split(";") if "=" in x)
     scenarios = list(dict.fromkeys(r["scenario"] for r in recs))
     out = {
@@ -210,6 +219,7 @@ def cmd_report(a):
         "machine": {"cores": os.cpu_count(), "cpu": cpu_model(), "kernel": platform.release(),
                     "server_cpu": a.server_cpu, "client_cpu": a.client_cpu},
         "rounds": a.rounds, "duration_s": a.duration,
+        "metric": key,
         "method": "client CPU = user+sys of the client process (/usr/bin/time), whole run incl. "
                   "startup and connection setup, divided by completed requests; medians over rounds "
                   "(each metric separately); connections = established to the server port at mid-run (ss)",
@@ -236,7 +246,7 @@ def cmd_report(a):
                 clients[c] = {"failed": [r.get("failed") for r in cr]}
                 continue
             agg = {k: med([r.get(k) for r in ok]) for k in
-                   ("cpu_us_per_req", "rps", "p50_ms", "p99_ms", "rss_mb", "connections", "cpu_pct", "errors",
+                   ("cpu_us_per_req", "instructions_per_req", "rps", "p50_ms", "p99_ms", "rss_mb", "connections", "cpu_pct", "errors",
                     "mean_ms", "client_cpu_others_pct", "server_cpu_busy_pct")}
             agg["rounds"] = ok
             agg["command"] = ok[0].get("command")
@@ -244,7 +254,7 @@ def cmd_report(a):
                 agg["connections_established"] = med([r.get("connections_established") for r in ok])
             clients[c] = agg
         entry = {"label": title, "clients": clients}
-        cpu = {c: v["cpu_us_per_req"] for c, v in clients.items() if v.get("cpu_us_per_req")}
+        cpu = {c: v[key] for c, v in clients.items() if v.get(key)}
         ratios = {}
         if "courier" in cpu:
             for t in TOOLS:
@@ -259,7 +269,7 @@ def cmd_report(a):
         out["scenarios"][sc] = entry
 
         text.append(f"\n### {title}\n")
-        text.append("| client | CPU µs/req | req/s | p50 ms | p99 ms | RSS MB | conns |")
+        text.append(f"| client | {unit} | req/s | p50 ms | p99 ms | RSS MB | conns |")
         text.append("|---|---:|---:|---:|---:|---:|---:|")
         for c, v in clients.items():
             if "skipped" in v:
@@ -275,7 +285,7 @@ def cmd_report(a):
             if c == "courier" and v.get("connections_established") is not None:
                 conns = f"{conns} ({fmt(v['connections_established'], 0)} est.)"
             err = f" ⚠ {fmt(v['errors'], 0)} errors" if v.get("errors") else ""
-            text.append(f"| {c} | {fmt(v['cpu_us_per_req'])} | {fmt(v['rps'], 0)} | {p50} | {p99} | "
+            text.append(f"| {c} | {fmt(v[key], digits)} | {fmt(v['rps'], 0)} | {p50} | {p99} | "
                         f"{fmt(v['rss_mb'])} | {conns}{err} |")
         others = [r.get("client_cpu_others_pct") for r in rs if r.get("client_cpu_others_pct") is not None]
         if others:
@@ -286,14 +296,16 @@ def cmd_report(a):
             parts = [f"{ratios[f'vs_{t}']:.2f} × {t}" for t in TOOLS if f"vs_{t}" in ratios]
             if "vs_best_library" in ratios:
                 parts.append(f"{ratios['vs_best_library']:.2f} × the best library ({ratios['best_library']})")
-            text.append(f"\ncourier CPU/request: {', '.join(parts)}")
+            text.append(f"\ncourier {unit}: {', '.join(parts)}")
+        elif "courier" in cpu:
+            text.append("\ncourier: no peer in this run to compare with")
         elif "courier" in clients:
             text.append("\ncourier: no figure (skipped or failed)")
-        summary_rows.append((title, {c: v.get("cpu_us_per_req") for c, v in clients.items()}, ratios))
+        summary_rows.append((title, {c: v.get(key) for c, v in clients.items()}, ratios))
 
     # summary matrix, as in issue 5
     cols = [c for c in CLIENT_ORDER if any(c in row for _, row, _ in summary_rows)]
-    text.append("\n### Client CPU µs per request (lower is better)\n")
+    text.append(f"\n### Client {unit} (lower is better)\n")
     text.append("| scenario | " + " | ".join(cols) + " | courier ÷ wrk/h2load | courier ÷ best library |")
     text.append("|---|" + "---:|" * (len(cols) + 2))
     for title, row, ratios in summary_rows:
@@ -304,7 +316,7 @@ def cmd_report(a):
             tool_s = f"{ratios['vs_h2load']:.2f} (h2load)"
         lib_s = (f"{ratios['vs_best_library']:.2f} ({ratios['best_library']})"
                  if "vs_best_library" in ratios else "–")
-        text.append(f"| {title} | " + " | ".join(fmt(row.get(c)) for c in cols) + f" | {tool_s} | {lib_s} |")
+        text.append(f"| {title} | " + " | ".join(fmt(row.get(c), digits) for c in cols) + f" | {tool_s} | {lib_s} |")
 
     print("\n".join(text))
     out["markdown"] = "\n".join(text).strip() + "\n"
@@ -348,6 +360,7 @@ def main():
     s.add_argument("--courier-note", default="")
     s.add_argument("--peers-lock", default="")
     s.add_argument("--labels", default="")
+    s.add_argument("--metric", default="", help="'instructions' (CALLGRIND=1) or CPU time")
     a = p.parse_args()
     {"parse": cmd_parse, "skip": cmd_skip, "report": cmd_report}[a.cmd](a)
 

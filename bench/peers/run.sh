@@ -17,6 +17,10 @@
 #   SERVER_CPU=0 CLIENT_CPU=1    CPUs to pin nginx and the clients to
 #   PORT_H1 PORT_H2C PORT_TLS    nginx ports on 127.0.0.1 [free ones from 24080 up, below the
 #                                ephemeral range]
+#   CALLGRIND=1                  run every client under `valgrind --tool=callgrind` and compare user-space
+#                                instructions per request instead of CPU time: repeatable where CPU time is
+#                                noise, but blind to the kernel, and with every client slowed ~50× the server
+#                                is never the bottleneck (use DURATION=8 or more)
 #   COURIER_BIN=path             use this courier binary instead of building courier-cli
 #   RESULTS=path                 where to write the JSON [bench/peers/results.json]
 #   NO_INSTALL=1 NO_BUILD=1      skip apt-get / skip building the peer clients
@@ -218,6 +222,7 @@ client_cmd() {
     h2load)
         echo "h2load -t1 ${h2args//,/ } -D $DURATION $url" ;;
     go)
+        [ -z "${CALLGRIND:-}" ] || { echo "Go's runtime does not run under valgrind" >&3; return; }
         echo "$TARGET/go-load $url -c $c -d $DURATION -threads 1 -http $ver${tls:+ -insecure}" ;;
     reqwest)
         echo "$TARGET/release/reqwest-load $url -c $c -d $DURATION --threads 1 --http $ver${tls:+ --insecure}" ;;
@@ -263,6 +268,9 @@ run_one() {
     local sampler=$!
     local rc=0
     grep -E '^cpu[0-9]+ ' /proc/stat >"$dir/stat0"
+    if [ -n "${CALLGRIND:-}" ]; then
+        cmd="valgrind --tool=callgrind --callgrind-out-file=$dir/callgrind.out $cmd"
+    fi
     # shellcheck disable=SC2086
     taskset -c "$CLIENT_CPU" /usr/bin/time -f '%U %S %M %e' -o "$dir/time" $cmd >"$dir/stdout" 2>"$dir/stderr" || rc=$?
     grep -E '^cpu[0-9]+ ' /proc/stat >"$dir/stat1"
@@ -305,6 +313,7 @@ main() {
     done
     log "runs took $((SECONDS - t0)) s"
     "$PY" "$HERE/report.py" report --raw "$WORK/raw.jsonl" --out "$RESULTS" \
+        --metric "${CALLGRIND:+instructions}" \
         --rounds "$ROUNDS" --duration "$DURATION" --server-cpu "$SERVER_CPU" --client-cpu "$CLIENT_CPU" \
         --courier-note "$COURIER_NOTE" --peers-lock "$HERE/reqwest/Cargo.lock" \
         --labels "$(for sc in $SCENARIOS; do printf '%s=%s;' "$sc" "$(scenario_label "$sc")"; done)"
