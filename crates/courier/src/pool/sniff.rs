@@ -1,6 +1,6 @@
 //! Watches the HTTP/2 frames a server sends, without touching them.
 //!
-//! hyper runs the HTTP/2 connection in a task of its own and does not tell its
+//! The HTTP/2 connection runs in a task of its own, and h2 does not tell its
 //! user the server's SETTINGS_MAX_CONCURRENT_STREAMS as it changes, when the
 //! first SETTINGS frame arrived (until then the limit is a guess), or when a
 //! GOAWAY came in (after which the connection must take no new streams).
