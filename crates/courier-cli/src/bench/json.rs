@@ -224,9 +224,11 @@ pub struct LongPollReport {
     /// (RSS at peak − RSS before) ÷ requests in flight then, in bytes: a request and its
     /// connection, user space and allocator slack included.
     pub memory_per_request_bytes: f64,
-    /// Heap growth per open, idle connection (opened before the long polls), in bytes.
+    /// Heap growth per open, idle connection (opened before the long polls; over HTTP/2 with
+    /// h2's stream tables grown for the slots' streams), in bytes.
     pub heap_per_connection_bytes: f64,
-    /// Heap growth per request in flight on an already open connection, in bytes.
+    /// Heap growth from before the first connection to the peak ÷ requests in flight then, in
+    /// bytes: the heap part of `memory_per_request_bytes`.
     pub heap_per_request_bytes: f64,
     /// Server addresses the requests were spread over.
     pub server_addresses: u64,

@@ -44,12 +44,13 @@ pub async fn prepare(
             "courier bench: {failed} connection(s) could not be opened before the long polls"
         );
     }
-    let slots = (clients.len() as u64).saturating_mul(per_client);
+    // One per slot over HTTP/1.1; over HTTP/2, one per server stream limit's worth of slots.
+    let connections_opened = clients.iter().map(|c| c.metrics().connections_open).sum();
     Ok(MemoryBase {
         rss_before,
         heap_before,
         heap_open,
-        connections_opened: slots.saturating_sub(failed),
+        connections_opened,
     })
 }
 
@@ -112,7 +113,7 @@ pub struct MemoryBase {
     pub heap_before: i64,
     /// Heap balance once every slot's connection was open and idle.
     pub heap_open: i64,
-    /// Connections opened before the long polls.
+    /// Connections open after the opening phase (the clients' own count).
     pub connections_opened: u64,
 }
 
@@ -140,7 +141,9 @@ impl PeakMemory {
         )
     }
 
-    /// Heap bytes per open, idle connection.
+    /// Heap bytes per open, idle connection after the opening phase. Over HTTP/2 this includes
+    /// h2's stream and frame tables, grown for the slots' streams while opening and kept: the long
+    /// polls use them.
     pub fn heap_per_connection(&self) -> f64 {
         per(
             (self.base.heap_open - self.base.heap_before) as f64,
@@ -148,10 +151,11 @@ impl PeakMemory {
         )
     }
 
-    /// Heap bytes per request in flight, beyond its (already open) connection.
+    /// Heap bytes per request in flight, its share of the connections included (as for the
+    /// resident figure): the rest of that figure is the allocator's own.
     pub fn heap_per_request(&self) -> f64 {
         per(
-            (self.heap_at_peak - self.base.heap_open) as f64,
+            (self.heap_at_peak - self.base.heap_before) as f64,
             self.in_flight_at_peak,
         )
     }
@@ -253,7 +257,7 @@ mod tests {
         };
         assert_eq!(m.per_request(), 2000.0);
         assert_eq!(m.heap_per_connection(), 500.0);
-        assert_eq!(m.heap_per_request(), 100.0);
+        assert_eq!(m.heap_per_request(), 600.0);
         assert_eq!(PeakMemory::default().per_request(), 0.0);
         assert_eq!(PeakMemory::default().heap_per_request(), 0.0);
         let shrunk = PeakMemory {
