@@ -4,9 +4,12 @@
 //! close_notify, an HTTP/2 server that lowers its stream limit mid-connection,
 //! and one that refuses streams.
 
+mod common;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use common::Pieces;
 use courier::{Client, ErrorKind};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -483,29 +486,6 @@ async fn answering_before_reading_server() -> String {
     url
 }
 
-/// A streamed upload of 64 KiB chunks: endless (`None`), or `Some(n)` chunks
-/// and then nothing more, ever (a producer that has stalled).
-struct Upload(Option<usize>);
-
-impl http_body::Body for Upload {
-    type Data = bytes::Bytes;
-    type Error = std::io::Error;
-
-    fn poll_frame(
-        mut self: std::pin::Pin<&mut Self>,
-        _cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Option<Result<http_body::Frame<bytes::Bytes>, std::io::Error>>> {
-        static CHUNK: [u8; 65536] = [0; 65536];
-        match &mut self.0 {
-            Some(0) => return std::task::Poll::Pending,
-            Some(n) => *n -= 1,
-            None => {}
-        }
-        let chunk = bytes::Bytes::from_static(&CHUNK);
-        std::task::Poll::Ready(Some(Ok(http_body::Frame::data(chunk))))
-    }
-}
-
 #[tokio::test]
 async fn an_answer_sent_before_the_upload_is_read_is_returned() {
     let url = answering_before_reading_server().await;
@@ -513,12 +493,25 @@ async fn an_answer_sent_before_the_upload_is_read_is_returned() {
         .timeout(Duration::from_secs(5))
         .build()
         .unwrap();
+    let chunk = bytes::Bytes::from(vec![0u8; 64 * 1024]);
     let uploads = [
         ("buffered", courier::Body::from(vec![0u8; 32 * 1024 * 1024])),
         // Blocks in a write the server never reads.
-        ("streamed", courier::Body::wrap(Upload(None))),
+        (
+            "streamed",
+            courier::Body::wrap(Pieces {
+                pieces: std::iter::repeat(chunk.clone()),
+                stall: false,
+            }),
+        ),
         // Waits for a body that never comes.
-        ("stalled", courier::Body::wrap(Upload(Some(1)))),
+        (
+            "stalled",
+            courier::Body::wrap(Pieces {
+                pieces: std::iter::once(chunk),
+                stall: true,
+            }),
+        ),
     ];
     for (what, body) in uploads {
         let res = client.post(&url).body(body).send().await;

@@ -4,7 +4,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{connection_id, eventually, server};
+use common::{connection_id, eventually, server, Pieces};
 
 #[tokio::test]
 async fn sequential_requests_share_one_connection() {
@@ -162,21 +162,6 @@ async fn chunked_bodies_stream() {
     assert_eq!(res.bytes().await.unwrap().len(), 200_000);
 }
 
-/// A streamed request body: these pieces, then its end.
-struct Pieces(std::collections::VecDeque<bytes::Bytes>);
-
-impl http_body::Body for Pieces {
-    type Data = bytes::Bytes;
-    type Error = std::io::Error;
-
-    fn poll_frame(
-        mut self: std::pin::Pin<&mut Self>,
-        _cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Option<Result<http_body::Frame<bytes::Bytes>, std::io::Error>>> {
-        std::task::Poll::Ready(self.0.pop_front().map(|b| Ok(http_body::Frame::data(b))))
-    }
-}
-
 #[tokio::test]
 async fn streamed_uploads_arrive_whole_and_leave_the_connection_reusable() {
     let srv = server().await;
@@ -192,7 +177,10 @@ async fn streamed_uploads_arrive_whole_and_leave_the_connection_reusable() {
         let pieces: Vec<bytes::Bytes> = (0..40u8).map(|i| vec![i; 5_000].into()).collect();
         let expected: Vec<u8> = pieces.concat();
         for _ in 0..3 {
-            let body = courier::Body::wrap(Pieces(pieces.clone().into()));
+            let body = courier::Body::wrap(Pieces {
+                pieces: pieces.clone().into_iter(),
+                stall: false,
+            });
             let res = client
                 .post(srv.url("/echo"))
                 .body(body)

@@ -65,3 +65,27 @@ pub fn settled(m: &courier::MetricsSnapshot) -> bool {
         && m.connect_attempts_current == 0
         && m.connections_open == m.connections_idle
 }
+
+/// A streamed request body: `pieces` in order, then its end; or, with
+/// `stall`, nothing more, ever (a producer that has stopped).
+pub struct Pieces<I> {
+    pub pieces: I,
+    pub stall: bool,
+}
+
+impl<I: Iterator<Item = bytes::Bytes> + Unpin> http_body::Body for Pieces<I> {
+    type Data = bytes::Bytes;
+    type Error = std::io::Error;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        _cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<bytes::Bytes>, std::io::Error>>> {
+        use std::task::Poll;
+        match self.pieces.next() {
+            Some(piece) => Poll::Ready(Some(Ok(http_body::Frame::data(piece)))),
+            None if self.stall => Poll::Pending,
+            None => Poll::Ready(None),
+        }
+    }
+}
