@@ -5,6 +5,8 @@
 //! copy when `-H` headers are set (which the library would need to own anyway). Requests go
 //! through `Client::execute`, so the library's request path is measured, not a builder's.
 
+use std::future::Future;
+
 use bytes::Bytes;
 use courier::Body;
 
@@ -130,35 +132,43 @@ impl Template {
 }
 
 /// Sends the request of slot `slot`, reads its body as far as the template says, and times both
-/// phases from the moment of sending.
-pub async fn send(client: &BenchClient, template: &Template, slot: usize) -> Outcome {
-    let start = Instant::now();
-    // Building the request is the caller's work, not the client's: allocation counts leave it
-    // out (and report it apart).
-    let request = alloc::uncounted(|| template.request(slot));
-    let mut response = match client.execute(request).await {
-        Ok(response) => response,
-        Err(e) => return Outcome::Failed(e.kind().as_str()),
-    };
-    let to_headers = start.elapsed();
-    let status = response.status().as_u16();
-    let mut body_bytes = 0u64;
-    while body_bytes < template.read_bytes {
-        match response.chunk().await {
-            Ok(Some(chunk)) => body_bytes += chunk.len() as u64,
-            Ok(None) => break,
+/// phases from the moment of sending. Not an `async fn`, which would keep its arguments twice
+/// (see `closed::worker`).
+#[allow(clippy::manual_async_fn)]
+pub fn send<'a>(
+    client: &'a BenchClient,
+    template: &'a Template,
+    slot: usize,
+) -> impl Future<Output = Outcome> + 'a {
+    async move {
+        let start = Instant::now();
+        // Building the request is the caller's work, not the client's: allocation counts leave it
+        // out (and report it apart).
+        let request = alloc::uncounted(|| template.request(slot));
+        let mut response = match client.execute(request).await {
+            Ok(response) => response,
             Err(e) => return Outcome::Failed(e.kind().as_str()),
+        };
+        let to_headers = start.elapsed();
+        let status = response.status().as_u16();
+        let mut body_bytes = 0u64;
+        while body_bytes < template.read_bytes {
+            match response.chunk().await {
+                Ok(Some(chunk)) => body_bytes += chunk.len() as u64,
+                Ok(None) => break,
+                Err(e) => return Outcome::Failed(e.kind().as_str()),
+            }
         }
+        // Dropping an unfinished response hands the rest of the body to the library's drain.
+        drop(response);
+        Outcome::Response(Measured {
+            status,
+            to_headers,
+            to_last_byte: start.elapsed(),
+            body_bytes,
+            send_lag: None,
+        })
     }
-    // Dropping an unfinished response hands the rest of the body to the library's drain.
-    drop(response);
-    Outcome::Response(Measured {
-        status,
-        to_headers,
-        to_last_byte: start.elapsed(),
-        body_bytes,
-        send_lag: None,
-    })
 }
 
 #[cfg(test)]
