@@ -159,39 +159,20 @@ impl Error {
         )
     }
 
-    /// Classifies an error from h2: a local refusal of an oversized header
-    /// list, an I/O failure (the connection is gone), or a protocol error
-    /// (a stream reset or GOAWAY from the peer, a frame h2 would not accept).
-    pub(crate) fn from_h2(err: h2::Error) -> Error {
-        let kind = if is_local_h2_refusal(&err) {
-            ErrorKind::HeadersTooLarge
-        } else if err.is_io() {
-            ErrorKind::ConnectionClosed
-        } else {
-            ErrorKind::Protocol
+    /// Classifies an HTTP/2 stream failure: an oversized header list, the
+    /// connection lost, or a protocol error (a reset or GOAWAY from the
+    /// server, a malformed response, a frame courier would not accept).
+    pub(crate) fn from_http2(err: crate::http2::error::StreamError) -> Error {
+        use crate::http2::error::StreamError;
+        let kind = match &err {
+            StreamError::HeadersTooLarge => ErrorKind::HeadersTooLarge,
+            e if e.is_connection_lost() || matches!(e, StreamError::NotOpened(_)) => {
+                ErrorKind::ConnectionClosed
+            }
+            _ => ErrorKind::Protocol,
         };
         Error::new(kind, err)
     }
-}
-
-/// h2 rejects, on its own side, a response whose header list exceeds
-/// `max_header_list_size`: by refusing the stream (for a client, the only
-/// local REFUSED_STREAM), or, far over the limit, with a GOAWAY whose debug
-/// data names the cause (h2 exposes it only through `Display`).
-fn is_local_h2_refusal(err: &(dyn StdError + 'static)) -> bool {
-    let mut cur: Option<&(dyn StdError + 'static)> = Some(err);
-    while let Some(e) = cur {
-        if let Some(h2) = e.downcast_ref::<h2::Error>() {
-            return h2.is_library()
-                && match h2.reason() {
-                    Some(h2::Reason::REFUSED_STREAM) => true,
-                    Some(h2::Reason::ENHANCE_YOUR_CALM) => h2.to_string().contains("header_list"),
-                    _ => false,
-                };
-        }
-        cur = e.source();
-    }
-    false
 }
 
 impl fmt::Debug for Error {

@@ -5,26 +5,77 @@ use std::sync::{Arc, OnceLock};
 
 use http::Uri;
 
-use crate::pool::sniff::{FrameWatch, Signals};
+/// Answers one GET with `data` verbatim, written in pieces cut at `cuts`,
+/// over an in-memory HTTP/2 connection, and reads the response as a caller
+/// would. Whatever the bytes, the request must end with a response or an
+/// error, within its timeout, without a panic.
+pub async fn http2_respond_with(data: &[u8], cuts: &[usize]) {
+    use std::future::poll_fn;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-/// Feeds `data` to the HTTP/2 frame watcher in pieces cut at `cuts`, and
-/// returns what it concluded: (settings received, GOAWAY received, max streams).
-/// The answer must not depend on where the pieces were cut.
-pub fn watch_frames(data: &[u8], cuts: &[usize]) -> (bool, bool, usize) {
-    let signals = Arc::new(Signals::new(100));
-    let mut watch = FrameWatch::new((), Arc::clone(&signals));
+    use crate::http2::conn::Local;
+    use crate::http2::driver;
+    use crate::pool::http2::{send, Target};
+    use crate::pool::signals::Signals;
+
+    let (near, mut far) = tokio::io::duplex(64 * 1024);
+    let local = Local {
+        stream_window: 65_535,
+        conn_window: 1 << 20,
+        max_header_list: 16 * 1024,
+    };
+    let (handle, driver) = driver::handshake(near, local, None, 100, Arc::new(Signals::new(100)));
+    tokio::spawn(driver);
+    let mut pieces = Vec::new();
     let mut start = 0;
     for &cut in cuts {
         let end = cut.clamp(start, data.len());
-        watch.observe(&data[start..end]);
+        pieces.push(data[start..end].to_vec());
         start = end;
     }
-    watch.observe(&data[start..]);
-    (
-        signals.settings_received(),
-        signals.goaway_received(),
-        signals.max_streams(),
-    )
+    pieces.push(data[start..].to_vec());
+    tokio::spawn(async move {
+        // The client's preface, SETTINGS and first HEADERS.
+        let mut buf = [0u8; 1024];
+        if far.read(&mut buf).await.unwrap_or(0) == 0 {
+            return;
+        }
+        for piece in pieces {
+            if far.write_all(&piece).await.is_err() {
+                return;
+            }
+        }
+        let _ = far.shutdown().await;
+        // Keep reading so the client's writes never block.
+        while far.read(&mut buf).await.unwrap_or(0) > 0 {}
+    });
+    let scheme = http::uri::Scheme::HTTP;
+    let authority = http::uri::Authority::from_static("fuzz.invalid");
+    let defaults = http::HeaderMap::new();
+    let target = Target {
+        scheme: &scheme,
+        authority: &authority,
+        defaults: &defaults,
+    };
+    let request = http::Request::get("http://fuzz.invalid/")
+        .body(crate::Body::empty())
+        .expect("valid request");
+    let exchange = async {
+        let mut sending = send(&handle, request);
+        let answer = poll_fn(|cx| sending.poll_send(cx, &target)).await;
+        if let Ok(answer) = answer {
+            if let Some(mut body) = answer.body {
+                let mut read = 0usize;
+                while let Some(Ok(frame)) = poll_fn(|cx| body.poll_frame(cx)).await {
+                    read += frame.data_ref().map_or(0, |d| d.len());
+                    if read > 1 << 20 {
+                        break;
+                    }
+                }
+            }
+        }
+    };
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(1), exchange).await;
 }
 
 /// Parses a URL and header as a request would, without sending it; returns

@@ -58,6 +58,7 @@ pub mod factory;
 #[doc(hidden)]
 pub mod fuzzing;
 mod h1;
+mod http2;
 mod metrics;
 #[cfg(feature = "metrics")]
 mod metrics_export;

@@ -12,6 +12,7 @@ use tokio::time::Sleep;
 
 use crate::drain::DrainPolicy;
 use crate::error::{Error, ErrorKind};
+use crate::http2::stream::RecvBody;
 use crate::pool::{Answer, Lease};
 
 /// An HTTP response whose head has arrived; the body streams on demand.
@@ -166,34 +167,12 @@ impl Response {
     }
 }
 
-/// The next DATA (or trailers) of an HTTP/2 response. Each DATA frame's bytes
-/// are handed back to the flow-control window as they are handed out, so the
-/// peer may send more.
-fn poll_h2(
-    body: &mut h2::RecvStream,
-    cx: &mut Context<'_>,
-) -> Poll<Option<Result<Frame<Bytes>, Error>>> {
-    match std::task::ready!(body.poll_data(cx)) {
-        Some(Ok(data)) => {
-            let _ = body.flow_control().release_capacity(data.len());
-            return Poll::Ready(Some(Ok(Frame::data(data))));
-        }
-        Some(Err(e)) => return Poll::Ready(Some(Err(Error::new(ErrorKind::Body, e)))),
-        None => {}
-    }
-    match std::task::ready!(body.poll_trailers(cx)) {
-        Ok(Some(trailers)) => Poll::Ready(Some(Ok(Frame::trailers(trailers)))),
-        Ok(None) => Poll::Ready(None),
-        Err(e) => Poll::Ready(Some(Err(Error::new(ErrorKind::Body, e)))),
-    }
-}
-
 /// Where the body's bytes come from.
 pub(crate) enum Source {
     /// HTTP/1.1: straight off the connection the lease holds.
     Http1,
-    /// HTTP/2: h2's receive half of the stream.
-    Http2(h2::RecvStream),
+    /// HTTP/2: the stream's receive half.
+    Http2(RecvBody),
 }
 
 impl Source {
@@ -203,7 +182,9 @@ impl Source {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, Error>>> {
         match (self, lease) {
-            (Source::Http2(body), _) => poll_h2(body, cx),
+            (Source::Http2(body), _) => body
+                .poll_frame(cx)
+                .map(|f| f.map(|r| r.map_err(|e| Error::new(ErrorKind::Body, e)))),
             (Source::Http1, Some(lease)) => lease
                 .poll_http1_body(cx)
                 .map(|d| d.map(|r| r.map(Frame::data))),

@@ -9,7 +9,7 @@ use std::time::Instant;
 use http::Request;
 
 use super::origin::OpenHttp1;
-use super::sniff::Signals;
+use super::signals::Signals;
 use crate::body::Body;
 use crate::error::Error;
 use crate::h1;
@@ -40,7 +40,7 @@ pub(crate) enum HandedBack {
 /// through the lease, which holds the connection).
 pub(crate) struct Answer {
     pub(crate) head: http::response::Parts,
-    pub(crate) body: Option<h2::RecvStream>,
+    pub(crate) body: Option<crate::http2::stream::RecvBody>,
 }
 
 /// The result of sending: the response head, or why not.
@@ -75,7 +75,7 @@ impl Http1Conn {
 /// An HTTP/2 connection, shared by every request that holds one of its streams.
 pub(crate) struct Http2Conn {
     pub(crate) id: u64,
-    pub(crate) sender: h2::client::SendRequest<bytes::Bytes>,
+    pub(crate) handle: crate::http2::driver::Handle,
     pub(crate) expires_at: Option<Instant>,
     pub(crate) signals: Arc<Signals>,
 }

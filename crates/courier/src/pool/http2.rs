@@ -1,36 +1,29 @@
-//! HTTP/2 on the `h2` crate (hyper's own HTTP/2 implementation), used directly.
+//! HTTP/2 connections for the pool, on courier's own HTTP/2
+//! ([`crate::http2`]).
 //!
-//! hyper's HTTP/2 client puts a task and two channels between a request and
-//! its stream: the request goes to a dispatcher task, which spawns one more
-//! task per request to wait for the response and send it back. Here the
-//! request's own task opens the stream and waits on it, so an in-flight
-//! request costs its future and h2's stream state, and a response wakes the
-//! request directly. What hyper's wrapper added on top of h2, courier does
-//! itself: keep-alive PINGs (in the connection's driver), stripping the
-//! connection-specific headers HTTP/2 forbids, and piping streamed bodies.
+//! A request opens its stream from its own task and waits on it there: an
+//! in-flight request costs its future and one stream slot, and a response
+//! wakes the request directly. The request itself stays with its future
+//! until the response head arrives, so a stream the server refuses
+//! unprocessed is sent again whole, without a copy made up front.
 
-use std::future::{poll_fn, Future};
-use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::Duration;
 
-use bytes::Bytes;
-use h2::client::{Connection, ResponseFuture, SendRequest};
-use h2::SendStream;
-use http::header::{CONNECTION, CONTENT_LENGTH, HOST, TE, TRANSFER_ENCODING, UPGRADE};
-use http::uri::{Authority, PathAndQuery, Scheme};
-use http::{HeaderMap, HeaderName, HeaderValue, Request, Uri, Version};
-use http_body::Body as _;
-use tokio::sync::oneshot;
+use http::uri::{Authority, Scheme};
+use http::{HeaderMap, Request};
 
 use super::conn::{Answer, Driver, HandedBack, SendError, SendResult};
-use super::replay::Replay;
-use super::sniff::{FrameWatch, Signals};
+use super::signals::Signals;
 use crate::body::{expects_body, Body};
 use crate::config::Config;
 use crate::connect::Stream;
 use crate::error::Error;
+use crate::http2::conn::{Head, Outgoing};
+use crate::http2::driver::{self, Handle, KeepAliveConfig};
+use crate::http2::error::StreamError;
+use crate::http2::send::Pipe;
+use crate::http2::stream::{RecvBody, StreamRef};
 
 /// The stream limit assumed before the server's SETTINGS arrive (RFC 9113
 /// recommends servers allow at least 100; most use exactly that).
@@ -38,379 +31,151 @@ pub(crate) const ASSUMED_MAX_STREAMS: usize = 100;
 
 /// A fresh HTTP/2 connection, before the pool takes it.
 pub(crate) struct Handshaken {
-    pub(crate) sender: SendRequest<Bytes>,
+    pub(crate) handle: Handle,
     pub(crate) driver: Driver,
     /// SETTINGS (stream limit) and GOAWAY as read off the wire.
     pub(crate) signals: Arc<Signals>,
 }
 
-pub(crate) async fn handshake(stream: Stream, config: &Config) -> Result<Handshaken, Error> {
+/// Starts a connection; its driver must be spawned for anything to happen.
+pub(crate) fn handshake(stream: Stream, config: &Config) -> Handshaken {
     let h2 = &config.http2;
     let signals = Arc::new(Signals::new(ASSUMED_MAX_STREAMS));
-    let io = FrameWatch::new(stream, Arc::clone(&signals));
-    let (sender, mut conn) = h2::client::Builder::new()
-        .initial_max_send_streams(ASSUMED_MAX_STREAMS)
-        .initial_window_size(h2.initial_stream_window_size)
-        .initial_connection_window_size(h2.initial_connection_window_size)
-        .max_header_list_size(u32::try_from(config.max_response_headers_size).unwrap_or(u32::MAX))
-        .enable_push(false)
-        .handshake::<_, Bytes>(io)
-        .await
-        .map_err(Error::from_h2)?;
-    let keep_alive = h2.keep_alive_interval.and_then(|interval| {
-        Some(KeepAlive {
-            interval,
-            timeout: h2.keep_alive_timeout,
-            while_idle: h2.keep_alive_while_idle,
-            ping_pong: conn.ping_pong()?,
-            signals: Arc::clone(&signals),
-        })
+    let local = crate::http2::conn::Local {
+        stream_window: h2.initial_stream_window_size,
+        conn_window: h2.initial_connection_window_size,
+        max_header_list: config.max_response_headers_size,
+    };
+    let keep_alive = h2.keep_alive_interval.map(|interval| KeepAliveConfig {
+        interval,
+        timeout: h2.keep_alive_timeout,
+        while_idle: h2.keep_alive_while_idle,
     });
-    let driver: Driver = Box::pin(drive(conn, keep_alive, Arc::clone(&signals)));
-    Ok(Handshaken {
-        sender,
-        driver,
+    let (handle, driver) = driver::handshake(
+        stream,
+        local,
+        keep_alive,
+        ASSUMED_MAX_STREAMS,
+        Arc::clone(&signals),
+    );
+    Handshaken {
+        handle,
+        driver: Box::pin(driver),
         signals,
-    })
-}
-
-/// Runs the connection (reading frames, writing what streams queued) until it
-/// closes, or until the peer stops answering keep-alive PINGs.
-async fn drive(
-    conn: Connection<FrameWatch<Stream>, Bytes>,
-    keep_alive: Option<KeepAlive>,
-    signals: Arc<Signals>,
-) {
-    let conn = Coalesce {
-        inner: conn,
-        deferred: false,
-    };
-    let result = match keep_alive {
-        None => conn.await,
-        Some(keep_alive) => {
-            tokio::pin!(conn);
-            tokio::select! {
-                result = &mut conn => result,
-                () = keep_alive.run() => {
-                    tracing::debug!("HTTP/2 peer stopped answering PINGs; closing the connection");
-                    Ok(())
-                }
-            }
-        }
-    };
-    if let Err(e) = result {
-        tracing::debug!(error = %e, "HTTP/2 connection ended with an error");
-    }
-    // Dropping the connection fails every open stream (h2 tells each one).
-    signals.close();
-}
-
-/// Polls the connection one scheduler round after it is woken, not at once.
-///
-/// A request's task that queues a stream wakes the connection; run straight
-/// away (tokio runs a task woken by the running one next), the connection
-/// would write each HEADERS frame alone: measured, 2 requests per `writev`
-/// and three times the system time of hyper's client. Deferred to the back of
-/// the run queue, it finds every stream the other ready tasks queued in the
-/// meantime and writes them together (about 30 requests per `writev`, as with
-/// hyper), and reads every response that arrived, for the cost of one extra
-/// poll per wake-up.
-struct Coalesce<F> {
-    inner: F,
-    deferred: bool,
-}
-
-impl<F: Future + Unpin> Future for Coalesce<F> {
-    type Output = F::Output;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
-        if !self.deferred {
-            self.deferred = true;
-            // Waking itself while running puts the task at the back of the queue.
-            cx.waker().wake_by_ref();
-            return Poll::Pending;
-        }
-        self.deferred = false;
-        Pin::new(&mut self.inner).poll(cx)
     }
 }
 
-/// PINGs the peer every `interval` (while streams are open, or always with
-/// `while_idle`) and gives up on it when a PONG takes longer than `timeout`.
-struct KeepAlive {
-    interval: Duration,
-    timeout: Duration,
-    while_idle: bool,
-    ping_pong: h2::PingPong,
-    signals: Arc<Signals>,
+/// Why a connection ended before it was usable.
+pub(crate) fn failure(handle: &Handle) -> Option<Error> {
+    handle.shared.lock().failed.clone().map(Error::from_http2)
 }
 
-impl KeepAlive {
-    /// Returns when the peer is considered dead.
-    async fn run(mut self) {
-        loop {
-            tokio::time::sleep(self.interval).await;
-            if !self.while_idle && self.signals.open_streams() == 0 {
-                continue;
-            }
-            if self.ping_pong.send_ping(h2::Ping::opaque()).is_err() {
-                return;
-            }
-            let pong = poll_fn(|cx| self.ping_pong.poll_pong(cx));
-            match tokio::time::timeout(self.timeout, pong).await {
-                Ok(Ok(_)) => {}
-                _ => return,
-            }
-        }
-    }
-}
-
-/// Opens one stream and waits for the response head. A buffered request is
-/// handed back on failures the server guarantees it did not act on (GOAWAY
-/// past the stream, REFUSED_STREAM, or a stream that could not be opened at
-/// all): safe to retry.
-pub(crate) fn send(
-    sender: &SendRequest<Bytes>,
-    req: Request<Body>,
-    scheme: &Scheme,
-    authority: &Authority,
-    defaults: &HeaderMap,
-) -> Http2Send {
-    let (mut parts, body) = req.into_parts();
-    // :scheme and :authority come from the URI.
-    if parts.uri.scheme().is_none() || parts.uri.authority().is_none() {
-        let mut uri = http::uri::Parts::default();
-        uri.scheme = Some(scheme.clone());
-        uri.authority = Some(authority.clone());
-        uri.path_and_query = Some(
-            parts
-                .uri
-                .path_and_query()
-                .cloned()
-                .unwrap_or_else(|| PathAndQuery::from_static("/")),
-        );
-        if let Ok(full) = Uri::from_parts(uri) {
-            parts.uri = full;
-        }
-    }
-    parts.version = Version::HTTP_2;
-    // HTTP/2 carries headers in the request itself: the defaults are merged in
-    // (one growth of the map, not one per header; a request with no headers of
-    // its own takes a copy of the map, which rehashes nothing).
-    if parts.headers.is_empty() {
-        parts.headers.clone_from(defaults);
-    } else {
-        parts.headers.reserve(defaults.len());
-        for name in defaults.keys() {
-            if !parts.headers.contains_key(name) {
-                for value in defaults.get_all(name) {
-                    parts.headers.append(name.clone(), value.clone());
-                }
-            }
-        }
-    }
-    strip_connection_headers(&mut parts.headers);
-    // END_STREAM frames the body, but servers that size uploads up front (or
-    // proxy them to HTTP/1.1) want Content-Length, as hyper sends it.
-    if let Some(len) = body.len() {
-        if (len != 0 || expects_body(&parts.method)) && !parts.headers.contains_key(CONTENT_LENGTH)
-        {
-            parts.headers.insert(CONTENT_LENGTH, HeaderValue::from(len));
-        }
-    }
-    // Kept to send again if the server refuses the stream unprocessed
-    // (REFUSED_STREAM, GOAWAY past it): h2 takes the request itself.
-    let replay = body.try_clone().map(|copy| Replay::new(&parts, copy));
-    let body = body.into_bytes();
-    let end_of_stream = body.as_ref().is_ok_and(Bytes::is_empty);
-    let mut sender = sender.clone();
-    let (response, mut stream) =
-        match sender.send_request(Request::from_parts(parts, ()), end_of_stream) {
-            Ok(sent) => sent,
-            // Nothing went out: the connection closed or stopped taking streams.
-            Err(e) => {
-                return Http2Send {
-                    state: Sending::Failed(Some(e)),
-                    _cancel: None,
-                    replay,
-                }
-            }
-        };
-    let cancel = match body {
-        Ok(data) if !data.is_empty() => {
-            // h2 queues what the peer's window does not take yet; the bytes
-            // are the caller's, shared, not copied.
-            let _ = stream.send_data(data, true);
-            None
-        }
-        Ok(_) => None,
-        Err(streamed) => Some(pipe(streamed, stream)),
-    };
-    Http2Send {
-        state: Sending::Waiting(response),
-        _cancel: cancel,
-        replay,
-    }
-}
-
-/// The response head of one stream, or why not.
+/// A request on its way: opens its stream on first poll, then waits for the
+/// response head.
 pub(crate) struct Http2Send {
-    state: Sending,
-    /// Dropping it (the request given up) stops the body pipe and resets the stream.
-    _cancel: Option<oneshot::Sender<()>>,
-    /// A copy of a buffered request, handed back if the stream is refused unprocessed.
-    replay: Option<Replay>,
+    shared: Arc<crate::http2::conn::Shared>,
+    /// Kept until the head arrives, to be handed back if the stream is
+    /// refused unprocessed. `None` once a streamed body went to its pipe.
+    request: Option<Request<Body>>,
+    stream: Option<StreamRef>,
 }
 
-enum Sending {
-    /// The stream is open; its response head is awaited.
-    Waiting(ResponseFuture),
-    /// The stream could not be opened (taken when reported).
-    Failed(Option<h2::Error>),
+/// Starts sending `req` on the connection behind `handle`.
+pub(crate) fn send(handle: &Handle, req: Request<Body>) -> Http2Send {
+    Http2Send {
+        shared: Arc::clone(&handle.shared),
+        request: Some(req),
+        stream: None,
+    }
 }
 
-impl Future for Http2Send {
-    type Output = SendResult;
+/// What the origin gives every request: where `:scheme` and `:authority`
+/// come from when the URI has none, and the client's default headers.
+pub(crate) struct Target<'a> {
+    pub(crate) scheme: &'a Scheme,
+    pub(crate) authority: &'a Authority,
+    pub(crate) defaults: &'a HeaderMap,
+}
 
-    // The error is a failure path: not worth a box.
+impl Http2Send {
+    // The error hands the request back by value: a failure path, not worth a box.
     #[allow(clippy::result_large_err)]
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<SendResult> {
-        let this = self.get_mut();
-        let (result, opened) = match &mut this.state {
-            Sending::Waiting(response) => (std::task::ready!(Pin::new(response).poll(cx)), true),
-            Sending::Failed(e) => (
-                Err(e.take().unwrap_or_else(|| h2::Reason::CANCEL.into())),
-                false,
-            ),
-        };
-        Poll::Ready(match result {
-            Ok(res) => {
-                let (head, body) = res.into_parts();
-                Ok(Answer {
+    pub(crate) fn poll_send(
+        &mut self,
+        cx: &mut Context<'_>,
+        target: &Target<'_>,
+    ) -> Poll<SendResult> {
+        if self.stream.is_none() {
+            if let Err(e) = std::task::ready!(self.poll_open(cx, target)) {
+                return Poll::Ready(Err(self.failed(e)));
+            }
+        }
+        let stream = self.stream.as_mut().expect("opened above");
+        match std::task::ready!(stream.poll_head(cx)) {
+            Ok((head, end)) => {
+                self.request = None;
+                let stream = self.stream.take().expect("opened above");
+                Poll::Ready(Ok(Answer {
                     head,
-                    body: Some(body),
-                })
+                    body: Some(RecvBody::new(stream, end)),
+                }))
             }
-            Err(e) => {
-                let retry_safe = !opened || unprocessed(&e);
-                Err(SendError {
-                    error: Error::from_h2(e),
-                    handed_back: this
-                        .replay
-                        .take()
-                        .filter(|_| retry_safe)
-                        .map(|replay| HandedBack::Unsent(replay.into_request())),
-                })
-            }
-        })
+            Err(e) => Poll::Ready(Err(self.failed(e))),
+        }
     }
-}
 
-/// Streams a body that is not in memory on a task of its own, as the peer's
-/// flow-control window allows, until it ends or the request is given up.
-fn pipe(mut body: Body, mut stream: SendStream<Bytes>) -> oneshot::Sender<()> {
-    let (cancel, mut canceled) = oneshot::channel::<()>();
-    tokio::spawn(async move {
-        let send = async {
-            loop {
-                let Some(frame) = poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await else {
-                    let _ = stream.send_data(Bytes::new(), true);
-                    return;
-                };
-                let Ok(frame) = frame else {
-                    stream.send_reset(h2::Reason::CANCEL);
-                    return;
-                };
-                let frame = match frame.into_data() {
-                    Ok(data) => data,
-                    Err(frame) => {
-                        if let Ok(trailers) = frame.into_trailers() {
-                            let _ = stream.send_trailers(trailers);
-                        }
-                        return;
-                    }
-                };
-                // Wait for some window before queueing more, so a slow peer
-                // holds back the body instead of the body piling up here.
-                stream.reserve_capacity(frame.len());
-                while stream.capacity() == 0 && !frame.is_empty() {
-                    match poll_fn(|cx| stream.poll_capacity(cx)).await {
-                        Some(Ok(_)) => {}
-                        _ => return,
-                    }
-                }
-                let end = body.is_end_stream();
-                if stream.send_data(frame, end).is_err() || end {
-                    return;
-                }
-            }
+    fn poll_open(
+        &mut self,
+        cx: &mut Context<'_>,
+        target: &Target<'_>,
+    ) -> Poll<Result<(), StreamError>> {
+        let request = self.request.as_mut().expect("a request until opened");
+        let body = request.body();
+        let content_length = body
+            .len()
+            .filter(|&len| len != 0 || expects_body(request.method()));
+        let streamed = body.as_buffered().is_none();
+        let mut outgoing = match body.as_buffered() {
+            Some([]) => Outgoing::Empty,
+            Some(_) => Outgoing::Buffered(
+                body.try_clone()
+                    .and_then(|b| b.into_bytes().ok())
+                    .unwrap_or_default(),
+            ),
+            None => Outgoing::Streamed,
         };
-        tokio::select! {
-            () = send => {}
-            _ = &mut canceled => stream.send_reset(h2::Reason::CANCEL),
+        let uri = request.uri();
+        let head = Head {
+            method: request.method(),
+            scheme: uri.scheme().unwrap_or(target.scheme),
+            authority: uri.authority().unwrap_or(target.authority),
+            path: uri.path_and_query().map_or("/", |p| p.as_str()),
+            headers: request.headers(),
+            defaults: target.defaults,
+            content_length,
+        };
+        let (key, id) = std::task::ready!(self.shared.lock().poll_open(cx, &head, &mut outgoing))?;
+        self.stream = Some(StreamRef::new(Arc::clone(&self.shared), key, id));
+        if streamed {
+            // A streamed body cannot be sent twice: it goes to its pipe.
+            let body = std::mem::take(self.request.take().expect("checked").body_mut());
+            Pipe::spawn(Arc::clone(&self.shared), key, id, body);
         }
-    });
-    cancel
-}
-
-/// Removes the connection-specific headers HTTP/2 forbids (RFC 9113 §8.2.2);
-/// h2 refuses a request that carries them. `Host` becomes `:authority`.
-fn strip_connection_headers(headers: &mut http::HeaderMap) {
-    const FORBIDDEN: [HeaderName; 6] = [
-        CONNECTION,
-        TRANSFER_ENCODING,
-        UPGRADE,
-        HOST,
-        HeaderName::from_static("keep-alive"),
-        HeaderName::from_static("proxy-connection"),
-    ];
-    // Almost never there: one pass over the request's names (each compare is
-    // cheap) instead of a hashed removal of each.
-    if !headers
-        .keys()
-        .any(|name| FORBIDDEN.contains(name) || name == TE)
-    {
-        return;
+        Poll::Ready(Ok(()))
     }
-    for name in FORBIDDEN {
-        headers.remove(name);
-    }
-    if headers.get(TE).is_some_and(|te| te != "trailers") {
-        headers.remove(TE);
-    }
-}
 
-fn unprocessed(err: &h2::Error) -> bool {
-    // A graceful GOAWAY fails only the streams past its last stream id; an
-    // error GOAWAY fails processed streams too, so only the former (and
-    // REFUSED_STREAM) prove the request was not acted on.
-    (err.is_go_away() && err.is_remote() && err.reason() == Some(h2::Reason::NO_ERROR))
-        || (err.is_remote() && err.reason() == Some(h2::Reason::REFUSED_STREAM))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn connection_specific_headers_are_stripped() {
-        let mut headers = http::HeaderMap::new();
-        for (name, value) in [
-            ("connection", "keep-alive"),
-            ("keep-alive", "5"),
-            ("transfer-encoding", "chunked"),
-            ("upgrade", "h2c"),
-            ("host", "example.com"),
-            ("te", "gzip"),
-            ("accept", "*/*"),
-        ] {
-            headers.insert(HeaderName::from_static(name), value.parse().unwrap());
+    /// The error for the caller, with the request if it may be sent again.
+    fn failed(&mut self, e: StreamError) -> SendError {
+        let handed_back = if e.is_unprocessed() {
+            self.request.take().map(HandedBack::Unsent)
+        } else {
+            None
+        };
+        // Dropping the stream handle resets the stream if it is still open.
+        self.stream = None;
+        SendError {
+            error: Error::from_http2(e),
+            handed_back,
         }
-        strip_connection_headers(&mut headers);
-        assert_eq!(headers.len(), 1);
-        assert!(headers.contains_key("accept"));
-        headers.insert(TE, "trailers".parse().unwrap());
-        strip_connection_headers(&mut headers);
-        assert!(headers.contains_key(TE));
     }
 }

@@ -93,13 +93,7 @@ impl Lease {
             }
             Some(Conn::Http2(c)) => {
                 metrics.requests_http2.inc();
-                let send = http2::send(
-                    &c.sender,
-                    req,
-                    origin.scheme(),
-                    origin.authority(),
-                    defaults,
-                );
+                let send = http2::send(&c.handle, req);
                 self.conn = Some(Conn::Http2(c));
                 InFlight::Http2 {
                     lease: Some(self),
@@ -166,7 +160,7 @@ pin_project! {
     #[project = InFlightProj]
     enum InFlight<F> {
         Http1 { origin: Option<Arc<OriginPool>>, #[pin] send: F },
-        Http2 { lease: Option<Lease>, #[pin] send: Http2Send },
+        Http2 { lease: Option<Lease>, send: Http2Send },
     }
 }
 
@@ -184,7 +178,13 @@ impl<F: Future<Output = (Http1Conn, SendResult)>> Future for Sending<F> {
                 (Lease::new(Conn::Http1(conn), origin), result)
             }
             InFlightProj::Http2 { lease, send } => {
-                let result = ready!(send.poll(cx));
+                let origin = &lease.as_ref().expect(DONE).origin;
+                let target = http2::Target {
+                    scheme: origin.scheme(),
+                    authority: origin.authority(),
+                    defaults: &origin.shared().config.default_headers,
+                };
+                let result = ready!(send.poll_send(cx, &target));
                 (lease.take().expect(DONE), result)
             }
         };

@@ -7,11 +7,10 @@
 mod conn;
 mod expiry;
 mod http1;
-mod http2;
+pub(crate) mod http2;
 mod lease;
 mod origin;
-mod replay;
-pub(crate) mod sniff;
+pub(crate) mod signals;
 
 pub(crate) use conn::{Answer, HandedBack, SendError};
 pub(crate) use lease::Lease;

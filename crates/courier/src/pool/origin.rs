@@ -403,19 +403,21 @@ impl OriginPool {
                 expires_at,
             )));
         }
-        let hs = http2::handshake(connected.stream, &shared.config).await?;
+        let hs = http2::handshake(connected.stream, &shared.config);
         self.track_http2(id, hs.driver);
         // The stream limit is only known once the server's SETTINGS arrive;
         // they are the first thing it sends.
         if !hs.signals.wait_for_settings().await {
-            return Err(Error::msg(
-                ErrorKind::ConnectionClosed,
-                "HTTP/2 connection closed before the server's SETTINGS",
-            ));
+            return Err(http2::failure(&hs.handle).unwrap_or_else(|| {
+                Error::msg(
+                    ErrorKind::ConnectionClosed,
+                    "HTTP/2 connection closed before the server's SETTINGS",
+                )
+            }));
         }
         Ok(Conn::Http2(Arc::new(Http2Conn {
             id,
-            sender: hs.sender,
+            handle: hs.handle,
             expires_at,
             signals: hs.signals,
         })))
@@ -573,7 +575,6 @@ impl OriginPool {
             self.shared.metrics.connections_idle.dec();
         }
         slot.active += 1;
-        slot.conn.signals.set_open_streams(slot.active);
         self.shared.metrics.http2_streams_active.inc();
     }
 
@@ -608,7 +609,6 @@ impl OriginPool {
         };
         let slot = &mut st.h2[i];
         slot.active -= 1;
-        slot.conn.signals.set_open_streams(slot.active);
         if slot.active == 0 {
             if slot.retiring || !slot.conn.accepts_streams(now) {
                 st.h2.swap_remove(i);

@@ -1,0 +1,487 @@
+//! The state a connection's streams share with its driver, behind one lock.
+//!
+//! Requests open streams from their own tasks: under the lock, a request
+//! takes the next stream id, HPACK-encodes its head straight into the
+//! connection's write buffer (ids and HPACK state must follow wire order, and
+//! the lock gives both), and wakes the driver, which writes whatever has been
+//! queued in one go. The driver reads frames, and under the same lock hands
+//! each stream its head, its data and its errors. A request's life takes a
+//! handful of uncontended lock round trips: open, take the head, read the
+//! body, close.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll, Waker};
+
+use bytes::{Bytes, BytesMut};
+use http::uri::{Authority, Scheme};
+use http::{HeaderMap, HeaderName, Method};
+
+use super::error::StreamError;
+use super::frame::{self, Reason};
+use super::hpack;
+use super::streams::{Key, Stream, Streams, Upload};
+use crate::pool::signals::Signals;
+
+/// Ids past this are not allowed (RFC 9113 §5.1.1): a connection that has
+/// used them all takes no new streams.
+const MAX_STREAM_ID: u32 = (1 << 31) - 1;
+
+/// The settings courier advertises.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Local {
+    pub(crate) stream_window: u32,
+    pub(crate) conn_window: u32,
+    pub(crate) max_header_list: usize,
+}
+
+/// The server's settings, as last received.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Peer {
+    pub(crate) max_frame: u32,
+    pub(crate) initial_window: i64,
+    pub(crate) max_streams: usize,
+}
+
+pub(crate) struct Shared {
+    state: Mutex<State>,
+}
+
+impl Shared {
+    pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic while holding the lock is a bug in courier; the state is
+        // still consistent enough to fail the streams, so keep going.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Everything streams and driver share.
+pub(crate) struct State {
+    pub(crate) streams: Streams,
+    pub(crate) encoder: hpack::Encoder,
+    /// Frames queued for the driver to write.
+    pub(crate) out: BytesMut,
+    driver: Option<Waker>,
+    /// The driver has been woken and not yet run: more wakes are redundant.
+    driver_woken: bool,
+    pub(crate) next_id: u32,
+    pub(crate) local: Local,
+    pub(crate) peer: Peer,
+    /// Streams the server counts against its SETTINGS_MAX_CONCURRENT_STREAMS.
+    pub(crate) active: usize,
+    open_waiters: VecDeque<Waker>,
+    /// What courier may still send on the connection.
+    pub(crate) send_window: i64,
+    /// What the server may still send on the connection.
+    pub(crate) recv_window: i64,
+    pub(crate) recv_unacked: u32,
+    /// Streams with body bytes queued, waiting for the driver (and window).
+    pub(crate) send_ready: VecDeque<(Key, u32)>,
+    /// The connection is over: every stream has been failed with this.
+    pub(crate) failed: Option<StreamError>,
+    /// The last stream id of a GOAWAY received.
+    pub(crate) goaway: Option<u32>,
+    /// The pool dropped its handle: close once the last stream is done.
+    pub(crate) handle_dropped: bool,
+    pub(crate) signals: Arc<Signals>,
+}
+
+/// What a request needs to open its stream. Borrowed: the request stays with
+/// its future, to be sent again if the server refuses it unprocessed.
+pub(crate) struct Head<'a> {
+    pub(crate) method: &'a Method,
+    pub(crate) scheme: &'a Scheme,
+    pub(crate) authority: &'a Authority,
+    pub(crate) path: &'a str,
+    pub(crate) headers: &'a HeaderMap,
+    /// Client-wide headers, sent when the request has none of the same name.
+    pub(crate) defaults: &'a HeaderMap,
+    pub(crate) content_length: Option<u64>,
+}
+
+/// The request body, as far as opening the stream is concerned.
+pub(crate) enum Outgoing {
+    Empty,
+    Buffered(Bytes),
+    /// Fed later, through [`super::send::Pipe`].
+    Streamed,
+}
+
+/// Connection-specific headers HTTP/2 forbids (RFC 9113 §8.2.2). `Host`
+/// becomes `:authority`; `te` is allowed only as "trailers".
+pub(crate) const FORBIDDEN: [HeaderName; 6] = [
+    http::header::CONNECTION,
+    http::header::TRANSFER_ENCODING,
+    http::header::UPGRADE,
+    http::header::HOST,
+    HeaderName::from_static("keep-alive"),
+    HeaderName::from_static("proxy-connection"),
+];
+
+/// Whether a request header is left out of an HTTP/2 request.
+pub(crate) fn is_forbidden(name: &HeaderName, value: &http::HeaderValue) -> bool {
+    FORBIDDEN.contains(name) || (name == http::header::TE && value != "trailers")
+}
+
+impl State {
+    pub(crate) fn new(local: Local, peer: Peer, signals: Arc<Signals>) -> State {
+        State {
+            streams: Streams::default(),
+            encoder: hpack::Encoder::new(),
+            out: BytesMut::new(),
+            driver: None,
+            driver_woken: false,
+            next_id: 1,
+            local,
+            peer,
+            active: 0,
+            open_waiters: VecDeque::new(),
+            send_window: i64::from(frame::DEFAULT_WINDOW),
+            recv_window: i64::from(frame::DEFAULT_WINDOW),
+            recv_unacked: 0,
+            send_ready: VecDeque::new(),
+            failed: None,
+            goaway: None,
+            handle_dropped: false,
+            signals,
+        }
+    }
+
+    pub(crate) fn into_shared(self) -> Arc<Shared> {
+        Arc::new(Shared {
+            state: Mutex::new(self),
+        })
+    }
+
+    /// The driver will run and write what was queued.
+    pub(crate) fn wake_driver(&mut self) {
+        if !self.driver_woken {
+            self.driver_woken = true;
+            if let Some(w) = &self.driver {
+                w.wake_by_ref();
+            }
+        }
+    }
+
+    /// The driver is running now: later queueing must wake it again.
+    pub(crate) fn driver_running(&mut self, waker: &Waker) {
+        self.driver_woken = false;
+        match &self.driver {
+            Some(w) if w.will_wake(waker) => {}
+            _ => self.driver = Some(waker.clone()),
+        }
+    }
+
+    /// Whether stream ids at or above `id` were never opened (idle streams:
+    /// frames for them are a protocol error).
+    pub(crate) fn is_idle(&self, id: u32) -> bool {
+        id % 2 == 0 || id >= self.next_id
+    }
+
+    /// Opens a stream for `head`, or says why not. Pending while the server's
+    /// stream limit is reached: the pool keeps within the limit, so this
+    /// waits only across a lowered limit or a stream the server has not yet
+    /// closed.
+    pub(crate) fn poll_open(
+        &mut self,
+        cx: &mut Context<'_>,
+        head: &Head<'_>,
+        body: &mut Outgoing,
+    ) -> Poll<Result<(Key, u32), StreamError>> {
+        if let Some(e) = &self.failed {
+            return Poll::Ready(Err(match e {
+                e if e.is_unprocessed() => e.clone(),
+                _ => StreamError::NotOpened("the connection is closed"),
+            }));
+        }
+        if self.goaway.is_some() {
+            return Poll::Ready(Err(StreamError::NotOpened("the server sent GOAWAY")));
+        }
+        if self.next_id > MAX_STREAM_ID {
+            return Poll::Ready(Err(StreamError::NotOpened("stream ids used up")));
+        }
+        if self.active >= self.peer.max_streams {
+            if !self.open_waiters.iter().any(|w| w.will_wake(cx.waker())) {
+                self.open_waiters.push_back(cx.waker().clone());
+            }
+            return Poll::Pending;
+        }
+        let id = self.next_id;
+        self.next_id += 2;
+        if self.next_id > MAX_STREAM_ID {
+            // Let the pool open a fresh connection for what comes next.
+            self.signals.set_goaway();
+        }
+        let end_stream = matches!(body, Outgoing::Empty)
+            || matches!(body, Outgoing::Buffered(b) if b.is_empty());
+        self.encode_head(id, head, end_stream);
+        let mut stream = Stream::new(
+            id,
+            self.peer.initial_window,
+            i64::from(self.local.stream_window),
+        );
+        stream.head_request = head.method == Method::HEAD;
+        stream.waker = Some(cx.waker().clone());
+        stream.sent_end = end_stream;
+        let queued = match std::mem::replace(body, Outgoing::Empty) {
+            Outgoing::Empty => None,
+            Outgoing::Buffered(data) if data.is_empty() => None,
+            Outgoing::Buffered(data) => {
+                let n = data.len() as i64;
+                if n <= self.send_window
+                    && n <= stream.send_window
+                    && data.len() <= self.peer.max_frame as usize
+                {
+                    // The common case: the whole body fits the windows and one frame.
+                    frame::encode_data(&mut self.out, id, &data, true);
+                    self.send_window -= n;
+                    stream.send_window -= n;
+                    stream.sent_end = true;
+                    None
+                } else {
+                    let mut upload = Upload {
+                        end: true,
+                        ..Upload::default()
+                    };
+                    upload.queued_len = data.len();
+                    upload.queued.push_back(data);
+                    Some(upload)
+                }
+            }
+            Outgoing::Streamed => Some(Upload::default()),
+        };
+        let ready = queued.as_ref().is_some_and(|u| u.queued_len > 0);
+        stream.upload = queued.map(Box::new);
+        let key = self.streams.insert(stream);
+        self.active += 1;
+        if ready {
+            self.mark_ready(key, id);
+        }
+        self.wake_driver();
+        Poll::Ready(Ok((key, id)))
+    }
+
+    /// Writes HEADERS (and CONTINUATION) for a request.
+    fn encode_head(&mut self, id: u32, head: &Head<'_>, end_stream: bool) {
+        let out = &mut self.out;
+        let enc = &mut self.encoder;
+        let start = frame::start_headers(out);
+        enc.begin(out);
+        enc.field(b":method", head.method.as_str().as_bytes(), false, out);
+        enc.field(b":scheme", head.scheme.as_str().as_bytes(), false, out);
+        enc.field(
+            b":authority",
+            head.authority.as_str().as_bytes(),
+            false,
+            out,
+        );
+        enc.field(b":path", head.path.as_bytes(), false, out);
+        for (name, value) in head.headers {
+            if !is_forbidden(name, value) {
+                enc.field(
+                    name.as_str().as_bytes(),
+                    value.as_bytes(),
+                    value.is_sensitive(),
+                    out,
+                );
+            }
+        }
+        for (name, value) in head.defaults {
+            if !head.headers.contains_key(name) && !is_forbidden(name, value) {
+                enc.field(
+                    name.as_str().as_bytes(),
+                    value.as_bytes(),
+                    value.is_sensitive(),
+                    out,
+                );
+            }
+        }
+        if let Some(len) = head.content_length {
+            if !head.headers.contains_key(http::header::CONTENT_LENGTH) {
+                let mut buf = [0; 20];
+                enc.field(b"content-length", decimal(len, &mut buf), false, out);
+            }
+        }
+        frame::finish_headers(out, start, id, end_stream, self.peer.max_frame);
+    }
+
+    /// Queues `stream` for the driver to send its body bytes.
+    pub(crate) fn mark_ready(&mut self, key: Key, id: u32) {
+        if let Some(upload) = self
+            .streams
+            .get(key, id)
+            .and_then(|s| s.upload.as_deref_mut())
+        {
+            if !upload.ready {
+                upload.ready = true;
+                self.send_ready.push_back((key, id));
+            }
+        }
+    }
+
+    /// A stream stops counting against the server's limit; a request waiting
+    /// to open one may go.
+    pub(crate) fn deactivate(&mut self, key: Key, id: u32) {
+        let Some(stream) = self.streams.get(key, id) else {
+            return;
+        };
+        if stream.active && stream.is_closed() {
+            stream.active = false;
+            self.active -= 1;
+            // All of them: a waiter may have been given up, and the rest must
+            // not wait on it. They are rare (the pool keeps within the limit).
+            self.wake_openers();
+        }
+    }
+
+    /// Wakes every request waiting to open a stream (the limit rose, or the
+    /// connection stopped taking streams).
+    pub(crate) fn wake_openers(&mut self) {
+        for w in self.open_waiters.drain(..) {
+            w.wake();
+        }
+    }
+
+    /// Fails `stream` with `error`, resetting it with `reason` if courier
+    /// still had it open.
+    pub(crate) fn reset(
+        &mut self,
+        key: Key,
+        id: u32,
+        reason: Reason,
+        error: StreamError,
+        wakers: &mut Vec<Waker>,
+    ) {
+        let Some(stream) = self.streams.get(key, id) else {
+            return;
+        };
+        if stream.error.is_some() {
+            return;
+        }
+        let send_rst = !(stream.sent_end && stream.recv_end);
+        stream.error = Some(error);
+        stream.sent_end = true;
+        stream.recv_end = true;
+        let unread = stream.data.discard();
+        stream.wake(wakers);
+        if send_rst {
+            frame::encode_rst_stream(&mut self.out, id, reason);
+            self.wake_driver();
+        }
+        self.release_connection(unread);
+        self.deactivate(key, id);
+    }
+
+    /// `n` bytes of DATA were read (or discarded): grants them back to the
+    /// server once half the connection window is used up.
+    pub(crate) fn release_connection(&mut self, n: usize) {
+        if n == 0 {
+            return;
+        }
+        self.recv_unacked = self.recv_unacked.saturating_add(n as u32);
+        if self.recv_unacked >= self.local.conn_window / 2 {
+            frame::encode_window_update(&mut self.out, 0, self.recv_unacked);
+            self.recv_window += i64::from(self.recv_unacked);
+            self.recv_unacked = 0;
+            self.wake_driver();
+        }
+    }
+
+    /// The same for one stream's window.
+    pub(crate) fn release_stream(&mut self, key: Key, id: u32, n: usize) {
+        let threshold = self.local.stream_window / 2;
+        let Some(stream) = self.streams.get(key, id) else {
+            return;
+        };
+        if stream.recv_end {
+            return;
+        }
+        stream.recv_unacked = stream.recv_unacked.saturating_add(n as u32);
+        if stream.recv_unacked >= threshold {
+            let increment = stream.recv_unacked;
+            stream.recv_window += i64::from(increment);
+            stream.recv_unacked = 0;
+            frame::encode_window_update(&mut self.out, id, increment);
+            self.wake_driver();
+        }
+    }
+
+    /// The request let go of its stream (its future or its body was
+    /// dropped): frees the stream, resetting it (CANCEL) if it was still open.
+    pub(crate) fn drop_handle(&mut self, key: Key, id: u32) {
+        let Some(stream) = self.streams.get(key, id) else {
+            return;
+        };
+        // The waker is the dropping request's own: nobody to wake.
+        stream.waker = None;
+        let mut wakers = Vec::new();
+        self.reset(
+            key,
+            id,
+            Reason::CANCEL,
+            StreamError::Reset(Reason::CANCEL),
+            &mut wakers,
+        );
+        self.deactivate(key, id);
+        if let Some(stream) = self.streams.remove(key) {
+            if stream.active {
+                self.active -= 1;
+            }
+        }
+        if self.streams.is_empty() && (self.handle_dropped || self.goaway.is_some()) {
+            // Nothing left for the connection to do: let the driver close it.
+            self.wake_driver();
+        }
+        for w in wakers {
+            w.wake();
+        }
+    }
+
+    /// Fails every stream and every request waiting to open one: the
+    /// connection is over.
+    pub(crate) fn fail_all(&mut self, error: StreamError, wakers: &mut Vec<Waker>) {
+        if self.failed.is_none() {
+            self.failed = Some(error.clone());
+        }
+        for (_, stream) in self.streams.iter_mut() {
+            if stream.error.is_none() && !(stream.sent_end && stream.recv_end) {
+                stream.error = Some(error.clone());
+                stream.sent_end = true;
+                stream.recv_end = true;
+            }
+            if stream.active {
+                stream.active = false;
+            }
+            stream.wake(wakers);
+        }
+        self.active = 0;
+        self.send_ready.clear();
+        wakers.extend(self.open_waiters.drain(..));
+    }
+}
+
+/// A number's decimal digits, written into `buf` without going through `fmt`.
+fn decimal(mut n: u64, buf: &mut [u8; 20]) -> &[u8] {
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            return &buf[i..];
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decimal_digits() {
+        let mut buf = [0; 20];
+        assert_eq!(decimal(0, &mut buf), b"0");
+        assert_eq!(decimal(1_048_576, &mut buf), b"1048576");
+        assert_eq!(decimal(u64::MAX, &mut buf), u64::MAX.to_string().as_bytes());
+    }
+}

@@ -1,0 +1,90 @@
+//! Why a stream failed, as its request sees it.
+
+use std::fmt;
+use std::io;
+use std::sync::Arc;
+
+use super::frame::Reason;
+
+/// A stream's failure: of the stream alone, or of the whole connection.
+///
+/// Cloned to every stream a connection failure reaches, hence the `Arc`
+/// around the I/O error.
+#[derive(Clone, Debug)]
+pub(crate) enum StreamError {
+    /// The server reset the stream (RST_STREAM).
+    Reset(Reason),
+    /// The server sent GOAWAY. `unprocessed`: the stream was past its last
+    /// stream id, so the server promises it did not act on it.
+    GoAway { reason: Reason, unprocessed: bool },
+    /// The response was malformed (RFC 9113 §8.1.1); courier reset the stream.
+    Malformed(&'static str),
+    /// The response's header list exceeded `max_response_headers_size`.
+    HeadersTooLarge,
+    /// The server broke the protocol; courier closed the connection with
+    /// GOAWAY carrying this reason.
+    Protocol { reason: Reason, what: &'static str },
+    /// The connection failed or was closed under the stream.
+    Io(Arc<io::Error>),
+    /// The connection was closed (by the server, or for keep-alive PINGs
+    /// left unanswered) before the stream finished.
+    Closed(&'static str),
+    /// The stream was never opened: the connection had stopped taking
+    /// streams (closed, GOAWAY, stream ids used up). Nothing was sent.
+    NotOpened(&'static str),
+}
+
+impl StreamError {
+    /// The server cannot have acted on the request: safe to send again
+    /// whatever its method.
+    pub(crate) fn is_unprocessed(&self) -> bool {
+        match self {
+            StreamError::Reset(reason) => *reason == Reason::REFUSED_STREAM,
+            StreamError::GoAway { unprocessed, .. } => *unprocessed,
+            StreamError::NotOpened(_) => true,
+            _ => false,
+        }
+    }
+
+    /// The connection is gone (as opposed to a refusal or a protocol error).
+    pub(crate) fn is_connection_lost(&self) -> bool {
+        matches!(self, StreamError::Io(_) | StreamError::Closed(_))
+    }
+}
+
+impl fmt::Display for StreamError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StreamError::Reset(reason) => write!(f, "stream reset by the server: {reason}"),
+            StreamError::GoAway {
+                reason,
+                unprocessed,
+            } => {
+                write!(f, "the server sent GOAWAY ({reason})")?;
+                if *unprocessed {
+                    f.write_str(" before processing the stream")?;
+                }
+                Ok(())
+            }
+            StreamError::Malformed(what) => write!(f, "malformed HTTP/2 response: {what}"),
+            StreamError::HeadersTooLarge => {
+                f.write_str("response header list larger than max_response_headers_size")
+            }
+            StreamError::Protocol { reason, what } => {
+                write!(f, "HTTP/2 protocol error ({reason}): {what}")
+            }
+            StreamError::Io(e) => write!(f, "HTTP/2 connection failed: {e}"),
+            StreamError::Closed(why) => write!(f, "HTTP/2 connection closed: {why}"),
+            StreamError::NotOpened(why) => write!(f, "HTTP/2 stream not opened: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for StreamError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            StreamError::Io(e) => Some(&**e),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,32 @@
+//! courier's own HTTP/2 client connection (RFC 9113, with HPACK per RFC 7541).
+//!
+//! Why not the `h2` crate: measured under callgrind, most of an h2c request's
+//! instructions were h2's, and most of a long poll's memory was its tables.
+//! h2 keeps a 300-byte slab entry per stream plus one per frame queued in
+//! either direction (which grow to the largest burst and never shrink),
+//! HPACK-decodes every response value into an allocation of its own, takes
+//! the connection's lock once per handle per operation, and SipHashes stream
+//! ids. Here:
+//!
+//! - a stream is one compact slot ([`streams`]); HEADERS are encoded straight
+//!   into the connection's write buffer by the request's task ([`conn`]), so
+//!   nothing is queued per frame;
+//! - response header values share one arena allocation per block ([`head`]);
+//! - a request takes the connection's lock about four times in its life;
+//! - buffers an idle connection does not need are freed ([`driver`]).
+//!
+//! Layout: [`frame`] and [`hpack`] are the wire formats; [`conn`] the state
+//! streams share, [`streams`] its slab; [`driver`] the task that runs the I/O
+//! and [`recv`] what it does with each frame; [`stream`] a request's handles
+//! (head, then body) and [`send`] request bodies that wait for window.
+
+pub(crate) mod conn;
+pub(crate) mod driver;
+pub(crate) mod error;
+pub(crate) mod frame;
+pub(crate) mod head;
+pub(crate) mod hpack;
+pub(crate) mod recv;
+pub(crate) mod send;
+pub(crate) mod stream;
+pub(crate) mod streams;

@@ -1,0 +1,191 @@
+//! Request bodies the first frames did not carry: framed by the driver as the
+//! flow-control windows open, and fed by a task of their own when streamed.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
+
+use http_body::Body as _;
+
+use super::conn::{Shared, State};
+use super::error::StreamError;
+use super::frame::{self, Reason};
+use super::streams::Key;
+use crate::body::Body;
+
+/// A streamed body is read ahead of the window by at most this much, so a
+/// slow server holds the body back instead of letting it pile up here.
+const HIGH_WATER: usize = 64 * 1024;
+
+impl State {
+    /// Frames queued body bytes, as far as the windows allow.
+    pub(crate) fn fill_data(&mut self, wakers: &mut Vec<Waker>) {
+        let max_frame = self.peer.max_frame as usize;
+        while let Some(&(key, id)) = self.send_ready.front() {
+            let State {
+                streams,
+                encoder,
+                out,
+                send_window,
+                ..
+            } = self;
+            let Some(stream) = streams.get(key, id) else {
+                self.send_ready.pop_front();
+                continue;
+            };
+            let Some(up) = stream.upload.as_deref_mut() else {
+                self.send_ready.pop_front();
+                continue;
+            };
+            let mut conn_blocked = false;
+            while !stream.sent_end {
+                let Some(chunk) = up.queued.front_mut() else {
+                    if up.end {
+                        match up.trailers.take() {
+                            Some(trailers) => {
+                                let start = frame::start_headers(out);
+                                encoder.begin(out);
+                                for (name, value) in &trailers {
+                                    encoder.field(
+                                        name.as_str().as_bytes(),
+                                        value.as_bytes(),
+                                        value.is_sensitive(),
+                                        out,
+                                    );
+                                }
+                                frame::finish_headers(out, start, id, true, max_frame as u32);
+                            }
+                            None => frame::encode_data(out, id, &[], true),
+                        }
+                        stream.sent_end = true;
+                    }
+                    break;
+                };
+                let room = (*send_window).min(stream.send_window).max(0) as usize;
+                let n = chunk.len().min(max_frame).min(room);
+                if n == 0 {
+                    conn_blocked = *send_window <= 0;
+                    break;
+                }
+                let part = chunk.split_to(n);
+                if chunk.is_empty() {
+                    up.queued.pop_front();
+                }
+                up.queued_len -= n;
+                let end = up.end && up.queued.is_empty() && up.trailers.is_none();
+                frame::encode_data(out, id, &part, end);
+                stream.sent_end = end;
+                *send_window -= n as i64;
+                stream.send_window -= n as i64;
+            }
+            if up.queued_len < HIGH_WATER {
+                if let Some(w) = up.waker.take() {
+                    wakers.push(w);
+                }
+            }
+            if conn_blocked {
+                // Every stream waits for the connection's window: keep the order.
+                break;
+            }
+            // Done, or waiting for its own window (a WINDOW_UPDATE for it
+            // puts it back in the list).
+            up.ready = false;
+            self.send_ready.pop_front();
+            self.deactivate(key, id);
+        }
+    }
+}
+
+/// Feeds a streamed request body to its stream, on a task of its own.
+///
+/// It holds no handle on the stream: when the request is given up, the
+/// stream is reset and freed, which wakes the pipe, which then stops.
+pub(crate) struct Pipe {
+    shared: Arc<Shared>,
+    key: Key,
+    id: u32,
+    body: Body,
+}
+
+impl Pipe {
+    pub(crate) fn spawn(shared: Arc<Shared>, key: Key, id: u32, body: Body) {
+        tokio::spawn(Pipe {
+            shared,
+            key,
+            id,
+            body,
+        });
+    }
+}
+
+impl Future for Pipe {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = &mut *self;
+        loop {
+            {
+                let mut st = this.shared.lock();
+                let Some(stream) = st.streams.get(this.key, this.id) else {
+                    return Poll::Ready(());
+                };
+                if stream.sent_end || stream.error.is_some() {
+                    return Poll::Ready(());
+                }
+                let Some(up) = stream.upload.as_deref_mut() else {
+                    return Poll::Ready(());
+                };
+                // Woken when the driver makes room, or the stream fails.
+                up.waker = Some(cx.waker().clone());
+                if up.queued_len >= HIGH_WATER {
+                    return Poll::Pending;
+                }
+            }
+            let frame = std::task::ready!(Pin::new(&mut this.body).poll_frame(cx));
+            let mut st = this.shared.lock();
+            let (key, id) = (this.key, this.id);
+            let Some(stream) = st.streams.get(key, id) else {
+                return Poll::Ready(());
+            };
+            let Some(up) = stream.upload.as_deref_mut() else {
+                return Poll::Ready(());
+            };
+            match frame {
+                None => up.end = true,
+                Some(Ok(frame)) => match frame.into_data() {
+                    Ok(data) => {
+                        if !data.is_empty() {
+                            up.queued_len += data.len();
+                            up.queued.push_back(data);
+                        }
+                    }
+                    Err(frame) => {
+                        up.trailers = frame.into_trailers().ok();
+                        up.end = true;
+                    }
+                },
+                Some(Err(e)) => {
+                    tracing::debug!(error = %e, "request body failed; resetting the stream");
+                    let mut wakers = Vec::new();
+                    st.reset(
+                        key,
+                        id,
+                        Reason::CANCEL,
+                        StreamError::Closed("the request body failed"),
+                        &mut wakers,
+                    );
+                    drop(st);
+                    wakers.into_iter().for_each(Waker::wake);
+                    return Poll::Ready(());
+                }
+            }
+            let end = up.end;
+            st.mark_ready(key, id);
+            st.wake_driver();
+            if end {
+                return Poll::Ready(());
+            }
+        }
+    }
+}

@@ -1,0 +1,302 @@
+//! The streams of one connection: a slab of compact per-stream state, found
+//! by stream id through a small map.
+//!
+//! Each stream costs one slab slot for its whole life, and nothing per frame:
+//! a HEADERS frame is encoded straight into the connection's write buffer, and
+//! a response head or DATA payload waits in the slot until its request reads
+//! it. With a million long polls in flight, the slot is most of what an idle
+//! stream costs the client.
+
+use std::collections::{HashMap, VecDeque};
+use std::task::Waker;
+
+use bytes::Bytes;
+use http::HeaderMap;
+
+use super::error::StreamError;
+
+/// Which slot a stream lives in. Handles keep it with the stream id, so a
+/// slot reused by a later stream is never mistaken for theirs.
+pub(crate) type Key = u32;
+
+const NONE: u32 = u32::MAX;
+
+/// Slots kept when the last stream closes; more are freed, so a connection
+/// that once held a burst of long polls does not keep their memory.
+const KEEP_SLOTS: usize = 64;
+
+/// One stream's state.
+#[derive(Debug)]
+pub(crate) struct Stream {
+    pub(crate) id: u32,
+    /// What courier may still send on it (may go negative when the server
+    /// lowers SETTINGS_INITIAL_WINDOW_SIZE).
+    pub(crate) send_window: i64,
+    /// What the server may still send on it.
+    pub(crate) recv_window: i64,
+    /// Bytes read by the request but not yet granted back with WINDOW_UPDATE.
+    pub(crate) recv_unacked: u32,
+    /// END_STREAM (or a reset) sent: courier sends nothing more on it.
+    pub(crate) sent_end: bool,
+    /// END_STREAM received: the server sends nothing more on it.
+    pub(crate) recv_end: bool,
+    /// Counted against the server's SETTINGS_MAX_CONCURRENT_STREAMS.
+    pub(crate) active: bool,
+    /// The final response head arrived (later HEADERS are trailers).
+    pub(crate) head_received: bool,
+    /// The request was HEAD: a Content-Length is not a body length.
+    pub(crate) head_request: bool,
+    /// Body bytes still due per the response's Content-Length.
+    pub(crate) content_length: Option<u64>,
+    /// Boxed: it is in the slot only between its arrival and the request's
+    /// next poll, and keeps every slot small.
+    pub(crate) head: Option<Box<http::response::Parts>>,
+    pub(crate) data: Chunks,
+    pub(crate) trailers: Option<Box<HeaderMap>>,
+    pub(crate) error: Option<StreamError>,
+    /// The request's task, waiting for its head or its body.
+    pub(crate) waker: Option<Waker>,
+    /// A body being sent that the windows have not taken yet (rare: most
+    /// requests fit in the first HEADERS and DATA frames).
+    pub(crate) upload: Option<Box<Upload>>,
+}
+
+/// DATA received and not yet read. Most responses have one DATA frame
+/// unread at a time, held without an allocation.
+#[derive(Debug, Default)]
+pub(crate) enum Chunks {
+    #[default]
+    Empty,
+    One(Bytes),
+    Many(VecDeque<Bytes>),
+}
+
+impl Chunks {
+    pub(crate) fn push(&mut self, data: Bytes) {
+        match self {
+            Chunks::Empty => *self = Chunks::One(data),
+            Chunks::One(_) => {
+                let Chunks::One(first) = std::mem::take(self) else {
+                    unreachable!("matched above")
+                };
+                *self = Chunks::Many(VecDeque::from([first, data]));
+            }
+            Chunks::Many(queue) => queue.push_back(data),
+        }
+    }
+
+    pub(crate) fn pop(&mut self) -> Option<Bytes> {
+        match self {
+            Chunks::Empty => None,
+            Chunks::One(_) => match std::mem::take(self) {
+                Chunks::One(data) => Some(data),
+                _ => unreachable!("matched above"),
+            },
+            Chunks::Many(queue) => queue.pop_front(),
+        }
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        match self {
+            Chunks::Empty => true,
+            Chunks::One(_) => false,
+            Chunks::Many(queue) => queue.is_empty(),
+        }
+    }
+
+    /// Drops everything unread; returns how many bytes that was.
+    pub(crate) fn discard(&mut self) -> usize {
+        match std::mem::take(self) {
+            Chunks::Empty => 0,
+            Chunks::One(data) => data.len(),
+            Chunks::Many(queue) => queue.iter().map(Bytes::len).sum(),
+        }
+    }
+}
+
+/// Request body bytes waiting for flow-control window.
+#[derive(Debug, Default)]
+pub(crate) struct Upload {
+    pub(crate) queued: VecDeque<Bytes>,
+    pub(crate) queued_len: usize,
+    /// No more data will be queued: END_STREAM goes on the last frame.
+    pub(crate) end: bool,
+    pub(crate) trailers: Option<HeaderMap>,
+    /// In the list of streams with data to send.
+    pub(crate) ready: bool,
+    /// The task feeding a streamed body, waiting for room.
+    pub(crate) waker: Option<Waker>,
+}
+
+impl Stream {
+    pub(crate) fn new(id: u32, send_window: i64, recv_window: i64) -> Stream {
+        Stream {
+            id,
+            send_window,
+            recv_window,
+            recv_unacked: 0,
+            sent_end: false,
+            recv_end: false,
+            active: true,
+            head_received: false,
+            head_request: false,
+            content_length: None,
+            head: None,
+            data: Chunks::Empty,
+            trailers: None,
+            error: None,
+            waker: None,
+            upload: None,
+        }
+    }
+
+    /// Closed in both directions, or failed.
+    pub(crate) fn is_closed(&self) -> bool {
+        self.error.is_some() || (self.sent_end && self.recv_end)
+    }
+
+    pub(crate) fn wake(&mut self, wakers: &mut Vec<Waker>) {
+        if let Some(w) = self.waker.take() {
+            wakers.push(w);
+        }
+        if let Some(w) = self.upload.as_mut().and_then(|u| u.waker.take()) {
+            wakers.push(w);
+        }
+    }
+}
+
+enum Slot {
+    Free { next: u32 },
+    Used(Stream),
+}
+
+/// The slab and the id map.
+#[derive(Default)]
+pub(crate) struct Streams {
+    slots: Vec<Slot>,
+    free: Option<u32>,
+    /// Stream id → slot. Ids are courier's own (odd, increasing), so a fixed
+    /// hash is enough: the server chooses none of the keys.
+    ids: HashMap<u32, Key, foldhash::fast::FixedState>,
+}
+
+impl Streams {
+    pub(crate) fn insert(&mut self, stream: Stream) -> Key {
+        let id = stream.id;
+        let key = match self.free {
+            Some(key) => {
+                let slot = &mut self.slots[key as usize];
+                let Slot::Free { next } = *slot else {
+                    unreachable!("the free list holds free slots only")
+                };
+                self.free = (next != NONE).then_some(next);
+                *slot = Slot::Used(stream);
+                key
+            }
+            None => {
+                self.slots.push(Slot::Used(stream));
+                u32::try_from(self.slots.len() - 1).expect("fewer than 2^32 streams")
+            }
+        };
+        self.ids.insert(id, key);
+        key
+    }
+
+    /// The stream in `key`, if it is still stream `id`.
+    pub(crate) fn get(&mut self, key: Key, id: u32) -> Option<&mut Stream> {
+        match self.slots.get_mut(key as usize) {
+            Some(Slot::Used(s)) if s.id == id => Some(s),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn key_of(&self, id: u32) -> Option<Key> {
+        self.ids.get(&id).copied()
+    }
+
+    /// The stream with id `id`, and its key.
+    pub(crate) fn by_id(&mut self, id: u32) -> Option<(Key, &mut Stream)> {
+        let key = self.key_of(id)?;
+        self.get(key, id).map(|s| (key, s))
+    }
+
+    pub(crate) fn remove(&mut self, key: Key) -> Option<Stream> {
+        let slot = self.slots.get_mut(key as usize)?;
+        if matches!(slot, Slot::Free { .. }) {
+            return None;
+        }
+        let next = self.free.unwrap_or(NONE);
+        let Slot::Used(stream) = std::mem::replace(slot, Slot::Free { next }) else {
+            unreachable!("checked above")
+        };
+        self.free = Some(key);
+        self.ids.remove(&stream.id);
+        if self.ids.is_empty() {
+            self.free = None;
+            if self.slots.capacity() > KEEP_SLOTS {
+                // Nothing open: give back what a burst grew.
+                self.slots = Vec::new();
+                self.ids = HashMap::default();
+            } else {
+                self.slots.clear();
+            }
+        }
+        Some(stream)
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+
+    pub(crate) fn iter_mut(&mut self) -> impl Iterator<Item = (Key, &mut Stream)> {
+        self.slots
+            .iter_mut()
+            .enumerate()
+            .filter_map(|(i, slot)| match slot {
+                Slot::Used(s) => Some((i as Key, s)),
+                Slot::Free { .. } => None,
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_come_out_in_order() {
+        let mut chunks = Chunks::default();
+        assert!(chunks.is_empty());
+        chunks.push(Bytes::from_static(b"a"));
+        assert!(!chunks.is_empty());
+        chunks.push(Bytes::from_static(b"bc"));
+        chunks.push(Bytes::from_static(b"def"));
+        assert_eq!(chunks.pop().as_deref(), Some(&b"a"[..]));
+        assert_eq!(chunks.discard(), 5);
+        assert!(chunks.is_empty());
+        assert_eq!(chunks.pop(), None);
+        chunks.push(Bytes::from_static(b"g"));
+        assert_eq!(chunks.pop().as_deref(), Some(&b"g"[..]));
+        assert!(chunks.is_empty());
+    }
+
+    #[test]
+    fn slots_are_reused_and_stale_keys_miss() {
+        let mut streams = Streams::default();
+        let a = streams.insert(Stream::new(1, 0, 0));
+        let b = streams.insert(Stream::new(3, 0, 0));
+        assert_eq!(streams.by_id(3).map(|(k, _)| k), Some(b));
+        assert!(streams.remove(a).is_some());
+        let c = streams.insert(Stream::new(5, 0, 0));
+        assert_eq!(c, a, "the freed slot is reused");
+        assert!(streams.get(a, 1).is_none(), "a stale handle finds nothing");
+        assert!(streams.get(c, 5).is_some());
+        assert_eq!(streams.iter_mut().count(), 2);
+        streams.remove(b);
+        streams.remove(c);
+        assert!(streams.is_empty());
+        assert!(streams.remove(c).is_none());
+        let d = streams.insert(Stream::new(7, 0, 0));
+        assert_eq!(streams.by_id(7).map(|(k, _)| k), Some(d));
+    }
+}
