@@ -61,5 +61,22 @@ fn headers(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, pool, headers);
+fn http2_headers(c: &mut Criterion) {
+    let mut h2 = courier::bench_support::Http2Headers::new();
+    let mut browser = http::HeaderMap::new();
+    for (name, value) in BROWSER_HEADERS {
+        browser.append(
+            http::HeaderName::from_static(name),
+            http::HeaderValue::from_static(value),
+        );
+    }
+    c.bench_function("http2/encode_browser_request", |b| {
+        b.iter(|| black_box(h2.encode_request("/bytes/128", &browser)))
+    });
+    c.bench_function("http2/decode_nginx_response", |b| {
+        b.iter(|| black_box(h2.decode_nginx_response()))
+    });
+}
+
+criterion_group!(benches, pool, headers, http2_headers);
 criterion_main!(benches);

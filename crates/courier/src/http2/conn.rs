@@ -15,8 +15,9 @@ use std::task::{Context, Poll, Waker};
 
 use bytes::{Bytes, BytesMut};
 use http::uri::{Authority, Scheme};
-use http::{HeaderMap, HeaderName, Method};
+use http::{HeaderMap, Method};
 
+use super::encode;
 use super::error::StreamError;
 use super::frame::{self, Reason};
 use super::hpack;
@@ -105,22 +106,6 @@ pub(crate) enum Outgoing {
     Buffered(Bytes),
     /// Fed later, through [`super::send::Pipe`].
     Streamed,
-}
-
-/// Connection-specific headers HTTP/2 forbids (RFC 9113 §8.2.2). `Host`
-/// becomes `:authority`; `te` is allowed only as "trailers".
-pub(crate) const FORBIDDEN: [HeaderName; 6] = [
-    http::header::CONNECTION,
-    http::header::TRANSFER_ENCODING,
-    http::header::UPGRADE,
-    http::header::HOST,
-    HeaderName::from_static("keep-alive"),
-    HeaderName::from_static("proxy-connection"),
-];
-
-/// Whether a request header is left out of an HTTP/2 request.
-pub(crate) fn is_forbidden(name: &HeaderName, value: &http::HeaderValue) -> bool {
-    FORBIDDEN.contains(name) || (name == http::header::TE && value != "trailers")
 }
 
 impl State {
@@ -214,7 +199,14 @@ impl State {
         }
         let end_stream = matches!(body, Outgoing::Empty)
             || matches!(body, Outgoing::Buffered(b) if b.is_empty());
-        self.encode_head(id, head, end_stream);
+        encode::request(
+            &mut self.encoder,
+            &mut self.out,
+            id,
+            head,
+            end_stream,
+            self.peer.max_frame,
+        );
         let mut stream = Stream::new(
             id,
             self.peer.initial_window,
@@ -259,50 +251,6 @@ impl State {
         }
         self.wake_driver();
         Poll::Ready(Ok((key, id)))
-    }
-
-    /// Writes HEADERS (and CONTINUATION) for a request.
-    fn encode_head(&mut self, id: u32, head: &Head<'_>, end_stream: bool) {
-        let out = &mut self.out;
-        let enc = &mut self.encoder;
-        let start = frame::start_headers(out);
-        enc.begin(out);
-        enc.field(b":method", head.method.as_str().as_bytes(), false, out);
-        enc.field(b":scheme", head.scheme.as_str().as_bytes(), false, out);
-        enc.field(
-            b":authority",
-            head.authority.as_str().as_bytes(),
-            false,
-            out,
-        );
-        enc.field(b":path", head.path.as_bytes(), false, out);
-        for (name, value) in head.headers {
-            if !is_forbidden(name, value) {
-                enc.field(
-                    name.as_str().as_bytes(),
-                    value.as_bytes(),
-                    value.is_sensitive(),
-                    out,
-                );
-            }
-        }
-        for (name, value) in head.defaults {
-            if !head.headers.contains_key(name) && !is_forbidden(name, value) {
-                enc.field(
-                    name.as_str().as_bytes(),
-                    value.as_bytes(),
-                    value.is_sensitive(),
-                    out,
-                );
-            }
-        }
-        if let Some(len) = head.content_length {
-            if !head.headers.contains_key(http::header::CONTENT_LENGTH) {
-                let mut buf = [0; 20];
-                enc.field(b"content-length", decimal(len, &mut buf), false, out);
-            }
-        }
-        frame::finish_headers(out, start, id, end_stream, self.peer.max_frame);
     }
 
     /// Queues `stream` for the driver to send its body bytes.
@@ -443,6 +391,9 @@ impl State {
         if self.failed.is_none() {
             self.failed = Some(error.clone());
         }
+        // Before anyone is woken: a request failed here and sent again must
+        // not be given this connection by the pool.
+        self.signals.close();
         for (_, stream) in self.streams.iter_mut() {
             if stream.error.is_none() && !(stream.sent_end && stream.recv_end) {
                 stream.error = Some(error.clone());
@@ -457,31 +408,5 @@ impl State {
         self.active = 0;
         self.send_ready.clear();
         wakers.extend(self.open_waiters.drain(..));
-    }
-}
-
-/// A number's decimal digits, written into `buf` without going through `fmt`.
-fn decimal(mut n: u64, buf: &mut [u8; 20]) -> &[u8] {
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            return &buf[i..];
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn decimal_digits() {
-        let mut buf = [0; 20];
-        assert_eq!(decimal(0, &mut buf), b"0");
-        assert_eq!(decimal(1_048_576, &mut buf), b"1048576");
-        assert_eq!(decimal(u64::MAX, &mut buf), u64::MAX.to_string().as_bytes());
     }
 }

@@ -385,11 +385,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Future for Driver<S> {
             return Poll::Pending;
         }
         this.deferred = false;
-        let done = this.run(cx);
-        if done.is_ready() {
-            let st = this.shared.lock();
-            st.signals.close();
-        }
-        done
+        // Every way out fails the streams first, which tells the pool.
+        this.run(cx)
     }
 }

@@ -178,6 +178,6 @@ impl Names {
 
 /// Headers a response must not carry in HTTP/2 (RFC 9113 §8.2.2).
 fn is_connection_specific(name: &HeaderName, value: &[u8]) -> bool {
-    (super::conn::FORBIDDEN.contains(name) && name != http::header::HOST)
+    (super::encode::FORBIDDEN.contains(name) && name != http::header::HOST)
         || (name == http::header::TE && value != b"trailers")
 }

@@ -9,6 +9,7 @@ use std::task::{Context, Poll, Waker};
 use http_body::Body as _;
 
 use super::conn::{Shared, State};
+use super::encode;
 use super::error::StreamError;
 use super::frame::{self, Reason};
 use super::streams::Key;
@@ -44,17 +45,7 @@ impl State {
                     if up.end {
                         match up.trailers.take() {
                             Some(trailers) => {
-                                let start = frame::start_headers(out);
-                                encoder.begin(out);
-                                for (name, value) in &trailers {
-                                    encoder.field(
-                                        name.as_str().as_bytes(),
-                                        value.as_bytes(),
-                                        value.is_sensitive(),
-                                        out,
-                                    );
-                                }
-                                frame::finish_headers(out, start, id, true, max_frame as u32);
+                                encode::trailers(encoder, out, id, &trailers, max_frame as u32)
                             }
                             None => frame::encode_data(out, id, &[], true),
                         }

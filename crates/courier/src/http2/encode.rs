@@ -1,0 +1,115 @@
+//! Request heads and trailers into HEADERS frames.
+
+use bytes::BytesMut;
+use http::{HeaderMap, HeaderName, HeaderValue};
+
+use super::conn::Head;
+use super::frame;
+use super::hpack::Encoder;
+
+/// Connection-specific headers HTTP/2 forbids (RFC 9113 §8.2.2). `Host`
+/// becomes `:authority`; `te` is allowed only as "trailers".
+pub(crate) const FORBIDDEN: [HeaderName; 6] = [
+    http::header::CONNECTION,
+    http::header::TRANSFER_ENCODING,
+    http::header::UPGRADE,
+    http::header::HOST,
+    HeaderName::from_static("keep-alive"),
+    HeaderName::from_static("proxy-connection"),
+];
+
+/// Whether a request header is left out of an HTTP/2 request.
+pub(crate) fn is_forbidden(name: &HeaderName, value: &http::HeaderValue) -> bool {
+    FORBIDDEN.contains(name) || (name == http::header::TE && value != "trailers")
+}
+
+/// Writes HEADERS (and CONTINUATION) for a request head into `out`: the
+/// pseudo-headers, the request's headers, then the client's defaults the
+/// request does not override, HPACK-encoded in place.
+pub(crate) fn request(
+    enc: &mut Encoder,
+    out: &mut BytesMut,
+    id: u32,
+    head: &Head<'_>,
+    end_stream: bool,
+    max_frame: u32,
+) {
+    let start = frame::start_headers(out);
+    enc.begin(out);
+    enc.field(b":method", head.method.as_str().as_bytes(), false, out);
+    enc.field(b":scheme", head.scheme.as_str().as_bytes(), false, out);
+    enc.field(
+        b":authority",
+        head.authority.as_str().as_bytes(),
+        false,
+        out,
+    );
+    enc.field(b":path", head.path.as_bytes(), false, out);
+    fields(enc, out, head.headers);
+    let defaults = head
+        .defaults
+        .iter()
+        .filter(|(name, _)| !head.headers.contains_key(*name));
+    fields(enc, out, defaults);
+    if let Some(len) = head.content_length {
+        if !head.headers.contains_key(http::header::CONTENT_LENGTH) {
+            let mut buf = [0; 20];
+            enc.field(b"content-length", decimal(len, &mut buf), false, out);
+        }
+    }
+    frame::finish_headers(out, start, id, end_stream, max_frame);
+}
+
+/// Writes a request's trailers: HEADERS with END_STREAM.
+pub(crate) fn trailers(
+    enc: &mut Encoder,
+    out: &mut BytesMut,
+    id: u32,
+    trailers: &HeaderMap,
+    max_frame: u32,
+) {
+    let start = frame::start_headers(out);
+    enc.begin(out);
+    fields(enc, out, trailers);
+    frame::finish_headers(out, start, id, true, max_frame);
+}
+
+/// HPACK-encodes `fields`, leaving out what HTTP/2 forbids.
+fn fields<'a>(
+    enc: &mut Encoder,
+    out: &mut BytesMut,
+    fields: impl IntoIterator<Item = (&'a HeaderName, &'a HeaderValue)>,
+) {
+    for (name, value) in fields {
+        if !is_forbidden(name, value) {
+            let name = name.as_str().as_bytes();
+            enc.field(name, value.as_bytes(), value.is_sensitive(), out);
+        }
+    }
+}
+
+/// A number's decimal digits, written into `buf` without going through `fmt`.
+fn decimal(mut n: u64, buf: &mut [u8; 20]) -> &[u8] {
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            return &buf[i..];
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decimal_digits() {
+        let mut buf = [0; 20];
+        assert_eq!(decimal(0, &mut buf), b"0");
+        assert_eq!(decimal(1_048_576, &mut buf), b"1048576");
+        assert_eq!(decimal(u64::MAX, &mut buf), u64::MAX.to_string().as_bytes());
+    }
+}
