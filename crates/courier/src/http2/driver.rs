@@ -22,6 +22,8 @@ use crate::pool::signals::Signals;
 /// Read buffer growth. Freed when no stream is open, so an idle connection
 /// holds none.
 const READ_CHUNK: usize = 16 * 1024;
+/// Unwritten bytes past which the driver stops reading (see [`Driver::run`]).
+const MAX_BACKLOG: usize = 4 * 1024 * 1024;
 /// A write buffer that grew past this is freed once written.
 const KEEP_WRITE: usize = 64 * 1024;
 const PING_PAYLOAD: [u8; 8] = *b"courier!";
@@ -62,6 +64,12 @@ pub(crate) struct Driver<S> {
     reader: Reader,
     rbuf: BytesMut,
     writing: BytesMut,
+    /// Bytes were written since the last flush that completed: a flush
+    /// left pending (a TLS record the socket had no room for) must be
+    /// finished even if nothing more is written.
+    unflushed: bool,
+    /// Bytes queued behind `writing` when last looked.
+    backlog: usize,
     wakers: Vec<Waker>,
     keep_alive: Option<KeepAlive>,
     /// See [`Driver::poll`].
@@ -116,6 +124,8 @@ pub(crate) fn handshake<S>(
         reader: Reader::new(local.max_header_list),
         rbuf: BytesMut::new(),
         writing: BytesMut::new(),
+        unflushed: false,
+        backlog: 0,
         wakers: Vec::new(),
         keep_alive: keep_alive.map(|config| KeepAlive {
             config,
@@ -139,7 +149,11 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Driver<S> {
     fn run(&mut self, cx: &mut Context<'_>) -> Poll<()> {
         loop {
             let mut progress = false;
-            if !self.closing {
+            // A server that sends without reading what courier writes (PINGs
+            // to answer, say) would grow the write buffer without bound: past
+            // this much unwritten, reading waits for writing.
+            let backlog = self.writing.len() + self.backlog;
+            if !self.closing && backlog < MAX_BACKLOG {
                 match self.read(cx) {
                     Poll::Ready(Ok(())) => progress = true,
                     Poll::Ready(Err(End::Conn(e))) => {
@@ -182,15 +196,14 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Driver<S> {
             }
             self.collect(cx);
             match self.write(cx) {
-                Poll::Ready(Ok(wrote)) => progress |= wrote,
+                Poll::Ready(Ok(true)) => progress = true,
+                // Everything queued (the GOAWAY last) is written and flushed.
+                Poll::Ready(Ok(false)) if self.closing => return Poll::Ready(()),
+                Poll::Ready(Ok(false)) | Poll::Pending => {}
                 Poll::Ready(Err(e)) => {
                     self.fail(StreamError::Io(Arc::new(e)));
                     return Poll::Ready(());
                 }
-                Poll::Pending => {}
-            }
-            if self.closing && self.writing.is_empty() {
-                return Poll::Ready(());
             }
             if !progress {
                 return Poll::Pending;
@@ -289,15 +302,17 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Driver<S> {
         if self.writing.is_empty() && !st.out.is_empty() {
             std::mem::swap(&mut self.writing, &mut st.out);
         }
+        self.backlog = st.out.len();
         drop(st);
         for w in self.wakers.drain(..) {
             w.wake();
         }
     }
 
-    /// Writes the taken frames; `Ok(true)` if any bytes went out.
+    /// Writes the taken frames, and finishes a flush left pending; `Ok(true)`
+    /// if any bytes went out.
     fn write(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<bool>> {
-        if self.writing.is_empty() {
+        if self.writing.is_empty() && !self.unflushed {
             return Poll::Ready(Ok(false));
         }
         while !self.writing.is_empty() {
@@ -306,9 +321,11 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Driver<S> {
                 return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
             }
             self.writing.advance(n);
+            self.unflushed = true;
         }
         // TLS buffers a record; it must reach the socket now.
         std::task::ready!(Pin::new(&mut self.io).poll_flush(cx))?;
+        self.unflushed = false;
         if self.writing.capacity() > KEEP_WRITE {
             self.writing = BytesMut::new();
         } else {
@@ -387,5 +404,99 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Future for Driver<S> {
         this.deferred = false;
         // Every way out fails the streams first, which tells the pool.
         this.run(cx)
+    }
+}
+
+impl<S> Drop for Driver<S> {
+    /// Dropped unfinished (its runtime shut down, say), nothing will read or
+    /// write the connection again: its streams and the pool must not wait on it.
+    fn drop(&mut self) {
+        let mut st = self.shared.lock();
+        if st.failed.is_none() {
+            st.fail_all(
+                StreamError::Closed("the connection's task was dropped"),
+                &mut self.wakers,
+            );
+        }
+        drop(st);
+        for w in self.wakers.drain(..) {
+            w.wake();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::ReadBuf;
+    use tokio::sync::Notify;
+
+    /// A connection whose first flush cannot complete (a TLS stream's, with
+    /// the socket full): what was written stays buffered until a later flush.
+    struct SlowFlush {
+        flushes: usize,
+        unflushed: bool,
+        flushed: Arc<Notify>,
+    }
+
+    impl AsyncRead for SlowFlush {
+        fn poll_read(
+            self: Pin<&mut Self>,
+            _: &mut Context<'_>,
+            _: &mut ReadBuf<'_>,
+        ) -> Poll<io::Result<()>> {
+            Poll::Pending
+        }
+    }
+
+    impl AsyncWrite for SlowFlush {
+        fn poll_write(
+            mut self: Pin<&mut Self>,
+            _: &mut Context<'_>,
+            buf: &[u8],
+        ) -> Poll<io::Result<usize>> {
+            self.unflushed = true;
+            Poll::Ready(Ok(buf.len()))
+        }
+
+        fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+            self.flushes += 1;
+            if self.flushes == 1 {
+                // The socket has room again at once.
+                cx.waker().wake_by_ref();
+                return Poll::Pending;
+            }
+            if std::mem::take(&mut self.unflushed) {
+                self.flushed.notify_one();
+            }
+            Poll::Ready(Ok(()))
+        }
+
+        fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+            Poll::Ready(Ok(()))
+        }
+    }
+
+    #[tokio::test]
+    async fn a_flush_left_pending_is_finished_with_nothing_more_to_write() {
+        let flushed = Arc::new(Notify::new());
+        let io = SlowFlush {
+            flushes: 0,
+            unflushed: false,
+            flushed: Arc::clone(&flushed),
+        };
+        let local = Local {
+            stream_window: frame::DEFAULT_WINDOW,
+            conn_window: frame::DEFAULT_WINDOW,
+            max_header_list: 16 * 1024,
+        };
+        let (handle, driver) = handshake(io, local, None, 100, Arc::new(Signals::new(100)));
+        let task = tokio::spawn(driver);
+        // The preface and SETTINGS: written, then flushed on a later run.
+        tokio::time::timeout(Duration::from_secs(5), flushed.notified())
+            .await
+            .expect("the preface was written but never flushed");
+        drop(handle);
+        task.abort();
     }
 }

@@ -234,7 +234,7 @@ impl Reader {
                     return malformed(st, "content-length with no body", wakers);
                 }
                 stream.head_received = true;
-                stream.head = Some(Box::new(parts));
+                stream.head = Some(parts);
                 stream.recv_end = end_stream;
                 stream.wake(wakers);
                 st.deactivate(key, id);
@@ -356,9 +356,16 @@ fn on_reset(st: &mut State, id: u32, reason: Reason, wakers: &mut Vec<Waker>) {
     if stream.error.is_some() {
         return;
     }
-    if reason == Reason::NO_ERROR && stream.recv_end {
-        // The response is whole; the server wants no more of the request.
+    if stream.recv_end && (reason == Reason::NO_ERROR || stream.sent_end) {
+        // The response is whole; the server wants no more of the request
+        // (NO_ERROR, RFC 9113 §8.1), or the stream was already closed both
+        // ways and the reset only crossed our END_STREAM (§5.1): either way
+        // the response stands. An upload still going stops (its pipe is woken
+        // to see that).
         stream.sent_end = true;
+        if let Some(w) = stream.upload.as_mut().and_then(|u| u.waker.take()) {
+            wakers.push(w);
+        }
         st.deactivate(key, id);
         return;
     }

@@ -23,7 +23,13 @@ impl State {
     /// Frames queued body bytes, as far as the windows allow.
     pub(crate) fn fill_data(&mut self, wakers: &mut Vec<Waker>) {
         let max_frame = self.peer.max_frame as usize;
-        while let Some(&(key, id)) = self.send_ready.front() {
+        // One pass over the streams waiting now: a stream blocked on the
+        // connection's window goes to the back, so the END_STREAM or trailers
+        // of another (which need no window) are not held behind it.
+        for _ in 0..self.send_ready.len() {
+            let Some((key, id)) = self.send_ready.pop_front() else {
+                break;
+            };
             let State {
                 streams,
                 encoder,
@@ -32,11 +38,9 @@ impl State {
                 ..
             } = self;
             let Some(stream) = streams.get(key, id) else {
-                self.send_ready.pop_front();
                 continue;
             };
             let Some(up) = stream.upload.as_deref_mut() else {
-                self.send_ready.pop_front();
                 continue;
             };
             let mut conn_blocked = false;
@@ -76,13 +80,13 @@ impl State {
                 }
             }
             if conn_blocked {
-                // Every stream waits for the connection's window: keep the order.
-                break;
+                // Sent on once the server grants the connection more window.
+                self.send_ready.push_back((key, id));
+                continue;
             }
             // Done, or waiting for its own window (a WINDOW_UPDATE for it
             // puts it back in the list).
             up.ready = false;
-            self.send_ready.pop_front();
             self.deactivate(key, id);
         }
     }

@@ -34,8 +34,13 @@ impl StreamRef {
             return Poll::Ready(Err(StreamError::Closed("the stream is gone")));
         };
         if let Some(head) = stream.head.take() {
-            let end = stream.recv_end && stream.data.is_empty() && stream.trailers.is_none();
-            return Poll::Ready(Ok((*head, end)));
+            // A stream failed after its head (reset, cut short) also has
+            // `recv_end`: its body must report the error, not end empty.
+            let end = stream.recv_end
+                && stream.data.is_empty()
+                && stream.trailers.is_none()
+                && stream.error.is_none();
+            return Poll::Ready(Ok((head, end)));
         }
         if let Some(e) = &stream.error {
             return Poll::Ready(Err(e.clone()));

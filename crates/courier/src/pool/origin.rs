@@ -442,15 +442,14 @@ impl OriginPool {
     /// reports the close when the connection ends.
     fn track_http2(self: &Arc<Self>, id: u64, driver: Driver) {
         self.opened(true);
-        let metrics = Arc::clone(&self.shared.metrics);
-        let origin = Arc::downgrade(self);
+        let closed = Http2Closed {
+            metrics: Arc::clone(&self.shared.metrics),
+            origin: Arc::downgrade(self),
+            id,
+        };
         tokio::spawn(async move {
             driver.await;
-            metrics.connections_open.dec();
-            metrics.connections_open_http2.dec();
-            if let Some(origin) = origin.upgrade() {
-                origin.connection_closed(id);
-            }
+            drop(closed);
         });
     }
 
@@ -765,6 +764,24 @@ impl Drop for WaitSlot {
             Ok(Ok(Conn::Http1(conn))) => self.origin.put_back(conn),
             Ok(Ok(Conn::Http2(conn))) => self.origin.stream_done(conn.id),
             _ => {}
+        }
+    }
+}
+
+/// Counts an HTTP/2 connection as closed when its driver task ends, whether
+/// the driver returned or was dropped unfinished (its runtime shut down).
+struct Http2Closed {
+    metrics: Arc<crate::metrics::Metrics>,
+    origin: std::sync::Weak<OriginPool>,
+    id: u64,
+}
+
+impl Drop for Http2Closed {
+    fn drop(&mut self) {
+        self.metrics.connections_open.dec();
+        self.metrics.connections_open_http2.dec();
+        if let Some(origin) = self.origin.upgrade() {
+            origin.connection_closed(self.id);
         }
     }
 }
