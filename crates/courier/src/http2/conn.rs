@@ -82,6 +82,10 @@ pub(crate) struct State {
     pub(crate) failed: Option<StreamError>,
     /// The last stream id of a GOAWAY received.
     pub(crate) goaway: Option<u32>,
+    /// The first stream whose HEADERS are still in `out`, not yet handed to
+    /// the socket: if the connection fails now, it and later ones were never
+    /// sent, and may be sent again elsewhere.
+    pub(crate) unsent_from: Option<u32>,
     /// The pool dropped its handle: close once the last stream is done.
     pub(crate) handle_dropped: bool,
     pub(crate) signals: Arc<Signals>,
@@ -127,6 +131,7 @@ impl State {
             send_ready: VecDeque::new(),
             failed: None,
             goaway: None,
+            unsent_from: None,
             handle_dropped: false,
             signals,
         }
@@ -193,6 +198,7 @@ impl State {
         }
         let id = self.next_id;
         self.next_id += 2;
+        self.unsent_from.get_or_insert(id);
         if self.next_id > MAX_STREAM_ID {
             // Let the pool open a fresh connection for what comes next.
             self.signals.set_goaway();
@@ -394,9 +400,14 @@ impl State {
         // Before anyone is woken: a request failed here and sent again must
         // not be given this connection by the pool.
         self.signals.close();
+        let unsent_from = self.unsent_from.unwrap_or(u32::MAX);
         for (_, stream) in self.streams.iter_mut() {
             if stream.error.is_none() && !(stream.sent_end && stream.recv_end) {
-                stream.error = Some(error.clone());
+                stream.error = Some(if stream.id >= unsent_from {
+                    StreamError::NotOpened("the connection failed before the request was written")
+                } else {
+                    error.clone()
+                });
                 stream.sent_end = true;
                 stream.recv_end = true;
             }

@@ -301,6 +301,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Driver<S> {
         }
         if self.writing.is_empty() && !st.out.is_empty() {
             std::mem::swap(&mut self.writing, &mut st.out);
+            st.unsent_from = None;
         }
         self.backlog = st.out.len();
         drop(st);
@@ -498,5 +499,54 @@ mod tests {
             .expect("the preface was written but never flushed");
         drop(handle);
         task.abort();
+    }
+
+    #[tokio::test]
+    async fn a_request_not_yet_written_when_the_connection_fails_may_be_sent_again() {
+        use crate::http2::conn::{Head, Outgoing};
+        use tokio::io::AsyncWriteExt;
+
+        let (near, mut far) = tokio::io::duplex(64 * 1024);
+        let local = Local {
+            stream_window: frame::DEFAULT_WINDOW,
+            conn_window: frame::DEFAULT_WINDOW,
+            max_header_list: 16 * 1024,
+        };
+        let signals = Arc::new(Signals::new(100));
+        let (handle, driver) = handshake(near, local, None, 100, Arc::clone(&signals));
+        tokio::spawn(driver);
+        let mut settings = BytesMut::new();
+        frame::encode_settings(&mut settings, &[]);
+        far.write_all(&settings).await.unwrap();
+        assert!(signals.wait_for_settings().await);
+        // The server closes while a request is queued: on this one-thread
+        // runtime the driver runs only once the test waits, and it reads
+        // the end of the connection before it writes the request.
+        far.shutdown().await.unwrap();
+        drop(far);
+        let headers = http::HeaderMap::new();
+        let head = Head {
+            method: &http::Method::GET,
+            scheme: &http::uri::Scheme::HTTP,
+            authority: &http::uri::Authority::from_static("test.invalid"),
+            path: "/",
+            headers: &headers,
+            defaults: &headers,
+            content_length: None,
+        };
+        let mut body = Outgoing::Empty;
+        let (key, id) =
+            std::future::poll_fn(|cx| handle.shared.lock().poll_open(cx, &head, &mut body))
+                .await
+                .expect("opened");
+        let mut stream = crate::http2::stream::StreamRef::new(Arc::clone(&handle.shared), key, id);
+        let failed = tokio::time::timeout(
+            Duration::from_secs(5),
+            std::future::poll_fn(|cx| stream.poll_head(cx)),
+        )
+        .await
+        .expect("the stream fails")
+        .expect_err("no response on a closed connection");
+        assert!(failed.is_unprocessed(), "{failed}");
     }
 }
