@@ -4,7 +4,10 @@
 //! behaviour: padding and priority, CONTINUATION, trailers, 1xx responses,
 //! flow control both ways, PING, GOAWAY, RST_STREAM, malformed responses,
 //! header and frame size limits, the client's SETTINGS, stream ids and
-//! cancellation, and the request headers it sends.
+//! cancellation, the request headers it sends; and the cases a review of
+//! courier's own HTTP/2 found wrong: a stream that fails before its head is
+//! read, a reset that crosses END_STREAM, a connection whose task is dropped,
+//! an upload's end held behind another upload out of window.
 //!
 //! Each test's server is a script run on a task of its own; the test awaits
 //! that task at its end, so an assertion that fails in the server fails the
@@ -1249,4 +1252,204 @@ async fn request_headers_arrive_without_connection_specific_fields() {
             head.headers
         );
     }
+}
+
+// ---------------------------------------------------------------------------
+// A stream that failed before its request read the head.
+
+/// Answers one request with `answer(stream)` in a single write, then a
+/// second request normally; returns what the client made of the first.
+async fn answered_at_once(answer: fn(u32) -> Vec<u8>) -> Result<Bytes, courier::Error> {
+    let (url, server) = serve(move |listener| async move {
+        let mut peer = Peer::accept(&listener, &[]).await;
+        let s = peer.expect_request().await;
+        peer.send(&answer(s)).await;
+        let s = peer.expect_request().await;
+        peer.respond(s, b"next").await;
+        peer.drain().await;
+    })
+    .await;
+    let client = h2c().build().unwrap();
+    let first = within("the first request", fetch(&client, &url)).await;
+    assert_eq!(fetch(&client, &url).await.unwrap(), "next");
+    finish(client, server).await;
+    first
+}
+
+#[tokio::test]
+async fn a_body_shorter_than_its_content_length_fails_even_when_it_came_with_the_head() {
+    let result = answered_at_once(|s| {
+        let mut out = head_200(s, 10);
+        out.extend(frame(DATA, END_STREAM, s, b"short"));
+        out
+    })
+    .await;
+    let err = result.expect_err("a body cut short must fail, not read as empty");
+    assert_eq!(err.kind(), ErrorKind::Body, "{err}");
+}
+
+#[tokio::test]
+async fn a_stream_reset_right_after_its_head_fails_the_body() {
+    let result = answered_at_once(|s| {
+        let mut out = frame(HEADERS, END_HEADERS, s, &[STATUS_200]);
+        out.extend(frame(DATA, 0, s, b"partial"));
+        out.extend(rst_stream(s, INTERNAL_ERROR));
+        out
+    })
+    .await;
+    let err = result.expect_err("a reset body must fail, not read as empty");
+    assert_eq!(err.kind(), ErrorKind::Body, "{err}");
+}
+
+/// The server goes away right after a head: a body with no declared length
+/// must fail, not look complete and empty.
+#[tokio::test]
+async fn a_connection_closed_right_after_a_head_fails_the_body() {
+    let (url, server) = serve(|listener| async move {
+        let mut peer = Peer::accept(&listener, &[]).await;
+        let s = peer.expect_request().await;
+        peer.send(&frame(HEADERS, END_HEADERS, s, &[STATUS_200]))
+            .await;
+        within("the shutdown", peer.io.shutdown()).await.unwrap();
+        peer.drain().await;
+    })
+    .await;
+    let client = h2c().build().unwrap();
+    let result = within("the request", fetch(&client, &url)).await;
+    let err = result.expect_err("a body cut by the connection's end must fail");
+    assert_eq!(err.kind(), ErrorKind::Body, "{err}");
+    finish(client, server).await;
+}
+
+// ---------------------------------------------------------------------------
+// A connection whose driver is gone.
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// A client used from one runtime, then another (a shared client and a test
+/// runtime per test, say): the connection's task ended with the first
+/// runtime, and a request on the second must not wait on it forever.
+#[test]
+fn a_connection_whose_task_was_dropped_is_not_waited_on() {
+    let server_rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let (url, server) = server_rt.block_on(serve(|listener| async move {
+        let mut one = Peer::accept(&listener, &[]).await;
+        let s = one.expect_request().await;
+        one.respond(s, b"first").await;
+        let mut two = Peer::accept(&listener, &[]).await;
+        let s = two.expect_request().await;
+        two.respond(s, b"second").await;
+        two.drain().await;
+        one.drain().await;
+    }));
+    let client = h2c().build().unwrap();
+
+    let first = runtime();
+    assert_eq!(first.block_on(fetch(&client, &url)).unwrap(), "first");
+    // Drops the connection's driver task (and its socket) unfinished.
+    drop(first);
+
+    let second = runtime();
+    let body = second.block_on(async {
+        let body = within(
+            "a request after the first runtime ended",
+            fetch(&client, &url),
+        )
+        .await;
+        drop(client);
+        body
+    });
+    assert_eq!(body.unwrap(), "second");
+    // Closes the second connection too (the server drains until then).
+    drop(second);
+    server_rt
+        .block_on(within("the server script to end", server))
+        .expect("the server script failed");
+}
+
+// ---------------------------------------------------------------------------
+// RST_STREAM on a stream already closed both ways.
+
+/// The request was sent whole (END_STREAM) and the response came whole; a
+/// reset that crossed the client's END_STREAM (RFC 9113 §5.1, "closed")
+/// must leave the response alone, as h2 did.
+#[tokio::test]
+async fn a_reset_after_both_ends_closed_keeps_the_response() {
+    let (url, server) = serve(|listener| async move {
+        let mut peer = Peer::accept(&listener, &[]).await;
+        let s = peer.expect_request().await;
+        let mut out = head_200(s, 5);
+        out.extend(frame(DATA, END_STREAM, s, b"whole"));
+        out.extend(rst_stream(s, INTERNAL_ERROR));
+        peer.send(&out).await;
+        let s = peer.expect_request().await;
+        peer.respond(s, b"next").await;
+        peer.drain().await;
+    })
+    .await;
+    let client = h2c().build().unwrap();
+    let body = within("the response", async {
+        client.post(&url).body("upload").send().await?.bytes().await
+    })
+    .await;
+    assert_eq!(
+        body.expect("a complete response survives a late reset"),
+        "whole"
+    );
+    assert_eq!(fetch(&client, &url).await.unwrap(), "next");
+    assert_eq!(client.metrics().connections_established, 1);
+    finish(client, server).await;
+}
+
+// ---------------------------------------------------------------------------
+// The end of one upload is not held behind another upload's window.
+
+#[tokio::test]
+async fn an_upload_end_is_not_held_behind_another_upload_out_of_window() {
+    let (a_opened_tx, a_opened) = tokio::sync::oneshot::channel::<()>();
+    let (url, server) = serve(move |listener| async move {
+        let mut peer = Peer::accept(&listener, &[]).await;
+        let a = peer.expect_request().await;
+        let _ = a_opened_tx.send(());
+        // The server never grants window: upload A stops at 65,535 bytes,
+        // with the connection's window spent. Upload B is empty; its
+        // END_STREAM needs no window and must still arrive.
+        loop {
+            let f = peer.try_read().await.expect("B's END_STREAM");
+            if f.stream != a && f.has(END_STREAM) && (f.ty == DATA || f.ty == HEADERS) {
+                peer.respond(f.stream, b"b").await;
+                break;
+            }
+        }
+        peer.drain().await;
+    })
+    .await;
+    // Upload A never finishes; its timeout must not be what frees B.
+    let client = Client::builder()
+        .http2_prior_knowledge()
+        .timeout(LIMIT * 12)
+        .build()
+        .unwrap();
+    let upload_a = {
+        let client = client.clone();
+        let url = url.clone();
+        tokio::spawn(async move { client.post(&url).body(vec![b'a'; 100_000]).send().await })
+    };
+    within("upload A's stream", a_opened).await.unwrap();
+    let empty = courier::Body::wrap(http_body_util::Empty::<Bytes>::new());
+    let b = within("upload B", client.post(&url).body(empty).send())
+        .await
+        .expect("B is answered");
+    assert_eq!(b.bytes().await.unwrap(), "b");
+    upload_a.abort();
+    finish(client, server).await;
 }

@@ -8,6 +8,7 @@ use super::conn::State;
 use super::error::StreamError;
 use super::frame::{self, setting, Frame, Reason};
 use super::head::{Block, BlockDecoder, BlockError};
+use super::streams::Stream;
 
 /// A connection error: courier sends GOAWAY with `reason` and closes.
 #[derive(Debug, Clone, Copy)]
@@ -282,56 +283,16 @@ fn on_data(
         st.release_connection(flow_len as usize);
         return Ok(());
     };
-    if stream.error.is_some() || stream.recv_end {
-        let failed = stream.error.is_some();
-        st.release_connection(flow_len as usize);
-        if !failed {
-            st.reset(
-                key,
-                id,
-                Reason::STREAM_CLOSED,
-                StreamError::Malformed("DATA after END_STREAM"),
-                wakers,
-            );
-        }
-        return Ok(());
-    }
-    if flow > stream.recv_window {
-        st.release_connection(flow_len as usize);
-        st.reset(
-            key,
-            id,
-            Reason::FLOW_CONTROL_ERROR,
-            StreamError::Malformed("DATA past the stream window"),
-            wakers,
-        );
-        return Ok(());
-    }
-    stream.recv_window -= flow;
-    let fail = if !stream.head_received {
-        Some("DATA before the response head")
-    } else {
-        match stream.content_length.as_mut() {
-            Some(left) if (data.len() as u64) > *left => {
-                Some("body longer than its content-length")
+    match admit(stream, flow, data.len(), end_stream) {
+        Admit::Take => {}
+        refused => {
+            // The bytes still count against the connection's window.
+            st.release_connection(flow_len as usize);
+            if let Admit::Reset(reason, what) = refused {
+                st.reset(key, id, reason, StreamError::Malformed(what), wakers);
             }
-            Some(left) => {
-                *left -= data.len() as u64;
-                (end_stream && *left > 0).then_some("body shorter than its content-length")
-            }
-            None => None,
+            return Ok(());
         }
-    };
-    if let Some(what) = fail {
-        st.release_connection(flow_len as usize);
-        st.reset(
-            key,
-            id,
-            Reason::PROTOCOL_ERROR,
-            StreamError::Malformed(what),
-            wakers,
-        );
-        return Ok(());
     }
     if !data.is_empty() {
         stream.data.push(data);
@@ -347,6 +308,50 @@ fn on_data(
         st.deactivate(key, id);
     }
     Ok(())
+}
+
+/// What a stream does with a DATA frame.
+enum Admit {
+    Take,
+    /// The stream already failed: the frame is dropped.
+    Drop,
+    /// The frame breaks the stream's rules: the stream is reset.
+    Reset(Reason, &'static str),
+}
+
+/// Checks a DATA frame of `len` bytes (`flow` with padding) against the
+/// stream's state, window and Content-Length, and takes it off the last two.
+fn admit(stream: &mut Stream, flow: i64, len: usize, end_stream: bool) -> Admit {
+    if stream.error.is_some() {
+        return Admit::Drop;
+    }
+    if stream.recv_end {
+        return Admit::Reset(Reason::STREAM_CLOSED, "DATA after END_STREAM");
+    }
+    if flow > stream.recv_window {
+        return Admit::Reset(Reason::FLOW_CONTROL_ERROR, "DATA past the stream window");
+    }
+    stream.recv_window -= flow;
+    if !stream.head_received {
+        return Admit::Reset(Reason::PROTOCOL_ERROR, "DATA before the response head");
+    }
+    if let Some(left) = stream.content_length.as_mut() {
+        let len = len as u64;
+        if len > *left {
+            return Admit::Reset(
+                Reason::PROTOCOL_ERROR,
+                "body longer than its content-length",
+            );
+        }
+        *left -= len;
+        if end_stream && *left > 0 {
+            return Admit::Reset(
+                Reason::PROTOCOL_ERROR,
+                "body shorter than its content-length",
+            );
+        }
+    }
+    Admit::Take
 }
 
 fn on_reset(st: &mut State, id: u32, reason: Reason, wakers: &mut Vec<Waker>) {
