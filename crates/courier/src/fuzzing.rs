@@ -78,6 +78,17 @@ pub async fn http2_respond_with(data: &[u8], cuts: &[usize]) {
     let _ = tokio::time::timeout(std::time::Duration::from_secs(1), exchange).await;
 }
 
+/// Decodes `blocks` in turn as one connection's HPACK header blocks (the
+/// dynamic table carries from one to the next), each into a response head
+/// as the connection does. Returns how many decoded; must never panic.
+pub fn hpack_blocks(blocks: &[&[u8]]) -> usize {
+    let mut decoder = crate::http2::head::BlockDecoder::new(4096, 16 * 1024);
+    blocks
+        .iter()
+        .filter(|block| decoder.decode(block, false).is_ok())
+        .count()
+}
+
 /// Parses a URL and header as a request would, without sending it; returns
 /// whether the request would be accepted.
 pub fn build_request(url: &str, name: &str, value: &[u8]) -> bool {
