@@ -175,7 +175,12 @@ impl Reader {
         let trailers = st.streams.by_id(id).is_some_and(|(_, s)| s.head_received);
         // Decoded whatever becomes of the stream: HPACK must see every block.
         let decoded = self.blocks.decode(block, trailers);
-        let Some((key, stream)) = st.streams.by_id(id) else {
+        let open = st
+            .streams
+            .by_id(id)
+            .filter(|(_, s)| s.error.is_none() && !s.recv_end);
+        let Some((key, stream)) = open else {
+            // Gone, failed or ended: only a broken HPACK table matters.
             return match decoded {
                 Err(BlockError::Compression(what)) => {
                     Err(conn_error(Reason::COMPRESSION_ERROR, what))
@@ -183,14 +188,6 @@ impl Reader {
                 _ => Ok(()),
             };
         };
-        if stream.error.is_some() || stream.recv_end {
-            return match decoded {
-                Err(BlockError::Compression(what)) => {
-                    Err(conn_error(Reason::COMPRESSION_ERROR, what))
-                }
-                _ => Ok(()),
-            };
-        }
         let malformed = |st: &mut State, what, wakers: &mut Vec<Waker>| {
             st.reset(
                 key,

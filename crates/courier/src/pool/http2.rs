@@ -109,6 +109,9 @@ impl Http2Send {
             if let Err(e) = std::task::ready!(self.poll_open(cx, target)) {
                 return Poll::Ready(Err(self.failed(e)));
             }
+            // Opening registered this task for the response: nothing can
+            // have come yet that would not wake it.
+            return Poll::Pending;
         }
         let stream = self.stream.as_mut().expect("opened above");
         match std::task::ready!(stream.poll_head(cx)) {
