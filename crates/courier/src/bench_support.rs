@@ -1,15 +1,12 @@
 //! Hooks for the criterion micro-benchmarks in `benches/`: a client whose
-//! pool holds HTTP/1.1 connections over in-memory pipes to a minimal hyper
-//! server, so checkout/return and the request path can be timed without the
-//! kernel's TCP stack in the numbers. Not part of the public API.
+//! pool holds HTTP/1.1 connections over in-memory pipes to a minimal
+//! responder, so checkout/return and the request path can be timed without
+//! the kernel's TCP stack in the numbers; and the HTTP/2 header path. Not
+//! part of the public API.
 
-use std::convert::Infallible;
-
-use bytes::Bytes;
+use bytes::BytesMut;
 use http::Uri;
-use http_body_util::Full;
-use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
+use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
 
 use crate::{Client, Error, Response};
 
@@ -23,22 +20,15 @@ pub struct InMemory {
 }
 
 impl InMemory {
-    /// Starts `connections` pipe-backed connections, each served by a hyper
-    /// server task answering every request with 200 and `body`.
+    /// Starts `connections` pipe-backed connections, each answering every
+    /// request with 200 and `body`.
     pub async fn new(connections: usize, body: &'static [u8]) -> Result<InMemory, Error> {
         let client = Client::new();
         let uri = Uri::from_static("http://bench.invalid/");
         let origin = client.pool().origin(&uri)?;
         for _ in 0..connections {
             let (near, far) = tokio::io::duplex(64 * 1024);
-            tokio::spawn(async move {
-                let service = service_fn(move |_req| async move {
-                    Ok::<_, Infallible>(http::Response::new(Full::new(Bytes::from_static(body))))
-                });
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(far), service)
-                    .await;
-            });
+            tokio::spawn(respond(far, body));
             origin.adopt_http1(near);
         }
         Ok(InMemory { client, uri })
@@ -59,6 +49,27 @@ impl InMemory {
     /// The client, for metrics.
     pub fn client(&self) -> &Client {
         &self.client
+    }
+}
+
+/// Answers each bodiless request head read from `io` with 200 and `body`:
+/// as little server as a request needs, so the numbers are the client's.
+async fn respond(mut io: DuplexStream, body: &'static [u8]) {
+    let mut answer =
+        format!("HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n", body.len()).into_bytes();
+    answer.extend_from_slice(body);
+    let mut buf = BytesMut::with_capacity(8 * 1024);
+    loop {
+        while let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            let _ = buf.split_to(end + 4);
+            if io.write_all(&answer).await.is_err() {
+                return;
+            }
+        }
+        match io.read_buf(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
+        }
     }
 }
 
