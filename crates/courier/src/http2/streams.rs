@@ -267,6 +267,13 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_stream_slot_stays_small() {
+        // Every stream in flight costs one; a million long polls, a million.
+        let size = std::mem::size_of::<Slot>();
+        assert!(size <= 256, "a stream slot is {size} B");
+    }
+
+    #[test]
     fn chunks_come_out_in_order() {
         let mut chunks = Chunks::default();
         assert!(chunks.is_empty());
