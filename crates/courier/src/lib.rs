@@ -30,7 +30,8 @@
 //! The request path: [`RequestBuilder::send`] → `pool` checkout (idle
 //! connection, or a place in the queue while the pool connects) → HTTP/1.1:
 //! courier's own connection (`h1`), written and read by the request's task;
-//! HTTP/2: a stream opened on an `h2` connection by the request's task →
+//! HTTP/2: a stream opened on courier's own connection (`http2`) by the
+//! request's task →
 //! [`Response`] whose body holds the
 //! connection's lease → the lease goes back to the pool at the end of the
 //! body, or after a background drain when the response is dropped early.

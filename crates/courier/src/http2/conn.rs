@@ -376,12 +376,9 @@ impl State {
             StreamError::Reset(Reason::CANCEL),
             &mut wakers,
         );
-        self.deactivate(key, id);
-        if let Some(stream) = self.streams.remove(key) {
-            if stream.active {
-                self.active -= 1;
-            }
-        }
+        // The reset closed it, which took it off the server's count.
+        let removed = self.streams.remove(key);
+        debug_assert!(removed.is_some_and(|s| !s.active));
         if self.streams.is_empty() && (self.handle_dropped || self.goaway.is_some()) {
             // Nothing left for the connection to do: let the driver close it.
             self.wake_driver();
@@ -411,9 +408,7 @@ impl State {
                 stream.sent_end = true;
                 stream.recv_end = true;
             }
-            if stream.active {
-                stream.active = false;
-            }
+            stream.active = false;
             stream.wake(wakers);
         }
         self.active = 0;

@@ -70,6 +70,8 @@ pub(crate) struct Driver<S> {
     unflushed: bool,
     /// Bytes queued behind `writing` when last looked.
     backlog: usize,
+    /// No stream was open when last looked (no lock taken just to ask).
+    idle: bool,
     wakers: Vec<Waker>,
     keep_alive: Option<KeepAlive>,
     /// See [`Driver::poll`].
@@ -126,6 +128,7 @@ pub(crate) fn handshake<S>(
         writing: BytesMut::new(),
         unflushed: false,
         backlog: 0,
+        idle: true,
         wakers: Vec::new(),
         keep_alive: keep_alive.map(|config| KeepAlive {
             config,
@@ -177,10 +180,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Driver<S> {
                         return Poll::Ready(());
                     }
                     Poll::Pending => {
-                        if self.rbuf.is_empty()
-                            && self.rbuf.capacity() > 0
-                            && self.shared.lock().active == 0
-                        {
+                        if self.rbuf.is_empty() && self.rbuf.capacity() > 0 && self.idle {
                             // No response due: hold no read buffer while idle.
                             self.rbuf = BytesMut::new();
                         }
@@ -304,6 +304,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Driver<S> {
             st.unsent_from = None;
         }
         self.backlog = st.out.len();
+        self.idle = st.active == 0;
         drop(st);
         for w in self.wakers.drain(..) {
             w.wake();

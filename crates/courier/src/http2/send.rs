@@ -22,7 +22,7 @@ const HIGH_WATER: usize = 64 * 1024;
 impl State {
     /// Frames queued body bytes, as far as the windows allow.
     pub(crate) fn fill_data(&mut self, wakers: &mut Vec<Waker>) {
-        let max_frame = self.peer.max_frame as usize;
+        let max_frame = self.peer.max_frame;
         // One pass over the streams waiting now: a stream blocked on the
         // connection's window goes to the back, so the END_STREAM or trailers
         // of another (which need no window) are not held behind it.
@@ -49,7 +49,7 @@ impl State {
                     if up.end {
                         match up.trailers.take() {
                             Some(trailers) => {
-                                encode::trailers(encoder, out, id, &trailers, max_frame as u32)
+                                encode::trailers(encoder, out, id, &trailers, max_frame)
                             }
                             None => frame::encode_data(out, id, &[], true),
                         }
@@ -58,7 +58,7 @@ impl State {
                     break;
                 };
                 let room = (*send_window).min(stream.send_window).max(0) as usize;
-                let n = chunk.len().min(max_frame).min(room);
+                let n = chunk.len().min(max_frame as usize).min(room);
                 if n == 0 {
                     conn_blocked = *send_window <= 0;
                     break;

@@ -23,7 +23,8 @@ use crate::error::Error;
 /// an HTTP/1.1 lease without releasing it closes the connection: that is the
 /// safe default for any path that does not know the response was read to its
 /// end (errors, timeouts, cancelled futures). Dropping an HTTP/2 lease frees
-/// the stream slot; h2 resets the stream if it was still open.
+/// the pool's count of streams on the connection; the stream itself is reset
+/// (if still open) when its handle, in the send future or the body, is dropped.
 ///
 /// An HTTP/1.1 response body is read through the lease, which holds the
 /// connection ([`Lease::poll_http1_body`]).
