@@ -1,0 +1,1 @@
+//! Issue 14, defect 2 (filled in below).
