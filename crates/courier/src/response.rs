@@ -202,6 +202,10 @@ impl Source {
 
 /// A response body: streams from the connection, returns the connection to the
 /// pool at its end, and drains itself in the background if dropped early.
+///
+/// Its [`size_hint`](http_body::Body::size_hint) is the server's
+/// Content-Length (what is left of it), as hyper reports it: a claim the
+/// body fails if it does not keep, not a size to allocate up front.
 pub struct ResponseBody {
     source: Option<Source>,
     lease: Option<Lease>,
