@@ -78,6 +78,11 @@ where
         deadline: Option<Instant>,
         send: S,
     ) -> Either<Self, std::future::Ready<Result<Response, Error>>> {
+        // Refused before a connection is even checked out: nothing of a
+        // request whose framing disagrees with its body may reach the wire.
+        if let Err(e) = crate::validate::request(&request) {
+            return Either::Right(std::future::ready(Err(e)));
+        }
         let origin = match inner.pool.origin(request.uri()) {
             Ok(origin) => origin,
             Err(e) => return Either::Right(std::future::ready(Err(e))),

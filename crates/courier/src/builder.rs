@@ -289,6 +289,12 @@ impl ClientBuilder {
                 "max_connections_per_host must be at least 1",
             ));
         }
+        if crate::validate::header_values(&self.config.default_headers).is_err() {
+            return Err(Error::msg(
+                ErrorKind::Config,
+                "a default header value holds a control character (CR, LF, NUL...)",
+            ));
+        }
         if self.config.connect_timeout.is_zero() {
             return Err(Error::msg(
                 ErrorKind::Config,

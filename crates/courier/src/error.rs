@@ -166,6 +166,7 @@ impl Error {
         use crate::http2::error::StreamError;
         let kind = match &err {
             StreamError::HeadersTooLarge => ErrorKind::HeadersTooLarge,
+            StreamError::InvalidRequest(_) => ErrorKind::InvalidRequest,
             e if e.is_connection_lost() || matches!(e, StreamError::NotOpened(_)) => {
                 ErrorKind::ConnectionClosed
             }

@@ -69,6 +69,7 @@ mod request;
 mod response;
 mod send;
 mod service;
+mod validate;
 
 pub use body::Body;
 pub use builder::ClientBuilder;

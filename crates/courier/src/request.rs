@@ -96,6 +96,35 @@ impl RequestBuilder {
     /// Adds a header. Names and values are validated (a value with CR or LF
     /// is rejected), and an invalid one fails the request with
     /// [`ErrorKind::InvalidRequest`].
+    ///
+    /// Framing headers are courier's to set, from the body; one set here must
+    /// agree with the body, or `send` fails with
+    /// [`ErrorKind::InvalidRequest`] before a byte is written:
+    ///
+    /// - `Content-Length`: one value, digits only, equal to the length of a
+    ///   buffered body (or a stream of known size); a stream of unknown size
+    ///   is held to it as it is sent (too few or too many bytes fail the
+    ///   request, and the connection is not reused);
+    /// - `Transfer-Encoding`: only `chunked`, alone, without
+    ///   `Content-Length` (over HTTP/2 it is left out: DATA frames frame the body);
+    /// - `Host`: at most one; over HTTP/2 it is not sent (`:authority` comes
+    ///   from the URL);
+    /// - no control character but tab in any value (which `http`'s unchecked
+    ///   constructors would let through).
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), courier::Error> {
+    /// let client = courier::Client::new();
+    /// let err = client
+    ///     .post("http://127.0.0.1:8080/echo")
+    ///     .header("content-length", "2")
+    ///     .body(vec![b'u'; 40])
+    ///     .send()
+    ///     .await
+    ///     .unwrap_err();
+    /// assert_eq!(err.kind(), courier::ErrorKind::InvalidRequest);
+    /// # Ok(()) }
+    /// ```
     pub fn header<K, V>(mut self, name: K, value: V) -> Self
     where
         HeaderName: TryFrom<K>,

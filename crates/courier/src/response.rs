@@ -202,6 +202,10 @@ impl Source {
 
 /// A response body: streams from the connection, returns the connection to the
 /// pool at its end, and drains itself in the background if dropped early.
+///
+/// Its [`size_hint`](http_body::Body::size_hint) is the server's
+/// Content-Length (what is left of it), as hyper reports it: a claim the
+/// body fails if it does not keep, not a size to allocate up front.
 pub struct ResponseBody {
     source: Option<Source>,
     lease: Option<Lease>,
@@ -286,17 +290,25 @@ impl ResponseBody {
         if self.remaining.is_some_and(|len| len > limit) {
             return Err(too_large());
         }
-        // One chunk is returned as is; more are copied into one buffer sized
-        // from Content-Length when the server gave one.
+        // One chunk is returned as is; more are copied into one buffer. Its
+        // first size trusts Content-Length only up to PREALLOC_MAX: the
+        // length is the server's claim, and a buffer must not be sized by a
+        // claim (10^12 aborted the process), only by bytes that arrived.
         let Some(first) = self.chunk().await? else {
             return Ok(Bytes::new());
         };
+        if first.len() as u64 > limit {
+            return Err(too_large());
+        }
         let Some(second) = self.chunk().await? else {
             return Ok(first);
         };
-        let hint = self.remaining.unwrap_or(0).min(limit) as usize;
+        let hint = self.remaining.unwrap_or(0).min(limit).min(PREALLOC_MAX) as usize;
         let mut buf = BytesMut::with_capacity(first.len() + second.len() + hint);
         buf.extend_from_slice(&first);
+        if (buf.len() + second.len()) as u64 > limit {
+            return Err(too_large());
+        }
         buf.extend_from_slice(&second);
         while let Some(chunk) = self.chunk().await? {
             if (buf.len() + chunk.len()) as u64 > limit {
@@ -304,12 +316,14 @@ impl ResponseBody {
             }
             buf.extend_from_slice(&chunk);
         }
-        if buf.len() as u64 > limit {
-            return Err(too_large());
-        }
         Ok(buf.freeze())
     }
 }
+
+/// The most `bytes()` reserves ahead of the bytes that arrived, on the
+/// strength of a declared Content-Length; past it the buffer grows by
+/// doubling as the body comes.
+const PREALLOC_MAX: u64 = 256 * 1024;
 
 fn too_large() -> Error {
     Error::msg(

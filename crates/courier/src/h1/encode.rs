@@ -6,7 +6,7 @@ use http::header::{CONTENT_LENGTH, HOST, TRANSFER_ENCODING};
 use http::{HeaderMap, HeaderValue, Request};
 
 use crate::body::Body;
-use crate::error::{Error, ErrorKind};
+use crate::error::Error;
 
 /// How the request body goes on the wire.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -76,13 +76,10 @@ fn framing(req: &Request<Body>) -> Result<BodyFraming, Error> {
     if headers.contains_key(TRANSFER_ENCODING) {
         return Ok(BodyFraming::Chunked);
     }
-    if let Some(value) = headers.get(CONTENT_LENGTH) {
-        return value
-            .to_str()
-            .ok()
-            .and_then(|v| v.trim().parse().ok())
-            .map(BodyFraming::Length)
-            .ok_or_else(|| Error::msg(ErrorKind::InvalidRequest, "invalid Content-Length header"));
+    // Parsed as the request's validation did (one value, digits only), so
+    // what frames the body is what was checked against it.
+    if let Some(n) = crate::validate::content_length(headers)? {
+        return Ok(BodyFraming::Length(n));
     }
     Ok(req
         .body()
@@ -93,6 +90,7 @@ fn framing(req: &Request<Body>) -> Result<BodyFraming, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::ErrorKind;
 
     fn encode(req: Request<Body>) -> (String, BodyFraming) {
         let mut out = Vec::new();

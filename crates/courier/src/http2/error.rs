@@ -29,6 +29,10 @@ pub(crate) enum StreamError {
     /// The connection was closed (by the server, or for keep-alive PINGs
     /// left unanswered) before the stream finished.
     Closed(&'static str),
+    /// The request body broke its own framing (more or fewer bytes than its
+    /// Content-Length, trailers that cannot go on the wire); courier reset
+    /// the stream.
+    InvalidRequest(&'static str),
     /// The stream was never opened: the connection had stopped taking
     /// streams (closed, GOAWAY, stream ids used up). Nothing was sent.
     NotOpened(&'static str),
@@ -76,6 +80,7 @@ impl fmt::Display for StreamError {
             StreamError::Io(e) => write!(f, "HTTP/2 connection failed: {e}"),
             StreamError::Closed(why) => write!(f, "HTTP/2 connection closed: {why}"),
             StreamError::NotOpened(why) => write!(f, "HTTP/2 stream not opened: {why}"),
+            StreamError::InvalidRequest(what) => write!(f, "invalid request: {what}"),
         }
     }
 }

@@ -3,7 +3,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, MutexGuard};
 use std::task::{Context, Poll, Waker};
 
 use http_body::Body as _;
@@ -96,22 +96,40 @@ impl State {
 ///
 /// It holds no handle on the stream: when the request is given up, the
 /// stream is reset and freed, which wakes the pipe, which then stops.
+///
+/// A body sent under a Content-Length (the caller's, or its own exact size)
+/// is held to it: a byte too many, or an end too soon, resets the stream
+/// instead of sending a request the server would read differently.
 pub(crate) struct Pipe {
     shared: Arc<Shared>,
     key: Key,
     id: u32,
     body: Body,
+    length: Option<u64>,
+    sent: u64,
 }
 
 impl Pipe {
-    pub(crate) fn spawn(shared: Arc<Shared>, key: Key, id: u32, body: Body) {
+    pub(crate) fn spawn(shared: Arc<Shared>, key: Key, id: u32, body: Body, length: Option<u64>) {
         tokio::spawn(Pipe {
             shared,
             key,
             id,
             body,
+            length,
+            sent: 0,
         });
     }
+}
+
+/// Resets the stream: its body failed (`error`) or broke its framing. The
+/// lock is let go before anyone is woken.
+fn fail(mut st: MutexGuard<'_, State>, key: Key, id: u32, error: StreamError) -> Poll<()> {
+    let mut wakers = Vec::new();
+    st.reset(key, id, Reason::CANCEL, error, &mut wakers);
+    drop(st);
+    wakers.into_iter().for_each(Waker::wake);
+    Poll::Ready(())
 }
 
 impl Future for Pipe {
@@ -150,30 +168,37 @@ impl Future for Pipe {
                 None => up.end = true,
                 Some(Ok(frame)) => match frame.into_data() {
                     Ok(data) => {
+                        this.sent += data.len() as u64;
+                        if this.length.is_some_and(|n| this.sent > n) {
+                            let what = "request body longer than its Content-Length";
+                            return fail(st, key, id, StreamError::InvalidRequest(what));
+                        }
                         if !data.is_empty() {
                             up.queued_len += data.len();
                             up.queued.push_back(data);
                         }
                     }
                     Err(frame) => {
-                        up.trailers = frame.into_trailers().ok();
+                        let trailers = frame.into_trailers().ok();
+                        if !trailers
+                            .as_ref()
+                            .is_none_or(crate::validate::is_wire_safe_map)
+                        {
+                            let what = "a trailer value holds a control character";
+                            return fail(st, key, id, StreamError::InvalidRequest(what));
+                        }
+                        up.trailers = trailers;
                         up.end = true;
                     }
                 },
                 Some(Err(e)) => {
                     tracing::debug!(error = %e, "request body failed; resetting the stream");
-                    let mut wakers = Vec::new();
-                    st.reset(
-                        key,
-                        id,
-                        Reason::CANCEL,
-                        StreamError::Closed("the request body failed"),
-                        &mut wakers,
-                    );
-                    drop(st);
-                    wakers.into_iter().for_each(Waker::wake);
-                    return Poll::Ready(());
+                    return fail(st, key, id, StreamError::Closed("the request body failed"));
                 }
+            }
+            if up.end && this.length.is_some_and(|n| this.sent != n) {
+                let what = "request body shorter than its Content-Length";
+                return fail(st, key, id, StreamError::InvalidRequest(what));
             }
             let end = up.end;
             st.mark_ready(key, id);

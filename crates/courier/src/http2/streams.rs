@@ -10,7 +10,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::task::Waker;
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use http::HeaderMap;
 
 use super::error::StreamError;
@@ -63,12 +63,58 @@ pub(crate) struct Stream {
 
 /// DATA received and not yet read. Most responses have one DATA frame
 /// unread at a time, held without an allocation.
+///
+/// Small frames are copied together: each frame held as it came would cost a
+/// queue entry (32 B) and pin the read buffer it was cut from, so a server
+/// sending its window in 1-byte frames would make the client hold some 40
+/// times the window. Copied, they cost what they carry.
 #[derive(Debug, Default)]
 pub(crate) enum Chunks {
     #[default]
     Empty,
     One(Bytes),
-    Many(VecDeque<Bytes>),
+    /// Boxed: the stream slot stays small for the common cases above.
+    Many(Box<Queue>),
+}
+
+/// Several pieces unread: whole frames, then `tail`, small frames copied
+/// together (the newest bytes).
+#[derive(Debug, Default)]
+pub(crate) struct Queue {
+    chunks: VecDeque<Bytes>,
+    tail: BytesMut,
+}
+
+/// A frame this small is copied into the tail rather than queued.
+const SMALL: usize = 1024;
+
+/// The tail is queued once it holds this much.
+const TAIL_MAX: usize = 16 * 1024;
+
+impl Queue {
+    fn push(&mut self, data: Bytes) {
+        if data.len() < SMALL {
+            self.tail.extend_from_slice(&data);
+            if self.tail.len() >= TAIL_MAX {
+                self.chunks.push_back(self.tail.split().freeze());
+            }
+            return;
+        }
+        if !self.tail.is_empty() {
+            self.chunks.push_back(self.tail.split().freeze());
+        }
+        self.chunks.push_back(data);
+    }
+
+    fn pop(&mut self) -> Option<Bytes> {
+        self.chunks
+            .pop_front()
+            .or_else(|| (!self.tail.is_empty()).then(|| self.tail.split().freeze()))
+    }
+
+    fn len(&self) -> usize {
+        self.chunks.iter().map(Bytes::len).sum::<usize>() + self.tail.len()
+    }
 }
 
 impl Chunks {
@@ -79,9 +125,12 @@ impl Chunks {
                 let Chunks::One(first) = std::mem::take(self) else {
                     unreachable!("matched above")
                 };
-                *self = Chunks::Many(VecDeque::from([first, data]));
+                let mut queue = Box::<Queue>::default();
+                queue.chunks.push_back(first);
+                queue.push(data);
+                *self = Chunks::Many(queue);
             }
-            Chunks::Many(queue) => queue.push_back(data),
+            Chunks::Many(queue) => queue.push(data),
         }
     }
 
@@ -92,7 +141,7 @@ impl Chunks {
                 Chunks::One(data) => Some(data),
                 _ => unreachable!("matched above"),
             },
-            Chunks::Many(queue) => queue.pop_front(),
+            Chunks::Many(queue) => queue.pop(),
         }
     }
 
@@ -100,7 +149,7 @@ impl Chunks {
         match self {
             Chunks::Empty => true,
             Chunks::One(_) => false,
-            Chunks::Many(queue) => queue.is_empty(),
+            Chunks::Many(queue) => queue.chunks.is_empty() && queue.tail.is_empty(),
         }
     }
 
@@ -109,7 +158,17 @@ impl Chunks {
         match std::mem::take(self) {
             Chunks::Empty => 0,
             Chunks::One(data) => data.len(),
-            Chunks::Many(queue) => queue.iter().map(Bytes::len).sum(),
+            Chunks::Many(queue) => queue.len(),
+        }
+    }
+
+    /// Pieces held (whole frames, and the copied tail as one).
+    #[cfg(test)]
+    fn pieces(&self) -> usize {
+        match self {
+            Chunks::Empty => 0,
+            Chunks::One(_) => 1,
+            Chunks::Many(queue) => queue.chunks.len() + usize::from(!queue.tail.is_empty()),
         }
     }
 }
@@ -287,6 +346,30 @@ mod tests {
         assert_eq!(chunks.pop(), None);
         chunks.push(Bytes::from_static(b"g"));
         assert_eq!(chunks.pop().as_deref(), Some(&b"g"[..]));
+        assert!(chunks.is_empty());
+    }
+
+    #[test]
+    fn small_frames_are_copied_together_in_order() {
+        // A window's worth of 1-byte frames cut from one read buffer, as
+        // the driver cuts them: held as they came, each would be a queue
+        // entry pinning the buffer.
+        let wire = Bytes::from((0..100_000u32).map(|i| i as u8).collect::<Vec<u8>>());
+        let mut chunks = Chunks::default();
+        for i in 0..wire.len() {
+            chunks.push(wire.slice(i..i + 1));
+        }
+        chunks.push(wire.slice(..SMALL)); // a large one between small ones
+        chunks.push(wire.slice(..1));
+        let pieces = chunks.pieces();
+        assert!(pieces <= 100_000 / TAIL_MAX + 4, "{pieces} pieces held");
+        let mut out = Vec::new();
+        while let Some(piece) = chunks.pop() {
+            out.extend_from_slice(&piece);
+        }
+        assert_eq!(&out[..wire.len()], &wire[..]);
+        assert_eq!(&out[wire.len()..wire.len() + SMALL], &wire[..SMALL]);
+        assert_eq!(&out[wire.len() + SMALL..], &wire[..1]);
         assert!(chunks.is_empty());
     }
 

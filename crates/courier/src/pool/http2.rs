@@ -138,6 +138,12 @@ impl Http2Send {
             .len()
             .filter(|&len| len != 0 || expects_body(request.method()));
         let streamed = body.as_buffered().is_none();
+        // What the stream is held to: the caller's Content-Length (checked
+        // already: well formed, and equal to any length the body knows).
+        let declared = crate::validate::content_length(request.headers())
+            .ok()
+            .flatten()
+            .or(body.len());
         let mut outgoing = match body.as_buffered() {
             Some([]) => Outgoing::Empty,
             Some(_) => Outgoing::Buffered(
@@ -162,7 +168,7 @@ impl Http2Send {
         if streamed {
             // A streamed body cannot be sent twice: it goes to its pipe.
             let body = std::mem::take(self.request.take().expect("checked").body_mut());
-            Pipe::spawn(Arc::clone(&self.shared), key, id, body);
+            Pipe::spawn(Arc::clone(&self.shared), key, id, body, declared);
         }
         Poll::Ready(Ok(()))
     }

@@ -1,0 +1,46 @@
+//! Hostile servers (issue 14): what a server declares or sends must not crash,
+//! exhaust or desynchronise the client, and what a caller sets must not put
+//! a second request on the wire.
+//!
+//! - [`body_size`]: a declared Content-Length sizes no buffer (HTTP/1.1, HTTP/2);
+//! - [`request_framing`]: a caller's framing headers must agree with the body,
+//!   and no CR, LF or NUL reaches the wire (HTTP/1.1, HTTP/2);
+//! - [`settings`]: RFC 9113 §6.5's rules for SETTINGS frames.
+//!
+//! The servers are scripts on loopback ([`h1_wire`]: requests parsed and
+//! logged byte for byte; [`h2_wire`]: frames read and written by hand). Every
+//! wait is bounded by [`LIMIT`]; every test ends with the same client serving
+//! a good request.
+
+#[path = "hostile/body_size.rs"]
+mod body_size;
+#[path = "hostile/h1_wire.rs"]
+mod h1_wire;
+#[path = "hostile/h2_wire.rs"]
+mod h2_wire;
+#[path = "hostile/request_framing.rs"]
+mod request_framing;
+#[path = "hostile/settings.rs"]
+mod settings;
+
+use std::future::Future;
+use std::time::Duration;
+
+/// The bound on every wait.
+pub const LIMIT: Duration = Duration::from_secs(5);
+
+/// Awaits `f`, failing the test if it takes longer than [`LIMIT`].
+pub async fn within<F: Future>(what: &str, f: F) -> F::Output {
+    match tokio::time::timeout(LIMIT, f).await {
+        Ok(out) => out,
+        Err(_) => panic!("timed out waiting for {what}"),
+    }
+}
+
+/// This process's resident set size in bytes (Linux), to show that a peer
+/// cannot drive the client's memory.
+pub fn rss() -> Option<u64> {
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
+    Some(pages * 4096)
+}
