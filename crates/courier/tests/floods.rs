@@ -755,3 +755,99 @@ async fn large_103_heads_are_bounded_in_bytes() {
     drop(client);
     within("the server script", server).await.unwrap();
 }
+
+// ---------------------------------------------------------------------------
+// CPU, measured (Linux; ignored: 13 s). Run with
+// `cargo test -p courier --test floods -- --ignored --nocapture`.
+
+/// The calling thread's user + system CPU time, from /proc (clock ticks,
+/// taken as the usual 100 Hz).
+#[cfg(target_os = "linux")]
+fn thread_cpu() -> Duration {
+    let stat = std::fs::read_to_string("/proc/thread-self/stat").unwrap();
+    // Fields after the command name, which is in parentheses.
+    let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
+    let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+    Duration::from_millis(ticks * 10)
+}
+
+/// A pooled connection flooded for 3 s at full speed with `glitch` by a
+/// server on a thread of its own: the CPU the client's thread spends, and
+/// the frames the server wrote.
+#[cfg(target_os = "linux")]
+fn cpu_of_a_flood(glitch: Vec<u8>) -> (Duration, u64) {
+    use std::io::{Read, Write};
+
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    let (answered_tx, answered_rx) = std::sync::mpsc::channel();
+    let server = std::thread::spawn(move || {
+        let (mut io, _) = listener.accept().unwrap();
+        io.set_read_timeout(Some(LIMIT)).unwrap();
+        io.set_write_timeout(Some(Duration::from_millis(200)))
+            .unwrap();
+        let mut preface = [0u8; 24];
+        io.read_exact(&mut preface).unwrap();
+        io.write_all(&settings(&[])).unwrap();
+        loop {
+            let mut head = [0u8; 9];
+            io.read_exact(&mut head).unwrap();
+            let len = usize::from(head[0]) << 16 | usize::from(head[1]) << 8 | usize::from(head[2]);
+            io.read_exact(&mut vec![0; len]).unwrap();
+            if head[3] == HEADERS {
+                break;
+            }
+        }
+        let mut out = head_200(1);
+        out.extend(frame(DATA, END_STREAM, 1, b"ok"));
+        io.write_all(&out).unwrap();
+        // The client has read the response: the connection is in the pool.
+        answered_rx.recv_timeout(LIMIT).unwrap();
+        let batch = glitch.repeat(64 * 1024 / glitch.len());
+        let start = std::time::Instant::now();
+        let mut frames = 0;
+        while start.elapsed() < Duration::from_secs(3) {
+            match io.write(&batch) {
+                Ok(n) => frames += (n / glitch.len()) as u64,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {}
+                Err(_) => break,
+            }
+        }
+        frames
+    });
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let client = h2c().build().unwrap();
+        assert_eq!(fetch(&client, &url).await.unwrap(), "ok");
+        answered_tx.send(()).unwrap();
+        let before = thread_cpu();
+        // The client's runtime is this thread: it idles, or handles the flood.
+        tokio::time::sleep(Duration::from_millis(3200)).await;
+        let cpu = thread_cpu() - before;
+        let frames = tokio::task::spawn_blocking(move || server.join().unwrap())
+            .await
+            .unwrap();
+        (cpu, frames)
+    })
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+#[ignore = "measures CPU for 13 s"]
+fn a_flooded_pooled_connection_costs_the_client_no_cpu() {
+    for (what, glitch) in [
+        ("empty DATA on an ended stream", frame(DATA, 0, 1, &[])),
+        ("unknown frames", frame(UNKNOWN, 0, 0, &[])),
+        ("SETTINGS", settings(&[])),
+        ("PING", ping(false, *b"flooding")),
+    ] {
+        let (cpu, frames) = cpu_of_a_flood(glitch);
+        eprintln!("{what}: client thread CPU {cpu:?} in 3.2 s; the server wrote {frames} frames");
+        // Before the flood budget: 1.5-1.8 s (DATA, unknown), 430 ms (SETTINGS).
+        assert!(cpu < Duration::from_millis(300), "{what}: {cpu:?}");
+    }
+}
