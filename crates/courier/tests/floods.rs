@@ -688,6 +688,44 @@ async fn a_busy_healthy_connection_is_never_cut() {
     within("the server script", server).await.unwrap();
 }
 
+/// Responses dropped after their head, the server sending what it had
+/// queued (128 DATA frames) after it saw courier's RST_STREAM: frames for
+/// closed streams, but what a reset is bound to cross, 40 times over.
+#[tokio::test]
+async fn data_crossing_courier_s_resets_is_no_flood() {
+    const DROPPED: usize = 40;
+    let (url, server) = serve(|listener| async move {
+        let mut peer = Peer::accept(&listener).await;
+        for n in 0..DROPPED {
+            let s = peer.expect_request().await;
+            assert!(peer.send(&head_200(s)).await);
+            loop {
+                let f = peer.try_read().await.expect("the client closed");
+                if f.ty == RST_STREAM && f.stream == s {
+                    assert_eq!(f.u32_at(0), CANCEL);
+                    break;
+                }
+                assert_ne!(f.ty, GOAWAY, "the client sent GOAWAY at response {n}");
+            }
+            let chunk = frame(DATA, 0, s, &[b'x'; 1024]);
+            assert!(peer.send(&chunk.repeat(128)).await);
+        }
+        let s = peer.expect_request().await;
+        peer.respond(s, b"still here").await;
+        assert_eq!(peer.until_closed().await, Some(NO_ERROR));
+    })
+    .await;
+    let client = h2c().build().unwrap();
+    for _ in 0..DROPPED {
+        let res = client.get(&url).send().await.unwrap();
+        assert_eq!(res.status(), 200);
+        drop(res);
+    }
+    assert_eq!(fetch(&client, &url).await.unwrap(), "still here");
+    drop(client);
+    within("the server script", server).await.unwrap();
+}
+
 // ---------------------------------------------------------------------------
 // HTTP/1.1: endless interim (1xx) heads.
 

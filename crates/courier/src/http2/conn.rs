@@ -317,6 +317,7 @@ impl State {
             return;
         }
         let send_rst = !(stream.sent_end && stream.recv_end);
+        let window = stream.recv_window;
         stream.error = Some(error);
         stream.sent_end = true;
         stream.recv_end = true;
@@ -326,7 +327,7 @@ impl State {
             frame::encode_rst_stream(&mut self.out, id, reason);
             self.wake_driver();
             // What the server sent before it sees the reset is no flood.
-            self.flood.earn(flood::PER_RESET);
+            self.flood.earn(flood::after_reset(window));
         }
         self.release_connection(unread);
         self.deactivate(key, id);

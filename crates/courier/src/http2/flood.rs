@@ -13,7 +13,7 @@
 //! A token bucket, like nghttp2's glitch limiter (burst 1000, 33 per
 //! second): each glitch takes one credit, and credit comes back with time
 //! and — unlike nghttp2's — with useful work (a response head, a DATA frame
-//! with bytes, a stream courier reset whose frames may still be in flight),
+//! with bytes, a stream courier reset, whose window may still be in flight),
 //! so a busy connection that sees a few glitches per request never runs dry,
 //! and an idle one survives a PING every few seconds for ever. An absolute
 //! count (h2's style for resets) would cut a healthy connection that lives
@@ -31,9 +31,20 @@ const PER_SECOND: u32 = 33;
 /// about in the normal course (the server's WINDOW_UPDATEs for its body, a
 /// reset that crosses courier's END_STREAM, an empty DATA before the end).
 pub(crate) const PER_RESPONSE: u32 = 16;
+/// Frames a reset may cross besides DATA (HEADERS, trailers, WINDOW_UPDATE,
+/// RST_STREAM).
+const PER_RESET: u32 = 8;
+
 /// Credit a stream courier resets earns: the frames the server may have sent
-/// on it before it saw the reset, which arrive after courier forgot it.
-pub(crate) const PER_RESET: u32 = 64;
+/// on it before it saw the reset, which arrive after courier forgot it: its
+/// window's worth of DATA in frames of the default size, and a few more.
+pub(crate) fn after_reset(window: i64) -> u32 {
+    let frames = window.max(0) / i64::from(super::frame::DEFAULT_MAX_FRAME_SIZE);
+    u32::try_from(frames)
+        .unwrap_or(BURST)
+        .saturating_add(PER_RESET)
+        .min(BURST)
+}
 
 /// A frame that costs work and does nothing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -166,6 +177,14 @@ mod tests {
         tokio::time::advance(Duration::from_secs(3600)).await;
         let drained = drain(&mut budget);
         assert!((BURST..BURST + PER_SECOND).contains(&drained), "{drained}");
+    }
+
+    #[test]
+    fn a_reset_earns_its_window_in_full_frames() {
+        // courier's default stream window, 2 MiB: 128 frames of 16 KiB.
+        assert_eq!(after_reset(2 * 1024 * 1024), 128 + PER_RESET);
+        assert_eq!(after_reset(-100), PER_RESET);
+        assert_eq!(after_reset(i64::from(u32::MAX)), BURST);
     }
 
     #[tokio::test(start_paused = true)]
