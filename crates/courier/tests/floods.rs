@@ -585,6 +585,37 @@ async fn resets_of_an_ended_stream_end_the_pooled_connection() {
     .await;
 }
 
+/// A response read whole by the connection but not yet by its caller: its
+/// stream is still held, and RST_STREAM(NO_ERROR) on it does nothing after
+/// the first. The connection ends; the response, whole, still reads.
+#[tokio::test]
+async fn resets_of_a_finished_stream_still_held_end_the_connection() {
+    let (held_tx, held_rx) = oneshot::channel::<()>();
+    let (cut_tx, cut_rx) = oneshot::channel::<()>();
+    let (url, server) = serve(|listener| async move {
+        let mut peer = Peer::accept(&listener).await;
+        let s = peer.expect_request().await;
+        peer.respond(s, b"ok").await;
+        within("the client to hold the response", held_rx)
+            .await
+            .unwrap();
+        let cut = peer.flood(|| repeat(rst_stream(s, NO_ERROR))).await;
+        assert_cut("RST_STREAM(NO_ERROR) on a held stream", cut);
+        cut_tx.send(()).unwrap();
+        serve_fresh(&listener).await;
+    })
+    .await;
+    let client = h2c().build().unwrap();
+    let res = client.get(&url).send().await.unwrap();
+    held_tx.send(()).unwrap();
+    within("the flood to end", cut_rx).await.unwrap();
+    let fresh = fetch(&client, &url).await.unwrap();
+    assert_eq!(fresh, "fresh");
+    assert_eq!(res.bytes().await.unwrap(), "ok");
+    drop(client);
+    within("the server script", server).await.unwrap();
+}
+
 #[tokio::test]
 async fn window_updates_end_the_pooled_connection() {
     pooled("WINDOW_UPDATE", |s| {

@@ -422,8 +422,8 @@ fn admit(stream: &mut Stream, flow: i64, len: usize, end_stream: bool) -> Admit 
     Admit::Take
 }
 
-/// Applies a RST_STREAM; false if it was for a stream already gone or
-/// failed (it did nothing).
+/// Applies a RST_STREAM; false if it did nothing (its stream gone, failed,
+/// or already closed both ways).
 fn on_reset(st: &mut State, id: u32, reason: Reason, wakers: &mut Vec<Waker>) -> bool {
     let Some((key, stream)) = st.streams.by_id(id) else {
         return false;
@@ -436,13 +436,14 @@ fn on_reset(st: &mut State, id: u32, reason: Reason, wakers: &mut Vec<Waker>) ->
         // (NO_ERROR, RFC 9113 §8.1), or the stream was already closed both
         // ways and the reset only crossed our END_STREAM (§5.1): either way
         // the response stands. An upload still going stops (its pipe is woken
-        // to see that).
+        // to see that). Again, it does nothing.
+        let stops = !stream.sent_end;
         stream.sent_end = true;
         if let Some(w) = stream.upload.as_mut().and_then(|u| u.waker.take()) {
             wakers.push(w);
         }
         st.deactivate(key, id);
-        return true;
+        return stops;
     }
     // Already closed on courier's side too: nothing to send back.
     stream.sent_end = true;
