@@ -719,6 +719,46 @@ async fn a_busy_healthy_connection_is_never_cut() {
     within("the server script", server).await.unwrap();
 }
 
+/// A 20 MiB upload to a server that opened its windows wide and sends a
+/// connection WINDOW_UPDATE for every DATA frame it reads (1,280 of them, none
+/// needed to unblock anything): each gives back window courier used, which
+/// is no flood.
+#[tokio::test]
+async fn window_updates_that_give_back_what_an_upload_used_are_no_flood() {
+    const BODY: usize = 20 << 20;
+    let (url, server) = serve(|listener| async move {
+        let mut peer = Peer::accept(&listener).await;
+        let max = (1u32 << 31) - 1;
+        let mut out = settings(&[(0x4, max)]);
+        out.extend(window_update(0, max - 65_535));
+        assert!(peer.send(&out).await);
+        let s = peer.expect_request().await;
+        let mut received = 0;
+        loop {
+            let f = peer.try_read().await.expect("the client closed");
+            assert_ne!(f.ty, GOAWAY, "GOAWAY after {received} bytes");
+            if f.ty != DATA {
+                continue;
+            }
+            received += f.payload.len();
+            if f.has(END_STREAM) {
+                break;
+            }
+            assert!(peer.send(&window_update(0, f.payload.len() as u32)).await);
+        }
+        assert_eq!(received, BODY);
+        peer.respond(s, b"done").await;
+        assert_eq!(peer.until_closed().await, Some(NO_ERROR));
+    })
+    .await;
+    let client = h2c().build().unwrap();
+    let res = client.post(&url).body(vec![b'u'; BODY]).send().await;
+    let body = res.unwrap().bytes().await.unwrap();
+    assert_eq!(body, "done");
+    drop(client);
+    within("the server script", server).await.unwrap();
+}
+
 /// Responses dropped after their head, the server sending what it had
 /// queued (128 DATA frames) after it saw courier's RST_STREAM: frames for
 /// closed streams, but what a reset is bound to cross, 40 times over.

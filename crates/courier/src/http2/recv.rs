@@ -64,6 +64,10 @@ pub(crate) struct Reader {
     /// Nor be split in more CONTINUATION frames than this (the 2024
     /// CONTINUATION flood: tiny frames, each costing a pass).
     max_continuations: usize,
+    /// The most courier's connection send window has been: a connection
+    /// WINDOW_UPDATE below it gives back window DATA used, above it does
+    /// nothing.
+    send_window_high: i64,
     /// A PING ACK arrived since the driver last looked.
     pub(crate) pong: bool,
 }
@@ -76,6 +80,7 @@ impl Reader {
             pending: None,
             max_block,
             max_continuations: max_continuations(max_block),
+            send_window_high: i64::from(frame::DEFAULT_WINDOW),
             pong: false,
         }
     }
@@ -210,7 +215,10 @@ impl Reader {
                 Ok(())
             }
             Frame::WindowUpdate { stream, increment } => {
-                on_window_update(st, stream, increment, wakers)
+                let gives_back = st.send_window < self.send_window_high;
+                on_window_update(st, stream, increment, gives_back, wakers)?;
+                self.send_window_high = self.send_window_high.max(st.send_window);
+                Ok(())
             }
             Frame::Ignored => glitch(st, Glitch::Ignored),
         }
@@ -534,10 +542,13 @@ fn on_goaway(st: &mut State, last: u32, reason: Reason, data: &[u8], wakers: &mu
     st.wake_driver();
 }
 
+/// Applies a WINDOW_UPDATE. `gives_back`: courier's connection window is
+/// below the most it has been (DATA used it).
 fn on_window_update(
     st: &mut State,
     id: u32,
     increment: u32,
+    gives_back: bool,
     wakers: &mut Vec<Waker>,
 ) -> Result<(), ConnError> {
     let max = i64::from(frame::MAX_WINDOW);
@@ -550,8 +561,11 @@ fn on_window_update(
             ));
         }
         if st.send_ready.is_empty() {
-            // Nothing waits for it (servers send some as they read bodies).
-            return glitch(st, Glitch::WindowUpdate);
+            if !gives_back {
+                // Nothing used the window, nothing waits for more.
+                return glitch(st, Glitch::WindowUpdate);
+            }
+            return Ok(());
         }
         st.wake_driver();
         return Ok(());
