@@ -43,6 +43,8 @@ pub(crate) struct Connection {
     /// Neither side asked to close, and nothing went wrong.
     keep_alive: bool,
     max_head: usize,
+    /// The current response's 1xx heads, bounded.
+    interim: decode::Interim,
 }
 
 /// A request that failed, and what of it can be given back for a retry.
@@ -112,6 +114,7 @@ impl Connection {
             body: Decoder::Done,
             keep_alive: true,
             max_head: max_head.max(1),
+            interim: decode::Interim::default(),
         }
     }
 
@@ -414,8 +417,14 @@ impl Connection {
             if !self.read_buf.is_empty() {
                 *received = true;
                 match decode::parse(&mut self.read_buf, head_request, &mut self.arena) {
-                    Ok(Parsed::Final(head)) => return Poll::Ready(Ok(head)),
-                    Ok(Parsed::Informational) => continue,
+                    Ok(Parsed::Final(head)) => {
+                        self.interim = decode::Interim::default();
+                        return Poll::Ready(Ok(head));
+                    }
+                    Ok(Parsed::Informational(len)) => {
+                        self.interim.count(len, self.max_head)?;
+                        continue;
+                    }
                     Ok(Parsed::Partial) if self.read_buf.len() >= self.max_head => {
                         return Poll::Ready(Err(Error::msg(
                             ErrorKind::HeadersTooLarge,

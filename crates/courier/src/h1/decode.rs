@@ -11,6 +11,13 @@ use crate::error::{Error, ErrorKind};
 /// More header lines than this is a malformed (or hostile) response; hyper uses the same bound.
 const MAX_HEADERS: usize = 100;
 
+/// Interim (1xx) heads one response may have before its final head. A real
+/// server sends a few (100 Continue, 102 Processing, 103 Early Hints); each
+/// costs a parse, and a server that sends them in a loop would hold the
+/// request, and a core, for ever (the HTTP/2 side bounds them per stream
+/// alike).
+pub(crate) const MAX_INTERIM: u32 = 32;
+
 /// How the body after a head ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Framing {
@@ -40,8 +47,9 @@ pub(crate) struct Head {
 pub(crate) enum Parsed {
     /// Not a whole head yet: read more.
     Partial,
-    /// An interim 1xx response (consumed): the final one follows.
-    Informational,
+    /// An interim 1xx response of this many bytes (consumed): the final one
+    /// follows.
+    Informational(usize),
     Final(Head),
 }
 
@@ -79,7 +87,7 @@ pub(crate) fn parse(
             ));
         }
         buf.advance(len);
-        return Ok(Parsed::Informational);
+        return Ok(Parsed::Informational(len));
     }
     let version = if res.version == Some(0) {
         Version::HTTP_10
@@ -109,6 +117,35 @@ pub(crate) fn parse(
         framing,
         keep_alive,
     }))
+}
+
+/// The interim heads of one response so far: more than [`MAX_INTERIM`] of
+/// them, or more bytes than a head may have, fail the request.
+#[derive(Debug, Default)]
+pub(crate) struct Interim {
+    heads: u32,
+    bytes: usize,
+}
+
+impl Interim {
+    /// Counts one interim head of `len` bytes; `max_head` bounds their total.
+    pub(crate) fn count(&mut self, len: usize, max_head: usize) -> Result<(), Error> {
+        self.heads += 1;
+        self.bytes = self.bytes.saturating_add(len);
+        if self.heads > MAX_INTERIM {
+            return Err(Error::msg(
+                ErrorKind::Protocol,
+                "peer flooded interim (1xx) responses: more than 32 before the final one",
+            ));
+        }
+        if self.bytes > max_head {
+            return Err(Error::msg(
+                ErrorKind::HeadersTooLarge,
+                "interim (1xx) responses exceed max_response_headers_size together",
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// The body's framing, and whether the connection can outlive it.
@@ -278,7 +315,7 @@ mod tests {
         let mut buf = BytesMut::from("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n");
         assert!(matches!(
             parse(&mut buf, false, &mut BytesMut::new()),
-            Ok(Parsed::Informational)
+            Ok(Parsed::Informational(25))
         ));
         assert_eq!(&buf[..], b"HTTP/1.1 200 OK\r\n");
         for bad in [
@@ -295,6 +332,20 @@ mod tests {
         }
         let many: String = (0..101).map(|i| format!("x-{i}: v\r\n")).collect();
         let err = head(&format!("HTTP/1.1 200 OK\r\n{many}\r\n")).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::HeadersTooLarge);
+    }
+
+    #[test]
+    fn interim_heads_are_bounded_in_number_and_bytes() {
+        let mut interim = Interim::default();
+        for _ in 0..MAX_INTERIM {
+            interim.count(25, 64 * 1024).unwrap();
+        }
+        let err = interim.count(25, 64 * 1024).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Protocol);
+        let mut interim = Interim::default();
+        interim.count(600, 1000).unwrap();
+        let err = interim.count(600, 1000).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::HeadersTooLarge);
     }
 }

@@ -19,6 +19,7 @@ use http::{HeaderMap, Method};
 
 use super::encode;
 use super::error::StreamError;
+use super::flood::{self, Budget};
 use super::frame::{self, Reason};
 use super::hpack;
 use super::streams::{Key, Stream, Streams, Upload};
@@ -89,6 +90,8 @@ pub(crate) struct State {
     /// The pool dropped its handle: close once the last stream is done.
     pub(crate) handle_dropped: bool,
     pub(crate) signals: Arc<Signals>,
+    /// Frames the server may yet send that cost work and do nothing.
+    pub(crate) flood: Budget,
 }
 
 /// What a request needs to open its stream. Borrowed: the request stays with
@@ -134,6 +137,7 @@ impl State {
             unsent_from: None,
             handle_dropped: false,
             signals,
+            flood: Budget::new(),
         }
     }
 
@@ -313,6 +317,7 @@ impl State {
             return;
         }
         let send_rst = !(stream.sent_end && stream.recv_end);
+        let window = stream.recv_window;
         stream.error = Some(error);
         stream.sent_end = true;
         stream.recv_end = true;
@@ -321,6 +326,8 @@ impl State {
         if send_rst {
             frame::encode_rst_stream(&mut self.out, id, reason);
             self.wake_driver();
+            // What the server sent before it sees the reset is no flood.
+            self.flood.earn(flood::after_reset(window));
         }
         self.release_connection(unread);
         self.deactivate(key, id);

@@ -15,8 +15,9 @@ use tokio::time::{Instant, Sleep};
 
 use super::conn::{Local, Peer, Shared, State};
 use super::error::StreamError;
+use super::flood::Glitch;
 use super::frame::{self, setting, Head, Reason};
-use super::recv::{ConnError, Reader};
+use super::recv::{self, ConnError, Reader};
 use crate::pool::signals::Signals;
 
 /// Read buffer growth. Freed when no stream is open, so an idle connection
@@ -256,6 +257,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Driver<S> {
                 Ok(frame) => frame,
                 Err(e) => match e.stream {
                     Some(id) => {
+                        recv::glitch(&mut st, Glitch::Malformed).map_err(End::Conn)?;
                         if let Some((key, _)) = st.streams.by_id(id) {
                             st.reset(
                                 key,

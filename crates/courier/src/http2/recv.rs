@@ -6,6 +6,7 @@ use bytes::{Bytes, BytesMut};
 
 use super::conn::State;
 use super::error::StreamError;
+use super::flood::{self, Glitch};
 use super::frame::{self, setting, Frame, Reason};
 use super::head::{Block, BlockDecoder, BlockError};
 use super::streams::Stream;
@@ -25,11 +26,32 @@ fn protocol(what: &'static str) -> ConnError {
     conn_error(Reason::PROTOCOL_ERROR, what)
 }
 
+/// The server is flooding: courier ends the connection.
+fn flooded(what: &'static str) -> ConnError {
+    conn_error(Reason::ENHANCE_YOUR_CALM, what)
+}
+
+/// Spends the connection's flood budget on one `glitch` (see [`flood`]).
+pub(crate) fn glitch(st: &mut State, glitch: Glitch) -> Result<(), ConnError> {
+    st.flood.spend(glitch).map_err(flooded)
+}
+
+/// SETTINGS parameters one frame may carry; RFC 9113 defines 6 and a frame
+/// may hold 2730, each applied in turn (nghttp2's limit).
+const MAX_SETTINGS: usize = 32;
+
+/// Interim (1xx) heads one stream may receive: 100, 102 and 103 are a few,
+/// and the count ends a server that holds a request on them for ever while
+/// other streams' work pays its flood budget.
+const MAX_INFORMATIONAL: u8 = 32;
+
 /// A header block being assembled from HEADERS and CONTINUATION frames.
 struct Pending {
     stream: u32,
     end_stream: bool,
     block: BytesMut,
+    /// CONTINUATION frames so far.
+    continuations: usize,
 }
 
 /// The receiving half of the driver: header block assembly and HPACK.
@@ -39,16 +61,26 @@ pub(crate) struct Reader {
     /// A header block may not grow past this (HPACK must decode a block
     /// whole, so it is held whole).
     max_block: usize,
+    /// Nor be split in more CONTINUATION frames than this (the 2024
+    /// CONTINUATION flood: tiny frames, each costing a pass).
+    max_continuations: usize,
+    /// The most courier's connection send window has been: a connection
+    /// WINDOW_UPDATE below it gives back window DATA used, above it does
+    /// nothing.
+    send_window_high: i64,
     /// A PING ACK arrived since the driver last looked.
     pub(crate) pong: bool,
 }
 
 impl Reader {
     pub(crate) fn new(max_header_list: usize) -> Reader {
+        let max_block = max_header_list.saturating_mul(2).max(64 * 1024);
         Reader {
             blocks: BlockDecoder::new(super::hpack::DEFAULT_TABLE_SIZE, max_header_list),
             pending: None,
-            max_block: max_header_list.saturating_mul(2).max(64 * 1024),
+            max_block,
+            max_continuations: max_continuations(max_block),
+            send_window_high: i64::from(frame::DEFAULT_WINDOW),
             pong: false,
         }
     }
@@ -87,6 +119,7 @@ impl Reader {
                     stream,
                     end_stream,
                     block,
+                    continuations: 0,
                 });
                 Ok(())
             }
@@ -100,6 +133,13 @@ impl Reader {
                 };
                 if pending.stream != stream {
                     return Err(protocol("CONTINUATION on another stream"));
+                }
+                pending.continuations += 1;
+                if pending.continuations > self.max_continuations {
+                    return Err(flooded("peer flooded CONTINUATION frames"));
+                }
+                if fragment.is_empty() && !end_headers {
+                    glitch(st, Glitch::EmptyContinuation)?;
                 }
                 if pending.block.len() + fragment.len() > self.max_block {
                     if let Some((key, _)) = st.streams.by_id(stream) {
@@ -124,6 +164,7 @@ impl Reader {
                     stream,
                     end_stream,
                     block,
+                    ..
                 } = self.pending.take().expect("checked above");
                 self.on_block(st, stream, end_stream, &block, wakers)
             }
@@ -131,13 +172,24 @@ impl Reader {
                 if st.is_idle(stream) {
                     return Err(protocol("RST_STREAM on a stream courier did not open"));
                 }
-                on_reset(st, stream, reason, wakers);
+                if !on_reset(st, stream, reason, wakers) {
+                    glitch(st, Glitch::ClosedStream)?;
+                }
                 Ok(())
             }
-            Frame::Settings { ack: true, .. } => Ok(()),
-            Frame::Settings { settings, .. } => on_settings(st, settings.iter()),
+            // courier sends one SETTINGS: more ACKs are glitches.
+            Frame::Settings { ack: true, .. } => glitch(st, Glitch::Settings),
+            Frame::Settings { settings, .. } => {
+                glitch(st, Glitch::Settings)?;
+                if settings.iter().count() > MAX_SETTINGS {
+                    return Err(flooded("peer flooded SETTINGS parameters"));
+                }
+                on_settings(st, settings.iter())
+            }
             Frame::PushPromise { .. } => Err(protocol("PUSH_PROMISE, with push disabled")),
             Frame::Ping { ack: true, .. } => {
+                // One a keep-alive interval: time pays for them.
+                glitch(st, Glitch::Ping)?;
                 self.pong = true;
                 Ok(())
             }
@@ -145,6 +197,7 @@ impl Reader {
                 ack: false,
                 payload,
             } => {
+                glitch(st, Glitch::Ping)?;
                 frame::encode_ping(&mut st.out, true, payload);
                 st.wake_driver();
                 Ok(())
@@ -154,13 +207,20 @@ impl Reader {
                 reason,
                 debug,
             } => {
+                if st.goaway.is_some() {
+                    // A graceful shutdown sends two; more do nothing.
+                    glitch(st, Glitch::GoAway)?;
+                }
                 on_goaway(st, last_stream, reason, &debug, wakers);
                 Ok(())
             }
             Frame::WindowUpdate { stream, increment } => {
-                on_window_update(st, stream, increment, wakers)
+                let gives_back = st.send_window < self.send_window_high;
+                on_window_update(st, stream, increment, gives_back, wakers)?;
+                self.send_window_high = self.send_window_high.max(st.send_window);
+                Ok(())
             }
-            Frame::Ignored => Ok(()),
+            Frame::Ignored => glitch(st, Glitch::Ignored),
         }
     }
 
@@ -185,7 +245,7 @@ impl Reader {
                 Err(BlockError::Compression(what)) => {
                     Err(conn_error(Reason::COMPRESSION_ERROR, what))
                 }
-                _ => Ok(()),
+                _ => glitch(st, Glitch::ClosedStream),
             };
         };
         let malformed = |st: &mut State, what, wakers: &mut Vec<Waker>| {
@@ -214,7 +274,13 @@ impl Reader {
             Ok(Block::Informational) if end_stream => {
                 malformed(st, "END_STREAM on an informational response", wakers)
             }
-            Ok(Block::Informational) => Ok(()),
+            Ok(Block::Informational) => {
+                stream.informational = stream.informational.saturating_add(1);
+                if stream.informational > MAX_INFORMATIONAL {
+                    return Err(flooded(Glitch::Informational.what()));
+                }
+                glitch(st, Glitch::Informational)
+            }
             Ok(Block::Response(parts)) => {
                 let no_body = stream.head_request
                     || parts.status == http::StatusCode::NO_CONTENT
@@ -236,6 +302,7 @@ impl Reader {
                 stream.recv_end = end_stream;
                 stream.wake(wakers);
                 st.deactivate(key, id);
+                st.flood.earn(flood::PER_RESPONSE);
                 Ok(())
             }
             Ok(Block::Trailers(headers)) => {
@@ -278,20 +345,24 @@ fn on_data(
     let Some((key, stream)) = st.streams.by_id(id) else {
         // A stream courier already closed: the bytes still count.
         st.release_connection(flow_len as usize);
-        return Ok(());
+        return glitch(st, Glitch::ClosedStream);
     };
     match admit(stream, flow, data.len(), end_stream) {
         Admit::Take => {}
         refused => {
             // The bytes still count against the connection's window.
             st.release_connection(flow_len as usize);
-            if let Admit::Reset(reason, what) = refused {
-                st.reset(key, id, reason, StreamError::Malformed(what), wakers);
-            }
-            return Ok(());
+            return match refused {
+                Admit::Reset(reason, what) => {
+                    st.reset(key, id, reason, StreamError::Malformed(what), wakers);
+                    Ok(())
+                }
+                _ => glitch(st, Glitch::ClosedStream),
+            };
         }
     }
-    if !data.is_empty() {
+    let empty = data.is_empty();
+    if !empty {
         stream.data.push(data);
     }
     stream.recv_end = end_stream;
@@ -303,6 +374,14 @@ fn on_data(
     }
     if end_stream {
         st.deactivate(key, id);
+    }
+    if empty && !end_stream {
+        // Padding alone included: it is granted straight back, so costs the
+        // server nothing.
+        return glitch(st, Glitch::EmptyData);
+    }
+    if !empty {
+        st.flood.earn(1);
     }
     Ok(())
 }
@@ -351,30 +430,34 @@ fn admit(stream: &mut Stream, flow: i64, len: usize, end_stream: bool) -> Admit 
     Admit::Take
 }
 
-fn on_reset(st: &mut State, id: u32, reason: Reason, wakers: &mut Vec<Waker>) {
+/// Applies a RST_STREAM; false if it did nothing (its stream gone, failed,
+/// or already closed both ways).
+fn on_reset(st: &mut State, id: u32, reason: Reason, wakers: &mut Vec<Waker>) -> bool {
     let Some((key, stream)) = st.streams.by_id(id) else {
-        return;
+        return false;
     };
     if stream.error.is_some() {
-        return;
+        return false;
     }
     if stream.recv_end && (reason == Reason::NO_ERROR || stream.sent_end) {
         // The response is whole; the server wants no more of the request
         // (NO_ERROR, RFC 9113 §8.1), or the stream was already closed both
         // ways and the reset only crossed our END_STREAM (§5.1): either way
         // the response stands. An upload still going stops (its pipe is woken
-        // to see that).
+        // to see that). Again, it does nothing.
+        let stops = !stream.sent_end;
         stream.sent_end = true;
         if let Some(w) = stream.upload.as_mut().and_then(|u| u.waker.take()) {
             wakers.push(w);
         }
         st.deactivate(key, id);
-        return;
+        return stops;
     }
     // Already closed on courier's side too: nothing to send back.
     stream.sent_end = true;
     stream.recv_end = true;
     st.reset(key, id, reason, StreamError::Reset(reason), wakers);
+    true
 }
 
 fn on_settings(
@@ -459,10 +542,13 @@ fn on_goaway(st: &mut State, last: u32, reason: Reason, data: &[u8], wakers: &mu
     st.wake_driver();
 }
 
+/// Applies a WINDOW_UPDATE. `gives_back`: courier's connection window is
+/// below the most it has been (DATA used it).
 fn on_window_update(
     st: &mut State,
     id: u32,
     increment: u32,
+    gives_back: bool,
     wakers: &mut Vec<Waker>,
 ) -> Result<(), ConnError> {
     let max = i64::from(frame::MAX_WINDOW);
@@ -474,16 +560,21 @@ fn on_window_update(
                 "connection window above 2^31-1",
             ));
         }
-        if !st.send_ready.is_empty() {
-            st.wake_driver();
+        if st.send_ready.is_empty() {
+            if !gives_back {
+                // Nothing used the window, nothing waits for more.
+                return glitch(st, Glitch::WindowUpdate);
+            }
+            return Ok(());
         }
+        st.wake_driver();
         return Ok(());
     }
     if st.is_idle(id) {
         return Err(protocol("WINDOW_UPDATE on a stream courier did not open"));
     }
     let Some((key, stream)) = st.streams.by_id(id) else {
-        return Ok(());
+        return glitch(st, Glitch::ClosedStream);
     };
     stream.send_window += i64::from(increment);
     if stream.send_window > max {
@@ -496,9 +587,19 @@ fn on_window_update(
         );
         return Ok(());
     }
-    if stream.upload.is_some() && !stream.sent_end {
-        st.mark_ready(key, id);
-        st.wake_driver();
+    if stream.upload.is_none() || stream.sent_end {
+        // Nothing to send on it (servers send some as they read bodies).
+        return glitch(st, Glitch::WindowUpdate);
     }
+    st.mark_ready(key, id);
+    st.wake_driver();
     Ok(())
+}
+
+/// The CONTINUATION frames a block of `max_block` bytes may take: what the
+/// largest block needs in frames of the default maximum size, a quarter more
+/// for frames not filled, and at least 8 (h2's and nghttp2's bounds alike).
+fn max_continuations(max_block: usize) -> usize {
+    let frames = max_block / frame::DEFAULT_MAX_FRAME_SIZE as usize;
+    (frames + frames / 4).max(8)
 }

@@ -46,6 +46,8 @@ pub(crate) struct Stream {
     pub(crate) head_received: bool,
     /// The request was HEAD: a Content-Length is not a body length.
     pub(crate) head_request: bool,
+    /// Interim (1xx) heads received, to a bound.
+    pub(crate) informational: u8,
     /// Body bytes still due per the response's Content-Length.
     pub(crate) content_length: Option<u64>,
     /// In the slot, not boxed: boxing would cost every request an allocation,
@@ -199,6 +201,7 @@ impl Stream {
             active: true,
             head_received: false,
             head_request: false,
+            informational: 0,
             content_length: None,
             head: None,
             data: Chunks::Empty,
