@@ -505,3 +505,75 @@ async fn a_raised_limit_serves_waiters_before_any_stream_ends() {
     assert_eq!(seen.per_connection().await, vec![3]);
     server.abort();
 }
+
+/// A limit lowered below the streams in flight: no new stream opens until
+/// the count is under the new limit.
+#[tokio::test]
+async fn a_lowered_limit_holds_new_streams_until_the_count_is_under_it() {
+    use tokio::sync::Notify;
+    static PARAMS: [(u16, u32); 1] = [(SETTINGS_MAX_CONCURRENT_STREAMS, 3)];
+    let (lowered, go) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
+    let (url, seen, server) = serve(&PARAMS, {
+        let (lowered, go) = (Arc::clone(&lowered), Arc::clone(&go));
+        move |mut peer, _| {
+            let (lowered, go) = (Arc::clone(&lowered), Arc::clone(&go));
+            async move {
+                let mut held = Vec::new();
+                for _ in 0..3 {
+                    held.push(within("a request", peer.next_request()).await.unwrap());
+                }
+                peer.send(&settings(&[(SETTINGS_MAX_CONCURRENT_STREAMS, 1)]))
+                    .await;
+                // The client applied the new limit once it acknowledged it.
+                loop {
+                    let (ty, flags, _) = within("the SETTINGS ACK", peer.read()).await.unwrap();
+                    match ty {
+                        SETTINGS if flags & ACK != 0 => break,
+                        SETTINGS => peer.send(&frame(SETTINGS, ACK, 0, &[])).await,
+                        HEADERS => panic!("a stream opened past the limit"),
+                        _ => {}
+                    }
+                }
+                lowered.notify_one();
+                within("the fourth request to queue", go.notified()).await;
+                // Two of three answered: one still open, at the new limit of 1.
+                peer.send(&ok_empty(held[0])).await;
+                peer.send(&ok_empty(held[1])).await;
+                let early =
+                    tokio::time::timeout(Duration::from_millis(300), peer.next_request()).await;
+                assert!(early.is_err(), "a stream opened past the lowered limit");
+                peer.send(&ok_empty(held[2])).await;
+                let fourth = within("the fourth request", peer.next_request())
+                    .await
+                    .unwrap();
+                peer.send(&ok_empty(fourth)).await;
+                while peer.next_request().await.is_some() {}
+                4
+            }
+        }
+    })
+    .await;
+    let client = h2c().http2_multiple_connections(false).build().unwrap();
+    let mut requests: Vec<_> = (0..3)
+        .map(|_| {
+            let (client, url) = (client.clone(), url.clone());
+            tokio::spawn(async move { fetch(&client, &url).await })
+        })
+        .collect();
+    within("the limit lowered", lowered.notified()).await;
+    let (c, u) = (client.clone(), url.clone());
+    requests.push(tokio::spawn(async move { fetch(&c, &u).await }));
+    within("the fourth request queued", async {
+        while client.metrics().requests_queued == 0 {
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+    })
+    .await;
+    go.notify_one();
+    for r in requests {
+        within("a request", r).await.unwrap().unwrap();
+    }
+    drop(client);
+    assert_eq!(seen.per_connection().await, vec![4]);
+    server.abort();
+}
