@@ -2,6 +2,13 @@
 //! stack of HTTP/1.1 connections, HTTP/2 stream accounting, and connection
 //! attempts that belong to the pool, not to a request.
 //!
+//! HTTP/2 streams are counted against each connection's current
+//! SETTINGS_MAX_CONCURRENT_STREAMS (0 means "wait", never "dial more") and
+//! against the streams per connection a GOAWAY taught (a server that closes
+//! connections after N requests gets N per connection, and the next
+//! connection is opened before the last is spent). Connections report
+//! changes of either through their [`Signals`](super::signals::Signals).
+//!
 //! All state sits behind one `std::sync::Mutex` that is only ever held for a
 //! few pointer moves and never across an `.await`.
 
