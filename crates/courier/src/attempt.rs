@@ -1,7 +1,12 @@
-//! One request's way through the pool: checkout, send, and the one retry a
-//! failed attempt may earn (on a new connection when a reused HTTP/1.1
-//! connection turned out dead, or on any other connection when an HTTP/2
-//! server refused the stream unprocessed).
+//! One request's way through the pool: checkout, send, and the retries a
+//! failed attempt may earn: one, on a new connection, when a reused HTTP/1.1
+//! connection turned out dead; up to `http2_max_refused_retries`, on a
+//! connection that still takes streams, when an HTTP/2 server refused the
+//! stream unprocessed (nginx closing a connection after `keepalive_requests`
+//! refuses every stream past the last it serves; a server closing idle
+//! connections refuses the stream that raced its GOAWAY, and the next
+//! connection may be closing too). Each resend waits for nothing the first
+//! time, then backs off a little, and none starts past the deadline.
 //!
 //! Written by hand rather than as an `async` block: a block keeps the
 //! request it is given in its state for as long as it runs, next to the send
@@ -14,7 +19,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{ready, Context, Poll};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use http::Request;
 use pin_project_lite::pin_project;
@@ -38,7 +43,8 @@ pin_project! {
         inner: Arc<ClientInner>,
         origin: Arc<OriginPool>,
         deadline: Option<Instant>,
-        retried: bool,
+        // Retries so far (a counter, not a bool: the same byte).
+        retries: u8,
         send: S,
         #[pin]
         stage: Stage<F>,
@@ -52,6 +58,11 @@ pin_project! {
             // Taken when the lease arrives.
             request: Option<Request<Body>>,
             lease: Queued,
+        },
+        // Backing off before a refused request is sent again.
+        Backoff {
+            request: Option<Request<Body>>,
+            sleep: Pin<Box<tokio::time::Sleep>>,
         },
         Sending {
             h2: bool,
@@ -87,12 +98,12 @@ where
             Ok(origin) => origin,
             Err(e) => return Either::Right(std::future::ready(Err(e))),
         };
-        let stage = begin(&inner, &origin, &send, request, false, false);
+        let stage = begin(&inner, &origin, &send, request, false, 0);
         Either::Left(Attempt {
             inner,
             origin,
             deadline,
-            retried: false,
+            retries: 0,
             send,
             stage,
         })
@@ -107,13 +118,13 @@ fn begin<S, F>(
     send: &S,
     request: Request<Body>,
     fresh_only: bool,
-    retried: bool,
+    retries: u8,
 ) -> Stage<F>
 where
     S: Fn(Lease, Request<Body>) -> F,
 {
     match origin.try_checkout(fresh_only) {
-        Ok(lease) => sending(inner, send, lease, request, retried),
+        Ok(lease) => sending(inner, send, lease, request, retries),
         Err(slot) => {
             let queue_timeout = inner.pool.config().pool_queue_timeout;
             Stage::Queued {
@@ -133,7 +144,7 @@ fn sending<S, F>(
     send: &S,
     lease: Lease,
     request: Request<Body>,
-    retried: bool,
+    retries: u8,
 ) -> Stage<F>
 where
     S: Fn(Lease, Request<Body>) -> F,
@@ -141,7 +152,7 @@ where
     let config = inner.pool.config();
     Stage::Sending {
         h2: lease.is_http2(),
-        stale_retry: !retried && config.retry_stale_connections && lease.is_reused_http1(),
+        stale_retry: retries == 0 && config.retry_stale_connections && lease.is_reused_http1(),
         idempotent: is_idempotent(request.method()),
         send: send(lease, request),
     }
@@ -161,7 +172,19 @@ where
                 StageProj::Queued { request, lease } => {
                     let lease = ready!(lease.as_mut().poll(cx))?;
                     let request = request.take().expect("`Attempt` polled after it completed");
-                    sending(this.inner, this.send, lease, request, *this.retried)
+                    sending(this.inner, this.send, lease, request, *this.retries)
+                }
+                StageProj::Backoff { request, sleep } => {
+                    ready!(sleep.as_mut().poll(cx));
+                    let request = request.take().expect("`Attempt` polled after it completed");
+                    begin(
+                        this.inner,
+                        this.origin,
+                        this.send,
+                        request,
+                        false,
+                        *this.retries,
+                    )
                 }
                 StageProj::Sending {
                     h2,
@@ -188,10 +211,15 @@ where
                     // copy), or the method is idempotent (HTTP/1.1 hands the
                     // request back when no answer came); and the body is
                     // buffered.
+                    let config = this.inner.pool.config();
                     let retry = match handed_back {
-                        _ if *this.retried => None,
                         // HTTP/2 hands a request back only when refused unprocessed.
-                        Some(HandedBack::Unsent(request)) if *h2 || *stale_retry => Some(request),
+                        Some(HandedBack::Unsent(request))
+                            if *h2 && *this.retries < config.http2.max_refused_retries =>
+                        {
+                            Some(request)
+                        }
+                        Some(HandedBack::Unsent(request)) if *stale_retry => Some(request),
                         Some(HandedBack::Unanswered(request)) if *stale_retry && *idempotent => {
                             Some(request)
                         }
@@ -201,28 +229,60 @@ where
                         return Poll::Ready(Err(error));
                     };
                     let metrics = &this.inner.metrics;
-                    if *h2 {
-                        tracing::debug!(%error, "HTTP/2 stream refused unprocessed; retrying");
-                        metrics.refused_stream_retries.inc();
-                    } else {
+                    let h2 = *h2;
+                    *this.retries += 1;
+                    if !h2 {
                         tracing::debug!(%error, "reused connection was stale; retrying on a new one");
                         metrics.stale_retries.inc();
+                        begin(
+                            this.inner,
+                            this.origin,
+                            this.send,
+                            request,
+                            true,
+                            *this.retries,
+                        )
+                    } else {
+                        let delay = refused_backoff(*this.retries);
+                        if this.deadline.is_some_and(|d| Instant::now() + delay >= d) {
+                            tracing::debug!(%error, "HTTP/2 stream refused; no time left to retry");
+                            return Poll::Ready(Err(error));
+                        }
+                        tracing::debug!(%error, retry = *this.retries, ?delay, "HTTP/2 stream refused unprocessed; retrying");
+                        metrics.refused_stream_retries.inc();
+                        if delay.is_zero() {
+                            begin(
+                                this.inner,
+                                this.origin,
+                                this.send,
+                                request,
+                                false,
+                                *this.retries,
+                            )
+                        } else {
+                            Stage::Backoff {
+                                request: Some(request),
+                                sleep: Box::pin(tokio::time::sleep(delay)),
+                            }
+                        }
                     }
-                    *this.retried = true;
-                    let fresh_only = !*h2;
-                    begin(
-                        this.inner,
-                        this.origin,
-                        this.send,
-                        request,
-                        fresh_only,
-                        true,
-                    )
                 }
             };
             this.stage.set(next);
         }
     }
+}
+
+/// The wait before resend number `retry` of a refused stream: none for the
+/// first (the usual refusal, a GOAWAY, is over once another connection
+/// takes the stream), then 10 ms doubling up to 250 ms, with jitter, for a
+/// server that keeps refusing.
+fn refused_backoff(retry: u8) -> Duration {
+    if retry <= 1 {
+        return Duration::ZERO;
+    }
+    let base = Duration::from_millis(10 << (retry - 2).min(5)).min(Duration::from_millis(250));
+    base / 2 + base.mul_f64(fastrand::f64() / 2.0)
 }
 
 #[cfg(test)]

@@ -197,6 +197,20 @@ impl ClientBuilder {
         self
     }
 
+    /// How many times a request is sent again when an HTTP/2 server refuses
+    /// its stream unprocessed (REFUSED_STREAM, a GOAWAY past it, or the
+    /// connection closed before it was written): always on a connection that
+    /// still takes streams (a new one if need be), whatever the method, and
+    /// only while the request's timeout leaves time; from the second resend
+    /// on after a short backoff (10 ms, doubling, at most 250 ms) so a
+    /// refusal storm cannot turn into a loop. Past the bound the request
+    /// fails with [`ErrorKind::Refused`](crate::ErrorKind::Refused).
+    /// Default: 5 (6 attempts in all, as Go's HTTP/2 transport). (courier addition)
+    pub fn http2_max_refused_retries(mut self, retries: u8) -> Self {
+        self.config.http2.max_refused_retries = retries;
+        self
+    }
+
     /// Sends an HTTP/2 PING this often to detect a dead peer. Default: none.
     pub fn http2_keep_alive_interval(mut self, interval: Option<Duration>) -> Self {
         self.config.http2.keep_alive_interval = interval;

@@ -16,10 +16,15 @@ pub(crate) enum Versions {
     Http2Only,
 }
 
+/// Resends of a refused stream (6 attempts in all, as Go's transport).
+pub(crate) const DEFAULT_MAX_REFUSED_RETRIES: u8 = 5;
+
 /// HTTP/2 settings.
 #[derive(Debug, Clone)]
 pub(crate) struct Http2Config {
     pub(crate) multiple_connections: bool,
+    /// Times a request whose stream the server refused unprocessed is sent again.
+    pub(crate) max_refused_retries: u8,
     pub(crate) keep_alive_interval: Option<Duration>,
     pub(crate) keep_alive_timeout: Duration,
     pub(crate) keep_alive_while_idle: bool,
@@ -31,6 +36,7 @@ impl Default for Http2Config {
     fn default() -> Self {
         Http2Config {
             multiple_connections: true,
+            max_refused_retries: DEFAULT_MAX_REFUSED_RETRIES,
             keep_alive_interval: None,
             keep_alive_timeout: Duration::from_secs(20),
             keep_alive_while_idle: false,

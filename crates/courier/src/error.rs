@@ -35,6 +35,12 @@ pub enum ErrorKind {
     ConnectionClosed,
     /// The peer violated HTTP (malformed status line or headers, bad framing).
     Protocol,
+    /// The server refused the request unprocessed: an HTTP/2 stream reset
+    /// with REFUSED_STREAM or past a GOAWAY's last stream id, or a request
+    /// never written to a connection that closed. The server did not act on
+    /// it, so it is safe to send again whatever its method; courier already
+    /// did, up to its bound ([`ClientBuilder::http2_max_refused_retries`](crate::ClientBuilder::http2_max_refused_retries)).
+    Refused,
     /// The response head was larger than `max_response_headers_size`.
     HeadersTooLarge,
     /// Reading the response body failed (closed mid-body, bad chunking, reset).
@@ -74,6 +80,7 @@ impl ErrorKind {
             ErrorKind::PoolQueueTimeout => "pool_queue_timeout",
             ErrorKind::ConnectionClosed => "connection_closed",
             ErrorKind::Protocol => "protocol",
+            ErrorKind::Refused => "refused",
             ErrorKind::HeadersTooLarge => "headers_too_large",
             ErrorKind::Body => "body",
             ErrorKind::BodyTooLarge => "body_too_large",
@@ -159,17 +166,18 @@ impl Error {
         )
     }
 
-    /// Classifies an HTTP/2 stream failure: an oversized header list, the
+    /// Classifies an HTTP/2 stream failure: an oversized header list, a
+    /// request the server did not process (refused, or never written), the
     /// connection lost, or a protocol error (a reset or GOAWAY from the
-    /// server, a malformed response, a frame courier would not accept).
+    /// server after it took the request, a malformed response, a frame
+    /// courier would not accept).
     pub(crate) fn from_http2(err: crate::http2::error::StreamError) -> Error {
         use crate::http2::error::StreamError;
         let kind = match &err {
             StreamError::HeadersTooLarge => ErrorKind::HeadersTooLarge,
             StreamError::InvalidRequest(_) => ErrorKind::InvalidRequest,
-            e if e.is_connection_lost() || matches!(e, StreamError::NotOpened(_)) => {
-                ErrorKind::ConnectionClosed
-            }
+            e if e.is_unprocessed() => ErrorKind::Refused,
+            e if e.is_connection_lost() => ErrorKind::ConnectionClosed,
             _ => ErrorKind::Protocol,
         };
         Error::new(kind, err)
@@ -203,6 +211,7 @@ impl fmt::Display for Error {
             ErrorKind::PoolQueueTimeout => "timed out waiting for a pooled connection",
             ErrorKind::ConnectionClosed => "connection closed before the response",
             ErrorKind::Protocol => "HTTP protocol error",
+            ErrorKind::Refused => "request refused unprocessed by the server",
             ErrorKind::HeadersTooLarge => "response headers too large",
             ErrorKind::Body => "error reading response body",
             ErrorKind::BodyTooLarge => "response body too large",

@@ -203,3 +203,79 @@ async fn budget_caps_extra_attempts_when_half_the_requests_fail() {
     assert_eq!(stats.retries, extra);
     assert!(stats.budget_exhausted > 0, "{stats:?}");
 }
+
+/// An HTTP/2 server (on `h2`) that refuses the first `refuse` streams it
+/// sees with REFUSED_STREAM, unread, and answers the rest with the method and
+/// body it got. Returns its URL and the number of streams it saw.
+async fn refusing_h2_server(
+    refuse: usize,
+) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    use std::sync::Arc;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    let seen = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&seen);
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let seen = Arc::clone(&counter);
+            tokio::spawn(async move {
+                let Ok(mut conn) = h2::server::handshake(stream).await else {
+                    return;
+                };
+                while let Some(Ok((req, mut respond))) = conn.accept().await {
+                    if seen.fetch_add(1, SeqCst) < refuse {
+                        respond.send_reset(h2::Reason::REFUSED_STREAM);
+                        continue;
+                    }
+                    tokio::spawn(async move {
+                        let (parts, mut body) = req.into_parts();
+                        let mut echo = format!("{} ", parts.method);
+                        while let Some(Ok(chunk)) = body.data().await {
+                            let _ = body.flow_control().release_capacity(chunk.len());
+                            echo.push_str(&String::from_utf8_lossy(&chunk));
+                        }
+                        if let Ok(mut send) = respond.send_response(http::Response::new(()), false)
+                        {
+                            let _ = send.send_data(echo.into(), true);
+                        }
+                    });
+                }
+            });
+        }
+    });
+    (url, seen)
+}
+
+#[tokio::test]
+async fn a_refused_post_is_retried() {
+    let (url, seen) = refusing_h2_server(1).await;
+    let retry = RetryLayer::new(fast(3));
+    // The client itself would send it again: leave that to the layer here.
+    let inner = Client::builder()
+        .http2_prior_knowledge()
+        .http2_max_refused_retries(0)
+        .build()
+        .unwrap();
+    let svc = ServiceBuilder::new().layer(retry.clone()).service(inner);
+    let req = http::Request::post(&url)
+        .body(Body::from("order 17"))
+        .unwrap();
+    let res = svc.oneshot(req).await.unwrap();
+    assert_eq!(res.text().await.unwrap(), "POST order 17");
+    assert_eq!(seen.load(std::sync::atomic::Ordering::SeqCst), 2);
+    assert_eq!(retry.stats().retries, 1);
+}
+
+#[tokio::test]
+async fn a_refusal_surfaces_as_refused_once_the_client_bound_is_spent() {
+    let (url, seen) = refusing_h2_server(usize::MAX).await;
+    let client = Client::builder()
+        .http2_prior_knowledge()
+        .http2_max_refused_retries(2)
+        .build()
+        .unwrap();
+    let err = client.post(&url).body("x").send().await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Refused, "{err}");
+    assert_eq!(seen.load(std::sync::atomic::Ordering::SeqCst), 3);
+}

@@ -69,6 +69,12 @@ fn nginx_installed() -> bool {
 }
 
 fn start_nginx() -> Option<Nginx> {
+    start_nginx_with("keepalive_requests 100000;")
+}
+
+/// nginx with `http_extra` in its `http` block (`""`: nginx's own defaults
+/// for what the block does not name).
+fn start_nginx_with(http_extra: &str) -> Option<Nginx> {
     if !nginx_installed() {
         eprintln!("skipping nginx interop: nginx is not installed (apt-get install nginx)");
         return None;
@@ -106,7 +112,7 @@ http {{
     fastcgi_temp_path {d}/tmp/fastcgi;
     uwsgi_temp_path {d}/tmp/uwsgi;
     scgi_temp_path {d}/tmp/scgi;
-    keepalive_requests 100000;
+    {http_extra}
     http2_max_concurrent_streams 128;
     root {d}/www;
     server {{ listen 127.0.0.1:{h1}; }}
@@ -222,4 +228,78 @@ async fn interop_with_nginx() {
     assert!((1..=3).contains(&m.connections_established_http2), "{m:?}");
     assert_eq!(m.tls_handshakes, m.connections_established);
     assert_eq!(m.requests_failed, 0);
+}
+
+/// `requests` GETs of a small file over h2c, `concurrency` at a time;
+/// returns the errors.
+async fn load(client: &Client, url: &str, concurrency: usize, requests: usize) -> Vec<String> {
+    let workers: Vec<_> = (0..concurrency)
+        .map(|w| {
+            let (client, url) = (client.clone(), url.to_string());
+            let mine = requests / concurrency + usize::from(w < requests % concurrency);
+            tokio::spawn(async move {
+                let mut errors = Vec::new();
+                for _ in 0..mine {
+                    let result = async { client.get(&url).send().await?.bytes().await }.await;
+                    match result {
+                        Ok(body) => assert_eq!(body, "hello from nginx\n"),
+                        Err(e) => errors.push(format!("{} ({})", e, e.kind())),
+                    }
+                }
+                errors
+            })
+        })
+        .collect();
+    let mut errors = Vec::new();
+    for w in workers {
+        errors.extend(w.await.unwrap());
+    }
+    errors
+}
+
+/// nginx closes an HTTP/2 connection after `keepalive_requests` (here 100)
+/// with GOAWAY, while advertising 128 streams: streams past the last it
+/// serves are refused, and must be sent again, not fail.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nginx_keepalive_requests_100_under_load_loses_no_request() {
+    let Some(nginx) = start_nginx_with("keepalive_requests 100;") else {
+        return;
+    };
+    let client = Client::builder()
+        .http2_prior_knowledge()
+        .timeout(Duration::from_secs(10))
+        .build()
+        .unwrap();
+    let url = format!("http://127.0.0.1:{}/small.txt", nginx.h2c);
+    let errors = load(&client, &url, 128, 3000).await;
+    let m = client.metrics();
+    assert!(
+        errors.is_empty(),
+        "{} errors: {:?}",
+        errors.len(),
+        &errors[..errors.len().min(5)]
+    );
+    // About 3000 / 100 connections once the budget is learnt.
+    assert!(m.connections_established_http2 <= 60, "{m:?}");
+}
+
+/// nginx's defaults (`keepalive_requests 1000`) with 512 streams in flight.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nginx_defaults_under_load_lose_no_request() {
+    let Some(nginx) = start_nginx_with("") else {
+        return;
+    };
+    let client = Client::builder()
+        .http2_prior_knowledge()
+        .timeout(Duration::from_secs(10))
+        .build()
+        .unwrap();
+    let url = format!("http://127.0.0.1:{}/small.txt", nginx.h2c);
+    let errors = load(&client, &url, 512, 6000).await;
+    assert!(
+        errors.is_empty(),
+        "{} errors: {:?}",
+        errors.len(),
+        &errors[..errors.len().min(5)]
+    );
 }

@@ -62,6 +62,8 @@ impl Drop for Handle {
 pub(crate) struct Driver<S> {
     io: S,
     shared: Arc<Shared>,
+    /// What the pool is told, once the connection's lock is let go.
+    signals: Arc<Signals>,
     reader: Reader,
     rbuf: BytesMut,
     writing: BytesMut,
@@ -102,7 +104,7 @@ pub(crate) fn handshake<S>(
         initial_window: i64::from(frame::DEFAULT_WINDOW),
         max_streams: assumed_max_streams,
     };
-    let mut state = State::new(local, peer, signals);
+    let mut state = State::new(local, peer, Arc::clone(&signals));
     state.out.extend_from_slice(frame::PREFACE);
     frame::encode_settings(
         &mut state.out,
@@ -124,6 +126,7 @@ pub(crate) fn handshake<S>(
     let driver = Driver {
         io,
         shared: Arc::clone(&shared),
+        signals,
         reader: Reader::new(local.max_header_list),
         rbuf: BytesMut::new(),
         writing: BytesMut::new(),
@@ -226,6 +229,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Driver<S> {
             return Poll::Ready(Err(End::Eof));
         }
         let result = self.handle_frames();
+        // Before the streams are woken: a request refused by a GOAWAY must
+        // find the pool already knowing the connection is retired (and what
+        // the GOAWAY taught) when it asks for another.
+        self.signals.report();
         for w in self.wakers.drain(..) {
             w.wake();
         }

@@ -514,6 +514,9 @@ fn on_goaway(st: &mut State, last: u32, reason: Reason, data: &[u8], wakers: &mu
         "HTTP/2 server sent GOAWAY"
     );
     st.goaway = Some(st.goaway.map_or(last, |before| before.min(last)));
+    if let Some(served) = served_per_connection(st, last, reason) {
+        st.signals.set_served(served);
+    }
     st.signals.set_goaway();
     let unprocessed: Vec<_> = st
         .streams
@@ -540,6 +543,24 @@ fn on_goaway(st: &mut State, last: u32, reason: Reason, data: &[u8], wakers: &mu
     }
     st.wake_openers();
     st.wake_driver();
+}
+
+/// How many streams the server serves on one connection, when a GOAWAY
+/// says so: a graceful GOAWAY (not the first of a double one, 2^31-1) sent
+/// while its last stream is still unanswered, as a server that closes a
+/// connection after N requests does on reading the Nth (nginx's
+/// `keepalive_requests`). A GOAWAY on an idle connection (a timeout, a
+/// restart) names a stream answered long ago, and teaches nothing.
+fn served_per_connection(st: &mut State, last: u32, reason: Reason) -> Option<usize> {
+    if reason != Reason::NO_ERROR || last == 0 || last == (1 << 31) - 1 {
+        return None;
+    }
+    let (_, stream) = st.streams.by_id(last)?;
+    if stream.recv_end || stream.error.is_some() {
+        return None;
+    }
+    // Client streams are odd: 1, 3, ..., last.
+    Some(last.div_ceil(2) as usize)
 }
 
 /// Applies a WINDOW_UPDATE. `gives_back`: courier's connection window is

@@ -38,7 +38,8 @@ pub struct RetryConfig {
     /// Also retry methods that are not idempotent (POST, PATCH) after the
     /// request may have reached the server. Off by default; a request with an
     /// `Idempotency-Key` header or the [`Idempotent`](super::Idempotent)
-    /// extension is retried anyway. Connection failures (nothing was sent) are
+    /// extension is retried anyway. Connection failures (nothing was sent) and
+    /// refusals ([`ErrorKind::Refused`]: the server did not process it) are
     /// retried for every method.
     pub retry_non_idempotent: bool,
     /// Response statuses that are retried. Default: 408, 429, 500, 502, 503, 504.
@@ -112,7 +113,9 @@ struct Counters {
 /// Retries failed attempts; see [`RetryConfig`].
 ///
 /// What is retried: errors where nothing reached the server (DNS, connect,
-/// connect timeout) for every method; for idempotent (or marked) requests
+/// connect timeout) or the server refused the request unprocessed
+/// ([`ErrorKind::Refused`]: courier's own resends of it ran out) for every
+/// method; for idempotent (or marked) requests
 /// also a connection that closed before the response, an attempt timeout, and
 /// the configured statuses. Only buffered bodies can be replayed. A retry is
 /// not started when the request's [`Deadline`] would pass during the backoff,
@@ -185,10 +188,12 @@ enum Verdict {
     Retry { after: Option<Duration> },
 }
 
+/// Nothing reached the server, or the server says it did not act on the
+/// request ([`ErrorKind::Refused`]): safe to send again whatever the method.
 fn is_unsent(e: &Error) -> bool {
     matches!(
         e.kind(),
-        ErrorKind::Dns | ErrorKind::Connect | ErrorKind::ConnectTimeout
+        ErrorKind::Dns | ErrorKind::Connect | ErrorKind::ConnectTimeout | ErrorKind::Refused
     )
 }
 

@@ -2,6 +2,13 @@
 //! stack of HTTP/1.1 connections, HTTP/2 stream accounting, and connection
 //! attempts that belong to the pool, not to a request.
 //!
+//! HTTP/2 streams are counted against each connection's current
+//! SETTINGS_MAX_CONCURRENT_STREAMS (0 means "wait", never "dial more") and
+//! against the streams per connection a GOAWAY taught (a server that closes
+//! connections after N requests gets N per connection, and the next
+//! connection is opened before the last is spent). Connections report
+//! changes of either through their [`Signals`](super::signals::Signals).
+//!
 //! All state sits behind one `std::sync::Mutex` that is only ever held for a
 //! few pointer moves and never across an `.await`.
 
@@ -66,6 +73,11 @@ struct State {
     /// Streams per HTTP/2 connection, for planning how many to open; known
     /// once a connection of this origin has received the server's SETTINGS.
     h2_streams_hint: Option<usize>,
+    /// Streams the server serves on one HTTP/2 connection in all, learnt
+    /// from a GOAWAY (see [`Signals::take_served`](super::signals::Signals::take_served)):
+    /// each connection is given at most that many, then retires, and the
+    /// next one is opened in advance.
+    h2_budget: Option<usize>,
 }
 
 struct Idle {
@@ -76,9 +88,21 @@ struct Idle {
 struct H2Slot {
     conn: Arc<Http2Conn>,
     active: usize,
+    /// Streams given out on it so far, against the origin's `h2_budget`.
+    opened: usize,
     idle_since: Instant,
     /// Takes no new streams (expired, GOAWAY); closes when `active` reaches 0.
     retiring: bool,
+}
+
+impl H2Slot {
+    /// May take one more stream: not retiring, under the server's current
+    /// limit, and under the origin's learnt budget.
+    fn has_room(&self, budget: Option<usize>) -> bool {
+        !self.retiring
+            && self.active < self.conn.max_streams()
+            && budget.is_none_or(|b| self.opened < b)
+    }
 }
 
 type Delivery = Result<Conn, Error>;
@@ -120,6 +144,7 @@ impl OriginPool {
                 connecting: 0,
                 draining: 0,
                 h2_streams_hint: None,
+                h2_budget: None,
             }),
             shared,
         }
@@ -201,6 +226,14 @@ impl OriginPool {
         let (rx, connects) = {
             let mut st = self.lock();
             if let Some(conn) = self.reserve_stream(&mut st, now) {
+                // A server that closes connections after a number of
+                // streams: the next one may be due before anyone waits.
+                let connects = match st.h2_budget {
+                    Some(_) => self.connects_needed(&mut st),
+                    None => 0,
+                };
+                drop(st);
+                self.spawn_connects(connects);
                 return Ok(Conn::Http2(conn));
             }
             if !fresh_only {
@@ -240,12 +273,13 @@ impl OriginPool {
                 retired |= slot.active == 0;
                 continue;
             }
-            if slot.active < slot.conn.max_streams() && best.is_none_or(|(_, a)| slot.active > a) {
+            if slot.has_room(st.h2_budget) && best.is_none_or(|(_, a)| slot.active > a) {
                 best = Some((i, slot.active));
             }
         }
+        let budget = st.h2_budget;
         let reserved = best.map(|(i, _)| {
-            self.add_stream(&mut st.h2[i]);
+            self.add_stream(&mut st.h2[i], budget);
             Arc::clone(&st.h2[i].conn)
         });
         if retired {
@@ -317,7 +351,16 @@ impl OriginPool {
                     st.connecting += n;
                     return n;
                 };
-                if !config.http2.multiple_connections {
+                let per_conn = st.h2_budget.map_or(per_conn, |b| per_conn.min(b));
+                if st
+                    .h2
+                    .iter()
+                    .any(|s| !s.retiring && s.conn.max_streams() == 0)
+                {
+                    // A live connection says "no streams for now": its
+                    // waiters wait for the limit to rise (or their deadline);
+                    // another connection would most likely be told the same.
+                } else if !config.http2.multiple_connections {
                     let serving = st.h2.iter().any(|s| !s.retiring);
                     if waiting > 0 && !serving && st.connecting == 0 && st.open < cap {
                         n = 1;
@@ -327,6 +370,9 @@ impl OriginPool {
                         && st.open + st.connecting + n < cap
                     {
                         n += 1;
+                    }
+                    if n == 0 && st.connecting == 0 && st.open < cap && st.runs_short(per_conn) {
+                        n = 1;
                     }
                 }
             }
@@ -404,6 +450,7 @@ impl OriginPool {
             )));
         }
         let hs = http2::handshake(connected.stream, &shared.config);
+        hs.signals.listen(Arc::downgrade(self), id);
         self.track_http2(id, hs.driver);
         // The stream limit is only known once the server's SETTINGS arrive;
         // they are the first thing it sends.
@@ -496,9 +543,13 @@ impl OriginPool {
             Conn::Http2(c) => {
                 st.protocol = Protocol::Http2;
                 st.h2_streams_hint = Some(c.max_streams().max(1));
+                if let Some(served) = c.signals.take_served() {
+                    self.learn_budget(&mut st, served);
+                }
                 st.h2.push(H2Slot {
                     conn: c,
                     active: 0,
+                    opened: 0,
                     idle_since: Instant::now(),
                     retiring: false,
                 });
@@ -553,9 +604,10 @@ impl OriginPool {
 
     /// Gives waiters streams on HTTP/2 connection `i` while it has room.
     fn serve_streams(&self, st: &mut State, i: usize) {
+        let budget = st.h2_budget;
         while !st.waiters.is_empty() {
             let slot = &st.h2[i];
-            if slot.retiring || slot.active >= slot.conn.max_streams() {
+            if !slot.has_room(budget) {
                 return;
             }
             let conn = Arc::clone(&slot.conn);
@@ -563,18 +615,75 @@ impl OriginPool {
                 return;
             };
             if waiter.tx.send(Ok(Conn::Http2(conn))).is_ok() {
-                self.add_stream(&mut st.h2[i]);
+                self.add_stream(&mut st.h2[i], budget);
             }
         }
     }
 
-    /// Counts a new stream on `slot`; its first one makes the connection active.
-    fn add_stream(&self, slot: &mut H2Slot) {
+    /// Counts a new stream on `slot`; its first one makes the connection
+    /// active, and the last of its budget retires it.
+    fn add_stream(&self, slot: &mut H2Slot, budget: Option<usize>) {
         if slot.active == 0 {
             self.shared.metrics.connections_idle.dec();
         }
         slot.active += 1;
+        slot.opened += 1;
+        if budget.is_some_and(|b| slot.opened >= b) {
+            slot.retiring = true;
+        }
         self.shared.metrics.http2_streams_active.inc();
+    }
+
+    /// A GOAWAY showed the server serves `served` streams per connection:
+    /// from now on each connection is given no more, and those that had
+    /// that many already take no new ones.
+    fn learn_budget(&self, st: &mut State, served: usize) {
+        let budget = served.max(1);
+        if st.h2_budget != Some(budget) {
+            tracing::debug!(
+                host = %self.host,
+                port = self.port,
+                budget,
+                "HTTP/2 server closes connections after this many streams"
+            );
+        }
+        st.h2_budget = Some(budget);
+        for slot in st.h2.iter_mut() {
+            if slot.opened >= budget {
+                slot.retiring = true;
+            }
+        }
+        self.forget_idle_h2(st, |s| s.retiring);
+    }
+
+    /// An HTTP/2 connection reported a change (see
+    /// [`Signals::report`](super::signals::Signals::report)): a stream limit
+    /// that rose lets waiters in, a GOAWAY retires the connection (and may
+    /// teach the origin a budget); either may call for connections.
+    pub(crate) fn http2_changed(self: &Arc<Self>, id: u64) {
+        let connects = {
+            let mut st = self.lock();
+            let Some(i) = st.h2.iter().position(|s| s.conn.id == id) else {
+                return; // not pooled yet (it reads the signals then), or gone
+            };
+            if let Some(served) = st.h2[i].conn.signals.take_served() {
+                self.learn_budget(&mut st, served);
+            }
+            // Learning may have closed idle connections: find it again.
+            if let Some(i) = st.h2.iter().position(|s| s.conn.id == id) {
+                let slot = &mut st.h2[i];
+                if !slot.conn.accepts_streams(Instant::now()) {
+                    slot.retiring = true;
+                }
+                if slot.retiring {
+                    self.forget_idle_h2(&mut st, |s| s.retiring);
+                } else {
+                    self.serve_streams(&mut st, i);
+                }
+            }
+            self.connects_needed(&mut st)
+        };
+        self.spawn_connects(connects);
     }
 
     /// Drops the pool's handle on idle HTTP/2 connections matching `forget`,
@@ -700,6 +809,23 @@ impl OriginPool {
 impl State {
     fn holds_nothing(&self) -> bool {
         self.open == 0 && self.connecting == 0 && self.waiters.is_empty()
+    }
+
+    /// With a learnt budget: streams are in demand and the connections still
+    /// serving have less than half a connection's worth of them left, so
+    /// the next connection should be opened before anyone has to wait for it.
+    fn runs_short(&self, per_conn: usize) -> bool {
+        let Some(budget) = self.h2_budget else {
+            return false;
+        };
+        let demand = !self.waiters.is_empty() || self.h2.iter().any(|s| s.active > 0);
+        let left: usize = self
+            .h2
+            .iter()
+            .filter(|s| !s.retiring)
+            .map(|s| budget.saturating_sub(s.opened))
+            .sum();
+        demand && left < per_conn.div_ceil(2)
     }
 
     /// Drops queue entries whose request gave up, from both ends (cheap, and

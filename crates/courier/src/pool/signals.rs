@@ -1,12 +1,22 @@
 //! What an HTTP/2 connection tells the pool: whether the server's first
 //! SETTINGS arrived (until then the stream limit is a guess), its
-//! SETTINGS_MAX_CONCURRENT_STREAMS as it changes, and GOAWAY (after which the
-//! connection takes no new streams). Atomics, so the pool reads them without
-//! the connection's lock.
+//! SETTINGS_MAX_CONCURRENT_STREAMS as it changes, GOAWAY (after which the
+//! connection takes no new streams), and how many streams the server serves
+//! on one connection when a GOAWAY shows it. Atomics, so the pool reads them
+//! without the connection's lock.
+//!
+//! A change the pool must act on at once (a limit that rose lets waiters in;
+//! a GOAWAY retires the connection and teaches a budget) is also reported to
+//! the origin, by [`Signals::report`]: the connection's driver calls it once
+//! it has let go of the connection's lock (the pool takes its own lock, and
+//! holds it while it drops connections, which takes theirs).
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{OnceLock, Weak};
 
 use tokio::sync::Notify;
+
+use super::origin::OriginPool;
 
 /// What the connection has seen, shared with the pool.
 #[derive(Debug)]
@@ -15,7 +25,20 @@ pub(crate) struct Signals {
     goaway: AtomicBool,
     closed: AtomicBool,
     max_streams: AtomicUsize,
+    /// Streams the server served on this connection before it closed it for
+    /// that reason (learnt from GOAWAY); 0 until then, and once the pool took it.
+    served: AtomicUsize,
+    /// Something the pool acts on changed since it was last told.
+    unreported: AtomicBool,
     changed: Notify,
+    listener: OnceLock<Listener>,
+}
+
+/// Where [`Signals::report`] goes: the connection's origin, and its id there.
+#[derive(Debug)]
+struct Listener {
+    origin: Weak<OriginPool>,
+    id: u64,
 }
 
 impl Signals {
@@ -27,8 +50,16 @@ impl Signals {
             goaway: AtomicBool::new(false),
             closed: AtomicBool::new(false),
             max_streams: AtomicUsize::new(assumed_max_streams),
+            served: AtomicUsize::new(0),
+            unreported: AtomicBool::new(false),
             changed: Notify::new(),
+            listener: OnceLock::new(),
         }
+    }
+
+    /// Changes are reported to connection `id` of `origin` from now on.
+    pub(crate) fn listen(&self, origin: Weak<OriginPool>, id: u64) {
+        let _ = self.listener.set(Listener { origin, id });
     }
 
     /// The server's first SETTINGS frame has been read in full.
@@ -77,11 +108,44 @@ impl Signals {
     }
 
     pub(crate) fn set_max_streams(&self, n: usize) {
-        self.max_streams.store(n, Ordering::Release);
+        if self.max_streams.swap(n, Ordering::AcqRel) != n {
+            self.unreported.store(true, Ordering::Release);
+        }
     }
 
     /// No new streams on this connection (GOAWAY, or stream ids used up).
     pub(crate) fn set_goaway(&self) {
         self.goaway.store(true, Ordering::Release);
+        self.unreported.store(true, Ordering::Release);
+    }
+
+    /// A GOAWAY showed that the server serves `n` streams per connection.
+    pub(crate) fn set_served(&self, n: usize) {
+        self.served.store(n, Ordering::Release);
+        self.unreported.store(true, Ordering::Release);
+    }
+
+    /// What [`set_served`](Self::set_served) learnt, once.
+    pub(crate) fn take_served(&self) -> Option<usize> {
+        match self.served.swap(0, Ordering::AcqRel) {
+            0 => None,
+            n => Some(n),
+        }
+    }
+
+    /// Tells the origin what changed since it was last told. Call with no
+    /// lock held.
+    pub(crate) fn report(&self) {
+        if !self.unreported.load(Ordering::Acquire)
+            || !self.unreported.swap(false, Ordering::AcqRel)
+        {
+            return;
+        }
+        let Some(listener) = self.listener.get() else {
+            return; // not in a pool yet: it reads the signals when it takes the connection
+        };
+        if let Some(origin) = listener.origin.upgrade() {
+            origin.http2_changed(listener.id);
+        }
     }
 }

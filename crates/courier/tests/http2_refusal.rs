@@ -1,0 +1,579 @@
+//! HTTP/2 servers that refuse streams, close connections after a number of
+//! requests, or advertise no streams at all: what real servers do (nginx's
+//! `keepalive_requests`, lighttpd's idle close on a timer tick, a server
+//! under load saying SETTINGS_MAX_CONCURRENT_STREAMS = 0 for a while).
+//!
+//! A stream refused unprocessed is sent again, on a connection that can take
+//! it, a bounded number of times within its deadline, and surfaces as
+//! [`ErrorKind::Refused`]; a GOAWAY teaches the pool how many streams the
+//! server serves per connection; a limit of 0 makes requests wait, not dial.
+//!
+//! Servers are scripts written frame by frame (h2c by prior knowledge on
+//! loopback), as in `http2_wire.rs`. Every wait is bounded by [`LIMIT`].
+
+use std::future::Future;
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use courier::{Client, ClientBuilder, ErrorKind};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::task::JoinHandle;
+
+const DATA: u8 = 0x0;
+const HEADERS: u8 = 0x1;
+const RST_STREAM: u8 = 0x3;
+const SETTINGS: u8 = 0x4;
+const GOAWAY: u8 = 0x7;
+
+const END_STREAM: u8 = 0x1;
+const ACK: u8 = 0x1;
+const END_HEADERS: u8 = 0x4;
+
+const SETTINGS_MAX_CONCURRENT_STREAMS: u16 = 0x3;
+
+const NO_ERROR: u32 = 0x0;
+const REFUSED_STREAM: u32 = 0x7;
+
+const PREFACE: &[u8; 24] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+/// HPACK static table index 8, `:status: 200`.
+const STATUS_200: u8 = 0x88;
+/// The bound on every wait.
+const LIMIT: Duration = Duration::from_secs(10);
+
+async fn within<F: Future>(what: &str, f: F) -> F::Output {
+    match tokio::time::timeout(LIMIT, f).await {
+        Ok(out) => out,
+        Err(_) => panic!("timed out waiting for {what}"),
+    }
+}
+
+fn frame(ty: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
+    let len = payload.len();
+    let mut f = vec![(len >> 16) as u8, (len >> 8) as u8, len as u8, ty, flags];
+    f.extend_from_slice(&stream.to_be_bytes());
+    f.extend_from_slice(payload);
+    f
+}
+
+fn settings(params: &[(u16, u32)]) -> Vec<u8> {
+    let mut payload = Vec::new();
+    for (id, value) in params {
+        payload.extend_from_slice(&id.to_be_bytes());
+        payload.extend_from_slice(&value.to_be_bytes());
+    }
+    frame(SETTINGS, 0, 0, &payload)
+}
+
+fn goaway(last_stream: u32, code: u32) -> Vec<u8> {
+    let mut payload = last_stream.to_be_bytes().to_vec();
+    payload.extend_from_slice(&code.to_be_bytes());
+    frame(GOAWAY, 0, 0, &payload)
+}
+
+fn rst_stream(stream: u32, code: u32) -> Vec<u8> {
+    frame(RST_STREAM, 0, stream, &code.to_be_bytes())
+}
+
+/// `:status: 200` with an empty body, in one HEADERS frame ending the stream.
+fn ok_empty(stream: u32) -> Vec<u8> {
+    frame(HEADERS, END_HEADERS | END_STREAM, stream, &[STATUS_200])
+}
+
+/// `:status: 200` and a DATA frame with `body`.
+fn ok(stream: u32, body: &[u8]) -> Vec<u8> {
+    let mut out = frame(HEADERS, END_HEADERS, stream, &[STATUS_200]);
+    out.extend(frame(DATA, END_STREAM, stream, body));
+    out
+}
+
+/// One accepted connection, seen from the server.
+struct Peer {
+    io: TcpStream,
+}
+
+impl Peer {
+    /// Reads the client preface and sends the server's SETTINGS.
+    async fn start(mut io: TcpStream, params: &[(u16, u32)]) -> Option<Peer> {
+        let mut preface = [0u8; 24];
+        io.read_exact(&mut preface).await.ok()?;
+        assert_eq!(&preface, PREFACE);
+        let mut peer = Peer { io };
+        peer.send(&settings(params)).await;
+        Some(peer)
+    }
+
+    async fn send(&mut self, bytes: &[u8]) {
+        // The client may have closed already; what it missed does not matter.
+        let _ = self.io.write_all(bytes).await;
+    }
+
+    /// The next frame's type, flags and stream, or `None` at the end.
+    async fn read(&mut self) -> Option<(u8, u8, u32)> {
+        let mut head = [0u8; 9];
+        self.io.read_exact(&mut head).await.ok()?;
+        let len = usize::from(head[0]) << 16 | usize::from(head[1]) << 8 | usize::from(head[2]);
+        let mut payload = vec![0u8; len];
+        self.io.read_exact(&mut payload).await.ok()?;
+        let stream = u32::from_be_bytes([head[5], head[6], head[7], head[8]]) & 0x7fff_ffff;
+        Some((head[3], head[4], stream))
+    }
+
+    /// The next request's stream id (the client's SETTINGS acknowledged,
+    /// everything else skipped), or `None` once the client closed.
+    async fn next_request(&mut self) -> Option<u32> {
+        loop {
+            let (ty, flags, stream) = self.read().await?;
+            match ty {
+                SETTINGS if flags & ACK == 0 => self.send(&frame(SETTINGS, ACK, 0, &[])).await,
+                HEADERS => return Some(stream),
+                _ => {}
+            }
+        }
+    }
+
+    async fn drain(mut self) {
+        let mut buf = [0u8; 16 * 1024];
+        while matches!(self.io.read(&mut buf).await, Ok(n) if n > 0) {}
+    }
+}
+
+/// What a server saw: per connection (in accept order), the requests it read.
+#[derive(Default)]
+struct Seen {
+    accepted: AtomicUsize,
+    streams: Mutex<Vec<Option<usize>>>,
+}
+
+impl Seen {
+    fn connection(&self) -> usize {
+        self.streams.lock().unwrap().push(None);
+        self.accepted.fetch_add(1, SeqCst)
+    }
+
+    fn closed(&self, conn: usize, streams: usize) {
+        self.streams.lock().unwrap()[conn] = Some(streams);
+    }
+
+    /// Requests read per connection, once every connection has closed.
+    async fn per_connection(&self) -> Vec<usize> {
+        within("every connection to close", async {
+            loop {
+                let done: Option<Vec<usize>> =
+                    self.streams.lock().unwrap().iter().copied().collect();
+                if let Some(done) = done {
+                    return done;
+                }
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        })
+        .await
+    }
+}
+
+/// Serves every connection on 127.0.0.1 with `conn(peer, index)`, which
+/// returns the number of requests it read; the task ends when the test drops it.
+async fn serve<F, Fut>(
+    params: &'static [(u16, u32)],
+    conn: F,
+) -> (String, Arc<Seen>, JoinHandle<()>)
+where
+    F: Fn(Peer, usize) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = usize> + Send + 'static,
+{
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    let seen = Arc::new(Seen::default());
+    let conn = Arc::new(conn);
+    let task = tokio::spawn({
+        let seen = Arc::clone(&seen);
+        async move {
+            while let Ok((io, _)) = listener.accept().await {
+                let index = seen.connection();
+                let (seen, conn) = (Arc::clone(&seen), Arc::clone(&conn));
+                tokio::spawn(async move {
+                    let n = match Peer::start(io, params).await {
+                        Some(peer) => conn(peer, index).await,
+                        None => 0,
+                    };
+                    seen.closed(index, n);
+                });
+            }
+        }
+    });
+    (url, seen, task)
+}
+
+fn h2c() -> ClientBuilder {
+    Client::builder().http2_prior_knowledge().timeout(LIMIT)
+}
+
+async fn fetch(client: &Client, url: &str) -> Result<Bytes, courier::Error> {
+    client.get(url).send().await?.bytes().await
+}
+
+/// Every connection closes after `n` requests, the nginx way: on reading
+/// the `n`th it sends GOAWAY naming it as the last, then answers it.
+/// Streams past it are ignored (refused by the GOAWAY). Returns the
+/// requests read.
+async fn closes_after(mut peer: Peer, n: usize) -> usize {
+    let mut seen = 0;
+    while let Some(s) = peer.next_request().await {
+        seen += 1;
+        if seen < n {
+            peer.send(&ok(s, b"hi")).await;
+        } else if seen == n {
+            let mut out = goaway(s, NO_ERROR);
+            out.extend(ok(s, b"hi"));
+            peer.send(&out).await;
+        }
+    }
+    seen
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn goaway_after_n_streams_loses_no_request_and_is_learnt() {
+    const N: usize = 10;
+    const WORKERS: usize = 64;
+    const EACH: usize = 6;
+    static PARAMS: [(u16, u32); 1] = [(SETTINGS_MAX_CONCURRENT_STREAMS, 128)];
+    let (url, seen, server) = serve(&PARAMS, |peer, _| closes_after(peer, N)).await;
+    let client = h2c().build().unwrap();
+    let workers: Vec<_> = (0..WORKERS)
+        .map(|_| {
+            let (client, url) = (client.clone(), url.clone());
+            tokio::spawn(async move {
+                let mut errors = Vec::new();
+                for _ in 0..EACH {
+                    match fetch(&client, &url).await {
+                        Ok(body) => assert_eq!(body, "hi"),
+                        Err(e) => errors.push(e.to_string()),
+                    }
+                }
+                errors
+            })
+        })
+        .collect();
+    let mut errors = Vec::new();
+    for w in workers {
+        errors.extend(within("the requests", w).await.unwrap());
+    }
+    let m = client.metrics();
+    drop(client);
+    let per_conn = seen.per_connection().await;
+    server.abort();
+    assert!(
+        errors.is_empty(),
+        "{} errors: {:?}",
+        errors.len(),
+        &errors[..errors.len().min(5)]
+    );
+    assert!(m.refused_stream_retries > 0, "{m:?}");
+    // The first connection taught the pool; every later one was given at
+    // most the N streams the server serves.
+    assert!(
+        per_conn[1..].iter().all(|&n| n <= N),
+        "requests per connection: {per_conn:?}"
+    );
+    let needed = WORKERS * EACH / N;
+    assert!(
+        per_conn.len() <= needed + 8,
+        "{} connections for {} requests: {per_conn:?}",
+        per_conn.len(),
+        WORKERS * EACH
+    );
+}
+
+/// The graceful way (RFC 9113 §6.8): a first GOAWAY with 2^31-1, then the
+/// real last stream id once the requests in flight arrived.
+#[tokio::test]
+async fn a_graceful_double_goaway_is_learnt_from_its_second_frame() {
+    const N: usize = 3;
+    let (url, seen, server) = serve(&[], |mut peer, _| async move {
+        let mut seen = 0;
+        while let Some(s) = peer.next_request().await {
+            seen += 1;
+            if seen < N {
+                peer.send(&ok(s, b"hi")).await;
+            } else if seen == N {
+                let mut out = goaway((1 << 31) - 1, NO_ERROR);
+                out.extend(goaway(s, NO_ERROR));
+                out.extend(ok(s, b"hi"));
+                peer.send(&out).await;
+            }
+        }
+        seen
+    })
+    .await;
+    let client = h2c().build().unwrap();
+    // All at once: the first connection takes them all, and the GOAWAY
+    // refuses those past its third.
+    let requests: Vec<_> = (0..4 * N)
+        .map(|_| {
+            let (client, url) = (client.clone(), url.clone());
+            tokio::spawn(async move { fetch(&client, &url).await })
+        })
+        .collect();
+    for r in requests {
+        assert_eq!(within("a request", r).await.unwrap().unwrap(), "hi");
+    }
+    drop(client);
+    let per_conn = seen.per_connection().await;
+    server.abort();
+    assert!(per_conn[0] >= N, "requests per connection: {per_conn:?}");
+    assert!(
+        per_conn[1..].iter().all(|&n| n <= N),
+        "requests per connection: {per_conn:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_refused_stream_storm_is_retried_a_bounded_number_of_times() {
+    let (url, seen, server) = serve(&[], |mut peer, _| async move {
+        let mut seen = 0;
+        while let Some(s) = peer.next_request().await {
+            seen += 1;
+            peer.send(&rst_stream(s, REFUSED_STREAM)).await;
+        }
+        seen
+    })
+    .await;
+    let timeout = Duration::from_secs(3);
+    let client = h2c().timeout(timeout).build().unwrap();
+    let started = Instant::now();
+    let err = client
+        .post(&url)
+        .body("not processed")
+        .send()
+        .await
+        .expect_err("every stream is refused");
+    let elapsed = started.elapsed();
+    assert_eq!(err.kind(), ErrorKind::Refused, "{err}");
+    assert!(elapsed < timeout, "took {elapsed:?}");
+    let m = client.metrics();
+    drop(client);
+    let attempts: usize = seen.per_connection().await.iter().sum();
+    server.abort();
+    assert!((3..=8).contains(&attempts), "{attempts} attempts");
+    assert_eq!(m.refused_stream_retries as usize, attempts - 1, "{m:?}");
+}
+
+/// The lighttpd way: a connection the server is closing takes a new stream
+/// and answers it with GOAWAY naming the streams before it.
+async fn goaway_on_first_stream(mut peer: Peer) -> usize {
+    let Some(_) = peer.next_request().await else {
+        return 0;
+    };
+    peer.send(&goaway(0, NO_ERROR)).await;
+    peer.drain().await;
+    1
+}
+
+#[tokio::test]
+async fn connections_that_goaway_on_their_first_stream_are_left_for_another() {
+    let (url, seen, server) = serve(&[], |mut peer, index| async move {
+        if index < 3 {
+            return goaway_on_first_stream(peer).await;
+        }
+        let mut seen = 0;
+        while let Some(s) = peer.next_request().await {
+            seen += 1;
+            peer.send(&ok(s, b"served")).await;
+        }
+        seen
+    })
+    .await;
+    let client = h2c().build().unwrap();
+    let res = client.post(&url).body("once").send().await.unwrap();
+    assert_eq!(res.bytes().await.unwrap(), "served");
+    let m = client.metrics();
+    drop(client);
+    assert_eq!(seen.per_connection().await, vec![1, 1, 1, 1]);
+    server.abort();
+    assert_eq!(m.refused_stream_retries, 3, "{m:?}");
+    assert_eq!(m.connections_established, 4, "{m:?}");
+}
+
+#[tokio::test]
+async fn connections_that_always_goaway_surface_refused_within_the_bound() {
+    let (url, seen, server) = serve(&[], |peer, _| goaway_on_first_stream(peer)).await;
+    let client = h2c().build().unwrap();
+    let err = fetch(&client, &url).await.expect_err("never served");
+    assert_eq!(err.kind(), ErrorKind::Refused, "{err}");
+    let m = client.metrics();
+    drop(client);
+    let per_conn = seen.per_connection().await;
+    server.abort();
+    assert!((3..=8).contains(&per_conn.len()), "{per_conn:?}");
+    assert_eq!(m.connections_established as usize, per_conn.len(), "{m:?}");
+}
+
+/// SETTINGS_MAX_CONCURRENT_STREAMS = 0 for a while, then 1: the request
+/// waits on the one connection and goes once the limit rises.
+#[tokio::test]
+async fn no_streams_allowed_then_raised_serves_the_waiting_request() {
+    static PARAMS: [(u16, u32); 1] = [(SETTINGS_MAX_CONCURRENT_STREAMS, 0)];
+    let (url, seen, server) = serve(&PARAMS, |mut peer, _| async move {
+        // "For a while": the client has its connection and waits.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        peer.send(&settings(&[(SETTINGS_MAX_CONCURRENT_STREAMS, 1)]))
+            .await;
+        let mut seen = 0;
+        while let Some(s) = peer.next_request().await {
+            seen += 1;
+            peer.send(&ok(s, b"at last")).await;
+        }
+        seen
+    })
+    .await;
+    let client = h2c().build().unwrap();
+    assert_eq!(fetch(&client, &url).await.unwrap(), "at last");
+    let m = client.metrics();
+    drop(client);
+    let per_conn = seen.per_connection().await;
+    server.abort();
+    assert!((1..=2).contains(&m.connections_established), "{m:?}");
+    assert_eq!(per_conn.iter().sum::<usize>(), 1, "{per_conn:?}");
+}
+
+#[tokio::test]
+async fn no_streams_allowed_forever_times_out_without_dialing_more() {
+    static PARAMS: [(u16, u32); 1] = [(SETTINGS_MAX_CONCURRENT_STREAMS, 0)];
+    let (url, seen, server) = serve(&PARAMS, |mut peer, _| async move {
+        let mut seen = 0;
+        while peer.next_request().await.is_some() {
+            seen += 1;
+        }
+        seen
+    })
+    .await;
+    let timeout = Duration::from_millis(500);
+    let client = h2c().timeout(timeout).build().unwrap();
+    let started = Instant::now();
+    let err = fetch(&client, &url).await.expect_err("never a stream");
+    let elapsed = started.elapsed();
+    assert!(err.is_timeout(), "{err}");
+    assert!(
+        elapsed < timeout + Duration::from_millis(300),
+        "{elapsed:?}"
+    );
+    let m = client.metrics();
+    drop(client);
+    let per_conn = seen.per_connection().await;
+    server.abort();
+    assert!((1..=2).contains(&m.connections_established), "{m:?}");
+    assert_eq!(per_conn.iter().sum::<usize>(), 0, "no request may be sent");
+}
+
+/// A limit raised while every stream is held: the waiting requests go at
+/// once, before any stream ends.
+#[tokio::test]
+async fn a_raised_limit_serves_waiters_before_any_stream_ends() {
+    static PARAMS: [(u16, u32); 1] = [(SETTINGS_MAX_CONCURRENT_STREAMS, 1)];
+    let (url, seen, server) = serve(&PARAMS, |mut peer, _| async move {
+        let first = peer.next_request().await.unwrap();
+        // Two more requests wait for a stream; none ends until they come.
+        peer.send(&settings(&[(SETTINGS_MAX_CONCURRENT_STREAMS, 3)]))
+            .await;
+        let second = within("the second request", peer.next_request())
+            .await
+            .unwrap();
+        let third = within("the third request", peer.next_request())
+            .await
+            .unwrap();
+        for s in [first, second, third] {
+            peer.send(&ok_empty(s)).await;
+        }
+        while peer.next_request().await.is_some() {}
+        3
+    })
+    .await;
+    // Only one connection: the test is about streams on it.
+    let client = h2c().http2_multiple_connections(false).build().unwrap();
+    let requests: Vec<_> = (0..3)
+        .map(|_| {
+            let (client, url) = (client.clone(), url.clone());
+            tokio::spawn(async move { fetch(&client, &url).await })
+        })
+        .collect();
+    for r in requests {
+        within("a request", r).await.unwrap().unwrap();
+    }
+    drop(client);
+    assert_eq!(seen.per_connection().await, vec![3]);
+    server.abort();
+}
+
+/// A limit lowered below the streams in flight: no new stream opens until
+/// the count is under the new limit.
+#[tokio::test]
+async fn a_lowered_limit_holds_new_streams_until_the_count_is_under_it() {
+    use tokio::sync::Notify;
+    static PARAMS: [(u16, u32); 1] = [(SETTINGS_MAX_CONCURRENT_STREAMS, 3)];
+    let (lowered, go) = (Arc::new(Notify::new()), Arc::new(Notify::new()));
+    let (url, seen, server) = serve(&PARAMS, {
+        let (lowered, go) = (Arc::clone(&lowered), Arc::clone(&go));
+        move |mut peer, _| {
+            let (lowered, go) = (Arc::clone(&lowered), Arc::clone(&go));
+            async move {
+                let mut held = Vec::new();
+                for _ in 0..3 {
+                    held.push(within("a request", peer.next_request()).await.unwrap());
+                }
+                peer.send(&settings(&[(SETTINGS_MAX_CONCURRENT_STREAMS, 1)]))
+                    .await;
+                // The client applied the new limit once it acknowledged it.
+                loop {
+                    let (ty, flags, _) = within("the SETTINGS ACK", peer.read()).await.unwrap();
+                    match ty {
+                        SETTINGS if flags & ACK != 0 => break,
+                        SETTINGS => peer.send(&frame(SETTINGS, ACK, 0, &[])).await,
+                        HEADERS => panic!("a stream opened past the limit"),
+                        _ => {}
+                    }
+                }
+                lowered.notify_one();
+                within("the fourth request to queue", go.notified()).await;
+                // Two of three answered: one still open, at the new limit of 1.
+                peer.send(&ok_empty(held[0])).await;
+                peer.send(&ok_empty(held[1])).await;
+                let early =
+                    tokio::time::timeout(Duration::from_millis(300), peer.next_request()).await;
+                assert!(early.is_err(), "a stream opened past the lowered limit");
+                peer.send(&ok_empty(held[2])).await;
+                let fourth = within("the fourth request", peer.next_request())
+                    .await
+                    .unwrap();
+                peer.send(&ok_empty(fourth)).await;
+                while peer.next_request().await.is_some() {}
+                4
+            }
+        }
+    })
+    .await;
+    let client = h2c().http2_multiple_connections(false).build().unwrap();
+    let mut requests: Vec<_> = (0..3)
+        .map(|_| {
+            let (client, url) = (client.clone(), url.clone());
+            tokio::spawn(async move { fetch(&client, &url).await })
+        })
+        .collect();
+    within("the limit lowered", lowered.notified()).await;
+    let (c, u) = (client.clone(), url.clone());
+    requests.push(tokio::spawn(async move { fetch(&c, &u).await }));
+    within("the fourth request queued", async {
+        while client.metrics().requests_queued == 0 {
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+    })
+    .await;
+    go.notify_one();
+    for r in requests {
+        within("a request", r).await.unwrap().unwrap();
+    }
+    drop(client);
+    assert_eq!(seen.per_connection().await, vec![4]);
+    server.abort();
+}
