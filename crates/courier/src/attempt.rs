@@ -136,7 +136,7 @@ where
     let config = inner.pool.config();
     Stage::Sending {
         h2: lease.is_http2(),
-        stale_retry: !retried && config.retry_stale_connections && lease.is_reused_http1(),
+        stale_retry: !retried && config.retry_stale_connections && lease.may_be_stale_http1(),
         idempotent: is_idempotent(request.method()),
         send: send(lease, request),
     }
