@@ -7,7 +7,7 @@ use std::task::{ready, Context, Poll, Waker};
 
 use bytes::{Bytes, BytesMut};
 use http::{HeaderMap, HeaderValue, Method, Request};
-use http_body::Body as _;
+use http_body::{Body as _, Frame};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 use super::body::{Decoder, Step};
@@ -138,7 +138,7 @@ impl Connection {
     }
 
     /// Writes the request and reads the response head; the body is then read
-    /// with [`poll_chunk`](Connection::poll_chunk).
+    /// with [`poll_frame`](Connection::poll_frame).
     ///
     /// The future owns the connection (`conn`: a box, or a pooled connection
     /// that holds one) and hands it back with the result, so it borrows
@@ -214,7 +214,7 @@ impl Connection {
                 Ok(Some(head)) => {
                     // The rest of the request was never sent: the connection is done.
                     self.keep_alive = false;
-                    self.body = Decoder::new(head.framing);
+                    self.body = Decoder::new(head.framing, self.max_head);
                     return Ok(head);
                 }
                 Ok(None) => Ok(()),
@@ -238,7 +238,7 @@ impl Connection {
         }
         match poll_fn(|cx| self.poll_head(cx, head_request, &mut received)).await {
             Ok(head) => {
-                self.body = Decoder::new(head.framing);
+                self.body = Decoder::new(head.framing, self.max_head);
                 self.keep_alive &= head.keep_alive;
                 Ok(head)
             }
@@ -441,14 +441,18 @@ impl Connection {
         }
     }
 
-    /// The next piece of the current response's body; `None` at its end.
-    pub(crate) fn poll_chunk(
+    /// The next piece of the current response's body, or its trailers;
+    /// `None` at its end.
+    pub(crate) fn poll_frame(
         &mut self,
         cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Bytes, Error>>> {
+    ) -> Poll<Option<Result<Frame<Bytes>, Error>>> {
         loop {
             match self.body.decode(&mut self.read_buf, &mut self.arena) {
-                Ok(Step::Data(data)) => return Poll::Ready(Some(Ok(data))),
+                Ok(Step::Data(data)) => return Poll::Ready(Some(Ok(Frame::data(data)))),
+                Ok(Step::Trailers(trailers)) => {
+                    return Poll::Ready(Some(Ok(Frame::trailers(trailers))))
+                }
                 Ok(Step::End) => return Poll::Ready(None),
                 Ok(Step::NeedMore) => {}
                 Err(e) => {

@@ -7,6 +7,7 @@ use std::task::{ready, Context, Poll};
 
 use bytes::Bytes;
 use http::Request;
+use http_body::Frame;
 use pin_project_lite::pin_project;
 
 use super::conn::{Answer, Conn, Http1Conn, SendError, SendResult};
@@ -108,13 +109,14 @@ impl Lease {
         Sending { in_flight }
     }
 
-    /// The next piece of an HTTP/1.1 response body (`None` at its end).
+    /// The next piece of an HTTP/1.1 response body, or its trailers (`None`
+    /// at its end).
     pub(crate) fn poll_http1_body(
         &mut self,
         cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Bytes, Error>>> {
+    ) -> Poll<Option<Result<Frame<Bytes>, Error>>> {
         match self.conn.as_mut() {
-            Some(Conn::Http1(c)) => c.conn.poll_chunk(cx),
+            Some(Conn::Http1(c)) => c.conn.poll_frame(cx),
             _ => Poll::Ready(None),
         }
     }
