@@ -511,3 +511,87 @@ async fn trailers_past_max_response_headers_size_are_a_typed_error() {
         .unwrap();
     assert_eq!(trailers[0]["x-small"], "1");
 }
+
+/// A server that answers `413` + `Connection: close` to the head and closes
+/// at once, unread body and all (which resets the connection).
+#[tokio::test]
+async fn an_early_413_then_a_reset_is_still_the_answer() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            tokio::spawn(async move {
+                let mut head = Vec::new();
+                let mut byte = [0u8; 1];
+                while !head.ends_with(b"\r\n\r\n") {
+                    if stream.read(&mut byte).await.unwrap_or(0) == 0 {
+                        return;
+                    }
+                    head.push(byte[0]);
+                }
+                let _ = stream
+                    .write_all(b"HTTP/1.1 413 Content Too Large\r\nconnection: close\r\ncontent-length: 0\r\n\r\n")
+                    .await;
+                // Dropped with the body unread: the kernel answers it with RST.
+            });
+        }
+    });
+    let client = http1_client();
+    for what in ["buffered", "streamed"] {
+        let data = pattern(8 * 1024 * 1024);
+        let body = if what == "buffered" {
+            Body::from(data)
+        } else {
+            let pieces: Vec<Bytes> = data.chunks(64 * 1024).map(Bytes::copy_from_slice).collect();
+            Body::wrap(Pieces {
+                pieces: pieces.into_iter(),
+                stall: false,
+            })
+        };
+        let res = client.post(&url).body(body).send().await;
+        let res = res.unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert_eq!(res.status(), 413, "{what}");
+    }
+}
+
+/// A server that answers `401` to the head without `Connection: close` and
+/// never reads the body: the upload stalls, the answer does not, and the
+/// connection, with half a request on it, is not reused.
+#[tokio::test]
+async fn an_early_error_that_keeps_the_connection_is_read_and_the_connection_dropped() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let acc = accepted.clone();
+    tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            acc.fetch_add(1, Ordering::SeqCst);
+            tokio::spawn(async move {
+                let mut head = Vec::new();
+                let mut byte = [0u8; 1];
+                while !head.ends_with(b"\r\n\r\n") {
+                    if stream.read(&mut byte).await.unwrap_or(0) == 0 {
+                        return;
+                    }
+                    head.push(byte[0]);
+                }
+                let _ = stream
+                    .write_all(b"HTTP/1.1 401 Unauthorized\r\ncontent-length: 6\r\n\r\nwho?\r\n")
+                    .await;
+                // Holds the connection open, reading nothing, until the client closes it.
+                std::future::pending::<()>().await;
+            });
+        }
+    });
+    let client = http1_client();
+    for _ in 0..2 {
+        let endless = Body::wrap(Pieces {
+            pieces: std::iter::repeat(Bytes::from(vec![b'x'; 16 * 1024])),
+            stall: false,
+        });
+        let res = client.post(&url).body(endless).send().await.unwrap();
+        assert_eq!(res.status(), 401);
+        assert_eq!(res.bytes().await.unwrap(), "who?\r\n");
+    }
+    assert_eq!(accepted.load(Ordering::SeqCst), 2);
+}

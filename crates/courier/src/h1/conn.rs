@@ -325,8 +325,10 @@ impl Connection {
     ///
     /// A server may answer before reading the whole body (413, 401, a
     /// redirect) and stop reading: the answer is taken rather than waiting for
-    /// a write, or a body, that never ends. A read error is left for the
-    /// write to meet.
+    /// a write, or a body, that never ends. A server that answered and closed
+    /// with the body unread resets the connection, which fails the write: an
+    /// answer already received is still the answer (as in Go's transport).
+    /// A read error is left for the write to meet.
     fn or_answer<T>(
         &mut self,
         cx: &mut Context<'_>,
@@ -335,7 +337,14 @@ impl Connection {
         step: Poll<Result<T, Error>>,
     ) -> Poll<Result<Written<T>, Error>> {
         match step {
-            Poll::Ready(result) => Poll::Ready(result.map(Written::Done)),
+            Poll::Ready(Ok(value)) => Poll::Ready(Ok(Written::Done(value))),
+            Poll::Ready(Err(e)) if e.kind() == ErrorKind::ConnectionClosed => {
+                match self.poll_head(cx, head_request, received) {
+                    Poll::Ready(Ok(head)) => Poll::Ready(Ok(Written::Answered(head))),
+                    _ => Poll::Ready(Err(e)),
+                }
+            }
+            Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
             Poll::Pending => match self.poll_head(cx, head_request, received) {
                 Poll::Ready(Ok(head)) => Poll::Ready(Ok(Written::Answered(head))),
                 _ => Poll::Pending,
