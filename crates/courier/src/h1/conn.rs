@@ -145,8 +145,9 @@ impl Connection {
     /// nothing and can sit in a hand-written future next to the lease. The
     /// request is kept (not cloned) until the head arrives, so a request the
     /// connection never answered can be handed back for a retry. The future is
-    /// small: each step is one `poll_fn` over the connection's own buffers, and
-    /// only a streamed body, the rare case, gets a boxed future.
+    /// small: each step is one `poll_fn` over the connection's own state; the
+    /// request's writing is in the connection (see [`super::upload`]), which
+    /// lets it go on after the head when the server answers early.
     pub(crate) fn send<C>(
         mut conn: C,
         mut req: Request<Body>,
@@ -239,7 +240,7 @@ impl Connection {
     /// after it in one vectored write, without a copy; a streamed body is
     /// taken from the request, to be written as it comes.
     fn start_upload(&mut self, req: &mut Request<Body>, framing: BodyFraming) {
-        let Some(body) = req.body().buffered() else {
+        let Some(body) = req.body().as_buffered() else {
             let stream = std::mem::take(req.body_mut());
             self.upload.start(framing, Bytes::new(), Some(stream));
             return;
@@ -248,16 +249,18 @@ impl Connection {
         let rest = if framing == BodyFraming::Chunked {
             if !body.is_empty() {
                 chunk_prefix(out, body.len());
-                out.extend_from_slice(&body);
+                out.extend_from_slice(body);
                 out.extend_from_slice(b"\r\n");
             }
             out.extend_from_slice(b"0\r\n\r\n");
             Bytes::new()
         } else if body.len() <= INLINE_BODY {
-            out.extend_from_slice(&body);
+            out.extend_from_slice(body);
             Bytes::new()
         } else {
-            body
+            // The same bytes by reference count: the request keeps its body
+            // for a retry.
+            req.body().buffered().unwrap_or_default()
         };
         self.upload.start(framing, rest, None);
     }
