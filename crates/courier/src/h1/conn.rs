@@ -341,7 +341,10 @@ impl Connection {
     ) -> Poll<Result<Written<T>, Error>> {
         match step {
             Poll::Ready(Ok(value)) => Poll::Ready(Ok(Written::Done(value))),
-            Poll::Ready(Err(e)) if e.kind() == ErrorKind::ConnectionClosed => {
+            // Nothing written: whatever is there cannot answer this request.
+            Poll::Ready(Err(e))
+                if e.kind() == ErrorKind::ConnectionClosed && self.upload.written() > 0 =>
+            {
                 match self.poll_head(cx, head_request, received) {
                     Poll::Ready(Ok(head)) => Poll::Ready(Ok(Written::Answered(head))),
                     _ => Poll::Ready(Err(e)),

@@ -232,3 +232,103 @@ fn write(
 fn io_error(e: io::Error) -> Error {
     Error::new(ErrorKind::ConnectionClosed, e)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::future::poll_fn;
+
+    use tokio::io::AsyncReadExt;
+
+    use super::*;
+
+    /// A streamed body of `pieces`, each after one `Pending`.
+    fn stream(pieces: &[&'static str]) -> Body {
+        Body::wrap(Pieces {
+            pieces: pieces.to_vec(),
+            ready: false,
+        })
+    }
+
+    struct Pieces {
+        pieces: Vec<&'static str>,
+        ready: bool,
+    }
+
+    impl http_body::Body for Pieces {
+        type Data = Bytes;
+        type Error = std::io::Error;
+
+        fn poll_frame(
+            mut self: Pin<&mut Self>,
+            cx: &mut Context<'_>,
+        ) -> Poll<Option<Result<http_body::Frame<Bytes>, std::io::Error>>> {
+            self.ready = !self.ready;
+            if !self.ready {
+                cx.waker().wake_by_ref();
+                return Poll::Pending;
+            }
+            if self.pieces.is_empty() {
+                return Poll::Ready(None);
+            }
+            let piece = self.pieces.remove(0);
+            Poll::Ready(Some(Ok(http_body::Frame::data(Bytes::from_static(
+                piece.as_bytes(),
+            )))))
+        }
+    }
+
+    /// Writes a request with `head`, `data` and `body` through a pipe far
+    /// smaller than it (so writes wait), returning what came out or the error.
+    async fn run(
+        framing: BodyFraming,
+        head: &str,
+        data: &'static [u8],
+        body: Option<Body>,
+    ) -> Result<Vec<u8>, Error> {
+        let (near, mut far) = tokio::io::duplex(7);
+        let mut io: Box<dyn Io> = Box::new(near);
+        let mut buf = head.as_bytes().to_vec();
+        let mut upload = Upload::idle();
+        upload.start(framing, Bytes::from_static(data), body);
+        let reader = tokio::spawn(async move {
+            let mut out = Vec::new();
+            far.read_to_end(&mut out).await.map(|_| out)
+        });
+        let result = poll_fn(|cx| {
+            upload.poll(
+                cx,
+                Out {
+                    io: &mut io,
+                    buf: &mut buf,
+                },
+            )
+        })
+        .await;
+        assert!(!upload.is_active() || result.is_err());
+        drop(io);
+        let out = reader.await.unwrap().unwrap();
+        result.map(|()| out)
+    }
+
+    #[tokio::test]
+    async fn heads_buffered_and_streamed_bodies_go_out_framed() {
+        let out = run(BodyFraming::Length(5), "HEAD\r\n", b"hello", None).await;
+        assert_eq!(out.unwrap(), b"HEAD\r\nhello");
+        let body = stream(&["ab", "", "cde"]);
+        let out = run(BodyFraming::Chunked, "H\r\n", b"", Some(body)).await;
+        assert_eq!(out.unwrap(), b"H\r\n2\r\nab\r\n3\r\ncde\r\n0\r\n\r\n");
+        let body = stream(&["ab", "cde"]);
+        let out = run(BodyFraming::Length(5), "H\r\n", b"", Some(body)).await;
+        assert_eq!(out.unwrap(), b"H\r\nabcde");
+    }
+
+    #[tokio::test]
+    async fn a_body_that_breaks_its_content_length_is_refused() {
+        for (n, pieces) in [(4, &["ab", "cde"][..]), (6, &["ab", "cde"][..])] {
+            let err = run(BodyFraming::Length(n), "H\r\n", b"", Some(stream(pieces)))
+                .await
+                .unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::InvalidRequest, "{n}");
+        }
+    }
+}
