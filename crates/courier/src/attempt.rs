@@ -66,7 +66,7 @@ pin_project! {
         },
         Sending {
             h2: bool,
-            // A reused HTTP/1.1 connection, first try: a dead one earns a retry.
+            // An HTTP/1.1 connection that waited in the pool, first try: a dead one earns a retry.
             stale_retry: bool,
             idempotent: bool,
             #[pin]
@@ -152,7 +152,7 @@ where
     let config = inner.pool.config();
     Stage::Sending {
         h2: lease.is_http2(),
-        stale_retry: retries == 0 && config.retry_stale_connections && lease.is_reused_http1(),
+        stale_retry: retries == 0 && config.retry_stale_connections && lease.may_be_stale_http1(),
         idempotent: is_idempotent(request.method()),
         send: send(lease, request),
     }

@@ -69,6 +69,14 @@ impl Body {
         }
     }
 
+    /// The bytes of a buffered body (a reference count, not a copy), or `None` for a stream.
+    pub(crate) fn buffered(&self) -> Option<Bytes> {
+        match &self.kind {
+            Kind::Full(b) => Some(b.clone().unwrap_or_default()),
+            Kind::Stream(_) => None,
+        }
+    }
+
     /// The buffered bytes (empty for none), or the body itself if it is a stream.
     pub(crate) fn into_bytes(self) -> Result<Bytes, Body> {
         match self.kind {

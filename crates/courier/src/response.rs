@@ -185,9 +185,7 @@ impl Source {
             (Source::Http2(body), _) => body
                 .poll_frame(cx)
                 .map(|f| f.map(|r| r.map_err(|e| Error::new(ErrorKind::Body, e)))),
-            (Source::Http1, Some(lease)) => lease
-                .poll_http1_body(cx)
-                .map(|d| d.map(|r| r.map(Frame::data))),
+            (Source::Http1, Some(lease)) => lease.poll_http1_body(cx),
             (Source::Http1, None) => Poll::Ready(None),
         }
     }

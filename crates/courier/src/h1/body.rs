@@ -1,7 +1,18 @@
 //! Decoding a response body out of the connection's read buffer: a known
-//! length, chunked, or everything until the server closes.
+//! length, chunked (with its trailers), or everything until the server closes.
+//!
+//! Trailers are handed to the caller as they are over HTTP/2 (a trailers
+//! frame after the data), bounded by `max_response_headers_size` like a head.
+//! RFC 9110 §6.5.1 lets a recipient keep trailers apart from the header
+//! section, which courier does, and §6.5.2 forbids merging fields whose
+//! definition does not allow trailers: those that frame, route, authenticate
+//! or describe the content ([`FORBIDDEN_TRAILERS`], hyper's list plus the
+//! connection-specific fields) are dropped, not rejected, since the body they
+//! follow is whole and the rest of the trailers may be what the caller wants.
 
 use bytes::{Buf, Bytes, BytesMut};
+use http::header::{self, HeaderName};
+use http::{HeaderMap, HeaderValue};
 
 use super::arena::copy_out;
 use super::decode::Framing;
@@ -15,14 +26,38 @@ const COPY_MAX: usize = 4 * 1024;
 /// A chunk-size line or trailer line longer than this is hostile.
 const MAX_LINE: usize = 4 * 1024;
 
-/// All trailer lines together may not exceed this.
-const MAX_TRAILERS: usize = 16 * 1024;
+/// More trailer lines than this is hostile (the head's bound too).
+const MAX_TRAILER_FIELDS: usize = 100;
+
+/// Fields that cannot be trailers (RFC 9110 §6.5.1): dropped when a server sends them.
+const FORBIDDEN_TRAILERS: [HeaderName; 16] = [
+    header::AUTHORIZATION,
+    header::CACHE_CONTROL,
+    header::CONNECTION,
+    header::CONTENT_ENCODING,
+    header::CONTENT_LENGTH,
+    header::CONTENT_RANGE,
+    header::CONTENT_TYPE,
+    header::HOST,
+    HeaderName::from_static("keep-alive"),
+    header::MAX_FORWARDS,
+    HeaderName::from_static("proxy-connection"),
+    header::SET_COOKIE,
+    header::TE,
+    header::TRAILER,
+    header::TRANSFER_ENCODING,
+    header::UPGRADE,
+];
 
 /// Where the body of the current response stands.
 #[derive(Debug)]
 pub(crate) enum Decoder {
     Length(u64),
-    Chunked(Chunk),
+    /// `max_trailers`: the bound on the trailer section, in bytes.
+    Chunked {
+        state: Chunk,
+        max_trailers: usize,
+    },
     UntilClose,
     Done,
 }
@@ -36,7 +71,8 @@ pub(crate) enum Chunk {
     Data(u64),
     /// Expecting the CRLF after a chunk's data.
     DataEnd,
-    /// After the last chunk: trailer lines until an empty one (bytes seen so far).
+    /// After the last chunk: the trailer section, up to an empty line (the
+    /// bytes already searched for its end, so a trickle is not rescanned).
     Trailers(usize),
 }
 
@@ -44,6 +80,9 @@ pub(crate) enum Chunk {
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Step {
     Data(Bytes),
+    /// The trailer section (its allowed fields), after the last chunk; the
+    /// body is complete.
+    Trailers(HeaderMap),
     /// The buffer holds nothing more of the body: read from the connection.
     NeedMore,
     /// The body is complete.
@@ -51,11 +90,15 @@ pub(crate) enum Step {
 }
 
 impl Decoder {
-    pub(crate) fn new(framing: Framing) -> Decoder {
+    /// A decoder for `framing`; chunked trailers may take up to `max_trailers` bytes.
+    pub(crate) fn new(framing: Framing, max_trailers: usize) -> Decoder {
         match framing {
             Framing::Empty | Framing::Length(0) => Decoder::Done,
             Framing::Length(n) => Decoder::Length(n),
-            Framing::Chunked => Decoder::Chunked(Chunk::Size),
+            Framing::Chunked => Decoder::Chunked {
+                state: Chunk::Size,
+                max_trailers,
+            },
             Framing::UntilClose => Decoder::UntilClose,
         }
     }
@@ -67,7 +110,11 @@ impl Decoder {
     /// Bytes of body known to be still to come, to size the next read.
     pub(crate) fn remaining(&self) -> Option<u64> {
         match self {
-            Decoder::Length(n) | Decoder::Chunked(Chunk::Data(n)) => Some(*n),
+            Decoder::Length(n)
+            | Decoder::Chunked {
+                state: Chunk::Data(n),
+                ..
+            } => Some(*n),
             _ => None,
         }
     }
@@ -100,9 +147,12 @@ impl Decoder {
                 let n = buf.len();
                 Ok(Step::Data(take(buf, n, arena)))
             }
-            Decoder::Chunked(state) => {
-                let step = decode_chunked(state, buf, arena)?;
-                if step == Step::End {
+            Decoder::Chunked {
+                state,
+                max_trailers,
+            } => {
+                let step = decode_chunked(state, *max_trailers, buf, arena)?;
+                if matches!(step, Step::End | Step::Trailers(_)) {
                     *self = Decoder::Done;
                 }
                 Ok(step)
@@ -143,6 +193,7 @@ fn take(buf: &mut BytesMut, n: usize, arena: &mut BytesMut) -> Bytes {
 
 fn decode_chunked(
     state: &mut Chunk,
+    max_trailers: usize,
     buf: &mut BytesMut,
     arena: &mut BytesMut,
 ) -> Result<Step, Error> {
@@ -183,23 +234,73 @@ fn decode_chunked(
                 buf.advance(2);
                 *state = Chunk::Size;
             }
-            Chunk::Trailers(seen) => {
-                let Some(len) = line(buf)? else {
-                    return Ok(Step::NeedMore);
+            Chunk::Trailers(searched) => {
+                return match trailer_section(buf, searched, max_trailers)? {
+                    None => {
+                        *state = Chunk::Trailers(buf.len());
+                        Ok(Step::NeedMore)
+                    }
+                    Some(2) => {
+                        buf.advance(2);
+                        Ok(Step::End)
+                    }
+                    Some(len) => {
+                        let trailers = parse_trailers(&buf[..len])?;
+                        buf.advance(len);
+                        Ok(Step::Trailers(trailers))
+                    }
                 };
-                buf.advance(len + 2);
-                if len == 0 {
-                    return Ok(Step::End);
-                }
-                // Trailers are read past (courier does not surface them), within bounds.
-                let seen = seen + len + 2;
-                if seen > MAX_TRAILERS {
-                    return Err(body_error("response trailers too large"));
-                }
-                *state = Chunk::Trailers(seen);
             }
         }
     }
+}
+
+/// The length of the trailer section at the start of `buf` (its empty line
+/// included) once it is all there; `searched` bytes were already searched.
+fn trailer_section(buf: &[u8], searched: usize, max: usize) -> Result<Option<usize>, Error> {
+    if buf.starts_with(b"\r\n") {
+        return Ok(Some(2));
+    }
+    let from = searched.saturating_sub(3);
+    let end = buf[from..]
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .map(|i| from + i + 4);
+    if end.unwrap_or(buf.len()) > max {
+        return Err(Error::msg(
+            ErrorKind::HeadersTooLarge,
+            "response trailers exceed max_response_headers_size",
+        ));
+    }
+    Ok(end)
+}
+
+/// The fields of a complete trailer section, less those that cannot be trailers.
+fn parse_trailers(section: &[u8]) -> Result<HeaderMap, Error> {
+    let mut slots = [httparse::EMPTY_HEADER; MAX_TRAILER_FIELDS];
+    let fields = match httparse::parse_headers(section, &mut slots) {
+        Ok(httparse::Status::Complete((_, fields))) => fields,
+        Err(httparse::Error::TooManyHeaders) => {
+            return Err(Error::msg(
+                ErrorKind::HeadersTooLarge,
+                "response has more than 100 trailer lines",
+            ))
+        }
+        Ok(httparse::Status::Partial) => return Err(body_error("malformed response trailers")),
+        Err(e) => return Err(Error::new(ErrorKind::Protocol, e)),
+    };
+    let mut trailers = HeaderMap::with_capacity(fields.len());
+    for field in fields.iter() {
+        let name = HeaderName::from_bytes(field.name.as_bytes())
+            .map_err(|e| Error::new(ErrorKind::Protocol, e))?;
+        if FORBIDDEN_TRAILERS.contains(&name) {
+            continue;
+        }
+        let value =
+            HeaderValue::from_bytes(field.value).map_err(|e| Error::new(ErrorKind::Protocol, e))?;
+        trailers.append(name, value);
+    }
+    Ok(trailers)
 }
 
 /// The length of the CRLF-terminated line at the start of `buf` (without the
@@ -245,21 +346,34 @@ mod tests {
 
     /// Feeds `input` one byte at a time, collecting the body.
     fn trickle(framing: Framing, input: &[u8]) -> Result<(Vec<u8>, bool), Error> {
-        let mut decoder = Decoder::new(framing);
+        trickle_with_trailers(framing, input, 1024).map(|(body, _, clean)| (body, clean))
+    }
+
+    /// [`trickle`], also collecting trailers, bounded by `max_trailers`.
+    fn trickle_with_trailers(
+        framing: Framing,
+        input: &[u8],
+        max_trailers: usize,
+    ) -> Result<(Vec<u8>, Option<HeaderMap>, bool), Error> {
+        let mut decoder = Decoder::new(framing, max_trailers);
         let (mut buf, mut arena) = (BytesMut::new(), BytesMut::new());
-        let mut out = Vec::new();
+        let (mut out, mut trailers) = (Vec::new(), None);
         for &b in input {
             buf.extend_from_slice(&[b]);
             loop {
                 match decoder.decode(&mut buf, &mut arena)? {
                     Step::Data(d) => out.extend_from_slice(&d),
                     Step::NeedMore => break,
-                    Step::End => return Ok((out, buf.is_empty())),
+                    Step::Trailers(t) => trailers = Some(t),
+                    Step::End => return Ok((out, trailers, buf.is_empty())),
                 }
+            }
+            if decoder.is_done() {
+                return Ok((out, trailers, buf.is_empty()));
             }
         }
         decoder.eof()?;
-        Ok((out, buf.is_empty()))
+        Ok((out, trailers, buf.is_empty()))
     }
 
     #[test]
@@ -268,6 +382,25 @@ mod tests {
         let (body, clean) = trickle(Framing::Chunked, input).unwrap();
         assert_eq!(body, b"hello 0123456789");
         assert!(clean);
+    }
+
+    #[test]
+    fn trailers_are_parsed_bounded_and_filtered() {
+        let input = b"3\r\nabc\r\n0\r\nx-sum: 1\r\ncontent-length: 9\r\nX-Sum: 2\r\n\r\n";
+        let (body, trailers, clean) = trickle_with_trailers(Framing::Chunked, input, 64).unwrap();
+        let trailers = trailers.unwrap();
+        assert_eq!((body.as_slice(), clean), (&b"abc"[..], true));
+        let sums: Vec<_> = trailers.get_all("x-sum").iter().collect();
+        assert_eq!(sums, ["1", "2"]);
+        assert!(!trailers.contains_key("content-length"));
+        // The section counts its empty line; one byte short of it is too large.
+        let section = input.len() - b"3\r\nabc\r\n0\r\n".len();
+        let err = trickle_with_trailers(Framing::Chunked, input, section - 1).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::HeadersTooLarge);
+        let (_, none, _) = trickle_with_trailers(Framing::Chunked, b"0\r\n\r\n", 16).unwrap();
+        assert!(none.is_none());
+        let err = trickle_with_trailers(Framing::Chunked, b"0\r\nbad line\r\n\r\n", 64);
+        assert_eq!(err.unwrap_err().kind(), ErrorKind::Protocol);
     }
 
     #[test]
@@ -305,7 +438,7 @@ mod tests {
     #[test]
     fn large_pieces_are_split_off_small_ones_copied() {
         let mut buf = BytesMut::from(&vec![7u8; COPY_MAX * 2][..]);
-        let mut d = Decoder::new(Framing::Length((COPY_MAX * 2) as u64));
+        let mut d = Decoder::new(Framing::Length((COPY_MAX * 2) as u64), 0);
         let Step::Data(data) = d.decode(&mut buf, &mut BytesMut::new()).unwrap() else {
             panic!("data expected")
         };

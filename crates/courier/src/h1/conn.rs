@@ -1,18 +1,19 @@
 //! One HTTP/1.1 connection, driven by the task of the request that holds it.
 
 use std::future::{poll_fn, Future};
-use std::io::{self, IoSlice, Write as _};
+use std::io::{self, Write as _};
 use std::pin::Pin;
 use std::task::{ready, Context, Poll, Waker};
 
 use bytes::{Bytes, BytesMut};
 use http::{HeaderMap, HeaderValue, Method, Request};
-use http_body::Body as _;
+use http_body::Frame;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 use super::body::{Decoder, Step};
 use super::decode::{self, Head, Parsed};
 use super::encode::{self, BodyFraming};
+use super::upload::{Out, Upload};
 use crate::body::Body;
 use crate::error::{Error, ErrorKind};
 
@@ -40,6 +41,9 @@ pub(crate) struct Connection {
     write_buf: Vec<u8>,
     /// Where the current response's body stands.
     body: Decoder,
+    /// The request being written; its body may go on after the response
+    /// head (see [`super::upload`]).
+    upload: Upload,
     /// Neither side asked to close, and nothing went wrong.
     keep_alive: bool,
     max_head: usize,
@@ -62,15 +66,6 @@ enum Written<T> {
     Done(T),
     /// The server answered before the request was written.
     Answered(Head),
-}
-
-impl Written<()> {
-    fn answer(self) -> Option<Head> {
-        match self {
-            Written::Done(()) => None,
-            Written::Answered(head) => Some(head),
-        }
-    }
 }
 
 /// Whether a failed exchange hands its request back, and as what.
@@ -112,6 +107,7 @@ impl Connection {
             arena: BytesMut::new(),
             write_buf: Vec::new(),
             body: Decoder::Done,
+            upload: Upload::idle(),
             keep_alive: true,
             max_head: max_head.max(1),
             interim: decode::Interim::default(),
@@ -130,9 +126,13 @@ impl Connection {
             .is_pending()
     }
 
-    /// The last response was read to its end and the connection may carry another.
+    /// The last response was read to its end, its request was written to
+    /// its end, and the connection may carry another.
     pub(crate) fn is_reusable(&self) -> bool {
-        self.keep_alive && self.body.is_done() && self.read_buf.is_empty()
+        self.keep_alive
+            && self.body.is_done()
+            && self.read_buf.is_empty()
+            && !self.upload.is_active()
     }
 
     /// The current response's body has been read to its end.
@@ -141,15 +141,16 @@ impl Connection {
     }
 
     /// Writes the request and reads the response head; the body is then read
-    /// with [`poll_chunk`](Connection::poll_chunk).
+    /// with [`poll_frame`](Connection::poll_frame).
     ///
     /// The future owns the connection (`conn`: a box, or a pooled connection
     /// that holds one) and hands it back with the result, so it borrows
     /// nothing and can sit in a hand-written future next to the lease. The
     /// request is kept (not cloned) until the head arrives, so a request the
     /// connection never answered can be handed back for a retry. The future is
-    /// small: each step is one `poll_fn` over the connection's own buffers, and
-    /// only a streamed body, the rare case, gets a boxed future.
+    /// small: each step is one `poll_fn` over the connection's own state; the
+    /// request's writing is in the connection (see [`super::upload`]), which
+    /// lets it go on after the head when the server answers early.
     pub(crate) fn send<C>(
         mut conn: C,
         mut req: Request<Body>,
@@ -187,208 +188,153 @@ impl Connection {
         head_request: bool,
     ) -> Result<Head, (Error, Resend)> {
         let framing = framing.map_err(|e| (e, Resend::No))?;
-        let mut written = 0;
+        let buffered = req.body().as_buffered().is_some();
+        self.start_upload(req, framing);
         let mut received = false;
-        // Scoped, so the head it may hold is not kept in this future's state.
-        let sent = {
-            // `Ok(Some(head))`: the server answered before taking the whole body.
-            let outcome = match req.body().as_buffered() {
-                Some(body) => {
-                    let rest = self.frame_buffered(body, framing);
-                    poll_fn(|cx| {
-                        let writing = self.poll_write(cx, rest, &mut written);
-                        self.or_answer(cx, head_request, &mut received, writing)
-                    })
-                    .await
-                    .map(Written::answer)
-                }
-                None => {
-                    Box::pin(self.write_streamed(
-                        req,
-                        framing,
-                        &mut written,
-                        head_request,
-                        &mut received,
-                    ))
-                    .await
-                }
-            };
-            match outcome {
-                Ok(Some(head)) => {
-                    // The rest of the request was never sent: the connection is done.
-                    self.keep_alive = false;
-                    self.body = Decoder::new(head.framing);
-                    return Ok(head);
-                }
-                Ok(None) => Ok(()),
-                Err(e) => Err(e),
-            }
-        };
-        let sent = match sent {
-            Ok(()) => poll_fn(|cx| Pin::new(&mut self.io).poll_flush(cx))
-                .await
-                .map_err(io_error),
-            Err(e) => Err(e),
-        };
-        if let Err(error) = sent {
-            self.keep_alive = false;
-            let resend = if written == 0 {
-                Resend::Unsent
-            } else {
-                Resend::No
-            };
-            return Err((error, resend));
+        // Matched in place: a local holding the answer would stay in the
+        // future's state across the next await.
+        match poll_fn(|cx| {
+            let writing = self.poll_upload(cx);
+            self.or_answer(cx, head_request, &mut received, writing)
+        })
+        .await
+        {
+            Ok(Written::Answered(head)) => return Ok(self.early_answer(head)),
+            Ok(Written::Done(())) => {}
+            Err(error) => return Err(self.failed(req, error, buffered, received)),
         }
         match poll_fn(|cx| self.poll_head(cx, head_request, &mut received)).await {
             Ok(head) => {
-                self.body = Decoder::new(head.framing);
+                self.body = Decoder::new(head.framing, self.max_head);
                 self.keep_alive &= head.keep_alive;
                 Ok(head)
             }
-            Err(error) => {
-                self.keep_alive = false;
-                let replayable = !received && req.body().as_buffered().is_some();
-                let resend = if replayable {
-                    Resend::Unanswered
-                } else {
-                    Resend::No
-                };
-                Err((error, resend))
-            }
+            Err(error) => Err(self.failed(req, error, buffered, received)),
         }
     }
 
-    /// Puts a buffered body behind the head in `write_buf` when it is small
-    /// (or chunked); returns what must follow `write_buf` on the wire.
-    fn frame_buffered<'b>(&mut self, body: &'b [u8], framing: BodyFraming) -> &'b [u8] {
+    /// The exchange failed before a response head: what of the request can
+    /// be sent again.
+    fn failed(
+        &mut self,
+        req: &mut Request<Body>,
+        error: Error,
+        buffered: bool,
+        received: bool,
+    ) -> (Error, Resend) {
+        self.keep_alive = false;
+        let written = self.upload.written();
+        if let Some(body) = self.upload.stop() {
+            // A streamed body none of which went out: intact, handed back.
+            *req.body_mut() = body;
+        }
+        let resend = if written == 0 {
+            Resend::Unsent
+        } else if buffered && !received {
+            Resend::Unanswered
+        } else {
+            Resend::No
+        };
+        (error, resend)
+    }
+
+    /// Queues the request (its head is in `write_buf`): a buffered body
+    /// goes behind the head when small (or chunked), else is written right
+    /// after it in one vectored write, without a copy; a streamed body is
+    /// taken from the request, to be written as it comes.
+    fn start_upload(&mut self, req: &mut Request<Body>, framing: BodyFraming) {
+        let Some(body) = req.body().as_buffered() else {
+            let stream = std::mem::take(req.body_mut());
+            self.upload.start(framing, Bytes::new(), Some(stream));
+            return;
+        };
         let out = &mut self.write_buf;
-        if framing == BodyFraming::Chunked {
+        let rest = if framing == BodyFraming::Chunked {
             if !body.is_empty() {
                 chunk_prefix(out, body.len());
                 out.extend_from_slice(body);
                 out.extend_from_slice(b"\r\n");
             }
             out.extend_from_slice(b"0\r\n\r\n");
-            return &[];
-        }
-        if body.len() <= INLINE_BODY {
+            Bytes::new()
+        } else if body.len() <= INLINE_BODY {
             out.extend_from_slice(body);
-            return &[];
-        }
-        body
+            Bytes::new()
+        } else {
+            // The same bytes by reference count: the request keeps its body
+            // for a retry.
+            req.body().buffered().unwrap_or_default()
+        };
+        self.upload.start(framing, rest, None);
     }
 
-    /// Writes `write_buf` then `rest` (vectored, so a large body follows its
-    /// head without a copy); `written` counts what went out across calls.
-    fn poll_write(
-        &mut self,
-        cx: &mut Context<'_>,
-        rest: &[u8],
-        written: &mut usize,
-    ) -> Poll<Result<(), Error>> {
-        let head = &self.write_buf[..];
-        loop {
-            let (a, b) = match written.checked_sub(head.len()) {
-                None => (&head[*written..], rest),
-                Some(past) => (&[][..], &rest[past..]),
-            };
-            let poll = match (a.is_empty(), b.is_empty()) {
-                (true, true) => return Poll::Ready(Ok(())),
-                (false, true) => Pin::new(&mut self.io).poll_write(cx, a),
-                (true, false) => Pin::new(&mut self.io).poll_write(cx, b),
-                (false, false) => Pin::new(&mut self.io)
-                    .poll_write_vectored(cx, &[IoSlice::new(a), IoSlice::new(b)]),
-            };
-            match ready!(poll) {
-                Ok(0) => return Poll::Ready(Err(io_error(io::ErrorKind::WriteZero.into()))),
-                Ok(n) => *written += n,
-                Err(e) => return Poll::Ready(Err(io_error(e))),
+    /// Writes what it can of the request.
+    fn poll_upload(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
+        let out = Out {
+            io: &mut self.io,
+            buf: &mut self.write_buf,
+        };
+        self.upload.poll(cx, out)
+    }
+
+    /// The server answered before the whole request was written. RFC 9112
+    /// §9.3 (and RFC 9110 §15.5.14 for 413): a client SHOULD stop sending
+    /// the body when the response says the server will not read it and is
+    /// closing the connection; otherwise the server may well be reading it
+    /// (`/echo` streams it back, a proxy forwards it), so it keeps going out
+    /// while the response is read, driven by [`poll_frame`](Self::poll_frame).
+    /// Like Go's transport and curl, an error status alone does not stop it:
+    /// a server that stops reading without saying so only stalls the upload,
+    /// never the response, and the connection is reused only if both ended.
+    fn early_answer(&mut self, head: Head) -> Head {
+        self.body = Decoder::new(head.framing, self.max_head);
+        if head.closing {
+            self.upload.stop();
+            self.keep_alive = false;
+        } else {
+            self.keep_alive &= head.keep_alive;
+        }
+        head
+    }
+
+    /// Writes more of a request body the server answered before it ended;
+    /// an error in the caller's body is returned, one of the connection's
+    /// only stops the upload (the response may still come whole).
+    fn drive_upload(&mut self, cx: &mut Context<'_>) -> Option<Error> {
+        if !self.upload.is_active() {
+            return None;
+        }
+        match self.poll_upload(cx) {
+            Poll::Ready(Ok(())) | Poll::Pending => None,
+            Poll::Ready(Err(e)) => {
+                self.upload.stop();
+                self.keep_alive = false;
+                (e.kind() == ErrorKind::InvalidRequest).then_some(e)
             }
         }
     }
 
-    /// Writes the head (in `write_buf`) and then a streamed body, frame by frame.
-    /// Writes a streamed body as it comes; `Ok(Some(head))` if the server
-    /// answered first (see [`or_answer`](Self::or_answer)), which it may do
-    /// while a write waits or while the body has nothing to give.
-    async fn write_streamed(
-        &mut self,
-        req: &mut Request<Body>,
-        framing: BodyFraming,
-        written: &mut usize,
-        head_request: bool,
-        received: &mut bool,
-    ) -> Result<Option<Head>, Error> {
-        // Each wait below ends with the step done, or the server's answer.
-        macro_rules! wait {
-            ($step:expr) => {
-                match poll_fn(|cx| {
-                    let step = $step(&mut *self, cx);
-                    self.or_answer(cx, head_request, received, step)
-                })
-                .await?
-                {
-                    Written::Done(value) => value,
-                    Written::Answered(head) => return Ok(Some(head)),
-                }
-            };
+    /// The response ended: an upload still going is stopped, and the
+    /// connection is only reusable if all of the request reached the wire.
+    fn response_ended(&mut self, cx: &mut Context<'_>) {
+        // One more go: what is left may fit in the socket now.
+        let _ = self.drive_upload(cx);
+        if self.upload.is_active() {
+            if !self.upload.wire_complete(&self.write_buf) {
+                self.keep_alive = false;
+            }
+            self.upload.stop();
         }
-        wait!(|this: &mut Self, cx| this.poll_write(cx, &[], written));
-        let body = req.body_mut();
-        let mut sent = 0u64;
-        while let Some(frame) =
-            wait!(|_: &mut Self, cx| Pin::new(&mut *body).poll_frame(cx).map(Ok))
-        {
-            let frame = frame.map_err(|e| Error::new(ErrorKind::InvalidRequest, e))?;
-            let Ok(data) = frame.into_data() else {
-                continue; // request trailers are not sent over HTTP/1.1
-            };
-            if data.is_empty() {
-                continue;
-            }
-            sent += data.len() as u64;
-            self.write_buf.clear();
-            match framing {
-                BodyFraming::Length(n) if sent > n => {
-                    return Err(Error::msg(
-                        ErrorKind::InvalidRequest,
-                        "request body longer than its Content-Length",
-                    ))
-                }
-                BodyFraming::Length(_) => {}
-                BodyFraming::Chunked => chunk_prefix(&mut self.write_buf, data.len()),
-            }
-            let mut done = 0;
-            wait!(|this: &mut Self, cx| this.poll_write(cx, &data, &mut done));
-            if framing == BodyFraming::Chunked {
-                self.write_buf.clear();
-                self.write_buf.extend_from_slice(b"\r\n");
-                let mut done = 0;
-                wait!(|this: &mut Self, cx| this.poll_write(cx, &[], &mut done));
-            }
-        }
-        self.write_buf.clear();
-        match framing {
-            BodyFraming::Length(n) if sent != n => {
-                return Err(Error::msg(
-                    ErrorKind::InvalidRequest,
-                    "request body shorter than its Content-Length",
-                ))
-            }
-            BodyFraming::Length(_) => return Ok(None),
-            BodyFraming::Chunked => self.write_buf.extend_from_slice(b"0\r\n\r\n"),
-        }
-        let mut done = 0;
-        wait!(|this: &mut Self, cx| this.poll_write(cx, &[], &mut done));
-        Ok(None)
     }
 
     /// `step` of writing a request, or the server's answer if it came first.
     ///
     /// A server may answer before reading the whole body (413, 401, a
     /// redirect) and stop reading: the answer is taken rather than waiting for
-    /// a write, or a body, that never ends. A read error is left for the
-    /// write to meet.
+    /// a write, or a body, that never ends. A server that answered and closed
+    /// with the body unread resets the connection, which fails the write: an
+    /// answer already received is still the answer (as in Go's transport).
+    /// A read error is left for the write to meet.
     fn or_answer<T>(
         &mut self,
         cx: &mut Context<'_>,
@@ -397,7 +343,17 @@ impl Connection {
         step: Poll<Result<T, Error>>,
     ) -> Poll<Result<Written<T>, Error>> {
         match step {
-            Poll::Ready(result) => Poll::Ready(result.map(Written::Done)),
+            Poll::Ready(Ok(value)) => Poll::Ready(Ok(Written::Done(value))),
+            // Nothing written: whatever is there cannot answer this request.
+            Poll::Ready(Err(e))
+                if e.kind() == ErrorKind::ConnectionClosed && self.upload.written() > 0 =>
+            {
+                match self.poll_head(cx, head_request, received) {
+                    Poll::Ready(Ok(head)) => Poll::Ready(Ok(Written::Answered(head))),
+                    _ => Poll::Ready(Err(e)),
+                }
+            }
+            Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
             Poll::Pending => match self.poll_head(cx, head_request, received) {
                 Poll::Ready(Ok(head)) => Poll::Ready(Ok(Written::Answered(head))),
                 _ => Poll::Pending,
@@ -450,15 +406,27 @@ impl Connection {
         }
     }
 
-    /// The next piece of the current response's body; `None` at its end.
-    pub(crate) fn poll_chunk(
+    /// The next piece of the current response's body, or its trailers;
+    /// `None` at its end.
+    pub(crate) fn poll_frame(
         &mut self,
         cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Bytes, Error>>> {
+    ) -> Poll<Option<Result<Frame<Bytes>, Error>>> {
         loop {
+            if let Some(e) = self.drive_upload(cx) {
+                self.keep_alive = false;
+                return Poll::Ready(Some(Err(e)));
+            }
             match self.body.decode(&mut self.read_buf, &mut self.arena) {
-                Ok(Step::Data(data)) => return Poll::Ready(Some(Ok(data))),
-                Ok(Step::End) => return Poll::Ready(None),
+                Ok(Step::Data(data)) => return Poll::Ready(Some(Ok(Frame::data(data)))),
+                Ok(Step::Trailers(trailers)) => {
+                    self.response_ended(cx);
+                    return Poll::Ready(Some(Ok(Frame::trailers(trailers))));
+                }
+                Ok(Step::End) => {
+                    self.response_ended(cx);
+                    return Poll::Ready(None);
+                }
                 Ok(Step::NeedMore) => {}
                 Err(e) => {
                     self.keep_alive = false;
@@ -472,6 +440,7 @@ impl Connection {
                 Ok(0) => {
                     // Whatever the framing, nothing more can come on this connection.
                     self.keep_alive = false;
+                    self.response_ended(cx);
                     return Poll::Ready(match self.body.eof() {
                         Ok(_) => None,
                         Err(e) => Some(Err(e)),

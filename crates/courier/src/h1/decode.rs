@@ -40,6 +40,10 @@ pub(crate) struct Head {
     pub(crate) framing: Framing,
     /// The connection may carry another request after this response.
     pub(crate) keep_alive: bool,
+    /// The server says it closes the connection after this response
+    /// (`Connection: close`, or HTTP/1.0 without keep-alive): an answer that
+    /// came before the whole request means it will not read the rest.
+    pub(crate) closing: bool,
 }
 
 /// What [`parse`] found at the start of the buffer.
@@ -109,13 +113,15 @@ pub(crate) fn parse(
     buf.advance(len);
 
     let (framing, framing_allows_reuse) = framing(&headers, status, request_was_head)?;
-    let keep_alive = framing_allows_reuse && persistent(&headers, version);
+    let closing = !persistent(&headers, version);
+    let keep_alive = framing_allows_reuse && !closing;
     Ok(Parsed::Final(Head {
         status,
         version,
         headers,
         framing,
         keep_alive,
+        closing,
     }))
 }
 

@@ -11,7 +11,8 @@
 //!
 //! - [`encode`]: the request head and the framing of its body;
 //! - [`decode`]: the response head, its body framing and keep-alive;
-//! - [`body`]: length, chunked and close-delimited bodies;
+//! - [`upload`]: writing the request, whose body may go on after the answer;
+//! - [`body`]: length, chunked and close-delimited response bodies, and trailers;
 //! - [`arena`]: small copies out of the read buffer without an allocation each;
 //! - [`conn`]: the connection that ties them to a byte stream.
 
@@ -20,6 +21,7 @@ pub(crate) mod body;
 pub(crate) mod conn;
 pub(crate) mod decode;
 pub(crate) mod encode;
+pub(crate) mod upload;
 
 pub(crate) use conn::{Connection, Failure, Io};
 pub(crate) use decode::Head;

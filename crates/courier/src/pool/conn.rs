@@ -53,8 +53,12 @@ pub(crate) struct Http1Conn {
     pub(crate) conn: Box<h1::Connection>,
     /// When this connection must stop taking requests (lifetime + jitter).
     pub(crate) expires_at: Option<Instant>,
-    /// Requests sent on it so far; > 0 means "reused", which enables the stale retry.
-    pub(crate) requests: u64,
+    /// Handed straight from its dial to a request, and not used yet. Once it
+    /// has carried a request or waited in the idle stack, the server may have
+    /// closed it unseen (a keep-alive timeout, or a timer for connections
+    /// that sent nothing: h2o, hypercorn, Apache and nginx all have one), so
+    /// it is probed at checkout and a request it fails unanswered is retried.
+    pub(crate) fresh: bool,
     /// Counts the connection as open until it is dropped, which closes it.
     pub(crate) _open: OpenHttp1,
 }
@@ -69,6 +73,11 @@ impl AsMut<h1::Connection> for Http1Conn {
 impl Http1Conn {
     pub(crate) fn is_expired(&self, now: Instant) -> bool {
         self.expires_at.is_some_and(|at| at <= now)
+    }
+
+    /// The server may have closed it while it waited: see [`Http1Conn::fresh`].
+    pub(crate) fn may_be_stale(&self) -> bool {
+        !self.fresh
     }
 }
 

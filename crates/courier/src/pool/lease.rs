@@ -7,6 +7,7 @@ use std::task::{ready, Context, Poll};
 
 use bytes::Bytes;
 use http::Request;
+use http_body::Frame;
 use pin_project_lite::pin_project;
 
 use super::conn::{Answer, Conn, Http1Conn, SendError, SendResult};
@@ -49,19 +50,21 @@ impl Lease {
         matches!(self.conn, Some(Conn::Http2(_)))
     }
 
-    /// An HTTP/1.1 connection that already served a request (and so may have
-    /// been closed by the server while idle).
-    pub(crate) fn is_reused_http1(&self) -> bool {
-        matches!(&self.conn, Some(Conn::Http1(c)) if c.requests > 0)
+    /// An HTTP/1.1 connection that served a request or waited in the idle
+    /// stack, used or not (and so may have been closed by the server
+    /// meanwhile): a request it fails before any response byte earns a retry.
+    pub(crate) fn may_be_stale_http1(&self) -> bool {
+        matches!(&self.conn, Some(Conn::Http1(c)) if c.may_be_stale())
     }
 
-    /// Checks the connection can take the request: a reused HTTP/1.1
-    /// connection the server closed while idle (or wrote to unasked) fails.
-    /// A new one is not probed: a server that speaks first is answered by a
-    /// protocol error on the response, not by dialing again and again.
+    /// Checks the connection can take the request: an HTTP/1.1 connection
+    /// that was reused or waited idle, and that the server closed meanwhile
+    /// (or wrote to unasked), fails. One handed straight from its dial to
+    /// this request is not probed: a server that speaks first is answered by
+    /// a protocol error on the response, not by dialing again and again.
     pub(crate) fn ready(&mut self) -> bool {
         match self.conn.as_mut() {
-            Some(Conn::Http1(c)) => c.requests == 0 || c.conn.is_open(),
+            Some(Conn::Http1(c)) => !c.may_be_stale() || c.conn.is_open(),
             Some(Conn::Http2(c)) => !c.signals.is_closed(),
             None => false,
         }
@@ -83,7 +86,7 @@ impl Lease {
         let defaults = &origin.shared().config.default_headers;
         let in_flight = match self.conn.take() {
             Some(Conn::Http1(mut c)) => {
-                c.requests += 1;
+                c.fresh = false;
                 metrics.requests_http1.inc();
                 // The connection goes into the future; what is left of the
                 // lease is its origin, to make a lease again with the answer.
@@ -106,13 +109,14 @@ impl Lease {
         Sending { in_flight }
     }
 
-    /// The next piece of an HTTP/1.1 response body (`None` at its end).
+    /// The next piece of an HTTP/1.1 response body, or its trailers (`None`
+    /// at its end).
     pub(crate) fn poll_http1_body(
         &mut self,
         cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Bytes, Error>>> {
+    ) -> Poll<Option<Result<Frame<Bytes>, Error>>> {
         match self.conn.as_mut() {
-            Some(Conn::Http1(c)) => c.conn.poll_chunk(cx),
+            Some(Conn::Http1(c)) => c.conn.poll_frame(cx),
             _ => Poll::Ready(None),
         }
     }

@@ -512,7 +512,7 @@ impl OriginPool {
             id,
             conn: Box::new(http1::connection(stream, &self.shared.config)),
             expires_at,
-            requests: 0,
+            fresh: true,
             _open: OpenHttp1 {
                 id,
                 origin: Arc::downgrade(self),
@@ -595,6 +595,8 @@ impl OriginPool {
                 Err(_) => return,
             }
         }
+        // Whatever it was before, it now waits where the server may close it.
+        conn.fresh = false;
         st.idle.push(Idle {
             conn,
             since: Instant::now(),
