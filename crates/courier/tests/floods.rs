@@ -10,7 +10,9 @@
 //! [`BATCH`] frames, each followed by a PING, and waits for that PING's ACK
 //! (the client has handled the whole batch) or for a GOAWAY; so the frames
 //! written before the GOAWAY are what the client put up with, give or take
-//! one batch, whatever the machine's speed.
+//! one batch, whatever the machine's speed. DATA or HEADERS on a stream the
+//! server itself closed is not a flood but an error (STREAM_CLOSED, RFC 9113
+//! §5.1): those connections end on the first such frame.
 //!
 //! Also: a healthy, long-lived connection (many requests, many small DATA
 //! frames, the odd PING, SETTINGS, WINDOW_UPDATE or empty DATA frame) is
@@ -52,6 +54,9 @@ const PADDED: u8 = 0x8;
 const NO_ERROR: u32 = 0x0;
 const CANCEL: u32 = 0x8;
 const ENHANCE_YOUR_CALM: u32 = 0xb;
+/// DATA or HEADERS on a stream the server itself closed is its error at once
+/// (RFC 9113 §5.1): the connection ends on the first such frame.
+const STREAM_CLOSED: u32 = 0x5;
 
 const PREFACE: &[u8; 24] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
@@ -305,9 +310,9 @@ fn chain(e: &courier::Error) -> String {
 }
 
 /// Asserts the client's GOAWAY and the number of frames it took.
-fn assert_cut(what: &str, (sent, code): (usize, u32)) {
+fn assert_cut(what: &str, expected: u32, (sent, code): (usize, u32)) {
     eprintln!("{what}: the client ended the connection within the first {sent} flood frames");
-    assert_eq!(code, ENHANCE_YOUR_CALM, "{what}: GOAWAY error code");
+    assert_eq!(code, expected, "{what}: GOAWAY error code");
     assert!(
         sent <= MAX_FLOOD,
         "{what}: the client took {sent} frames before ending the connection"
@@ -336,7 +341,7 @@ enum Head {
 /// connection is ended, the request fails with `kind` and a message that
 /// says "flooded", and the next request goes to a new connection.
 async fn in_flight(what: &str, head: Head, kind: ErrorKind, batch: fn(u32) -> Vec<u8>) {
-    in_flight_failing(what, head, kind, "flooded", batch).await;
+    in_flight_failing(what, head, kind, "flooded", ENHANCE_YOUR_CALM, batch).await;
 }
 
 /// [`in_flight`], the request's error saying `says`.
@@ -345,6 +350,7 @@ async fn in_flight_failing(
     head: Head,
     kind: ErrorKind,
     says: &str,
+    code: u32,
     batch: fn(u32) -> Vec<u8>,
 ) {
     let (cut_tx, cut_rx) = oneshot::channel::<()>();
@@ -356,7 +362,7 @@ async fn in_flight_failing(
             assert!(peer.send(&head_200(s)).await);
         }
         let cut = peer.flood(|| batch(s)).await;
-        assert_cut(&what_, cut);
+        assert_cut(&what_, code, cut);
         cut_tx.send(()).unwrap();
         serve_fresh(&listener).await;
     })
@@ -464,6 +470,7 @@ async fn frames_for_a_reset_stream_end_the_connection() {
         Head::First,
         ErrorKind::Body,
         "reset",
+        STREAM_CLOSED,
         |s| {
             let mut out = Vec::new();
             for _ in 0..BATCH / 4 {
@@ -531,6 +538,11 @@ async fn tiny_continuation_frames_end_the_connection() {
 /// the server floods with `batch(stream)` (the ended stream's id). The client
 /// ends the connection and the next request goes to a new one.
 async fn pooled(what: &str, batch: fn(u32) -> Vec<u8>) {
+    pooled_cut_with(what, ENHANCE_YOUR_CALM, batch).await;
+}
+
+/// [`pooled`], the connection ended with GOAWAY(`code`).
+async fn pooled_cut_with(what: &str, code: u32, batch: fn(u32) -> Vec<u8>) {
     let (done_tx, done_rx) = oneshot::channel::<()>();
     let (cut_tx, cut_rx) = oneshot::channel::<()>();
     let what_ = what.to_owned();
@@ -542,7 +554,7 @@ async fn pooled(what: &str, batch: fn(u32) -> Vec<u8>) {
             .await
             .unwrap();
         let cut = peer.flood(|| batch(s)).await;
-        assert_cut(&what_, cut);
+        assert_cut(&what_, code, cut);
         cut_tx.send(()).unwrap();
         serve_fresh(&listener).await;
     })
@@ -558,7 +570,7 @@ async fn pooled(what: &str, batch: fn(u32) -> Vec<u8>) {
 
 #[tokio::test]
 async fn empty_data_on_an_ended_stream_ends_the_pooled_connection() {
-    pooled("empty DATA on an ended stream", |s| {
+    pooled_cut_with("empty DATA on an ended stream", STREAM_CLOSED, |s| {
         repeat(frame(DATA, 0, s, &[]))
     })
     .await;
@@ -566,7 +578,7 @@ async fn empty_data_on_an_ended_stream_ends_the_pooled_connection() {
 
 #[tokio::test]
 async fn data_on_an_ended_stream_ends_the_pooled_connection() {
-    pooled("DATA on an ended stream", |s| {
+    pooled_cut_with("DATA on an ended stream", STREAM_CLOSED, |s| {
         repeat(frame(DATA, 0, s, b"x"))
     })
     .await;
@@ -574,7 +586,10 @@ async fn data_on_an_ended_stream_ends_the_pooled_connection() {
 
 #[tokio::test]
 async fn headers_on_an_ended_stream_end_the_pooled_connection() {
-    pooled("HEADERS on an ended stream", |s| repeat(head_103(s))).await;
+    pooled_cut_with("HEADERS on an ended stream", STREAM_CLOSED, |s| {
+        repeat(head_103(s))
+    })
+    .await;
 }
 
 #[tokio::test]
@@ -600,7 +615,11 @@ async fn resets_of_a_finished_stream_still_held_end_the_connection() {
             .await
             .unwrap();
         let cut = peer.flood(|| repeat(rst_stream(s, NO_ERROR))).await;
-        assert_cut("RST_STREAM(NO_ERROR) on a held stream", cut);
+        assert_cut(
+            "RST_STREAM(NO_ERROR) on a held stream",
+            ENHANCE_YOUR_CALM,
+            cut,
+        );
         cut_tx.send(()).unwrap();
         serve_fresh(&listener).await;
     })

@@ -17,6 +17,7 @@ use bytes::{Bytes, BytesMut};
 use http::uri::{Authority, Scheme};
 use http::{HeaderMap, Method};
 
+use super::closed::Resets;
 use super::encode;
 use super::error::StreamError;
 use super::flood::{self, Budget};
@@ -89,6 +90,8 @@ pub(crate) struct State {
     pub(crate) unsent_from: Option<u32>,
     /// The pool dropped its handle: close once the last stream is done.
     pub(crate) handle_dropped: bool,
+    /// Streams courier reset, after their slots were freed.
+    pub(crate) resets: Resets,
     pub(crate) signals: Arc<Signals>,
     /// Frames the server may yet send that cost work and do nothing.
     pub(crate) flood: Budget,
@@ -136,6 +139,7 @@ impl State {
             goaway: None,
             unsent_from: None,
             handle_dropped: false,
+            resets: Resets::default(),
             signals,
             flood: Budget::new(),
         }
@@ -321,6 +325,7 @@ impl State {
         stream.error = Some(error);
         stream.sent_end = true;
         stream.recv_end = true;
+        stream.rst_sent |= send_rst;
         let unread = stream.data.discard();
         stream.wake(wakers);
         if send_rst {
@@ -385,7 +390,10 @@ impl State {
         );
         // The reset closed it, which took it off the server's count.
         let removed = self.streams.remove(key);
-        debug_assert!(removed.is_some_and(|s| !s.active));
+        debug_assert!(removed.as_ref().is_some_and(|s| !s.active));
+        if removed.is_some_and(|s| s.rst_sent) {
+            self.resets.remember(id);
+        }
         if self.streams.is_empty() && (self.handle_dropped || self.goaway.is_some()) {
             // Nothing left for the connection to do: let the driver close it.
             self.wake_driver();

@@ -13,6 +13,7 @@ use bytes::{Buf, BytesMut};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::time::{Instant, Sleep};
 
+use super::closed;
 use super::conn::{Local, Peer, Shared, State};
 use super::error::StreamError;
 use super::flood::Glitch;
@@ -265,15 +266,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Driver<S> {
                 Err(e) => match e.stream {
                     Some(id) => {
                         recv::glitch(&mut st, Glitch::Malformed).map_err(End::Conn)?;
-                        if let Some((key, _)) = st.streams.by_id(id) {
-                            st.reset(
-                                key,
-                                id,
-                                e.reason,
-                                StreamError::Malformed(e.what),
-                                &mut self.wakers,
-                            );
-                        }
+                        closed::stream_error(&mut st, id, e.reason, e.what, &mut self.wakers)
+                            .map_err(End::Conn)?;
                         continue;
                     }
                     None => {

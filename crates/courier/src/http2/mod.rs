@@ -18,10 +18,11 @@
 //! Layout: [`frame`] and [`hpack`] are the wire formats, [`encode`] and
 //! [`head`] the request and response heads in them; [`conn`] the state
 //! streams share, [`streams`] its slab; [`driver`] the task that runs the I/O
-//! and [`recv`] what it does with each frame, [`flood`] how many that do
-//! nothing it puts up with; [`stream`] a request's handles
+//! and [`recv`] what it does with each frame ([`closed`]: on closed streams),
+//! [`flood`] how many that do nothing it puts up with; [`stream`] a request's handles
 //! (head, then body) and [`send`] request bodies that wait for window.
 
+pub(crate) mod closed;
 pub(crate) mod conn;
 pub(crate) mod driver;
 pub(crate) mod encode;

@@ -4,6 +4,7 @@ use std::task::Waker;
 
 use bytes::{Bytes, BytesMut};
 
+use super::closed;
 use super::conn::State;
 use super::error::StreamError;
 use super::flood::{self, Glitch};
@@ -240,12 +241,16 @@ impl Reader {
             .by_id(id)
             .filter(|(_, s)| s.error.is_none() && !s.recv_end);
         let Some((key, stream)) = open else {
-            // Gone, failed or ended: only a broken HPACK table matters.
+            // Gone, failed or ended: a broken HPACK table matters, and
+            // whether the server had closed the stream itself.
             return match decoded {
                 Err(BlockError::Compression(what)) => {
                     Err(conn_error(Reason::COMPRESSION_ERROR, what))
                 }
-                _ => glitch(st, Glitch::ClosedStream),
+                _ => {
+                    closed::late_frame(st, id, "HEADERS on a stream the server closed")?;
+                    glitch(st, Glitch::ClosedStream)
+                }
             };
         };
         let malformed = |st: &mut State, what, wakers: &mut Vec<Waker>| {
@@ -342,11 +347,17 @@ fn on_data(
         return Err(protocol("DATA on a stream courier did not open"));
     }
     let padding = (flow_len as usize) - data.len();
-    let Some((key, stream)) = st.streams.by_id(id) else {
-        // A stream courier already closed: the bytes still count.
-        st.release_connection(flow_len as usize);
-        return glitch(st, Glitch::ClosedStream);
+    let late = match st.streams.by_id(id) {
+        Some((_, stream)) => stream.recv_end && !stream.rst_sent,
+        None => true,
     };
+    if late {
+        // A closed stream: the bytes still count.
+        st.release_connection(flow_len as usize);
+        closed::late_frame(st, id, "DATA on a stream the server closed")?;
+        return glitch(st, Glitch::ClosedStream);
+    }
+    let (key, stream) = st.streams.by_id(id).expect("found above");
     match admit(stream, flow, data.len(), end_stream) {
         Admit::Take => {}
         refused => {
@@ -400,9 +411,6 @@ enum Admit {
 fn admit(stream: &mut Stream, flow: i64, len: usize, end_stream: bool) -> Admit {
     if stream.error.is_some() {
         return Admit::Drop;
-    }
-    if stream.recv_end {
-        return Admit::Reset(Reason::STREAM_CLOSED, "DATA after END_STREAM");
     }
     if flow > stream.recv_window {
         return Admit::Reset(Reason::FLOW_CONTROL_ERROR, "DATA past the stream window");

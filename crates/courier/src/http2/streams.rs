@@ -40,6 +40,9 @@ pub(crate) struct Stream {
     pub(crate) sent_end: bool,
     /// END_STREAM received: the server sends nothing more on it.
     pub(crate) recv_end: bool,
+    /// Courier reset it while the server could still send: frames the server
+    /// sent before it knew are ignored, not an error.
+    pub(crate) rst_sent: bool,
     /// Counted against the server's SETTINGS_MAX_CONCURRENT_STREAMS.
     pub(crate) active: bool,
     /// The final response head arrived (later HEADERS are trailers).
@@ -198,6 +201,7 @@ impl Stream {
             recv_unacked: 0,
             sent_end: false,
             recv_end: false,
+            rst_sent: false,
             active: true,
             head_received: false,
             head_request: false,
