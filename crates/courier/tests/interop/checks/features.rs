@@ -11,12 +11,19 @@ use super::{ensure, na, ok, CheckResult};
 
 const TRAILERS_BODY: usize = 64 * 1024;
 
-/// `GET /trailers`: the body, then an `x-checksum` trailer with its sha256.
+/// `GET /trailers` with `TE: trailers` (some servers, hypercorn among
+/// them, send trailers only to clients that say they accept them): the
+/// body, then an `x-checksum` trailer with its sha256.
 pub async fn trailers(t: &Target) -> CheckResult {
     if !t.caps.trailers {
         return na("the server sends no trailers");
     }
-    let res = t.client().get(t.url("/trailers")).send().await?;
+    let res = t
+        .client()
+        .get(t.url("/trailers"))
+        .header("te", "trailers")
+        .send()
+        .await?;
     ensure(res.status() == 200, || format!("status {}", res.status()))?;
     let collected = res.into_http().into_body().collect().await?;
     let trailers = collected.trailers().cloned();

@@ -17,16 +17,20 @@ async fn burst(t: &Target, client: &Client, n: usize) -> (usize, Option<Failure>
     let tasks: Vec<_> = (0..n)
         .map(|_| {
             let request = client.get(t.url("/static/small.txt"));
-            tokio::spawn(async move { request.send().await?.text().await })
+            tokio::spawn(async move {
+                let res = request.send().await?;
+                let status = res.status();
+                Ok::<_, courier::Error>((status, res.text().await?))
+            })
         })
         .collect();
     let mut failed = 0;
     let mut first = None;
     for task in tasks {
         let outcome = match task.await.expect("request task") {
-            Ok(text) if text == SMALL => None,
-            Ok(text) => Some(super::mismatch(format!(
-                "small.txt read {} bytes",
+            Ok((status, text)) if status == 200 && text == SMALL => None,
+            Ok((status, text)) => Some(super::mismatch(format!(
+                "small.txt answered {status} with {} bytes",
                 text.len()
             ))),
             Err(err) => Some(Failure::from(err)),

@@ -36,7 +36,6 @@ fn start(ctx: &Ctx) -> Result<Running, NotStarted> {
         r#"{{
 	admin off
 	auto_https off
-	persist_config off
 	storage file_system {d}/data
 	servers {{
 		protocols h1 h2 h2c

@@ -10,9 +10,12 @@ use std::time::Duration;
 use super::super::process::{free_port, installed, s, temp_dir, version_of, Proc};
 use super::{Caps, Ctx, NotStarted, Profile, Running, Server};
 
-/// The repository root (crates/courier/../..).
+/// The repository root (crates/courier/../..), or `COURIER_INTEROP_ROOT`
+/// (servers from another checkout).
 fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+    std::env::var_os("COURIER_INTEROP_ROOT")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.."))
 }
 
 fn script(rel: &str) -> Result<PathBuf, String> {
@@ -114,6 +117,8 @@ fn start(
             trailers: true,
             early_hints: true,
             gzip_path: "/gzip",
+            // The contract does not ask for conditional requests.
+            conditional: false,
             redirect_done: "done",
             idle: tight.then_some(Duration::from_secs(2)),
             request_limit: if tight { tight_limit } else { None },

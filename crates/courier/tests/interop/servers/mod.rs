@@ -52,6 +52,9 @@ pub struct Caps {
     pub early_hints: bool,
     /// Where `text.txt` is served gzip-encoded to a client that accepts it.
     pub gzip_path: &'static str,
+    /// Static files answer conditional GETs (`If-None-Match`,
+    /// `If-Modified-Since`); otherwise the 304 check uses `/status/304`.
+    pub conditional: bool,
     /// `/redirect/0`'s body.
     pub redirect_done: &'static str,
     /// The longest idle or request-header timeout the profile sets, when the
@@ -112,6 +115,7 @@ pub fn static_caps(profile: Profile, idle: Duration, limit: Option<u32>) -> Caps
         trailers: false,
         early_hints: false,
         gzip_path: "/static/text.txt",
+        conditional: true,
         redirect_done: "ok",
         idle: (profile == Profile::Tight).then_some(idle),
         request_limit: limit,
