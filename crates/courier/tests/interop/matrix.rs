@@ -55,7 +55,7 @@ impl Matrix {
         for row in &self.rows {
             for (check, outcome) in &row.cells {
                 let note = match outcome {
-                    Outcome::Ok(note) if *check == "load" => note.clone(),
+                    Outcome::Ok(note) if *check == "load" || *check == "bench" => note.clone(),
                     Outcome::Na(why) => format!("n/a: {why}"),
                     _ => continue,
                 };

@@ -77,7 +77,7 @@ impl Mode {
                 load_concurrency_h1: 64,
                 load_concurrency_h2: 512,
                 load_for: Duration::from_secs(4),
-                idle_max: Duration::from_secs(10),
+                idle_max: Duration::from_secs(12),
                 parallel_servers: 1,
             }
         } else {

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use super::target::Target;
 
+mod bench;
 mod bodies;
 mod features;
 mod load;
@@ -91,6 +92,9 @@ pub fn names(full: bool) -> Vec<&'static str> {
         "req-limit",
         "load",
     ]);
+    if full {
+        names.push("bench");
+    }
     names
 }
 
@@ -113,6 +117,7 @@ fn check<'a>(name: &str, t: &'a Target) -> CheckFuture<'a> {
         "idle-gap" => Box::pin(load::idle_gap(t)),
         "req-limit" => Box::pin(load::request_limit(t)),
         "load" => Box::pin(load::load(t)),
+        "bench" => Box::pin(bench::bench(t)),
         other => panic!("unknown check {other}"),
     }
 }

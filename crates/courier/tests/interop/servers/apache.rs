@@ -2,7 +2,6 @@
 //! prior knowledge), mod_ssl, mod_deflate; `/echo` & co. through mod_proxy.
 
 use std::process::Command;
-use std::time::Duration;
 
 use super::super::process::{free_port, installed, s, temp_dir, version_of, Proc};
 use super::{static_caps, Ctx, NotStarted, Profile, Running, Server, PROXIED};
@@ -115,7 +114,7 @@ AddOutputFilterByType DEFLATE text/plain
         h1,
         h2c: Some(h1),
         tls: Some(tls),
-        caps: static_caps(ctx.profile, Duration::from_secs(2), Some(limit)),
+        caps: static_caps(ctx.profile, Some(5), Some(limit)),
     })
 }
 

@@ -3,7 +3,6 @@
 //! turns it on (`protocols h1 h2 h2c`).
 
 use std::process::Command;
-use std::time::Duration;
 
 use super::super::process::{free_port, installed, s, temp_dir, version_of, Proc};
 use super::{static_caps, Ctx, NotStarted, Profile, Running, Server};
@@ -84,6 +83,6 @@ https://localhost:{tls} {{
         h2c: Some(h1),
         tls: Some(tls),
         // Caddy has no per-connection request limit.
-        caps: static_caps(ctx.profile, Duration::from_secs(2), None),
+        caps: static_caps(ctx.profile, None, None),
     })
 }

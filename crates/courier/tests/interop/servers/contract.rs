@@ -5,10 +5,9 @@
 
 use std::path::PathBuf;
 use std::process::Command;
-use std::time::Duration;
 
 use super::super::process::{free_port, installed, s, temp_dir, version_of, Proc};
-use super::{Caps, Ctx, NotStarted, Profile, Running, Server};
+use super::{idle_of, Caps, Ctx, NotStarted, Profile, Running, Server};
 
 /// The repository root (crates/courier/../..), or `COURIER_INTEROP_ROOT`
 /// (servers from another checkout).
@@ -41,7 +40,8 @@ pub fn node() -> Server {
             let js = script("interop/servers/node/server.js").map_err(NotStarted::Missing)?;
             let mut cmd = Command::new("node");
             cmd.arg(js);
-            start(ctx, "node", cmd, Some(100))
+            // keepAliveTimeout: 5 s by default.
+            start(ctx, "node", cmd, Some(5), Some(100))
         },
     }
 }
@@ -67,7 +67,8 @@ pub fn hypercorn() -> Server {
             let py = script("interop/servers/hypercorn/serve.py").map_err(NotStarted::Missing)?;
             let mut cmd = Command::new("python3");
             cmd.arg(py);
-            start(ctx, "hypercorn", cmd, Some(100))
+            // keep_alive_timeout: 5 s by default.
+            start(ctx, "hypercorn", cmd, Some(5), Some(100))
         },
     }
 }
@@ -83,7 +84,7 @@ pub fn go() -> Server {
         launch: |ctx| {
             let bin = script(BIN).map_err(NotStarted::Missing)?;
             // net/http has no per-connection request limit.
-            start(ctx, "go", Command::new(bin), None)
+            start(ctx, "go", Command::new(bin), None, None)
         },
     }
 }
@@ -92,6 +93,7 @@ fn start(
     ctx: &Ctx,
     name: &str,
     mut cmd: Command,
+    default_idle: Option<u64>,
     tight_limit: Option<u32>,
 ) -> Result<Running, NotStarted> {
     let dir = temp_dir(name);
@@ -120,7 +122,7 @@ fn start(
             // The contract does not ask for conditional requests.
             conditional: false,
             redirect_done: "done",
-            idle: tight.then_some(Duration::from_secs(2)),
+            idle: idle_of(ctx.profile, default_idle),
             request_limit: if tight { tight_limit } else { None },
         },
     })

@@ -4,7 +4,6 @@
 //! is not writable, and the suite holds the process anyway.
 
 use std::process::Command;
-use std::time::Duration;
 
 use super::super::process::{free_port, installed, s, temp_dir, version_of, Proc};
 use super::{static_caps, Ctx, NotStarted, Profile, Running, Server, PROXIED};
@@ -78,6 +77,6 @@ hosts:
         h2c: Some(h1),
         tls: Some(tls),
         // h2o has no per-connection request limit.
-        caps: static_caps(ctx.profile, Duration::from_secs(2), None),
+        caps: static_caps(ctx.profile, Some(10), None),
     })
 }

@@ -3,7 +3,6 @@
 //! compresses (`compression offload`).
 
 use std::process::Command;
-use std::time::Duration;
 
 use super::super::process::{free_port, installed, s, temp_dir, version_of, Proc};
 use super::{nginx, static_caps, Ctx, NotStarted, Profile, Running, Server};
@@ -81,6 +80,6 @@ backend origin
         h2c: Some(h2c),
         tls: Some(tls),
         // HAProxy has no per-connection request limit on the client side.
-        caps: static_caps(ctx.profile, Duration::from_secs(2), None),
+        caps: static_caps(ctx.profile, None, None),
     })
 }

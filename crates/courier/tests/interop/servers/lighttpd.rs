@@ -2,7 +2,6 @@
 //! `h2c`): files, mod_deflate, `/echo` & co. through mod_proxy.
 
 use std::process::Command;
-use std::time::Duration;
 
 use super::super::process::{free_port, installed, s, temp_dir, version_of, Proc};
 use super::{static_caps, Ctx, NotStarted, Profile, Running, Server};
@@ -71,6 +70,6 @@ $HTTP["url"] =~ "^/(echo|status/|redirect/|delay/)" {{
         h1,
         h2c: Some(h1),
         tls: Some(tls),
-        caps: static_caps(ctx.profile, Duration::from_secs(2), Some(limit)),
+        caps: static_caps(ctx.profile, Some(5), Some(limit)),
     })
 }

@@ -57,8 +57,9 @@ pub struct Caps {
     pub conditional: bool,
     /// `/redirect/0`'s body.
     pub redirect_done: &'static str,
-    /// The longest idle or request-header timeout the profile sets, when the
-    /// suite knows it (the idle-gap check waits a little longer than this).
+    /// The keep-alive idle timeout (and, in the tight profile, the
+    /// request-header timeout) when the suite knows it: the idle-gap check
+    /// waits a little longer than this.
     pub idle: Option<Duration>,
     /// Requests per connection the profile allows, when the server has
     /// such a limit.
@@ -108,16 +109,29 @@ pub fn all() -> Vec<Server> {
     ]
 }
 
+/// The tight profile's keep-alive idle and request-header timeouts.
+pub const TIGHT_IDLE: Duration = Duration::from_secs(2);
+
+/// The idle timeout of `profile`: [`TIGHT_IDLE`], or the server's own
+/// default keep-alive timeout when the suite knows it (`None` for the ones
+/// of a minute or more).
+pub fn idle_of(profile: Profile, default_secs: Option<u64>) -> Option<Duration> {
+    match profile {
+        Profile::Default => default_secs.map(Duration::from_secs),
+        Profile::Tight => Some(TIGHT_IDLE),
+    }
+}
+
 /// The caps of a static server whose dynamic endpoints are proxied to
-/// courier-server.
-pub fn static_caps(profile: Profile, idle: Duration, limit: Option<u32>) -> Caps {
+/// courier-server; `default_idle` as in [`idle_of`].
+pub fn static_caps(profile: Profile, default_idle: Option<u64>, limit: Option<u32>) -> Caps {
     Caps {
         trailers: false,
         early_hints: false,
         gzip_path: "/static/text.txt",
         conditional: true,
         redirect_done: "ok",
-        idle: (profile == Profile::Tight).then_some(idle),
+        idle: idle_of(profile, default_idle),
         request_limit: limit,
     }
 }

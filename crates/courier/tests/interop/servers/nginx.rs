@@ -1,7 +1,6 @@
 //! nginx (Debian package): static files, gzip, `/echo` & co. proxied.
 
 use std::process::Command;
-use std::time::Duration;
 
 use super::super::process::{free_port, installed, s, temp_dir, version_of, Proc};
 use super::{static_caps, Ctx, NotStarted, Profile, Running, Server};
@@ -103,6 +102,6 @@ location ~ ^/(echo|status/|redirect/|delay/) {{
         h1,
         h2c: all_ports.then_some(h2c),
         tls: all_ports.then_some(tls),
-        caps: static_caps(ctx.profile, Duration::from_secs(2), Some(limit)),
+        caps: static_caps(ctx.profile, None, Some(limit)),
     })
 }
