@@ -83,7 +83,7 @@ impl Mode {
         } else {
             Mode {
                 full,
-                timeout: Duration::from_secs(8),
+                timeout: Duration::from_secs(5),
                 concurrent: 200,
                 sequential: 150,
                 load_concurrency_h1: 16,

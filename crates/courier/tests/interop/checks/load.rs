@@ -53,11 +53,43 @@ fn verdict(what: &str, failed: usize, of: usize, first: Option<Failure>) -> Chec
     }
 }
 
-/// `mode.concurrent` requests in flight at once on one client.
+/// `mode.concurrent` requests in flight at once on one client, on
+/// connections of the expected version only; over HTTP/2 no more
+/// connections than the server's stream limit (and request limit) call for.
 pub async fn concurrent(t: &Target) -> CheckResult {
     let n = t.mode.concurrent;
-    let (failed, first) = burst(t, &t.client(), n).await;
-    verdict("concurrent", failed, n, first)
+    let client = t.client();
+    let (failed, first) = burst(t, &client, n).await;
+    let outcome = verdict("concurrent", failed, n, first)?;
+    let m = client.metrics();
+    if t.proto.is_h2() {
+        super::ensure(m.connections_established_http1 == 0, || format!("{m:?}"))?;
+        let per_connection = t
+            .caps
+            .max_streams
+            .map(|streams| t.caps.request_limit.map_or(streams, |r| r.min(streams)));
+        if let Some(per) = per_connection {
+            let most = (n as u64).div_ceil(u64::from(per)) + 1;
+            super::ensure(
+                (1..=most).contains(&m.connections_established_http2),
+                || {
+                    format!(
+                        "{} HTTP/2 connections, at most {most} expected: {m:?}",
+                        m.connections_established_http2
+                    )
+                },
+            )?;
+        }
+    } else {
+        super::ensure(m.connections_established_http2 == 0, || format!("{m:?}"))?;
+    }
+    if t.base.starts_with("https") {
+        super::ensure(m.tls_handshakes == m.connections_established, || {
+            format!("{m:?}")
+        })?;
+    }
+    super::ensure(m.requests_failed == 0, || format!("{m:?}"))?;
+    Ok(outcome)
 }
 
 /// A burst (which leaves connections idle in the pool, some never used),

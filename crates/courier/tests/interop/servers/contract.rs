@@ -124,6 +124,7 @@ fn start(
             redirect_done: "done",
             idle: idle_of(ctx.profile, default_idle),
             request_limit: if tight { tight_limit } else { None },
+            max_streams: None,
         },
     })
 }

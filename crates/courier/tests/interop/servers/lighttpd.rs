@@ -4,7 +4,7 @@
 use std::process::Command;
 
 use super::super::process::{free_port, installed, s, temp_dir, version_of, Proc};
-use super::{static_caps, Ctx, NotStarted, Profile, Running, Server};
+use super::{static_caps, Caps, Ctx, NotStarted, Profile, Running, Server};
 
 pub fn server() -> Server {
     Server {
@@ -70,6 +70,10 @@ $HTTP["url"] =~ "^/(echo|status/|redirect/|delay/)" {{
         h1,
         h2c: Some(h1),
         tls: Some(tls),
-        caps: static_caps(ctx.profile, Some(5), Some(limit)),
+        caps: Caps {
+            // lighttpd's HTTP/2 allows 8 streams per connection.
+            max_streams: Some(8),
+            ..static_caps(ctx.profile, Some(5), Some(limit))
+        },
     })
 }

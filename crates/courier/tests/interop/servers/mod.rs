@@ -64,6 +64,9 @@ pub struct Caps {
     /// Requests per connection the profile allows, when the server has
     /// such a limit.
     pub request_limit: Option<u32>,
+    /// HTTP/2 streams the server allows per connection, when the suite
+    /// knows it (bounds the connections 200 concurrent requests may open).
+    pub max_streams: Option<u32>,
 }
 
 /// A started server: its processes (stopped on drop) and ports.
@@ -133,6 +136,7 @@ pub fn static_caps(profile: Profile, default_idle: Option<u64>, limit: Option<u3
         redirect_done: "ok",
         idle: idle_of(profile, default_idle),
         request_limit: limit,
+        max_streams: None,
     }
 }
 

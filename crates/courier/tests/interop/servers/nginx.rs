@@ -3,7 +3,7 @@
 use std::process::Command;
 
 use super::super::process::{free_port, installed, s, temp_dir, version_of, Proc};
-use super::{static_caps, Ctx, NotStarted, Profile, Running, Server};
+use super::{static_caps, Caps, Ctx, NotStarted, Profile, Running, Server};
 
 pub fn server() -> Server {
     Server {
@@ -102,6 +102,10 @@ location ~ ^/(echo|status/|redirect/|delay/) {{
         h1,
         h2c: all_ports.then_some(h2c),
         tls: all_ports.then_some(tls),
-        caps: static_caps(ctx.profile, None, Some(limit)),
+        caps: Caps {
+            // http2_max_concurrent_streams' default.
+            max_streams: Some(128),
+            ..static_caps(ctx.profile, None, Some(limit))
+        },
     })
 }
