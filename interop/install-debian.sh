@@ -15,10 +15,17 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 echo "== interop: Debian packages: ${PACKAGES[*]}"
-# Packages' postinst scripts must not start services on port 80/443 here.
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${PACKAGES[@]}"
+missing=()
+for p in "${PACKAGES[@]}"; do
+    command -v "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+    export DEBIAN_FRONTEND=noninteractive
+    $SUDO apt-get update -qq
+    $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+    echo "all installed"
+fi
 
 if command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then
     for unit in nginx apache2 h2o caddy lighttpd haproxy; do
