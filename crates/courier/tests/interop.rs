@@ -19,6 +19,8 @@ mod checks;
 mod fixtures;
 #[path = "interop/matrix.rs"]
 mod matrix;
+#[path = "interop/panics.rs"]
+mod panics;
 #[path = "interop/process.rs"]
 mod process;
 #[path = "interop/run.rs"]
@@ -30,13 +32,15 @@ mod target;
 
 #[test]
 fn interop_with_real_servers() {
+    panics::record();
     let mode = target::Mode::from_env();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .expect("runtime");
-    let matrix = runtime.block_on(run::run(mode));
+    let mut matrix = runtime.block_on(run::run(mode));
+    matrix.errors.extend(panics::taken());
     let table = matrix.markdown();
     println!("\n{table}");
     for note in matrix.notes() {

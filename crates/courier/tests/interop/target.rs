@@ -78,7 +78,7 @@ impl Mode {
                 load_concurrency_h2: 512,
                 load_for: Duration::from_secs(4),
                 idle_max: Duration::from_secs(12),
-                parallel_servers: 1,
+                parallel_servers: 2,
             }
         } else {
             Mode {

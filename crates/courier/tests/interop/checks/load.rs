@@ -184,6 +184,7 @@ pub async fn load(t: &Target) -> CheckResult {
     for w in workers {
         w.await.expect("load worker");
     }
+    settled(&client).await?;
     let (done, errors) = (done.load(Ordering::Relaxed), errors.load(Ordering::Relaxed));
     let secs = t.mode.load_for.as_secs_f64();
     let note = format!("-c {c} {secs:.1}s: {done} ok, {errors} errors");
@@ -195,5 +196,38 @@ pub async fn load(t: &Target) -> CheckResult {
             kind: f.kind,
             detail: format!("{note}; first: {}", f.detail),
         }),
+    }
+}
+
+/// After a run, the pool's gauges come back to rest within a bounded wait:
+/// nothing in flight, queued or connecting, no stream counted as open (a
+/// gauge decremented more often than incremented shows up here as a huge
+/// count).
+async fn settled(client: &Client) -> Result<(), Failure> {
+    let deadline = Instant::now() + Duration::from_secs(3);
+    loop {
+        let m = client.metrics();
+        let at_rest = m.requests_active == 0
+            && m.requests_queued == 0
+            && m.http2_streams_active == 0
+            && m.connect_attempts_current == 0
+            && m.connections_active == 0;
+        if at_rest {
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            return Err(Failure {
+                kind: "metrics".into(),
+                detail: format!(
+                    "pool not at rest after the run: {} requests active, {} queued, {} streams, {} connecting, {} connections active",
+                    m.requests_active,
+                    m.requests_queued,
+                    m.http2_streams_active,
+                    m.connect_attempts_current,
+                    m.connections_active
+                ),
+            });
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
