@@ -61,7 +61,16 @@ pub async fn concurrent(t: &Target) -> CheckResult {
     let client = t.client();
     let (failed, first) = burst(t, &client, n).await;
     let outcome = verdict("concurrent", failed, n, first)?;
-    let m = client.metrics();
+    // Connections dialed for requests that others already served may
+    // still be connecting: compare counts once they are done.
+    let deadline = Instant::now() + Duration::from_secs(3);
+    let mut m = client.metrics();
+    while (m.connect_attempts_current > 0 || m.tls_handshakes_current > 0)
+        && Instant::now() < deadline
+    {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        m = client.metrics();
+    }
     if t.proto.is_h2() {
         super::ensure(m.connections_established_http1 == 0, || format!("{m:?}"))?;
         let per_connection = t
