@@ -8,7 +8,11 @@
 //! Full run (10 MiB bodies, longer load runs, more requests):
 //! `COURIER_INTEROP=full cargo test -p courier --test interop -- --nocapture`.
 //! `COURIER_INTEROP_REPORT=path` writes the matrix as markdown;
-//! `COURIER_INTEROP_SERVERS=nginx,caddy` runs only those servers.
+//! `COURIER_INTEROP_SERVERS=nginx,caddy` runs only those servers;
+//! `COURIER_INTEROP_ROOT=dir` takes `interop/servers/` from another
+//! checkout; `COURIER_BIN` is the `courier` binary of the full run's bench
+//! (default: `target/debug/courier`, from `cargo build -p courier-cli`);
+//! `COURIER_INTEROP_KEEP=1` keeps each server's temp dir (config, logs).
 //! Servers that are not installed are skipped with a message, except with
 //! `CI=true`, where a missing server fails the run (`interop/install.sh`
 //! and `interop/install-debian.sh` install them).
