@@ -22,7 +22,9 @@ fn script(rel: &str) -> Result<PathBuf, String> {
     if path.exists() {
         Ok(path)
     } else {
-        Err(format!("{rel} is missing (interop/install.sh builds it)"))
+        Err(format!(
+            "{rel} is missing (interop/servers/ holds the servers; interop/install.sh builds the Go one)"
+        ))
     }
 }
 
