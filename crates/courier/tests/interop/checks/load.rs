@@ -1,0 +1,242 @@
+//! Connections under use: many requests at once, a burst then an idle gap
+//! longer than the server's timeouts, runs past the per-connection request
+//! limit, and a load run that must end with 0 errors.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use courier::Client;
+
+use super::super::fixtures::SMALL;
+use super::super::target::Target;
+use super::{na, CheckResult, Failure, Outcome};
+
+/// `n` GETs of small.txt at once; the number that failed and the first error.
+async fn burst(t: &Target, client: &Client, n: usize) -> (usize, Option<Failure>) {
+    let tasks: Vec<_> = (0..n)
+        .map(|_| {
+            let request = client.get(t.url("/static/small.txt"));
+            tokio::spawn(async move {
+                let res = request.send().await?;
+                let status = res.status();
+                Ok::<_, courier::Error>((status, res.text().await?))
+            })
+        })
+        .collect();
+    let mut failed = 0;
+    let mut first = None;
+    for task in tasks {
+        let outcome = match task.await.expect("request task") {
+            Ok((status, text)) if status == 200 && text == SMALL => None,
+            Ok((status, text)) => Some(super::mismatch(format!(
+                "small.txt answered {status} with {} bytes",
+                text.len()
+            ))),
+            Err(err) => Some(Failure::from(err)),
+        };
+        if let Some(f) = outcome {
+            failed += 1;
+            first.get_or_insert(f);
+        }
+    }
+    (failed, first)
+}
+
+fn verdict(what: &str, failed: usize, of: usize, first: Option<Failure>) -> CheckResult {
+    match first {
+        None => Ok(Outcome::Ok(format!("{of} requests"))),
+        Some(f) => Err(Failure {
+            kind: f.kind,
+            detail: format!("{what}: {failed} of {of} failed, first: {}", f.detail),
+        }),
+    }
+}
+
+/// `mode.concurrent` requests in flight at once on one client, on
+/// connections of the expected version only; over HTTP/2 no more
+/// connections than the server's stream limit (and request limit) call for.
+pub async fn concurrent(t: &Target) -> CheckResult {
+    let n = t.mode.concurrent;
+    let client = t.client();
+    let (failed, first) = burst(t, &client, n).await;
+    let outcome = verdict("concurrent", failed, n, first)?;
+    // Connections dialed for requests that others already served may
+    // still be connecting: compare counts once they are done.
+    let deadline = Instant::now() + Duration::from_secs(3);
+    let mut m = client.metrics();
+    while (m.connect_attempts_current > 0 || m.tls_handshakes_current > 0)
+        && Instant::now() < deadline
+    {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        m = client.metrics();
+    }
+    if t.proto.is_h2() {
+        super::ensure(m.connections_established_http1 == 0, || format!("{m:?}"))?;
+        let per_connection = t
+            .caps
+            .max_streams
+            .map(|streams| t.caps.request_limit.map_or(streams, |r| r.min(streams)));
+        if let Some(per) = per_connection {
+            let most = (n as u64).div_ceil(u64::from(per)) + 1;
+            super::ensure(
+                (1..=most).contains(&m.connections_established_http2),
+                || {
+                    format!(
+                        "{} HTTP/2 connections, at most {most} expected: {m:?}",
+                        m.connections_established_http2
+                    )
+                },
+            )?;
+        }
+    } else {
+        super::ensure(m.connections_established_http2 == 0, || format!("{m:?}"))?;
+    }
+    if t.base.starts_with("https") {
+        super::ensure(m.tls_handshakes == m.connections_established, || {
+            format!("{m:?}")
+        })?;
+    }
+    super::ensure(m.requests_failed == 0, || format!("{m:?}"))?;
+    Ok(outcome)
+}
+
+/// A burst (which leaves connections idle in the pool, some never used),
+/// then a pause longer than the server's idle and request-header timeouts,
+/// then another burst and requests in a row: none may fail.
+pub async fn idle_gap(t: &Target) -> CheckResult {
+    let Some(idle) = t.caps.idle else {
+        return na("this profile's timeouts are the server's (longer than the suite waits)");
+    };
+    let gap = idle + Duration::from_millis(1500);
+    if gap > t.mode.idle_max {
+        return na(format!("gap {gap:?} longer than this mode waits"));
+    }
+    let client = t.client();
+    let n = 50;
+    let (failed, first) = burst(t, &client, n).await;
+    verdict("first burst", failed, n, first)?;
+    tokio::time::sleep(gap).await;
+    let (mut failed, mut first) = burst(t, &client, n).await;
+    for _ in 0..10 {
+        let (f, e) = burst(t, &client, 1).await;
+        failed += f;
+        first = first.or(e);
+    }
+    verdict(&format!("after {gap:?} idle"), failed, n + 10, first)
+}
+
+/// More requests in a row on one client than the tight profile's
+/// per-connection limit (100): the server closes connections (or sends
+/// GOAWAY) along the way.
+pub async fn request_limit(t: &Target) -> CheckResult {
+    let client = t.client();
+    let n = t.mode.sequential;
+    let mut failed = 0;
+    let mut first = None;
+    for _ in 0..n {
+        let (f, e) = burst(t, &client, 1).await;
+        failed += f;
+        first = first.or(e);
+    }
+    let limit = match t.caps.request_limit {
+        Some(limit) => format!("{n} in a row, limit {limit}"),
+        None => format!("{n} in a row (no limit)"),
+    };
+    verdict(&limit, failed, n, first).map(|o| match o {
+        Outcome::Ok(_) => Outcome::Ok(limit),
+        other => other,
+    })
+}
+
+/// A load run like `courier bench`: `c` requests in flight for
+/// `mode.load_for` on one client; 0 errors.
+pub async fn load(t: &Target) -> CheckResult {
+    let c = if t.proto.is_h2() {
+        t.mode.load_concurrency_h2
+    } else {
+        t.mode.load_concurrency_h1
+    };
+    let client = t.client();
+    let done = Arc::new(AtomicU64::new(0));
+    let errors = Arc::new(AtomicU64::new(0));
+    let until = Instant::now() + t.mode.load_for;
+    let first = Arc::new(std::sync::Mutex::new(None::<Failure>));
+    let workers: Vec<_> = (0..c)
+        .map(|_| {
+            let (client, url) = (client.clone(), t.url("/static/small.txt"));
+            let (done, errors, first) = (done.clone(), errors.clone(), first.clone());
+            tokio::spawn(async move {
+                while Instant::now() < until {
+                    let outcome = match client.get(&url).send().await {
+                        Ok(res) => res.bytes().await.map(|b| b.len()),
+                        Err(err) => Err(err),
+                    };
+                    match outcome {
+                        Ok(len) if len == SMALL.len() => {
+                            done.fetch_add(1, Ordering::Relaxed);
+                        }
+                        Ok(len) => {
+                            errors.fetch_add(1, Ordering::Relaxed);
+                            let f = super::mismatch(format!("{len} bytes"));
+                            first.lock().unwrap().get_or_insert(f);
+                        }
+                        Err(err) => {
+                            errors.fetch_add(1, Ordering::Relaxed);
+                            first.lock().unwrap().get_or_insert(Failure::from(err));
+                        }
+                    }
+                }
+            })
+        })
+        .collect();
+    for w in workers {
+        w.await.expect("load worker");
+    }
+    settled(&client).await?;
+    let (done, errors) = (done.load(Ordering::Relaxed), errors.load(Ordering::Relaxed));
+    let secs = t.mode.load_for.as_secs_f64();
+    let note = format!("-c {c} {secs:.1}s: {done} ok, {errors} errors");
+    let first = first.lock().unwrap().take();
+    match first {
+        None if done > 0 => Ok(Outcome::Ok(note)),
+        None => Err(super::mismatch(format!("{note}: nothing completed"))),
+        Some(f) => Err(Failure {
+            kind: f.kind,
+            detail: format!("{note}; first: {}", f.detail),
+        }),
+    }
+}
+
+/// After a run, the pool's gauges come back to rest within a bounded wait:
+/// nothing in flight, queued or connecting, no stream counted as open (a
+/// gauge decremented more often than incremented shows up here as a huge
+/// count).
+async fn settled(client: &Client) -> Result<(), Failure> {
+    let deadline = Instant::now() + Duration::from_secs(3);
+    loop {
+        let m = client.metrics();
+        let at_rest = m.requests_active == 0
+            && m.requests_queued == 0
+            && m.http2_streams_active == 0
+            && m.connect_attempts_current == 0
+            && m.connections_active == 0;
+        if at_rest {
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            return Err(Failure {
+                kind: "metrics".into(),
+                detail: format!(
+                    "pool not at rest after the run: {} requests active, {} queued, {} streams, {} connecting, {} connections active",
+                    m.requests_active,
+                    m.requests_queued,
+                    m.http2_streams_active,
+                    m.connect_attempts_current,
+                    m.connections_active
+                ),
+            });
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}

@@ -1,0 +1,144 @@
+//! Request bodies: buffered and streamed uploads echoed, chunked coding,
+//! `Expect: 100-continue`.
+
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use courier::Body;
+use http::header::TRANSFER_ENCODING;
+use tokio::sync::mpsc;
+
+use super::super::fixtures::pattern;
+use super::super::target::Target;
+use super::{ensure, na, ok, CheckResult};
+
+const BUFFERED: usize = 256 * 1024;
+const STREAMED: usize = 1024 * 1024;
+const PIECE: usize = 16 * 1024;
+
+/// A streamed upload: pieces arrive from a producer task, so the body's
+/// length is unknown and its end comes when the producer says so.
+struct ChannelBody(mpsc::Receiver<Bytes>);
+
+impl http_body::Body for ChannelBody {
+    type Data = Bytes;
+    type Error = std::io::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Bytes>, std::io::Error>>> {
+        self.0
+            .poll_recv(cx)
+            .map(|piece| piece.map(|p| Ok(http_body::Frame::data(p))))
+    }
+}
+
+/// `data` as a streamed body, produced in `PIECE`s by a task of its own.
+fn streamed(data: Vec<u8>) -> Body {
+    let (tx, rx) = mpsc::channel(4);
+    tokio::spawn(async move {
+        let data = Bytes::from(data);
+        for start in (0..data.len()).step_by(PIECE) {
+            let end = (start + PIECE).min(data.len());
+            if tx.send(data.slice(start..end)).await.is_err() {
+                return;
+            }
+        }
+    });
+    Body::wrap(ChannelBody(rx))
+}
+
+async fn echoed(t: &Target, res: courier::Response, sent: &[u8]) -> CheckResult {
+    ensure(res.status() == 200, || format!("status {}", res.status()))?;
+    ensure(res.version() == t.proto.version(), || {
+        format!("version {:?}", res.version())
+    })?;
+    let body = res.bytes().await?;
+    ensure(body.len() == sent.len(), || {
+        format!("echoed {} bytes of {}", body.len(), sent.len())
+    })?;
+    ensure(body[..] == sent[..], || "echoed bytes differ".into())?;
+    ok()
+}
+
+/// POST of a buffered body (Content-Length), echoed whole.
+pub async fn echo(t: &Target) -> CheckResult {
+    let data = pattern(BUFFERED);
+    let client = t.client();
+    for _ in 0..2 {
+        let res = client
+            .post(t.url("/echo"))
+            .body(data.clone())
+            .send()
+            .await?;
+        echoed(t, res, &data).await?;
+    }
+    ok()
+}
+
+/// PUT of a streamed body (chunked over HTTP/1.1), echoed whole while the
+/// upload is still going.
+pub async fn echo_stream(t: &Target) -> CheckResult {
+    let data = pattern(STREAMED);
+    let res = t
+        .client()
+        .put(t.url("/echo"))
+        .body(streamed(data.clone()))
+        .send()
+        .await?;
+    echoed(t, res, &data).await
+}
+
+/// HTTP/1.1 chunked coding both ways: a streamed upload and a response the
+/// server sends chunked (a compressed or a streamed echo response).
+pub async fn chunked(t: &Target) -> CheckResult {
+    if t.proto.is_h2() {
+        return na("HTTP/2 has no chunked coding");
+    }
+    let client = t.client();
+    let is_chunked = |res: &courier::Response| {
+        res.headers()
+            .get(TRANSFER_ENCODING)
+            .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"chunked"))
+    };
+    let data = pattern(STREAMED / 4);
+    let res = client
+        .post(t.url("/echo"))
+        .body(streamed(data.clone()))
+        .send()
+        .await?;
+    let mut seen = is_chunked(&res);
+    echoed(t, res, &data).await?;
+    let res = client
+        .get(t.url(t.caps.gzip_path))
+        .header("accept-encoding", "gzip")
+        .send()
+        .await?;
+    seen |= is_chunked(&res);
+    res.bytes().await?;
+    if !seen {
+        return na("the server sent no chunked response (the upload was chunked)");
+    }
+    ok()
+}
+
+/// `Expect: 100-continue` on an upload: the server's 100 (or its direct
+/// answer) is handled and the body echoed. courier does not wait for the
+/// 100 before sending the body (RFC 9110 allows it), so this checks how it
+/// reads the interim response, not that it waits.
+pub async fn expect_continue(t: &Target) -> CheckResult {
+    let data = pattern(64 * 1024);
+    let client = t.client();
+    for _ in 0..2 {
+        let res = client
+            .post(t.url("/echo"))
+            .header("expect", "100-continue")
+            .body(data.clone())
+            .send()
+            .await?;
+        echoed(t, res, &data).await?;
+    }
+    super::bodies::small_again(t, &client).await
+}

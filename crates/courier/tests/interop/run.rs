@@ -1,0 +1,180 @@
+//! The run: fixtures and the echo backend, then every server in both
+//! profiles (a few at a time), its protocols checked side by side.
+
+use std::sync::Arc;
+
+use tokio::sync::Semaphore;
+
+use super::checks::{self, Outcome};
+use super::fixtures::Fixtures;
+use super::matrix::{Matrix, Row};
+use super::process::temp_dir;
+use super::servers::{self, Ctx, NotStarted, Profile, Running};
+use super::target::{Mode, Proto, Target};
+
+/// Removes the shared fixtures when the run ends, however it ends.
+struct Cleanup(std::path::PathBuf);
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+pub async fn run(mode: Mode) -> Matrix {
+    let ci = std::env::var("CI").is_ok_and(|v| v == "true");
+    let only: Option<Vec<String>> = std::env::var("COURIER_INTEROP_SERVERS")
+        .ok()
+        .map(|v| v.split(',').map(|s| s.trim().to_owned()).collect());
+    let dir = temp_dir("fixtures");
+    let _cleanup = Cleanup(dir.clone());
+    let fx = Arc::new(Fixtures::create(&dir));
+    // courier's own server answers /echo, /status, /redirect and /delay
+    // behind the static servers.
+    let backend = courier_server::start(courier_server::ServerConfig::default())
+        .await
+        .expect("echo backend");
+    let backend_port = backend.local_addr().port();
+
+    let mut matrix = Matrix {
+        checks: checks::names(mode.full),
+        ..Matrix::default()
+    };
+    let mut jobs = Vec::new();
+    let slots = Arc::new(Semaphore::new(mode.parallel_servers));
+    for server in servers::all() {
+        if only
+            .as_ref()
+            .is_some_and(|o| !o.iter().any(|n| n == server.name))
+        {
+            continue;
+        }
+        match (server.version)() {
+            Ok(version) => matrix.versions.push((server.name.into(), version)),
+            Err(why) => {
+                if ci {
+                    matrix
+                        .errors
+                        .push(format!("{}: missing in CI: {why}", server.name));
+                } else {
+                    eprintln!("skipping {}: {why}", server.name);
+                }
+                matrix.skipped.push((server.name.into(), why));
+                continue;
+            }
+        }
+        for profile in [Profile::Default, Profile::Tight] {
+            let (fx, mode, slots) = (fx.clone(), mode.clone(), slots.clone());
+            let (name, launch) = (server.name, server.launch);
+            jobs.push(tokio::spawn(async move {
+                let _slot = slots.acquire_owned().await.expect("semaphore");
+                let started = tokio::task::spawn_blocking(move || {
+                    let ctx = Ctx {
+                        fx: &fx,
+                        profile,
+                        backend: backend_port,
+                    };
+                    let running = launch(&ctx);
+                    (running, fx.ca_pem.clone())
+                })
+                .await
+                .expect("launch task");
+                match started {
+                    (Ok(running), ca_pem) => {
+                        Ok(check_server(name, profile, running, ca_pem, mode).await)
+                    }
+                    (Err(NotStarted::Missing(why) | NotStarted::Failed(why)), _) => {
+                        Err(format!("{name} {}: did not start: {why}", profile.name()))
+                    }
+                }
+            }));
+        }
+    }
+    for job in jobs {
+        match job.await {
+            Ok(Ok(rows)) => matrix.rows.extend(rows),
+            Ok(Err(err)) => matrix.errors.push(err),
+            Err(err) => matrix
+                .errors
+                .push(format!("a server's run panicked: {err}")),
+        }
+    }
+    matrix.rows.sort_by_key(|r| {
+        let server = servers::all().iter().position(|s| s.name == r.server);
+        let proto = Proto::ALL.iter().position(|p| p.name() == r.proto);
+        (server, r.profile == "tight", proto)
+    });
+    drop(backend);
+    matrix
+}
+
+/// Every protocol of one running server, side by side; the server is
+/// stopped (off the runtime's threads) when they are done.
+async fn check_server(
+    name: &'static str,
+    profile: Profile,
+    running: Running,
+    ca_pem: String,
+    mode: Mode,
+) -> Vec<Row> {
+    let mut tasks = Vec::new();
+    for proto in Proto::ALL {
+        let port = match proto {
+            Proto::H1 => Some(running.h1),
+            Proto::H2c => running.h2c,
+            Proto::TlsH2 | Proto::TlsH1 => running.tls,
+        };
+        let Some(port) = port else {
+            let cells = checks::names(mode.full)
+                .into_iter()
+                .map(|c| {
+                    (
+                        c,
+                        Outcome::Na(format!("{name} has no {} port", proto.name())),
+                    )
+                })
+                .collect();
+            tasks.push((proto, None, Some(cells)));
+            continue;
+        };
+        let base = match proto {
+            Proto::H1 | Proto::H2c => format!("http://127.0.0.1:{port}"),
+            Proto::TlsH2 | Proto::TlsH1 => format!("https://localhost:{port}"),
+        };
+        let target = Target {
+            base,
+            proto,
+            ca_pem: ca_pem.clone(),
+            caps: running.caps.clone(),
+            mode: mode.clone(),
+        };
+        let task = tokio::spawn(async move { checks::run(&target).await });
+        tasks.push((proto, Some(task), None));
+    }
+    let mut rows = Vec::new();
+    for (proto, task, cells) in tasks {
+        let cells = match (task, cells) {
+            (Some(task), _) => task.await.unwrap_or_else(|err| {
+                let detail = err.to_string();
+                checks::names(mode.full)
+                    .into_iter()
+                    .map(|c| {
+                        let kind = "panic".to_owned();
+                        let detail = detail.clone();
+                        (c, Outcome::Fail { kind, detail })
+                    })
+                    .collect()
+            }),
+            (None, Some(cells)) => cells,
+            (None, None) => unreachable!("a row has a task or its cells"),
+        };
+        rows.push(Row {
+            server: name.into(),
+            profile: profile.name(),
+            proto: proto.name(),
+            cells,
+        });
+    }
+    let _ = tokio::task::spawn_blocking(move || drop(running)).await;
+    rows
+}

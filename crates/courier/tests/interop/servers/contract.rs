@@ -1,0 +1,132 @@
+//! The programmable servers under `interop/servers/` (Node, hypercorn,
+//! Go), started as their shared contract says:
+//! `<program> --h1 P --h2c P --tls P --cert C --key K --docroot D --profile
+//! default|tight`, printing `ready` once listening, stopping on SIGTERM.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use super::super::process::{free_port, installed, s, temp_dir, version_of, Proc};
+use super::{idle_of, Caps, Ctx, NotStarted, Profile, Running, Server};
+
+/// The repository root (crates/courier/../..), or `COURIER_INTEROP_ROOT`
+/// (servers from another checkout).
+fn repo() -> PathBuf {
+    std::env::var_os("COURIER_INTEROP_ROOT")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.."))
+}
+
+fn script(rel: &str) -> Result<PathBuf, String> {
+    let path = repo().join(rel);
+    if path.exists() {
+        Ok(path)
+    } else {
+        Err(format!(
+            "{rel} is missing (interop/servers/ holds the servers; interop/install.sh builds the Go one)"
+        ))
+    }
+}
+
+pub fn node() -> Server {
+    Server {
+        name: "node",
+        version: || {
+            script("interop/servers/node/server.js")?;
+            if !installed("node") {
+                return Err("node is not installed".into());
+            }
+            Ok(format!("Node {}", version_of("node", &["--version"])))
+        },
+        launch: |ctx| {
+            let js = script("interop/servers/node/server.js").map_err(NotStarted::Missing)?;
+            let mut cmd = Command::new("node");
+            cmd.arg(js);
+            // keepAliveTimeout: 5 s by default.
+            start(ctx, "node", cmd, Some(5), Some(100))
+        },
+    }
+}
+
+pub fn hypercorn() -> Server {
+    Server {
+        name: "hypercorn",
+        version: || {
+            script("interop/servers/hypercorn/serve.py")?;
+            let v = version_of(
+                "python3",
+                &[
+                    "-c",
+                    "import importlib.metadata as m; print(m.version('hypercorn'))",
+                ],
+            );
+            if v.is_empty() || v.contains("Error") {
+                return Err("hypercorn is not installed (interop/install.sh)".into());
+            }
+            Ok(format!("hypercorn {v}"))
+        },
+        launch: |ctx| {
+            let py = script("interop/servers/hypercorn/serve.py").map_err(NotStarted::Missing)?;
+            let mut cmd = Command::new("python3");
+            cmd.arg(py);
+            // keep_alive_timeout: 5 s by default.
+            start(ctx, "hypercorn", cmd, Some(5), Some(100))
+        },
+    }
+}
+
+pub fn go() -> Server {
+    const BIN: &str = "interop/servers/go/interop-server";
+    Server {
+        name: "go",
+        version: || {
+            script(BIN)?;
+            Ok(version_of("go", &["version"]))
+        },
+        launch: |ctx| {
+            let bin = script(BIN).map_err(NotStarted::Missing)?;
+            // net/http has no per-connection request limit.
+            start(ctx, "go", Command::new(bin), None, None)
+        },
+    }
+}
+
+fn start(
+    ctx: &Ctx,
+    name: &str,
+    mut cmd: Command,
+    default_idle: Option<u64>,
+    tight_limit: Option<u32>,
+) -> Result<Running, NotStarted> {
+    let dir = temp_dir(name);
+    let (h1, h2c, tls) = (free_port(), free_port(), free_port());
+    let docroot = ctx.fx.static_dir();
+    cmd.args(["--h1", &h1.to_string()])
+        .args(["--h2c", &h2c.to_string()])
+        .args(["--tls", &tls.to_string()])
+        .args(["--cert", s(&ctx.fx.cert), "--key", s(&ctx.fx.key)])
+        .args(["--docroot", s(&docroot)])
+        .args(["--profile", ctx.profile.name()])
+        .current_dir(&dir);
+    let mut proc = Proc::spawn(name, cmd, &dir).map_err(NotStarted::Failed)?;
+    proc.wait_ready(&[h1, h2c, tls], Some("ready"))
+        .map_err(NotStarted::Failed)?;
+    let tight = ctx.profile == Profile::Tight;
+    Ok(Running {
+        procs: vec![proc],
+        h1,
+        h2c: Some(h2c),
+        tls: Some(tls),
+        caps: Caps {
+            trailers: true,
+            early_hints: true,
+            gzip_path: "/gzip",
+            // The contract does not ask for conditional requests.
+            conditional: false,
+            redirect_done: "done",
+            idle: idle_of(ctx.profile, default_idle),
+            request_limit: if tight { tight_limit } else { None },
+            max_streams: None,
+        },
+    })
+}

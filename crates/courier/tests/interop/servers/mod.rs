@@ -1,0 +1,144 @@
+//! One launcher per server: each writes its own config into a temp dir
+//! (never the system one) for a [`Profile`], starts the server on free
+//! loopback ports and says what it can be asked ([`Caps`]).
+
+use std::time::Duration;
+
+use super::fixtures::Fixtures;
+use super::process::Proc;
+
+mod apache;
+mod caddy;
+mod contract;
+mod h2o;
+mod haproxy;
+mod lighttpd;
+mod nginx;
+
+/// The two configurations every server runs in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Profile {
+    /// The server's own defaults, as far as a config file allows.
+    Default,
+    /// Keep-alive idle ~2 s, 100 requests per connection where the server
+    /// has such a limit, request-header timeout of a few seconds.
+    Tight,
+}
+
+impl Profile {
+    pub fn name(self) -> &'static str {
+        match self {
+            Profile::Default => "default",
+            Profile::Tight => "tight",
+        }
+    }
+}
+
+/// What a launcher is given.
+pub struct Ctx<'a> {
+    pub fx: &'a Fixtures,
+    pub profile: Profile,
+    /// Port of the courier-server that serves `/echo`, `/status/`,
+    /// `/redirect/` and `/delay/` behind servers that cannot.
+    pub backend: u16,
+}
+
+/// What a running server can be asked.
+#[derive(Clone, Debug, Default)]
+pub struct Caps {
+    /// `GET /trailers` sends a body with an `x-checksum` trailer.
+    pub trailers: bool,
+    /// `GET /early-hints` sends a 103 first.
+    pub early_hints: bool,
+    /// Where `text.txt` is served gzip-encoded to a client that accepts it.
+    pub gzip_path: &'static str,
+    /// Static files answer conditional GETs (`If-None-Match`,
+    /// `If-Modified-Since`); otherwise the 304 check uses `/status/304`.
+    pub conditional: bool,
+    /// `/redirect/0`'s body.
+    pub redirect_done: &'static str,
+    /// The keep-alive idle timeout (and, in the tight profile, the
+    /// request-header timeout) when the suite knows it: the idle-gap check
+    /// waits a little longer than this.
+    pub idle: Option<Duration>,
+    /// Requests per connection the profile allows, when the server has
+    /// such a limit.
+    pub request_limit: Option<u32>,
+    /// HTTP/2 streams the server allows per connection, when the suite
+    /// knows it (bounds the connections 200 concurrent requests may open).
+    pub max_streams: Option<u32>,
+}
+
+/// A started server: its processes (stopped on drop) and ports.
+pub struct Running {
+    pub procs: Vec<Proc>,
+    pub h1: u16,
+    /// Plain TCP accepting the HTTP/2 preface (may be the `h1` port).
+    pub h2c: Option<u16>,
+    /// TLS offering ALPN h2 and http/1.1.
+    pub tls: Option<u16>,
+    pub caps: Caps,
+}
+
+/// Why a server did not start.
+#[derive(Debug)]
+pub enum NotStarted {
+    /// Its program is not installed here.
+    Missing(String),
+    /// It was there but failed to start.
+    Failed(String),
+}
+
+/// One server the suite knows how to run.
+pub struct Server {
+    pub name: &'static str,
+    /// The version banner, or why it is missing.
+    pub version: fn() -> Result<String, String>,
+    pub launch: fn(&Ctx) -> Result<Running, NotStarted>,
+}
+
+/// Every server, in matrix order.
+pub fn all() -> Vec<Server> {
+    vec![
+        nginx::server(),
+        apache::server(),
+        h2o::server(),
+        caddy::server(),
+        lighttpd::server(),
+        haproxy::server(),
+        contract::node(),
+        contract::hypercorn(),
+        contract::go(),
+    ]
+}
+
+/// The tight profile's keep-alive idle and request-header timeouts.
+pub const TIGHT_IDLE: Duration = Duration::from_secs(2);
+
+/// The idle timeout of `profile`: [`TIGHT_IDLE`], or the server's own
+/// default keep-alive timeout when the suite knows it (`None` for the ones
+/// of a minute or more).
+pub fn idle_of(profile: Profile, default_secs: Option<u64>) -> Option<Duration> {
+    match profile {
+        Profile::Default => default_secs.map(Duration::from_secs),
+        Profile::Tight => Some(TIGHT_IDLE),
+    }
+}
+
+/// The caps of a static server whose dynamic endpoints are proxied to
+/// courier-server; `default_idle` as in [`idle_of`].
+pub fn static_caps(profile: Profile, default_idle: Option<u64>, limit: Option<u32>) -> Caps {
+    Caps {
+        trailers: false,
+        early_hints: false,
+        gzip_path: "/static/text.txt",
+        conditional: true,
+        redirect_done: "ok",
+        idle: idle_of(profile, default_idle),
+        request_limit: limit,
+        max_streams: None,
+    }
+}
+
+/// The paths proxied to courier-server by static servers.
+pub const PROXIED: [&str; 4] = ["/echo", "/status/", "/redirect/", "/delay/"];

@@ -1,0 +1,129 @@
+//! One cell of the matrix: a server's port spoken to with one protocol,
+//! the client for it, and the run mode's sizes.
+
+use std::time::Duration;
+
+use courier::{Client, ClientBuilder};
+use http::Version;
+
+use super::servers::Caps;
+
+/// How courier speaks to the server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Proto {
+    /// Plain HTTP/1.1.
+    H1,
+    /// Plain HTTP/2 by prior knowledge.
+    H2c,
+    /// TLS, ALPN picks h2.
+    TlsH2,
+    /// TLS, ALPN offers only http/1.1.
+    TlsH1,
+}
+
+impl Proto {
+    pub const ALL: [Proto; 4] = [Proto::H1, Proto::H2c, Proto::TlsH2, Proto::TlsH1];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Proto::H1 => "h1",
+            Proto::H2c => "h2c",
+            Proto::TlsH2 => "tls-h2",
+            Proto::TlsH1 => "tls-h1",
+        }
+    }
+
+    pub fn version(self) -> Version {
+        match self {
+            Proto::H1 | Proto::TlsH1 => Version::HTTP_11,
+            Proto::H2c | Proto::TlsH2 => Version::HTTP_2,
+        }
+    }
+
+    pub fn is_h2(self) -> bool {
+        self.version() == Version::HTTP_2
+    }
+}
+
+/// Sizes and durations of a run: short (`cargo test`) or full.
+#[derive(Clone, Debug)]
+pub struct Mode {
+    pub full: bool,
+    /// Per-request timeout (a hang shows as `timeout`, bounded).
+    pub timeout: Duration,
+    /// Requests in flight at once in the concurrency check.
+    pub concurrent: usize,
+    /// Requests in a row on one client (past the tight limit of 100).
+    pub sequential: usize,
+    /// The load run: requests in flight, and for how long.
+    pub load_concurrency_h1: usize,
+    pub load_concurrency_h2: usize,
+    pub load_for: Duration,
+    /// The longest idle gap the mode waits (longer timeouts: n/a).
+    pub idle_max: Duration,
+    /// Servers run at the same time.
+    pub parallel_servers: usize,
+}
+
+impl Mode {
+    pub fn from_env() -> Mode {
+        let full = std::env::var("COURIER_INTEROP").is_ok_and(|v| v == "full");
+        if full {
+            Mode {
+                full,
+                timeout: Duration::from_secs(30),
+                concurrent: 200,
+                sequential: 300,
+                load_concurrency_h1: 64,
+                load_concurrency_h2: 512,
+                load_for: Duration::from_secs(4),
+                idle_max: Duration::from_secs(12),
+                parallel_servers: 2,
+            }
+        } else {
+            Mode {
+                full,
+                timeout: Duration::from_secs(5),
+                concurrent: 200,
+                sequential: 150,
+                load_concurrency_h1: 16,
+                load_concurrency_h2: 64,
+                load_for: Duration::from_millis(700),
+                idle_max: Duration::from_secs(4),
+                parallel_servers: 3,
+            }
+        }
+    }
+}
+
+/// A server's port, the protocol to speak and what to expect.
+#[derive(Clone)]
+pub struct Target {
+    pub base: String,
+    pub proto: Proto,
+    pub ca_pem: String,
+    pub caps: Caps,
+    pub mode: Mode,
+}
+
+impl Target {
+    /// A fresh client for this protocol (each check gets its own, so one
+    /// check's connections do not decide another's outcome).
+    pub fn client(&self) -> Client {
+        self.builder().build().expect("client")
+    }
+
+    pub fn builder(&self) -> ClientBuilder {
+        let b = Client::builder().timeout(self.mode.timeout);
+        match self.proto {
+            Proto::H1 => b,
+            Proto::H2c => b.http2_prior_knowledge(),
+            Proto::TlsH2 => b.add_root_certificate(&self.ca_pem),
+            Proto::TlsH1 => b.add_root_certificate(&self.ca_pem).http1_only(),
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+}

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Installs the Debian-packaged servers of courier's interop suite
+# (crates/courier/tests/interop.rs): nginx, Apache httpd (mod_http2, mod_ssl,
+# mod_proxy ship with the apache2 package), h2o, Caddy, lighttpd (HTTP/2
+# built in) and HAProxy. The suite writes its own config for each one into a
+# temp dir and starts it itself, so the system services are neither
+# configured nor needed: they are stopped and disabled when the init system
+# allows it. Safe to run again. Needs root (or sudo).
+set -euo pipefail
+
+PACKAGES=(nginx apache2 h2o caddy lighttpd haproxy)
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+    SUDO="sudo"
+fi
+
+echo "== interop: Debian packages: ${PACKAGES[*]}"
+missing=()
+for p in "${PACKAGES[@]}"; do
+    command -v "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+    export DEBIAN_FRONTEND=noninteractive
+    $SUDO apt-get update -qq
+    $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+    echo "all installed"
+fi
+
+if command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then
+    for unit in nginx apache2 h2o caddy lighttpd haproxy; do
+        $SUDO systemctl disable --now "$unit" >/dev/null 2>&1 || true
+    done
+fi
+
+echo "== interop: versions"
+nginx -v 2>&1
+apache2 -v | head -1
+h2o --version | head -1
+echo "caddy $(caddy version)"
+lighttpd -v | head -1
+haproxy -v | head -1
+# The modules the suite's Apache config loads.
+for m in mpm_event http2 ssl proxy proxy_http deflate reqtimeout socache_shmcb; do
+    [ -f "/usr/lib/apache2/modules/mod_$m.so" ] || { echo "missing mod_$m" >&2; exit 1; }
+done
+echo "== interop: Debian servers ready"
