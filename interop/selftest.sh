@@ -45,11 +45,21 @@ head -c 1048576 /dev/urandom >"$WORK/upload.bin"
 sha() { sha256sum "$1" | cut -d' ' -f1; }
 TRAILER_SUM="$(python3 -c 'import hashlib; print(hashlib.sha256(bytes(i % 251 for i in range(65536))).hexdigest())')"
 
+# Three free ports below Linux's ephemeral range (32768+), so that no other
+# process's outgoing connection can be handed the same port meanwhile.
 free_ports() {
-    python3 -c 'import socket
-socks = [socket.socket() for _ in range(3)]
-for s in socks: s.bind(("127.0.0.1", 0))
-print(" ".join(str(s.getsockname()[1]) for s in socks))'
+    python3 -c 'import random, socket
+ports = []
+while len(ports) < 3:
+    port = random.randint(20000, 32000)
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            continue
+    if port not in ports:
+        ports.append(port)
+print(" ".join(map(str, ports)))'
 }
 
 command_for() {
@@ -232,7 +242,7 @@ EOF
 run_variant() {   # variant port curl-args... ; version expected
     local variant="$1" port="$2" version="$3" scheme="$4"
     shift 4
-    C=(curl --max-time 20 "$@")
+    C=(curl -S --max-time 20 "$@")
     U="$scheme://127.0.0.1:$port"
     check version "$variant" c_version "$version"
     check static "$variant" c_static
