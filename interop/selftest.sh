@@ -214,29 +214,65 @@ c_parallel() {   # version port variant
     codes="$("${C[@]}" -s -Z --parallel-max 50 -w '%{http_code}\n' "${args[@]}" 2>/dev/null | sort | uniq -c | tr -s ' ')"
     expect_eq "$codes" " 100 200"
 }
-# Tight profile: an idle connection must be closed by the server in ~2-3 s.
+# Tight profile: a connection idle after a request must be closed by the
+# server in ~2-3 s.
 c_idle_close() {
     python3 - "$@" <<'EOF'
 import socket, ssl, sys, time
+import h2.connection, h2.events
 port, tls, alpn = int(sys.argv[1]), sys.argv[2] == "tls", sys.argv[3]
 s = socket.create_connection(("127.0.0.1", port), timeout=10)
 if tls:
     ctx = ssl.create_default_context(); ctx.check_hostname = False; ctx.verify_mode = ssl.CERT_NONE
     ctx.set_alpn_protocols([alpn]); s = ctx.wrap_socket(s, server_hostname="localhost")
+conn = None
 if alpn == "h2":
-    s.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x00\x04\x00\x00\x00\x00\x00")
+    conn = h2.connection.H2Connection()
+    conn.initiate_connection()
+    conn.send_headers(1, [(":method", "GET"), (":path", "/status/200"), (":authority", "x"),
+                          (":scheme", "https" if tls else "http")], end_stream=True)
+    s.sendall(conn.data_to_send())
 else:
-    s.sendall(b"GET /static/small.txt HTTP/1.1\r\nHost: x\r\n\r\n")
-t = time.monotonic()
+    s.sendall(b"GET /status/200 HTTP/1.1\r\nHost: x\r\n\r\n")
+t = None
 try:
-    while s.recv(65536):
-        pass
+    while True:
+        data = s.recv(65536)
+        if not data:
+            break
+        if conn is None:
+            t = t or time.monotonic()   # the whole response fits one read
+            continue
+        for event in conn.receive_data(data):
+            if isinstance(event, h2.events.StreamEnded):
+                t = time.monotonic()
+        s.sendall(conn.data_to_send())
+except socket.timeout:
+    sys.exit("still open 10 s later")
 except OSError:
     pass
+if t is None:
+    sys.exit("closed before the response")
 took = time.monotonic() - t
-print(f"closed after {took:.2f}s")
+print(f"closed {took:.2f}s after the response")
 sys.exit(0 if 1.0 <= took <= 4.5 else 1)
 EOF
+}
+
+# Tight profile: a response slower than every timeout still arrives (an idle
+# or header timeout must not cut a request in progress). Runs the four
+# variants at once to save time.
+c_slow_response() {   # h1-port h2c-port tls-port
+    local out="$WORK/slow" rc=0 i pids=()
+    curl -sS --max-time 15 --http1.1 -o "$out.1" "http://127.0.0.1:$1/delay/4500" & pids+=($!)
+    curl -sS --max-time 15 --http2-prior-knowledge -o "$out.2" "http://127.0.0.1:$2/delay/4500" & pids+=($!)
+    curl -sS --max-time 15 -k --http2 -o "$out.3" "https://127.0.0.1:$3/delay/4500" & pids+=($!)
+    curl -sS --max-time 15 -k --http1.1 -o "$out.4" "https://127.0.0.1:$3/delay/4500" & pids+=($!)
+    wait "${pids[@]}"   # not a bare wait: the server is a background job too
+    for i in 1 2 3 4; do
+        [ "$(cat "$out.$i" 2>/dev/null)" = ok ] || { echo "variant $i (h1 h2c tls-h2 tls-h1) got no ok"; rc=1; }
+    done
+    return $rc
 }
 
 run_variant() {   # variant port curl-args... ; version expected
@@ -312,6 +348,7 @@ for server in "${SERVERS[@]}"; do
             check idle-close h2c c_idle_close "$P2" plain h2
             check idle-close tls-h1 c_idle_close "$P3" tls http/1.1
             check idle-close tls-h2 c_idle_close "$P3" tls h2
+            check slow-response all c_slow_response "$P1" "$P2" "$P3"
         fi
         signal=TERM
         [ "$profile" = tight ] && signal=INT

@@ -193,13 +193,15 @@ def make_config(args):
     else:
         config.bind = insecure
     if args.profile == "tight":
-        # keep_alive_timeout closes idle connections (h1 and h2);
-        # keep_alive_max_requests is the per-connection limit (h2: GOAWAY);
-        # read_timeout bounds every wait for bytes, so also a slow header.
-        # (`max_requests` restarts the whole worker, not a connection: unset.)
+        # keep_alive_timeout closes connections with no request in progress,
+        # so it is also the header timeout (an h1 request whose head is
+        # incomplete is not in progress yet). keep_alive_max_requests is the
+        # per-connection limit (h1: Connection: close; h2: GOAWAY).
+        # Not set: `max_requests` restarts the whole worker, not a connection;
+        # `read_timeout` bounds every wait for client bytes, and an h2
+        # response in flight when it fires never ends (the connection hangs).
         config.keep_alive_timeout = 2
         config.keep_alive_max_requests = 100
-        config.read_timeout = 3
     return config
 
 

@@ -133,17 +133,32 @@ function gzip(req, res) {
 // "tight": Node's own knobs. HTTP/1.1 (also HTTP/1.1 over the TLS port):
 // keepAliveTimeout, maxRequestsPerSocket, headersTimeout (checked every
 // connectionsCheckingInterval, so that is shortened too). HTTP/2 has no
-// request limit; an idle session is closed by the server timeout.
+// request limit and no idle timeout, only an inactivity one: see below.
 function applyProfile(server, isH2) {
   if (!tight) return server;
   server.keepAliveTimeout = 2000;
   server.maxRequestsPerSocket = 100;
   server.headersTimeout = 3000;
-  if (isH2) {
-    // An idle h2 session times out; without a 'timeout' listener Node closes it.
-    server.setTimeout(2000);
-  }
+  if (isH2) closeIdleSessions(server, 2000);
   return server;
+}
+
+// server.setTimeout() would destroy a session after `ms` without traffic even
+// with a response pending (a slow handler), and on the TLS port it also cuts
+// HTTP/1.1 sockets mid-request. So time sessions out one by one and close
+// (GOAWAY, then end) only those with no open stream; an inactivity timer
+// fires again after the next activity.
+function closeIdleSessions(server, ms) {
+  server.on('session', (session) => {
+    let open = 0;
+    session.on('stream', (stream) => {
+      open++;
+      stream.on('close', () => open--);
+    });
+    session.setTimeout(ms, () => {
+      if (open === 0 && !session.closed) session.close();
+    });
+  });
 }
 
 const servers = [];
