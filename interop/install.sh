@@ -8,6 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 PYTHON="${PYTHON:-python3}"
+export PIP_ROOT_USER_ACTION=ignore   # CI runs as root; the warning is noise
 GO="${GO:-$(command -v go || echo /usr/local/go/bin/go)}"
 NODE="${NODE:-node}"
 
