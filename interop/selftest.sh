@@ -119,6 +119,14 @@ c_traversal() {
     expect_eq "$("${C[@]}" -s --path-as-is -o /dev/null -w '%{http_code}' "$U/static/../secret.txt")" 404 || return 1
     expect_eq "$("${C[@]}" -s -o /dev/null -w '%{http_code}' "$U/static/%2e%2e/secret.txt")" 404
 }
+# A malformed percent escape is refused (400/404; Go's h2 resets the stream
+# with PROTOCOL_ERROR, which curl shows as 000) and the server lives on.
+c_bad_escape() {
+    local code
+    code="$("${C[@]}" -s -o /dev/null -w '%{http_code}' "$U/static/%E0%A4%A" 2>/dev/null)"
+    case "$code" in 400|404|000) ;; *) echo "got $code for a bad escape"; return 1 ;; esac
+    expect_eq "$("${C[@]}" -s -o /dev/null -w '%{http_code}' "$U/static/small.txt")" 200
+}
 c_notfound() {
     expect_eq "$("${C[@]}" -s -o /dev/null -w '%{http_code}' "$U/nope")" 404 || return 1
     expect_eq "$("${C[@]}" -s -o /dev/null -w '%{http_code}' "$U/static/missing.txt")" 404
@@ -285,6 +293,7 @@ run_variant() {   # variant port curl-args... ; version expected
     check head "$variant" c_head
     check traversal "$variant" c_traversal
     check not-found "$variant" c_notfound
+    check bad-escape "$variant" c_bad_escape
     check status "$variant" c_status
     check echo "$variant" c_echo
     check expect-100 "$variant" c_expect "$version"

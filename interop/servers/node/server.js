@@ -42,7 +42,22 @@ function notFound(res) {
   res.end('not found');
 }
 
+// Whatever a client sends must not take the server down (a bad percent
+// escape makes decodeURIComponent throw): answer 400 instead.
 function handle(req, res) {
+  try {
+    route(req, res);
+  } catch (err) {
+    if (!res.headersSent) {
+      res.writeHead(400, { 'content-type': 'text/plain' });
+      res.end('bad request');
+    } else {
+      res.destroy();
+    }
+  }
+}
+
+function route(req, res) {
   const url = new URL(req.url, 'http://x');
   const p = url.pathname;
   const m = req.method;
