@@ -1,0 +1,3 @@
+module courier/interop-server
+
+go 1.24
