@@ -21,8 +21,19 @@ for p in "${PACKAGES[@]}"; do
 done
 if [ "${#missing[@]}" -gt 0 ]; then
     export DEBIAN_FRONTEND=noninteractive
+    # No package may start its system service (port 80, 443...) while it is
+    # installed: policy-rc.d says no for the length of the install.
+    added_policy=""
+    if [ ! -e /usr/sbin/policy-rc.d ]; then
+        printf '#!/bin/sh\nexit 101\n' | $SUDO tee /usr/sbin/policy-rc.d >/dev/null
+        $SUDO chmod +x /usr/sbin/policy-rc.d
+        added_policy=1
+    fi
     $SUDO apt-get update -qq
     $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+    if [ -n "$added_policy" ]; then
+        $SUDO rm -f /usr/sbin/policy-rc.d
+    fi
 else
     echo "all installed"
 fi

@@ -711,9 +711,12 @@ impl OriginPool {
 
     /// An HTTP/2 stream ended (response read, dropped, or failed).
     pub(crate) fn stream_done(&self, id: u64) {
-        self.shared.metrics.http2_streams_active.dec();
         let now = Instant::now();
         let mut st = self.lock();
+        // Under the lock: `serve_streams` hands a stream to a waiter before
+        // it counts it, and a stream that fails at once must not be
+        // subtracted before it was added (the gauge would wrap).
+        self.shared.metrics.http2_streams_active.dec();
         let Some(i) = st.h2.iter().position(|s| s.conn.id == id) else {
             return; // already closed and forgotten
         };
