@@ -45,6 +45,9 @@ pin_project! {
         deadline: Option<Instant>,
         // Retries so far (a counter, not a bool: the same byte).
         retries: u8,
+        // An HTTP/2 request whose connection died before any answer was
+        // sent again (once at most, like the HTTP/1.1 stale retry).
+        resent_unanswered: bool,
         send: S,
         #[pin]
         stage: Stage<F>,
@@ -104,6 +107,7 @@ where
             origin,
             deadline,
             retries: 0,
+            resent_unanswered: false,
             send,
             stage,
         })
@@ -213,56 +217,69 @@ where
                     // buffered.
                     let config = this.inner.pool.config();
                     let retry = match handed_back {
-                        // HTTP/2 hands a request back only when refused unprocessed.
+                        // HTTP/2 hands a request back unsent only when refused unprocessed.
                         Some(HandedBack::Unsent(request))
                             if *h2 && *this.retries < config.http2.max_refused_retries =>
                         {
-                            Some(request)
+                            Some((Resend::Refused, request))
                         }
-                        Some(HandedBack::Unsent(request)) if *stale_retry => Some(request),
+                        Some(HandedBack::Unsent(request)) if *stale_retry => {
+                            Some((Resend::Stale, request))
+                        }
                         Some(HandedBack::Unanswered(request)) if *stale_retry && *idempotent => {
-                            Some(request)
+                            Some((Resend::Stale, request))
+                        }
+                        Some(HandedBack::Unanswered(request))
+                            if *h2 && *idempotent && !*this.resent_unanswered =>
+                        {
+                            *this.resent_unanswered = true;
+                            Some((Resend::Unanswered, request))
                         }
                         _ => None,
                     };
-                    let Some(request) = retry else {
+                    let Some((why, request)) = retry else {
                         return Poll::Ready(Err(error));
                     };
                     let metrics = &this.inner.metrics;
-                    let h2 = *h2;
                     *this.retries += 1;
-                    if !h2 {
-                        tracing::debug!(%error, "reused connection was stale; retrying on a new one");
-                        metrics.stale_retries.inc();
-                        begin(
-                            this.inner,
-                            this.origin,
-                            this.send,
-                            request,
-                            true,
-                            *this.retries,
-                        )
-                    } else {
-                        let delay = refused_backoff(*this.retries);
-                        if this.deadline.is_some_and(|d| Instant::now() + delay >= d) {
-                            tracing::debug!(%error, "HTTP/2 stream refused; no time left to retry");
-                            return Poll::Ready(Err(error));
-                        }
-                        tracing::debug!(%error, retry = *this.retries, ?delay, "HTTP/2 stream refused unprocessed; retrying");
-                        metrics.refused_stream_retries.inc();
-                        if delay.is_zero() {
+                    match why {
+                        Resend::Stale | Resend::Unanswered => {
+                            tracing::debug!(%error, "connection died before any answer; resending on another");
+                            metrics.stale_retries.inc();
+                            // HTTP/1.1: only a new connection will do; HTTP/2:
+                            // any connection that still takes streams.
+                            let fresh_only = why == Resend::Stale;
                             begin(
                                 this.inner,
                                 this.origin,
                                 this.send,
                                 request,
-                                false,
+                                fresh_only,
                                 *this.retries,
                             )
-                        } else {
-                            Stage::Backoff {
-                                request: Some(request),
-                                sleep: Box::pin(tokio::time::sleep(delay)),
+                        }
+                        Resend::Refused => {
+                            let delay = refused_backoff(*this.retries);
+                            if this.deadline.is_some_and(|d| Instant::now() + delay >= d) {
+                                tracing::debug!(%error, "HTTP/2 stream refused; no time left to retry");
+                                return Poll::Ready(Err(error));
+                            }
+                            tracing::debug!(%error, retry = *this.retries, ?delay, "HTTP/2 stream refused unprocessed; retrying");
+                            metrics.refused_stream_retries.inc();
+                            if delay.is_zero() {
+                                begin(
+                                    this.inner,
+                                    this.origin,
+                                    this.send,
+                                    request,
+                                    false,
+                                    *this.retries,
+                                )
+                            } else {
+                                Stage::Backoff {
+                                    request: Some(request),
+                                    sleep: Box::pin(tokio::time::sleep(delay)),
+                                }
                             }
                         }
                     }
@@ -271,6 +288,17 @@ where
             this.stage.set(next);
         }
     }
+}
+
+/// Why a failed attempt's request is sent again.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Resend {
+    /// HTTP/1.1: a connection that waited in the pool was dead.
+    Stale,
+    /// HTTP/2: the server refused the stream unprocessed.
+    Refused,
+    /// HTTP/2: the connection closed before any answer (idempotent only, once).
+    Unanswered,
 }
 
 /// The wait before resend number `retry` of a refused stream: none for the

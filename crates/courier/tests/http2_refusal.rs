@@ -577,3 +577,75 @@ async fn a_lowered_limit_holds_new_streams_until_the_count_is_under_it() {
     assert_eq!(seen.per_connection().await, vec![4]);
     server.abort();
 }
+
+/// hypercorn's way past `keep_alive_max_requests`: GOAWAY naming the highest
+/// stream it *received* as processed, then the connection closes with those
+/// streams unanswered. They are not provably unprocessed, but a request
+/// whose connection died before any answer may be sent again when its
+/// method is idempotent (RFC 9110 §9.2.2), as over HTTP/1.1.
+async fn goaway_claiming_all_then_close(mut peer: Peer) -> usize {
+    let Some(s) = peer.next_request().await else {
+        return 0;
+    };
+    peer.send(&goaway(s, NO_ERROR)).await;
+    1 // dropped: the connection closes, the stream unanswered
+}
+
+#[tokio::test]
+async fn an_idempotent_request_whose_connection_closed_unanswered_is_sent_again() {
+    let (url, seen, server) = serve(&[], |mut peer, index| async move {
+        if index == 0 {
+            return goaway_claiming_all_then_close(peer).await;
+        }
+        let mut seen = 0;
+        while let Some(s) = peer.next_request().await {
+            seen += 1;
+            peer.send(&ok(s, b"served")).await;
+        }
+        seen
+    })
+    .await;
+    let client = h2c().build().unwrap();
+    assert_eq!(fetch(&client, &url).await.unwrap(), "served");
+    let m = client.metrics();
+    drop(client);
+    // One request on each of two connections (the GOAWAY also taught a
+    // budget of one stream per connection, so a spare may have been dialed).
+    let per_conn = seen.per_connection().await;
+    assert_eq!(per_conn[..2], [1, 1], "{per_conn:?}");
+    assert_eq!(per_conn.iter().sum::<usize>(), 2, "{per_conn:?}");
+    server.abort();
+    assert_eq!(m.stale_retries, 1, "{m:?}");
+}
+
+#[tokio::test]
+async fn a_post_whose_connection_closed_unanswered_is_not_sent_again() {
+    let (url, seen, server) = serve(&[], |peer, _| goaway_claiming_all_then_close(peer)).await;
+    let client = h2c().build().unwrap();
+    let err = client
+        .post(&url)
+        .body("once")
+        .send()
+        .await
+        .expect_err("the server may have processed it");
+    assert_eq!(err.kind(), ErrorKind::ConnectionClosed, "{err}");
+    drop(client);
+    assert_eq!(seen.per_connection().await, vec![1]);
+    server.abort();
+}
+
+/// Only once: a second connection that dies the same way surfaces the error.
+#[tokio::test]
+async fn a_request_is_sent_again_once_after_its_connection_closed_unanswered() {
+    let (url, seen, server) = serve(&[], |peer, _| goaway_claiming_all_then_close(peer)).await;
+    let client = h2c().build().unwrap();
+    let err = fetch(&client, &url).await.expect_err("never answered");
+    assert_eq!(err.kind(), ErrorKind::ConnectionClosed, "{err}");
+    drop(client);
+    // One request on each of two connections (the GOAWAY also taught a
+    // budget of one stream per connection, so a spare may have been dialed).
+    let per_conn = seen.per_connection().await;
+    assert_eq!(per_conn[..2], [1, 1], "{per_conn:?}");
+    assert_eq!(per_conn.iter().sum::<usize>(), 2, "{per_conn:?}");
+    server.abort();
+}

@@ -30,9 +30,10 @@ pub(crate) enum HandedBack {
     /// connection, or (HTTP/2) the server refused the stream unprocessed
     /// (GOAWAY past it, REFUSED_STREAM). Safe to send again whatever the method.
     Unsent(Request<Body>),
-    /// HTTP/1.1: written with a buffered body, then the connection closed
-    /// before a byte of response came back (a stale connection, most likely).
-    /// Safe to send again if the method is idempotent.
+    /// Written with a buffered body, then the connection closed before a
+    /// byte of response came back (HTTP/1.1: a stale connection, most
+    /// likely; HTTP/2: a server that closed without answering the streams
+    /// its GOAWAY claimed). Safe to send again if the method is idempotent.
     Unanswered(Request<Body>),
 }
 

@@ -175,8 +175,13 @@ impl Http2Send {
 
     /// The error for the caller, with the request if it may be sent again.
     fn failed(&mut self, e: StreamError) -> SendError {
+        // A connection lost before the head: the server may or may not have
+        // processed the request, as with a stale HTTP/1.1 connection (the
+        // attempt resends it only if its method is idempotent).
         let handed_back = if e.is_unprocessed() {
             self.request.take().map(HandedBack::Unsent)
+        } else if e.is_connection_lost() {
+            self.request.take().map(HandedBack::Unanswered)
         } else {
             None
         };

@@ -6,7 +6,7 @@ use http::header::CONTENT_ENCODING;
 use http_body_util::BodyExt;
 
 use super::super::fixtures::{pattern, text};
-use super::super::target::Target;
+use super::super::target::{Proto, Target};
 use super::{ensure, na, ok, CheckResult};
 
 const TRAILERS_BODY: usize = 64 * 1024;
@@ -17,6 +17,9 @@ const TRAILERS_BODY: usize = 64 * 1024;
 pub async fn trailers(t: &Target) -> CheckResult {
     if !t.caps.trailers {
         return na("the server sends no trailers");
+    }
+    if matches!(t.proto, Proto::H1 | Proto::TlsH1) && !t.caps.h1_trailers {
+        return na("the server sends trailers over HTTP/2 only");
     }
     let res = t
         .client()

@@ -70,7 +70,9 @@ pub fn hypercorn() -> Server {
             let mut cmd = Command::new("python3");
             cmd.arg(py);
             // keep_alive_timeout: 5 s by default.
-            start(ctx, "hypercorn", cmd, Some(5), Some(100))
+            let mut running = start(ctx, "hypercorn", cmd, Some(5), Some(100))?;
+            running.caps.h1_trailers = false;
+            Ok(running)
         },
     }
 }
@@ -119,6 +121,7 @@ fn start(
         tls: Some(tls),
         caps: Caps {
             trailers: true,
+            h1_trailers: true,
             early_hints: true,
             gzip_path: "/gzip",
             // The contract does not ask for conditional requests.

@@ -48,6 +48,8 @@ pub struct Ctx<'a> {
 pub struct Caps {
     /// `GET /trailers` sends a body with an `x-checksum` trailer.
     pub trailers: bool,
+    /// ... over HTTP/1.1 too (hypercorn's ASGI layer sends them over HTTP/2 only).
+    pub h1_trailers: bool,
     /// `GET /early-hints` sends a 103 first.
     pub early_hints: bool,
     /// Where `text.txt` is served gzip-encoded to a client that accepts it.
@@ -130,6 +132,7 @@ pub fn idle_of(profile: Profile, default_secs: Option<u64>) -> Option<Duration> 
 pub fn static_caps(profile: Profile, default_idle: Option<u64>, limit: Option<u32>) -> Caps {
     Caps {
         trailers: false,
+        h1_trailers: false,
         early_hints: false,
         gzip_path: "/static/text.txt",
         conditional: true,
