@@ -318,14 +318,22 @@ fn line(buf: &BytesMut) -> Result<Option<usize>, Error> {
     Ok(Some(lf - 1))
 }
 
-/// A chunk-size line: hex digits, then optional whitespace and `;extensions`.
+/// A chunk-size line: hex digits, then optional whitespace and `;extensions`
+/// (RFC 9112 §7.1: `chunk-size [ chunk-ext ]`, the extensions each after
+/// `BWS ";"`). Anything else after the whitespace is refused: `5 x` or `1 0`
+/// read as a size by one parser and refused (or read otherwise) by another is
+/// how two of them come to disagree on where a body ends.
 fn chunk_size(line: &[u8]) -> Result<u64, Error> {
     let digits = line
         .iter()
         .position(|b| !b.is_ascii_hexdigit())
         .unwrap_or(line.len());
     let rest = &line[digits..];
-    if digits == 0 || digits > 16 || !(rest.is_empty() || matches!(rest[0], b';' | b' ' | b'\t')) {
+    let rest = &rest[rest
+        .iter()
+        .take_while(|&&b| b == b' ' || b == b'\t')
+        .count()..];
+    if digits == 0 || digits > 16 || !(rest.is_empty() || rest[0] == b';') {
         return Err(body_error("invalid chunk size"));
     }
     let mut size = 0u64;
@@ -422,6 +430,7 @@ mod tests {
             b"5\nhello\r\n0\r\n\r\n",
             b"11111111111111111\r\n",
             b"5\r\nhel",
+            b"5 x\r\nhello\r\n0\r\n\r\n",
         ] {
             let err = trickle(Framing::Chunked, bad).unwrap_err();
             assert_eq!(

@@ -114,7 +114,10 @@ pub(crate) fn parse(
 
     let (framing, framing_allows_reuse) = framing(&headers, status, request_was_head)?;
     let closing = !persistent(&headers, version);
-    let keep_alive = framing_allows_reuse && !closing;
+    // RFC 9112 §6.1: Transfer-Encoding in HTTP/1.0 is faulty framing; the
+    // message is read, then the connection closed, keep-alive or not.
+    let te_in_http10 = version == Version::HTTP_10 && headers.contains_key(TRANSFER_ENCODING);
+    let keep_alive = framing_allows_reuse && !te_in_http10 && !closing;
     Ok(Parsed::Final(Head {
         status,
         version,
@@ -298,6 +301,10 @@ mod tests {
             final_head("HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 0\r\n\r\n");
         assert!(h.keep_alive);
         assert_eq!(h.version, Version::HTTP_10);
+        let h = final_head(
+            "HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n",
+        );
+        assert_eq!((h.framing, h.keep_alive), (Framing::Chunked, false));
     }
 
     #[test]
