@@ -328,12 +328,14 @@ fn chunk_size(line: &[u8]) -> Result<u64, Error> {
         .iter()
         .position(|b| !b.is_ascii_hexdigit())
         .unwrap_or(line.len());
-    let rest = &line[digits..];
-    let rest = &rest[rest
+    let blanks = line[digits..]
         .iter()
         .take_while(|&&b| b == b' ' || b == b'\t')
-        .count()..];
-    if digits == 0 || digits > 16 || !(rest.is_empty() || rest[0] == b';') {
+        .count();
+    let rest = &line[digits + blanks..];
+    // Leading zeros are valid and change nothing: only the others can overflow.
+    let zeros = line[..digits].iter().take_while(|&&b| b == b'0').count();
+    if digits == 0 || digits - zeros > 16 || !(rest.is_empty() || rest[0] == b';') {
         return Err(body_error("invalid chunk size"));
     }
     let mut size = 0u64;
@@ -386,7 +388,7 @@ mod tests {
 
     #[test]
     fn chunked_bodies_decode_byte_by_byte() {
-        let input = b"5\r\nhello\r\n1;ext=1\r\n \r\nA\r\n0123456789\r\n0\r\nx-trailer: 1\r\n\r\n";
+        let input = b"5\r\nhello\r\n1;ext=1\r\n \r\n0000000000000000A\r\n0123456789\r\n0\r\nx-trailer: 1\r\n\r\n";
         let (body, clean) = trickle(Framing::Chunked, input).unwrap();
         assert_eq!(body, b"hello 0123456789");
         assert!(clean);

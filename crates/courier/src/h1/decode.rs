@@ -207,7 +207,9 @@ fn content_length(headers: &HeaderMap) -> Result<Option<u64>, Error> {
 }
 
 fn parse_decimal(digits: &[u8]) -> Option<u64> {
-    if digits.is_empty() || digits.len() > 19 {
+    // Leading zeros are valid and change nothing: only the others can overflow.
+    let zeros = digits.iter().take_while(|&&b| b == b'0').count();
+    if digits.is_empty() || digits.len() - zeros > 19 {
         return None;
     }
     digits.iter().try_fold(0u64, |n, &d| {
@@ -278,6 +280,8 @@ mod tests {
         let h = final_head("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
         assert_eq!(h.framing, Framing::Empty);
         let h = final_head("HTTP/1.1 200 OK\r\nContent-Length: 3, 3\r\n\r\n");
+        assert_eq!(h.framing, Framing::Length(3));
+        let h = final_head("HTTP/1.1 200 OK\r\nContent-Length: 000000000000000000003\r\n\r\n");
         assert_eq!(h.framing, Framing::Length(3));
     }
 

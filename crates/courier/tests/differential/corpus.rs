@@ -33,6 +33,10 @@ pub fn corpus() -> Vec<Case> {
         case("length", "cl_short_then_silence", b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhello"),
         case("length", "cl_uppercase_name", b"HTTP/1.1 200 OK\r\nCONTENT-LENGTH: 5\r\n\r\nhello"),
         case("length", "cl_then_close", b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello").closing(),
+        case("length", "cl_duplicate_leading_zero", b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 05\r\n\r\nhello"),
+        case("length", "cl_many_leading_zeros", b"HTTP/1.1 200 OK\r\nContent-Length: 000000000000000000005\r\n\r\nhello"),
+        case("length", "cl_duplicate_one_empty", b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length:\r\n\r\nhello"),
+        case("length", "cl_tab_before_colon", b"HTTP/1.1 200 OK\r\nContent-Length\t: 5\r\n\r\nhello"),
         // Bytes after the body.
         case("after-body", "cl_bytes_after_body", b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhelloEXTRA"),
         case("after-body", "cl_smuggled_response_after_body", b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhelloHTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nsmuggl"),
@@ -64,6 +68,8 @@ pub fn corpus() -> Vec<Case> {
         case("chunked", "chunked_trailers", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\nX-Sum: 1\r\nX-Other: 2\r\n\r\n"),
         case("chunked", "chunked_truncated_then_close", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n").closing(),
         case("chunked", "chunked_no_final_crlf_then_close", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n").closing(),
+        case("chunked", "chunked_size_many_leading_zeros", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n000000000000000005\r\nhello\r\n0\r\n\r\n"),
+        case("chunked", "chunked_data_contains_last_chunk", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n7\r\n0\r\n\r\nab\r\n0\r\n\r\n"),
         // Transfer-Encoding values, and with Content-Length.
         case("te", "te_and_cl", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n5\r\nhello\r\n0\r\n\r\n").allow(
             Allowed::CourierCloses,
@@ -113,6 +119,7 @@ pub fn corpus() -> Vec<Case> {
             "both end the body at the empty line; courier reads trailer lines past unparsed (trailer parsing is being added in h1/body.rs separately), hyper refuses a malformed trailer field",
         ),
         case("chunked", "trailer_content_length", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\nContent-Length: 99\r\n\r\n"),
+        case("te", "te_chunked_two_fields", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n"),
         // No body whatever the headers: HEAD, 204, 304.
         case("no-body", "head_with_length", b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n").head(),
         case("no-body", "head_with_length_and_body", b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello").head(),
@@ -143,6 +150,8 @@ pub fn corpus() -> Vec<Case> {
         case("no-body", "head_connection_close", b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 5\r\n\r\n").head(),
         case("no-body", "304_chunked", b"HTTP/1.1 304 Not Modified\r\nTransfer-Encoding: chunked\r\n\r\n"),
         case("1xx", "1xx_chunked_with_body", b"HTTP/1.1 100 Continue\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"),
+        case("1xx", "1xx_with_connection_close", b"HTTP/1.1 100 Continue\r\nConnection: close\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"),
+        case("1xx", "1xx_to_head", b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n").head(),
         // Persistence.
         case("connection", "connection_close", b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 5\r\n\r\nhello"),
         case("connection", "connection_close_uppercase", b"HTTP/1.1 200 OK\r\nConnection: CLOSE\r\nContent-Length: 5\r\n\r\nhello"),
@@ -173,6 +182,7 @@ pub fn corpus() -> Vec<Case> {
         case("head-syntax", "not_http", b"SSH-2.0-OpenSSH_9.6\r\n\r\n"),
         case("head-syntax", "empty_then_close", b"").closing(),
         case("head-syntax", "partial_head_then_close", b"HTTP/1.1 200 OK\r\nContent-Le").closing(),
+        case("head-syntax", "leading_space_status_line", b" HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"),
         // Status lines.
         case("status-line", "reason_missing", b"HTTP/1.1 200\r\nContent-Length: 5\r\n\r\nhello"),
         case("status-line", "reason_empty", b"HTTP/1.1 200 \r\nContent-Length: 5\r\n\r\nhello"),
