@@ -29,6 +29,10 @@ pub fn corpus() -> Vec<Case> {
             "both refuse the head: courier reads at most 19 digits, hyper keeps the top values of u64 for itself; neither reads a body",
         ),
         case("length", "cl_huge_truncated", b"HTTP/1.1 200 OK\r\nContent-Length: 1000000000000\r\n\r\nabc").closing(),
+        case("length", "cl_over_body_limit", b"HTTP/1.1 200 OK\r\nContent-Length: 444444444444444445\r\n\r\nhello").allow(
+            Allowed::BothFailBody(BodyEnd::Failed, BodyEnd::Timeout),
+            "courier refuses a declared length over max_response_body_size before reading the body (BodyTooLarge), hyper waits for the bytes; neither reuses the connection",
+        ),
         case("length", "cl_short_then_close", b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhello").closing(),
         case("length", "cl_short_then_silence", b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhello"),
         case("length", "cl_uppercase_name", b"HTTP/1.1 200 OK\r\nCONTENT-LENGTH: 5\r\n\r\nhello"),
