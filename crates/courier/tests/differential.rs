@@ -29,9 +29,6 @@ enum Allowed {
     /// A framing disagreement where hyper is the one at fault
     /// ([`harness::hyper_known_wrong`] must recognise the bytes).
     HyperWrong,
-    /// courier takes a body hyper refuses ([`harness::courier_known_lax`]
-    /// must recognise the bytes).
-    CourierLax,
     CourierRefuses,
     HyperRefuses,
     CourierCloses,
@@ -111,9 +108,6 @@ async fn courier_and_hyper_agree_on_response_framing() {
                 (Allowed::BothFailBody(a, b), Verdict::BothFailBody(x, y)) => (a, b) == (*x, *y),
                 (Allowed::HyperWrong, Verdict::Framing(_)) => {
                     harness::hyper_known_wrong(case.bytes).is_some()
-                }
-                (Allowed::CourierLax, Verdict::HyperRejectsBody) => {
-                    harness::courier_known_lax(case.bytes).is_some()
                 }
                 (Allowed::CourierRefuses, Verdict::CourierRefuses)
                 | (Allowed::HyperRefuses, Verdict::HyperRefuses)

@@ -146,8 +146,9 @@ where
     };
     let mut body = Vec::new();
     let reading = async {
-        while let Some(chunk) = poll_fn(|cx| conn.poll_chunk(cx)).await {
-            body.extend_from_slice(&chunk.map_err(|e| e.kind())?);
+        while let Some(frame) = poll_fn(|cx| conn.poll_frame(cx)).await {
+            let frame = frame.map_err(|e| e.kind())?;
+            body.extend_from_slice(frame.data_ref().map_or(&[][..], |d| &d[..]));
             if body.len() as u64 > MAX_BODY {
                 return Err(ErrorKind::BodyTooLarge);
             }

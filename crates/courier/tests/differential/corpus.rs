@@ -59,10 +59,7 @@ pub fn corpus() -> Vec<Case> {
         case("chunked", "chunked_lf_only", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\nhello\n0\n\n"),
         case("chunked", "chunked_lf_only_size_line", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\nhello\r\n0\r\n\r\n"),
         case("chunked", "chunked_lf_only_after_data", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\n0\r\n\r\n"),
-        case("chunked", "chunked_lf_only_last_line", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\n").allow(
-            Allowed::BothFailBody(BodyEnd::Failed, BodyEnd::Timeout),
-            "neither completes the body nor reuses the connection: courier wants CRLF after the last chunk and trailers (RFC 9112 §7.1), hyper takes the LF as a trailer line and waits for the final CRLF",
-        ),
+        case("chunked", "chunked_lf_only_last_line", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\n"),
         case("chunked", "chunked_bare_cr_in_size_line", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\rX\r\nhello\r\n0\r\n\r\n"),
         case("chunked", "chunked_size_then_space", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5 \r\nhello\r\n0\r\n\r\n"),
         case("chunked", "chunked_size_space_then_junk", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5 x\r\nhello\r\n0\r\n\r\n"),
@@ -114,14 +111,8 @@ pub fn corpus() -> Vec<Case> {
         case("chunked", "chunked_size_bare_cr_then_extension", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r;x\r\nhello\r\n0\r\n\r\n"),
         case("chunked", "chunked_extension_empty", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;\r\nhello\r\n0\r\n\r\n"),
         case("chunked", "chunked_extension_bare_lf", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;a\nb\r\nhello\r\n0\r\n\r\n"),
-        case("chunked", "trailer_without_colon", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\nnot a field\r\n\r\n").allow(
-            Allowed::CourierLax,
-            "both end the body at the empty line; courier reads trailer lines past unparsed (trailer parsing is being added in h1/body.rs separately), hyper refuses a malformed trailer field",
-        ),
-        case("chunked", "trailer_obs_fold", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\nX-A: a\r\n b\r\n\r\n").allow(
-            Allowed::CourierLax,
-            "both end the body at the empty line; courier reads trailer lines past unparsed (trailer parsing is being added in h1/body.rs separately), hyper refuses a malformed trailer field",
-        ),
+        case("chunked", "trailer_without_colon", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\nnot a field\r\n\r\n"),
+        case("chunked", "trailer_obs_fold", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\nX-A: a\r\n b\r\n\r\n"),
         case("chunked", "trailer_content_length", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\nContent-Length: 99\r\n\r\n"),
         case("te", "te_chunked_two_fields", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n"),
         // No body whatever the headers: HEAD, 204, 304.

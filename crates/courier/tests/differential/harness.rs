@@ -138,7 +138,7 @@ pub enum Verdict {
     /// (a refusal, not a wait: a wait means another framing).
     CourierRejectsBody,
     /// Both read the same head; hyper refused the body courier took whole
-    /// (courier is laxer: a finding unless [`courier_known_lax`] explains it).
+    /// (courier is laxer: a finding).
     HyperRejectsBody,
     /// Both read the same first answer; courier did not reuse the connection
     /// and hyper did (courier is stricter about reuse).
@@ -440,29 +440,4 @@ pub fn hyper_known_wrong(bytes: &[u8]) -> Option<&'static str> {
     (any_coding && empty_last).then_some(
         "hyper ignores no empty element at the end of Transfer-Encoding (RFC 9110 §5.6.1)",
     )
-}
-
-/// Where courier is known to accept a body hyper refuses, the reason (not a
-/// desync: both end the response at the same place, which the second request
-/// on the connection proves; but hyper's is the stricter reading):
-///
-/// - A trailer section (a last chunk followed by anything but CRLF): courier
-///   reads trailer lines past without parsing them, hyper parses them as
-///   fields and refuses malformed ones.
-pub fn courier_known_lax(bytes: &[u8]) -> Option<&'static str> {
-    let mut lines = bytes.split(|&b| b == b'\n').peekable();
-    while let Some(line) = lines.next() {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        let size = line.split(|&b| b == b';').next().unwrap_or_default();
-        let size = size.trim_ascii_end();
-        let last_chunk = !size.is_empty() && size.iter().all(|&b| b == b'0');
-        if last_chunk
-            && lines
-                .peek()
-                .is_some_and(|next| !matches!(*next, b"" | b"\r"))
-        {
-            return Some("courier reads trailer lines past without parsing them");
-        }
-    }
-    None
 }
