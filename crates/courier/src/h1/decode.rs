@@ -168,6 +168,15 @@ fn framing(
     }
     let length = content_length(headers)?;
     if headers.contains_key(TRANSFER_ENCODING) {
+        // A coding that is no token is no coding: readers that skip it and
+        // readers that choke on it (hyper reads to the close) end the body
+        // in different places, so the response is refused.
+        if !codings_are_tokens(headers) {
+            return Err(Error::msg(
+                ErrorKind::Protocol,
+                "malformed Transfer-Encoding in response",
+            ));
+        }
         let chunked = last_token(headers, TRANSFER_ENCODING)
             .is_some_and(|t| t.eq_ignore_ascii_case(b"chunked"));
         // Both headers at once is how request smuggling starts: the encoding
@@ -215,6 +224,19 @@ fn parse_decimal(digits: &[u8]) -> Option<u64> {
     digits.iter().try_fold(0u64, |n, &d| {
         d.is_ascii_digit().then(|| n * 10 + u64::from(d - b'0'))
     })
+}
+
+/// Whether every `Transfer-Encoding` element names its coding with a token
+/// (RFC 9112 §6.1: `transfer-coding = token *( OWS ";" OWS transfer-parameter )`);
+/// empty elements are allowed (RFC 9110 §5.6.1).
+fn codings_are_tokens(headers: &HeaderMap) -> bool {
+    let tchar = |b: &u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(b);
+    headers
+        .get_all(TRANSFER_ENCODING)
+        .iter()
+        .flat_map(|v| v.as_bytes().split(|&b| b == b','))
+        .map(|element| element.split(|&b| b == b';').next().unwrap_or_default())
+        .all(|coding| coding.trim_ascii().iter().all(tchar))
 }
 
 /// The last comma-separated token over every value of `name`.
@@ -341,6 +363,7 @@ mod tests {
             "HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n",
             "HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999\r\n\r\n",
             "HTTP/1.1 101 Switching Protocols\r\n\r\n",
+            "HTTP/1.1 200 OK\r\nTransfer-Encoding: x y, chunked\r\n\r\n",
             "HTTP/1.1 099 Too Low\r\n\r\n",
             "SSH-2.0-OpenSSH\r\n\r\n",
         ] {
