@@ -29,6 +29,7 @@ enum Allowed {
     /// A framing disagreement where hyper is the one at fault
     /// ([`harness::hyper_known_wrong`] must recognise the bytes).
     HyperWrong,
+    CourierRejectsBody,
     CourierRefuses,
     HyperRefuses,
     CourierCloses,
@@ -106,6 +107,7 @@ async fn courier_and_hyper_agree_on_response_framing() {
             (Expect::Allowed(kind, _), verdict) => match (kind, verdict) {
                 (Allowed::BothRefuse(a, b), Verdict::BothRefuse(x, y)) => (a, b) == (*x, *y),
                 (Allowed::BothFailBody(a, b), Verdict::BothFailBody(x, y)) => (a, b) == (*x, *y),
+                (Allowed::CourierRejectsBody, Verdict::CourierRejectsBody) => true,
                 (Allowed::HyperWrong, Verdict::Framing(_)) => {
                     harness::hyper_known_wrong(case.bytes).is_some()
                 }

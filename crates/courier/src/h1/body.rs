@@ -277,6 +277,14 @@ fn trailer_section(buf: &[u8], searched: usize, max: usize) -> Result<Option<usi
 
 /// The fields of a complete trailer section, less those that cannot be trailers.
 fn parse_trailers(section: &[u8]) -> Result<HeaderMap, Error> {
+    // CRLF only, as on chunk lines: the section was found by its CRLFCRLF,
+    // and a bare LF that httparse would take as a line (or the blank line)
+    // is where readers part ways on its end (hyper refuses it).
+    let bare_lf =
+        (0..section.len()).any(|i| section[i] == b'\n' && (i == 0 || section[i - 1] != b'\r'));
+    if bare_lf {
+        return Err(body_error("trailer line not terminated by CRLF"));
+    }
     let mut slots = [httparse::EMPTY_HEADER; MAX_TRAILER_FIELDS];
     let fields = match httparse::parse_headers(section, &mut slots) {
         Ok(httparse::Status::Complete((_, fields))) => fields,
