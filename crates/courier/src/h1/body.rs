@@ -343,7 +343,9 @@ fn chunk_size(line: &[u8]) -> Result<u64, Error> {
     let rest = &line[digits + blanks..];
     // Leading zeros are valid and change nothing: only the others can overflow.
     let zeros = line[..digits].iter().take_while(|&&b| b == b'0').count();
-    if digits == 0 || digits - zeros > 16 || !(rest.is_empty() || rest[0] == b';') {
+    // A CR inside the line (an extension's, say) is a line end to some readers.
+    let bare_cr = rest.contains(&b'\r');
+    if digits == 0 || digits - zeros > 16 || !(rest.is_empty() || rest[0] == b';') || bare_cr {
         return Err(body_error("invalid chunk size"));
     }
     let mut size = 0u64;
@@ -441,6 +443,7 @@ mod tests {
             b"11111111111111111\r\n",
             b"5\r\nhel",
             b"5 x\r\nhello\r\n0\r\n\r\n",
+            b"5;a\rb\r\nhello\r\n0\r\n\r\n",
         ] {
             let err = trickle(Framing::Chunked, bad).unwrap_err();
             assert_eq!(

@@ -117,6 +117,8 @@ pub fn corpus() -> Vec<Case> {
         case("chunked", "chunked_size_space_then_extension", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5 ;x\r\nhello\r\n0\r\n\r\n"),
         case("chunked", "chunked_size_space_then_digit", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1 0\r\nhello\r\n0\r\n\r\n"),
         case("chunked", "chunked_size_bare_cr_then_extension", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r;x\r\nhello\r\n0\r\n\r\n"),
+        case("chunked", "chunked_extension_bare_cr", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;a\rb\r\nhello\r\n0\r\n\r\n"),
+        case("chunked", "last_chunk_extension_bare_cr", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0;allo\r\xf6\xc7\r\n\r\n"),
         case("chunked", "chunked_extension_empty", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;\r\nhello\r\n0\r\n\r\n"),
         case("chunked", "chunked_extension_bare_lf", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;a\nb\r\nhello\r\n0\r\n\r\n"),
         case("chunked", "trailer_without_colon", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\nnot a field\r\n\r\n"),
