@@ -110,6 +110,10 @@ pub fn corpus() -> Vec<Case> {
             Allowed::CourierRefuses,
             "as te_obs_text_then_chunked: `x y` is no token, courier refuses the head; hyper frames by the last element alone",
         ),
+        case("te", "te_chunked_comma_then_te_in_trailers", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked,\n\r\n5\r\nhello\r\n0\r\nX-A: 1\r\nTransfer-Encoding: chunked\r\n\r\n").allow(
+            Allowed::HyperWrong,
+            "as te_chunked_comma_empty (found by the fuzz target with a Transfer-Encoding among the trailers, which frame nothing)",
+        ),
         case("te", "te_chunked_with_parameter", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked;q=1\r\n\r\n5\r\nhello\r\n0\r\n\r\n").closing(),
         case("te", "te_chunked_spaced", b"HTTP/1.1 200 OK\r\nTransfer-Encoding:  gzip ,  chunked \r\n\r\n5\r\nhello\r\n0\r\n\r\n"),
         case("chunked", "chunked_size_leading_space", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n 5\r\nhello\r\n0\r\n\r\n"),

@@ -423,17 +423,32 @@ fn courier_inconsistent(courier: &CourierRecord) -> Option<String> {
 ///   elements, which leaves `chunked` final, so RFC 9112 §6.3 frames the body
 ///   as chunked (courier).
 pub fn hyper_known_wrong(bytes: &[u8]) -> Option<&'static str> {
-    let te_lines = bytes.split(|&b| b == b'\n').filter_map(|line| {
-        let colon = line.iter().position(|&b| b == b':')?;
-        line[..colon]
-            .eq_ignore_ascii_case(b"transfer-encoding")
-            .then(|| &line[colon + 1..])
-    });
     let mut any_coding = false;
     let mut empty_last = false;
-    for value in te_lines {
-        let value = value.strip_suffix(b"\r").unwrap_or(value);
-        let mut elements = value.split(|&b| b == b',').map(<[u8]>::trim_ascii);
+    let mut interim = false;
+    // Only the final head counts: 1xx heads go before it, the body after.
+    for line in bytes.split(|&b| b == b'\n') {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if line.starts_with(b"HTTP/") {
+            interim = line.get(9) == Some(&b'1');
+            (any_coding, empty_last) = (false, false);
+            continue;
+        }
+        if line.is_empty() {
+            if interim {
+                continue;
+            }
+            break;
+        }
+        let Some(colon) = line.iter().position(|&b| b == b':') else {
+            continue;
+        };
+        if !line[..colon].eq_ignore_ascii_case(b"transfer-encoding") {
+            continue;
+        }
+        let mut elements = line[colon + 1..]
+            .split(|&b| b == b',')
+            .map(<[u8]>::trim_ascii);
         any_coding |= elements.clone().any(|e| !e.is_empty());
         empty_last = elements.next_back().is_some_and(<[u8]>::is_empty);
     }
