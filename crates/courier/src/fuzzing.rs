@@ -5,6 +5,10 @@ use std::sync::{Arc, OnceLock};
 
 use http::Uri;
 
+mod differential;
+
+pub use differential::{http1_read_one, http1_two_requests, Http1Answer, Http1Outcome, Http1Read};
+
 /// Answers one GET with `data` verbatim, written in pieces cut at `cuts`,
 /// over an in-memory HTTP/2 connection, and reads the response as a caller
 /// would. Whatever the bytes, the request must end with a response or an

@@ -277,6 +277,14 @@ fn trailer_section(buf: &[u8], searched: usize, max: usize) -> Result<Option<usi
 
 /// The fields of a complete trailer section, less those that cannot be trailers.
 fn parse_trailers(section: &[u8]) -> Result<HeaderMap, Error> {
+    // CRLF only, as on chunk lines: the section was found by its CRLFCRLF,
+    // and a bare LF that httparse would take as a line (or the blank line)
+    // is where readers part ways on its end (hyper refuses it).
+    let bare_lf =
+        (0..section.len()).any(|i| section[i] == b'\n' && (i == 0 || section[i - 1] != b'\r'));
+    if bare_lf {
+        return Err(body_error("trailer line not terminated by CRLF"));
+    }
     let mut slots = [httparse::EMPTY_HEADER; MAX_TRAILER_FIELDS];
     let fields = match httparse::parse_headers(section, &mut slots) {
         Ok(httparse::Status::Complete((_, fields))) => fields,
@@ -318,14 +326,26 @@ fn line(buf: &BytesMut) -> Result<Option<usize>, Error> {
     Ok(Some(lf - 1))
 }
 
-/// A chunk-size line: hex digits, then optional whitespace and `;extensions`.
+/// A chunk-size line: hex digits, then optional whitespace and `;extensions`
+/// (RFC 9112 §7.1: `chunk-size [ chunk-ext ]`, the extensions each after
+/// `BWS ";"`). Anything else after the whitespace is refused: `5 x` or `1 0`
+/// read as a size by one parser and refused (or read otherwise) by another is
+/// how two of them come to disagree on where a body ends.
 fn chunk_size(line: &[u8]) -> Result<u64, Error> {
     let digits = line
         .iter()
         .position(|b| !b.is_ascii_hexdigit())
         .unwrap_or(line.len());
-    let rest = &line[digits..];
-    if digits == 0 || digits > 16 || !(rest.is_empty() || matches!(rest[0], b';' | b' ' | b'\t')) {
+    let blanks = line[digits..]
+        .iter()
+        .take_while(|&&b| b == b' ' || b == b'\t')
+        .count();
+    let rest = &line[digits + blanks..];
+    // Leading zeros are valid and change nothing: only the others can overflow.
+    let zeros = line[..digits].iter().take_while(|&&b| b == b'0').count();
+    // A CR inside the line (an extension's, say) is a line end to some readers.
+    let bare_cr = rest.contains(&b'\r');
+    if digits == 0 || digits - zeros > 16 || !(rest.is_empty() || rest[0] == b';') || bare_cr {
         return Err(body_error("invalid chunk size"));
     }
     let mut size = 0u64;
@@ -378,7 +398,7 @@ mod tests {
 
     #[test]
     fn chunked_bodies_decode_byte_by_byte() {
-        let input = b"5\r\nhello\r\n1;ext=1\r\n \r\nA\r\n0123456789\r\n0\r\nx-trailer: 1\r\n\r\n";
+        let input = b"5\r\nhello\r\n1;ext=1\r\n \r\n0000000000000000A\r\n0123456789\r\n0\r\nx-trailer: 1\r\n\r\n";
         let (body, clean) = trickle(Framing::Chunked, input).unwrap();
         assert_eq!(body, b"hello 0123456789");
         assert!(clean);
@@ -422,6 +442,8 @@ mod tests {
             b"5\nhello\r\n0\r\n\r\n",
             b"11111111111111111\r\n",
             b"5\r\nhel",
+            b"5 x\r\nhello\r\n0\r\n\r\n",
+            b"5;a\rb\r\nhello\r\n0\r\n\r\n",
         ] {
             let err = trickle(Framing::Chunked, bad).unwrap_err();
             assert_eq!(

@@ -140,6 +140,11 @@ impl Connection {
         self.body.is_done()
     }
 
+    /// What was read from the stream and not (yet) taken as response bytes.
+    pub(crate) fn unread(&self) -> &[u8] {
+        &self.read_buf
+    }
+
     /// Writes the request and reads the response head; the body is then read
     /// with [`poll_frame`](Connection::poll_frame).
     ///

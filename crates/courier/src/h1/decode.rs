@@ -114,7 +114,10 @@ pub(crate) fn parse(
 
     let (framing, framing_allows_reuse) = framing(&headers, status, request_was_head)?;
     let closing = !persistent(&headers, version);
-    let keep_alive = framing_allows_reuse && !closing;
+    // RFC 9112 §6.1: Transfer-Encoding in HTTP/1.0 is faulty framing; the
+    // message is read, then the connection closed, keep-alive or not.
+    let te_in_http10 = version == Version::HTTP_10 && headers.contains_key(TRANSFER_ENCODING);
+    let keep_alive = framing_allows_reuse && !te_in_http10 && !closing;
     Ok(Parsed::Final(Head {
         status,
         version,
@@ -165,6 +168,15 @@ fn framing(
     }
     let length = content_length(headers)?;
     if headers.contains_key(TRANSFER_ENCODING) {
+        // A coding that is no token is no coding: readers that skip it and
+        // readers that choke on it (hyper reads to the close) end the body
+        // in different places, so the response is refused.
+        if !codings_are_tokens(headers) {
+            return Err(Error::msg(
+                ErrorKind::Protocol,
+                "malformed Transfer-Encoding in response",
+            ));
+        }
         let chunked = last_token(headers, TRANSFER_ENCODING)
             .is_some_and(|t| t.eq_ignore_ascii_case(b"chunked"));
         // Both headers at once is how request smuggling starts: the encoding
@@ -204,12 +216,27 @@ fn content_length(headers: &HeaderMap) -> Result<Option<u64>, Error> {
 }
 
 fn parse_decimal(digits: &[u8]) -> Option<u64> {
-    if digits.is_empty() || digits.len() > 19 {
+    // Leading zeros are valid and change nothing: only the others can overflow.
+    let zeros = digits.iter().take_while(|&&b| b == b'0').count();
+    if digits.is_empty() || digits.len() - zeros > 19 {
         return None;
     }
     digits.iter().try_fold(0u64, |n, &d| {
         d.is_ascii_digit().then(|| n * 10 + u64::from(d - b'0'))
     })
+}
+
+/// Whether every `Transfer-Encoding` element names its coding with a token
+/// (RFC 9112 §6.1: `transfer-coding = token *( OWS ";" OWS transfer-parameter )`);
+/// empty elements are allowed (RFC 9110 §5.6.1).
+fn codings_are_tokens(headers: &HeaderMap) -> bool {
+    let tchar = |b: &u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(b);
+    headers
+        .get_all(TRANSFER_ENCODING)
+        .iter()
+        .flat_map(|v| v.as_bytes().split(|&b| b == b','))
+        .map(|element| element.split(|&b| b == b';').next().unwrap_or_default())
+        .all(|coding| coding.trim_ascii().iter().all(tchar))
 }
 
 /// The last comma-separated token over every value of `name`.
@@ -276,6 +303,8 @@ mod tests {
         assert_eq!(h.framing, Framing::Empty);
         let h = final_head("HTTP/1.1 200 OK\r\nContent-Length: 3, 3\r\n\r\n");
         assert_eq!(h.framing, Framing::Length(3));
+        let h = final_head("HTTP/1.1 200 OK\r\nContent-Length: 000000000000000000003\r\n\r\n");
+        assert_eq!(h.framing, Framing::Length(3));
     }
 
     #[test]
@@ -298,6 +327,10 @@ mod tests {
             final_head("HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 0\r\n\r\n");
         assert!(h.keep_alive);
         assert_eq!(h.version, Version::HTTP_10);
+        let h = final_head(
+            "HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n",
+        );
+        assert_eq!((h.framing, h.keep_alive), (Framing::Chunked, false));
     }
 
     #[test]
@@ -330,6 +363,7 @@ mod tests {
             "HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n",
             "HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999\r\n\r\n",
             "HTTP/1.1 101 Switching Protocols\r\n\r\n",
+            "HTTP/1.1 200 OK\r\nTransfer-Encoding: x y, chunked\r\n\r\n",
             "HTTP/1.1 099 Too Low\r\n\r\n",
             "SSH-2.0-OpenSSH\r\n\r\n",
         ] {
