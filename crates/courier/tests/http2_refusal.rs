@@ -271,10 +271,11 @@ async fn goaway_after_n_streams_loses_no_request_and_is_learnt() {
         &errors[..errors.len().min(5)]
     );
     assert!(m.refused_stream_retries > 0, "{m:?}");
-    // The first connection taught the pool; every later one was given at
-    // most the N streams the server serves.
+    // The first two connections taught the pool (a budget is learnt once
+    // two connections agree); every later one was given at most the N
+    // streams the server serves.
     assert!(
-        per_conn[1..].iter().all(|&n| n <= N),
+        per_conn[2..].iter().all(|&n| n <= N),
         "requests per connection: {per_conn:?}"
     );
     let needed = WORKERS * EACH / N;
@@ -323,8 +324,9 @@ async fn a_graceful_double_goaway_is_learnt_from_its_second_frame() {
     let per_conn = seen.per_connection().await;
     server.abort();
     assert!(per_conn[0] >= N, "requests per connection: {per_conn:?}");
+    // Learnt once two connections agreed.
     assert!(
-        per_conn[1..].iter().all(|&n| n <= N),
+        per_conn[2..].iter().all(|&n| n <= N),
         "requests per connection: {per_conn:?}"
     );
 }
@@ -647,5 +649,70 @@ async fn a_request_is_sent_again_once_after_its_connection_closed_unanswered() {
     let per_conn = seen.per_connection().await;
     assert_eq!(per_conn[..2], [1, 1], "{per_conn:?}");
     assert_eq!(per_conn.iter().sum::<usize>(), 2, "{per_conn:?}");
+    server.abort();
+}
+
+/// Every connection serves `n` requests, the hypercorn way: on reading the
+/// one after, GOAWAY names the last it served (answered already) and the
+/// streams past it are refused.
+async fn refuses_past(mut peer: Peer, n: usize) -> usize {
+    let mut seen = 0;
+    let mut last = 0;
+    while let Some(s) = peer.next_request().await {
+        seen += 1;
+        if seen <= n {
+            last = s;
+            peer.send(&ok(s, b"hi")).await;
+        } else if seen == n + 1 {
+            peer.send(&goaway(last, NO_ERROR)).await;
+        }
+    }
+    seen
+}
+
+#[tokio::test]
+async fn a_goaway_past_answered_streams_is_learnt_once_two_connections_agree() {
+    const N: usize = 3;
+    let (url, seen, server) = serve(&[], |peer, _| refuses_past(peer, N)).await;
+    let client = h2c().build().unwrap();
+    // One at a time: the GOAWAY always names a stream answered long before.
+    for _ in 0..5 * N {
+        assert_eq!(fetch(&client, &url).await.unwrap(), "hi");
+    }
+    drop(client);
+    let per_conn = seen.per_connection().await;
+    server.abort();
+    // The first two connections each read one request past their N (the
+    // one refused) and agreed; every later one is given N and retires.
+    assert_eq!(per_conn[..2], [N + 1, N + 1], "{per_conn:?}");
+    assert!(
+        per_conn[2..].iter().all(|&n| n <= N),
+        "requests per connection: {per_conn:?}"
+    );
+}
+
+/// One GOAWAY that refuses a stream (an idle close racing a new request, as
+/// lighttpd's timer can) is no request limit: it teaches nothing alone.
+#[tokio::test]
+async fn a_single_goaway_count_teaches_no_budget() {
+    let (url, seen, server) = serve(&[], |peer, index| async move {
+        if index == 0 {
+            return refuses_past(peer, 2).await;
+        }
+        let mut peer = peer;
+        let mut seen = 0;
+        while let Some(s) = peer.next_request().await {
+            seen += 1;
+            peer.send(&ok(s, b"hi")).await;
+        }
+        seen
+    })
+    .await;
+    let client = h2c().build().unwrap();
+    for _ in 0..23 {
+        assert_eq!(fetch(&client, &url).await.unwrap(), "hi");
+    }
+    drop(client);
+    assert_eq!(seen.per_connection().await, vec![3, 21]);
     server.abort();
 }

@@ -554,17 +554,28 @@ fn on_goaway(st: &mut State, last: u32, reason: Reason, data: &[u8], wakers: &mu
 }
 
 /// How many streams the server serves on one connection, when a GOAWAY
-/// says so: a graceful GOAWAY (not the first of a double one, 2^31-1) sent
-/// while its last stream is still unanswered, as a server that closes a
-/// connection after N requests does on reading the Nth (nginx's
-/// `keepalive_requests`). A GOAWAY on an idle connection (a timeout, a
-/// restart) names a stream answered long ago, and teaches nothing.
+/// says so: a graceful GOAWAY (not the first of a double one, 2^31-1) that
+/// leaves work undone — its last stream still unanswered (nginx's
+/// `keepalive_requests`: sent on reading the Nth request), or streams past
+/// it in flight (hypercorn's `keep_alive_max_requests`: sent on reading the
+/// one after the last it serves). A GOAWAY on an idle connection (a
+/// timeout, a restart) names a stream answered long ago and refuses
+/// nothing: it teaches nothing. The pool learns a budget only once two
+/// connections agree on the count.
 fn served_per_connection(st: &mut State, last: u32, reason: Reason) -> Option<usize> {
     if reason != Reason::NO_ERROR || last == 0 || last == (1 << 31) - 1 {
         return None;
     }
-    let (_, stream) = st.streams.by_id(last)?;
-    if stream.recv_end || stream.error.is_some() {
+    let last_unanswered = st
+        .streams
+        .by_id(last)
+        .is_some_and(|(_, s)| !s.recv_end && s.error.is_none());
+    if !last_unanswered
+        && !st
+            .streams
+            .iter_mut()
+            .any(|(_, s)| s.id > last && s.error.is_none())
+    {
         return None;
     }
     // Client streams are odd: 1, 3, ..., last.

@@ -78,6 +78,11 @@ struct State {
     /// each connection is given at most that many, then retires, and the
     /// next one is opened in advance.
     h2_budget: Option<usize>,
+    /// The last count a GOAWAY showed, not yet confirmed: a budget is learnt
+    /// from two connections that agree, since a server's request limit gives
+    /// the same count every time while an idle close racing a new stream
+    /// gives any.
+    h2_budget_seen: Option<usize>,
 }
 
 struct Idle {
@@ -145,6 +150,7 @@ impl OriginPool {
                 draining: 0,
                 h2_streams_hint: None,
                 h2_budget: None,
+                h2_budget_seen: None,
             }),
             shared,
         }
@@ -641,6 +647,9 @@ impl OriginPool {
     /// that many already take no new ones.
     fn learn_budget(&self, st: &mut State, served: usize) {
         let budget = served.max(1);
+        if st.h2_budget_seen.replace(budget) != Some(budget) {
+            return; // seen once: wait for another connection to agree
+        }
         if st.h2_budget != Some(budget) {
             tracing::debug!(
                 host = %self.host,
