@@ -286,13 +286,16 @@ impl Connection {
     /// Like Go's transport and curl, an error status alone does not stop it:
     /// a server that stops reading without saying so only stalls the upload,
     /// never the response, and the connection is reused only if both ended.
+    /// Nor does `Connection: close` on a success: it says the connection
+    /// ends after this exchange, not that the body is unwanted. Go's server
+    /// (Caddy, any Go proxy) says it on every response whose handler
+    /// answered before reading a body sent with `Expect: 100-continue`,
+    /// and reads on: stopping would leave its response waiting forever.
     fn early_answer(&mut self, head: Head) -> Head {
         self.body = Decoder::new(head.framing, self.max_head);
-        if head.closing {
+        self.keep_alive &= head.keep_alive;
+        if head.closing && !head.status.is_success() {
             self.upload.stop();
-            self.keep_alive = false;
-        } else {
-            self.keep_alive &= head.keep_alive;
         }
         head
     }

@@ -41,8 +41,9 @@ pub(crate) struct Head {
     /// The connection may carry another request after this response.
     pub(crate) keep_alive: bool,
     /// The server says it closes the connection after this response
-    /// (`Connection: close`, or HTTP/1.0 without keep-alive): an answer that
-    /// came before the whole request means it will not read the rest.
+    /// (`Connection: close`, or HTTP/1.0 without keep-alive): an error
+    /// answer that came before the whole request means it will not read the
+    /// rest (a success one does not: see `Connection::early_answer`).
     pub(crate) closing: bool,
 }
 

@@ -2,7 +2,7 @@
 
 use std::io::Write as _;
 
-use http::header::{CONTENT_LENGTH, HOST, TRANSFER_ENCODING};
+use http::header::{CONTENT_LENGTH, EXPECT, HOST, TRANSFER_ENCODING};
 use http::{HeaderMap, HeaderValue, Request};
 
 use crate::body::Body;
@@ -51,6 +51,9 @@ pub(crate) fn head(
             }
         }
     }
+    if expects_continue(req, framing, defaults) {
+        header(out, b"expect", b"100-continue");
+    }
     for (name, value) in defaults {
         if !headers.contains_key(name) {
             header(out, name.as_str().as_bytes(), value.as_bytes());
@@ -68,6 +71,23 @@ fn header(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
     out.extend_from_slice(b": ");
     out.extend_from_slice(value);
     out.extend_from_slice(b"\r\n");
+}
+
+/// A streamed body announces itself with `Expect: 100-continue` (as curl
+/// does), sent at once all the same (RFC 9110 §10.1.1 lets a client not
+/// wait). Half-duplex servers need it: Go's net/http (Caddy, Go proxies),
+/// when a handler answers before reading the whole body, reads and throws
+/// away up to 256 KiB of what is left of it, so that a streaming proxy
+/// echoes a body with a hole in a well-framed `200`; with the expectation
+/// it skips that and reads on, answering `Connection: close` (see
+/// `Connection::early_answer`). A buffered body is written whole before any
+/// answer, and one of length zero has nothing to lose; a caller's own
+/// `Expect` (on the request or in the defaults) is left alone.
+fn expects_continue(req: &Request<Body>, framing: BodyFraming, defaults: &HeaderMap) -> bool {
+    req.body().as_buffered().is_none()
+        && framing != BodyFraming::Length(0)
+        && !req.headers().contains_key(EXPECT)
+        && !defaults.contains_key(EXPECT)
 }
 
 /// The caller's `Transfer-Encoding`/`Content-Length` if set, else what the body knows of its length.
@@ -124,6 +144,33 @@ mod tests {
         let (text, framing) = encode(Request::put("http://h/").body(stream).unwrap());
         assert!(text.contains("transfer-encoding: chunked\r\n"), "{text}");
         assert_eq!(framing, BodyFraming::Chunked);
+    }
+
+    #[test]
+    fn streamed_bodies_and_only_they_expect_100_continue() {
+        let expect = "expect: 100-continue\r\n";
+        let stream = Request::put("http://h/").body(Body::wrap(Unsized));
+        let (text, _) = encode(stream.unwrap());
+        assert_eq!(text.matches(expect).count(), 1, "{text}");
+        let sized = Request::put("http://h/")
+            .header("content-length", "0")
+            .body(Body::wrap(Unsized));
+        let (text, _) = encode(sized.unwrap());
+        assert!(!text.contains("expect"), "{text}");
+        let (text, _) = encode(Request::post("http://h/").body("abc".into()).unwrap());
+        assert!(!text.contains("expect"), "{text}");
+        let own = Request::put("http://h/")
+            .header("expect", "100-continue")
+            .body(Body::wrap(Unsized));
+        let (text, _) = encode(own.unwrap());
+        assert_eq!(text.matches(expect).count(), 1, "{text}");
+        let mut defaults = HeaderMap::new();
+        defaults.insert("expect", HeaderValue::from_static("100-continue"));
+        let req = Request::put("http://h/").body(Body::wrap(Unsized)).unwrap();
+        let mut out = Vec::new();
+        head(&req, &HeaderValue::from_static("h"), &defaults, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(text.matches(expect).count(), 1, "{text}");
     }
 
     #[test]
