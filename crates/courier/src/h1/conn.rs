@@ -28,7 +28,7 @@ const READ_MIN: usize = 8 * 1024;
 const READ_MAX: usize = 64 * 1024;
 /// Buffered request bodies up to this size are copied behind the head, so the
 /// whole request is one write; larger ones go out in one vectored write.
-const INLINE_BODY: usize = 16 * 1024;
+pub(crate) const INLINE_BODY: usize = 16 * 1024;
 
 /// An HTTP/1.1 client connection: one request at a time, written and read by
 /// whoever holds it.

@@ -5,6 +5,7 @@ use std::io::Write as _;
 use http::header::{CONTENT_LENGTH, EXPECT, HOST, TRANSFER_ENCODING};
 use http::{HeaderMap, HeaderValue, Request};
 
+use super::conn::INLINE_BODY;
 use crate::body::Body;
 use crate::error::Error;
 
@@ -73,21 +74,24 @@ fn header(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
     out.extend_from_slice(b"\r\n");
 }
 
-/// A streamed body announces itself with `Expect: 100-continue` (as curl
-/// does), sent at once all the same (RFC 9110 §10.1.1 lets a client not
-/// wait). Half-duplex servers need it: Go's net/http (Caddy, Go proxies),
-/// when a handler answers before reading the whole body, reads and throws
-/// away up to 256 KiB of what is left of it, so that a streaming proxy
-/// echoes a body with a hole in a well-framed `200`; with the expectation
-/// it skips that and reads on, answering `Connection: close` (see
-/// `Connection::early_answer`). A buffered body is written whole before any
-/// answer, and one of length zero has nothing to lose; a caller's own
-/// `Expect` (on the request or in the defaults) is left alone.
+/// A body that does not go out in the head's own write (streamed, or
+/// buffered past [`INLINE_BODY`]) announces itself with `Expect:
+/// 100-continue` (as curl does for streams), sent at once all the same (RFC
+/// 9110 §10.1.1 lets a client not wait). Half-duplex servers need it: Go's
+/// net/http (Caddy, Go proxies), when a handler answers before reading the
+/// whole body, reads and throws away up to 256 KiB of what is left of it,
+/// so that an echo (or a streaming proxy in front of one) sends back a body
+/// with a hole in a well-framed `200`; with the expectation it skips that
+/// and reads on, answering `Connection: close` (see
+/// `Connection::early_answer`). A body that goes out with the head is read
+/// with it; a caller's own `Expect` (on the request or in the defaults) is
+/// left alone.
 fn expects_continue(req: &Request<Body>, framing: BodyFraming, defaults: &HeaderMap) -> bool {
-    req.body().as_buffered().is_none()
-        && framing != BodyFraming::Length(0)
-        && !req.headers().contains_key(EXPECT)
-        && !defaults.contains_key(EXPECT)
+    let later = match req.body().as_buffered() {
+        Some(body) => body.len() > INLINE_BODY,
+        None => framing != BodyFraming::Length(0),
+    };
+    later && !req.headers().contains_key(EXPECT) && !defaults.contains_key(EXPECT)
 }
 
 /// The caller's `Transfer-Encoding`/`Content-Length` if set, else what the body knows of its length.
@@ -147,7 +151,7 @@ mod tests {
     }
 
     #[test]
-    fn streamed_bodies_and_only_they_expect_100_continue() {
+    fn bodies_sent_after_the_head_expect_100_continue() {
         let expect = "expect: 100-continue\r\n";
         let stream = Request::put("http://h/").body(Body::wrap(Unsized));
         let (text, _) = encode(stream.unwrap());
@@ -159,6 +163,12 @@ mod tests {
         assert!(!text.contains("expect"), "{text}");
         let (text, _) = encode(Request::post("http://h/").body("abc".into()).unwrap());
         assert!(!text.contains("expect"), "{text}");
+        let inline = Body::from(vec![b'x'; INLINE_BODY]);
+        let (text, _) = encode(Request::post("http://h/").body(inline).unwrap());
+        assert!(!text.contains("expect"), "{text}");
+        let large = Body::from(vec![b'x'; INLINE_BODY + 1]);
+        let (text, _) = encode(Request::post("http://h/").body(large).unwrap());
+        assert_eq!(text.matches(expect).count(), 1, "{text}");
         let own = Request::put("http://h/")
             .header("expect", "100-continue")
             .body(Body::wrap(Unsized));
