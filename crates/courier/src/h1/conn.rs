@@ -6,7 +6,7 @@ use std::pin::Pin;
 use std::task::{ready, Context, Poll, Waker};
 
 use bytes::{Bytes, BytesMut};
-use http::{HeaderMap, HeaderValue, Method, Request};
+use http::{HeaderMap, HeaderValue, Method, Request, StatusCode};
 use http_body::Frame;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
@@ -165,6 +165,8 @@ impl Connection {
         let this = conn.as_mut();
         this.write_buf.clear();
         let framing = encode::head(&req, host, defaults, &mut this.write_buf);
+        let held = matches!(framing, Ok(f) if encode::asks_continue(&req, f, defaults));
+        this.upload.hold_body(held.then_some(this.write_buf.len()));
         this.keep_alive = !decode::connection_has(req.headers(), b"close");
         let head_request = req.method() == Method::HEAD;
         // The request lives here once; `exchange` works on it by reference.
@@ -378,10 +380,18 @@ impl Connection {
                 match decode::parse(&mut self.read_buf, head_request, &mut self.arena) {
                     Ok(Parsed::Final(head)) => {
                         self.interim = decode::Interim::default();
+                        // A body still held for a `100` is early_answer's to decide.
+                        self.upload.proceed();
                         return Poll::Ready(Ok(head));
                     }
-                    Ok(Parsed::Informational(len)) => {
+                    Ok(Parsed::Informational(len, status)) => {
                         self.interim.count(len, self.max_head)?;
+                        if status == StatusCode::CONTINUE {
+                            // The body the head held back may go: the
+                            // exchange polls the upload again.
+                            self.upload.proceed();
+                            cx.waker().wake_by_ref();
+                        }
                         continue;
                     }
                     Ok(Parsed::Partial) if self.read_buf.len() >= self.max_head => {

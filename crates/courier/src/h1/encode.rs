@@ -94,6 +94,26 @@ fn expects_continue(req: &Request<Body>, framing: BodyFraming, defaults: &Header
     later && !req.headers().contains_key(EXPECT) && !defaults.contains_key(EXPECT)
 }
 
+/// The head (as [`head`] writes it) asks for a `100 Continue` before a
+/// body: one of ours, or the caller's.
+pub(crate) fn asks_continue(
+    req: &Request<Body>,
+    framing: BodyFraming,
+    defaults: &HeaderMap,
+) -> bool {
+    let said = |headers: &HeaderMap| {
+        headers
+            .get(EXPECT)
+            .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"100-continue"))
+    };
+    let own = if req.headers().contains_key(EXPECT) {
+        said(req.headers())
+    } else {
+        said(defaults)
+    };
+    framing != BodyFraming::Length(0) && (own || expects_continue(req, framing, defaults))
+}
+
 /// The caller's `Transfer-Encoding`/`Content-Length` if set, else what the body knows of its length.
 fn framing(req: &Request<Body>) -> Result<BodyFraming, Error> {
     let headers = req.headers();
