@@ -6,7 +6,8 @@
 //!   request it fails before any response byte must be retried;
 //! - a server may answer before it has read the whole upload (`/echo` streams
 //!   back what it reads): courier keeps sending while it reads, unless the
-//!   answer says the server will not read the rest (`Connection: close`);
+//!   answer says the server will not read the rest (an error status with
+//!   `Connection: close`; see also `http1_half_duplex.rs`);
 //! - chunked response trailers reach the caller, as over HTTP/2.
 //!
 //! The servers are scripted on raw TCP (loopback), or courier's own.

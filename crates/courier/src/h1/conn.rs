@@ -6,7 +6,7 @@ use std::pin::Pin;
 use std::task::{ready, Context, Poll, Waker};
 
 use bytes::{Bytes, BytesMut};
-use http::{HeaderMap, HeaderValue, Method, Request};
+use http::{HeaderMap, HeaderValue, Method, Request, StatusCode};
 use http_body::Frame;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
@@ -28,7 +28,7 @@ const READ_MIN: usize = 8 * 1024;
 const READ_MAX: usize = 64 * 1024;
 /// Buffered request bodies up to this size are copied behind the head, so the
 /// whole request is one write; larger ones go out in one vectored write.
-const INLINE_BODY: usize = 16 * 1024;
+pub(crate) const INLINE_BODY: usize = 16 * 1024;
 
 /// An HTTP/1.1 client connection: one request at a time, written and read by
 /// whoever holds it.
@@ -170,6 +170,8 @@ impl Connection {
         let this = conn.as_mut();
         this.write_buf.clear();
         let framing = encode::head(&req, host, defaults, &mut this.write_buf);
+        let held = matches!(framing, Ok(f) if encode::asks_continue(&req, f, defaults));
+        this.upload.hold_body(held.then_some(this.write_buf.len()));
         this.keep_alive = !decode::connection_has(req.headers(), b"close");
         let head_request = req.method() == Method::HEAD;
         // The request lives here once; `exchange` works on it by reference.
@@ -291,13 +293,16 @@ impl Connection {
     /// Like Go's transport and curl, an error status alone does not stop it:
     /// a server that stops reading without saying so only stalls the upload,
     /// never the response, and the connection is reused only if both ended.
+    /// Nor does `Connection: close` on a success: it says the connection
+    /// ends after this exchange, not that the body is unwanted. Go's server
+    /// (Caddy, any Go proxy) says it on every response whose handler
+    /// answered before reading a body sent with `Expect: 100-continue`,
+    /// and reads on: stopping would leave its response waiting forever.
     fn early_answer(&mut self, head: Head) -> Head {
         self.body = Decoder::new(head.framing, self.max_head);
-        if head.closing {
+        self.keep_alive &= head.keep_alive;
+        if head.closing && !head.status.is_success() {
             self.upload.stop();
-            self.keep_alive = false;
-        } else {
-            self.keep_alive &= head.keep_alive;
         }
         head
     }
@@ -380,10 +385,18 @@ impl Connection {
                 match decode::parse(&mut self.read_buf, head_request, &mut self.arena) {
                     Ok(Parsed::Final(head)) => {
                         self.interim = decode::Interim::default();
+                        // A body still held for a `100` is early_answer's to decide.
+                        self.upload.proceed();
                         return Poll::Ready(Ok(head));
                     }
-                    Ok(Parsed::Informational(len)) => {
+                    Ok(Parsed::Informational(len, status)) => {
                         self.interim.count(len, self.max_head)?;
+                        if status == StatusCode::CONTINUE {
+                            // The body the head held back may go: the
+                            // exchange polls the upload again.
+                            self.upload.proceed();
+                            cx.waker().wake_by_ref();
+                        }
                         continue;
                     }
                     Ok(Parsed::Partial) if self.read_buf.len() >= self.max_head => {

@@ -41,8 +41,9 @@ pub(crate) struct Head {
     /// The connection may carry another request after this response.
     pub(crate) keep_alive: bool,
     /// The server says it closes the connection after this response
-    /// (`Connection: close`, or HTTP/1.0 without keep-alive): an answer that
-    /// came before the whole request means it will not read the rest.
+    /// (`Connection: close`, or HTTP/1.0 without keep-alive): an error
+    /// answer that came before the whole request means it will not read the
+    /// rest (a success one does not: see `Connection::early_answer`).
     pub(crate) closing: bool,
 }
 
@@ -51,9 +52,9 @@ pub(crate) struct Head {
 pub(crate) enum Parsed {
     /// Not a whole head yet: read more.
     Partial,
-    /// An interim 1xx response of this many bytes (consumed): the final one
-    /// follows.
-    Informational(usize),
+    /// An interim 1xx response of this many bytes (consumed), and its
+    /// status: the final one follows.
+    Informational(usize, StatusCode),
     Final(Head),
 }
 
@@ -91,7 +92,7 @@ pub(crate) fn parse(
             ));
         }
         buf.advance(len);
-        return Ok(Parsed::Informational(len));
+        return Ok(Parsed::Informational(len, status));
     }
     let version = if res.version == Some(0) {
         Version::HTTP_10
@@ -354,7 +355,7 @@ mod tests {
         let mut buf = BytesMut::from("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n");
         assert!(matches!(
             parse(&mut buf, false, &mut BytesMut::new()),
-            Ok(Parsed::Informational(25))
+            Ok(Parsed::Informational(25, StatusCode::CONTINUE))
         ));
         assert_eq!(&buf[..], b"HTTP/1.1 200 OK\r\n");
         for bad in [

@@ -2,9 +2,10 @@
 
 use std::io::Write as _;
 
-use http::header::{CONTENT_LENGTH, HOST, TRANSFER_ENCODING};
+use http::header::{CONTENT_LENGTH, EXPECT, HOST, TRANSFER_ENCODING};
 use http::{HeaderMap, HeaderValue, Request};
 
+use super::conn::INLINE_BODY;
 use crate::body::Body;
 use crate::error::Error;
 
@@ -51,6 +52,9 @@ pub(crate) fn head(
             }
         }
     }
+    if expects_continue(req, framing, defaults) {
+        header(out, b"expect", b"100-continue");
+    }
     for (name, value) in defaults {
         if !headers.contains_key(name) {
             header(out, name.as_str().as_bytes(), value.as_bytes());
@@ -68,6 +72,46 @@ fn header(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
     out.extend_from_slice(b": ");
     out.extend_from_slice(value);
     out.extend_from_slice(b"\r\n");
+}
+
+/// A body that does not go out in the head's own write (streamed, or
+/// buffered past [`INLINE_BODY`]) announces itself with `Expect:
+/// 100-continue` (as curl does for streams), sent at once all the same (RFC
+/// 9110 §10.1.1 lets a client not wait). Half-duplex servers need it: Go's
+/// net/http (Caddy, Go proxies), when a handler answers before reading the
+/// whole body, reads and throws away up to 256 KiB of what is left of it,
+/// so that an echo (or a streaming proxy in front of one) sends back a body
+/// with a hole in a well-framed `200`; with the expectation it skips that
+/// and reads on, answering `Connection: close` (see
+/// `Connection::early_answer`). A body that goes out with the head is read
+/// with it; a caller's own `Expect` (on the request or in the defaults) is
+/// left alone.
+fn expects_continue(req: &Request<Body>, framing: BodyFraming, defaults: &HeaderMap) -> bool {
+    let later = match req.body().as_buffered() {
+        Some(body) => body.len() > INLINE_BODY,
+        None => framing != BodyFraming::Length(0),
+    };
+    later && !req.headers().contains_key(EXPECT) && !defaults.contains_key(EXPECT)
+}
+
+/// The head (as [`head`] writes it) asks for a `100 Continue` before a
+/// body: one of ours, or the caller's.
+pub(crate) fn asks_continue(
+    req: &Request<Body>,
+    framing: BodyFraming,
+    defaults: &HeaderMap,
+) -> bool {
+    let said = |headers: &HeaderMap| {
+        headers
+            .get(EXPECT)
+            .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"100-continue"))
+    };
+    let own = if req.headers().contains_key(EXPECT) {
+        said(req.headers())
+    } else {
+        said(defaults)
+    };
+    framing != BodyFraming::Length(0) && (own || expects_continue(req, framing, defaults))
 }
 
 /// The caller's `Transfer-Encoding`/`Content-Length` if set, else what the body knows of its length.
@@ -124,6 +168,39 @@ mod tests {
         let (text, framing) = encode(Request::put("http://h/").body(stream).unwrap());
         assert!(text.contains("transfer-encoding: chunked\r\n"), "{text}");
         assert_eq!(framing, BodyFraming::Chunked);
+    }
+
+    #[test]
+    fn bodies_sent_after_the_head_expect_100_continue() {
+        let expect = "expect: 100-continue\r\n";
+        let stream = Request::put("http://h/").body(Body::wrap(Unsized));
+        let (text, _) = encode(stream.unwrap());
+        assert_eq!(text.matches(expect).count(), 1, "{text}");
+        let sized = Request::put("http://h/")
+            .header("content-length", "0")
+            .body(Body::wrap(Unsized));
+        let (text, _) = encode(sized.unwrap());
+        assert!(!text.contains("expect"), "{text}");
+        let (text, _) = encode(Request::post("http://h/").body("abc".into()).unwrap());
+        assert!(!text.contains("expect"), "{text}");
+        let inline = Body::from(vec![b'x'; INLINE_BODY]);
+        let (text, _) = encode(Request::post("http://h/").body(inline).unwrap());
+        assert!(!text.contains("expect"), "{text}");
+        let large = Body::from(vec![b'x'; INLINE_BODY + 1]);
+        let (text, _) = encode(Request::post("http://h/").body(large).unwrap());
+        assert_eq!(text.matches(expect).count(), 1, "{text}");
+        let own = Request::put("http://h/")
+            .header("expect", "100-continue")
+            .body(Body::wrap(Unsized));
+        let (text, _) = encode(own.unwrap());
+        assert_eq!(text.matches(expect).count(), 1, "{text}");
+        let mut defaults = HeaderMap::new();
+        defaults.insert("expect", HeaderValue::from_static("100-continue"));
+        let req = Request::put("http://h/").body(Body::wrap(Unsized)).unwrap();
+        let mut out = Vec::new();
+        head(&req, &HeaderValue::from_static("h"), &defaults, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(text.matches(expect).count(), 1, "{text}");
     }
 
     #[test]

@@ -9,13 +9,21 @@
 //! (see `Connection::poll_frame`). Written in pieces of at most [`BUDGET`]
 //! bytes a poll, so that an always-ready body and a server that reads as fast
 //! as it comes cannot keep the caller from seeing the answer.
+//!
+//! A head that says `Expect: 100-continue` holds its body back until the
+//! connection says the server answered (a `100`, or a final head) or for
+//! [`CONTINUE_WAIT`], as curl does: a proxy may lose a body that comes
+//! before the `100` it is relaying (HAProxy 2.6 does).
 
+use std::future::Future as _;
 use std::io::{self, IoSlice, Write as _};
 use std::pin::Pin;
 use std::task::{ready, Context, Poll};
+use std::time::Duration;
 
 use bytes::Bytes;
 use http_body::Body as _;
+use tokio::time::Sleep;
 
 use super::conn::Io;
 use super::encode::BodyFraming;
@@ -24,6 +32,9 @@ use crate::error::{Error, ErrorKind};
 
 /// Bytes written in one poll before giving the reader a turn.
 const BUDGET: usize = 256 * 1024;
+/// How long a body waits for the `100 Continue` its head asked for (curl's
+/// default; a server that ignores the expectation costs this much once).
+const CONTINUE_WAIT: Duration = Duration::from_secs(1);
 
 /// A request on its way out: what is queued (the connection's `write_buf`,
 /// then `data`, then `suffix`), and the streamed body the rest comes from.
@@ -45,6 +56,11 @@ pub(crate) struct Upload {
     queued_all: bool,
     /// Bytes of this request that reached the connection.
     written: usize,
+    /// The head asked for a `100 Continue`: the length of the head at the
+    /// front of `write_buf`, what may go out before the server answers.
+    held: Option<usize>,
+    /// Until when the body is held, from the head's flush.
+    wait: Option<Pin<Box<Sleep>>>,
 }
 
 /// Where a request's bytes go: the connection's stream and its write buffer.
@@ -65,6 +81,8 @@ impl Upload {
             at: 0,
             queued_all: true,
             written: 0,
+            held: None,
+            wait: None,
         }
     }
 
@@ -72,7 +90,10 @@ impl Upload {
     /// chunked buffered body, the body behind it): `data` follows it, and a
     /// streamed `body` after that.
     pub(crate) fn start(&mut self, framing: BodyFraming, data: Bytes, body: Option<Body>) {
+        let held = self.held.take();
         *self = Upload {
+            held,
+            wait: None,
             active: true,
             framing,
             queued_all: body.is_none(),
@@ -83,6 +104,20 @@ impl Upload {
             at: 0,
             written: 0,
         };
+    }
+
+    /// Whether the next request's head (the first `head_len` bytes of
+    /// `write_buf`) asked for a `100 Continue`, so that its body waits (see
+    /// [`Upload::proceed`]). Called before [`Upload::start`].
+    pub(crate) fn hold_body(&mut self, head_len: Option<usize>) {
+        self.held = head_len;
+    }
+
+    /// The server answered (a `100 Continue`, or a final head): a body held
+    /// for it goes out.
+    pub(crate) fn proceed(&mut self) {
+        self.held = None;
+        self.wait = None;
     }
 
     /// Still writing (or flushing) a request.
@@ -108,6 +143,7 @@ impl Upload {
     /// (nothing of it can have reached the server).
     pub(crate) fn stop(&mut self) -> Option<Body> {
         self.active = false;
+        self.proceed();
         self.data = Bytes::new();
         let body = self.body.take();
         body.filter(|_| self.sent == 0 && self.written == 0)
@@ -120,6 +156,10 @@ impl Upload {
         let Out { io, buf } = out;
         let mut spent = 0;
         while self.active {
+            if let Some(head_len) = self.held {
+                ready!(self.poll_held(cx, io, &buf[..head_len.min(buf.len())]))?;
+                continue;
+            }
             let (a, rest) = split_at(buf, self.at);
             let (b, rest) = split_at(&self.data, rest);
             let (c, _) = split_at(self.suffix, rest);
@@ -141,6 +181,30 @@ impl Upload {
             }
             ready!(self.next_piece(cx, buf))?;
         }
+        Poll::Ready(Ok(()))
+    }
+
+    /// Writes and flushes the head, then waits for the server's answer or
+    /// [`CONTINUE_WAIT`]; `Ready` once the body may go.
+    fn poll_held(
+        &mut self,
+        cx: &mut Context<'_>,
+        io: &mut Box<dyn Io>,
+        head: &[u8],
+    ) -> Poll<Result<(), Error>> {
+        while let Some(rest) = head.get(self.at..).filter(|r| !r.is_empty()) {
+            let n = ready!(write(io, cx, [rest, &[], &[]]))?;
+            self.at += n;
+            self.written += n;
+        }
+        if self.wait.is_none() {
+            ready!(Pin::new(&mut **io).poll_flush(cx)).map_err(io_error)?;
+            self.wait = Some(Box::pin(tokio::time::sleep(CONTINUE_WAIT)));
+        }
+        if let Some(wait) = self.wait.as_mut() {
+            ready!(wait.as_mut().poll(cx));
+        }
+        self.proceed();
         Poll::Ready(Ok(()))
     }
 
