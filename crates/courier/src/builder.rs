@@ -126,6 +126,39 @@ impl ClientBuilder {
         self
     }
 
+    /// HTTP/1.1: a request body of unknown length (streamed), or longer than
+    /// `min_size`, and not sent in the same write as the head, is announced
+    /// with `Expect: 100-continue` and held until the server answers (a
+    /// `100`, or its final response) or
+    /// [`expect_continue_timeout`](Self::expect_continue_timeout) passes.
+    /// Servers built on Go's net/http (Caddy, Go proxies) otherwise throw
+    /// away up to 256 KiB of a body they answer before reading, and send a
+    /// well-framed response with a hole in it; proxies such as HAProxy 2.6
+    /// lose a body that arrives before the `100` they relay. `None`: never
+    /// added (a caller's own `Expect: 100-continue` is still waited for).
+    /// Default: 16 KiB. (curl asks for bodies over 1 MiB; Go, hyper and
+    /// .NET only when the caller sets the header.)
+    ///
+    /// ```
+    /// let client = courier::Client::builder()
+    ///     .expect_continue(Some(1024 * 1024))
+    ///     .expect_continue_timeout(std::time::Duration::from_millis(200))
+    ///     .build()?;
+    /// # Ok::<(), courier::Error>(())
+    /// ```
+    pub fn expect_continue(mut self, min_size: Option<u64>) -> Self {
+        self.config.expect_continue = min_size;
+        self
+    }
+
+    /// How long a body that asked for `100 Continue` waits for the server
+    /// before it is sent anyway (a server that ignores the expectation costs
+    /// this much per request). Default: 1 s, as curl.
+    pub fn expect_continue_timeout(mut self, timeout: Duration) -> Self {
+        self.config.expect_continue_timeout = timeout;
+        self
+    }
+
     /// Largest body that [`Response::bytes`](crate::Response::bytes), `text`
     /// and `json` will buffer; larger fails with [`ErrorKind::BodyTooLarge`].
     /// Streaming with `chunk` is not limited. Default: unbounded. (courier addition)

@@ -85,6 +85,10 @@ pub(crate) struct Config {
     pub(crate) max_response_drain_size: u64,
     pub(crate) response_drain_timeout: Duration,
     pub(crate) max_response_headers_size: usize,
+    /// HTTP/1.1 request bodies of unknown length or longer than this ask for
+    /// `100 Continue`; `None`: only when the caller says so.
+    pub(crate) expect_continue: Option<u64>,
+    pub(crate) expect_continue_timeout: Duration,
     pub(crate) max_response_body_size: Option<u64>,
     pub(crate) tcp_nodelay: bool,
     pub(crate) retry_stale_connections: bool,
@@ -109,6 +113,8 @@ impl Default for Config {
             max_response_drain_size: 1024 * 1024,
             response_drain_timeout: Duration::from_secs(2),
             max_response_headers_size: 64 * 1024,
+            expect_continue: Some(16 * 1024),
+            expect_continue_timeout: Duration::from_secs(1),
             max_response_body_size: None,
             tcp_nodelay: true,
             retry_stale_connections: true,
@@ -140,6 +146,8 @@ impl std::fmt::Debug for Config {
             .field("max_response_drain_size", &self.max_response_drain_size)
             .field("response_drain_timeout", &self.response_drain_timeout)
             .field("max_response_headers_size", &self.max_response_headers_size)
+            .field("expect_continue", &self.expect_continue)
+            .field("expect_continue_timeout", &self.expect_continue_timeout)
             .field("max_response_body_size", &self.max_response_body_size)
             .field("tcp_nodelay", &self.tcp_nodelay)
             .field("retry_stale_connections", &self.retry_stale_connections)

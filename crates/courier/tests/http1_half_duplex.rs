@@ -331,3 +331,91 @@ async fn a_body_behind_expect_waits_for_100_continue() {
     let echoed = res.bytes().await.unwrap();
     assert!(echoed == data, "{} bytes back", echoed.len());
 }
+
+/// A server that ignores `Expect` (never sends `100 Continue`): it reads the
+/// head and a Content-Length body, echoes it, and reports each head it read.
+async fn expect_ignoring_server() -> (String, mpsc::UnboundedReceiver<String>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/echo", listener.local_addr().unwrap());
+    let (heads, rx) = mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        while let Ok((stream, _)) = listener.accept().await {
+            let heads = heads.clone();
+            tokio::spawn(async move {
+                let (read, mut write) = stream.into_split();
+                let mut io = BufReader::new(read);
+                let mut head = String::new();
+                while !head.ends_with("\r\n\r\n") {
+                    if io.read_line(&mut head).await.unwrap_or(0) == 0 {
+                        return;
+                    }
+                }
+                let head = head.to_ascii_lowercase();
+                let length: usize = head
+                    .lines()
+                    .find_map(|l| l.strip_prefix("content-length:"))
+                    .map_or(0, |v| v.trim().parse().unwrap());
+                let _ = heads.send(head);
+                let mut body = vec![0u8; length];
+                if io.read_exact(&mut body).await.is_err() {
+                    return;
+                }
+                let out = format!("HTTP/1.1 200 OK\r\ncontent-length: {length}\r\n\r\n");
+                let _ = write.write_all(out.as_bytes()).await;
+                let _ = write.write_all(&body).await;
+            });
+        }
+    });
+    (url, rx)
+}
+
+/// PUTs `len` bytes (buffered) with `client`, checks the echo, and returns
+/// the head the server read.
+async fn put_and_head(client: &Client, len: usize) -> String {
+    let (url, mut heads) = expect_ignoring_server().await;
+    let data = pattern(len);
+    let res = client.put(&url).body(data.clone()).send().await.unwrap();
+    let echoed = res.bytes().await.unwrap();
+    assert!(echoed == data, "{len}: {} bytes back", echoed.len());
+    heads.recv().await.expect("the server read a head")
+}
+
+/// A server that never answers the expectation gets the body once the
+/// client's `expect_continue_timeout` passes.
+#[tokio::test]
+async fn a_body_goes_after_the_continue_timeout_when_no_100_comes() {
+    let client = Client::builder()
+        .http1_only()
+        .timeout(LIMIT)
+        .expect_continue_timeout(Duration::from_millis(50))
+        .build()
+        .unwrap();
+    let head = put_and_head(&client, 64 * 1024).await;
+    assert!(head.contains("expect: 100-continue"), "{head}");
+}
+
+/// `expect_continue(None)` adds no expectation; a larger `min_size` adds it
+/// only past that size.
+#[tokio::test]
+async fn expect_continue_follows_its_setting() {
+    let never = Client::builder()
+        .http1_only()
+        .timeout(LIMIT)
+        .expect_continue(None)
+        .build()
+        .unwrap();
+    let head = put_and_head(&never, 1024 * 1024).await;
+    assert!(!head.contains("expect:"), "{head}");
+
+    let past_1m = Client::builder()
+        .http1_only()
+        .timeout(LIMIT)
+        .expect_continue(Some(1024 * 1024))
+        .expect_continue_timeout(Duration::from_millis(50))
+        .build()
+        .unwrap();
+    let head = put_and_head(&past_1m, 64 * 1024).await;
+    assert!(!head.contains("expect:"), "64 KiB: {head}");
+    let head = put_and_head(&past_1m, 2 * 1024 * 1024).await;
+    assert!(head.contains("expect: 100-continue"), "2 MiB: {head}");
+}

@@ -130,7 +130,11 @@ pub async fn http1_read_one<S>(stream: S, method: Method) -> Http1Read
 where
     S: AsyncRead + AsyncWrite + Send + Sync + Unpin + 'static,
 {
-    let conn = Connection::new(Box::new(stream), 64 * 1024);
+    let expect = crate::h1::ExpectContinue {
+        min_size: None,
+        wait: std::time::Duration::ZERO,
+    };
+    let conn = Connection::new(Box::new(stream), 64 * 1024, expect);
     let req = Request::builder()
         .method(method)
         .uri("/")

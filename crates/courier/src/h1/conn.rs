@@ -12,7 +12,7 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 use super::body::{Decoder, Step};
 use super::decode::{self, Head, Parsed};
-use super::encode::{self, BodyFraming};
+use super::encode::{self, BodyFraming, ExpectContinue};
 use super::upload::{Out, Upload};
 use crate::body::Body;
 use crate::error::{Error, ErrorKind};
@@ -47,6 +47,8 @@ pub(crate) struct Connection {
     /// Neither side asked to close, and nothing went wrong.
     keep_alive: bool,
     max_head: usize,
+    /// When a body asks for `100 Continue`, and how long it waits for it.
+    expect: ExpectContinue,
     /// The current response's 1xx heads, bounded.
     interim: decode::Interim,
 }
@@ -99,8 +101,9 @@ impl Failure {
 }
 
 impl Connection {
-    /// A connection over `io`, refusing response heads over `max_head` bytes.
-    pub(crate) fn new(io: Box<dyn Io>, max_head: usize) -> Connection {
+    /// A connection over `io`, refusing response heads over `max_head`
+    /// bytes, its request bodies asking for `100 Continue` as `expect` says.
+    pub(crate) fn new(io: Box<dyn Io>, max_head: usize, expect: ExpectContinue) -> Connection {
         Connection {
             io,
             read_buf: BytesMut::with_capacity(READ_MIN),
@@ -110,6 +113,7 @@ impl Connection {
             upload: Upload::idle(),
             keep_alive: true,
             max_head: max_head.max(1),
+            expect,
             interim: decode::Interim::default(),
         }
     }
@@ -169,9 +173,11 @@ impl Connection {
         // no reference to the host or the defaults.
         let this = conn.as_mut();
         this.write_buf.clear();
-        let framing = encode::head(&req, host, defaults, &mut this.write_buf);
-        let held = matches!(framing, Ok(f) if encode::asks_continue(&req, f, defaults));
-        this.upload.hold_body(held.then_some(this.write_buf.len()));
+        let min_size = this.expect.min_size;
+        let framing = encode::head(&req, host, defaults, min_size, &mut this.write_buf);
+        let held = matches!(framing, Ok(f) if encode::asks_continue(&req, f, defaults, min_size));
+        this.upload
+            .hold_body(held.then_some(this.write_buf.len()), this.expect.wait);
         this.keep_alive = !decode::connection_has(req.headers(), b"close");
         let head_request = req.method() == Method::HEAD;
         // The request lives here once; `exchange` works on it by reference.

@@ -18,6 +18,17 @@ pub(crate) enum BodyFraming {
     Chunked,
 }
 
+/// When a request body announces itself with `Expect: 100-continue`, and
+/// how long it then waits for the `100`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ExpectContinue {
+    /// Bodies of unknown length, or longer than this, ask; `None`: only a
+    /// caller's own `Expect` does.
+    pub(crate) min_size: Option<u64>,
+    /// How long a body that asked waits for the server's answer.
+    pub(crate) wait: std::time::Duration,
+}
+
 /// Appends the request line and headers (with `Host`, the client's default
 /// headers the request does not override, and the framing header the body
 /// needs when the caller set none) to `out`.
@@ -25,6 +36,7 @@ pub(crate) fn head(
     req: &Request<Body>,
     host: &HeaderValue,
     defaults: &HeaderMap,
+    expect: Option<u64>,
     out: &mut Vec<u8>,
 ) -> Result<BodyFraming, Error> {
     let target = req.uri().path_and_query().map_or("/", |pq| pq.as_str());
@@ -52,7 +64,7 @@ pub(crate) fn head(
             }
         }
     }
-    if expects_continue(req, framing, defaults) {
+    if expects_continue(req, framing, defaults, expect) {
         header(out, b"expect", b"100-continue");
     }
     for (name, value) in defaults {
@@ -75,7 +87,8 @@ fn header(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
 }
 
 /// A body that does not go out in the head's own write (streamed, or
-/// buffered past [`INLINE_BODY`]) announces itself with `Expect:
+/// buffered past [`INLINE_BODY`]), of unknown length or longer than
+/// `min_size` (`None`: never), announces itself with `Expect:
 /// 100-continue` (as curl does for streams), sent at once all the same (RFC
 /// 9110 §10.1.1 lets a client not wait). Half-duplex servers need it: Go's
 /// net/http (Caddy, Go proxies), when a handler answers before reading the
@@ -86,10 +99,19 @@ fn header(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
 /// `Connection::early_answer`). A body that goes out with the head is read
 /// with it; a caller's own `Expect` (on the request or in the defaults) is
 /// left alone.
-fn expects_continue(req: &Request<Body>, framing: BodyFraming, defaults: &HeaderMap) -> bool {
-    let later = match req.body().as_buffered() {
-        Some(body) => body.len() > INLINE_BODY,
-        None => framing != BodyFraming::Length(0),
+fn expects_continue(
+    req: &Request<Body>,
+    framing: BodyFraming,
+    defaults: &HeaderMap,
+    min_size: Option<u64>,
+) -> bool {
+    let Some(min) = min_size else {
+        return false;
+    };
+    let later = match (req.body().as_buffered(), framing) {
+        (Some(body), _) => body.len() > INLINE_BODY && body.len() as u64 > min,
+        (None, BodyFraming::Length(n)) => n > min,
+        (None, BodyFraming::Chunked) => true,
     };
     later && !req.headers().contains_key(EXPECT) && !defaults.contains_key(EXPECT)
 }
@@ -100,6 +122,7 @@ pub(crate) fn asks_continue(
     req: &Request<Body>,
     framing: BodyFraming,
     defaults: &HeaderMap,
+    min_size: Option<u64>,
 ) -> bool {
     let said = |headers: &HeaderMap| {
         headers
@@ -111,7 +134,7 @@ pub(crate) fn asks_continue(
     } else {
         said(defaults)
     };
-    framing != BodyFraming::Length(0) && (own || expects_continue(req, framing, defaults))
+    framing != BodyFraming::Length(0) && (own || expects_continue(req, framing, defaults, min_size))
 }
 
 /// The caller's `Transfer-Encoding`/`Content-Length` if set, else what the body knows of its length.
@@ -136,10 +159,13 @@ mod tests {
     use super::*;
     use crate::error::ErrorKind;
 
+    /// The client's default `expect_continue`.
+    const DEFAULT_MIN: Option<u64> = Some(16 * 1024);
+
     fn encode(req: Request<Body>) -> (String, BodyFraming) {
         let mut out = Vec::new();
         let host = HeaderValue::from_static("example.com:8080");
-        let framing = head(&req, &host, &HeaderMap::new(), &mut out).unwrap();
+        let framing = head(&req, &host, &HeaderMap::new(), DEFAULT_MIN, &mut out).unwrap();
         (String::from_utf8(out).unwrap(), framing)
     }
 
@@ -198,7 +224,14 @@ mod tests {
         defaults.insert("expect", HeaderValue::from_static("100-continue"));
         let req = Request::put("http://h/").body(Body::wrap(Unsized)).unwrap();
         let mut out = Vec::new();
-        head(&req, &HeaderValue::from_static("h"), &defaults, &mut out).unwrap();
+        head(
+            &req,
+            &HeaderValue::from_static("h"),
+            &defaults,
+            DEFAULT_MIN,
+            &mut out,
+        )
+        .unwrap();
         let text = String::from_utf8(out).unwrap();
         assert_eq!(text.matches(expect).count(), 1, "{text}");
     }
@@ -224,6 +257,7 @@ mod tests {
             &bad,
             &HeaderValue::from_static("h"),
             &HeaderMap::new(),
+            DEFAULT_MIN,
             &mut Vec::new(),
         )
         .unwrap_err();
@@ -240,7 +274,14 @@ mod tests {
             .body(Body::empty())
             .unwrap();
         let mut out = Vec::new();
-        head(&req, &HeaderValue::from_static("h"), &defaults, &mut out).unwrap();
+        head(
+            &req,
+            &HeaderValue::from_static("h"),
+            &defaults,
+            DEFAULT_MIN,
+            &mut out,
+        )
+        .unwrap();
         assert_eq!(
             String::from_utf8(out).unwrap(),
             "GET / HTTP/1.1\r\nhost: h\r\nuser-agent: svc/1\r\naccept: application/json\r\n\r\n"

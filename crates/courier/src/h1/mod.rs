@@ -25,3 +25,4 @@ pub(crate) mod upload;
 
 pub(crate) use conn::{Connection, Failure, Io};
 pub(crate) use decode::Head;
+pub(crate) use encode::ExpectContinue;

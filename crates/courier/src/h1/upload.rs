@@ -12,8 +12,9 @@
 //!
 //! A head that says `Expect: 100-continue` holds its body back until the
 //! connection says the server answered (a `100`, or a final head) or for
-//! [`CONTINUE_WAIT`], as curl does: a proxy may lose a body that comes
-//! before the `100` it is relaying (HAProxy 2.6 does).
+//! the client's `expect_continue_timeout` (1 s by default, as curl waits): a
+//! proxy may lose a body that comes before the `100` it is relaying (HAProxy
+//! 2.6 does).
 
 use std::future::Future as _;
 use std::io::{self, IoSlice, Write as _};
@@ -32,9 +33,6 @@ use crate::error::{Error, ErrorKind};
 
 /// Bytes written in one poll before giving the reader a turn.
 const BUDGET: usize = 256 * 1024;
-/// How long a body waits for the `100 Continue` its head asked for (curl's
-/// default; a server that ignores the expectation costs this much once).
-const CONTINUE_WAIT: Duration = Duration::from_secs(1);
 
 /// A request on its way out: what is queued (the connection's `write_buf`,
 /// then `data`, then `suffix`), and the streamed body the rest comes from.
@@ -61,6 +59,9 @@ pub(crate) struct Upload {
     held: Option<usize>,
     /// Until when the body is held, from the head's flush.
     wait: Option<Pin<Box<Sleep>>>,
+    /// How long a held body waits for the server (a server that ignores the
+    /// expectation costs this much once per request).
+    continue_wait: Duration,
 }
 
 /// Where a request's bytes go: the connection's stream and its write buffer.
@@ -83,6 +84,7 @@ impl Upload {
             written: 0,
             held: None,
             wait: None,
+            continue_wait: Duration::ZERO,
         }
     }
 
@@ -94,6 +96,7 @@ impl Upload {
         *self = Upload {
             held,
             wait: None,
+            continue_wait: self.continue_wait,
             active: true,
             framing,
             queued_all: body.is_none(),
@@ -109,8 +112,9 @@ impl Upload {
     /// Whether the next request's head (the first `head_len` bytes of
     /// `write_buf`) asked for a `100 Continue`, so that its body waits (see
     /// [`Upload::proceed`]). Called before [`Upload::start`].
-    pub(crate) fn hold_body(&mut self, head_len: Option<usize>) {
+    pub(crate) fn hold_body(&mut self, head_len: Option<usize>, wait: Duration) {
         self.held = head_len;
+        self.continue_wait = wait;
     }
 
     /// The server answered (a `100 Continue`, or a final head): a body held
@@ -185,7 +189,7 @@ impl Upload {
     }
 
     /// Writes and flushes the head, then waits for the server's answer or
-    /// [`CONTINUE_WAIT`]; `Ready` once the body may go.
+    /// its wait; `Ready` once the body may go.
     fn poll_held(
         &mut self,
         cx: &mut Context<'_>,
@@ -199,7 +203,7 @@ impl Upload {
         }
         if self.wait.is_none() {
             ready!(Pin::new(&mut **io).poll_flush(cx)).map_err(io_error)?;
-            self.wait = Some(Box::pin(tokio::time::sleep(CONTINUE_WAIT)));
+            self.wait = Some(Box::pin(tokio::time::sleep(self.continue_wait)));
         }
         if let Some(wait) = self.wait.as_mut() {
             ready!(wait.as_mut().poll(cx));

@@ -14,7 +14,11 @@ use crate::h1::{self, Io};
 
 /// A connection over an established stream (HTTP/1.1 has no handshake).
 pub(crate) fn connection<S: Io + 'static>(stream: S, config: &Config) -> h1::Connection {
-    h1::Connection::new(Box::new(stream), config.max_response_headers_size)
+    let expect = h1::ExpectContinue {
+        min_size: config.expect_continue,
+        wait: config.expect_continue_timeout,
+    };
+    h1::Connection::new(Box::new(stream), config.max_response_headers_size, expect)
 }
 
 /// Sends one request in origin form and reads its response head, telling
