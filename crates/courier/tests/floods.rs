@@ -21,50 +21,20 @@
 //! Every wait is bounded by [`LIMIT`]; servers are scripts on their own
 //! tasks, awaited at the end so their assertions fail the test.
 
-use std::future::Future;
+mod support;
+
 use std::time::Duration;
 
-use bytes::Bytes;
-use courier::{Client, ClientBuilder, ErrorKind};
+use courier::{Client, ErrorKind};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
-// Frame types (RFC 9113 §6).
-const DATA: u8 = 0x0;
-const HEADERS: u8 = 0x1;
-const PRIORITY_FRAME: u8 = 0x2;
-const RST_STREAM: u8 = 0x3;
-const SETTINGS: u8 = 0x4;
-const PING: u8 = 0x6;
-const GOAWAY: u8 = 0x7;
-const WINDOW_UPDATE: u8 = 0x8;
-const CONTINUATION: u8 = 0x9;
+use support::h2::*;
+
 /// A frame type no RFC defines (extensions must be ignored, §5.5).
 const UNKNOWN: u8 = 0xfa;
-
-// Flags.
-const END_STREAM: u8 = 0x1;
-const ACK: u8 = 0x1;
-const END_HEADERS: u8 = 0x4;
-const PADDED: u8 = 0x8;
-
-// Error codes.
-const NO_ERROR: u32 = 0x0;
-const CANCEL: u32 = 0x8;
-const ENHANCE_YOUR_CALM: u32 = 0xb;
-/// DATA or HEADERS on a stream the server itself closed is its error at once
-/// (RFC 9113 §5.1): the connection ends on the first such frame.
-const STREAM_CLOSED: u32 = 0x5;
-
-const PREFACE: &[u8; 24] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
-
-/// HPACK static table index 8, `:status: 200`, as an indexed field.
-const STATUS_200: u8 = 0x88;
-
-/// The bound on every wait.
-const LIMIT: Duration = Duration::from_secs(5);
 
 /// Frames of one kind per batch.
 const BATCH: usize = 100;
@@ -78,65 +48,6 @@ const MAX_BATCHES: usize = 100;
 /// (`BATCH * MAX_BATCHES`).
 const MAX_FLOOD: usize = 2_500;
 
-async fn within<F: Future>(what: &str, f: F) -> F::Output {
-    match tokio::time::timeout(LIMIT, f).await {
-        Ok(out) => out,
-        Err(_) => panic!("timed out waiting for {what}"),
-    }
-}
-
-// ---------------------------------------------------------------------------
-// Frames and HPACK, built by hand (as in tests/http2_wire.rs).
-
-fn frame(ty: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
-    let len = payload.len();
-    let mut f = vec![(len >> 16) as u8, (len >> 8) as u8, len as u8, ty, flags];
-    f.extend_from_slice(&stream.to_be_bytes());
-    f.extend_from_slice(payload);
-    f
-}
-
-fn settings(params: &[(u16, u32)]) -> Vec<u8> {
-    let mut payload = Vec::new();
-    for (id, value) in params {
-        payload.extend_from_slice(&id.to_be_bytes());
-        payload.extend_from_slice(&value.to_be_bytes());
-    }
-    frame(SETTINGS, 0, 0, &payload)
-}
-
-fn window_update(stream: u32, increment: u32) -> Vec<u8> {
-    frame(WINDOW_UPDATE, 0, stream, &increment.to_be_bytes())
-}
-
-fn rst_stream(stream: u32, code: u32) -> Vec<u8> {
-    frame(RST_STREAM, 0, stream, &code.to_be_bytes())
-}
-
-fn goaway(last_stream: u32, code: u32) -> Vec<u8> {
-    let mut payload = last_stream.to_be_bytes().to_vec();
-    payload.extend_from_slice(&code.to_be_bytes());
-    frame(GOAWAY, 0, 0, &payload)
-}
-
-fn ping(ack: bool, opaque: [u8; 8]) -> Vec<u8> {
-    frame(PING, if ack { ACK } else { 0 }, 0, &opaque)
-}
-
-/// A raw (non-Huffman) HPACK string.
-fn hpack_str(s: &[u8], out: &mut Vec<u8>) {
-    assert!(s.len() < 127);
-    out.push(s.len() as u8);
-    out.extend_from_slice(s);
-}
-
-/// `:status: <code>` as a literal without indexing, the name from static index 8.
-fn status(code: u16) -> Vec<u8> {
-    let mut out = vec![0x08];
-    hpack_str(code.to_string().as_bytes(), &mut out);
-    out
-}
-
 /// `:status: 200`, one HEADERS frame (END_HEADERS), no END_STREAM.
 fn head_200(stream: u32) -> Vec<u8> {
     frame(HEADERS, END_HEADERS, stream, &[STATUS_200])
@@ -147,104 +58,7 @@ fn head_103(stream: u32) -> Vec<u8> {
     frame(HEADERS, END_HEADERS, stream, &status(103))
 }
 
-// ---------------------------------------------------------------------------
-// The server side of one connection.
-
-#[derive(Debug)]
-struct Frame {
-    ty: u8,
-    flags: u8,
-    stream: u32,
-    payload: Vec<u8>,
-}
-
-impl Frame {
-    fn has(&self, flag: u8) -> bool {
-        self.flags & flag != 0
-    }
-
-    fn u32_at(&self, at: usize) -> u32 {
-        u32::from_be_bytes(self.payload[at..at + 4].try_into().unwrap())
-    }
-}
-
-struct Peer {
-    io: TcpStream,
-}
-
 impl Peer {
-    async fn accept(listener: &TcpListener) -> Peer {
-        let (mut io, _) = within("a connection", listener.accept())
-            .await
-            .expect("accept");
-        let mut preface = [0u8; 24];
-        within("the client preface", io.read_exact(&mut preface))
-            .await
-            .expect("read the client preface");
-        assert_eq!(&preface, PREFACE, "client connection preface");
-        let mut peer = Peer { io };
-        assert!(peer.send(&settings(&[])).await);
-        peer
-    }
-
-    /// Writes `bytes`; false if the client has closed the connection.
-    async fn send(&mut self, bytes: &[u8]) -> bool {
-        within("a write to the client", self.io.write_all(bytes))
-            .await
-            .is_ok()
-    }
-
-    /// The next frame, or `None` once the client closed the connection.
-    async fn try_read(&mut self) -> Option<Frame> {
-        within("a frame from the client", async {
-            let mut head = [0u8; 9];
-            self.io.read_exact(&mut head).await.ok()?;
-            let len = usize::from(head[0]) << 16 | usize::from(head[1]) << 8 | usize::from(head[2]);
-            let mut payload = vec![0u8; len];
-            self.io.read_exact(&mut payload).await.ok()?;
-            Some(Frame {
-                ty: head[3],
-                flags: head[4],
-                stream: u32::from_be_bytes([head[5], head[6], head[7], head[8]]) & 0x7fff_ffff,
-                payload,
-            })
-        })
-        .await
-    }
-
-    /// The next request's stream id; the client's SETTINGS are acknowledged
-    /// on the way.
-    async fn expect_request(&mut self) -> u32 {
-        loop {
-            let f = self.try_read().await.expect("the client closed early");
-            match f.ty {
-                SETTINGS if !f.has(ACK) => assert!(self.send(&frame(SETTINGS, ACK, 0, &[])).await),
-                HEADERS => return f.stream,
-                GOAWAY => panic!("the client sent GOAWAY ({:#x}), not a request", f.u32_at(4)),
-                _ => {}
-            }
-        }
-    }
-
-    /// Answers `stream` with `200` and `body`, ending the stream.
-    async fn respond(&mut self, stream: u32, body: &[u8]) {
-        let mut out = head_200(stream);
-        out.extend(frame(DATA, END_STREAM, stream, body));
-        assert!(self.send(&out).await);
-    }
-
-    /// Reads until the client closes the connection; the GOAWAY's error code
-    /// if one came first.
-    async fn until_closed(&mut self) -> Option<u32> {
-        let mut code = None;
-        while let Some(f) = self.try_read().await {
-            if f.ty == GOAWAY && code.is_none() {
-                code = Some(f.u32_at(4));
-            }
-        }
-        code
-    }
-
     /// Sends `batch()` until the client ends the connection, each batch
     /// followed by a PING whose ACK (or a GOAWAY) is awaited. Returns how many
     /// flood frames were written before the client's GOAWAY, and its code.
@@ -254,7 +68,7 @@ impl Peer {
             let marker = (n as u64 | 0xf100_d000_0000_0000).to_be_bytes();
             let mut out = batch();
             out.extend(ping(false, marker));
-            let written = self.send(&out).await;
+            let written = self.try_send(&out).await;
             if written {
                 sent += BATCH;
             }
@@ -276,25 +90,6 @@ impl Peer {
         }
         panic!("the client took {sent} flood frames and never ended the connection");
     }
-}
-
-async fn serve<T, F, Fut>(script: F) -> (String, JoinHandle<T>)
-where
-    F: FnOnce(TcpListener) -> Fut,
-    Fut: Future<Output = T> + Send + 'static,
-    T: Send + 'static,
-{
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/", listener.local_addr().unwrap());
-    (url, tokio::spawn(script(listener)))
-}
-
-fn h2c() -> ClientBuilder {
-    Client::builder().http2_prior_knowledge().timeout(LIMIT)
-}
-
-async fn fetch(client: &Client, url: &str) -> Result<Bytes, courier::Error> {
-    client.get(url).send().await?.bytes().await
 }
 
 /// The error and its sources, as one line.
@@ -321,7 +116,7 @@ fn assert_cut(what: &str, expected: u32, (sent, code): (usize, u32)) {
 
 /// Serves a good request on the next connection: the client recovered.
 async fn serve_fresh(listener: &TcpListener) {
-    let mut peer = Peer::accept(listener).await;
+    let mut peer = Peer::accept(listener, &[]).await;
     let s = peer.expect_request().await;
     peer.respond(s, b"fresh").await;
     peer.until_closed().await;
@@ -356,10 +151,10 @@ async fn in_flight_failing(
     let (cut_tx, cut_rx) = oneshot::channel::<()>();
     let what_ = what.to_owned();
     let (url, server) = serve(|listener| async move {
-        let mut peer = Peer::accept(&listener).await;
+        let mut peer = Peer::accept(&listener, &[]).await;
         let s = peer.expect_request().await;
         if head == Head::First {
-            assert!(peer.send(&head_200(s)).await);
+            assert!(peer.try_send(&head_200(s)).await);
         }
         let cut = peer.flood(|| batch(s)).await;
         assert_cut(&what_, code, cut);
@@ -491,11 +286,11 @@ async fn frames_for_a_reset_stream_end_the_connection() {
 #[tokio::test]
 async fn empty_continuation_frames_end_the_connection() {
     let (url, server) = serve(|listener| async move {
-        let mut peer = Peer::accept(&listener).await;
+        let mut peer = Peer::accept(&listener, &[]).await;
         let s = peer.expect_request().await;
         let mut out = frame(HEADERS, 0, s, &[STATUS_200]);
         out.extend(repeat(frame(CONTINUATION, 0, s, &[])));
-        peer.send(&out).await;
+        peer.try_send(&out).await;
         assert_eq!(peer.until_closed().await, Some(ENHANCE_YOUR_CALM));
         serve_fresh(&listener).await;
     })
@@ -513,12 +308,12 @@ async fn empty_continuation_frames_end_the_connection() {
 #[tokio::test]
 async fn tiny_continuation_frames_end_the_connection() {
     let (url, server) = serve(|listener| async move {
-        let mut peer = Peer::accept(&listener).await;
+        let mut peer = Peer::accept(&listener, &[]).await;
         let s = peer.expect_request().await;
         let mut out = frame(HEADERS, 0, s, &[STATUS_200]);
         // An indexed field repeated: `accept-encoding: gzip, deflate` (31).
         out.extend(repeat(frame(CONTINUATION, 0, s, &[0x80 | 16])));
-        peer.send(&out).await;
+        peer.try_send(&out).await;
         assert_eq!(peer.until_closed().await, Some(ENHANCE_YOUR_CALM));
         serve_fresh(&listener).await;
     })
@@ -547,7 +342,7 @@ async fn pooled_cut_with(what: &str, code: u32, batch: fn(u32) -> Vec<u8>) {
     let (cut_tx, cut_rx) = oneshot::channel::<()>();
     let what_ = what.to_owned();
     let (url, server) = serve(|listener| async move {
-        let mut peer = Peer::accept(&listener).await;
+        let mut peer = Peer::accept(&listener, &[]).await;
         let s = peer.expect_request().await;
         peer.respond(s, b"ok").await;
         within("the client to read the response", done_rx)
@@ -608,7 +403,7 @@ async fn resets_of_a_finished_stream_still_held_end_the_connection() {
     let (held_tx, held_rx) = oneshot::channel::<()>();
     let (cut_tx, cut_rx) = oneshot::channel::<()>();
     let (url, server) = serve(|listener| async move {
-        let mut peer = Peer::accept(&listener).await;
+        let mut peer = Peer::accept(&listener, &[]).await;
         let s = peer.expect_request().await;
         peer.respond(s, b"ok").await;
         within("the client to hold the response", held_rx)
@@ -706,7 +501,7 @@ async fn a_settings_frame_with_thousands_of_parameters_ends_the_connection() {
 async fn a_busy_healthy_connection_is_never_cut() {
     const REQUESTS: usize = 600;
     let (url, server) = serve(|listener| async move {
-        let mut peer = Peer::accept(&listener).await;
+        let mut peer = Peer::accept(&listener, &[]).await;
         for n in 0..REQUESTS {
             let s = peer.expect_request().await;
             let mut out = head_200(s);
@@ -722,7 +517,10 @@ async fn a_busy_healthy_connection_is_never_cut() {
                 out.extend(frame(UNKNOWN, 0, 0, b""));
             }
             out.extend(frame(DATA, END_STREAM, s, &[]));
-            assert!(peer.send(&out).await, "the client closed at request {n}");
+            assert!(
+                peer.try_send(&out).await,
+                "the client closed at request {n}"
+            );
         }
         assert_eq!(peer.until_closed().await, Some(NO_ERROR));
     })
@@ -746,11 +544,11 @@ async fn a_busy_healthy_connection_is_never_cut() {
 async fn window_updates_that_give_back_what_an_upload_used_are_no_flood() {
     const BODY: usize = 20 << 20;
     let (url, server) = serve(|listener| async move {
-        let mut peer = Peer::accept(&listener).await;
+        let mut peer = Peer::accept(&listener, &[]).await;
         let max = (1u32 << 31) - 1;
         let mut out = settings(&[(0x4, max)]);
         out.extend(window_update(0, max - 65_535));
-        assert!(peer.send(&out).await);
+        assert!(peer.try_send(&out).await);
         let s = peer.expect_request().await;
         let mut received = 0;
         loop {
@@ -763,7 +561,10 @@ async fn window_updates_that_give_back_what_an_upload_used_are_no_flood() {
             if f.has(END_STREAM) {
                 break;
             }
-            assert!(peer.send(&window_update(0, f.payload.len() as u32)).await);
+            assert!(
+                peer.try_send(&window_update(0, f.payload.len() as u32))
+                    .await
+            );
         }
         assert_eq!(received, BODY);
         peer.respond(s, b"done").await;
@@ -785,10 +586,10 @@ async fn window_updates_that_give_back_what_an_upload_used_are_no_flood() {
 async fn data_crossing_courier_s_resets_is_no_flood() {
     const DROPPED: usize = 40;
     let (url, server) = serve(|listener| async move {
-        let mut peer = Peer::accept(&listener).await;
+        let mut peer = Peer::accept(&listener, &[]).await;
         for n in 0..DROPPED {
             let s = peer.expect_request().await;
-            assert!(peer.send(&head_200(s)).await);
+            assert!(peer.try_send(&head_200(s)).await);
             loop {
                 let f = peer.try_read().await.expect("the client closed");
                 if f.ty == RST_STREAM && f.stream == s {
@@ -798,7 +599,7 @@ async fn data_crossing_courier_s_resets_is_no_flood() {
                 assert_ne!(f.ty, GOAWAY, "the client sent GOAWAY at response {n}");
             }
             let chunk = frame(DATA, 0, s, &[b'x'; 1024]);
-            assert!(peer.send(&chunk.repeat(128)).await);
+            assert!(peer.try_send(&chunk.repeat(128)).await);
         }
         let s = peer.expect_request().await;
         peer.respond(s, b"still here").await;

@@ -12,6 +12,8 @@
 //! wait is bounded by [`LIMIT`]; every test ends with the same client serving
 //! a good request.
 
+mod support;
+
 #[path = "hostile/body_size.rs"]
 mod body_size;
 #[path = "hostile/h1_wire.rs"]
@@ -23,19 +25,8 @@ mod request_framing;
 #[path = "hostile/settings.rs"]
 mod settings;
 
-use std::future::Future;
-use std::time::Duration;
-
-/// The bound on every wait.
-pub const LIMIT: Duration = Duration::from_secs(5);
-
-/// Awaits `f`, failing the test if it takes longer than [`LIMIT`].
-pub async fn within<F: Future>(what: &str, f: F) -> F::Output {
-    match tokio::time::timeout(LIMIT, f).await {
-        Ok(out) => out,
-        Err(_) => panic!("timed out waiting for {what}"),
-    }
-}
+// The bound on every wait, shared with the other HTTP/2 test binaries.
+pub use support::h2::{within, LIMIT};
 
 /// This process's resident set size in bytes (Linux), to show that a peer
 /// cannot drive the client's memory.

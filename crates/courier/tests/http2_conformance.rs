@@ -16,182 +16,18 @@
 //! every wait is bounded by [`LIMIT`], so a client that stays silent fails the
 //! test instead of hanging it.
 
-use std::future::Future;
-use std::time::Duration;
+mod support;
 
-use bytes::Bytes;
-use courier::{Client, ClientBuilder};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use courier::Client;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
-// Frame types (RFC 9113 §6).
-const DATA: u8 = 0x0;
-const HEADERS: u8 = 0x1;
-const PRIORITY: u8 = 0x2;
-const RST_STREAM: u8 = 0x3;
-const SETTINGS: u8 = 0x4;
-const GOAWAY: u8 = 0x7;
-const WINDOW_UPDATE: u8 = 0x8;
-
-// Flags.
-const END_STREAM: u8 = 0x1;
-const ACK: u8 = 0x1;
-const END_HEADERS: u8 = 0x4;
-
-// Error codes.
-const STREAM_CLOSED: u32 = 0x5;
-const FRAME_SIZE_ERROR: u32 = 0x6;
-const CANCEL: u32 = 0x8;
-
-const PREFACE: &[u8; 24] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
-
-/// HPACK static table index 8, `:status: 200`, as an indexed field.
-const STATUS_200: u8 = 0x88;
-
-/// The bound on every wait.
-const LIMIT: Duration = Duration::from_secs(5);
-
-async fn within<F: Future>(what: &str, f: F) -> F::Output {
-    match tokio::time::timeout(LIMIT, f).await {
-        Ok(out) => out,
-        Err(_) => panic!("timed out waiting for {what}"),
-    }
-}
-
-/// One frame: 9-byte header (length, type, flags, stream id) and payload.
-fn frame(ty: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
-    let len = payload.len();
-    let mut f = vec![(len >> 16) as u8, (len >> 8) as u8, len as u8, ty, flags];
-    f.extend_from_slice(&stream.to_be_bytes());
-    f.extend_from_slice(payload);
-    f
-}
+use support::h2::*;
 
 /// `:status: 200`, one HEADERS frame (END_HEADERS, and END_STREAM if `end`).
 fn head_200(stream: u32, end: bool) -> Vec<u8> {
     let flags = END_HEADERS | if end { END_STREAM } else { 0 };
     frame(HEADERS, flags, stream, &[STATUS_200])
-}
-
-fn rst_stream(stream: u32, code: u32) -> Vec<u8> {
-    frame(RST_STREAM, 0, stream, &code.to_be_bytes())
-}
-
-/// A frame read off the wire.
-#[derive(Debug)]
-struct Frame {
-    ty: u8,
-    flags: u8,
-    stream: u32,
-    payload: Vec<u8>,
-}
-
-impl Frame {
-    /// The error code of a RST_STREAM or GOAWAY frame.
-    fn code(&self) -> u32 {
-        let at = if self.ty == GOAWAY { 4 } else { 0 };
-        u32::from_be_bytes(self.payload[at..at + 4].try_into().unwrap())
-    }
-}
-
-/// One accepted connection, seen from the server.
-struct Peer {
-    io: TcpStream,
-}
-
-impl Peer {
-    /// Accepts a connection, checks the preface, sends default SETTINGS.
-    async fn accept(listener: &TcpListener) -> Peer {
-        let (mut io, _) = within("a connection", listener.accept())
-            .await
-            .expect("accept");
-        let mut preface = [0u8; 24];
-        within("the client preface", io.read_exact(&mut preface))
-            .await
-            .expect("read the client preface");
-        assert_eq!(&preface, PREFACE);
-        let mut peer = Peer { io };
-        peer.send(&frame(SETTINGS, 0, 0, &[])).await;
-        peer
-    }
-
-    async fn send(&mut self, bytes: &[u8]) {
-        within("a write to the client", self.io.write_all(bytes))
-            .await
-            .expect("write to the client");
-    }
-
-    /// The next frame that is not housekeeping (SETTINGS are acknowledged,
-    /// SETTINGS ACKs and WINDOW_UPDATEs skipped), or `None` once the client
-    /// closed the connection.
-    async fn next(&mut self) -> Option<Frame> {
-        loop {
-            let f = within("a frame from the client", async {
-                let mut head = [0u8; 9];
-                self.io.read_exact(&mut head).await.ok()?;
-                let len =
-                    usize::from(head[0]) << 16 | usize::from(head[1]) << 8 | usize::from(head[2]);
-                let mut payload = vec![0u8; len];
-                self.io.read_exact(&mut payload).await.ok()?;
-                Some(Frame {
-                    ty: head[3],
-                    flags: head[4],
-                    stream: u32::from_be_bytes([head[5], head[6], head[7], head[8]]) & 0x7fff_ffff,
-                    payload,
-                })
-            })
-            .await?;
-            match f.ty {
-                SETTINGS if f.flags & ACK == 0 => self.send(&frame(SETTINGS, ACK, 0, &[])).await,
-                SETTINGS | WINDOW_UPDATE => {}
-                _ => return Some(f),
-            }
-        }
-    }
-
-    /// The next request's stream id.
-    async fn expect_request(&mut self) -> u32 {
-        let f = self
-            .next()
-            .await
-            .expect("a request, not a closed connection");
-        assert_eq!(f.ty, HEADERS, "a request: {f:?}");
-        f.stream
-    }
-
-    /// The client's answer to a frame it must not accept: the first
-    /// RST_STREAM or GOAWAY it sends. Panics if the client stays silent.
-    async fn expect_error(&mut self) -> Frame {
-        loop {
-            let f = self
-                .next()
-                .await
-                .expect("a RST_STREAM or GOAWAY before the client closed the connection");
-            if f.ty == RST_STREAM || f.ty == GOAWAY {
-                return f;
-            }
-        }
-    }
-
-    /// Reads everything until the client closes the connection.
-    async fn drain(mut self) {
-        let mut buf = [0u8; 16 * 1024];
-        while matches!(self.io.read(&mut buf).await, Ok(n) if n > 0) {}
-    }
-}
-
-/// Runs `script` on a listener of its own; returns the URL and the task.
-async fn serve<T, F, Fut>(script: F) -> (String, JoinHandle<T>)
-where
-    F: FnOnce(TcpListener) -> Fut,
-    Fut: Future<Output = T> + Send + 'static,
-    T: Send + 'static,
-{
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/", listener.local_addr().unwrap());
-    (url, tokio::spawn(script(listener)))
 }
 
 /// Waits for the server's script (the client stays alive meanwhile, so its
@@ -202,14 +38,6 @@ async fn finish<T>(client: Client, server: JoinHandle<T>) -> T {
         .expect("the server script failed");
     drop(client);
     out
-}
-
-fn h2c() -> ClientBuilder {
-    Client::builder().http2_prior_knowledge().timeout(LIMIT)
-}
-
-async fn fetch(client: &Client, url: &str) -> Result<Bytes, courier::Error> {
-    client.get(url).send().await?.bytes().await
 }
 
 /// `frame` is a connection error of type STREAM_CLOSED.
@@ -236,8 +64,8 @@ fn assert_stream_closed(f: &Frame, stream: u32) {
 /// with STREAM_CLOSED.
 async fn after_end_stream(late: fn(u32) -> Vec<u8>) {
     let (url, server) = serve(move |listener| async move {
-        let mut peer = Peer::accept(&listener).await;
-        let s = peer.expect_request().await;
+        let mut peer = Peer::accept(&listener, &[]).await;
+        let s = peer.expect_request_next().await;
         let mut out = head_200(s, true);
         out.extend(late(s));
         peer.send(&out).await;
@@ -270,12 +98,12 @@ async fn data_on_a_stream_the_server_ended_long_ago_is_a_connection_error() {
     // The first response is read and its stream freed before the late DATA:
     // courier no longer holds the stream, but knows the server closed it.
     let (url, server) = serve(|listener| async move {
-        let mut peer = Peer::accept(&listener).await;
-        let first = peer.expect_request().await;
+        let mut peer = Peer::accept(&listener, &[]).await;
+        let first = peer.expect_request_next().await;
         let mut out = head_200(first, false);
         out.extend(frame(DATA, END_STREAM, first, b"one"));
         peer.send(&out).await;
-        let second = peer.expect_request().await;
+        let second = peer.expect_request_next().await;
         assert!(second > first);
         peer.send(&frame(DATA, END_STREAM, first, b"late")).await;
         let answer = peer.expect_error().await;
@@ -299,8 +127,8 @@ async fn data_on_a_stream_the_server_ended_long_ago_is_a_connection_error() {
 /// The server sends a head, resets the stream, then sends `late` on it.
 async fn after_rst_stream(late: fn(u32) -> Vec<u8>) {
     let (url, server) = serve(move |listener| async move {
-        let mut peer = Peer::accept(&listener).await;
-        let s = peer.expect_request().await;
+        let mut peer = Peer::accept(&listener, &[]).await;
+        let s = peer.expect_request_next().await;
         let mut out = head_200(s, false);
         out.extend(rst_stream(s, CANCEL));
         out.extend(late(s));
@@ -333,8 +161,8 @@ async fn headers_after_the_servers_rst_stream_are_a_stream_closed_error() {
 async fn data_on_a_stream_courier_cancelled_is_ignored() {
     let (in_flight, in_flight_rx) = oneshot::channel();
     let (url, server) = serve(|listener| async move {
-        let mut peer = Peer::accept(&listener).await;
-        let s = peer.expect_request().await;
+        let mut peer = Peer::accept(&listener, &[]).await;
+        let s = peer.expect_request_next().await;
         peer.send(&head_200(s, false)).await;
         in_flight.send(()).unwrap();
         let rst = peer.next().await.expect("the cancel");
@@ -342,7 +170,7 @@ async fn data_on_a_stream_courier_cancelled_is_ignored() {
         // Sent as if before the RST_STREAM arrived: courier must not mind.
         peer.send(&frame(DATA, 0, s, b"in flight")).await;
         peer.send(&head_200(s, true)).await;
-        let next = peer.expect_request().await;
+        let next = peer.expect_request_next().await;
         let mut out = head_200(next, false);
         out.extend(frame(DATA, END_STREAM, next, b"served on"));
         peer.send(&out).await;
@@ -365,16 +193,16 @@ async fn data_on_a_stream_courier_cancelled_is_ignored() {
 #[tokio::test]
 async fn a_priority_frame_of_the_wrong_length_on_a_closed_stream_is_reset() {
     let (url, server) = serve(|listener| async move {
-        let mut peer = Peer::accept(&listener).await;
-        let s = peer.expect_request().await;
+        let mut peer = Peer::accept(&listener, &[]).await;
+        let s = peer.expect_request_next().await;
         let mut out = head_200(s, true);
-        out.extend(frame(PRIORITY, 0, s, &[0x80, 0, 0, 1]));
+        out.extend(frame(PRIORITY_FRAME, 0, s, &[0x80, 0, 0, 1]));
         peer.send(&out).await;
         let answer = peer.expect_error().await;
         assert_eq!(answer.code(), FRAME_SIZE_ERROR, "{answer:?}");
         assert_eq!((answer.ty, answer.stream), (RST_STREAM, s), "{answer:?}");
         // A stream error: the connection serves on.
-        let next = peer.expect_request().await;
+        let next = peer.expect_request_next().await;
         let mut out = head_200(next, false);
         out.extend(frame(DATA, END_STREAM, next, b"served on"));
         peer.send(&out).await;

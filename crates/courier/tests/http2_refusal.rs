@@ -11,70 +11,25 @@
 //! Servers are scripts written frame by frame (h2c by prior knowledge on
 //! loopback), as in `http2_wire.rs`. Every wait is bounded by [`LIMIT`].
 
+mod support;
+
 use std::future::Future;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
 use courier::{Client, ClientBuilder, ErrorKind};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
-const DATA: u8 = 0x0;
-const HEADERS: u8 = 0x1;
-const RST_STREAM: u8 = 0x3;
-const SETTINGS: u8 = 0x4;
-const GOAWAY: u8 = 0x7;
+use support::h2::*;
 
-const END_STREAM: u8 = 0x1;
-const ACK: u8 = 0x1;
-const END_HEADERS: u8 = 0x4;
-
-const SETTINGS_MAX_CONCURRENT_STREAMS: u16 = 0x3;
-
-const NO_ERROR: u32 = 0x0;
-const REFUSED_STREAM: u32 = 0x7;
-
-const PREFACE: &[u8; 24] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
-/// HPACK static table index 8, `:status: 200`.
-const STATUS_200: u8 = 0x88;
-/// The bound on every wait.
+/// The bound on every wait (longer than the shared [`support::h2::LIMIT`]:
+/// these tests dial many connections one after another).
 const LIMIT: Duration = Duration::from_secs(10);
 
 async fn within<F: Future>(what: &str, f: F) -> F::Output {
-    match tokio::time::timeout(LIMIT, f).await {
-        Ok(out) => out,
-        Err(_) => panic!("timed out waiting for {what}"),
-    }
-}
-
-fn frame(ty: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
-    let len = payload.len();
-    let mut f = vec![(len >> 16) as u8, (len >> 8) as u8, len as u8, ty, flags];
-    f.extend_from_slice(&stream.to_be_bytes());
-    f.extend_from_slice(payload);
-    f
-}
-
-fn settings(params: &[(u16, u32)]) -> Vec<u8> {
-    let mut payload = Vec::new();
-    for (id, value) in params {
-        payload.extend_from_slice(&id.to_be_bytes());
-        payload.extend_from_slice(&value.to_be_bytes());
-    }
-    frame(SETTINGS, 0, 0, &payload)
-}
-
-fn goaway(last_stream: u32, code: u32) -> Vec<u8> {
-    let mut payload = last_stream.to_be_bytes().to_vec();
-    payload.extend_from_slice(&code.to_be_bytes());
-    frame(GOAWAY, 0, 0, &payload)
-}
-
-fn rst_stream(stream: u32, code: u32) -> Vec<u8> {
-    frame(RST_STREAM, 0, stream, &code.to_be_bytes())
+    within_for(LIMIT, what, f).await
 }
 
 /// `:status: 200` with an empty body, in one HEADERS frame ending the stream.
@@ -87,57 +42,6 @@ fn ok(stream: u32, body: &[u8]) -> Vec<u8> {
     let mut out = frame(HEADERS, END_HEADERS, stream, &[STATUS_200]);
     out.extend(frame(DATA, END_STREAM, stream, body));
     out
-}
-
-/// One accepted connection, seen from the server.
-struct Peer {
-    io: TcpStream,
-}
-
-impl Peer {
-    /// Reads the client preface and sends the server's SETTINGS.
-    async fn start(mut io: TcpStream, params: &[(u16, u32)]) -> Option<Peer> {
-        let mut preface = [0u8; 24];
-        io.read_exact(&mut preface).await.ok()?;
-        assert_eq!(&preface, PREFACE);
-        let mut peer = Peer { io };
-        peer.send(&settings(params)).await;
-        Some(peer)
-    }
-
-    async fn send(&mut self, bytes: &[u8]) {
-        // The client may have closed already; what it missed does not matter.
-        let _ = self.io.write_all(bytes).await;
-    }
-
-    /// The next frame's type, flags and stream, or `None` at the end.
-    async fn read(&mut self) -> Option<(u8, u8, u32)> {
-        let mut head = [0u8; 9];
-        self.io.read_exact(&mut head).await.ok()?;
-        let len = usize::from(head[0]) << 16 | usize::from(head[1]) << 8 | usize::from(head[2]);
-        let mut payload = vec![0u8; len];
-        self.io.read_exact(&mut payload).await.ok()?;
-        let stream = u32::from_be_bytes([head[5], head[6], head[7], head[8]]) & 0x7fff_ffff;
-        Some((head[3], head[4], stream))
-    }
-
-    /// The next request's stream id (the client's SETTINGS acknowledged,
-    /// everything else skipped), or `None` once the client closed.
-    async fn next_request(&mut self) -> Option<u32> {
-        loop {
-            let (ty, flags, stream) = self.read().await?;
-            match ty {
-                SETTINGS if flags & ACK == 0 => self.send(&frame(SETTINGS, ACK, 0, &[])).await,
-                HEADERS => return Some(stream),
-                _ => {}
-            }
-        }
-    }
-
-    async fn drain(mut self) {
-        let mut buf = [0u8; 16 * 1024];
-        while matches!(self.io.read(&mut buf).await, Ok(n) if n > 0) {}
-    }
 }
 
 /// What a server saw: per connection (in accept order), the requests it read.
@@ -194,8 +98,8 @@ where
                 let index = seen.connection();
                 let (seen, conn) = (Arc::clone(&seen), Arc::clone(&conn));
                 tokio::spawn(async move {
-                    let n = match Peer::start(io, params).await {
-                        Some(peer) => conn(peer, index).await,
+                    let n = match Peer::handshake(io, params).await {
+                        Some(peer) => conn(peer.without_deadline(), index).await,
                         None => 0,
                     };
                     seen.closed(index, n);
@@ -210,10 +114,6 @@ fn h2c() -> ClientBuilder {
     Client::builder().http2_prior_knowledge().timeout(LIMIT)
 }
 
-async fn fetch(client: &Client, url: &str) -> Result<Bytes, courier::Error> {
-    client.get(url).send().await?.bytes().await
-}
-
 /// Every connection closes after `n` requests, the nginx way: on reading
 /// the `n`th it sends GOAWAY naming it as the last, then answers it.
 /// Streams past it are ignored (refused by the GOAWAY). Returns the
@@ -223,11 +123,11 @@ async fn closes_after(mut peer: Peer, n: usize) -> usize {
     while let Some(s) = peer.next_request().await {
         seen += 1;
         if seen < n {
-            peer.send(&ok(s, b"hi")).await;
+            peer.try_send(&ok(s, b"hi")).await;
         } else if seen == n {
             let mut out = goaway(s, NO_ERROR);
             out.extend(ok(s, b"hi"));
-            peer.send(&out).await;
+            peer.try_send(&out).await;
         }
     }
     seen
@@ -297,12 +197,12 @@ async fn a_graceful_double_goaway_is_learnt_from_its_second_frame() {
         while let Some(s) = peer.next_request().await {
             seen += 1;
             if seen < N {
-                peer.send(&ok(s, b"hi")).await;
+                peer.try_send(&ok(s, b"hi")).await;
             } else if seen == N {
                 let mut out = goaway((1 << 31) - 1, NO_ERROR);
                 out.extend(goaway(s, NO_ERROR));
                 out.extend(ok(s, b"hi"));
-                peer.send(&out).await;
+                peer.try_send(&out).await;
             }
         }
         seen
@@ -337,7 +237,7 @@ async fn a_refused_stream_storm_is_retried_a_bounded_number_of_times() {
         let mut seen = 0;
         while let Some(s) = peer.next_request().await {
             seen += 1;
-            peer.send(&rst_stream(s, REFUSED_STREAM)).await;
+            peer.try_send(&rst_stream(s, REFUSED_STREAM)).await;
         }
         seen
     })
@@ -368,7 +268,7 @@ async fn goaway_on_first_stream(mut peer: Peer) -> usize {
     let Some(_) = peer.next_request().await else {
         return 0;
     };
-    peer.send(&goaway(0, NO_ERROR)).await;
+    peer.try_send(&goaway(0, NO_ERROR)).await;
     peer.drain().await;
     1
 }
@@ -382,7 +282,7 @@ async fn connections_that_goaway_on_their_first_stream_are_left_for_another() {
         let mut seen = 0;
         while let Some(s) = peer.next_request().await {
             seen += 1;
-            peer.send(&ok(s, b"served")).await;
+            peer.try_send(&ok(s, b"served")).await;
         }
         seen
     })
@@ -420,12 +320,12 @@ async fn no_streams_allowed_then_raised_serves_the_waiting_request() {
     let (url, seen, server) = serve(&PARAMS, |mut peer, _| async move {
         // "For a while": the client has its connection and waits.
         tokio::time::sleep(Duration::from_millis(300)).await;
-        peer.send(&settings(&[(SETTINGS_MAX_CONCURRENT_STREAMS, 1)]))
+        peer.try_send(&settings(&[(SETTINGS_MAX_CONCURRENT_STREAMS, 1)]))
             .await;
         let mut seen = 0;
         while let Some(s) = peer.next_request().await {
             seen += 1;
-            peer.send(&ok(s, b"at last")).await;
+            peer.try_send(&ok(s, b"at last")).await;
         }
         seen
     })
@@ -477,7 +377,7 @@ async fn a_raised_limit_serves_waiters_before_any_stream_ends() {
     let (url, seen, server) = serve(&PARAMS, |mut peer, _| async move {
         let first = peer.next_request().await.unwrap();
         // Two more requests wait for a stream; none ends until they come.
-        peer.send(&settings(&[(SETTINGS_MAX_CONCURRENT_STREAMS, 3)]))
+        peer.try_send(&settings(&[(SETTINGS_MAX_CONCURRENT_STREAMS, 3)]))
             .await;
         let second = within("the second request", peer.next_request())
             .await
@@ -486,7 +386,7 @@ async fn a_raised_limit_serves_waiters_before_any_stream_ends() {
             .await
             .unwrap();
         for s in [first, second, third] {
-            peer.send(&ok_empty(s)).await;
+            peer.try_send(&ok_empty(s)).await;
         }
         while peer.next_request().await.is_some() {}
         3
@@ -524,14 +424,16 @@ async fn a_lowered_limit_holds_new_streams_until_the_count_is_under_it() {
                 for _ in 0..3 {
                     held.push(within("a request", peer.next_request()).await.unwrap());
                 }
-                peer.send(&settings(&[(SETTINGS_MAX_CONCURRENT_STREAMS, 1)]))
+                peer.try_send(&settings(&[(SETTINGS_MAX_CONCURRENT_STREAMS, 1)]))
                     .await;
                 // The client applied the new limit once it acknowledged it.
                 loop {
-                    let (ty, flags, _) = within("the SETTINGS ACK", peer.read()).await.unwrap();
-                    match ty {
-                        SETTINGS if flags & ACK != 0 => break,
-                        SETTINGS => peer.send(&frame(SETTINGS, ACK, 0, &[])).await,
+                    let f = within("the SETTINGS ACK", peer.try_read()).await.unwrap();
+                    match f.ty {
+                        SETTINGS if f.has(ACK) => break,
+                        SETTINGS => {
+                            peer.try_send(&frame(SETTINGS, ACK, 0, &[])).await;
+                        }
                         HEADERS => panic!("a stream opened past the limit"),
                         _ => {}
                     }
@@ -539,16 +441,16 @@ async fn a_lowered_limit_holds_new_streams_until_the_count_is_under_it() {
                 lowered.notify_one();
                 within("the fourth request to queue", go.notified()).await;
                 // Two of three answered: one still open, at the new limit of 1.
-                peer.send(&ok_empty(held[0])).await;
-                peer.send(&ok_empty(held[1])).await;
+                peer.try_send(&ok_empty(held[0])).await;
+                peer.try_send(&ok_empty(held[1])).await;
                 let early =
                     tokio::time::timeout(Duration::from_millis(300), peer.next_request()).await;
                 assert!(early.is_err(), "a stream opened past the lowered limit");
-                peer.send(&ok_empty(held[2])).await;
+                peer.try_send(&ok_empty(held[2])).await;
                 let fourth = within("the fourth request", peer.next_request())
                     .await
                     .unwrap();
-                peer.send(&ok_empty(fourth)).await;
+                peer.try_send(&ok_empty(fourth)).await;
                 while peer.next_request().await.is_some() {}
                 4
             }
@@ -589,7 +491,7 @@ async fn goaway_claiming_all_then_close(mut peer: Peer) -> usize {
     let Some(s) = peer.next_request().await else {
         return 0;
     };
-    peer.send(&goaway(s, NO_ERROR)).await;
+    peer.try_send(&goaway(s, NO_ERROR)).await;
     1 // dropped: the connection closes, the stream unanswered
 }
 
@@ -602,7 +504,7 @@ async fn an_idempotent_request_whose_connection_closed_unanswered_is_sent_again(
         let mut seen = 0;
         while let Some(s) = peer.next_request().await {
             seen += 1;
-            peer.send(&ok(s, b"served")).await;
+            peer.try_send(&ok(s, b"served")).await;
         }
         seen
     })
@@ -662,9 +564,9 @@ async fn refuses_past(mut peer: Peer, n: usize) -> usize {
         seen += 1;
         if seen <= n {
             last = s;
-            peer.send(&ok(s, b"hi")).await;
+            peer.try_send(&ok(s, b"hi")).await;
         } else if seen == n + 1 {
-            peer.send(&goaway(last, NO_ERROR)).await;
+            peer.try_send(&goaway(last, NO_ERROR)).await;
         }
     }
     seen
@@ -703,7 +605,7 @@ async fn a_single_goaway_count_teaches_no_budget() {
         let mut seen = 0;
         while let Some(s) = peer.next_request().await {
             seen += 1;
-            peer.send(&ok(s, b"hi")).await;
+            peer.try_send(&ok(s, b"hi")).await;
         }
         seen
     })

@@ -16,314 +16,29 @@
 //! server never closes a socket with unread bytes in it (which would reset
 //! the connection under the client).
 
-use std::future::Future;
-use std::time::Duration;
+mod support;
 
 use bytes::Bytes;
-use courier::{Client, ClientBuilder, ErrorKind};
+use courier::{Client, ErrorKind};
 use http_body_util::BodyExt;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
-// Frame types (RFC 9113 §6).
-const DATA: u8 = 0x0;
-const HEADERS: u8 = 0x1;
-const RST_STREAM: u8 = 0x3;
-const SETTINGS: u8 = 0x4;
-const PING: u8 = 0x6;
-const GOAWAY: u8 = 0x7;
-const WINDOW_UPDATE: u8 = 0x8;
-const CONTINUATION: u8 = 0x9;
-
-// Flags.
-const END_STREAM: u8 = 0x1;
-const ACK: u8 = 0x1;
-const END_HEADERS: u8 = 0x4;
-const PADDED: u8 = 0x8;
-const PRIORITY: u8 = 0x20;
-
-// SETTINGS parameters.
-const SETTINGS_ENABLE_PUSH: u16 = 0x2;
-const SETTINGS_MAX_CONCURRENT_STREAMS: u16 = 0x3;
-const SETTINGS_INITIAL_WINDOW_SIZE: u16 = 0x4;
-
-// Error codes.
-const NO_ERROR: u32 = 0x0;
-const INTERNAL_ERROR: u32 = 0x2;
-const FRAME_SIZE_ERROR: u32 = 0x6;
-const CANCEL: u32 = 0x8;
-
-const PREFACE: &[u8; 24] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
-
-/// HPACK static table index 8, `:status: 200`, as an indexed field.
-const STATUS_200: u8 = 0x88;
-
-/// The bound on every wait.
-const LIMIT: Duration = Duration::from_secs(5);
+use support::h2::*;
 
 /// The default SETTINGS_MAX_FRAME_SIZE, which courier does not change.
 const MAX_FRAME: usize = 16_384;
 
-/// Awaits `f`, failing the test if it takes longer than [`LIMIT`].
-async fn within<F: Future>(what: &str, f: F) -> F::Output {
-    match tokio::time::timeout(LIMIT, f).await {
-        Ok(out) => out,
-        Err(_) => panic!("timed out waiting for {what}"),
-    }
-}
-
-// ---------------------------------------------------------------------------
-// Frames and HPACK, built by hand.
-
-/// One frame: 9-byte header (length, type, flags, stream id) and payload.
-fn frame(ty: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
-    let len = payload.len();
-    assert!(len < 1 << 24);
-    let mut f = vec![(len >> 16) as u8, (len >> 8) as u8, len as u8, ty, flags];
-    f.extend_from_slice(&stream.to_be_bytes());
-    f.extend_from_slice(payload);
-    f
-}
-
-fn settings(params: &[(u16, u32)]) -> Vec<u8> {
-    let mut payload = Vec::new();
-    for (id, value) in params {
-        payload.extend_from_slice(&id.to_be_bytes());
-        payload.extend_from_slice(&value.to_be_bytes());
-    }
-    frame(SETTINGS, 0, 0, &payload)
-}
-
-fn window_update(stream: u32, increment: u32) -> Vec<u8> {
-    frame(WINDOW_UPDATE, 0, stream, &increment.to_be_bytes())
-}
-
-fn rst_stream(stream: u32, code: u32) -> Vec<u8> {
-    frame(RST_STREAM, 0, stream, &code.to_be_bytes())
-}
-
-fn goaway(last_stream: u32, code: u32) -> Vec<u8> {
-    let mut payload = last_stream.to_be_bytes().to_vec();
-    payload.extend_from_slice(&code.to_be_bytes());
-    frame(GOAWAY, 0, 0, &payload)
-}
-
-/// An HPACK integer with a `prefix_bits`-bit prefix, the prefix's byte
-/// starting with `flags` (RFC 7541 §5.1).
-fn hpack_int(flags: u8, prefix_bits: u32, value: usize, out: &mut Vec<u8>) {
-    let max = (1usize << prefix_bits) - 1;
-    if value < max {
-        out.push(flags | value as u8);
-        return;
-    }
-    out.push(flags | max as u8);
-    let mut rest = value - max;
-    while rest >= 0x80 {
-        out.push(0x80 | (rest & 0x7f) as u8);
-        rest >>= 7;
-    }
-    out.push(rest as u8);
-}
-
-/// A raw (non-Huffman) HPACK string.
-fn hpack_str(s: &[u8], out: &mut Vec<u8>) {
-    hpack_int(0, 7, s.len(), out);
-    out.extend_from_slice(s);
-}
-
-/// A literal field without indexing, with a new (literal) name (RFC 7541 §6.2.2).
-fn field(name: &str, value: &[u8]) -> Vec<u8> {
-    let mut out = vec![0x00];
-    hpack_str(name.as_bytes(), &mut out);
-    hpack_str(value, &mut out);
-    out
-}
-
-/// `:status: <code>` as a literal without indexing, the name from static index 8.
-fn status(code: u16) -> Vec<u8> {
-    let mut out = Vec::new();
-    hpack_int(0x00, 4, 8, &mut out);
-    hpack_str(code.to_string().as_bytes(), &mut out);
-    out
-}
-
 /// `:status: 200` and `content-length`, one HEADERS frame (END_HEADERS).
 fn head_200(stream: u32, content_length: usize) -> Vec<u8> {
-    let mut block = vec![STATUS_200];
-    block.extend(field(
-        "content-length",
-        content_length.to_string().as_bytes(),
-    ));
-    frame(HEADERS, END_HEADERS, stream, &block)
+    head_200_declaring(stream, &content_length.to_string())
 }
 
 /// The body `len` bytes long that the flow-control tests send (a pattern, so
 /// lost, repeated or reordered bytes show).
 fn pattern(len: usize) -> Vec<u8> {
     (0..len).map(|i| (i % 251) as u8).collect()
-}
-
-// ---------------------------------------------------------------------------
-// The server side of one connection.
-
-/// A frame read off the wire.
-#[derive(Debug)]
-struct Frame {
-    ty: u8,
-    flags: u8,
-    stream: u32,
-    payload: Vec<u8>,
-}
-
-impl Frame {
-    fn has(&self, flag: u8) -> bool {
-        self.flags & flag != 0
-    }
-
-    /// The big-endian u32 at `at` in the payload.
-    fn u32_at(&self, at: usize) -> u32 {
-        u32::from_be_bytes(self.payload[at..at + 4].try_into().unwrap())
-    }
-
-    /// A SETTINGS frame's parameters, in order.
-    fn params(&self) -> Vec<(u16, u32)> {
-        assert_eq!(self.payload.len() % 6, 0, "SETTINGS payload: {self:?}");
-        self.payload
-            .chunks(6)
-            .map(|p| {
-                let id = u16::from_be_bytes([p[0], p[1]]);
-                (id, u32::from_be_bytes([p[2], p[3], p[4], p[5]]))
-            })
-            .collect()
-    }
-}
-
-/// One accepted HTTP/2 connection, seen from the server.
-struct Peer {
-    io: TcpStream,
-}
-
-impl Peer {
-    /// Accepts the next connection, checks the client preface, and sends the
-    /// server's SETTINGS (`params`; empty: all defaults).
-    async fn accept(listener: &TcpListener, params: &[(u16, u32)]) -> Peer {
-        let (mut io, _) = within("a connection", listener.accept())
-            .await
-            .expect("accept");
-        let mut preface = [0u8; 24];
-        within("the client preface", io.read_exact(&mut preface))
-            .await
-            .expect("read the client preface");
-        assert_eq!(&preface, PREFACE, "client connection preface");
-        let mut peer = Peer { io };
-        peer.send(&settings(params)).await;
-        peer
-    }
-
-    async fn send(&mut self, bytes: &[u8]) {
-        within("a write to the client", self.io.write_all(bytes))
-            .await
-            .expect("write to the client");
-    }
-
-    /// The next frame, or `None` once the client closed the connection.
-    async fn try_read(&mut self) -> Option<Frame> {
-        within("a frame from the client", async {
-            let mut head = [0u8; 9];
-            self.io.read_exact(&mut head).await.ok()?;
-            let len = usize::from(head[0]) << 16 | usize::from(head[1]) << 8 | usize::from(head[2]);
-            let mut payload = vec![0u8; len];
-            self.io.read_exact(&mut payload).await.ok()?;
-            Some(Frame {
-                ty: head[3],
-                flags: head[4],
-                stream: u32::from_be_bytes([head[5], head[6], head[7], head[8]]) & 0x7fff_ffff,
-                payload,
-            })
-        })
-        .await
-    }
-
-    /// The next frame, exactly as sent.
-    async fn read(&mut self) -> Frame {
-        self.try_read()
-            .await
-            .expect("the client closed the connection")
-    }
-
-    /// The next frame that is not housekeeping: the client's SETTINGS are
-    /// acknowledged, and SETTINGS ACKs and WINDOW_UPDATEs are skipped.
-    async fn next(&mut self) -> Frame {
-        loop {
-            let f = self.read().await;
-            match f.ty {
-                SETTINGS if !f.has(ACK) => self.send(&frame(SETTINGS, ACK, 0, &[])).await,
-                SETTINGS | WINDOW_UPDATE => {}
-                _ => return f,
-            }
-        }
-    }
-
-    /// Waits for the next request's HEADERS (skipping DATA and RST_STREAM
-    /// of other streams) and returns its stream id.
-    async fn expect_request(&mut self) -> u32 {
-        loop {
-            let f = self.next().await;
-            match f.ty {
-                HEADERS => {
-                    assert!(f.has(END_HEADERS), "request headers in one frame: {f:?}");
-                    return f.stream;
-                }
-                GOAWAY => panic!(
-                    "the client sent GOAWAY (error code {:#x}) instead of a request",
-                    f.u32_at(4)
-                ),
-                _ => {}
-            }
-        }
-    }
-
-    /// The next request's stream id, skipping everything else (GOAWAY
-    /// included), or `None` if the client closes the connection first.
-    async fn next_request(&mut self) -> Option<u32> {
-        loop {
-            let f = self.try_read().await?;
-            match f.ty {
-                SETTINGS if !f.has(ACK) => self.send(&frame(SETTINGS, ACK, 0, &[])).await,
-                HEADERS => return Some(f.stream),
-                _ => {}
-            }
-        }
-    }
-
-    /// Answers `stream` with `200`, `content-length` and `body`, ending the stream.
-    async fn respond(&mut self, stream: u32, body: &[u8]) {
-        let mut out = head_200(stream, body.len());
-        out.extend(frame(DATA, END_STREAM, stream, body));
-        self.send(&out).await;
-    }
-
-    /// Reads (and ignores) everything until the client closes the
-    /// connection. Not bounded here: [`finish`] bounds it.
-    async fn drain(mut self) {
-        let mut buf = [0u8; 16 * 1024];
-        while matches!(self.io.read(&mut buf).await, Ok(n) if n > 0) {}
-    }
-}
-
-/// Binds 127.0.0.1 on an ephemeral port and runs `script` on the listener
-/// on a task of its own; returns the URL and the task.
-async fn serve<T, F, Fut>(script: F) -> (String, JoinHandle<T>)
-where
-    F: FnOnce(TcpListener) -> Fut,
-    Fut: Future<Output = T> + Send + 'static,
-    T: Send + 'static,
-{
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/", listener.local_addr().unwrap());
-    (url, tokio::spawn(script(listener)))
 }
 
 /// Drops the client (closing its connections) and waits for the server's
@@ -333,16 +48,6 @@ async fn finish<T>(client: Client, server: JoinHandle<T>) -> T {
     within("the server script to end", server)
         .await
         .expect("the server script failed")
-}
-
-/// An h2c client whose requests are bounded by [`LIMIT`].
-fn h2c() -> ClientBuilder {
-    Client::builder().http2_prior_knowledge().timeout(LIMIT)
-}
-
-/// GETs `url` and reads the whole body.
-async fn fetch(client: &Client, url: &str) -> Result<Bytes, courier::Error> {
-    client.get(url).send().await?.bytes().await
 }
 
 /// Starts a GET of `url` on a task of its own, reading the body to its end.
@@ -732,7 +437,7 @@ async fn a_server_ping_is_acknowledged_with_the_same_payload() {
         let opaque = *b"\x01courier";
         peer.send(&frame(PING, 0, 0, &opaque)).await;
         let pong = loop {
-            let f = peer.next().await;
+            let f = peer.next().await.expect("the client closed the connection");
             if f.ty == PING {
                 break f;
             }
@@ -1061,7 +766,7 @@ async fn a_frame_over_max_frame_size_is_a_connection_error() {
         peer.send(&frame(DATA, END_STREAM, s, &[b'x'; 20_000]))
             .await;
         let goaway = loop {
-            let f = peer.next().await;
+            let f = peer.next().await.expect("the client closed the connection");
             if f.ty == GOAWAY {
                 break f;
             }
@@ -1154,7 +859,7 @@ async fn stream_ids_increase_and_a_dropped_request_is_cancelled() {
         assert_eq!(s, 7);
         in_flight.send(()).unwrap();
         let rst = loop {
-            let f = peer.next().await;
+            let f = peer.next().await.expect("the client closed the connection");
             match f.ty {
                 RST_STREAM => break f,
                 HEADERS => panic!("a request before the RST_STREAM: {f:?}"),
@@ -1312,7 +1017,7 @@ async fn a_connection_closed_right_after_a_head_fails_the_body() {
         let s = peer.expect_request().await;
         peer.send(&frame(HEADERS, END_HEADERS, s, &[STATUS_200]))
             .await;
-        within("the shutdown", peer.io.shutdown()).await.unwrap();
+        within("the shutdown", peer.shutdown()).await.unwrap();
         peer.drain().await;
     })
     .await;

@@ -113,7 +113,7 @@ async fn h1_a_declared_content_length_sizes_no_buffer() {
 async fn h2_server(listener: TcpListener) {
     while let Ok((io, _)) = listener.accept().await {
         tokio::spawn(async move {
-            let Some(mut peer) = Peer::handshake(io).await else {
+            let Some(mut peer) = Peer::handshake(io, &[]).await else {
                 return;
             };
             let mut big = HashSet::new();

@@ -37,7 +37,7 @@ async fn first_connection_gets(listener: TcpListener, hostile: Vec<u8>) -> u32 {
 
 /// Answers every request on the next connection with `200 ok`.
 async fn serve_well(listener: TcpListener) {
-    let mut peer = Peer::accept(&listener).await;
+    let mut peer = Peer::accept(&listener, &[]).await;
     while let Some(f) = peer.next().await {
         if f.ty == HEADERS {
             peer.send(&respond(f.stream, b"ok")).await;
