@@ -130,6 +130,7 @@ fn start(
             idle: idle_of(ctx.profile, default_idle),
             request_limit: if tight { tight_limit } else { None },
             max_streams: None,
+            expect_broken: None,
         },
     })
 }

@@ -5,7 +5,25 @@
 use std::process::Command;
 
 use super::super::process::{free_port, installed, s, temp_dir, version_of, Proc};
-use super::{nginx, static_caps, Ctx, NotStarted, Profile, Running, Server};
+use super::{nginx, static_caps, Caps, Ctx, NotStarted, Profile, Running, Server};
+
+/// HAProxy 2.6.12 (Debian 12) forwards `Expect: 100-continue` to nginx,
+/// which answers `100 Continue`; now and then HAProxy then resets its
+/// connection to nginx right after the final head and the first body bytes
+/// (a TCP RST from HAProxy on the nginx side, seen in `tcpdump -i lo`) and
+/// either leaves the client waiting (HTTP/1.1: `200`, a few KiB, then
+/// nothing until `timeout client`), closes it (tight profile), or ends the
+/// HTTP/2 stream with END_STREAM short of its `content-length`. It is the
+/// proxy, not the client: curl, which does wait for the 100, fails the same
+/// way (64 KiB POSTs to `/echo`: 4/100 over HTTP/1.1, exit 28 after a 200
+/// and 0 bytes; 11/100 over h2c, exit 92), while without `Expect` through
+/// HAProxy, and with it straight to nginx, 0 of 100 (200) fail. Same family
+/// as haproxy/haproxy#2587 (interim responses marked bodyless in the H1
+/// multiplexer). courier reports each case as a typed error (timeout,
+/// connection closed, malformed HTTP/2), which is right; the check would
+/// only measure HAProxy's race.
+const EXPECT_BROKEN: &str =
+    "HAProxy 2.6 now and then aborts the origin connection after the origin's 100 Continue (curl fails too)";
 
 pub fn server() -> Server {
     Server {
@@ -79,7 +97,10 @@ backend origin
         h1,
         h2c: Some(h2c),
         tls: Some(tls),
-        // HAProxy has no per-connection request limit on the client side.
-        caps: static_caps(ctx.profile, None, None),
+        caps: Caps {
+            expect_broken: Some(EXPECT_BROKEN),
+            // HAProxy has no per-connection request limit on the client side.
+            ..static_caps(ctx.profile, None, None)
+        },
     })
 }

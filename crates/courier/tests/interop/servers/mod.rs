@@ -69,6 +69,10 @@ pub struct Caps {
     /// HTTP/2 streams the server allows per connection, when the suite
     /// knows it (bounds the connections 200 concurrent requests may open).
     pub max_streams: Option<u32>,
+    /// Why a request with `Expect: 100-continue` is not served reliably
+    /// through this server, whatever the client does (the expect-100 check
+    /// is then n/a with this reason); `None` when it is.
+    pub expect_broken: Option<&'static str>,
 }
 
 /// A started server: its processes (stopped on drop) and ports.
@@ -140,6 +144,7 @@ pub fn static_caps(profile: Profile, default_idle: Option<u64>, limit: Option<u3
         idle: idle_of(profile, default_idle),
         request_limit: limit,
         max_streams: None,
+        expect_broken: None,
     }
 }
 
