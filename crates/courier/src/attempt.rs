@@ -229,6 +229,11 @@ where
                         Some(HandedBack::Unanswered(request)) if *stale_retry && *idempotent => {
                             Some((Resend::Stale, request))
                         }
+                        Some(HandedBack::Abandoned(request))
+                            if *idempotent && *this.retries < config.http2.max_refused_retries =>
+                        {
+                            Some((Resend::Refused, request))
+                        }
                         Some(HandedBack::Unanswered(request))
                             if *h2 && *idempotent && !*this.resent_unanswered =>
                         {
@@ -295,7 +300,8 @@ where
 enum Resend {
     /// HTTP/1.1: a connection that waited in the pool was dead.
     Stale,
-    /// HTTP/2: the server refused the stream unprocessed.
+    /// HTTP/2: the server refused the stream unprocessed, or (idempotent
+    /// requests) dropped it unanswered as it closed after a GOAWAY.
     Refused,
     /// HTTP/2: the connection closed before any answer (idempotent only, once).
     Unanswered,

@@ -519,7 +519,9 @@ async fn an_idempotent_request_whose_connection_closed_unanswered_is_sent_again(
     assert_eq!(per_conn[..2], [1, 1], "{per_conn:?}");
     assert_eq!(per_conn.iter().sum::<usize>(), 2, "{per_conn:?}");
     server.abort();
-    assert_eq!(m.stale_retries, 1, "{m:?}");
+    // Dropped by a server going away: resent as a refused stream would be.
+    assert_eq!(m.refused_stream_retries, 1, "{m:?}");
+    assert_eq!(m.stale_retries, 0, "{m:?}");
 }
 
 #[tokio::test]
@@ -538,20 +540,63 @@ async fn a_post_whose_connection_closed_unanswered_is_not_sent_again() {
     server.abort();
 }
 
-/// Only once: a second connection that dies the same way surfaces the error.
+/// A connection that dies with no GOAWAY (a crash, a reset): its streams
+/// may have been processed, and nothing says the server is going away on
+/// purpose, so an idempotent request is resent once, as over HTTP/1.1.
+async fn close_unanswered(mut peer: Peer) -> usize {
+    match peer.next_request().await {
+        Some(_) => 1, // dropped: closed with the stream unanswered
+        None => 0,
+    }
+}
+
 #[tokio::test]
-async fn a_request_is_sent_again_once_after_its_connection_closed_unanswered() {
+async fn a_request_is_sent_again_once_after_its_connection_died_unanswered() {
+    let (url, seen, server) = serve(&[], |peer, _| close_unanswered(peer)).await;
+    let client = h2c().build().unwrap();
+    let err = fetch(&client, &url).await.expect_err("never answered");
+    assert_eq!(err.kind(), ErrorKind::ConnectionClosed, "{err}");
+    drop(client);
+    assert_eq!(seen.per_connection().await, vec![1, 1]);
+    server.abort();
+}
+
+/// A server that announced it is going away (GOAWAY) and then closed with
+/// claimed streams unanswered did so on purpose, on every connection past
+/// its request limit (hypercorn under load): an idempotent request is
+/// resent like a refused one, within the same bound.
+#[tokio::test]
+async fn idempotent_requests_dropped_after_goaway_are_resent_within_the_bound() {
+    let (url, seen, server) = serve(&[], |mut peer, index| async move {
+        if index < 3 {
+            return goaway_claiming_all_then_close(peer).await;
+        }
+        let mut seen = 0;
+        while let Some(s) = peer.next_request().await {
+            seen += 1;
+            peer.send(&ok(s, b"served")).await;
+        }
+        seen
+    })
+    .await;
+    let client = h2c().build().unwrap();
+    assert_eq!(fetch(&client, &url).await.unwrap(), "served");
+    drop(client);
+    let per_conn = seen.per_connection().await;
+    server.abort();
+    assert_eq!(per_conn[..4], [1, 1, 1, 1], "{per_conn:?}");
+    assert_eq!(per_conn.iter().sum::<usize>(), 4, "{per_conn:?}");
+
+    // A server that never stops dropping them: the bound holds.
     let (url, seen, server) = serve(&[], |peer, _| goaway_claiming_all_then_close(peer)).await;
     let client = h2c().build().unwrap();
     let err = fetch(&client, &url).await.expect_err("never answered");
     assert_eq!(err.kind(), ErrorKind::ConnectionClosed, "{err}");
     drop(client);
-    // One request on each of two connections (the GOAWAY also taught a
-    // budget of one stream per connection, so a spare may have been dialed).
     let per_conn = seen.per_connection().await;
-    assert_eq!(per_conn[..2], [1, 1], "{per_conn:?}");
-    assert_eq!(per_conn.iter().sum::<usize>(), 2, "{per_conn:?}");
     server.abort();
+    // The first attempt and `http2_max_refused_retries` (5) more.
+    assert_eq!(per_conn.iter().sum::<usize>(), 6, "{per_conn:?}");
 }
 
 /// Every connection serves `n` requests, the hypercorn way: on reading the

@@ -35,6 +35,11 @@ pub(crate) enum HandedBack {
     /// likely; HTTP/2: a server that closed without answering the streams
     /// its GOAWAY claimed). Safe to send again if the method is idempotent.
     Unanswered(Request<Body>),
+    /// HTTP/2: written, then the server sent GOAWAY and closed the
+    /// connection before answering it (a request limit reached under load:
+    /// the streams it claimed in flight go with the connection). Safe to
+    /// send again if the method is idempotent, like a refused stream.
+    Abandoned(Request<Body>),
 }
 
 /// A response head, and for HTTP/2 its body (an HTTP/1.1 body is read

@@ -181,7 +181,13 @@ impl Http2Send {
         let handed_back = if e.is_unprocessed() {
             self.request.take().map(HandedBack::Unsent)
         } else if e.is_connection_lost() {
-            self.request.take().map(HandedBack::Unanswered)
+            let going_away = self.shared.lock().goaway.is_some();
+            let request = self.request.take();
+            if going_away {
+                request.map(HandedBack::Abandoned)
+            } else {
+                request.map(HandedBack::Unanswered)
+            }
         } else {
             None
         };
