@@ -642,11 +642,14 @@ impl OriginPool {
         self.shared.metrics.http2_streams_active.inc();
     }
 
-    /// A GOAWAY showed the server serves `served` streams per connection:
-    /// from now on each connection is given no more, and those that had
-    /// that many already take no new ones.
+    /// A GOAWAY showed the server serves `served` streams per connection,
+    /// the last of them the one that made it close: from now on each
+    /// connection is given one fewer, so that the server never has to go
+    /// away mid-flight (hypercorn, on python-h2, fails every stream in
+    /// flight when any frame follows its GOAWAY), and those that had that
+    /// many already take no new ones.
     fn learn_budget(&self, st: &mut State, served: usize) {
-        let budget = served.max(1);
+        let budget = served.saturating_sub(1).max(1);
         if st.h2_budget_seen.replace(budget) != Some(budget) {
             return; // seen once: wait for another connection to agree
         }
