@@ -269,6 +269,23 @@ async fn a_buffered_upload_to_a_go_server_is_echoed_whole() {
     }
 }
 
+/// A request head, lower-cased, and its Content-Length (0 if none); `None`
+/// if the client closed first.
+async fn read_head(io: &mut BufReader<OwnedReadHalf>) -> Option<(String, usize)> {
+    let mut head = String::new();
+    while !head.ends_with("\r\n\r\n") {
+        if io.read_line(&mut head).await.unwrap_or(0) == 0 {
+            return None;
+        }
+    }
+    let head = head.to_ascii_lowercase();
+    let length = head
+        .lines()
+        .find_map(|l| l.strip_prefix("content-length:"))
+        .map_or(0, |v| v.trim().parse().unwrap());
+    Some((head, length))
+}
+
 /// HAProxy 2.6 before nginx, as seen from the client: a request with
 /// `Expect: 100-continue` whose body starts before the `100 Continue` is
 /// answered a well-framed empty `200`, its body lost; one that waits (the
@@ -282,17 +299,9 @@ async fn continue_dropping_server() -> String {
             tokio::spawn(async move {
                 let (read, mut write) = stream.into_split();
                 let mut io = BufReader::new(read);
-                let mut head = String::new();
-                while !head.ends_with("\r\n\r\n") {
-                    if io.read_line(&mut head).await.unwrap_or(0) == 0 {
-                        return;
-                    }
-                }
-                let head = head.to_ascii_lowercase();
-                let length: usize = head
-                    .lines()
-                    .find_map(|l| l.strip_prefix("content-length:"))
-                    .map_or(0, |v| v.trim().parse().unwrap());
+                let Some((head, length)) = read_head(&mut io).await else {
+                    return;
+                };
                 if head.contains("expect: 100-continue") {
                     let early = timeout(Duration::from_millis(200), io.fill_buf()).await;
                     if matches!(early, Ok(Ok(b)) if !b.is_empty()) {
@@ -344,17 +353,9 @@ async fn expect_ignoring_server() -> (String, mpsc::UnboundedReceiver<String>) {
             tokio::spawn(async move {
                 let (read, mut write) = stream.into_split();
                 let mut io = BufReader::new(read);
-                let mut head = String::new();
-                while !head.ends_with("\r\n\r\n") {
-                    if io.read_line(&mut head).await.unwrap_or(0) == 0 {
-                        return;
-                    }
-                }
-                let head = head.to_ascii_lowercase();
-                let length: usize = head
-                    .lines()
-                    .find_map(|l| l.strip_prefix("content-length:"))
-                    .map_or(0, |v| v.trim().parse().unwrap());
+                let Some((head, length)) = read_head(&mut io).await else {
+                    return;
+                };
                 let _ = heads.send(head);
                 let mut body = vec![0u8; length];
                 if io.read_exact(&mut body).await.is_err() {
