@@ -89,8 +89,8 @@ fn header(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
 /// A body that does not go out in the head's own write (streamed, or
 /// buffered past [`INLINE_BODY`]), of unknown length or longer than
 /// `min_size` (`None`: never), announces itself with `Expect:
-/// 100-continue` (as curl does for streams), sent at once all the same (RFC
-/// 9110 §10.1.1 lets a client not wait). Half-duplex servers need it: Go's
+/// 100-continue` (as curl does), and waits for the `100` (see
+/// [`super::upload`]). Half-duplex servers need it: Go's
 /// net/http (Caddy, Go proxies), when a handler answers before reading the
 /// whole body, reads and throws away up to 256 KiB of what is left of it,
 /// so that an echo (or a streaming proxy in front of one) sends back a body
