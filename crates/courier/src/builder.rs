@@ -251,7 +251,9 @@ impl ClientBuilder {
     }
 
     /// How long to wait for a PING acknowledgement before the connection is
-    /// declared dead and its streams fail. Default: 20 s.
+    /// declared dead and its streams fail. Default: 20 s. Also bounds the
+    /// PING courier sends when a server's GOAWAY keeps streams courier still
+    /// waits on (whether or not keep-alive PINGs are on).
     pub fn http2_keep_alive_timeout(mut self, timeout: Duration) -> Self {
         self.config.http2.keep_alive_timeout = timeout;
         self

@@ -28,7 +28,13 @@ pub async fn http2_respond_with(data: &[u8], cuts: &[usize]) {
         conn_window: 1 << 20,
         max_header_list: 16 * 1024,
     };
-    let (handle, driver) = driver::handshake(near, local, None, 100, Arc::new(Signals::new(100)));
+    let (handle, driver) = driver::handshake(
+        near,
+        local,
+        driver::KeepAliveConfig::OFF,
+        100,
+        Arc::new(Signals::new(100)),
+    );
     tokio::spawn(driver);
     let mut pieces = Vec::new();
     let mut start = 0;

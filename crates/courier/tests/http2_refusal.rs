@@ -665,3 +665,143 @@ async fn a_single_goaway_count_teaches_no_budget() {
     assert_eq!(seen.per_connection().await, vec![3, 21]);
     server.abort();
 }
+
+/// nginx's request limit seen one request at a time: the first GOAWAY names
+/// the stream it has not answered yet, which only a server going away on
+/// reading a request does, so the budget is learnt from it at once (a
+/// server that loses what is in flight when it goes away, as hypercorn
+/// does, costs one connection's worth, not two).
+#[tokio::test]
+async fn a_request_limit_is_learnt_from_its_first_goaway() {
+    const N: usize = 4;
+    let (url, seen, server) = serve(&[], |peer, _| closes_after(peer, N)).await;
+    let client = h2c().build().unwrap();
+    for _ in 0..4 * N {
+        assert_eq!(fetch(&client, &url).await.unwrap(), "hi");
+    }
+    drop(client);
+    let per_conn = seen.per_connection().await;
+    server.abort();
+    assert_eq!(per_conn[0], N, "{per_conn:?}");
+    assert!(
+        per_conn[1..].iter().all(|&n| n < N),
+        "every later connection retires before the limit: {per_conn:?}"
+    );
+}
+
+/// python-h2's way (hypercorn): after its own GOAWAY the server can send
+/// nothing, so the stream it named stays unanswered, and the first frame it
+/// reads makes it close. courier asks with a PING, so the stream fails at
+/// once as dropped unanswered and is sent again, instead of waiting for its
+/// deadline on a connection that will never answer.
+async fn goaway_then_close_on_next_frame(mut peer: Peer) -> usize {
+    let Some(s) = peer.next_request().await else {
+        return 0;
+    };
+    peer.try_send(&goaway(s, NO_ERROR)).await;
+    if peer.try_read().await.is_some() {
+        peer.try_send(&goaway(s, PROTOCOL_ERROR)).await;
+    }
+    1
+}
+
+/// Answers every request on the connection with `served`.
+async fn serves(mut peer: Peer) -> usize {
+    let mut seen = 0;
+    while let Some(s) = peer.next_request().await {
+        seen += 1;
+        peer.try_send(&ok(s, b"served")).await;
+    }
+    seen
+}
+
+#[tokio::test]
+async fn a_server_that_goes_silent_after_its_goaway_is_asked_with_a_ping() {
+    let (url, seen, server) = serve(&[], |peer, index| async move {
+        if index == 0 {
+            return goaway_then_close_on_next_frame(peer).await;
+        }
+        serves(peer).await
+    })
+    .await;
+    // Shorter than the PING's own deadline (20 s): only the PING's answer,
+    // the close, can make this request succeed in time.
+    let client = h2c().timeout(Duration::from_secs(3)).build().unwrap();
+    assert_eq!(fetch(&client, &url).await.unwrap(), "served");
+    drop(client);
+    let per_conn = seen.per_connection().await;
+    server.abort();
+    assert_eq!(per_conn[..2], [1, 1], "{per_conn:?}");
+}
+
+/// A server that ignores the PING as well (neither answers nor closes):
+/// the connection is closed when the PING's deadline (the keep-alive
+/// timeout) passes, and the stream is sent again.
+#[tokio::test]
+async fn a_server_silent_after_its_goaway_and_deaf_to_pings_is_closed() {
+    let (url, seen, server) = serve(&[], |peer, index| async move {
+        if index == 0 {
+            let mut peer = peer;
+            let Some(s) = peer.next_request().await else {
+                return 0;
+            };
+            peer.try_send(&goaway(s, NO_ERROR)).await;
+            while peer.try_read().await.is_some() {}
+            return 1;
+        }
+        serves(peer).await
+    })
+    .await;
+    let client = h2c()
+        .timeout(Duration::from_secs(5))
+        .http2_keep_alive_timeout(Duration::from_millis(200))
+        .build()
+        .unwrap();
+    assert_eq!(fetch(&client, &url).await.unwrap(), "served");
+    drop(client);
+    let per_conn = seen.per_connection().await;
+    server.abort();
+    assert_eq!(per_conn[..2], [1, 1], "{per_conn:?}");
+}
+
+/// A server that goes away gracefully and answers what it kept (nginx, Go):
+/// the PING is answered and changes nothing; the stream is answered on the
+/// connection that went away, not sent again.
+#[tokio::test]
+async fn a_graceful_goaway_answered_after_the_ping_is_not_resent() {
+    let pinged = Arc::new(AtomicUsize::new(0));
+    let (url, seen, server) = serve(&[], {
+        let pinged = Arc::clone(&pinged);
+        move |mut peer, _| {
+            let pinged = Arc::clone(&pinged);
+            async move {
+                let Some(s) = peer.next_request().await else {
+                    return 0;
+                };
+                peer.try_send(&goaway(s, NO_ERROR)).await;
+                while let Some(f) = peer.next().await {
+                    if f.ty == PING && !f.has(ACK) {
+                        pinged.fetch_add(1, SeqCst);
+                        let mut out = frame(PING, ACK, 0, &f.payload);
+                        out.extend(ok(s, b"kept"));
+                        peer.try_send(&out).await;
+                    }
+                }
+                1
+            }
+        }
+    })
+    .await;
+    let client = h2c().build().unwrap();
+    assert_eq!(fetch(&client, &url).await.unwrap(), "kept");
+    let m = client.metrics();
+    drop(client);
+    // The GOAWAY taught a budget of one stream, so a spare connection may
+    // have been dialed; it carried nothing.
+    let per_conn = seen.per_connection().await;
+    server.abort();
+    assert_eq!(per_conn[0], 1, "{per_conn:?}");
+    assert_eq!(per_conn.iter().sum::<usize>(), 1, "{per_conn:?}");
+    assert_eq!(pinged.load(SeqCst), 1);
+    assert_eq!(m.refused_stream_retries + m.stale_retries, 0, "{m:?}");
+}

@@ -84,6 +84,9 @@ pub(crate) struct State {
     pub(crate) failed: Option<StreamError>,
     /// The last stream id of a GOAWAY received.
     pub(crate) goaway: Option<u32>,
+    /// A PING was queued to ask whether a server that sent GOAWAY will still
+    /// answer the streams it kept; the driver arms its deadline.
+    pub(crate) goaway_probe: bool,
     /// The first stream whose HEADERS are still in `out`, not yet handed to
     /// the socket: if the connection fails now, it and later ones were never
     /// sent, and may be sent again elsewhere.
@@ -137,6 +140,7 @@ impl State {
             send_ready: VecDeque::new(),
             failed: None,
             goaway: None,
+            goaway_probe: false,
             unsent_from: None,
             handle_dropped: false,
             resets: Resets::default(),

@@ -30,17 +30,29 @@ const MAX_BACKLOG: usize = 4 * 1024 * 1024;
 const KEEP_WRITE: usize = 64 * 1024;
 const PING_PAYLOAD: [u8; 8] = *b"courier!";
 
-/// Keep-alive PINGs: every `interval` (while streams are open, or always
-/// with `while_idle`); a PONG later than `timeout` means the peer is gone.
+/// Keep-alive PINGs: every `interval`, if set (while streams are open, or
+/// always with `while_idle`); a PONG later than `timeout` means the peer is
+/// gone. The timeout also bounds the PING sent after a GOAWAY.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct KeepAliveConfig {
-    pub(crate) interval: Duration,
+    pub(crate) interval: Option<Duration>,
     pub(crate) timeout: Duration,
     pub(crate) while_idle: bool,
 }
 
+impl KeepAliveConfig {
+    /// No keep-alive PINGs; 20 s for a PONG.
+    pub(crate) const OFF: KeepAliveConfig = KeepAliveConfig {
+        interval: None,
+        timeout: Duration::from_secs(20),
+        while_idle: false,
+    };
+}
+
 struct KeepAlive {
-    config: KeepAliveConfig,
+    interval: Duration,
+    timeout: Duration,
+    while_idle: bool,
     timer: Pin<Box<Sleep>>,
     outstanding: bool,
 }
@@ -78,6 +90,10 @@ pub(crate) struct Driver<S> {
     idle: bool,
     wakers: Vec<Waker>,
     keep_alive: Option<KeepAlive>,
+    /// How long a PING may go unanswered.
+    pong_timeout: Duration,
+    /// The deadline of the PING sent after a GOAWAY, while it is unanswered.
+    goaway_probe: Option<Pin<Box<Sleep>>>,
     /// See [`Driver::poll`].
     deferred: bool,
     /// Writing what is queued (a GOAWAY last), then done.
@@ -89,7 +105,7 @@ pub(crate) struct Driver<S> {
 pub(crate) fn handshake<S>(
     io: S,
     local: Local,
-    keep_alive: Option<KeepAliveConfig>,
+    keep_alive: KeepAliveConfig,
     assumed_max_streams: usize,
     signals: Arc<Signals>,
 ) -> (Handle, Driver<S>) {
@@ -135,11 +151,15 @@ pub(crate) fn handshake<S>(
         backlog: 0,
         idle: true,
         wakers: Vec::new(),
-        keep_alive: keep_alive.map(|config| KeepAlive {
-            config,
-            timer: Box::pin(tokio::time::sleep(config.interval)),
+        keep_alive: keep_alive.interval.map(|interval| KeepAlive {
+            interval,
+            timeout: keep_alive.timeout,
+            while_idle: keep_alive.while_idle,
+            timer: Box::pin(tokio::time::sleep(interval)),
             outstanding: false,
         }),
+        pong_timeout: keep_alive.timeout,
+        goaway_probe: None,
         deferred: false,
         closing: false,
     };
@@ -177,7 +197,14 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Driver<S> {
                         progress = true;
                     }
                     Poll::Ready(Err(End::Eof)) => {
-                        self.fail(StreamError::Closed("the server closed the connection"));
+                        // After a GOAWAY, say so: a response cut there was
+                        // dropped by a server going away, not lost in transit.
+                        let why = if self.shared.lock().goaway.is_some() {
+                            "the server closed the connection after its GOAWAY"
+                        } else {
+                            "the server closed the connection"
+                        };
+                        self.fail(StreamError::Closed(why));
                         return Poll::Ready(());
                     }
                     Poll::Ready(Err(End::Io(e))) => {
@@ -191,10 +218,20 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Driver<S> {
                         }
                     }
                 }
-                if self.keep_alive_expired(cx) {
+                let pong = std::mem::take(&mut self.reader.pong);
+                if self.keep_alive_expired(cx, pong) {
                     tracing::debug!("HTTP/2 peer stopped answering PINGs; closing the connection");
                     self.fail(StreamError::Closed(
                         "the server stopped answering keep-alive PINGs",
+                    ));
+                    return Poll::Ready(());
+                }
+                if self.goaway_probe_expired(cx, pong) {
+                    tracing::debug!(
+                        "HTTP/2 peer went silent after its GOAWAY; closing the connection"
+                    );
+                    self.fail(StreamError::Closed(
+                        "the server went silent after its GOAWAY",
                     ));
                     return Poll::Ready(());
                 }
@@ -361,29 +398,47 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Driver<S> {
         }
     }
 
-    /// Runs the keep-alive timer; true when a PING went unanswered.
-    fn keep_alive_expired(&mut self, cx: &mut Context<'_>) -> bool {
+    /// Runs the keep-alive timer; true when a PING went unanswered. `pong`:
+    /// a PING ACK arrived since the last call.
+    fn keep_alive_expired(&mut self, cx: &mut Context<'_>, pong: bool) -> bool {
         let Some(ka) = self.keep_alive.as_mut() else {
             return false;
         };
-        if std::mem::take(&mut self.reader.pong) && ka.outstanding {
+        if pong && ka.outstanding {
             ka.outstanding = false;
-            ka.timer.as_mut().reset(Instant::now() + ka.config.interval);
+            ka.timer.as_mut().reset(Instant::now() + ka.interval);
         }
         while ka.timer.as_mut().poll(cx).is_ready() {
             if ka.outstanding {
                 return true;
             }
             let mut st = self.shared.lock();
-            if st.active > 0 || ka.config.while_idle {
+            if st.active > 0 || ka.while_idle {
                 frame::encode_ping(&mut st.out, false, PING_PAYLOAD);
                 ka.outstanding = true;
-                ka.timer.as_mut().reset(Instant::now() + ka.config.timeout);
+                ka.timer.as_mut().reset(Instant::now() + ka.timeout);
             } else {
-                ka.timer.as_mut().reset(Instant::now() + ka.config.interval);
+                ka.timer.as_mut().reset(Instant::now() + ka.interval);
             }
         }
         false
+    }
+
+    /// Arms and runs the deadline of the PING sent after a GOAWAY (see
+    /// `recv::probe_after_goaway`); true when it went unanswered: a server
+    /// that neither answers nor closes would hold the streams it kept until
+    /// their own deadlines.
+    fn goaway_probe_expired(&mut self, cx: &mut Context<'_>, pong: bool) -> bool {
+        if pong {
+            self.goaway_probe = None;
+        }
+        if self.goaway_probe.is_none() && std::mem::take(&mut self.shared.lock().goaway_probe) {
+            let deadline = Instant::now() + self.pong_timeout;
+            self.goaway_probe = Some(Box::pin(tokio::time::sleep_until(deadline)));
+        }
+        self.goaway_probe
+            .as_mut()
+            .is_some_and(|t| t.as_mut().poll(cx).is_ready())
     }
 }
 
@@ -495,7 +550,13 @@ mod tests {
             conn_window: frame::DEFAULT_WINDOW,
             max_header_list: 16 * 1024,
         };
-        let (handle, driver) = handshake(io, local, None, 100, Arc::new(Signals::new(100)));
+        let (handle, driver) = handshake(
+            io,
+            local,
+            KeepAliveConfig::OFF,
+            100,
+            Arc::new(Signals::new(100)),
+        );
         let task = tokio::spawn(driver);
         // The preface and SETTINGS: written, then flushed on a later run.
         tokio::time::timeout(Duration::from_secs(5), flushed.notified())
@@ -517,7 +578,8 @@ mod tests {
             max_header_list: 16 * 1024,
         };
         let signals = Arc::new(Signals::new(100));
-        let (handle, driver) = handshake(near, local, None, 100, Arc::clone(&signals));
+        let (handle, driver) =
+            handshake(near, local, KeepAliveConfig::OFF, 100, Arc::clone(&signals));
         tokio::spawn(driver);
         let mut settings = BytesMut::new();
         frame::encode_settings(&mut settings, &[]);

@@ -11,6 +11,7 @@ use super::flood::{self, Glitch};
 use super::frame::{self, setting, Frame, Reason};
 use super::head::{Block, BlockDecoder, BlockError};
 use super::streams::Stream;
+use crate::pool::signals::Served;
 
 /// A connection error: courier sends GOAWAY with `reason` and closes.
 #[derive(Debug, Clone, Copy)]
@@ -525,6 +526,7 @@ fn on_goaway(st: &mut State, last: u32, reason: Reason, data: &[u8], wakers: &mu
     if let Some(served) = served_per_connection(st, last, reason) {
         st.signals.set_served(served);
     }
+    probe_after_goaway(st, last, reason);
     st.signals.set_goaway();
     let unprocessed: Vec<_> = st
         .streams
@@ -553,16 +555,42 @@ fn on_goaway(st: &mut State, last: u32, reason: Reason, data: &[u8], wakers: &mu
     st.wake_driver();
 }
 
+/// After a graceful GOAWAY that keeps streams courier still waits on, asks
+/// with a PING whether the server will answer them. RFC 9113 lets it, and
+/// most do (the PING is answered, nothing changes); python-h2 (hypercorn)
+/// can send nothing after its own GOAWAY and closes on the next frame it
+/// reads, so without a frame from courier those streams would wait for
+/// their deadline; with one they fail at once as dropped unanswered, and
+/// idempotent ones are sent again elsewhere. The driver closes the
+/// connection if the PING goes unanswered (see `Driver::goaway_probe`).
+fn probe_after_goaway(st: &mut State, last: u32, reason: Reason) {
+    if reason != Reason::NO_ERROR || last == (1 << 31) - 1 || st.goaway_probe {
+        return; // an error closes anyway; a first-of-two GOAWAY brings its own PING
+    }
+    let waiting = st
+        .streams
+        .iter_mut()
+        .any(|(_, s)| s.id <= last && !s.recv_end && s.error.is_none());
+    if waiting {
+        frame::encode_ping(&mut st.out, false, GOAWAY_PING);
+        st.goaway_probe = true;
+        st.wake_driver();
+    }
+}
+
+/// The payload of [`probe_after_goaway`]'s PING.
+pub(crate) const GOAWAY_PING: [u8; 8] = *b"goaway?!";
+
 /// How many streams the server serves on one connection, when a GOAWAY
 /// says so: a graceful GOAWAY (not the first of a double one, 2^31-1) that
 /// leaves work undone — its last stream still unanswered (nginx's
 /// `keepalive_requests`: sent on reading the Nth request), or streams past
-/// it in flight (hypercorn's `keep_alive_max_requests`: sent on reading the
-/// one after the last it serves). A GOAWAY on an idle connection (a
-/// timeout, a restart) names a stream answered long ago and refuses
-/// nothing: it teaches nothing. The pool learns a budget only once two
-/// connections agree on the count.
-fn served_per_connection(st: &mut State, last: u32, reason: Reason) -> Option<usize> {
+/// it in flight (a server that answers before it goes away, or an idle
+/// close racing a new request: ambiguous, see [`Served::certain`]). A
+/// GOAWAY on an idle connection (a timeout, a restart) names a stream
+/// answered long ago and refuses nothing: it teaches nothing. What the pool
+/// makes of it is in `pool::budget`.
+fn served_per_connection(st: &mut State, last: u32, reason: Reason) -> Option<Served> {
     if reason != Reason::NO_ERROR || last == 0 || last == (1 << 31) - 1 {
         return None;
     }
@@ -578,8 +606,11 @@ fn served_per_connection(st: &mut State, last: u32, reason: Reason) -> Option<us
     {
         return None;
     }
-    // Client streams are odd: 1, 3, ..., last.
-    Some(last.div_ceil(2) as usize)
+    Some(Served {
+        // Client streams are odd: 1, 3, ..., last.
+        count: last.div_ceil(2) as usize,
+        certain: last_unanswered,
+    })
 }
 
 /// Applies a WINDOW_UPDATE. `gives_back`: courier's connection window is

@@ -46,11 +46,11 @@ pub(crate) fn handshake(stream: Stream, config: &Config) -> Handshaken {
         conn_window: h2.initial_connection_window_size,
         max_header_list: config.max_response_headers_size,
     };
-    let keep_alive = h2.keep_alive_interval.map(|interval| KeepAliveConfig {
-        interval,
+    let keep_alive = KeepAliveConfig {
+        interval: h2.keep_alive_interval,
         timeout: h2.keep_alive_timeout,
         while_idle: h2.keep_alive_while_idle,
-    });
+    };
     let (handle, driver) = driver::handshake(
         stream,
         local,

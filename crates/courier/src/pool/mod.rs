@@ -4,6 +4,7 @@
 //! The request path takes a read lock on the origin map (uncontended in the
 //! steady state) and then works only with its origin's own small state.
 
+mod budget;
 mod conn;
 mod expiry;
 mod http1;

@@ -21,8 +21,10 @@ use http::uri::{Authority, Scheme};
 use http::HeaderValue;
 use tokio::sync::oneshot;
 
+use super::budget::StreamBudget;
 use super::conn::{Conn, Driver, Http1Conn, Http2Conn};
 use super::lease::Lease;
+use super::signals::Served;
 use super::{http1, http2, Shared};
 use crate::config::Versions;
 use crate::error::{Error, ErrorKind};
@@ -74,15 +76,9 @@ struct State {
     /// once a connection of this origin has received the server's SETTINGS.
     h2_streams_hint: Option<usize>,
     /// Streams the server serves on one HTTP/2 connection in all, learnt
-    /// from a GOAWAY (see [`Signals::take_served`](super::signals::Signals::take_served)):
-    /// each connection is given at most that many, then retires, and the
-    /// next one is opened in advance.
-    h2_budget: Option<usize>,
-    /// The last count a GOAWAY showed, not yet confirmed: a budget is learnt
-    /// from two connections that agree, since a server's request limit gives
-    /// the same count every time while an idle close racing a new stream
-    /// gives any.
-    h2_budget_seen: Option<usize>,
+    /// from GOAWAYs (see [`StreamBudget`]): each connection is given at most
+    /// that many, then retires, and the next one is opened in advance.
+    h2_budget: StreamBudget,
 }
 
 struct Idle {
@@ -149,8 +145,7 @@ impl OriginPool {
                 connecting: 0,
                 draining: 0,
                 h2_streams_hint: None,
-                h2_budget: None,
-                h2_budget_seen: None,
+                h2_budget: StreamBudget::default(),
             }),
             shared,
         }
@@ -234,7 +229,7 @@ impl OriginPool {
             if let Some(conn) = self.reserve_stream(&mut st, now) {
                 // A server that closes connections after a number of
                 // streams: the next one may be due before anyone waits.
-                let connects = match st.h2_budget {
+                let connects = match st.h2_budget.get() {
                     Some(_) => self.connects_needed(&mut st),
                     None => 0,
                 };
@@ -279,11 +274,11 @@ impl OriginPool {
                 retired |= slot.active == 0;
                 continue;
             }
-            if slot.has_room(st.h2_budget) && best.is_none_or(|(_, a)| slot.active > a) {
+            if slot.has_room(st.h2_budget.get()) && best.is_none_or(|(_, a)| slot.active > a) {
                 best = Some((i, slot.active));
             }
         }
-        let budget = st.h2_budget;
+        let budget = st.h2_budget.get();
         let reserved = best.map(|(i, _)| {
             self.add_stream(&mut st.h2[i], budget);
             Arc::clone(&st.h2[i].conn)
@@ -357,7 +352,7 @@ impl OriginPool {
                     st.connecting += n;
                     return n;
                 };
-                let per_conn = st.h2_budget.map_or(per_conn, |b| per_conn.min(b));
+                let per_conn = st.h2_budget.get().map_or(per_conn, |b| per_conn.min(b));
                 if st
                     .h2
                     .iter()
@@ -549,6 +544,7 @@ impl OriginPool {
             Conn::Http2(c) => {
                 st.protocol = Protocol::Http2;
                 st.h2_streams_hint = Some(c.max_streams().max(1));
+                st.h2_budget.expire(Instant::now());
                 if let Some(served) = c.signals.take_served() {
                     self.learn_budget(&mut st, served);
                 }
@@ -612,7 +608,7 @@ impl OriginPool {
 
     /// Gives waiters streams on HTTP/2 connection `i` while it has room.
     fn serve_streams(&self, st: &mut State, i: usize) {
-        let budget = st.h2_budget;
+        let budget = st.h2_budget.get();
         while !st.waiters.is_empty() {
             let slot = &st.h2[i];
             if !slot.has_room(budget) {
@@ -642,26 +638,19 @@ impl OriginPool {
         self.shared.metrics.http2_streams_active.inc();
     }
 
-    /// A GOAWAY showed the server serves `served` streams per connection,
-    /// the last of them the one that made it close: from now on each
-    /// connection is given one fewer, so that the server never has to go
-    /// away mid-flight (hypercorn, on python-h2, fails every stream in
-    /// flight when any frame follows its GOAWAY), and those that had that
-    /// many already take no new ones.
-    fn learn_budget(&self, st: &mut State, served: usize) {
-        let budget = served.saturating_sub(1).max(1);
-        if st.h2_budget_seen.replace(budget) != Some(budget) {
-            return; // seen once: wait for another connection to agree
-        }
-        if st.h2_budget != Some(budget) {
-            tracing::debug!(
-                host = %self.host,
-                port = self.port,
-                budget,
-                "HTTP/2 server closes connections after this many streams"
-            );
-        }
-        st.h2_budget = Some(budget);
+    /// A GOAWAY showed how many streams the server serves per connection:
+    /// connections that had their share already take no new streams.
+    fn learn_budget(&self, st: &mut State, served: Served) {
+        let Some(budget) = st.h2_budget.learn(served, Instant::now()) else {
+            return;
+        };
+        tracing::debug!(
+            host = %self.host,
+            port = self.port,
+            budget,
+            certain = served.certain,
+            "HTTP/2 server closes connections after this many streams"
+        );
         for slot in st.h2.iter_mut() {
             if slot.opened >= budget {
                 slot.retiring = true;
@@ -832,7 +821,7 @@ impl State {
     /// serving have less than half a connection's worth of them left, so
     /// the next connection should be opened before anyone has to wait for it.
     fn runs_short(&self, per_conn: usize) -> bool {
-        let Some(budget) = self.h2_budget else {
+        let Some(budget) = self.h2_budget.get() else {
             return false;
         };
         let demand = !self.waiters.is_empty() || self.h2.iter().any(|s| s.active > 0);

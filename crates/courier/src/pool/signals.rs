@@ -18,6 +18,17 @@ use tokio::sync::Notify;
 
 use super::origin::OriginPool;
 
+/// How many streams a GOAWAY showed the server serves on one connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Served {
+    pub(crate) count: usize,
+    /// The GOAWAY named a stream it had not answered: the server went away
+    /// on reading a request, as a request limit makes it (or a restart under
+    /// load). Otherwise it named an answered stream while newer ones were in
+    /// flight, which an idle close racing a request does too.
+    pub(crate) certain: bool,
+}
+
 /// What the connection has seen, shared with the pool.
 #[derive(Debug)]
 pub(crate) struct Signals {
@@ -25,8 +36,8 @@ pub(crate) struct Signals {
     goaway: AtomicBool,
     closed: AtomicBool,
     max_streams: AtomicUsize,
-    /// Streams the server served on this connection before it closed it for
-    /// that reason (learnt from GOAWAY); 0 until then, and once the pool took it.
+    /// A [`Served`] packed as `count << 1 | certain`; 0 until a GOAWAY
+    /// showed one, and once the pool took it.
     served: AtomicUsize,
     /// Something the pool acts on changed since it was last told.
     unreported: AtomicBool,
@@ -119,17 +130,21 @@ impl Signals {
         self.unreported.store(true, Ordering::Release);
     }
 
-    /// A GOAWAY showed that the server serves `n` streams per connection.
-    pub(crate) fn set_served(&self, n: usize) {
-        self.served.store(n, Ordering::Release);
+    /// A GOAWAY showed how many streams the server serves per connection.
+    pub(crate) fn set_served(&self, served: Served) {
+        let packed = served.count.max(1) << 1 | usize::from(served.certain);
+        self.served.store(packed, Ordering::Release);
         self.unreported.store(true, Ordering::Release);
     }
 
     /// What [`set_served`](Self::set_served) learnt, once.
-    pub(crate) fn take_served(&self) -> Option<usize> {
+    pub(crate) fn take_served(&self) -> Option<Served> {
         match self.served.swap(0, Ordering::AcqRel) {
             0 => None,
-            n => Some(n),
+            n => Some(Served {
+                count: n >> 1,
+                certain: n & 1 == 1,
+            }),
         }
     }
 

@@ -48,6 +48,7 @@ pub const SETTINGS_INITIAL_WINDOW_SIZE: u16 = 0x4;
 
 // Error codes (RFC 9113 §7).
 pub const NO_ERROR: u32 = 0x0;
+pub const PROTOCOL_ERROR: u32 = 0x1;
 pub const INTERNAL_ERROR: u32 = 0x2;
 pub const STREAM_CLOSED: u32 = 0x5;
 pub const FRAME_SIZE_ERROR: u32 = 0x6;

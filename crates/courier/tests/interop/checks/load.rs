@@ -160,12 +160,17 @@ pub async fn load(t: &Target) -> CheckResult {
     let client = t.client();
     let done = Arc::new(AtomicU64::new(0));
     let errors = Arc::new(AtomicU64::new(0));
+    // Responses the server itself cut after its GOAWAY, where it is known
+    // to (`Caps::drops_streams_at_goaway`): counted apart, and bounded below.
+    let cut = Arc::new(AtomicU64::new(0));
+    let cuts_expected = t.proto.is_h2() && t.caps.drops_streams_at_goaway.is_some();
     let until = Instant::now() + t.mode.load_for;
     let first = Arc::new(std::sync::Mutex::new(None::<Failure>));
     let workers: Vec<_> = (0..c)
         .map(|_| {
             let (client, url) = (client.clone(), t.url("/static/small.txt"));
             let (done, errors, first) = (done.clone(), errors.clone(), first.clone());
+            let cut = cut.clone();
             tokio::spawn(async move {
                 while Instant::now() < until {
                     let outcome = match client.get(&url).send().await {
@@ -180,6 +185,9 @@ pub async fn load(t: &Target) -> CheckResult {
                             errors.fetch_add(1, Ordering::Relaxed);
                             let f = super::mismatch(format!("{len} bytes"));
                             first.lock().unwrap().get_or_insert(f);
+                        }
+                        Err(err) if cuts_expected && cut_by_goaway(&err) => {
+                            cut.fetch_add(1, Ordering::Relaxed);
                         }
                         Err(err) => {
                             errors.fetch_add(1, Ordering::Relaxed);
@@ -196,7 +204,22 @@ pub async fn load(t: &Target) -> CheckResult {
     settled(&client).await?;
     let (done, errors) = (done.load(Ordering::Relaxed), errors.load(Ordering::Relaxed));
     let secs = t.mode.load_for.as_secs_f64();
-    let note = format!("-c {c} {secs:.1}s: {done} ok, {errors} errors");
+    let mut note = format!("-c {c} {secs:.1}s: {done} ok, {errors} errors");
+    let cut = cut.load(Ordering::Relaxed);
+    if cut > 0 {
+        note += &format!(
+            "; {cut} cut by the server after its GOAWAY ({})",
+            t.caps.drops_streams_at_goaway.unwrap_or_default()
+        );
+        // One connection's streams at the most: courier learns the limit
+        // from the first GOAWAY, so no later connection reaches it.
+        let most = u64::from(t.caps.max_streams.unwrap_or(100));
+        if cut > most {
+            return Err(super::mismatch(format!(
+                "{note}: more than one connection's worth ({most})"
+            )));
+        }
+    }
     let first = first.lock().unwrap().take();
     match first {
         None if done > 0 => Ok(Outcome::Ok(note)),
@@ -206,6 +229,12 @@ pub async fn load(t: &Target) -> CheckResult {
             detail: format!("{note}; first: {}", f.detail),
         }),
     }
+}
+
+/// A response whose body the server cut by closing the connection after its
+/// GOAWAY (courier's error says so; a request with no answer yet is resent).
+fn cut_by_goaway(err: &courier::Error) -> bool {
+    err.kind() == courier::ErrorKind::Body && err.to_string().contains("after its GOAWAY")
 }
 
 /// After a run, the pool's gauges come back to rest within a bounded wait:

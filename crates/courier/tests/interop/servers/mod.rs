@@ -73,6 +73,12 @@ pub struct Caps {
     /// through this server, whatever the client does (the expect-100 check
     /// is then n/a with this reason); `None` when it is.
     pub expect_broken: Option<&'static str>,
+    /// Why, over HTTP/2, responses in flight when the server reaches its
+    /// request limit are cut whatever the client does (the load check then
+    /// tolerates, and reports, responses cut after the server's GOAWAY on
+    /// the one connection that reaches the limit before courier learnt it);
+    /// `None` when the server completes what its GOAWAY kept.
+    pub drops_streams_at_goaway: Option<&'static str>,
 }
 
 /// A started server: its processes (stopped on drop) and ports.
@@ -145,6 +151,7 @@ pub fn static_caps(profile: Profile, default_idle: Option<u64>, limit: Option<u3
         request_limit: limit,
         max_streams: None,
         expect_broken: None,
+        drops_streams_at_goaway: None,
     }
 }
 
