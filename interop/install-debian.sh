@@ -9,6 +9,9 @@
 set -euo pipefail
 
 PACKAGES=(nginx apache2 h2o caddy lighttpd haproxy)
+# lighttpd's TLS and compression are modules of their own, only recommended
+# by its package (and recommends are not installed below).
+MODULES=(lighttpd-mod-openssl lighttpd-mod-deflate)
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then
     SUDO="sudo"
@@ -18,6 +21,9 @@ echo "== interop: Debian packages: ${PACKAGES[*]}"
 missing=()
 for p in "${PACKAGES[@]}"; do
     command -v "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+for p in "${MODULES[@]}"; do
+    dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
 done
 if [ "${#missing[@]}" -gt 0 ]; then
     export DEBIAN_FRONTEND=noninteractive
@@ -54,5 +60,8 @@ haproxy -v | head -1
 # The modules the suite's Apache config loads.
 for m in mpm_event http2 ssl proxy proxy_http deflate reqtimeout socache_shmcb; do
     [ -f "/usr/lib/apache2/modules/mod_$m.so" ] || { echo "missing mod_$m" >&2; exit 1; }
+done
+for m in openssl deflate; do
+    [ -f "/usr/lib/lighttpd/mod_$m.so" ] || { echo "missing lighttpd mod_$m" >&2; exit 1; }
 done
 echo "== interop: Debian servers ready"

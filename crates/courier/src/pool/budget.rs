@@ -11,11 +11,12 @@
 //! A GOAWAY's count is evidence of a limit only in some shapes (see
 //! [`Served`]); a server restarting under load gives the limit shape with
 //! any count. So a budget learnt from one GOAWAY is provisional: it is
-//! confirmed when another connection shows the same count, forgotten when
-//! another shows a different one at about the same time (a restart goes
-//! away on every connection at once), and forgotten after
-//! [`PROVISIONAL_FOR`] otherwise, so that a restart's count does not cap
-//! connections for long. A budget is only ever lowered by what later
+//! confirmed when another connection shows the same count, and forgotten
+//! after [`PROVISIONAL_FOR`] otherwise, so that a restart's count does not
+//! cap connections for long. (Telling a restart apart by its different
+//! counts on connections going away together does not work: several
+//! connections dialed at once reach a request limit together, and
+//! python-h2's counts then differ by a stream or two.) A budget is only ever lowered by what later
 //! GOAWAYs show: a higher count comes from a connection that was given more
 //! streams before the budget was known, and python-h2's count can overshoot
 //! (it names the highest stream it has read, which may be past the one that
@@ -27,9 +28,6 @@ use super::signals::Served;
 
 /// How long a budget learnt from a single GOAWAY stands unconfirmed.
 pub(crate) const PROVISIONAL_FOR: Duration = Duration::from_secs(120);
-/// Connections that go away this close together with different counts were
-/// closed by a restart, not by a request limit.
-pub(crate) const RESTART_WINDOW: Duration = Duration::from_secs(1);
 
 /// The learnt budget of one origin.
 #[derive(Debug, Default)]
@@ -71,11 +69,6 @@ impl StreamBudget {
         if let Some(l) = self.learnt.as_mut() {
             if l.streams == streams {
                 l.confirmed = true;
-                return None;
-            }
-            if served.certain && !l.confirmed && now.duration_since(l.at) < RESTART_WINDOW {
-                // Different counts at once: a restart. Nothing was learnt.
-                self.learnt = None;
                 return None;
             }
             if l.streams < streams {
@@ -139,27 +132,36 @@ mod tests {
     #[test]
     fn a_budget_is_lowered_never_raised() {
         let now = Instant::now();
-        let later = now + RESTART_WINDOW;
         let mut b = StreamBudget::default();
         b.learn(certain(101), now);
-        assert_eq!(b.learn(certain(103), later), None, "an overshooting count");
+        assert_eq!(b.learn(certain(103), now), None, "an overshooting count");
         assert_eq!(b.get(), Some(100));
-        assert_eq!(b.learn(certain(51), later), Some(50));
-        assert_eq!(b.learn(ambiguous(80), later), None);
+        assert_eq!(b.learn(certain(51), now), Some(50));
+        assert_eq!(b.learn(ambiguous(80), now), None);
         assert_eq!(b.get(), Some(50));
     }
 
     #[test]
-    fn different_counts_at_once_are_a_restart() {
+    fn connections_reaching_a_limit_together_settle_on_the_lowest_count() {
         let now = Instant::now();
         let mut b = StreamBudget::default();
-        b.learn(certain(37), now);
-        assert_eq!(b.learn(certain(12), now + RESTART_WINDOW / 2), None);
-        assert_eq!(b.get(), None);
-        // A confirmed budget stands, and is lowered once two agree.
+        b.learn(certain(102), now);
+        b.learn(certain(101), now);
+        b.learn(certain(103), now);
+        assert_eq!(b.get(), Some(100));
+        // The next that agrees confirms it.
+        b.learn(certain(101), now);
+        b.expire(now + PROVISIONAL_FOR);
+        assert_eq!(b.get(), Some(100));
+    }
+
+    #[test]
+    fn a_confirmed_budget_is_lowered_once_two_agree() {
+        let now = Instant::now();
+        let mut b = StreamBudget::default();
         b.learn(certain(101), now);
         b.learn(certain(101), now);
-        assert_eq!(b.learn(certain(12), now), None);
+        assert_eq!(b.learn(certain(12), now), None, "a restart's count, once");
         assert_eq!(b.get(), Some(100));
         assert_eq!(b.learn(certain(12), now), Some(11));
     }
