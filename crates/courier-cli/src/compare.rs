@@ -151,7 +151,7 @@ mod tests {
     fn side_by_side_with_a_delta_column_per_run() {
         let a = sample_report();
         let mut b = sample_report();
-        b.rps = 10.0;
+        b.rps = 7.5;
         b.latency_headers_ms.p99 = 1.5;
         b.errors_by_kind.insert("connect".to_owned(), 2);
         let names = ["hl5".to_owned(), "hl5-pcl5".to_owned()];

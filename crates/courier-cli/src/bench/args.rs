@@ -71,8 +71,10 @@ pub struct BenchArgs {
     #[arg(long, value_name = "R", value_parser = parse_rate)]
     pub rate: Option<f64>,
 
-    /// Measure for this many seconds [default: 10].
-    #[arg(short = 'd', long, value_name = "SECS", conflicts_with = "requests")]
+    /// Measure for this many seconds [default: 10]; must be more than 0.
+    // Hyphen values allowed so `-d -1` reaches our own message instead of "unexpected argument".
+    #[arg(short = 'd', long, value_name = "SECS", conflicts_with = "requests",
+          allow_hyphen_values = true, value_parser = parse_duration)]
     pub duration: Option<Secs>,
 
     /// Measure exactly this many requests, then stop (instead of --duration).
@@ -172,6 +174,12 @@ pub struct BenchArgs {
     /// Accept any server certificate: turns off TLS verification (self-signed targets).
     #[arg(long)]
     pub insecure: bool,
+
+    /// Also trust the CA certificate(s) in this PEM file (a private CA, a self-signed server;
+    /// `courier serve --tls` writes one).
+    #[arg(long, value_name = "FILE")]
+    #[serde(default)]
+    pub cacert: Option<PathBuf>,
 
     /// At the HTTP/2 stream limit, queue instead of opening another connection.
     #[arg(long)]
@@ -415,6 +423,17 @@ fn parse_path(text: &str) -> Result<String, String> {
     Ok(text.to_owned())
 }
 
+/// A run length: a duration of more than zero (an empty run would report nothing, rc 0).
+fn parse_duration(text: &str) -> Result<Secs, String> {
+    let refused =
+        || format!("`{text}`: the run must last more than 0 seconds, e.g. 10, 0.5 or 500ms");
+    let secs: Secs = text.parse().map_err(|_| refused())?;
+    if secs.as_duration().is_zero() {
+        return Err(refused());
+    }
+    Ok(secs)
+}
+
 /// A positive, finite rate.
 fn parse_rate(text: &str) -> Result<f64, String> {
     match text.trim().parse::<f64>() {
@@ -633,6 +652,14 @@ pub(crate) mod tests {
             &["--scenario", "poll"],
         ] {
             assert!(parse(argv).is_err(), "{argv:?} should be refused");
+        }
+    }
+
+    #[test]
+    fn negative_durations_get_our_message() {
+        for bad in ["-1", "0", "0ms", "-0.5"] {
+            let err = parse(&["-d", bad]).unwrap_err().to_string();
+            assert!(err.contains("more than 0 seconds"), "{bad}: {err}");
         }
     }
 

@@ -8,6 +8,7 @@
 //! `html`). Each part lives in its own file.
 
 pub mod args;
+mod cause;
 mod chart;
 mod client;
 mod closed;
@@ -28,6 +29,7 @@ mod sampler;
 pub mod stats;
 mod summary;
 mod target;
+mod verdict;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -128,6 +130,11 @@ pub fn run(args: BenchArgs) -> Result<()> {
     }
     if let Some(path) = &args.html {
         html::write(&report, path)?;
+    }
+    if verdict::all_failed(&report) {
+        return Err(CliError::new(
+            "no request got a response (the causes are listed above the table)",
+        ));
     }
     Ok(())
 }
@@ -251,6 +258,7 @@ async fn execute(
         settled: PoolReading::read(&clients),
         schedule,
         peak,
+        interrupted: false,
     })
 }
 

@@ -152,7 +152,7 @@ impl Plan {
     pub fn record(&self, outcome: Outcome) {
         self.recorder.record(|tally| match outcome {
             Outcome::Response(m) => tally.record_response(&m),
-            Outcome::Failed(kind) => tally.record_error(kind),
+            Outcome::Failed(failure) => tally.record_failure(failure),
         });
     }
 
@@ -166,7 +166,7 @@ impl Plan {
                     send_lag: Some(lag),
                     ..m
                 }),
-                Outcome::Failed(kind) => tally.record_error(kind),
+                Outcome::Failed(failure) => tally.record_failure(failure),
             }
         });
     }

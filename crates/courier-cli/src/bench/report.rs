@@ -99,6 +99,7 @@ pub fn rows(r: &BenchReport) -> Vec<Row> {
     use Better::{Higher, Lower, Neither};
     let mut rows = Rows(Vec::new());
     rows.count("Requests", r.requests, Higher);
+    rows.count("Successful requests", r.responses, Higher);
     rows.number("Mean RPS", r.rps, 0, Higher);
     rows.percentiles("Time to response headers", &r.latency_headers_ms);
     rows.percentiles(
@@ -153,6 +154,7 @@ pub fn rows(r: &BenchReport) -> Vec<Row> {
     );
 
     rows.count("Errors", r.errors, Lower);
+    rows.number("Error rate (%)", r.error_rate * 100.0, 2, Lower);
     for (kind, n) in &r.errors_by_kind {
         rows.count(format!("Errors - {kind}"), *n, Lower);
     }
@@ -290,12 +292,12 @@ pub fn title(r: &BenchReport) -> String {
     format!("{} {} {what} {load_text}", r.protocol, r.method)
 }
 
-/// `128` → `128b`, `1048576` → `1Mb`, as the seed tables name response sizes.
+/// `128` → `128B`, `1048576` → `1MiB`: binary units, named as such (`Kb` would be kilobits).
 fn size_label(bytes: u64) -> String {
     match bytes {
-        n if n >= 1 << 20 && n % (1 << 20) == 0 => format!("{}Mb", n >> 20),
-        n if n >= 1 << 10 && n % (1 << 10) == 0 => format!("{}Kb", n >> 10),
-        n => format!("{n}b"),
+        n if n >= 1 << 20 && n % (1 << 20) == 0 => format!("{}MiB", n >> 20),
+        n if n >= 1 << 10 && n % (1 << 10) == 0 => format!("{}KiB", n >> 10),
+        n => format!("{n}B"),
     }
 }
 
@@ -311,6 +313,13 @@ fn fmt_number(value: f64) -> String {
 pub fn render(r: &BenchReport) -> String {
     let mut out = String::new();
     // Writing to a String cannot fail; the results are ignored for that reason.
+    let verdict = super::verdict::lines(r);
+    for line in &verdict {
+        let _ = writeln!(out, "{line}");
+    }
+    if !verdict.is_empty() {
+        out.push('\n');
+    }
     let _ = writeln!(out, "courier {} bench: {} {}", r.version, r.method, r.url);
     let stop = match r.load.stop.as_str() {
         "requests" => format!("{} requests", group_thousands(&r.requests.to_string())),
@@ -495,7 +504,7 @@ mod tests {
         ] {
             assert!(text.contains(label), "missing {label:?} in\n{text}");
         }
-        assert!(text.contains("HTTP/1.1 GET 128b x 64"), "{text}");
+        assert!(text.contains("HTTP/1.1 GET 128B x 64"), "{text}");
         assert!(text.contains("4 requests"), "{text}");
         assert!(
             !text.contains("TLS"),
@@ -567,9 +576,9 @@ mod tests {
 
     #[test]
     fn size_labels_follow_the_seed() {
-        assert_eq!(size_label(128), "128b");
-        assert_eq!(size_label(1 << 20), "1Mb");
-        assert_eq!(size_label(4096), "4Kb");
-        assert_eq!(size_label(1000), "1000b");
+        assert_eq!(size_label(128), "128B");
+        assert_eq!(size_label(1 << 20), "1MiB");
+        assert_eq!(size_label(4096), "4KiB");
+        assert_eq!(size_label(1000), "1000B");
     }
 }

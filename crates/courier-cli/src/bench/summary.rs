@@ -28,6 +28,8 @@ pub struct RunOutcome {
     pub schedule: Option<Schedule>,
     /// Long polls only.
     pub peak: Option<PeakMemory>,
+    /// Ctrl-C stopped the run early.
+    pub interrupted: bool,
 }
 
 /// Facts about the run that are not measurements.
@@ -116,7 +118,11 @@ pub fn report(setup: RunSetup<'_>, outcome: &RunOutcome) -> BenchReport {
         warmup_s: load.warmup.as_secs_f64(),
         duration_s: elapsed.as_secs_f64(),
         requests,
+        responses: total.responses(),
         errors: total.error_count(),
+        error_rate: ratio(total.error_count(), requests),
+        error_messages: total.messages.clone(),
+        interrupted: outcome.interrupted,
         errors_by_kind: total
             .errors
             .iter()
@@ -129,7 +135,8 @@ pub fn report(setup: RunSetup<'_>, outcome: &RunOutcome) -> BenchReport {
             .filter(|(_, n)| **n > 0)
             .map(|(code, n)| (code.to_string(), *n))
             .collect(),
-        rps: per_second(requests, elapsed),
+        // Failures are not throughput: a refused connection fails faster than any server answers.
+        rps: per_second(total.responses(), elapsed),
         bytes_read: total.body_bytes,
         bytes_per_s: per_second(total.body_bytes, elapsed),
         latency_headers_ms: Percentiles::from_micros(&total.to_headers),
