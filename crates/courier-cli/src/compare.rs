@@ -15,13 +15,19 @@ use crate::bench::json::BenchReport;
 use crate::bench::report::{rows, table, title, Better, Row};
 use crate::bench::stats::percent_change;
 use crate::error::{CliError, Result};
+use crate::threshold::{self, Checked, Threshold};
 
 /// Compare `courier bench --json` reports side by side.
-#[derive(Debug, Clone, PartialEq, Eq, Args)]
+#[derive(Debug, Clone, PartialEq, Args)]
 pub struct CompareArgs {
     /// Two or more JSON reports; deltas are relative to the first.
     #[arg(value_name = "REPORT.json", num_args = 2.., required = true)]
     pub reports: Vec<PathBuf>,
+
+    /// Exit with code 99 if this holds for a run: absolute ('p99 > 5ms') for every run, relative
+    /// to the first run with a signed % ('p99 > +10%', 'rps < -5%') for the others; repeatable.
+    #[arg(long = "fail-if", value_name = "EXPR")]
+    pub fail_if: Vec<Threshold>,
 }
 
 /// Reads the reports and prints the comparison.
@@ -33,7 +39,44 @@ pub fn run(args: CompareArgs) -> Result<()> {
         .collect::<Result<Vec<_>>>()?;
     let names = column_names(&args.reports);
     print!("{}", render(&names, &reports)?);
-    Ok(())
+    let checked = check(&args.fail_if, &names, &reports)?;
+    for (title, results) in &checked {
+        print!("{}", threshold::render(title, results));
+    }
+    let all: Vec<Checked> = checked.into_iter().flat_map(|(_, c)| c).collect();
+    match threshold::failure(&all) {
+        Some(failed) => Err(failed),
+        None => Ok(()),
+    }
+}
+
+/// Checks the thresholds on every run: absolute ones on all, relative ones on each run after
+/// the first against the first. One titled group per run that has something to check.
+fn check(
+    thresholds: &[Threshold],
+    names: &[String],
+    reports: &[BenchReport],
+) -> Result<Vec<(String, Vec<Checked>)>> {
+    let Some(base) = reports.first() else {
+        return Ok(Vec::new());
+    };
+    let mut groups = Vec::new();
+    for (i, (name, report)) in names.iter().zip(reports).enumerate() {
+        let results = thresholds
+            .iter()
+            .filter(|t| i > 0 || !t.is_relative())
+            .map(|t| t.check(report, (i > 0).then_some(base)))
+            .collect::<Result<Vec<_>>>()?;
+        if !results.is_empty() {
+            let title = if i == 0 {
+                format!("thresholds for {name}")
+            } else {
+                format!("thresholds for {name} (relative to {})", names[0])
+            };
+            groups.push((title, results));
+        }
+    }
+    Ok(groups)
 }
 
 /// The comparison table.
@@ -181,6 +224,24 @@ mod tests {
         let names = ["a".to_owned(), "b".to_owned(), "c".to_owned()];
         let text = render(&names, &[sample_report(), sample_report(), sample_report()]).unwrap();
         assert_eq!(text.lines().next().unwrap().matches("delta").count(), 2);
+    }
+
+    #[test]
+    fn relative_thresholds_check_every_run_but_the_first() {
+        let base = sample_report();
+        let mut slower = sample_report();
+        slower.latency_last_byte_ms.p99 *= 1.2;
+        let names = ["base".to_owned(), "slower".to_owned()];
+        let thresholds: Vec<Threshold> = ["p99 > +10%", "errors > 50%"]
+            .iter()
+            .map(|t| t.parse().unwrap())
+            .collect();
+        let groups = check(&thresholds, &names, &[base, slower]).unwrap();
+        assert_eq!(groups.len(), 2);
+        assert_eq!(groups[0].1.len(), 1, "the base gets the absolute one only");
+        assert!(!groups[0].1[0].failed);
+        assert!(groups[1].0.contains("relative to base"), "{}", groups[1].0);
+        assert!(groups[1].1[0].failed, "{:?}", groups[1].1);
     }
 
     #[test]

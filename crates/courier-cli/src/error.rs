@@ -25,7 +25,6 @@ impl CliError {
     }
 
     /// An error with its own exit code.
-    #[allow(dead_code)] // used by the thresholds and Ctrl-C, which land next
     pub fn with_code(code: u8, message: impl Into<String>) -> Self {
         Self {
             message: message.into(),

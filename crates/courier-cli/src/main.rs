@@ -11,6 +11,7 @@ mod compare;
 mod error;
 mod secs;
 mod serve;
+mod threshold;
 
 use std::process::ExitCode;
 

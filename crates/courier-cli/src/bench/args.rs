@@ -219,6 +219,14 @@ pub struct BenchArgs {
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
 
+    /// Exit with code 99 if this holds after the run, e.g. 'p99 > 5ms', 'errors > 0.1%',
+    /// 'rps < 50000'; repeatable. METRIC: p50 p75 p90 p99 p99.9 max mean (time to the last
+    /// byte: 250us, 5ms, 0.5s), errors (N% a rate, N a count), rps (successful), requests.
+    /// OP: > >= < <=.
+    #[arg(long = "fail-if", value_name = "EXPR")]
+    #[serde(default)]
+    pub fail_if: Vec<crate::threshold::Threshold>,
+
     /// Also write a self-contained HTML report with charts to this file.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,

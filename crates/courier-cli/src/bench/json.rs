@@ -127,6 +127,9 @@ pub struct BenchReport {
     pub timeline: Vec<TimelineSample>,
     /// The flags of the run.
     pub config: BenchArgs,
+    /// What each `--fail-if` found.
+    #[serde(default)]
+    pub thresholds: Vec<crate::threshold::Checked>,
 }
 
 /// The load model as run.
@@ -438,6 +441,7 @@ pub(crate) mod tests {
                 ..TimelineSample::default()
             }],
             config,
+            thresholds: Vec::new(),
         }
     }
 

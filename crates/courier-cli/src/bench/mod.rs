@@ -49,6 +49,7 @@ use self::summary::{RunOutcome, RunSetup};
 use self::target::Target;
 use crate::alloc;
 use crate::error::{CliError, Result};
+use crate::threshold;
 
 /// After the load stops, how long to wait at most for background drains to finish, so that
 /// the drain counters in the report include the last requests' bodies.
@@ -57,6 +58,7 @@ const SETTLE_LIMIT: Duration = Duration::from_secs(2);
 /// Runs the benchmark described by `args`, prints the table, and writes the files asked for.
 pub fn run(args: BenchArgs) -> Result<()> {
     let load = args.load()?;
+    threshold::absolute_only(&args.fail_if)?;
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     let threads = match args.threads {
         Some(n) => client::to_usize(n, "--threads")?,
@@ -106,7 +108,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
     target.stop();
     let outcome = outcome?;
 
-    let report = summary::report(
+    let mut report = summary::report(
         RunSetup {
             args: &args,
             load,
@@ -121,10 +123,16 @@ pub fn run(args: BenchArgs) -> Result<()> {
         },
         &outcome,
     );
+    report.thresholds = args
+        .fail_if
+        .iter()
+        .map(|t| t.check(&report, None))
+        .collect::<Result<_>>()?;
     print!("{}", report::render(&report));
     if args.chart {
         print!("\n{}", chart::render(&report));
     }
+    print!("{}", threshold::render("thresholds", &report.thresholds));
     if let Some(path) = &args.json {
         report.write(path)?;
     }
@@ -136,7 +144,10 @@ pub fn run(args: BenchArgs) -> Result<()> {
             "no request got a response (the causes are listed above the table)",
         ));
     }
-    Ok(())
+    match threshold::failure(&report.thresholds) {
+        Some(failed) => Err(failed),
+        None => Ok(()),
+    }
 }
 
 /// Connections the run may open at once: over HTTP/1.1 one per request in flight, over HTTP/2

@@ -213,6 +213,7 @@ pub fn report(setup: RunSetup<'_>, outcome: &RunOutcome) -> BenchReport {
         limits,
         timeline: s.timeline.clone(),
         config: args.clone(),
+        thresholds: Vec::new(),
     }
 }
 
