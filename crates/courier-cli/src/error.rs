@@ -11,6 +11,9 @@ use std::fmt;
 /// Exit code of a run that failed (every request failed, a file could not be written, …).
 pub const EXIT_FAILURE: u8 = 1;
 
+/// Exit code after Ctrl-C (128 + SIGINT, what shells report for an interrupted command).
+pub const EXIT_INTERRUPTED: u8 = 130;
+
 /// A failure with a message that already says what went wrong and, where it helps, what to do.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CliError {

@@ -14,10 +14,12 @@ mod client;
 mod closed;
 mod headers;
 mod html;
+mod interrupt;
 pub mod json;
 mod limits;
 mod longpoll;
 mod open;
+mod output;
 mod plan;
 mod pool;
 mod procfs;
@@ -48,7 +50,7 @@ use self::sampler::{Sampler, SamplerConfig};
 use self::summary::{RunOutcome, RunSetup};
 use self::target::Target;
 use crate::alloc;
-use crate::error::{CliError, Result};
+use crate::error::{CliError, Result, EXIT_INTERRUPTED};
 use crate::threshold;
 
 /// After the load stops, how long to wait at most for background drains to finish, so that
@@ -59,6 +61,12 @@ const SETTLE_LIMIT: Duration = Duration::from_secs(2);
 pub fn run(args: BenchArgs) -> Result<()> {
     let load = args.load()?;
     threshold::absolute_only(&args.fail_if)?;
+    if let Some(path) = &args.json {
+        output::check_writable("--json", path)?;
+    }
+    if let Some(path) = &args.html {
+        output::check_writable("--html", path)?;
+    }
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     let threads = match args.threads {
         Some(n) => client::to_usize(n, "--threads")?,
@@ -138,6 +146,15 @@ pub fn run(args: BenchArgs) -> Result<()> {
     }
     if let Some(path) = &args.html {
         html::write(&report, path)?;
+    }
+    if report.interrupted {
+        return Err(CliError::with_code(
+            EXIT_INTERRUPTED,
+            format!(
+                "interrupted by Ctrl-C: the report covers the first {:.1} s",
+                report.duration_s
+            ),
+        ));
     }
     if verdict::all_failed(&report) {
         return Err(CliError::new(
@@ -230,6 +247,7 @@ async fn execute(
     };
     let recorder = Recorder::new();
     let plan = Arc::new(Plan::new(template, Arc::clone(&recorder), &load));
+    interrupt::watch(plan.stop.clone());
     let clock = plan.clock;
     let goal = match load.stop {
         Stop::Requests(n) => format!("{n} req"),
@@ -257,7 +275,13 @@ async fn execute(
             Some(open::run(&plan, &clients, rate, load.in_flight(), load.stop).await?)
         }
     };
-    let end = clock.deadline.unwrap_or_else(Instant::now);
+    let interrupted = plan.stop.is_cancelled();
+    // Interrupted: the measurement ends when the last request counted ended (within the grace).
+    let end = match clock.deadline {
+        Some(deadline) if interrupted => deadline.min(Instant::now()),
+        Some(deadline) => deadline,
+        None => Instant::now(),
+    };
     let sampled = sampler.finish(end).await?;
     let peak = match monitor {
         Some(monitor) => Some(monitor.finish().await),
@@ -269,7 +293,7 @@ async fn execute(
         settled: PoolReading::read(&clients),
         schedule,
         peak,
-        interrupted: false,
+        interrupted,
     })
 }
 

@@ -83,6 +83,20 @@ pub fn read_json(path: &Path) -> Value {
     serde_json::from_str(&text).expect("JSON report parses")
 }
 
+/// The lines a child writes to `stream`, read on a thread so waits on them can have deadlines
+/// (and so a full pipe never blocks the child).
+pub fn lines(stream: impl std::io::Read + Send + 'static) -> mpsc::Receiver<String> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stream).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
 /// A `courier serve` child process, killed on drop.
 pub struct Server {
     child: Child,
@@ -106,16 +120,7 @@ impl Server {
             child,
             url: String::new(),
         };
-        let stdout = stdout.expect("piped stdout");
-        let (tx, rx) = mpsc::channel();
-        // A thread reads the output so the wait below can have a deadline.
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
+        let rx = lines(stdout.expect("piped stdout"));
         loop {
             let line = rx
                 .recv_timeout(SERVER_START_LIMIT)
