@@ -82,7 +82,7 @@ pub struct Checked {
     pub expression: String,
     /// Whether the failing condition was true.
     pub failed: bool,
-    /// The figure it was checked against, e.g. `p99 = 7.20 ms` or `p99 +12.5% (1.10 → 1.24 ms)`.
+    /// The figure it was checked against, e.g. `p99 = 7.20 ms` or `p99 +12.50%: 1.10 ms → 1.24 ms`.
     pub actual: String,
 }
 
@@ -112,7 +112,7 @@ impl Threshold {
                     Some(change) => (
                         self.op.holds(change, limit),
                         format!(
-                            "{} {change:+.2}% ({} → {})",
+                            "{} {change:+.2}%: {} → {}",
                             self.metric.name(),
                             self.metric.show(from),
                             self.metric.show(value)

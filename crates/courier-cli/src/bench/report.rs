@@ -98,23 +98,30 @@ impl Rows {
 pub fn rows(r: &BenchReport) -> Vec<Row> {
     use Better::{Higher, Lower, Neither};
     let mut rows = Rows(Vec::new());
-    rows.count("Requests", r.requests, Higher);
-    rows.count("Successful requests", r.responses, Higher);
+    // Totals follow from the run's length or `-n`: RPS carries the direction.
+    rows.count("Requests", r.requests, Neither);
+    rows.count("Successful requests", r.responses, Neither);
     rows.number("Mean RPS", r.rps, 0, Higher);
     rows.percentiles("Time to response headers", &r.latency_headers_ms);
     rows.percentiles(
         "Time to last response content byte",
         &r.latency_last_byte_ms,
     );
-    rows.mean_max("Current connections", r.connections_current, 0, Lower);
+    // Connections, connect attempts, sessions, total CPU and memory follow from the load and
+    // the settings (32 slots need more connections than 1): no direction is better in itself.
+    rows.mean_max("Current connections", r.connections_current, 0, Neither);
     rows.mean_max("Requests queue duration (ms)", r.queue_time_ms, 2, Lower);
     rows.mean_max(
         "Current connect attempts",
         r.connect_attempts_current,
         0,
-        Lower,
+        Neither,
     );
-    rows.count("Connections established", r.connections_established, Lower);
+    rows.count(
+        "Connections established",
+        r.connections_established,
+        Neither,
+    );
     let by_version = r.connections_established_by_version;
     if by_version.http1 > 0 && by_version.http2 > 0 {
         rows.count(
@@ -132,10 +139,10 @@ pub fn rows(r: &BenchReport) -> Vec<Row> {
         rows.count(
             "Total TLS handshakes completed",
             tls.handshakes_total,
-            Lower,
+            Neither,
         );
-        rows.count("TLS handshakes resumed", tls.resumed, Higher);
-        rows.mean_max("Current TLS handshakes", tls.handshakes_current, 0, Lower);
+        rows.count("TLS handshakes resumed", tls.resumed, Neither);
+        rows.mean_max("Current TLS handshakes", tls.handshakes_current, 0, Neither);
         rows.mean_max("TLS sessions active", tls.sessions_active, 0, Neither);
         rows.mean_max(
             "TLS handshake duration (ms)",
@@ -144,12 +151,19 @@ pub fn rows(r: &BenchReport) -> Vec<Row> {
             Lower,
         );
     }
-    rows.number("Max CPU usage (%)", r.process.cpu_max_pct, 0, Lower);
-    rows.number("Max working set (MB)", r.process.rss_max_mb, 0, Lower);
+    rows.number("Max CPU usage (%)", r.process.cpu_max_pct, 0, Neither);
+    rows.number("Max working set (MB)", r.process.rss_max_mb, 0, Neither);
     rows.number(
         "Max private memory (MB)",
         r.process.private_max_mb,
         0,
+        Neither,
+    );
+    // CPU normalised per request is comparable across loads, and lower is better.
+    rows.number(
+        "CPU time per successful request (us)",
+        cpu_per_request_us(r),
+        1,
         Lower,
     );
 
@@ -174,14 +188,14 @@ pub fn rows(r: &BenchReport) -> Vec<Row> {
         "Requests per connection",
         r.requests_per_connection,
         2,
-        Higher,
+        Neither,
     );
-    rows.mean_max("Requests queued", r.requests_queued, 0, Lower);
+    rows.mean_max("Requests queued", r.requests_queued, 0, Neither);
     rows.count("Connect failures", r.connect_failures, Lower);
     rows.count("Drains completed", r.drains_completed, Neither);
     rows.count("Drains aborted", r.drains_aborted, Lower);
     rows.count("Stale retries", r.stale_retries, Lower);
-    rows.number("Mean CPU usage (%)", r.process.cpu_mean_pct, 0, Lower);
+    rows.number("Mean CPU usage (%)", r.process.cpu_mean_pct, 0, Neither);
     rows.number("Duration (s)", r.duration_s, 2, Neither);
 
     if let Some(o) = &r.open_loop {
@@ -215,8 +229,8 @@ pub fn rows(r: &BenchReport) -> Vec<Row> {
         ] {
             rows.ms(format!("Wake-up latency (ms) - {which}"), value);
         }
-        rows.number("Working set before (MB)", l.rss_before_mb, 1, Lower);
-        rows.number("Working set at peak (MB)", l.rss_peak_mb, 1, Lower);
+        rows.number("Working set before (MB)", l.rss_before_mb, 1, Neither);
+        rows.number("Working set at peak (MB)", l.rss_peak_mb, 1, Neither);
         rows.number(
             "Memory per in-flight request (bytes)",
             l.memory_per_request_bytes,
@@ -244,8 +258,8 @@ pub fn rows(r: &BenchReport) -> Vec<Row> {
             Lower,
         );
         rows.number("Bytes allocated per request", a.bytes_per_request, 0, Lower);
-        rows.count("Allocations", a.allocations, Lower);
-        rows.count("Bytes allocated", a.bytes, Lower);
+        rows.count("Allocations", a.allocations, Neither);
+        rows.count("Bytes allocated", a.bytes, Neither);
         rows.number(
             "Building a request: allocations (caller's, not above)",
             a.request_construction_allocations,
@@ -260,6 +274,16 @@ pub fn rows(r: &BenchReport) -> Vec<Row> {
         );
     }
     rows.0
+}
+
+/// CPU time of this process per successful request, in microseconds: mean CPU (% of all
+/// cores) × cores × measured seconds ÷ responses; 0 when nothing succeeded.
+pub fn cpu_per_request_us(r: &BenchReport) -> f64 {
+    if r.responses == 0 {
+        return 0.0;
+    }
+    let cpu_seconds = r.process.cpu_mean_pct / 100.0 * r.cores as f64 * r.duration_s;
+    cpu_seconds / r.responses as f64 * 1e6
 }
 
 /// The seed tables' title cell: protocol, method, response size and load, e.g.
@@ -570,8 +594,22 @@ mod tests {
         };
         assert_eq!(find("Mean RPS"), Better::Higher);
         assert_eq!(find("Time to response headers (ms) - p99"), Better::Lower);
-        assert_eq!(find("Max working set (MB)"), Better::Lower);
+        assert_eq!(find("Max working set (MB)"), Better::Neither);
+        assert_eq!(find("Current connections - Max"), Better::Neither);
+        assert_eq!(find("Max CPU usage (%)"), Better::Neither);
+        assert_eq!(find("CPU time per successful request (us)"), Better::Lower);
+        assert_eq!(find("Error rate (%)"), Better::Lower);
         assert_eq!(find("Duration (s)"), Better::Neither);
+    }
+
+    #[test]
+    fn cpu_per_request_is_normalised_by_cores_time_and_responses() {
+        let mut r = sample_report();
+        // 50% of 2 cores for 0.5 s = 0.5 CPU seconds, over 3 responses.
+        r.process.cpu_mean_pct = 50.0;
+        assert!((cpu_per_request_us(&r) - 0.5 / 3.0 * 1e6).abs() < 1e-6);
+        r.responses = 0;
+        assert_eq!(cpu_per_request_us(&r), 0.0);
     }
 
     #[test]

@@ -2,9 +2,14 @@
 //! every figure from the first report.
 //!
 //! The layout is the one HTTP client tuning discussions use: one row per figure, one column per
-//! run, and a % delta column after each run but the first. Because every figure knows whether
-//! higher or lower is better, the delta says so ("+5.20% better"); figures without a direction
-//! (duration, status codes) get the number alone, and a delta from zero is left blank.
+//! run, and a % delta column after each run but the first. Above the table, each run is named
+//! with its own configuration and the settings that differ are listed (`config.rs`): a delta
+//! means little without knowing what changed. Where a figure has an unambiguous direction
+//! (latency, errors, throughput, CPU per request) the delta says so ("+5.20% better"); figures
+//! that follow from the configuration (connections open, total CPU, memory) get the number
+//! alone, and a delta from zero is left blank.
+
+mod config;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -38,6 +43,7 @@ pub fn run(args: CompareArgs) -> Result<()> {
         .map(|path| BenchReport::read(path))
         .collect::<Result<Vec<_>>>()?;
     let names = column_names(&args.reports);
+    print!("{}", preamble(&names, &reports));
     print!("{}", render(&names, &reports)?);
     let checked = check(&args.fail_if, &names, &reports)?;
     for (title, results) in &checked {
@@ -79,13 +85,38 @@ fn check(
     Ok(groups)
 }
 
+/// Each run with its own title, then the settings that differ (or that none do).
+pub fn preamble(names: &[String], reports: &[BenchReport]) -> String {
+    let width = names.iter().map(|n| n.chars().count()).max().unwrap_or(0);
+    let mut out = String::from("runs:\n");
+    for (name, report) in names.iter().zip(reports) {
+        out.push_str(&format!("  {name:<width$}  {}\n", title(report)));
+    }
+    let differences = config::differences(reports);
+    if differences.is_empty() {
+        out.push_str("configuration: the same in every run\n\n");
+        return out;
+    }
+    out.push_str("configuration differs:\n");
+    let width = differences
+        .iter()
+        .map(|(k, _)| k.chars().count())
+        .max()
+        .unwrap_or(0);
+    for (key, values) in differences {
+        out.push_str(&format!("  {key:<width$}  {}\n", values.join(" → ")));
+    }
+    out.push('\n');
+    out
+}
+
 /// The comparison table.
 pub fn render(names: &[String], reports: &[BenchReport]) -> Result<String> {
-    let Some(first) = reports.first() else {
+    if reports.is_empty() {
         return Err(CliError::new(
             "nothing to compare: give two or more reports",
         ));
-    };
+    }
     let per_report: Vec<Vec<Row>> = reports.iter().map(rows).collect();
     // Rows in the first report's order; rows only some reports have are appended in order.
     let mut labels: Vec<&str> = Vec::new();
@@ -101,7 +132,7 @@ pub fn render(names: &[String], reports: &[BenchReport]) -> Result<String> {
         .map(|rs| rs.iter().map(|r| (r.label.as_str(), r)).collect())
         .collect();
 
-    let mut header = vec![title(first)];
+    let mut header = vec!["figure".to_owned()];
     for (i, name) in names.iter().enumerate() {
         header.push(name.clone());
         if i > 0 {
@@ -217,6 +248,22 @@ mod tests {
             .find(|l| l.starts_with("Errors - connect"))
             .unwrap();
         assert!(connect.trim_end().ends_with('2'), "{connect}");
+    }
+
+    #[test]
+    fn the_preamble_titles_each_run_and_names_what_differs() {
+        let a = sample_report();
+        let mut b = sample_report();
+        b.protocol = "HTTP/2".to_owned();
+        b.config.http = crate::bench::args::HttpVersion::Http2;
+        let names = ["h1".to_owned(), "h2".to_owned()];
+        let text = preamble(&names, &[a.clone(), b]);
+        assert!(text.contains("h1  HTTP/1.1 GET 128B x 64"), "{text}");
+        assert!(text.contains("h2  HTTP/2 GET 128B x 64"), "{text}");
+        assert!(text.contains("configuration differs:"), "{text}");
+        assert!(text.contains("http                   auto → 2"), "{text}");
+        let same = preamble(&names, &[a.clone(), a]);
+        assert!(same.contains("the same in every run"), "{same}");
     }
 
     #[test]
