@@ -227,6 +227,12 @@ pub struct BenchArgs {
     #[serde(default)]
     pub fail_if: Vec<crate::threshold::Threshold>,
 
+    /// Start measuring at this RFC 3339 time (e.g. 2026-11-26T18:00:00Z), after the clients are
+    /// ready: agents on several machines then run together (see `courier merge`).
+    #[arg(long, value_name = "TIME", value_parser = parse_start_at)]
+    #[serde(default)]
+    pub start_at: Option<String>,
+
     /// Also write a self-contained HTML report with charts to this file.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
@@ -440,6 +446,12 @@ fn parse_duration(text: &str) -> Result<Secs, String> {
         return Err(refused());
     }
     Ok(secs)
+}
+
+/// An RFC 3339 time, kept as written (the report records what was asked for).
+fn parse_start_at(text: &str) -> Result<String, String> {
+    super::start_at::parse(text)?;
+    Ok(text.trim().to_owned())
 }
 
 /// A positive, finite rate.

@@ -130,6 +130,12 @@ pub struct BenchReport {
     /// What each `--fail-if` found.
     #[serde(default)]
     pub thresholds: Vec<crate::threshold::Checked>,
+    /// The full latency histograms, for `courier merge` (absent in reports before it).
+    #[serde(default)]
+    pub histograms: Option<super::histograms::Histograms>,
+    /// Reports merged into this one by `courier merge` (1 for a single run).
+    #[serde(default = "one")]
+    pub agents: u64,
 }
 
 /// The load model as run.
@@ -303,6 +309,10 @@ pub struct TimelineSample {
 /// Reads one figure out of a timeline sample (for charts).
 pub type SampleFigure = fn(&TimelineSample) -> f64;
 
+fn one() -> u64 {
+    1
+}
+
 impl BenchReport {
     /// Writes the report as pretty-printed JSON; the message names the file on failure.
     pub fn write(&self, path: &Path) -> Result<()> {
@@ -442,6 +452,8 @@ pub(crate) mod tests {
             }],
             config,
             thresholds: Vec::new(),
+            histograms: None,
+            agents: 1,
         }
     }
 

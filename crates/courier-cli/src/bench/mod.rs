@@ -13,13 +13,14 @@ mod chart;
 mod client;
 mod closed;
 mod headers;
-mod html;
+pub mod histograms;
+pub mod html;
 mod interrupt;
 pub mod json;
 mod limits;
 mod longpoll;
 mod open;
-mod output;
+pub mod output;
 mod plan;
 mod pool;
 mod procfs;
@@ -28,10 +29,11 @@ mod recorder;
 pub mod report;
 mod request;
 mod sampler;
+mod start_at;
 pub mod stats;
 mod summary;
 mod target;
-mod verdict;
+pub mod verdict;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -61,6 +63,18 @@ const SETTLE_LIMIT: Duration = Duration::from_secs(2);
 pub fn run(args: BenchArgs) -> Result<()> {
     let load = args.load()?;
     threshold::absolute_only(&args.fail_if)?;
+    let start_at = match &args.start_at {
+        Some(text) => {
+            let at = start_at::parse(text).map_err(CliError::new)?;
+            if start_at::until(at).is_none() {
+                return Err(CliError::new(format!(
+                    "--start-at {text} has already passed: give a time in the future"
+                )));
+            }
+            Some(at)
+        }
+        None => None,
+    };
     if let Some(path) = &args.json {
         output::check_writable("--json", path)?;
     }
@@ -108,6 +122,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
         template.clone(),
         cores as u64,
         trust.as_deref(),
+        start_at,
     ));
     // Abandoned requests may still hold tasks; do not wait for them.
     runtime.shutdown_timeout(Duration::from_millis(500));
@@ -236,8 +251,16 @@ async fn execute(
     template: Template,
     cores: u64,
     trust: Option<&str>,
+    start_at: Option<std::time::SystemTime>,
 ) -> Result<RunOutcome> {
     let clients = client::build_all(args, &load, trust)?;
+    if let Some(wait) = start_at.and_then(start_at::until) {
+        eprintln!(
+            "courier bench: ready; waiting {:.1} s for --start-at",
+            wait.as_secs_f64()
+        );
+        tokio::time::sleep(wait).await;
+    }
     let longpoll = matches!(load.model, Model::LongPoll { .. });
     let server_addresses = template.uris().len() as u64;
     let memory_base = if longpoll {

@@ -7,6 +7,7 @@
 use std::time::Duration;
 
 use super::args::{BenchArgs, Load, Model, Stop};
+use super::histograms::Histograms;
 use super::json::{
     AllocationReport, BenchReport, ByVersion, LoadReport, LongPollReport, OpenLoopReport,
     ProcessReport, TlsReport, SCHEMA_VERSION,
@@ -214,6 +215,10 @@ pub fn report(setup: RunSetup<'_>, outcome: &RunOutcome) -> BenchReport {
         timeline: s.timeline.clone(),
         config: args.clone(),
         thresholds: Vec::new(),
+        // Serializing into memory fails only on a histogram too large to encode; the report is
+        // still worth writing then, just not mergeable.
+        histograms: Histograms::of(total).ok(),
+        agents: 1,
     }
 }
 
