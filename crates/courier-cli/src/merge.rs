@@ -111,6 +111,7 @@ pub fn merge(reports: &[BenchReport], paths: &[PathBuf]) -> Result<BenchReport> 
     m.error_messages.clear();
     m.status_codes.clear();
     m.interrupted = false;
+    m.process.cpu_seconds = 0.0;
     for (i, r) in reports.iter().enumerate() {
         let name = paths
             .get(i)
@@ -156,6 +157,7 @@ pub fn merge(reports: &[BenchReport], paths: &[PathBuf]) -> Result<BenchReport> 
         add_counts(&mut m.errors_by_kind, &r.errors_by_kind);
         add_counts(&mut m.error_messages, &r.error_messages);
         add_counts(&mut m.status_codes, &r.status_codes);
+        m.process.cpu_seconds += r.process.cpu_seconds;
         m.process.cpu_max_pct = m.process.cpu_max_pct.max(r.process.cpu_max_pct);
         m.process.cpu_mean_pct = m.process.cpu_mean_pct.max(r.process.cpu_mean_pct);
         m.process.rss_max_mb = m.process.rss_max_mb.max(r.process.rss_max_mb);
@@ -177,7 +179,7 @@ pub fn merge(reports: &[BenchReport], paths: &[PathBuf]) -> Result<BenchReport> 
     m.tls = None;
     m.thresholds.clear();
     m.limits.notes = vec![format!(
-        "merged from {} agents: counts and rates are sums, percentiles come from the merged histograms; CPU and memory are the largest agent's; per-second timelines are in the agents' reports",
+        "merged from {} agents: counts and rates are sums, percentiles come from the merged histograms; CPU time per request is over every agent's CPU, the other CPU and memory rows are the largest agent's; per-second timelines are in the agents' reports",
         m.agents
     )];
     Ok(m)
@@ -232,6 +234,7 @@ mod tests {
         assert_eq!(merged.agents, 3);
         assert_eq!(merged.status_codes["200"], 1510);
         assert_eq!(merged.rps, 300.0);
+        assert!((merged.process.cpu_seconds - 1.2).abs() < 1e-9);
         assert_eq!(
             merged.latency_last_byte_ms,
             Percentiles::from_micros(&all.to_last_byte)

@@ -195,6 +195,9 @@ pub struct ProcessReport {
     pub private_max_mb: f64,
     /// Whether the built-in server ran in this process (its CPU and memory are included).
     pub includes_server: bool,
+    /// CPU time used over the measured time, in seconds (summed over agents by `merge`).
+    #[serde(default)]
+    pub cpu_seconds: f64,
 }
 
 /// Open-loop figures.
@@ -428,6 +431,7 @@ pub(crate) mod tests {
                 rss_max_mb: 12.5,
                 private_max_mb: 8.0,
                 includes_server: true,
+                cpu_seconds: 0.4,
             },
             open_loop: None,
             longpoll: None,

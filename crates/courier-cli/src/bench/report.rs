@@ -276,13 +276,18 @@ pub fn rows(r: &BenchReport) -> Vec<Row> {
     rows.0
 }
 
-/// CPU time of this process per successful request, in microseconds: mean CPU (% of all
-/// cores) × cores × measured seconds ÷ responses; 0 when nothing succeeded.
+/// CPU time of this process (of every agent, once merged) per successful request, in
+/// microseconds; 0 when nothing succeeded. Reports from before `cpu_seconds` existed get it
+/// from mean CPU (% of all cores) × cores × measured seconds.
 pub fn cpu_per_request_us(r: &BenchReport) -> f64 {
     if r.responses == 0 {
         return 0.0;
     }
-    let cpu_seconds = r.process.cpu_mean_pct / 100.0 * r.cores as f64 * r.duration_s;
+    let cpu_seconds = if r.process.cpu_seconds > 0.0 {
+        r.process.cpu_seconds
+    } else {
+        r.process.cpu_mean_pct / 100.0 * r.cores as f64 * r.duration_s
+    };
     cpu_seconds / r.responses as f64 * 1e6
 }
 
@@ -345,6 +350,13 @@ pub fn render(r: &BenchReport) -> String {
         out.push('\n');
     }
     let _ = writeln!(out, "courier {} bench: {} {}", r.version, r.method, r.url);
+    if r.agents > 1 {
+        let _ = writeln!(
+            out,
+            "merged from {} agents that ran together (each as below)",
+            r.agents
+        );
+    }
     let stop = match r.load.stop.as_str() {
         "requests" => format!("{} requests", group_thousands(&r.requests.to_string())),
         "one-round" => "one request per slot".to_owned(),
@@ -607,7 +619,11 @@ mod tests {
         let mut r = sample_report();
         // 50% of 2 cores for 0.5 s = 0.5 CPU seconds, over 3 responses.
         r.process.cpu_mean_pct = 50.0;
+        r.process.cpu_seconds = 0.0;
         assert!((cpu_per_request_us(&r) - 0.5 / 3.0 * 1e6).abs() < 1e-6);
+        // Measured (or summed over agents) CPU seconds take precedence.
+        r.process.cpu_seconds = 0.3;
+        assert!((cpu_per_request_us(&r) - 0.1 * 1e6).abs() < 1e-6);
         r.responses = 0;
         assert_eq!(cpu_per_request_us(&r), 0.0);
     }

@@ -186,6 +186,7 @@ pub fn report(setup: RunSetup<'_>, outcome: &RunOutcome) -> BenchReport {
             rss_max_mb: mib(s.rss_max_bytes),
             private_max_mb: mib(s.private_max_bytes),
             includes_server: server == "in-process",
+            cpu_seconds: s.cpu_mean_pct / 100.0 * cores as f64 * elapsed.as_secs_f64(),
         },
         open_loop: outcome
             .schedule
