@@ -3,14 +3,17 @@
 //! - `courier bench [URL]` drives load with real connection pools and reports latency, pool
 //!   behaviour and the process's own cost (see `bench/`).
 //! - `courier compare A.json B.json …` puts bench reports side by side.
+//! - `courier merge A.json B.json …` combines the reports of agents that ran together.
 //! - `courier serve` runs the built-in test server.
 
 mod alloc;
 mod bench;
 mod compare;
 mod error;
+mod merge;
 mod secs;
 mod serve;
+mod threshold;
 
 use std::process::ExitCode;
 
@@ -37,6 +40,9 @@ enum Command {
     Bench(Box<bench::args::BenchArgs>),
     /// Compare `courier bench --json` reports side by side, with % deltas from the first.
     Compare(compare::CompareArgs),
+    /// Merge `courier bench --json` reports of agents that ran together into one report
+    /// (counts summed, percentiles from the merged histograms).
+    Merge(merge::MergeArgs),
     /// Run the built-in test server until Ctrl-C.
     Serve(serve::ServeArgs),
 }
@@ -47,13 +53,14 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Bench(args) => bench::run(*args),
         Command::Compare(args) => compare::run(args),
+        Command::Merge(args) => merge::run(args),
         Command::Serve(args) => serve::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e}");
-            ExitCode::FAILURE
+            ExitCode::from(e.code())
         }
     }
 }

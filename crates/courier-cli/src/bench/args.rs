@@ -71,8 +71,10 @@ pub struct BenchArgs {
     #[arg(long, value_name = "R", value_parser = parse_rate)]
     pub rate: Option<f64>,
 
-    /// Measure for this many seconds [default: 10].
-    #[arg(short = 'd', long, value_name = "SECS", conflicts_with = "requests")]
+    /// Measure for this many seconds [default: 10]; must be more than 0.
+    // Hyphen values allowed so `-d -1` reaches our own message instead of "unexpected argument".
+    #[arg(short = 'd', long, value_name = "SECS", conflicts_with = "requests",
+          allow_hyphen_values = true, value_parser = parse_duration)]
     pub duration: Option<Secs>,
 
     /// Measure exactly this many requests, then stop (instead of --duration).
@@ -173,6 +175,12 @@ pub struct BenchArgs {
     #[arg(long)]
     pub insecure: bool,
 
+    /// Also trust the CA certificate(s) in this PEM file (a private CA, a self-signed server;
+    /// `courier serve --tls` writes one).
+    #[arg(long, value_name = "FILE")]
+    #[serde(default)]
+    pub cacert: Option<PathBuf>,
+
     /// At the HTTP/2 stream limit, queue instead of opening another connection.
     #[arg(long)]
     pub no_multiple_http2_connections: bool,
@@ -210,6 +218,20 @@ pub struct BenchArgs {
     /// Also write the report as JSON to this file (read it back with `courier compare`).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+
+    /// Exit with code 99 if this holds after the run, e.g. 'p99 > 5ms', 'errors > 0.1%',
+    /// 'rps < 50000'; repeatable. METRIC: p50 p75 p90 p99 p99.9 max mean (time to the last
+    /// byte: 250us, 5ms, 0.5s), errors (N% a rate, N a count), rps (successful), requests.
+    /// OP: > >= < <=.
+    #[arg(long = "fail-if", value_name = "EXPR")]
+    #[serde(default)]
+    pub fail_if: Vec<crate::threshold::Threshold>,
+
+    /// Start measuring at this RFC 3339 time (e.g. 2026-11-26T18:00:00Z), after the clients are
+    /// ready: agents on several machines then run together (see `courier merge`).
+    #[arg(long, value_name = "TIME", value_parser = parse_start_at)]
+    #[serde(default)]
+    pub start_at: Option<String>,
 
     /// Also write a self-contained HTML report with charts to this file.
     #[arg(long, value_name = "FILE")]
@@ -413,6 +435,23 @@ fn parse_path(text: &str) -> Result<String, String> {
     }
     http::uri::PathAndQuery::try_from(text).map_err(|e| format!("`{text}` is not a path: {e}"))?;
     Ok(text.to_owned())
+}
+
+/// A run length: a duration of more than zero (an empty run would report nothing, rc 0).
+fn parse_duration(text: &str) -> Result<Secs, String> {
+    let refused =
+        || format!("`{text}`: the run must last more than 0 seconds, e.g. 10, 0.5 or 500ms");
+    let secs: Secs = text.parse().map_err(|_| refused())?;
+    if secs.as_duration().is_zero() {
+        return Err(refused());
+    }
+    Ok(secs)
+}
+
+/// An RFC 3339 time, kept as written (the report records what was asked for).
+fn parse_start_at(text: &str) -> Result<String, String> {
+    super::start_at::parse(text)?;
+    Ok(text.trim().to_owned())
 }
 
 /// A positive, finite rate.
@@ -633,6 +672,14 @@ pub(crate) mod tests {
             &["--scenario", "poll"],
         ] {
             assert!(parse(argv).is_err(), "{argv:?} should be refused");
+        }
+    }
+
+    #[test]
+    fn negative_durations_get_our_message() {
+        for bad in ["-1", "0", "0ms", "-0.5"] {
+            let err = parse(&["-d", bad]).unwrap_err().to_string();
+            assert!(err.contains("more than 0 seconds"), "{bad}: {err}");
         }
     }
 

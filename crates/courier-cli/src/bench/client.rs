@@ -79,6 +79,9 @@ fn apply(
     if let Some(pem) = trust {
         builder = builder.add_root_certificate(pem);
     }
+    if let Some(path) = &args.cacert {
+        builder = builder.add_root_certificate(read_cacert(path)?);
+    }
     if args.insecure {
         builder = builder.danger_accept_invalid_certs(true);
     }
@@ -166,6 +169,20 @@ fn build_factory_clients(
     Ok((0..load.clients)
         .map(|i| BenchClient::Factory(factory.client(&format!("bench-{i}"))))
         .collect())
+}
+
+/// Reads `--cacert`: the library takes PEM and fails `build()` on PEM that does not parse, but
+/// a file with no certificate at all would pass silently, trusting nothing new.
+fn read_cacert(path: &std::path::Path) -> Result<Vec<u8>> {
+    let pem = std::fs::read(path)
+        .map_err(|e| CliError::new(format!("--cacert {}: {e}", path.display())))?;
+    if !String::from_utf8_lossy(&pem).contains("-----BEGIN CERTIFICATE-----") {
+        return Err(CliError::new(format!(
+            "--cacert {}: no PEM certificate (-----BEGIN CERTIFICATE-----) in the file",
+            path.display()
+        )));
+    }
+    Ok(pem)
 }
 
 /// Converts a count flag to `usize`, which only fails on targets narrower than 64 bits.

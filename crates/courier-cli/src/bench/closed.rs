@@ -10,18 +10,21 @@ use std::future::Future;
 use std::sync::Arc;
 
 use tokio::task::JoinHandle;
+use tokio::time::Instant;
 
 use super::client::BenchClient;
 
+use super::interrupt;
 use super::plan::{Admit, Plan};
 use super::request;
 use crate::error::{CliError, Result};
 
-/// Runs `per_client` slots on each client until the plan's budget is spent.
+/// Runs `per_client` slots on each client until the plan's budget is spent or Ctrl-C.
 ///
 /// The deadline of a timed run cuts the requests still in flight: the slots are aborted when it
 /// passes. That is one timer for the run; a timeout around each request was a timer registered
-/// and cleared per request, and a bigger slot.
+/// and cleared per request, and a bigger slot. After Ctrl-C the slots stop at their next
+/// request; those still in flight get the grace period, then are aborted the same way.
 pub async fn run(plan: &Arc<Plan>, clients: &[BenchClient], per_client: u64) -> Result<()> {
     let mut handles = Vec::new();
     let mut slot = 0usize;
@@ -32,14 +35,17 @@ pub async fn run(plan: &Arc<Plan>, clients: &[BenchClient], per_client: u64) -> 
         }
     }
     let mut joined = 0;
-    let finished = match plan.clock.deadline {
-        Some(deadline) => tokio::time::timeout_at(deadline, join(&mut handles, &mut joined))
-            .await
-            .ok(),
-        None => Some(join(&mut handles, &mut joined).await),
+    let deadline = plan.clock.deadline;
+    let cancelled = tokio::select! {
+        result = join(&mut handles, &mut joined) => return result,
+        cancelled = interrupt::cancelled_before(&plan.stop, deadline) => cancelled,
     };
-    if let Some(result) = finished {
-        return result;
+    if cancelled {
+        let grace = Instant::now() + interrupt::GRACE;
+        let limit = deadline.map_or(grace, |deadline| deadline.min(grace));
+        if let Ok(result) = tokio::time::timeout_at(limit, join(&mut handles, &mut joined)).await {
+            return result;
+        }
     }
     for handle in &handles[joined..] {
         handle.abort();
@@ -95,7 +101,6 @@ mod tests {
     use crate::bench::plan::{Budget, Clock};
     use crate::bench::recorder::Recorder;
     use crate::bench::request::Template;
-    use tokio::time::Instant;
 
     /// A slot is the request being sent plus little else: with 100,000 long polls in flight,
     /// every byte of the slot's own state counts 100,000 times.
@@ -124,6 +129,7 @@ mod tests {
                 },
                 budget: Budget::OneRound,
                 in_flight: None,
+                stop: tokio_util::sync::CancellationToken::new(),
             });
             let slot = worker(plan, client, 0);
             let slot_size = std::mem::size_of_val(&slot);

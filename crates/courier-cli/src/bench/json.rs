@@ -16,8 +16,9 @@ use super::limits::Limits;
 use super::stats::{MeanMax, Percentiles};
 use crate::error::{CliError, Result};
 
-/// Version of the report format.
-pub const SCHEMA_VERSION: u32 = 1;
+/// Version of the report format. 2: `rps` counts successful requests only (it counted failed
+/// ones too), and `responses`, `error_rate` and `error_messages` were added.
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// Everything a bench run found out.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -50,13 +51,25 @@ pub struct BenchReport {
     pub duration_s: f64,
     /// Measured requests that finished, failed or not.
     pub requests: u64,
+    /// Requests that got a response (any status).
+    #[serde(default)]
+    pub responses: u64,
     /// Requests that failed without a response.
     pub errors: u64,
+    /// `errors / requests`, as a fraction (0 when nothing finished).
+    #[serde(default)]
+    pub error_rate: f64,
+    /// Failed requests by the line naming the cause, e.g. `connection refused 127.0.0.1:1`.
+    #[serde(default)]
+    pub error_messages: BTreeMap<String, u64>,
+    /// Whether Ctrl-C ended the run early (the figures cover the time until then).
+    #[serde(default)]
+    pub interrupted: bool,
     /// Failed requests by error kind (`timeout`, `connect`, …).
     pub errors_by_kind: BTreeMap<String, u64>,
     /// Responses by status code (keys are the codes as strings, as JSON requires).
     pub status_codes: BTreeMap<String, u64>,
-    /// Finished requests per second ("Mean RPS").
+    /// Requests that got a response, per second ("Mean RPS"); failures never count.
     pub rps: f64,
     /// Body bytes read by the benchmark (bytes drained by the library are not counted).
     pub bytes_read: u64,
@@ -114,6 +127,15 @@ pub struct BenchReport {
     pub timeline: Vec<TimelineSample>,
     /// The flags of the run.
     pub config: BenchArgs,
+    /// What each `--fail-if` found.
+    #[serde(default)]
+    pub thresholds: Vec<crate::threshold::Checked>,
+    /// The full latency histograms, for `courier merge` (absent in reports before it).
+    #[serde(default)]
+    pub histograms: Option<super::histograms::Histograms>,
+    /// Reports merged into this one by `courier merge` (1 for a single run).
+    #[serde(default = "one")]
+    pub agents: u64,
 }
 
 /// The load model as run.
@@ -173,6 +195,9 @@ pub struct ProcessReport {
     pub private_max_mb: f64,
     /// Whether the built-in server ran in this process (its CPU and memory are included).
     pub includes_server: bool,
+    /// CPU time used over the measured time, in seconds (summed over agents by `merge`).
+    #[serde(default)]
+    pub cpu_seconds: f64,
 }
 
 /// Open-loop figures.
@@ -287,6 +312,10 @@ pub struct TimelineSample {
 /// Reads one figure out of a timeline sample (for charts).
 pub type SampleFigure = fn(&TimelineSample) -> f64;
 
+fn one() -> u64 {
+    1
+}
+
 impl BenchReport {
     /// Writes the report as pretty-printed JSON; the message names the file on failure.
     pub fn write(&self, path: &Path) -> Result<()> {
@@ -355,10 +384,16 @@ pub(crate) mod tests {
             warmup_s: 0.0,
             duration_s: 0.5,
             requests: 4,
+            responses: 3,
             errors: 1,
+            error_rate: 0.25,
+            error_messages: [("request timed out (127.0.0.1:1)".to_owned(), 1)]
+                .into_iter()
+                .collect(),
+            interrupted: false,
             errors_by_kind: [("timeout".to_owned(), 1)].into_iter().collect(),
             status_codes: [("200".to_owned(), 3)].into_iter().collect(),
-            rps: 8.0,
+            rps: 6.0,
             bytes_read: 384,
             bytes_per_s: 768.0,
             latency_headers_ms: latency(1.0),
@@ -396,6 +431,7 @@ pub(crate) mod tests {
                 rss_max_mb: 12.5,
                 private_max_mb: 8.0,
                 includes_server: true,
+                cpu_seconds: 0.4,
             },
             open_loop: None,
             longpoll: None,
@@ -419,6 +455,9 @@ pub(crate) mod tests {
                 ..TimelineSample::default()
             }],
             config,
+            thresholds: Vec::new(),
+            histograms: None,
+            agents: 1,
         }
     }
 

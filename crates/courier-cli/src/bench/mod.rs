@@ -8,15 +8,19 @@
 //! `html`). Each part lives in its own file.
 
 pub mod args;
+mod cause;
 mod chart;
 mod client;
 mod closed;
 mod headers;
-mod html;
+pub mod histograms;
+pub mod html;
+mod interrupt;
 pub mod json;
 mod limits;
 mod longpoll;
 mod open;
+pub mod output;
 mod plan;
 mod pool;
 mod procfs;
@@ -25,9 +29,11 @@ mod recorder;
 pub mod report;
 mod request;
 mod sampler;
+mod start_at;
 pub mod stats;
 mod summary;
 mod target;
+pub mod verdict;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -46,7 +52,8 @@ use self::sampler::{Sampler, SamplerConfig};
 use self::summary::{RunOutcome, RunSetup};
 use self::target::Target;
 use crate::alloc;
-use crate::error::{CliError, Result};
+use crate::error::{CliError, Result, EXIT_INTERRUPTED};
+use crate::threshold;
 
 /// After the load stops, how long to wait at most for background drains to finish, so that
 /// the drain counters in the report include the last requests' bodies.
@@ -55,6 +62,25 @@ const SETTLE_LIMIT: Duration = Duration::from_secs(2);
 /// Runs the benchmark described by `args`, prints the table, and writes the files asked for.
 pub fn run(args: BenchArgs) -> Result<()> {
     let load = args.load()?;
+    threshold::absolute_only(&args.fail_if)?;
+    let start_at = match &args.start_at {
+        Some(text) => {
+            let at = start_at::parse(text).map_err(CliError::new)?;
+            if start_at::until(at).is_none() {
+                return Err(CliError::new(format!(
+                    "--start-at {text} has already passed: give a time in the future"
+                )));
+            }
+            Some(at)
+        }
+        None => None,
+    };
+    if let Some(path) = &args.json {
+        output::check_writable("--json", path)?;
+    }
+    if let Some(path) = &args.html {
+        output::check_writable("--html", path)?;
+    }
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     let threads = match args.threads {
         Some(n) => client::to_usize(n, "--threads")?,
@@ -96,6 +122,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
         template.clone(),
         cores as u64,
         trust.as_deref(),
+        start_at,
     ));
     // Abandoned requests may still hold tasks; do not wait for them.
     runtime.shutdown_timeout(Duration::from_millis(500));
@@ -104,7 +131,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
     target.stop();
     let outcome = outcome?;
 
-    let report = summary::report(
+    let mut report = summary::report(
         RunSetup {
             args: &args,
             load,
@@ -119,17 +146,40 @@ pub fn run(args: BenchArgs) -> Result<()> {
         },
         &outcome,
     );
+    report.thresholds = args
+        .fail_if
+        .iter()
+        .map(|t| t.check(&report, None))
+        .collect::<Result<_>>()?;
     print!("{}", report::render(&report));
     if args.chart {
         print!("\n{}", chart::render(&report));
     }
+    print!("{}", threshold::render("thresholds", &report.thresholds));
     if let Some(path) = &args.json {
         report.write(path)?;
     }
     if let Some(path) = &args.html {
         html::write(&report, path)?;
     }
-    Ok(())
+    if report.interrupted {
+        return Err(CliError::with_code(
+            EXIT_INTERRUPTED,
+            format!(
+                "interrupted by Ctrl-C: the report covers the first {:.1} s",
+                report.duration_s
+            ),
+        ));
+    }
+    if verdict::all_failed(&report) {
+        return Err(CliError::new(
+            "no request got a response (the causes are listed above the table)",
+        ));
+    }
+    match threshold::failure(&report.thresholds) {
+        Some(failed) => Err(failed),
+        None => Ok(()),
+    }
 }
 
 /// Connections the run may open at once: over HTTP/1.1 one per request in flight, over HTTP/2
@@ -201,8 +251,16 @@ async fn execute(
     template: Template,
     cores: u64,
     trust: Option<&str>,
+    start_at: Option<std::time::SystemTime>,
 ) -> Result<RunOutcome> {
     let clients = client::build_all(args, &load, trust)?;
+    if let Some(wait) = start_at.and_then(start_at::until) {
+        eprintln!(
+            "courier bench: ready; waiting {:.1} s for --start-at",
+            wait.as_secs_f64()
+        );
+        tokio::time::sleep(wait).await;
+    }
     let longpoll = matches!(load.model, Model::LongPoll { .. });
     let server_addresses = template.uris().len() as u64;
     let memory_base = if longpoll {
@@ -212,6 +270,7 @@ async fn execute(
     };
     let recorder = Recorder::new();
     let plan = Arc::new(Plan::new(template, Arc::clone(&recorder), &load));
+    interrupt::watch(plan.stop.clone());
     let clock = plan.clock;
     let goal = match load.stop {
         Stop::Requests(n) => format!("{n} req"),
@@ -239,7 +298,13 @@ async fn execute(
             Some(open::run(&plan, &clients, rate, load.in_flight(), load.stop).await?)
         }
     };
-    let end = clock.deadline.unwrap_or_else(Instant::now);
+    let interrupted = plan.stop.is_cancelled();
+    // Interrupted: the measurement ends when the last request counted ended (within the grace).
+    let end = match clock.deadline {
+        Some(deadline) if interrupted => deadline.min(Instant::now()),
+        Some(deadline) => deadline,
+        None => Instant::now(),
+    };
     let sampled = sampler.finish(end).await?;
     let peak = match monitor {
         Some(monitor) => Some(monitor.finish().await),
@@ -251,6 +316,7 @@ async fn execute(
         settled: PoolReading::read(&clients),
         schedule,
         peak,
+        interrupted,
     })
 }
 

@@ -18,8 +18,10 @@ use std::time::Duration;
 use super::client::BenchClient;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
 
 use super::args::Stop;
+use super::interrupt;
 use super::plan::Plan;
 use super::request;
 use crate::error::{CliError, Result};
@@ -67,6 +69,8 @@ pub async fn run(
         ..Schedule::default()
     };
     let mut i: u64 = 0;
+    // After Ctrl-C: how many requests (from the first, warmup included) had come due.
+    let mut interrupted_at: Option<u64> = None;
     loop {
         let due = clock.start + Duration::from_secs_f64(i as f64 / rate);
         let measured = due >= clock.measure_start;
@@ -76,9 +80,20 @@ pub async fn run(
             break;
         }
         if Instant::now() < due {
-            tokio::time::sleep_until(due).await;
+            tokio::select! {
+                () = plan.stop.cancelled() => {
+                    // Request `i` was not due yet: requests before it were.
+                    interrupted_at = Some(i);
+                    break;
+                }
+                () = tokio::time::sleep_until(due) => {}
+            }
         }
-        let Some(permit) = acquire(&slots, clock.deadline).await else {
+        let Some(permit) = acquire(&slots, clock.deadline, &plan.stop).await else {
+            if plan.stop.is_cancelled() {
+                // Request `i` was due and waiting for a slot: it counts as not sent.
+                interrupted_at = Some(i + 1);
+            }
             break;
         };
         let in_flight = permits - slots.available_permits();
@@ -97,36 +112,55 @@ pub async fn run(
         ));
         i += 1;
     }
-    schedule.intended = match (limit, clock.deadline) {
-        (Some(n), _) => n,
-        (None, Some(deadline)) => due_between(
+    let warmup_due = due_between(Duration::ZERO, clock.measure_start - clock.start, rate);
+    schedule.intended = match (interrupted_at, limit, clock.deadline) {
+        // After Ctrl-C, only the requests due before it were due at all.
+        (Some(due), limit, _) => due
+            .saturating_sub(warmup_due)
+            .min(limit.unwrap_or(u64::MAX)),
+        (None, Some(n), _) => n,
+        (None, None, Some(deadline)) => due_between(
             clock.measure_start - clock.start,
             deadline - clock.start,
             rate,
         ),
-        (None, None) => schedule.sent,
+        (None, None, None) => schedule.sent,
     };
-    match clock.deadline {
+    // Every slot free again means every request sent has finished.
+    let all = u32::try_from(permits).unwrap_or(u32::MAX);
+    let cancelled = match clock.deadline {
         // Requests still in flight abandon themselves at the deadline.
-        Some(deadline) => tokio::time::sleep_until(deadline).await,
-        // With `-n`, every request finishes: wait until all slots are free again.
-        None => {
-            let all = u32::try_from(permits).unwrap_or(u32::MAX);
-            let _ = slots.acquire_many(all).await;
-        }
+        Some(deadline) => interrupt::cancelled_before(&plan.stop, Some(deadline)).await,
+        // With `-n`, every request finishes.
+        None => tokio::select! {
+            _ = slots.acquire_many(all) => false,
+            () = plan.stop.cancelled() => true,
+        },
+    };
+    if cancelled {
+        let grace = Instant::now() + interrupt::GRACE;
+        let limit = clock.deadline.map_or(grace, |deadline| deadline.min(grace));
+        let _ = tokio::time::timeout_at(limit, slots.acquire_many(all)).await;
     }
     Ok(schedule)
 }
 
-/// A free slot, or `None` once the deadline has passed.
+/// A free slot, or `None` once the deadline has passed or Ctrl-C was pressed.
 async fn acquire(
     slots: &Arc<Semaphore>,
     deadline: Option<Instant>,
+    stop: &CancellationToken,
 ) -> Option<OwnedSemaphorePermit> {
     let acquire = Arc::clone(slots).acquire_owned();
-    match deadline {
-        Some(deadline) => tokio::time::timeout_at(deadline, acquire).await.ok()?.ok(),
-        None => acquire.await.ok(),
+    let acquire = async {
+        match deadline {
+            Some(deadline) => tokio::time::timeout_at(deadline, acquire).await.ok()?.ok(),
+            None => acquire.await.ok(),
+        }
+    };
+    tokio::select! {
+        permit = acquire => permit,
+        () = stop.cancelled() => None,
     }
 }
 

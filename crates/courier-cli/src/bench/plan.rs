@@ -11,6 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::time::{Instant, Timeout};
+use tokio_util::sync::CancellationToken;
 
 /// A deadline that never comes (tokio's timer handles far deadlines; this avoids overflow).
 const NEVER: Duration = Duration::from_secs(10 * 365 * 24 * 3600);
@@ -98,6 +99,8 @@ pub struct Plan {
     pub budget: Budget,
     /// Counted only when someone reads it (long polls), so other runs skip the shared atomic.
     pub in_flight: Option<InFlight>,
+    /// Cancelled by Ctrl-C (`interrupt`): no request starts after it.
+    pub stop: CancellationToken,
 }
 
 impl Plan {
@@ -127,11 +130,15 @@ impl Plan {
             },
             budget,
             in_flight: matches!(load.model, Model::LongPoll { .. }).then(InFlight::default),
+            stop: CancellationToken::new(),
         }
     }
 
     /// Whether a request starting now may be sent, and whether it counts.
     pub fn admit(&self) -> Admit {
+        if self.stop.is_cancelled() {
+            return Admit::Stop;
+        }
         let now = Instant::now();
         if now < self.clock.measure_start {
             return Admit::Warmup;
@@ -152,7 +159,7 @@ impl Plan {
     pub fn record(&self, outcome: Outcome) {
         self.recorder.record(|tally| match outcome {
             Outcome::Response(m) => tally.record_response(&m),
-            Outcome::Failed(kind) => tally.record_error(kind),
+            Outcome::Failed(failure) => tally.record_failure(failure),
         });
     }
 
@@ -166,7 +173,7 @@ impl Plan {
                     send_lag: Some(lag),
                     ..m
                 }),
-                Outcome::Failed(kind) => tally.record_error(kind),
+                Outcome::Failed(failure) => tally.record_failure(failure),
             }
         });
     }
@@ -213,6 +220,7 @@ mod tests {
             },
             budget,
             in_flight: None,
+            stop: CancellationToken::new(),
         }
     }
 
@@ -238,6 +246,17 @@ mod tests {
         );
         let warm = plan(Budget::OneRound, Duration::from_secs(60));
         assert_eq!(warm.admit(), Admit::Warmup);
+    }
+
+    #[test]
+    fn nothing_is_admitted_after_ctrl_c() {
+        let p = plan(Budget::OneRound, Duration::ZERO);
+        assert_eq!(p.admit(), Admit::Measured);
+        p.stop.cancel();
+        assert_eq!(p.admit(), Admit::Stop);
+        let warm = plan(Budget::OneRound, Duration::from_secs(60));
+        warm.stop.cancel();
+        assert_eq!(warm.admit(), Admit::Stop);
     }
 
     #[test]

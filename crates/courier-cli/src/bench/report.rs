@@ -98,22 +98,30 @@ impl Rows {
 pub fn rows(r: &BenchReport) -> Vec<Row> {
     use Better::{Higher, Lower, Neither};
     let mut rows = Rows(Vec::new());
-    rows.count("Requests", r.requests, Higher);
+    // Totals follow from the run's length or `-n`: RPS carries the direction.
+    rows.count("Requests", r.requests, Neither);
+    rows.count("Successful requests", r.responses, Neither);
     rows.number("Mean RPS", r.rps, 0, Higher);
     rows.percentiles("Time to response headers", &r.latency_headers_ms);
     rows.percentiles(
         "Time to last response content byte",
         &r.latency_last_byte_ms,
     );
-    rows.mean_max("Current connections", r.connections_current, 0, Lower);
+    // Connections, connect attempts, sessions, total CPU and memory follow from the load and
+    // the settings (32 slots need more connections than 1): no direction is better in itself.
+    rows.mean_max("Current connections", r.connections_current, 0, Neither);
     rows.mean_max("Requests queue duration (ms)", r.queue_time_ms, 2, Lower);
     rows.mean_max(
         "Current connect attempts",
         r.connect_attempts_current,
         0,
-        Lower,
+        Neither,
     );
-    rows.count("Connections established", r.connections_established, Lower);
+    rows.count(
+        "Connections established",
+        r.connections_established,
+        Neither,
+    );
     let by_version = r.connections_established_by_version;
     if by_version.http1 > 0 && by_version.http2 > 0 {
         rows.count(
@@ -131,10 +139,10 @@ pub fn rows(r: &BenchReport) -> Vec<Row> {
         rows.count(
             "Total TLS handshakes completed",
             tls.handshakes_total,
-            Lower,
+            Neither,
         );
-        rows.count("TLS handshakes resumed", tls.resumed, Higher);
-        rows.mean_max("Current TLS handshakes", tls.handshakes_current, 0, Lower);
+        rows.count("TLS handshakes resumed", tls.resumed, Neither);
+        rows.mean_max("Current TLS handshakes", tls.handshakes_current, 0, Neither);
         rows.mean_max("TLS sessions active", tls.sessions_active, 0, Neither);
         rows.mean_max(
             "TLS handshake duration (ms)",
@@ -143,16 +151,24 @@ pub fn rows(r: &BenchReport) -> Vec<Row> {
             Lower,
         );
     }
-    rows.number("Max CPU usage (%)", r.process.cpu_max_pct, 0, Lower);
-    rows.number("Max working set (MB)", r.process.rss_max_mb, 0, Lower);
+    rows.number("Max CPU usage (%)", r.process.cpu_max_pct, 0, Neither);
+    rows.number("Max working set (MB)", r.process.rss_max_mb, 0, Neither);
     rows.number(
         "Max private memory (MB)",
         r.process.private_max_mb,
         0,
+        Neither,
+    );
+    // CPU normalised per request is comparable across loads, and lower is better.
+    rows.number(
+        "CPU time per successful request (us)",
+        cpu_per_request_us(r),
+        1,
         Lower,
     );
 
     rows.count("Errors", r.errors, Lower);
+    rows.number("Error rate (%)", r.error_rate * 100.0, 2, Lower);
     for (kind, n) in &r.errors_by_kind {
         rows.count(format!("Errors - {kind}"), *n, Lower);
     }
@@ -172,14 +188,14 @@ pub fn rows(r: &BenchReport) -> Vec<Row> {
         "Requests per connection",
         r.requests_per_connection,
         2,
-        Higher,
+        Neither,
     );
-    rows.mean_max("Requests queued", r.requests_queued, 0, Lower);
+    rows.mean_max("Requests queued", r.requests_queued, 0, Neither);
     rows.count("Connect failures", r.connect_failures, Lower);
     rows.count("Drains completed", r.drains_completed, Neither);
     rows.count("Drains aborted", r.drains_aborted, Lower);
     rows.count("Stale retries", r.stale_retries, Lower);
-    rows.number("Mean CPU usage (%)", r.process.cpu_mean_pct, 0, Lower);
+    rows.number("Mean CPU usage (%)", r.process.cpu_mean_pct, 0, Neither);
     rows.number("Duration (s)", r.duration_s, 2, Neither);
 
     if let Some(o) = &r.open_loop {
@@ -213,8 +229,8 @@ pub fn rows(r: &BenchReport) -> Vec<Row> {
         ] {
             rows.ms(format!("Wake-up latency (ms) - {which}"), value);
         }
-        rows.number("Working set before (MB)", l.rss_before_mb, 1, Lower);
-        rows.number("Working set at peak (MB)", l.rss_peak_mb, 1, Lower);
+        rows.number("Working set before (MB)", l.rss_before_mb, 1, Neither);
+        rows.number("Working set at peak (MB)", l.rss_peak_mb, 1, Neither);
         rows.number(
             "Memory per in-flight request (bytes)",
             l.memory_per_request_bytes,
@@ -242,8 +258,8 @@ pub fn rows(r: &BenchReport) -> Vec<Row> {
             Lower,
         );
         rows.number("Bytes allocated per request", a.bytes_per_request, 0, Lower);
-        rows.count("Allocations", a.allocations, Lower);
-        rows.count("Bytes allocated", a.bytes, Lower);
+        rows.count("Allocations", a.allocations, Neither);
+        rows.count("Bytes allocated", a.bytes, Neither);
         rows.number(
             "Building a request: allocations (caller's, not above)",
             a.request_construction_allocations,
@@ -258,6 +274,21 @@ pub fn rows(r: &BenchReport) -> Vec<Row> {
         );
     }
     rows.0
+}
+
+/// CPU time of this process (of every agent, once merged) per successful request, in
+/// microseconds; 0 when nothing succeeded. Reports from before `cpu_seconds` existed get it
+/// from mean CPU (% of all cores) × cores × measured seconds.
+pub fn cpu_per_request_us(r: &BenchReport) -> f64 {
+    if r.responses == 0 {
+        return 0.0;
+    }
+    let cpu_seconds = if r.process.cpu_seconds > 0.0 {
+        r.process.cpu_seconds
+    } else {
+        r.process.cpu_mean_pct / 100.0 * r.cores as f64 * r.duration_s
+    };
+    cpu_seconds / r.responses as f64 * 1e6
 }
 
 /// The seed tables' title cell: protocol, method, response size and load, e.g.
@@ -290,12 +321,12 @@ pub fn title(r: &BenchReport) -> String {
     format!("{} {} {what} {load_text}", r.protocol, r.method)
 }
 
-/// `128` → `128b`, `1048576` → `1Mb`, as the seed tables name response sizes.
+/// `128` → `128B`, `1048576` → `1MiB`: binary units, named as such (`Kb` would be kilobits).
 fn size_label(bytes: u64) -> String {
     match bytes {
-        n if n >= 1 << 20 && n % (1 << 20) == 0 => format!("{}Mb", n >> 20),
-        n if n >= 1 << 10 && n % (1 << 10) == 0 => format!("{}Kb", n >> 10),
-        n => format!("{n}b"),
+        n if n >= 1 << 20 && n % (1 << 20) == 0 => format!("{}MiB", n >> 20),
+        n if n >= 1 << 10 && n % (1 << 10) == 0 => format!("{}KiB", n >> 10),
+        n => format!("{n}B"),
     }
 }
 
@@ -311,7 +342,21 @@ fn fmt_number(value: f64) -> String {
 pub fn render(r: &BenchReport) -> String {
     let mut out = String::new();
     // Writing to a String cannot fail; the results are ignored for that reason.
+    let verdict = super::verdict::lines(r);
+    for line in &verdict {
+        let _ = writeln!(out, "{line}");
+    }
+    if !verdict.is_empty() {
+        out.push('\n');
+    }
     let _ = writeln!(out, "courier {} bench: {} {}", r.version, r.method, r.url);
+    if r.agents > 1 {
+        let _ = writeln!(
+            out,
+            "merged from {} agents that ran together (each as below)",
+            r.agents
+        );
+    }
     let stop = match r.load.stop.as_str() {
         "requests" => format!("{} requests", group_thousands(&r.requests.to_string())),
         "one-round" => "one request per slot".to_owned(),
@@ -495,7 +540,7 @@ mod tests {
         ] {
             assert!(text.contains(label), "missing {label:?} in\n{text}");
         }
-        assert!(text.contains("HTTP/1.1 GET 128b x 64"), "{text}");
+        assert!(text.contains("HTTP/1.1 GET 128B x 64"), "{text}");
         assert!(text.contains("4 requests"), "{text}");
         assert!(
             !text.contains("TLS"),
@@ -561,15 +606,33 @@ mod tests {
         };
         assert_eq!(find("Mean RPS"), Better::Higher);
         assert_eq!(find("Time to response headers (ms) - p99"), Better::Lower);
-        assert_eq!(find("Max working set (MB)"), Better::Lower);
+        assert_eq!(find("Max working set (MB)"), Better::Neither);
+        assert_eq!(find("Current connections - Max"), Better::Neither);
+        assert_eq!(find("Max CPU usage (%)"), Better::Neither);
+        assert_eq!(find("CPU time per successful request (us)"), Better::Lower);
+        assert_eq!(find("Error rate (%)"), Better::Lower);
         assert_eq!(find("Duration (s)"), Better::Neither);
     }
 
     #[test]
+    fn cpu_per_request_is_normalised_by_cores_time_and_responses() {
+        let mut r = sample_report();
+        // 50% of 2 cores for 0.5 s = 0.5 CPU seconds, over 3 responses.
+        r.process.cpu_mean_pct = 50.0;
+        r.process.cpu_seconds = 0.0;
+        assert!((cpu_per_request_us(&r) - 0.5 / 3.0 * 1e6).abs() < 1e-6);
+        // Measured (or summed over agents) CPU seconds take precedence.
+        r.process.cpu_seconds = 0.3;
+        assert!((cpu_per_request_us(&r) - 0.1 * 1e6).abs() < 1e-6);
+        r.responses = 0;
+        assert_eq!(cpu_per_request_us(&r), 0.0);
+    }
+
+    #[test]
     fn size_labels_follow_the_seed() {
-        assert_eq!(size_label(128), "128b");
-        assert_eq!(size_label(1 << 20), "1Mb");
-        assert_eq!(size_label(4096), "4Kb");
-        assert_eq!(size_label(1000), "1000b");
+        assert_eq!(size_label(128), "128B");
+        assert_eq!(size_label(1 << 20), "1MiB");
+        assert_eq!(size_label(4096), "4KiB");
+        assert_eq!(size_label(1000), "1000B");
     }
 }

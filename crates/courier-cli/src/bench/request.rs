@@ -49,12 +49,31 @@ pub fn headers(args: &BenchArgs) -> Result<HeaderMap> {
 }
 
 /// How one request ended.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Outcome {
     /// A response arrived and its body was read as far as asked.
     Response(Measured),
-    /// The request failed with this `ErrorKind::as_str()`.
-    Failed(&'static str),
+    /// The request failed.
+    Failed(Failure),
+}
+
+/// A failed request: its kind for the per-kind counts and a line naming the cause for the
+/// verdict (built only on failure, so successful requests pay nothing for it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    /// `ErrorKind::as_str()`.
+    pub kind: &'static str,
+    /// See `cause::describe`.
+    pub message: String,
+}
+
+impl Failure {
+    fn new(error: &courier::Error, uri: &Uri) -> Self {
+        Self {
+            kind: error.kind().as_str(),
+            message: super::cause::describe(error, uri),
+        }
+    }
 }
 
 impl Template {
@@ -86,7 +105,7 @@ impl Template {
     pub fn request(&self, slot: usize) -> Request<Body> {
         let mut request = Request::new(Body::from(self.body.clone()));
         *request.method_mut() = self.method.clone();
-        *request.uri_mut() = self.uris[slot % self.uris.len()].clone();
+        *request.uri_mut() = self.uri(slot).clone();
         if !self.headers.is_empty() {
             *request.headers_mut() = self.headers.clone();
         }
@@ -119,6 +138,11 @@ impl Template {
         })
     }
 
+    /// The URL of slot `slot`.
+    pub fn uri(&self, slot: usize) -> &Uri {
+        &self.uris[slot % self.uris.len()]
+    }
+
     /// The URLs requests go to.
     pub fn uris(&self) -> &[Uri] {
         &self.uris
@@ -147,7 +171,7 @@ pub fn send<'a>(
         let request = alloc::uncounted(|| template.request(slot));
         let mut response = match client.execute(request).await {
             Ok(response) => response,
-            Err(e) => return Outcome::Failed(e.kind().as_str()),
+            Err(e) => return Outcome::Failed(Failure::new(&e, template.uri(slot))),
         };
         let to_headers = start.elapsed();
         let status = response.status().as_u16();
@@ -156,7 +180,7 @@ pub fn send<'a>(
             match response.chunk().await {
                 Ok(Some(chunk)) => body_bytes += chunk.len() as u64,
                 Ok(None) => break,
-                Err(e) => return Outcome::Failed(e.kind().as_str()),
+                Err(e) => return Outcome::Failed(Failure::new(&e, template.uri(slot))),
             }
         }
         // Dropping an unfinished response hands the rest of the body to the library's drain.

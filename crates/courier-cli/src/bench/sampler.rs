@@ -308,7 +308,7 @@ impl Series {
             interval_s: window.as_secs_f64(),
             requests: tally.requests(),
             errors: tally.error_count(),
-            rps: per_second(tally.requests(), window),
+            rps: per_second(tally.responses(), window),
             bytes_per_s: per_second(tally.body_bytes, window),
             p50_ms: latency.p50,
             p99_ms: latency.p99,

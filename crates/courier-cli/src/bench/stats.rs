@@ -12,10 +12,18 @@ use std::time::Duration;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
+use super::request::Failure;
 use crate::error::{CliError, Result};
 
 /// Significant figures kept by the latency histograms.
 const SIGNIFICANT_FIGURES: u8 = 3;
+
+/// Distinct error messages kept per tally: enough for every real cause, bounded so a server
+/// that puts something unique in every error cannot grow the tally without end.
+pub const MAX_MESSAGES: usize = 32;
+
+/// Where failures whose message did not fit under [`MAX_MESSAGES`] are counted.
+pub const OTHER_MESSAGES: &str = "(other error messages)";
 
 /// One finished request, as the load generator saw it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -48,6 +56,8 @@ pub struct Tally {
     pub statuses: BTreeMap<u16, u64>,
     /// Requests that failed, by `ErrorKind::as_str()`.
     pub errors: BTreeMap<&'static str, u64>,
+    /// Requests that failed, by the line that names the cause (`cause::describe`).
+    pub messages: BTreeMap<String, u64>,
     /// Body bytes handed to the load generator (not counting bytes drained by the library).
     pub body_bytes: u64,
 }
@@ -69,6 +79,7 @@ impl Tally {
             send_lag: new_histogram(),
             statuses: BTreeMap::new(),
             errors: BTreeMap::new(),
+            messages: BTreeMap::new(),
             body_bytes: 0,
         }
     }
@@ -101,8 +112,25 @@ impl Tally {
     }
 
     /// Records a failed request (no latency: a failure's timing says little about the server).
+    pub fn record_failure(&mut self, failure: Failure) {
+        self.record_error(failure.kind);
+        self.count_message(failure.message, 1);
+    }
+
+    /// Counts a failure of this kind.
     pub fn record_error(&mut self, kind: &'static str) {
         *self.errors.entry(kind).or_insert(0) += 1;
+    }
+
+    /// Adds `n` failures with this message, or to [`OTHER_MESSAGES`] once the map is full.
+    fn count_message(&mut self, message: String, n: u64) {
+        if let Some(count) = self.messages.get_mut(&message) {
+            *count += n;
+        } else if self.messages.len() < MAX_MESSAGES {
+            self.messages.insert(message, n);
+        } else {
+            *self.messages.entry(OTHER_MESSAGES.to_owned()).or_insert(0) += n;
+        }
     }
 
     /// Requests that got a response.
@@ -136,6 +164,9 @@ impl Tally {
         for (kind, n) in &other.errors {
             *self.errors.entry(kind).or_insert(0) += n;
         }
+        for (message, n) in &other.messages {
+            self.count_message(message.clone(), *n);
+        }
         self.body_bytes += other.body_bytes;
         Ok(())
     }
@@ -150,6 +181,8 @@ impl Tally {
         self.send_lag.reset();
         self.statuses.values_mut().for_each(|n| *n = 0);
         self.errors.values_mut().for_each(|n| *n = 0);
+        // Messages are rare (failures only) and unbounded in text: drop them.
+        self.messages.clear();
         self.body_bytes = 0;
     }
 
@@ -454,6 +487,28 @@ mod tests {
         assert_eq!(total.responses(), 2);
         assert_eq!(total.body_bytes, 7);
         assert_eq!(total.to_headers.len(), 2);
+    }
+
+    #[test]
+    fn failure_messages_are_counted_and_bounded() {
+        let fail = |message: String| Failure {
+            kind: "connect",
+            message,
+        };
+        let mut a = Tally::new();
+        let mut b = Tally::new();
+        a.record_failure(fail("connection refused 127.0.0.1:1".to_owned()));
+        b.record_failure(fail("connection refused 127.0.0.1:1".to_owned()));
+        for i in 0..MAX_MESSAGES + 5 {
+            b.record_failure(fail(format!("unique {i}")));
+        }
+        a.add(&b).unwrap();
+        assert_eq!(a.messages["connection refused 127.0.0.1:1"], 2);
+        assert!(a.messages.len() <= MAX_MESSAGES + 1, "{:?}", a.messages);
+        assert!(a.messages[OTHER_MESSAGES] >= 5);
+        assert_eq!(a.messages.values().sum::<u64>(), a.error_count());
+        a.reset();
+        assert!(a.messages.is_empty());
     }
 
     #[test]

@@ -7,6 +7,7 @@
 use std::time::Duration;
 
 use super::args::{BenchArgs, Load, Model, Stop};
+use super::histograms::Histograms;
 use super::json::{
     AllocationReport, BenchReport, ByVersion, LoadReport, LongPollReport, OpenLoopReport,
     ProcessReport, TlsReport, SCHEMA_VERSION,
@@ -28,6 +29,8 @@ pub struct RunOutcome {
     pub schedule: Option<Schedule>,
     /// Long polls only.
     pub peak: Option<PeakMemory>,
+    /// Ctrl-C stopped the run early.
+    pub interrupted: bool,
 }
 
 /// Facts about the run that are not measurements.
@@ -116,7 +119,11 @@ pub fn report(setup: RunSetup<'_>, outcome: &RunOutcome) -> BenchReport {
         warmup_s: load.warmup.as_secs_f64(),
         duration_s: elapsed.as_secs_f64(),
         requests,
+        responses: total.responses(),
         errors: total.error_count(),
+        error_rate: ratio(total.error_count(), requests),
+        error_messages: total.messages.clone(),
+        interrupted: outcome.interrupted,
         errors_by_kind: total
             .errors
             .iter()
@@ -129,7 +136,8 @@ pub fn report(setup: RunSetup<'_>, outcome: &RunOutcome) -> BenchReport {
             .filter(|(_, n)| **n > 0)
             .map(|(code, n)| (code.to_string(), *n))
             .collect(),
-        rps: per_second(requests, elapsed),
+        // Failures are not throughput: a refused connection fails faster than any server answers.
+        rps: per_second(total.responses(), elapsed),
         bytes_read: total.body_bytes,
         bytes_per_s: per_second(total.body_bytes, elapsed),
         latency_headers_ms: Percentiles::from_micros(&total.to_headers),
@@ -178,6 +186,7 @@ pub fn report(setup: RunSetup<'_>, outcome: &RunOutcome) -> BenchReport {
             rss_max_mb: mib(s.rss_max_bytes),
             private_max_mb: mib(s.private_max_bytes),
             includes_server: server == "in-process",
+            cpu_seconds: s.cpu_mean_pct / 100.0 * cores as f64 * elapsed.as_secs_f64(),
         },
         open_loop: outcome
             .schedule
@@ -206,6 +215,11 @@ pub fn report(setup: RunSetup<'_>, outcome: &RunOutcome) -> BenchReport {
         limits,
         timeline: s.timeline.clone(),
         config: args.clone(),
+        thresholds: Vec::new(),
+        // Serializing into memory fails only on a histogram too large to encode; the report is
+        // still worth writing then, just not mergeable.
+        histograms: Histograms::of(total).ok(),
+        agents: 1,
     }
 }
 

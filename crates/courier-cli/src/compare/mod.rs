@@ -2,9 +2,14 @@
 //! every figure from the first report.
 //!
 //! The layout is the one HTTP client tuning discussions use: one row per figure, one column per
-//! run, and a % delta column after each run but the first. Because every figure knows whether
-//! higher or lower is better, the delta says so ("+5.20% better"); figures without a direction
-//! (duration, status codes) get the number alone, and a delta from zero is left blank.
+//! run, and a % delta column after each run but the first. Above the table, each run is named
+//! with its own configuration and the settings that differ are listed (`config.rs`): a delta
+//! means little without knowing what changed. Where a figure has an unambiguous direction
+//! (latency, errors, throughput, CPU per request) the delta says so ("+5.20% better"); figures
+//! that follow from the configuration (connections open, total CPU, memory) get the number
+//! alone, and a delta from zero is left blank.
+
+mod config;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -15,13 +20,19 @@ use crate::bench::json::BenchReport;
 use crate::bench::report::{rows, table, title, Better, Row};
 use crate::bench::stats::percent_change;
 use crate::error::{CliError, Result};
+use crate::threshold::{self, Checked, Threshold};
 
 /// Compare `courier bench --json` reports side by side.
-#[derive(Debug, Clone, PartialEq, Eq, Args)]
+#[derive(Debug, Clone, PartialEq, Args)]
 pub struct CompareArgs {
     /// Two or more JSON reports; deltas are relative to the first.
     #[arg(value_name = "REPORT.json", num_args = 2.., required = true)]
     pub reports: Vec<PathBuf>,
+
+    /// Exit with code 99 if this holds for a run: absolute ('p99 > 5ms') for every run, relative
+    /// to the first run with a signed % ('p99 > +10%', 'rps < -5%') for the others; repeatable.
+    #[arg(long = "fail-if", value_name = "EXPR")]
+    pub fail_if: Vec<Threshold>,
 }
 
 /// Reads the reports and prints the comparison.
@@ -32,17 +43,80 @@ pub fn run(args: CompareArgs) -> Result<()> {
         .map(|path| BenchReport::read(path))
         .collect::<Result<Vec<_>>>()?;
     let names = column_names(&args.reports);
+    print!("{}", preamble(&names, &reports));
     print!("{}", render(&names, &reports)?);
-    Ok(())
+    let checked = check(&args.fail_if, &names, &reports)?;
+    for (title, results) in &checked {
+        print!("{}", threshold::render(title, results));
+    }
+    let all: Vec<Checked> = checked.into_iter().flat_map(|(_, c)| c).collect();
+    match threshold::failure(&all) {
+        Some(failed) => Err(failed),
+        None => Ok(()),
+    }
+}
+
+/// Checks the thresholds on every run: absolute ones on all, relative ones on each run after
+/// the first against the first. One titled group per run that has something to check.
+fn check(
+    thresholds: &[Threshold],
+    names: &[String],
+    reports: &[BenchReport],
+) -> Result<Vec<(String, Vec<Checked>)>> {
+    let Some(base) = reports.first() else {
+        return Ok(Vec::new());
+    };
+    let mut groups = Vec::new();
+    for (i, (name, report)) in names.iter().zip(reports).enumerate() {
+        let results = thresholds
+            .iter()
+            .filter(|t| i > 0 || !t.is_relative())
+            .map(|t| t.check(report, (i > 0).then_some(base)))
+            .collect::<Result<Vec<_>>>()?;
+        if !results.is_empty() {
+            let title = if i == 0 {
+                format!("thresholds for {name}")
+            } else {
+                format!("thresholds for {name} (relative to {})", names[0])
+            };
+            groups.push((title, results));
+        }
+    }
+    Ok(groups)
+}
+
+/// Each run with its own title, then the settings that differ (or that none do).
+pub fn preamble(names: &[String], reports: &[BenchReport]) -> String {
+    let width = names.iter().map(|n| n.chars().count()).max().unwrap_or(0);
+    let mut out = String::from("runs:\n");
+    for (name, report) in names.iter().zip(reports) {
+        out.push_str(&format!("  {name:<width$}  {}\n", title(report)));
+    }
+    let differences = config::differences(reports);
+    if differences.is_empty() {
+        out.push_str("configuration: the same in every run\n\n");
+        return out;
+    }
+    out.push_str("configuration differs:\n");
+    let width = differences
+        .iter()
+        .map(|(k, _)| k.chars().count())
+        .max()
+        .unwrap_or(0);
+    for (key, values) in differences {
+        out.push_str(&format!("  {key:<width$}  {}\n", values.join(" → ")));
+    }
+    out.push('\n');
+    out
 }
 
 /// The comparison table.
 pub fn render(names: &[String], reports: &[BenchReport]) -> Result<String> {
-    let Some(first) = reports.first() else {
+    if reports.is_empty() {
         return Err(CliError::new(
             "nothing to compare: give two or more reports",
         ));
-    };
+    }
     let per_report: Vec<Vec<Row>> = reports.iter().map(rows).collect();
     // Rows in the first report's order; rows only some reports have are appended in order.
     let mut labels: Vec<&str> = Vec::new();
@@ -58,7 +132,7 @@ pub fn render(names: &[String], reports: &[BenchReport]) -> Result<String> {
         .map(|rs| rs.iter().map(|r| (r.label.as_str(), r)).collect())
         .collect();
 
-    let mut header = vec![title(first)];
+    let mut header = vec!["figure".to_owned()];
     for (i, name) in names.iter().enumerate() {
         header.push(name.clone());
         if i > 0 {
@@ -151,7 +225,7 @@ mod tests {
     fn side_by_side_with_a_delta_column_per_run() {
         let a = sample_report();
         let mut b = sample_report();
-        b.rps = 10.0;
+        b.rps = 7.5;
         b.latency_headers_ms.p99 = 1.5;
         b.errors_by_kind.insert("connect".to_owned(), 2);
         let names = ["hl5".to_owned(), "hl5-pcl5".to_owned()];
@@ -177,10 +251,44 @@ mod tests {
     }
 
     #[test]
+    fn the_preamble_titles_each_run_and_names_what_differs() {
+        let a = sample_report();
+        let mut b = sample_report();
+        b.protocol = "HTTP/2".to_owned();
+        b.config.http = crate::bench::args::HttpVersion::Http2;
+        let names = ["h1".to_owned(), "h2".to_owned()];
+        let text = preamble(&names, &[a.clone(), b]);
+        assert!(text.contains("h1  HTTP/1.1 GET 128B x 64"), "{text}");
+        assert!(text.contains("h2  HTTP/2 GET 128B x 64"), "{text}");
+        assert!(text.contains("configuration differs:"), "{text}");
+        assert!(text.contains("http                   auto → 2"), "{text}");
+        let same = preamble(&names, &[a.clone(), a]);
+        assert!(same.contains("the same in every run"), "{same}");
+    }
+
+    #[test]
     fn three_reports_get_two_delta_columns() {
         let names = ["a".to_owned(), "b".to_owned(), "c".to_owned()];
         let text = render(&names, &[sample_report(), sample_report(), sample_report()]).unwrap();
         assert_eq!(text.lines().next().unwrap().matches("delta").count(), 2);
+    }
+
+    #[test]
+    fn relative_thresholds_check_every_run_but_the_first() {
+        let base = sample_report();
+        let mut slower = sample_report();
+        slower.latency_last_byte_ms.p99 *= 1.2;
+        let names = ["base".to_owned(), "slower".to_owned()];
+        let thresholds: Vec<Threshold> = ["p99 > +10%", "errors > 50%"]
+            .iter()
+            .map(|t| t.parse().unwrap())
+            .collect();
+        let groups = check(&thresholds, &names, &[base, slower]).unwrap();
+        assert_eq!(groups.len(), 2);
+        assert_eq!(groups[0].1.len(), 1, "the base gets the absolute one only");
+        assert!(!groups[0].1[0].failed);
+        assert!(groups[1].0.contains("relative to base"), "{}", groups[1].0);
+        assert!(groups[1].1[0].failed, "{:?}", groups[1].1);
     }
 
     #[test]
