@@ -95,11 +95,15 @@ where
         // Refused before a connection is even checked out: nothing of a
         // request whose framing disagrees with its body may reach the wire.
         if let Err(e) = crate::validate::request(&request) {
+            let e = e.with_url(|| request.uri().clone());
             return Either::Right(std::future::ready(Err(e)));
         }
         let origin = match inner.pool.origin(request.uri()) {
             Ok(origin) => origin,
-            Err(e) => return Either::Right(std::future::ready(Err(e))),
+            Err(e) => {
+                let e = e.with_url(|| request.uri().clone());
+                return Either::Right(std::future::ready(Err(e)));
+            }
         };
         let stage = begin(&inner, &origin, &send, request, false, 0);
         Either::Left(Attempt {
@@ -169,7 +173,22 @@ where
 {
     type Output = Result<Response, Error>;
 
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let origin = Arc::clone(&self.origin);
+        self.poll_attempt(cx)
+            .map_err(|e| e.with_url(|| origin.url()))
+    }
+}
+
+impl<S, F> Attempt<S, F>
+where
+    S: Fn(Lease, Request<Body>) -> F,
+    F: Future<Output = Result<(Lease, Answer), SendError>>,
+{
+    fn poll_attempt(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<Response, Error>> {
         loop {
             let mut this = self.as_mut().project();
             let next = match this.stage.as_mut().project() {

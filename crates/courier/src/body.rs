@@ -6,6 +6,8 @@ use std::task::{Context, Poll};
 use bytes::Bytes;
 use http_body::{Frame, SizeHint};
 
+use sync_wrapper::SyncWrapper;
+
 use crate::error::BoxError;
 
 /// A request body: empty, a buffer sent in one piece, or a stream.
@@ -25,7 +27,20 @@ pub struct Body {
 
 enum Kind {
     Full(Option<Bytes>),
-    Stream(Pin<Box<dyn http_body::Body<Data = Bytes, Error = BoxError> + Send + Sync>>),
+    Stream(Streamed),
+}
+
+type DynBody = Pin<Box<dyn http_body::Body<Data = Bytes, Error = BoxError> + Send>>;
+
+/// A streamed body. Held in a [`SyncWrapper`] so that a body need only be
+/// `Send` (a `Pin<Box<dyn Stream + Send>>` is not `Sync`) while `Body`
+/// stays `Sync`; what `&self` methods need is kept beside it.
+struct Streamed {
+    body: SyncWrapper<DynBody>,
+    /// The size hint it gave when wrapped.
+    hint: SizeHint,
+    /// It returned its last frame.
+    ended: bool,
 }
 
 impl Body {
@@ -36,23 +51,49 @@ impl Body {
         }
     }
 
-    /// Wraps any [`http_body::Body`], for streaming uploads. Such a body is never replayed.
+    /// Wraps any [`http_body::Body`], for streaming uploads. Such a body is
+    /// never replayed. Its size hint is read once, here: an exact one sets
+    /// `Content-Length`.
     pub fn wrap<B>(body: B) -> Body
     where
-        B: http_body::Body<Data = Bytes> + Send + Sync + 'static,
+        B: http_body::Body<Data = Bytes> + Send + 'static,
         B::Error: Into<BoxError>,
     {
         use http_body_util::BodyExt;
+        let hint = body.size_hint();
+        let ended = body.is_end_stream();
         Body {
-            kind: Kind::Stream(Box::pin(body.map_err(Into::into))),
+            kind: Kind::Stream(Streamed {
+                body: SyncWrapper::new(Box::pin(body.map_err(Into::into))),
+                hint,
+                ended,
+            }),
         }
+    }
+
+    /// Wraps a stream of byte chunks, for streaming uploads of unknown
+    /// length (sent chunked over HTTP/1.1). Never replayed.
+    ///
+    /// ```
+    /// let chunks: Vec<Result<&'static str, std::io::Error>> = vec![Ok("hello, "), Ok("world")];
+    /// let stream = futures_util::stream::iter(chunks);
+    /// let body = courier::Body::wrap_stream(stream);
+    /// assert_eq!(body.len(), None);
+    /// ```
+    pub fn wrap_stream<S, T, E>(stream: S) -> Body
+    where
+        S: futures_core::Stream<Item = Result<T, E>> + Send + 'static,
+        T: Into<Bytes>,
+        E: Into<BoxError>,
+    {
+        Body::wrap(StreamBody { stream })
     }
 
     /// The length, when known up front.
     pub fn len(&self) -> Option<u64> {
         match &self.kind {
             Kind::Full(b) => Some(b.as_ref().map_or(0, |b| b.len() as u64)),
-            Kind::Stream(s) => s.size_hint().exact(),
+            Kind::Stream(s) => s.hint.exact(),
         }
     }
 
@@ -162,22 +203,55 @@ impl http_body::Body for Body {
     ) -> Poll<Option<Result<Frame<Bytes>, BoxError>>> {
         match &mut self.get_mut().kind {
             Kind::Full(b) => Poll::Ready(b.take().map(|b| Ok(Frame::data(b)))),
-            Kind::Stream(s) => s.as_mut().poll_frame(cx),
+            Kind::Stream(s) if s.ended => Poll::Ready(None),
+            Kind::Stream(s) => {
+                let body = s.body.get_mut();
+                let frame = std::task::ready!(body.as_mut().poll_frame(cx));
+                s.ended = frame.is_none() || body.is_end_stream();
+                Poll::Ready(frame)
+            }
         }
     }
 
     fn is_end_stream(&self) -> bool {
         match &self.kind {
             Kind::Full(b) => b.is_none(),
-            Kind::Stream(s) => s.is_end_stream(),
+            Kind::Stream(s) => s.ended,
         }
     }
 
     fn size_hint(&self) -> SizeHint {
         match &self.kind {
             Kind::Full(b) => SizeHint::with_exact(b.as_ref().map_or(0, |b| b.len() as u64)),
-            Kind::Stream(s) => s.size_hint(),
+            Kind::Stream(s) => s.hint,
         }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// A stream of chunks as an [`http_body::Body`] of data frames.
+    struct StreamBody<S> {
+        #[pin]
+        stream: S,
+    }
+}
+
+impl<S, T, E> http_body::Body for StreamBody<S>
+where
+    S: futures_core::Stream<Item = Result<T, E>>,
+    T: Into<Bytes>,
+{
+    type Data = Bytes;
+    type Error = E;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, E>>> {
+        self.project()
+            .stream
+            .poll_next(cx)
+            .map(|item| item.map(|r| r.map(|chunk| Frame::data(chunk.into()))))
     }
 }
 

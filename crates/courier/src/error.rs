@@ -62,8 +62,12 @@ pub enum ErrorKind {
     /// A compressed response body (gzip, deflate, brotli, zstd) was corrupt.
     /// A decompressed body over its limit is [`ErrorKind::BodyTooLarge`].
     Decompression,
-    /// A configuration (a `ClientFactory` file or setting) was invalid.
+    /// A configuration (a `ClientFactory` file or setting, a builder's
+    /// certificate or key) was invalid.
     Config,
+    /// The server answered with a client or server error status (4xx, 5xx):
+    /// only from [`Response::error_for_status`](crate::Response::error_for_status).
+    Status,
 }
 
 impl ErrorKind {
@@ -91,6 +95,7 @@ impl ErrorKind {
             ErrorKind::CircuitOpen => "circuit_open",
             ErrorKind::Decompression => "decompression",
             ErrorKind::Config => "config",
+            ErrorKind::Status => "status",
         }
     }
 }
@@ -122,6 +127,10 @@ struct Inner {
     kind: ErrorKind,
     message: Option<&'static str>,
     source: Option<BoxError>,
+    /// The URL the error is about: the request's origin, or its whole URL
+    /// where it was at hand.
+    url: Option<http::Uri>,
+    status: Option<http::StatusCode>,
 }
 
 impl Error {
@@ -131,6 +140,8 @@ impl Error {
                 kind,
                 message: None,
                 source: Some(source.into()),
+                url: None,
+                status: None,
             }),
         }
     }
@@ -141,8 +152,38 @@ impl Error {
                 kind,
                 message: Some(message),
                 source: None,
+                url: None,
+                status: None,
             }),
         }
+    }
+
+    /// A 4xx or 5xx answer to `url` (see `Response::error_for_status`).
+    pub(crate) fn from_status(status: http::StatusCode, url: &http::Uri) -> Error {
+        let mut e = Error::msg(ErrorKind::Status, "");
+        e.inner.message = None;
+        e.inner.status = Some(status);
+        e.inner.url = Some(url.clone());
+        e
+    }
+
+    /// Says which URL the error is about, unless it says so already.
+    pub(crate) fn with_url(mut self, url: impl FnOnce() -> http::Uri) -> Error {
+        if self.inner.url.is_none() {
+            self.inner.url = Some(url());
+        }
+        self
+    }
+
+    /// The URL the error is about: the request's, or its origin's
+    /// (`scheme://host:port`) when the failure was the connection's.
+    pub fn url(&self) -> Option<&http::Uri> {
+        self.inner.url.as_ref()
+    }
+
+    /// The status of a [`ErrorKind::Status`] error.
+    pub fn status(&self) -> Option<http::StatusCode> {
+        self.inner.status
     }
 
     /// The category of this error.
@@ -194,6 +235,12 @@ impl fmt::Debug for Error {
         if let Some(s) = &self.inner.source {
             d.field("source", s);
         }
+        if let Some(url) = &self.inner.url {
+            d.field("url", url);
+        }
+        if let Some(status) = &self.inner.status {
+            d.field("status", status);
+        }
         d.finish()
     }
 }
@@ -222,13 +269,20 @@ impl fmt::Display for Error {
             ErrorKind::CircuitOpen => "circuit breaker open",
             ErrorKind::Decompression => "error decompressing response body",
             ErrorKind::Config => "invalid configuration",
+            ErrorKind::Status => "HTTP status",
         };
         f.write_str(what)?;
+        if let Some(status) = self.inner.status {
+            write!(f, " {status}")?;
+        }
         if let Some(m) = self.inner.message {
             write!(f, ": {m}")?;
         }
         if let Some(s) = &self.inner.source {
             write!(f, ": {s}")?;
+        }
+        if let Some(url) = &self.inner.url {
+            write!(f, " ({url})")?;
         }
         Ok(())
     }
@@ -262,6 +316,21 @@ mod tests {
         assert!(e.source().unwrap().is::<std::io::Error>());
         assert_eq!(e.to_string(), "connection failed: refused");
         assert!(e.is_connect());
+    }
+
+    #[test]
+    fn a_status_error_names_status_and_url() {
+        let url: http::Uri = "http://h.example/x?y=1".parse().unwrap();
+        let e = Error::from_status(http::StatusCode::SERVICE_UNAVAILABLE, &url);
+        assert_eq!(e.kind(), ErrorKind::Status);
+        assert_eq!(e.status(), Some(http::StatusCode::SERVICE_UNAVAILABLE));
+        assert_eq!(
+            e.to_string(),
+            "HTTP status 503 Service Unavailable (http://h.example/x?y=1)"
+        );
+        let e = Error::msg(ErrorKind::Connect, "refused").with_url(|| url.clone());
+        assert_eq!(e.url(), Some(&url));
+        assert!(e.to_string().ends_with("(http://h.example/x?y=1)"));
     }
 
     #[test]

@@ -81,7 +81,7 @@ pub use metrics::{HistogramSnapshot, MetricsSnapshot};
 #[cfg(feature = "metrics")]
 pub use metrics_export::{MetricsExportTask, MetricsExporter};
 pub use request::{IntoUri, RequestBuilder};
-pub use response::{Response, ResponseBody};
+pub use response::{RemoteAddr, Response, ResponseBody, ResponseUrl};
 pub use service::{ServiceClient, ServiceRequestBuilder};
 
 // Interoperability: requests and responses are `http` crate types.

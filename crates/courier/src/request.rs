@@ -1,5 +1,6 @@
 //! [`RequestBuilder`]: one request, assembled step by step.
 
+use std::fmt;
 use std::future::Future;
 use std::time::Duration;
 
@@ -179,6 +180,87 @@ impl RequestBuilder {
         self
     }
 
+    /// Appends `query` to the URL's query string, percent-encoded
+    /// (`application/x-www-form-urlencoded`, as an HTML form's GET): a slice
+    /// of pairs, a map, or any `Serialize` struct of plain fields.
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), courier::Error> {
+    /// let client = courier::Client::new();
+    /// let res = client
+    ///     .get("http://127.0.0.1:8080/search?lang=en")
+    ///     .query(&[("q", "a&b c"), ("page", "2")])
+    ///     .send()
+    ///     .await?;
+    /// assert_eq!(res.url().query(), Some("lang=en&q=a%26b+c&page=2"));
+    /// # Ok(()) }
+    /// ```
+    pub fn query<T: serde::Serialize + ?Sized>(mut self, query: &T) -> Self {
+        if let Ok(req) = &mut self.request {
+            let appended = serde_urlencoded::to_string(query)
+                .map_err(|e| Error::new(ErrorKind::InvalidRequest, e))
+                .and_then(|encoded| with_query(req.uri(), &encoded));
+            match appended {
+                Ok(uri) => *req.uri_mut() = uri,
+                Err(e) => self.request = Err(e),
+            }
+        }
+        self
+    }
+
+    /// Sends `form` as an `application/x-www-form-urlencoded` body (a slice
+    /// of pairs, a map, or a `Serialize` struct of plain fields) and sets the
+    /// content type.
+    pub fn form<T: serde::Serialize + ?Sized>(mut self, form: &T) -> Self {
+        if let Ok(req) = &mut self.request {
+            match serde_urlencoded::to_string(form) {
+                Ok(body) => {
+                    *req.body_mut() = body.into();
+                    req.headers_mut().insert(
+                        http::header::CONTENT_TYPE,
+                        HeaderValue::from_static("application/x-www-form-urlencoded"),
+                    );
+                }
+                Err(e) => self.request = Err(Error::new(ErrorKind::InvalidRequest, e)),
+            }
+        }
+        self
+    }
+
+    /// Sets `Authorization: Basic` (RFC 7617) from a user name and an
+    /// optional password; the header is marked sensitive (kept out of HPACK's
+    /// table and of debug output).
+    pub fn basic_auth(
+        self,
+        username: impl fmt::Display,
+        password: Option<impl fmt::Display>,
+    ) -> Self {
+        let credentials = match password {
+            Some(p) => format!("{username}:{p}"),
+            None => format!("{username}:"),
+        };
+        let value = format!("Basic {}", base64(credentials.as_bytes()));
+        self.sensitive_header(http::header::AUTHORIZATION, value)
+    }
+
+    /// Sets `Authorization: Bearer <token>` (RFC 6750), marked sensitive.
+    pub fn bearer_auth(self, token: impl fmt::Display) -> Self {
+        self.sensitive_header(http::header::AUTHORIZATION, format!("Bearer {token}"))
+    }
+
+    fn sensitive_header(mut self, name: HeaderName, value: String) -> Self {
+        if let Ok(req) = &mut self.request {
+            match HeaderValue::try_from(value) {
+                Ok(mut v) => {
+                    v.set_sensitive(true);
+                    req.headers_mut().insert(name, v);
+                }
+                Err(e) => self.request = Err(Error::new(ErrorKind::InvalidRequest, e)),
+            }
+        }
+        self
+    }
+
     /// Total time allowed for this request, overriding the client's default.
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
@@ -208,6 +290,47 @@ impl RequestBuilder {
     }
 }
 
+/// `uri` with `encoded` appended to its query.
+fn with_query(uri: &Uri, encoded: &str) -> Result<Uri, Error> {
+    if encoded.is_empty() {
+        return Ok(uri.clone());
+    }
+    let path = uri.path();
+    let path_and_query = match uri.query() {
+        Some(q) if !q.is_empty() => format!("{path}?{q}&{encoded}"),
+        _ => format!("{path}?{encoded}"),
+    };
+    let mut parts = uri.clone().into_parts();
+    parts.path_and_query = Some(
+        path_and_query
+            .parse()
+            .map_err(|e| Error::new(ErrorKind::InvalidRequest, e))?,
+    );
+    Uri::from_parts(parts).map_err(|e| Error::new(ErrorKind::InvalidUrl, e))
+}
+
+/// Standard base64 with padding (RFC 4648 §4), for `Authorization: Basic`.
+fn base64(input: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(input.len().div_ceil(3) * 4);
+    for chunk in input.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = u32::from(b[0]) << 16 | u32::from(b[1]) << 8 | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(char::from(ALPHABET[(n >> (18 - 6 * i)) as usize & 63]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
 impl std::fmt::Debug for RequestBuilder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let mut d = f.debug_struct("RequestBuilder");
@@ -216,5 +339,44 @@ impl std::fmt::Debug for RequestBuilder {
             Err(e) => d.field("error", e),
         };
         d.field("timeout", &self.timeout).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_matches_rfc_4648_vectors() {
+        for (input, want) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+        ] {
+            assert_eq!(base64(input.as_bytes()), want, "{input:?}");
+        }
+        // RFC 7617's example.
+        assert_eq!(
+            base64(b"Aladdin:open sesame"),
+            "QWxhZGRpbjpvcGVuIHNlc2FtZQ=="
+        );
+    }
+
+    #[test]
+    fn a_query_is_appended_percent_encoded() {
+        let uri: Uri = "http://h/p?a=1".parse().unwrap();
+        let q = serde_urlencoded::to_string([("q", "a&b c/é"), ("n", "2")]).unwrap();
+        let got = with_query(&uri, &q).unwrap();
+        assert_eq!(got.to_string(), "http://h/p?a=1&q=a%26b+c%2F%C3%A9&n=2");
+        let bare: Uri = "http://h/p".parse().unwrap();
+        assert_eq!(
+            with_query(&bare, "x=1").unwrap().to_string(),
+            "http://h/p?x=1"
+        );
+        assert_eq!(with_query(&bare, "").unwrap(), bare);
     }
 }

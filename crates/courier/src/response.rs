@@ -1,12 +1,13 @@
 //! The response: head, streaming body, and drain-on-drop.
 
 use std::future::Future;
+use std::net::SocketAddr;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Instant;
 
 use bytes::{Bytes, BytesMut};
-use http::{HeaderMap, StatusCode, Version};
+use http::{HeaderMap, StatusCode, Uri, Version};
 use http_body::{Body as _, Frame, SizeHint};
 use tokio::time::Sleep;
 
@@ -25,7 +26,21 @@ use crate::pool::{Answer, Lease};
 pub struct Response {
     head: http::response::Parts,
     body: ResponseBody,
+    /// The URL that was requested (after redirects, the last one).
+    url: Uri,
+    remote_addr: Option<SocketAddr>,
 }
+
+/// The URL a response answers, kept in an `http::Response`'s extensions by
+/// [`Response::into_http`] and taken back by [`Response::from_http`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResponseUrl(pub Uri);
+
+/// The address of the server a response came from, kept in an
+/// `http::Response`'s extensions by [`Response::into_http`] and taken back
+/// by [`Response::from_http`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RemoteAddr(pub SocketAddr);
 
 impl Response {
     pub(crate) fn new(
@@ -35,7 +50,8 @@ impl Response {
         drain: DrainPolicy,
         max_body: Option<u64>,
     ) -> Response {
-        let Answer { head, body } = answer;
+        let Answer { head, body, uri } = answer;
+        let remote_addr = lease.remote_addr();
         let source = match body {
             Some(incoming) => Source::Http2(incoming),
             None => Source::Http1,
@@ -60,7 +76,12 @@ impl Response {
         if body.at_end() {
             body.finish();
         }
-        Response { head, body }
+        Response {
+            head,
+            body,
+            url: uri,
+            remote_addr,
+        }
     }
 
     /// The status code.
@@ -76,6 +97,61 @@ impl Response {
     /// The response headers.
     pub fn headers(&self) -> &HeaderMap {
         &self.head.headers
+    }
+
+    /// The URL this response answers: the request's, or after the redirect
+    /// middleware followed redirects, the last one's.
+    pub fn url(&self) -> &Uri {
+        &self.url
+    }
+
+    /// The address of the server that sent the response (the proxy's, through
+    /// a proxy), when the connection was over TCP.
+    pub fn remote_addr(&self) -> Option<SocketAddr> {
+        self.remote_addr
+    }
+
+    /// An error of kind [`ErrorKind::Status`] if the status is a client or
+    /// server error (4xx or 5xx), else the response itself.
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), courier::Error> {
+    /// let client = courier::Client::new();
+    /// let body = client
+    ///     .get("http://127.0.0.1:8080/status/503")
+    ///     .send()
+    ///     .await?
+    ///     .error_for_status()? // fails here: "HTTP status 503 Service Unavailable for http://..."
+    ///     .text()
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn error_for_status(self) -> Result<Response, Error> {
+        match self.status_error() {
+            Some(e) => Err(e),
+            None => Ok(self),
+        }
+    }
+
+    /// As [`error_for_status`](Self::error_for_status), without taking the
+    /// response (its body can still be read after an error).
+    pub fn error_for_status_ref(&self) -> Result<&Response, Error> {
+        match self.status_error() {
+            Some(e) => Err(e),
+            None => Ok(self),
+        }
+    }
+
+    fn status_error(&self) -> Option<Error> {
+        let status = self.status();
+        (status.is_client_error() || status.is_server_error())
+            .then(|| Error::from_status(status, &self.url))
+    }
+
+    /// True when the body is known to be over already (no body, or read to
+    /// its end).
+    pub(crate) fn body_ended(&self) -> bool {
+        http_body::Body::is_end_stream(&self.body)
     }
 
     /// The Content-Length the server declared, if any.
@@ -121,9 +197,21 @@ impl Response {
         serde_json::from_slice(&bytes).map_err(|e| Error::new(ErrorKind::Decode, e))
     }
 
-    /// Converts into an `http::Response` whose body implements [`http_body::Body`].
+    /// Converts into an `http::Response` whose body implements
+    /// [`http_body::Body`]; the URL and the server's address go into its
+    /// extensions as [`ResponseUrl`] and [`RemoteAddr`].
     pub fn into_http(self) -> http::Response<ResponseBody> {
-        http::Response::from_parts(self.head, self.body)
+        let Response {
+            mut head,
+            body,
+            url,
+            remote_addr,
+        } = self;
+        head.extensions.insert(ResponseUrl(url));
+        if let Some(addr) = remote_addr {
+            head.extensions.insert(RemoteAddr(addr));
+        }
+        http::Response::from_parts(head, body)
     }
 
     /// The body alone.
@@ -134,8 +222,19 @@ impl Response {
     /// Reassembles a response taken apart with [`into_http`](Response::into_http)
     /// (middleware that rewrites the head or the body uses this).
     pub fn from_http(res: http::Response<ResponseBody>) -> Response {
-        let (head, body) = res.into_parts();
-        Response { head, body }
+        let (mut head, body) = res.into_parts();
+        let url = head
+            .extensions
+            .remove::<ResponseUrl>()
+            .map(|u| u.0)
+            .unwrap_or_default();
+        let remote_addr = head.extensions.remove::<RemoteAddr>().map(|a| a.0);
+        Response {
+            head,
+            body,
+            url,
+            remote_addr,
+        }
     }
 
     /// The response headers, to modify (middleware).
@@ -163,6 +262,8 @@ impl Response {
         Response {
             head: self.head,
             body: self.body.map(f),
+            url: self.url,
+            remote_addr: self.remote_addr,
         }
     }
 }

@@ -361,6 +361,34 @@ impl ServiceRequestBuilder {
         self
     }
 
+    /// Appends `query` to the URL, percent-encoded; see [`RequestBuilder::query`].
+    pub fn query<T: serde::Serialize + ?Sized>(mut self, query: &T) -> Self {
+        self.builder = self.builder.query(query);
+        self
+    }
+
+    /// Sends `form` as a URL-encoded body; see [`RequestBuilder::form`].
+    pub fn form<T: serde::Serialize + ?Sized>(mut self, form: &T) -> Self {
+        self.builder = self.builder.form(form);
+        self
+    }
+
+    /// Sets `Authorization: Basic`; see [`RequestBuilder::basic_auth`].
+    pub fn basic_auth(
+        mut self,
+        username: impl std::fmt::Display,
+        password: Option<impl std::fmt::Display>,
+    ) -> Self {
+        self.builder = self.builder.basic_auth(username, password);
+        self
+    }
+
+    /// Sets `Authorization: Bearer`; see [`RequestBuilder::bearer_auth`].
+    pub fn bearer_auth(mut self, token: impl std::fmt::Display) -> Self {
+        self.builder = self.builder.bearer_auth(token);
+        self
+    }
+
     /// A deadline for this request, body included (the earlier of this and
     /// any total timeout wins).
     pub fn timeout(mut self, timeout: Duration) -> Self {

@@ -191,5 +191,11 @@ async fn bad_root_certificate_is_a_build_error() {
         .add_root_certificate("not a certificate")
         .build()
         .unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::Tls);
+    // A configuration error, not "TLS handshake failed": nothing was dialed.
+    assert_eq!(err.kind(), ErrorKind::Config, "{err}");
+    let err = Client::builder()
+        .identity("not a chain", "not a key")
+        .build()
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Config, "{err}");
 }

@@ -25,6 +25,8 @@ pub(crate) struct Connected {
     pub(crate) stream: Stream,
     /// ALPN chose HTTP/2.
     pub(crate) alpn_h2: bool,
+    /// The address connected to.
+    pub(crate) remote: Option<SocketAddr>,
 }
 
 /// Opens connections for the pool.
@@ -64,10 +66,12 @@ impl Connector {
         let tcp = tcp::connect_any(&addrs, start, self.nodelay)
             .await
             .map_err(|e| Error::new(ErrorKind::Connect, e))?;
+        let remote = tcp.peer_addr().ok();
         if !tls {
             return Ok(Connected {
                 stream: Stream::Left(tcp),
                 alpn_h2: false,
+                remote,
             });
         }
         let config = self
@@ -89,6 +93,7 @@ impl Connector {
                 Ok(Connected {
                     stream: Stream::Right(Box::new(stream)),
                     alpn_h2: negotiated.h2,
+                    remote,
                 })
             }
             Err(e) => {

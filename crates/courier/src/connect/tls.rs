@@ -46,12 +46,12 @@ pub(crate) fn client_config(
         Some((chain, key)) => {
             let chain = CertificateDer::pem_slice_iter(chain)
                 .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| Error::new(ErrorKind::Tls, e))?;
+                .map_err(|e| Error::new(ErrorKind::Config, e))?;
             let key =
-                PrivateKeyDer::from_pem_slice(key).map_err(|e| Error::new(ErrorKind::Tls, e))?;
+                PrivateKeyDer::from_pem_slice(key).map_err(|e| Error::new(ErrorKind::Config, e))?;
             builder
                 .with_client_auth_cert(chain, key)
-                .map_err(|e| Error::new(ErrorKind::Tls, e))?
+                .map_err(|e| Error::new(ErrorKind::Config, e))?
         }
     };
     config.alpn_protocols = match versions {
@@ -77,13 +77,15 @@ fn roots(settings: &TlsSettings) -> Result<RootCertStore, Error> {
     for pem in &settings.extra_roots_pem {
         let mut found = false;
         for cert in CertificateDer::pem_slice_iter(pem) {
-            let cert = cert.map_err(|e| Error::new(ErrorKind::Tls, e))?;
-            roots.add(cert).map_err(|e| Error::new(ErrorKind::Tls, e))?;
+            let cert = cert.map_err(|e| Error::new(ErrorKind::Config, e))?;
+            roots
+                .add(cert)
+                .map_err(|e| Error::new(ErrorKind::Config, e))?;
             found = true;
         }
         if !found {
             return Err(Error::msg(
-                ErrorKind::Tls,
+                ErrorKind::Config,
                 "add_root_certificate: no PEM certificate found",
             ));
         }

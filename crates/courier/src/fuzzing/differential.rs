@@ -143,7 +143,7 @@ where
     let host = HeaderValue::from_static("fuzz.invalid");
     let sending = Connection::send(conn, req, &host, &HeaderMap::new());
     let (mut conn, head) = match tokio::time::timeout(STEP, sending).await {
-        Ok((conn, Ok(head))) => (conn, head),
+        Ok((conn, Ok((head, _uri)))) => (conn, head),
         Ok((conn, Err(failure))) => return refused(failure.error.kind(), conn.unread()),
         // The connection went with the future.
         Err(_) => return refused(ErrorKind::Timeout, &[]),

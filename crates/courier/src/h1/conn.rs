@@ -6,7 +6,7 @@ use std::pin::Pin;
 use std::task::{ready, Context, Poll, Waker};
 
 use bytes::{Bytes, BytesMut};
-use http::{HeaderMap, HeaderValue, Method, Request, StatusCode};
+use http::{HeaderMap, HeaderValue, Method, Request, StatusCode, Uri};
 use http_body::Frame;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
@@ -52,6 +52,10 @@ pub(crate) struct Connection {
     /// The current response's 1xx heads, bounded.
     interim: decode::Interim,
 }
+
+/// What one exchange comes to: the response head and the request's URI
+/// (moved out of the request once it is answered), or why not.
+pub(crate) type Exchanged = Result<(Head, Uri), Failure>;
 
 /// A request that failed, and what of it can be given back for a retry.
 pub(crate) struct Failure {
@@ -165,7 +169,7 @@ impl Connection {
         mut req: Request<Body>,
         host: &HeaderValue,
         defaults: &HeaderMap,
-    ) -> impl Future<Output = (C, Result<Head, Failure>)> + Send
+    ) -> impl Future<Output = (C, Exchanged)> + Send
     where
         C: AsMut<Connection> + Send,
     {
@@ -187,7 +191,9 @@ impl Connection {
                 .exchange(&mut req, framing, head_request)
                 .await
             {
-                Ok(head) => Ok(head),
+                // Answered: the request is no longer needed, but its URI is
+                // the response's (moved, not cloned).
+                Ok(head) => Ok((head, std::mem::take(req.uri_mut()))),
                 Err((error, resend)) => Err(Failure::new(error, req, resend)),
             };
             (conn, result)

@@ -23,6 +23,5 @@ pub(crate) mod decode;
 pub(crate) mod encode;
 pub(crate) mod upload;
 
-pub(crate) use conn::{Connection, Failure, Io};
-pub(crate) use decode::Head;
+pub(crate) use conn::{Connection, Exchanged, Io};
 pub(crate) use encode::ExpectContinue;

@@ -78,11 +78,11 @@ impl<S: HttpService> tower::Service<Request<Body>> for ConcurrencyLimit<S> {
             )
             .await?
             .expect("the semaphore is never closed");
-            let res = call(inner, req).await?.into_http();
-            if http_body::Body::is_end_stream(res.body()) {
-                return Ok(Response::from_http(res));
+            let res = call(inner, req).await?;
+            if res.body_ended() {
+                return Ok(res);
             }
-            Ok(Response::from_http(res).map_body(|body| PermitBody {
+            Ok(res.map_body(|body| PermitBody {
                 body,
                 permit: Some(permit),
             }))

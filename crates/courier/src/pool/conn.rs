@@ -2,6 +2,7 @@
 //! connection whose streams are counted by the pool.
 
 use std::future::Future;
+use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Instant;
@@ -47,6 +48,8 @@ pub(crate) enum HandedBack {
 pub(crate) struct Answer {
     pub(crate) head: http::response::Parts,
     pub(crate) body: Option<crate::http2::stream::RecvBody>,
+    /// The request's URI, moved out of the request once it is answered.
+    pub(crate) uri: http::Uri,
 }
 
 /// The result of sending: the response head, or why not.
@@ -65,6 +68,8 @@ pub(crate) struct Http1Conn {
     /// that sent nothing: h2o, hypercorn, Apache and nginx all have one), so
     /// it is probed at checkout and a request it fails unanswered is retried.
     pub(crate) fresh: bool,
+    /// The server's address (none over an in-memory stream).
+    pub(crate) remote: Option<SocketAddr>,
     /// Counts the connection as open until it is dropped, which closes it.
     pub(crate) _open: OpenHttp1,
 }
@@ -90,6 +95,8 @@ impl Http1Conn {
 /// An HTTP/2 connection, shared by every request that holds one of its streams.
 pub(crate) struct Http2Conn {
     pub(crate) id: u64,
+    /// The server's address (none over an in-memory stream).
+    pub(crate) remote: Option<SocketAddr>,
     pub(crate) handle: crate::http2::driver::Handle,
     pub(crate) expires_at: Option<Instant>,
     pub(crate) signals: Arc<Signals>,

@@ -30,7 +30,7 @@ pub(crate) fn send<C: AsMut<h1::Connection> + Send>(
     req: Request<Body>,
     host: &HeaderValue,
     defaults: &HeaderMap,
-) -> IntoAnswer<impl Future<Output = (C, Result<h1::Head, h1::Failure>)> + Send> {
+) -> IntoAnswer<impl Future<Output = (C, h1::Exchanged)> + Send> {
     IntoAnswer {
         inner: h1::Connection::send(conn, req, host, defaults),
     }
@@ -45,13 +45,16 @@ pin_project! {
     }
 }
 
-impl<C, F: Future<Output = (C, Result<h1::Head, h1::Failure>)>> Future for IntoAnswer<F> {
+impl<C, F> Future for IntoAnswer<F>
+where
+    F: Future<Output = (C, h1::Exchanged)>,
+{
     type Output = (C, SendResult);
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         self.project().inner.poll(cx).map(|(conn, result)| {
             let result = match result {
-                Ok(head) => {
+                Ok((head, uri)) => {
                     let (mut parts, ()) = http::Response::new(()).into_parts();
                     parts.status = head.status;
                     parts.version = head.version;
@@ -59,6 +62,7 @@ impl<C, F: Future<Output = (C, Result<h1::Head, h1::Failure>)>> Future for IntoA
                     Ok(Answer {
                         head: parts,
                         body: None,
+                        uri,
                     })
                 }
                 Err(f) => Err(SendError {

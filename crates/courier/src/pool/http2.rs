@@ -75,9 +75,11 @@ pub(crate) fn failure(handle: &Handle) -> Option<Error> {
 pub(crate) struct Http2Send {
     shared: Arc<crate::http2::conn::Shared>,
     /// Kept until the head arrives, to be handed back if the stream is
-    /// refused unprocessed. `None` once a streamed body went to its pipe.
+    /// refused unprocessed (unless `streamed`), and for its URI.
     request: Option<Request<Body>>,
     stream: Option<StreamRef>,
+    /// The body went to its pipe: the request left here cannot be sent again.
+    streamed: bool,
 }
 
 /// Starts sending `req` on the connection behind `handle`.
@@ -86,6 +88,7 @@ pub(crate) fn send(handle: &Handle, req: Request<Body>) -> Http2Send {
         shared: Arc::clone(&handle.shared),
         request: Some(req),
         stream: None,
+        streamed: false,
     }
 }
 
@@ -116,11 +119,16 @@ impl Http2Send {
         let stream = self.stream.as_mut().expect("opened above");
         match std::task::ready!(stream.poll_head(cx)) {
             Ok((head, end)) => {
-                self.request = None;
+                let uri = self
+                    .request
+                    .take()
+                    .map(|r| r.into_parts().0.uri)
+                    .unwrap_or_default();
                 let stream = self.stream.take().expect("opened above");
                 Poll::Ready(Ok(Answer {
                     head,
                     body: Some(RecvBody::new(stream, end)),
+                    uri,
                 }))
             }
             Err(e) => Poll::Ready(Err(self.failed(e))),
@@ -167,7 +175,8 @@ impl Http2Send {
         self.stream = Some(StreamRef::new(Arc::clone(&self.shared), key, id));
         if streamed {
             // A streamed body cannot be sent twice: it goes to its pipe.
-            let body = std::mem::take(self.request.take().expect("checked").body_mut());
+            let body = std::mem::take(self.request.as_mut().expect("checked").body_mut());
+            self.streamed = true;
             Pipe::spawn(Arc::clone(&self.shared), key, id, body, declared);
         }
         Poll::Ready(Ok(()))
@@ -175,6 +184,9 @@ impl Http2Send {
 
     /// The error for the caller, with the request if it may be sent again.
     fn failed(&mut self, e: StreamError) -> SendError {
+        if self.streamed {
+            self.request = None;
+        }
         // A connection lost before the head: the server may or may not have
         // processed the request, as with a stale HTTP/1.1 connection (the
         // attempt resends it only if its method is idempotent).

@@ -46,6 +46,14 @@ impl Lease {
         &self.origin
     }
 
+    /// The address of the server at the other end.
+    pub(crate) fn remote_addr(&self) -> Option<std::net::SocketAddr> {
+        match self.conn.as_ref()? {
+            Conn::Http1(c) => c.remote,
+            Conn::Http2(c) => c.remote,
+        }
+    }
+
     pub(crate) fn is_http2(&self) -> bool {
         matches!(self.conn, Some(Conn::Http2(_)))
     }

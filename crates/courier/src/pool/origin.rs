@@ -13,6 +13,7 @@
 //! few pointer moves and never across an `.await`.
 
 use std::collections::VecDeque;
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::{Duration, Instant};
@@ -149,6 +150,16 @@ impl OriginPool {
             }),
             shared,
         }
+    }
+
+    /// `scheme://authority/`, for errors to say which origin they are about.
+    pub(crate) fn url(&self) -> http::Uri {
+        http::Uri::builder()
+            .scheme(self.scheme.clone())
+            .authority(self.authority.clone())
+            .path_and_query("/")
+            .build()
+            .unwrap_or_default()
     }
 
     pub(crate) fn shared(&self) -> &Shared {
@@ -448,6 +459,7 @@ impl OriginPool {
                 id,
                 connected.stream,
                 expires_at,
+                connected.remote,
             )));
         }
         let hs = http2::handshake(connected.stream, &shared.config);
@@ -465,6 +477,7 @@ impl OriginPool {
         }
         Ok(Conn::Http2(Arc::new(Http2Conn {
             id,
+            remote: connected.remote,
             handle: hs.handle,
             expires_at,
             signals: hs.signals,
@@ -507,6 +520,7 @@ impl OriginPool {
         id: u64,
         stream: S,
         expires_at: Option<Instant>,
+        remote: Option<SocketAddr>,
     ) -> Http1Conn {
         self.opened(false);
         Http1Conn {
@@ -514,6 +528,7 @@ impl OriginPool {
             conn: Box::new(http1::connection(stream, &self.shared.config)),
             expires_at,
             fresh: true,
+            remote,
             _open: OpenHttp1 {
                 id,
                 origin: Arc::downgrade(self),
@@ -526,7 +541,7 @@ impl OriginPool {
     /// stream) as if the pool had dialed it: for in-memory benchmarks.
     pub(crate) fn adopt_http1<S: Io + 'static>(self: &Arc<Self>, stream: S) {
         let id = self.shared.next_conn_id();
-        let conn = self.open_http1(id, stream, None);
+        let conn = self.open_http1(id, stream, None, None);
         let mut st = self.lock();
         st.protocol = Protocol::Http1;
         self.deliver_locked(&mut st, conn, true);

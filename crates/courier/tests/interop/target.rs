@@ -114,7 +114,14 @@ impl Target {
     }
 
     pub fn builder(&self) -> ClientBuilder {
-        let b = Client::builder().timeout(self.mode.timeout);
+        let mut b = Client::builder().timeout(self.mode.timeout);
+        if self.caps.expect_broken.is_some() {
+            // courier asks `Expect: 100-continue` for uploads past 16 KiB;
+            // through a server that loses bodies behind its 100 (HAProxy
+            // 2.6, see `Caps::expect_broken`) uploads go without, as the
+            // README tells users behind one to configure.
+            b = b.expect_continue(None);
+        }
         match self.proto {
             Proto::H1 => b,
             Proto::H2c => b.http2_prior_knowledge(),
