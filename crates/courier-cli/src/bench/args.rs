@@ -38,6 +38,13 @@ pub struct BenchArgs {
     #[arg(value_parser = parse_url)]
     pub url: Option<String>,
 
+    /// Send the requests listed in FILE instead of one URL: `METHOD URL [weight=N]` lines, each
+    /// followed by `Name: value` headers and an optional `@BODY_FILE`, entries separated by
+    /// blank lines; round robin, or weighted by weight=N (see the README).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["url", "path", "method", "body_size"])]
+    #[serde(default)]
+    pub targets: Option<PathBuf>,
+
     /// What each request does: `requests` (send, read, repeat) or `longpoll` (hold requests
     /// to `/delay/{--delay}` in flight and measure the memory they cost).
     #[arg(long, value_enum, default_value_t = Scenario::Requests)]

@@ -133,6 +133,9 @@ pub struct BenchReport {
     /// The full latency histograms, for `courier merge` (absent in reports before it).
     #[serde(default)]
     pub histograms: Option<super::histograms::Histograms>,
+    /// `--targets`: the file's entries (empty for a single URL).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub targets: Vec<super::targets_file::TargetReport>,
     /// Reports merged into this one by `courier merge` (1 for a single run).
     #[serde(default = "one")]
     pub agents: u64,
@@ -458,6 +461,7 @@ pub(crate) mod tests {
             thresholds: Vec::new(),
             histograms: None,
             agents: 1,
+            targets: Vec::new(),
         }
     }
 

@@ -33,6 +33,7 @@ mod start_at;
 pub mod stats;
 mod summary;
 mod target;
+pub mod targets_file;
 pub mod verdict;
 
 use std::sync::Arc;
@@ -51,6 +52,7 @@ use self::request::Template;
 use self::sampler::{Sampler, SamplerConfig};
 use self::summary::{RunOutcome, RunSetup};
 use self::target::Target;
+use self::targets_file::Targets;
 use crate::alloc;
 use crate::error::{CliError, Result, EXIT_INTERRUPTED};
 use crate::threshold;
@@ -63,6 +65,13 @@ const SETTLE_LIMIT: Duration = Duration::from_secs(2);
 pub fn run(args: BenchArgs) -> Result<()> {
     let load = args.load()?;
     threshold::absolute_only(&args.fail_if)?;
+    // Before anything starts: a mistake in the file is reported with its line, not as errors.
+    let targets = args.targets.as_deref().map(Targets::read).transpose()?;
+    if targets.is_some() && matches!(load.model, Model::LongPoll { .. }) {
+        return Err(CliError::new(
+            "--targets does not apply to --scenario longpoll (long polls go to /delay/{ms})",
+        ));
+    }
     let start_at = match &args.start_at {
         Some(text) => {
             let at = start_at::parse(text).map_err(CliError::new)?;
@@ -93,7 +102,10 @@ pub fn run(args: BenchArgs) -> Result<()> {
     } else {
         1
     };
-    let target = Target::start(&args, load.model, addresses, cores)?;
+    let target = match &targets {
+        Some(targets) => Target::external(targets.uris()),
+        None => Target::start(&args, load.model, addresses, cores)?,
+    };
     limits.check(Demand {
         connections,
         server_in_process: target.in_process(),
@@ -103,7 +115,11 @@ pub fn run(args: BenchArgs) -> Result<()> {
     for note in &limits.notes {
         eprintln!("courier bench: note: {note}");
     }
-    let template = Template::new(&args, target.uris.clone())?;
+    let template = match targets {
+        Some(targets) => Template::with_targets(&args, targets)?,
+        None => Template::new(&args, target.uris.clone())?,
+    };
+    let workload = template.targets().map(|t| (t.methods(), t.report()));
     let request_construction = args
         .count_allocations
         .then(|| alloc::measure(1000, || template.request(0)));
@@ -143,6 +159,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
             // Sent with each request, from the request or from the client's defaults.
             request_headers: request::headers(&args)?.len() as u64,
             request_construction,
+            targets: workload,
         },
         &outcome,
     );
@@ -232,10 +249,20 @@ fn describe(args: &BenchArgs, load: &Load, template: &Template) -> String {
         Stop::OneRound => "one request per slot".to_owned(),
     };
     let urls: Vec<String> = template.uris().iter().map(ToString::to_string).collect();
+    let (method, urls) = match template.targets() {
+        Some(t) => (
+            t.methods(),
+            format!(
+                "{} ({} entries of {})",
+                urls.join(" "),
+                t.entries.len(),
+                t.path.display()
+            ),
+        ),
+        None => (args.method.clone(), urls.join(" ")),
+    };
     format!(
-        "{} {}, {model}, {stop}{} ...",
-        args.method,
-        urls.join(" "),
+        "{method} {urls}, {model}, {stop}{} ...",
         if load.warmup.is_zero() {
             String::new()
         } else {

@@ -304,6 +304,7 @@ pub fn title(r: &BenchReport) -> String {
         .strip_prefix("/bytes/")
         .and_then(|n| n.parse::<u64>().ok())
     {
+        _ if !r.targets.is_empty() => format!("{} targets", r.targets.len()),
         Some(n) => size_label(n),
         None => path,
     };
@@ -319,6 +320,19 @@ pub fn title(r: &BenchReport) -> String {
         (None, None) => format!("x {slots}"),
     };
     format!("{} {} {what} {load_text}", r.protocol, r.method)
+}
+
+/// The URL, or with `--targets` the entries' URLs.
+pub fn what_url(r: &BenchReport) -> String {
+    if r.targets.is_empty() {
+        return r.url.clone();
+    }
+    let urls: Vec<String> = r
+        .targets
+        .iter()
+        .map(|t| format!("{} {} (x{})", t.method, t.url, t.weight))
+        .collect();
+    format!("{} targets: {}", r.targets.len(), urls.join(", "))
 }
 
 /// `128` → `128B`, `1048576` → `1MiB`: binary units, named as such (`Kb` would be kilobits).
@@ -349,7 +363,13 @@ pub fn render(r: &BenchReport) -> String {
     if !verdict.is_empty() {
         out.push('\n');
     }
-    let _ = writeln!(out, "courier {} bench: {} {}", r.version, r.method, r.url);
+    let _ = writeln!(
+        out,
+        "courier {} bench: {} {}",
+        r.version,
+        r.method,
+        what_url(r)
+    );
     if r.agents > 1 {
         let _ = writeln!(
             out,
