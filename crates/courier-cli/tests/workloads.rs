@@ -92,3 +92,63 @@ fn a_bad_targets_file_is_refused_before_the_run_with_its_line() {
     assert!(!output.status.success());
     assert!(text(&output).contains("body.txt:2:"), "{}", text(&output));
 }
+
+#[test]
+fn stages_ramp_the_target_rate_up_and_down_in_the_timeline() {
+    let server = Server::start(&[]);
+    let dir = TempDir::new("stages");
+    let json = dir.file("r.json");
+    let url = format!("{}bytes/16", server.url);
+    let output = courier(&[
+        "bench",
+        &url,
+        "--stages",
+        "2s:600,2s:0",
+        "--json",
+        &json,
+        "--chart",
+    ]);
+    assert_success(&output);
+    let report = read_json(std::path::Path::new(&json));
+    // The integral of the ramps: 600/s over 2 s up and 2 s down is 1,200 requests.
+    assert_eq!(
+        report["open_loop"]["intended"], 1200,
+        "{:#}",
+        report["open_loop"]
+    );
+    assert_eq!(report["open_loop"]["sent"], 1200);
+    assert_eq!(report["config"]["stages"], "2s:600,2s:0");
+    let timeline = report["timeline"].as_array().expect("timeline");
+    assert!(timeline.len() >= 3, "{timeline:#?}");
+    let target: Vec<f64> = timeline
+        .iter()
+        .map(|s| {
+            s["target_rps"]
+                .as_f64()
+                .expect("target_rps in every second")
+        })
+        .collect();
+    let achieved: Vec<f64> = timeline
+        .iter()
+        .map(|s| s["rps"].as_f64().unwrap())
+        .collect();
+    let peak = (0..target.len())
+        .max_by(|&a, &b| target[a].total_cmp(&target[b]))
+        .unwrap();
+    let last = target.len() - 1;
+    // Rising, then falling: about 150, 450, 450, 150 per second.
+    assert!(peak > 0 && peak < last, "target {target:?}");
+    assert!(
+        target[0] < 300.0 && target[peak] > 350.0 && target[last] < 300.0,
+        "{target:?}"
+    );
+    // The achieved rate follows it.
+    assert!(
+        achieved[peak] > achieved[0] && achieved[peak] > achieved[last],
+        "{achieved:?}"
+    );
+    assert!(
+        text(&output).contains("target/s"),
+        "--chart shows the target"
+    );
+}

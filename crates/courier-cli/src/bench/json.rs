@@ -290,6 +290,9 @@ pub struct TimelineSample {
     pub requests: u64,
     pub errors: u64,
     pub rps: f64,
+    /// Open loop: the requests due in the interval, per second (what `rps` aims at).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_rps: Option<f64>,
     pub bytes_per_s: f64,
     /// Latency to the last byte of the requests finished in the interval.
     pub p50_ms: f64,

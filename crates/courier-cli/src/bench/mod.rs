@@ -21,6 +21,7 @@ mod limits;
 mod longpoll;
 mod open;
 pub mod output;
+mod pacer;
 mod plan;
 mod pool;
 mod procfs;
@@ -232,7 +233,11 @@ fn describe(args: &BenchArgs, load: &Load, template: &Template) -> String {
             load.clients, load.concurrency
         ),
         Model::Open { rate } => format!(
-            "{rate} req/s, at most {} in flight over {} client(s)",
+            "{}, at most {} in flight over {} client(s)",
+            match &args.stages {
+                Some(stages) => format!("stages {stages} (peak {rate} req/s)"),
+                None => format!("{rate} req/s"),
+            },
             load.in_flight(),
             load.clients
         ),
@@ -304,7 +309,9 @@ async fn execute(
         Stop::Duration(d) => format!("{} s", d.as_secs_f64()),
         Stop::OneRound => format!("{} long polls", load.in_flight()),
     };
+    let pacer = args.pacer()?;
     let sampler = Sampler::start(SamplerConfig {
+        pacer: pacer.clone(),
         clients: clients.clone(),
         recorder,
         clock,
@@ -322,7 +329,8 @@ async fn execute(
             None
         }
         Model::Open { rate } => {
-            Some(open::run(&plan, &clients, rate, load.in_flight(), load.stop).await?)
+            let pacer = pacer.unwrap_or_else(|| pacer::Pacer::constant(rate));
+            Some(open::run(&plan, &clients, &pacer, load.in_flight(), load.stop).await?)
         }
     };
     let interrupted = plan.stop.is_cancelled();

@@ -199,7 +199,12 @@ pub fn rows(r: &BenchReport) -> Vec<Row> {
     rows.number("Duration (s)", r.duration_s, 2, Neither);
 
     if let Some(o) = &r.open_loop {
-        rows.number("Open loop - rate asked (req/s)", o.rate, 0, Neither);
+        let asked = if r.config.stages.is_some() {
+            "Open loop - peak rate asked (req/s)"
+        } else {
+            "Open loop - rate asked (req/s)"
+        };
+        rows.number(asked, o.rate, 0, Neither);
         rows.number("Open loop - sent (req/s)", o.sent_per_s, 0, Higher);
         rows.count("Open loop - requests due", o.intended, Neither);
         rows.count("Open loop - not sent (all slots busy)", o.not_sent, Lower);
@@ -315,6 +320,11 @@ pub fn title(r: &BenchReport) -> String {
         load.concurrency.to_string()
     };
     let load_text = match (load.rate, load.delay_s) {
+        (Some(rate), _) if r.config.stages.is_some() => format!(
+            "in stages {} (peak {} req/s, cap {slots})",
+            r.config.stages.as_deref().unwrap_or_default(),
+            fmt_number(rate)
+        ),
         (Some(rate), _) => format!("at {} req/s (cap {slots})", fmt_number(rate)),
         (None, Some(delay)) => format!("x {slots} long polls of {delay} s"),
         (None, None) => format!("x {slots}"),

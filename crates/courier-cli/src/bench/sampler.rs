@@ -17,6 +17,7 @@ use tokio::task::JoinHandle;
 use tokio::time::{Instant, MissedTickBehavior};
 
 use super::json::TimelineSample;
+use super::pacer::Pacer;
 use super::plan::Clock;
 use super::pool::PoolReading;
 use super::procfs::{self, ProcSample};
@@ -51,6 +52,8 @@ pub struct SamplerConfig {
     pub progress: Progress,
     /// How the progress line shows the goal, e.g. `10 s` or `2,000 req`.
     pub goal: String,
+    /// The open loop's schedule, for each second's target rate.
+    pub pacer: Option<Pacer>,
 }
 
 /// What the sampler measured.
@@ -303,12 +306,19 @@ impl Series {
             _ => None,
         };
         let queue_time_ms = interval_mean(from_reading.queue_sum(), reading.queue_sum());
+        // The requests due in this window, per second (the pacer counts from the first due).
+        let target_rps = config.pacer.as_ref().map(|pacer| {
+            let to = now.saturating_duration_since(config.clock.start);
+            let due = pacer.due_between(to.saturating_sub(window), to);
+            per_second(due, window)
+        });
         let sample = TimelineSample {
             t_s: (now - self.measure_start).as_secs_f64(),
             interval_s: window.as_secs_f64(),
             requests: tally.requests(),
             errors: tally.error_count(),
             rps: per_second(tally.responses(), window),
+            target_rps,
             bytes_per_s: per_second(tally.body_bytes, window),
             p50_ms: latency.p50,
             p99_ms: latency.p99,
