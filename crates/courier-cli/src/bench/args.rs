@@ -17,6 +17,7 @@ use http::{HeaderName, HeaderValue, Method, Uri};
 use serde::{Deserialize, Serialize};
 
 use super::pacer::{self, Pacer};
+use super::progress::ProgressMode;
 use crate::error::{CliError, Result};
 use crate::secs::{Secs, SecsOrNone};
 
@@ -225,6 +226,13 @@ pub struct BenchArgs {
     /// client's default headers, instead of on every request.
     #[arg(long)]
     pub default_headers: bool,
+
+    /// What to show on stderr while running: `auto` (a panel redrawn every second when stdout
+    /// and stderr are terminals, one rewritten line when only stderr is, else nothing), `live`,
+    /// `line`, `lines` (one new line per second, for CI logs) or `none`.
+    #[arg(long, value_enum, value_name = "MODE", default_value_t = ProgressMode::Auto)]
+    #[serde(default)]
+    pub progress: ProgressMode,
 
     /// Draw the per-second timeline (requests/s, connections, p99) in the terminal.
     #[arg(long)]

@@ -25,7 +25,7 @@ mod pacer;
 mod plan;
 mod pool;
 mod procfs;
-mod progress;
+pub mod progress;
 mod recorder;
 pub mod report;
 mod request;
@@ -317,7 +317,7 @@ async fn execute(
         clock,
         cores,
         count_allocations: args.count_allocations,
-        progress: Progress::auto(),
+        progress: Progress::new(args.progress),
         goal,
     });
     let monitor = longpoll
