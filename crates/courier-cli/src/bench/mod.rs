@@ -1,11 +1,12 @@
 //! `courier bench`: drive load at a URL (or at the built-in server) and report what happened.
 //!
 //! This module wires the parts together, in order: resolve the flags into a load (`args`),
-//! raise the open-file limit and check the run fits (`limits`), start the target (`target`),
-//! then on the client runtime build the clients (`client`), start the sampler (`sampler`) and
-//! run the load model (`closed`, `open`, with `longpoll` watching memory), and finally turn the
-//! measurements into the report (`summary`) and print or write it (`report`, `chart`, `json`,
-//! `html`). Each part lives in its own file.
+//! read a workload file if one is given (`targets_file`), raise the open-file limit and check
+//! the run fits (`limits`), start the target (`target`), then on the client runtime build the
+//! clients (`client`), start the sampler (`sampler`, showing each second via `progress`) and
+//! run the load model (`closed`, `open` paced by `pacer`, with `longpoll` watching memory), and
+//! finally turn the measurements into the report (`summary`) and print or write it (`report`,
+//! `chart`, `json`, `html`). Each part lives in its own file.
 
 pub mod args;
 mod cause;
