@@ -170,6 +170,8 @@ pub fn merge(reports: &[BenchReport], paths: &[PathBuf]) -> Result<BenchReport> 
     m.histograms = Some(Histograms {
         to_headers_us: histograms::encode(&headers)?,
         to_last_byte_us: histograms::encode(&last_byte)?,
+        // Open-loop figures do not merge (`open_loop` is dropped below).
+        corrected_to_last_byte_us: None,
     });
     // Figures of one agent's run that do not add up across agents.
     m.timeline.clear();

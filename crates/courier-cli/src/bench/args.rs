@@ -16,6 +16,8 @@ use clap::{Args, ValueEnum};
 use http::{HeaderName, HeaderValue, Method, Uri};
 use serde::{Deserialize, Serialize};
 
+use super::pacer::{self, Pacer};
+use super::progress::ProgressMode;
 use crate::error::{CliError, Result};
 use crate::secs::{Secs, SecsOrNone};
 
@@ -37,6 +39,13 @@ pub struct BenchArgs {
     /// `/delay/{ms}` is appended to it.
     #[arg(value_parser = parse_url)]
     pub url: Option<String>,
+
+    /// Send the requests listed in FILE instead of one URL: `METHOD URL [weight=N]` lines, each
+    /// followed by `Name: value` headers and an optional `@BODY_FILE`, entries separated by
+    /// blank lines; round robin, or weighted by weight=N (see the README).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["url", "path", "method", "body_size"])]
+    #[serde(default)]
+    pub targets: Option<PathBuf>,
 
     /// What each request does: `requests` (send, read, repeat) or `longpoll` (hold requests
     /// to `/delay/{--delay}` in flight and measure the memory they cost).
@@ -70,6 +79,13 @@ pub struct BenchArgs {
     /// latency is reported from the intended start (corrected) and from the actual send.
     #[arg(long, value_name = "R", value_parser = parse_rate)]
     pub rate: Option<f64>,
+
+    /// Open loop whose target rate ramps linearly through stages of DURATION:RATE, e.g.
+    /// '10s:1000,30s:5000,10s:0' (from --rate, else 0); the run lasts as long as the stages.
+    #[arg(long, value_name = "STAGES", value_parser = parse_stages,
+          conflicts_with_all = ["duration", "requests", "warmup"])]
+    #[serde(default)]
+    pub stages: Option<String>,
 
     /// Measure for this many seconds [default: 10]; must be more than 0.
     // Hyphen values allowed so `-d -1` reaches our own message instead of "unexpected argument".
@@ -211,6 +227,13 @@ pub struct BenchArgs {
     #[arg(long)]
     pub default_headers: bool,
 
+    /// What to show on stderr while running: `auto` (a panel redrawn every second when stdout
+    /// and stderr are terminals, one rewritten line when only stderr is, else nothing), `live`,
+    /// `line`, `lines` (one new line per second, for CI logs) or `none`.
+    #[arg(long, value_enum, value_name = "MODE", default_value_t = ProgressMode::Auto)]
+    #[serde(default)]
+    pub progress: ProgressMode,
+
     /// Draw the per-second timeline (requests/s, connections, p99) in the terminal.
     #[arg(long)]
     pub chart: bool,
@@ -333,10 +356,15 @@ impl Load {
 impl BenchArgs {
     /// Checks the flags against each other and fills in the defaults.
     pub fn load(&self) -> Result<Load> {
-        let model = match (self.scenario, self.rate) {
+        let pacer = self.pacer()?;
+        let rate = match &pacer {
+            Some(pacer) => Some(pacer.peak()),
+            None => self.rate,
+        };
+        let model = match (self.scenario, rate) {
             (Scenario::Longpoll, Some(_)) => {
                 return Err(CliError::new(
-                    "--rate does not apply to --scenario longpoll (long polls hold -c requests in flight)",
+                    "--rate and --stages do not apply to --scenario longpoll (long polls hold -c requests in flight)",
                 ))
             }
             (Scenario::Longpoll, None) => Model::LongPoll {
@@ -367,6 +395,9 @@ impl BenchArgs {
             (None, _) => DEFAULT_CONCURRENCY,
         };
         let stop = match (self.requests, self.duration, model) {
+            _ if pacer.as_ref().and_then(Pacer::total).is_some() => {
+                Stop::Duration(pacer.as_ref().and_then(Pacer::total).unwrap_or_default())
+            }
             (Some(n), _, _) => Stop::Requests(n),
             (None, Some(secs), _) => Stop::Duration(secs.as_duration()),
             (None, None, Model::LongPoll { .. }) => Stop::OneRound,
@@ -386,6 +417,19 @@ impl BenchArgs {
             stop,
             warmup,
         })
+    }
+
+    /// When open-loop requests are due: `--stages` (from `--rate`, else 0) or `--rate`; `None`
+    /// for the closed loop.
+    pub fn pacer(&self) -> Result<Option<Pacer>> {
+        match (&self.stages, self.rate) {
+            (Some(text), rate) => {
+                let stages = pacer::parse_stages(text).map_err(CliError::new)?;
+                Ok(Some(Pacer::staged(rate.unwrap_or(0.0), stages)))
+            }
+            (None, Some(rate)) => Ok(Some(Pacer::constant(rate))),
+            (None, None) => Ok(None),
+        }
     }
 
     /// The method as `http` knows it (already validated by the parser).
@@ -451,6 +495,12 @@ fn parse_duration(text: &str) -> Result<Secs, String> {
 /// An RFC 3339 time, kept as written (the report records what was asked for).
 fn parse_start_at(text: &str) -> Result<String, String> {
     super::start_at::parse(text)?;
+    Ok(text.trim().to_owned())
+}
+
+/// `--stages`, checked and kept as written (the report records what was asked for).
+fn parse_stages(text: &str) -> Result<String, String> {
+    pacer::parse_stages(text)?;
     Ok(text.trim().to_owned())
 }
 
@@ -625,6 +675,34 @@ pub(crate) mod tests {
             .load()
             .unwrap();
         assert_eq!(load.concurrency, 7);
+    }
+
+    #[test]
+    fn stages_make_an_open_loop_as_long_as_the_stages() {
+        let args = parse(&["--stages", "1s:100,500ms:300,2s:0"]).unwrap();
+        let load = args.load().unwrap();
+        assert_eq!(load.model, Model::Open { rate: 300.0 });
+        assert_eq!(load.stop, Stop::Duration(Duration::from_millis(3500)));
+        assert_eq!(load.concurrency, DEFAULT_OPEN_LOOP_CAP);
+        let pacer = parse(&["--stages", "1s:100", "--rate", "50"])
+            .unwrap()
+            .pacer()
+            .unwrap()
+            .unwrap();
+        assert_eq!(pacer.rate_at(0.0), 50.0);
+        for argv in [
+            &["--stages", "1s:100", "-d", "5"][..],
+            &["--stages", "1s:100", "-n", "5"],
+            &["--stages", "1s:100", "--warmup", "1"],
+            &["--stages", "1s"],
+        ] {
+            assert!(parse(argv).is_err(), "{argv:?} should be refused");
+        }
+        let err = parse(&["--stages", "1s:5", "--scenario", "longpoll"])
+            .unwrap()
+            .load()
+            .unwrap_err();
+        assert!(err.to_string().contains("--stages"), "{err}");
     }
 
     #[test]

@@ -44,7 +44,16 @@ pub fn render(report: &BenchReport) -> String {
             "second".to_owned()
         }
     );
-    for (name, value, combine) in series {
+    let targets = timeline.iter().any(|s| s.target_rps.is_some());
+    let target: [(&str, SampleFigure, Combine); 1] =
+        [("target/s", |s| s.target_rps.unwrap_or(0.0), Combine::Mean)];
+    let extra = if targets { &target[..] } else { &[] };
+    for &(name, value, combine) in series
+        .iter()
+        .take(1)
+        .chain(extra)
+        .chain(series.iter().skip(1))
+    {
         let values: Vec<f64> = timeline.iter().map(value).collect();
         let columns = squeeze(&values, WIDTH, combine);
         let (low, high) = bounds(&values);

@@ -22,6 +22,10 @@ pub struct Histograms {
     pub to_headers_us: String,
     /// Time to the last body byte of successful requests.
     pub to_last_byte_us: String,
+    /// Open loop: the same from each request's intended start (corrected for coordinated
+    /// omission), for the HTML report's spectrum. Not merged by `courier merge`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub corrected_to_last_byte_us: Option<String>,
 }
 
 impl Histograms {
@@ -30,6 +34,11 @@ impl Histograms {
         Ok(Self {
             to_headers_us: encode(&total.to_headers)?,
             to_last_byte_us: encode(&total.to_last_byte)?,
+            corrected_to_last_byte_us: if total.corrected_to_last_byte.is_empty() {
+                None
+            } else {
+                Some(encode(&total.corrected_to_last_byte)?)
+            },
         })
     }
 

@@ -133,6 +133,9 @@ pub struct BenchReport {
     /// The full latency histograms, for `courier merge` (absent in reports before it).
     #[serde(default)]
     pub histograms: Option<super::histograms::Histograms>,
+    /// `--targets`: the file's entries (empty for a single URL).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub targets: Vec<super::targets_file::TargetReport>,
     /// Reports merged into this one by `courier merge` (1 for a single run).
     #[serde(default = "one")]
     pub agents: u64,
@@ -287,6 +290,9 @@ pub struct TimelineSample {
     pub requests: u64,
     pub errors: u64,
     pub rps: f64,
+    /// Open loop: the requests due in the interval, per second (what `rps` aims at).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_rps: Option<f64>,
     pub bytes_per_s: f64,
     /// Latency to the last byte of the requests finished in the interval.
     pub p50_ms: f64,
@@ -458,6 +464,7 @@ pub(crate) mod tests {
             thresholds: Vec::new(),
             histograms: None,
             agents: 1,
+            targets: Vec::new(),
         }
     }
 

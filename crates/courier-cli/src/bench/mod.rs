@@ -1,11 +1,12 @@
 //! `courier bench`: drive load at a URL (or at the built-in server) and report what happened.
 //!
 //! This module wires the parts together, in order: resolve the flags into a load (`args`),
-//! raise the open-file limit and check the run fits (`limits`), start the target (`target`),
-//! then on the client runtime build the clients (`client`), start the sampler (`sampler`) and
-//! run the load model (`closed`, `open`, with `longpoll` watching memory), and finally turn the
-//! measurements into the report (`summary`) and print or write it (`report`, `chart`, `json`,
-//! `html`). Each part lives in its own file.
+//! read a workload file if one is given (`targets_file`), raise the open-file limit and check
+//! the run fits (`limits`), start the target (`target`), then on the client runtime build the
+//! clients (`client`), start the sampler (`sampler`, showing each second via `progress`) and
+//! run the load model (`closed`, `open` paced by `pacer`, with `longpoll` watching memory), and
+//! finally turn the measurements into the report (`summary`) and print or write it (`report`,
+//! `chart`, `json`, `html`). Each part lives in its own file.
 
 pub mod args;
 mod cause;
@@ -21,10 +22,11 @@ mod limits;
 mod longpoll;
 mod open;
 pub mod output;
+mod pacer;
 mod plan;
 mod pool;
 mod procfs;
-mod progress;
+pub mod progress;
 mod recorder;
 pub mod report;
 mod request;
@@ -33,6 +35,7 @@ mod start_at;
 pub mod stats;
 mod summary;
 mod target;
+pub mod targets_file;
 pub mod verdict;
 
 use std::sync::Arc;
@@ -51,6 +54,7 @@ use self::request::Template;
 use self::sampler::{Sampler, SamplerConfig};
 use self::summary::{RunOutcome, RunSetup};
 use self::target::Target;
+use self::targets_file::Targets;
 use crate::alloc;
 use crate::error::{CliError, Result, EXIT_INTERRUPTED};
 use crate::threshold;
@@ -63,6 +67,13 @@ const SETTLE_LIMIT: Duration = Duration::from_secs(2);
 pub fn run(args: BenchArgs) -> Result<()> {
     let load = args.load()?;
     threshold::absolute_only(&args.fail_if)?;
+    // Before anything starts: a mistake in the file is reported with its line, not as errors.
+    let targets = args.targets.as_deref().map(Targets::read).transpose()?;
+    if targets.is_some() && matches!(load.model, Model::LongPoll { .. }) {
+        return Err(CliError::new(
+            "--targets does not apply to --scenario longpoll (long polls go to /delay/{ms})",
+        ));
+    }
     let start_at = match &args.start_at {
         Some(text) => {
             let at = start_at::parse(text).map_err(CliError::new)?;
@@ -93,7 +104,10 @@ pub fn run(args: BenchArgs) -> Result<()> {
     } else {
         1
     };
-    let target = Target::start(&args, load.model, addresses, cores)?;
+    let target = match &targets {
+        Some(targets) => Target::external(targets.uris()),
+        None => Target::start(&args, load.model, addresses, cores)?,
+    };
     limits.check(Demand {
         connections,
         server_in_process: target.in_process(),
@@ -103,7 +117,11 @@ pub fn run(args: BenchArgs) -> Result<()> {
     for note in &limits.notes {
         eprintln!("courier bench: note: {note}");
     }
-    let template = Template::new(&args, target.uris.clone())?;
+    let template = match targets {
+        Some(targets) => Template::with_targets(&args, targets)?,
+        None => Template::new(&args, target.uris.clone())?,
+    };
+    let workload = template.targets().map(|t| (t.methods(), t.report()));
     let request_construction = args
         .count_allocations
         .then(|| alloc::measure(1000, || template.request(0)));
@@ -143,6 +161,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
             // Sent with each request, from the request or from the client's defaults.
             request_headers: request::headers(&args)?.len() as u64,
             request_construction,
+            targets: workload,
         },
         &outcome,
     );
@@ -215,7 +234,11 @@ fn describe(args: &BenchArgs, load: &Load, template: &Template) -> String {
             load.clients, load.concurrency
         ),
         Model::Open { rate } => format!(
-            "{rate} req/s, at most {} in flight over {} client(s)",
+            "{}, at most {} in flight over {} client(s)",
+            match &args.stages {
+                Some(stages) => format!("stages {stages} (peak {rate} req/s)"),
+                None => format!("{rate} req/s"),
+            },
             load.in_flight(),
             load.clients
         ),
@@ -232,10 +255,20 @@ fn describe(args: &BenchArgs, load: &Load, template: &Template) -> String {
         Stop::OneRound => "one request per slot".to_owned(),
     };
     let urls: Vec<String> = template.uris().iter().map(ToString::to_string).collect();
+    let (method, urls) = match template.targets() {
+        Some(t) => (
+            t.methods(),
+            format!(
+                "{} ({} entries of {})",
+                urls.join(" "),
+                t.entries.len(),
+                t.path.display()
+            ),
+        ),
+        None => (args.method.clone(), urls.join(" ")),
+    };
     format!(
-        "{} {}, {model}, {stop}{} ...",
-        args.method,
-        urls.join(" "),
+        "{method} {urls}, {model}, {stop}{} ...",
         if load.warmup.is_zero() {
             String::new()
         } else {
@@ -277,13 +310,15 @@ async fn execute(
         Stop::Duration(d) => format!("{} s", d.as_secs_f64()),
         Stop::OneRound => format!("{} long polls", load.in_flight()),
     };
+    let pacer = args.pacer()?;
     let sampler = Sampler::start(SamplerConfig {
+        pacer: pacer.clone(),
         clients: clients.clone(),
         recorder,
         clock,
         cores,
         count_allocations: args.count_allocations,
-        progress: Progress::auto(),
+        progress: Progress::new(args.progress),
         goal,
     });
     let monitor = longpoll
@@ -295,7 +330,8 @@ async fn execute(
             None
         }
         Model::Open { rate } => {
-            Some(open::run(&plan, &clients, rate, load.in_flight(), load.stop).await?)
+            let pacer = pacer.unwrap_or_else(|| pacer::Pacer::constant(rate));
+            Some(open::run(&plan, &clients, &pacer, load.in_flight(), load.stop).await?)
         }
     };
     let interrupted = plan.stop.is_cancelled();

@@ -1,8 +1,9 @@
-//! The open loop (`--rate R`): requests start on a fixed schedule, whatever the latency.
+//! The open loop (`--rate R`, `--stages`): requests start on a fixed schedule, whatever the
+//! latency.
 //!
 //! A closed loop slows down with the server and so under-reports latency ("coordinated
 //! omission"): while one slot waits, the requests it would have sent are never timed. Here request
-//! `i` is due at `start + i / R`. A scheduler task sends each one when due, if one of the
+//! `i` is due at `start + i / R` (or when `pacer`'s ramp says). A scheduler task sends each one when due, if one of the
 //! in-flight slots (`-c` per client; by default the connection cap, as wrk2's connections) is
 //! free; otherwise it waits for one, and the request is late. Each request is timed twice: from
 //! its actual send (uncorrected, what a closed loop reports) and from its intended start
@@ -22,6 +23,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::args::Stop;
 use super::interrupt;
+use super::pacer::Pacer;
 use super::plan::Plan;
 use super::request;
 use crate::error::{CliError, Result};
@@ -43,11 +45,11 @@ pub struct Schedule {
     pub max_in_flight: u64,
 }
 
-/// Runs the schedule of `rate` requests per second over `clients`, at most `cap` in flight.
+/// Runs the schedule `pacer` sets over `clients`, at most `cap` in flight.
 pub async fn run(
     plan: &Arc<Plan>,
     clients: &[BenchClient],
-    rate: f64,
+    pacer: &Pacer,
     cap: u64,
     stop: Stop,
 ) -> Result<Schedule> {
@@ -71,8 +73,9 @@ pub async fn run(
     let mut i: u64 = 0;
     // After Ctrl-C: how many requests (from the first, warmup included) had come due.
     let mut interrupted_at: Option<u64> = None;
-    loop {
-        let due = clock.start + Duration::from_secs_f64(i as f64 / rate);
+    // After the last stage nothing more is due.
+    while let Some(offset) = pacer.due(i) {
+        let due = clock.start + offset;
         let measured = due >= clock.measure_start;
         if clock.deadline.is_some_and(|deadline| due >= deadline)
             || (measured && limit.is_some_and(|n| schedule.sent >= n))
@@ -112,18 +115,16 @@ pub async fn run(
         ));
         i += 1;
     }
-    let warmup_due = due_between(Duration::ZERO, clock.measure_start - clock.start, rate);
+    let warmup_due = pacer.due_between(Duration::ZERO, clock.measure_start - clock.start);
     schedule.intended = match (interrupted_at, limit, clock.deadline) {
         // After Ctrl-C, only the requests due before it were due at all.
         (Some(due), limit, _) => due
             .saturating_sub(warmup_due)
             .min(limit.unwrap_or(u64::MAX)),
         (None, Some(n), _) => n,
-        (None, None, Some(deadline)) => due_between(
-            clock.measure_start - clock.start,
-            deadline - clock.start,
-            rate,
-        ),
+        (None, None, Some(deadline)) => {
+            pacer.due_between(clock.measure_start - clock.start, deadline - clock.start)
+        }
         (None, None, None) => schedule.sent,
     };
     // Every slot free again means every request sent has finished.
@@ -182,31 +183,5 @@ async fn one(
     };
     if measured {
         plan.record_open_loop(outcome, lag);
-    }
-}
-
-/// How many of the requests due at `i / rate` fall in `[from, to)`.
-fn due_between(from: Duration, to: Duration, rate: f64) -> u64 {
-    let first = (from.as_secs_f64() * rate).ceil();
-    let end = (to.as_secs_f64() * rate).ceil();
-    (end - first).max(0.0) as u64
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn requests_due_in_an_interval() {
-        let s = Duration::from_secs;
-        assert_eq!(due_between(s(0), s(2), 500.0), 1000);
-        assert_eq!(due_between(s(1), s(3), 500.0), 1000);
-        assert_eq!(
-            due_between(Duration::ZERO, Duration::from_millis(10), 1000.0),
-            10
-        );
-        // Due at 0, 0.4, 0.8: three in [0, 1) at 2.5/s.
-        assert_eq!(due_between(s(0), s(1), 2.5), 3);
-        assert_eq!(due_between(s(1), s(1), 2.5), 0);
     }
 }

@@ -199,7 +199,12 @@ pub fn rows(r: &BenchReport) -> Vec<Row> {
     rows.number("Duration (s)", r.duration_s, 2, Neither);
 
     if let Some(o) = &r.open_loop {
-        rows.number("Open loop - rate asked (req/s)", o.rate, 0, Neither);
+        let asked = if r.config.stages.is_some() {
+            "Open loop - peak rate asked (req/s)"
+        } else {
+            "Open loop - rate asked (req/s)"
+        };
+        rows.number(asked, o.rate, 0, Neither);
         rows.number("Open loop - sent (req/s)", o.sent_per_s, 0, Higher);
         rows.count("Open loop - requests due", o.intended, Neither);
         rows.count("Open loop - not sent (all slots busy)", o.not_sent, Lower);
@@ -304,6 +309,7 @@ pub fn title(r: &BenchReport) -> String {
         .strip_prefix("/bytes/")
         .and_then(|n| n.parse::<u64>().ok())
     {
+        _ if !r.targets.is_empty() => format!("{} targets", r.targets.len()),
         Some(n) => size_label(n),
         None => path,
     };
@@ -314,11 +320,29 @@ pub fn title(r: &BenchReport) -> String {
         load.concurrency.to_string()
     };
     let load_text = match (load.rate, load.delay_s) {
+        (Some(rate), _) if r.config.stages.is_some() => format!(
+            "in stages {} (peak {} req/s, cap {slots})",
+            r.config.stages.as_deref().unwrap_or_default(),
+            fmt_number(rate)
+        ),
         (Some(rate), _) => format!("at {} req/s (cap {slots})", fmt_number(rate)),
         (None, Some(delay)) => format!("x {slots} long polls of {delay} s"),
         (None, None) => format!("x {slots}"),
     };
     format!("{} {} {what} {load_text}", r.protocol, r.method)
+}
+
+/// The URL, or with `--targets` the entries' URLs.
+pub fn what_url(r: &BenchReport) -> String {
+    if r.targets.is_empty() {
+        return r.url.clone();
+    }
+    let urls: Vec<String> = r
+        .targets
+        .iter()
+        .map(|t| format!("{} {} (x{})", t.method, t.url, t.weight))
+        .collect();
+    format!("{} targets: {}", r.targets.len(), urls.join(", "))
 }
 
 /// `128` → `128B`, `1048576` → `1MiB`: binary units, named as such (`Kb` would be kilobits).
@@ -349,7 +373,13 @@ pub fn render(r: &BenchReport) -> String {
     if !verdict.is_empty() {
         out.push('\n');
     }
-    let _ = writeln!(out, "courier {} bench: {} {}", r.version, r.method, r.url);
+    let _ = writeln!(
+        out,
+        "courier {} bench: {} {}",
+        r.version,
+        r.method,
+        what_url(r)
+    );
     if r.agents > 1 {
         let _ = writeln!(
             out,

@@ -6,6 +6,7 @@
 //! through `Client::execute`, so the library's request path is measured, not a builder's.
 
 use std::future::Future;
+use std::sync::Arc;
 
 use bytes::Bytes;
 use courier::Body;
@@ -17,6 +18,7 @@ use tokio::time::Instant;
 use super::args::BenchArgs;
 use super::headers::BROWSER_HEADERS;
 use super::stats::Measured;
+use super::targets_file::Targets;
 use crate::alloc;
 use crate::error::{CliError, Result};
 
@@ -30,6 +32,8 @@ pub struct Template {
     body: Bytes,
     /// Body bytes to read before dropping a response (`u64::MAX`: all of them).
     read_bytes: u64,
+    /// `--targets`: the requests to cycle through instead of the one above.
+    targets: Option<Arc<Targets>>,
 }
 
 /// The headers the flags ask for: `-H`, or with `--count-allocations` and no `-H` the browser
@@ -98,11 +102,66 @@ impl Template {
             headers,
             body: Bytes::from(vec![b'x'; body_size]),
             read_bytes: args.read_bytes.unwrap_or(u64::MAX),
+            targets: None,
         })
+    }
+
+    /// A template that cycles through the entries of a targets file; `-H` headers go on every
+    /// entry (an entry's own header of the same name replaces them).
+    pub fn with_targets(args: &BenchArgs, mut targets: Targets) -> Result<Self> {
+        let common = if args.default_headers {
+            HeaderMap::new()
+        } else {
+            headers(args)?
+        };
+        for entry in &mut targets.entries {
+            let own = std::mem::take(&mut entry.headers);
+            entry.headers = common.clone();
+            for name in own.keys() {
+                entry.headers.remove(name);
+            }
+            for (name, value) in &own {
+                entry.headers.append(name, value.clone());
+            }
+        }
+        let mut template = Self::new(args, targets.uris())?;
+        template.headers = HeaderMap::new();
+        template.targets = Some(Arc::new(targets));
+        Ok(template)
+    }
+
+    /// The targets file, if requests come from one.
+    pub fn targets(&self) -> Option<&Targets> {
+        self.targets.as_deref()
+    }
+
+    /// What slot `slot` sends next: with a targets file the next entry of its cycle, else the
+    /// slot itself (which picks the server address).
+    pub fn pick(&self, slot: usize) -> usize {
+        match &self.targets {
+            Some(targets) => targets.pick(),
+            None => slot,
+        }
     }
 
     /// The request for slot `slot`.
     pub fn request(&self, slot: usize) -> Request<Body> {
+        self.request_for(self.pick(slot))
+    }
+
+    /// The request `pick` chose.
+    pub fn request_for(&self, pick: usize) -> Request<Body> {
+        if let Some(targets) = &self.targets {
+            let entry = &targets.entries[pick];
+            let mut request = Request::new(Body::from(entry.body.clone()));
+            *request.method_mut() = entry.method.clone();
+            *request.uri_mut() = entry.uri.clone();
+            if !entry.headers.is_empty() {
+                *request.headers_mut() = entry.headers.clone();
+            }
+            return request;
+        }
+        let slot = pick;
         let mut request = Request::new(Body::from(self.body.clone()));
         *request.method_mut() = self.method.clone();
         *request.uri_mut() = self.uri(slot).clone();
@@ -138,9 +197,12 @@ impl Template {
         })
     }
 
-    /// The URL of slot `slot`.
-    pub fn uri(&self, slot: usize) -> &Uri {
-        &self.uris[slot % self.uris.len()]
+    /// The URL of the request `pick` chose.
+    pub fn uri(&self, pick: usize) -> &Uri {
+        match &self.targets {
+            Some(targets) => &targets.entries[pick].uri,
+            None => &self.uris[pick % self.uris.len()],
+        }
     }
 
     /// The URLs requests go to.
@@ -168,10 +230,11 @@ pub fn send<'a>(
         let start = Instant::now();
         // Building the request is the caller's work, not the client's: allocation counts leave it
         // out (and report it apart).
-        let request = alloc::uncounted(|| template.request(slot));
+        let pick = template.pick(slot);
+        let request = alloc::uncounted(|| template.request_for(pick));
         let mut response = match client.execute(request).await {
             Ok(response) => response,
-            Err(e) => return Outcome::Failed(Failure::new(&e, template.uri(slot))),
+            Err(e) => return Outcome::Failed(Failure::new(&e, template.uri(pick))),
         };
         let to_headers = start.elapsed();
         let status = response.status().as_u16();
@@ -180,7 +243,7 @@ pub fn send<'a>(
             match response.chunk().await {
                 Ok(Some(chunk)) => body_bytes += chunk.len() as u64,
                 Ok(None) => break,
-                Err(e) => return Outcome::Failed(Failure::new(&e, template.uri(slot))),
+                Err(e) => return Outcome::Failed(Failure::new(&e, template.uri(pick))),
             }
         }
         // Dropping an unfinished response hands the rest of the body to the library's drain.

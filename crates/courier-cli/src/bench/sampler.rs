@@ -3,8 +3,8 @@
 //! Gauges (connections open, connect attempts, queued requests) only mean something over time,
 //! so the clients' metrics are read every [`period`] and kept as mean/max. Every second the
 //! sampler also folds the per-thread tallies into the run's total (keeping that second's
-//! percentiles for the timeline), reads this process's CPU and memory, and updates the progress
-//! line. During the warmup it only shows progress; measurement starts with a baseline reading
+//! percentiles for the timeline), reads this process's CPU and memory, and shows the second
+//! (`progress`). During the warmup it only shows progress; measurement starts with a baseline reading
 //! of every counter, so figures are differences from it. Its own work is left out of allocation
 //! counts.
 
@@ -17,10 +17,11 @@ use tokio::task::JoinHandle;
 use tokio::time::{Instant, MissedTickBehavior};
 
 use super::json::TimelineSample;
+use super::pacer::Pacer;
 use super::plan::Clock;
 use super::pool::PoolReading;
 use super::procfs::{self, ProcSample};
-use super::progress::Progress;
+use super::progress::{Frame, Progress};
 use super::recorder::Recorder;
 use super::report::group_thousands;
 use super::stats::{interval_mean, mib, per_second, MeanMax, MeanMaxAcc, Percentiles, Tally};
@@ -51,6 +52,8 @@ pub struct SamplerConfig {
     pub progress: Progress,
     /// How the progress line shows the goal, e.g. `10 s` or `2,000 req`.
     pub goal: String,
+    /// The open loop's schedule, for each second's target rate.
+    pub pacer: Option<Pacer>,
 }
 
 /// What the sampler measured.
@@ -250,15 +253,21 @@ impl Series {
             let now = Instant::now();
             self.close_second(config, now, false)?;
             let sample = self.timeline.last().copied().unwrap_or_default();
-            config.progress.show(&format!(
-                "{:>6.1} / {}  {:>10} req/s  {:>6} connections  {:>6} in flight  {} errors",
-                (now - self.measure_start).as_secs_f64(),
-                config.goal,
-                group_thousands(&format!("{:.0}", sample.rps)),
-                sample.connections_open,
-                sample.requests_active,
-                self.total.error_count()
-            ));
+            config.progress.frame(&Frame {
+                elapsed_s: (now - self.measure_start).as_secs_f64(),
+                goal: config.goal.clone(),
+                rps: sample.rps,
+                target_rps: sample.target_rps,
+                errors_last: sample.errors,
+                requests_last: sample.requests,
+                errors_total: self.total.error_count(),
+                requests_total: self.total.requests(),
+                p50_ms: sample.p50_ms,
+                p99_ms: sample.p99_ms,
+                connections: sample.connections_open,
+                in_flight: sample.requests_active,
+                queued: sample.requests_queued,
+            });
         }
         Ok(())
     }
@@ -303,12 +312,19 @@ impl Series {
             _ => None,
         };
         let queue_time_ms = interval_mean(from_reading.queue_sum(), reading.queue_sum());
+        // The requests due in this window, per second (the pacer counts from the first due).
+        let target_rps = config.pacer.as_ref().map(|pacer| {
+            let to = now.saturating_duration_since(config.clock.start);
+            let due = pacer.due_between(to.saturating_sub(window), to);
+            per_second(due, window)
+        });
         let sample = TimelineSample {
             t_s: (now - self.measure_start).as_secs_f64(),
             interval_s: window.as_secs_f64(),
             requests: tally.requests(),
             errors: tally.error_count(),
             rps: per_second(tally.responses(), window),
+            target_rps,
             bytes_per_s: per_second(tally.body_bytes, window),
             p50_ms: latency.p50,
             p99_ms: latency.p99,

@@ -18,6 +18,7 @@ use super::open::{Schedule, LATE_AFTER};
 use super::pool::PoolReading;
 use super::sampler::Sampled;
 use super::stats::{mib, millis, per_second, ratio, MeanMax, Percentiles};
+use super::targets_file::TargetReport;
 
 /// Everything a run produced, before it is turned into a report.
 #[derive(Debug)]
@@ -47,6 +48,8 @@ pub struct RunSetup<'a> {
     pub request_headers: u64,
     /// Allocations and bytes of building one request, when allocations are counted.
     pub request_construction: Option<(f64, f64)>,
+    /// `--targets`: the methods (`GET+POST`) and the entries.
+    pub targets: Option<(String, Vec<TargetReport>)>,
 }
 
 /// Computes the report.
@@ -61,6 +64,7 @@ pub fn report(setup: RunSetup<'_>, outcome: &RunOutcome) -> BenchReport {
         limits,
         request_headers,
         request_construction,
+        targets,
     } = setup;
     let s = &outcome.sampled;
     let total = &s.total;
@@ -88,7 +92,10 @@ pub fn report(setup: RunSetup<'_>, outcome: &RunOutcome) -> BenchReport {
         version: env!("CARGO_PKG_VERSION").to_owned(),
         url: urls.first().cloned().unwrap_or_default(),
         urls,
-        method: args.method.clone(),
+        method: targets
+            .as_ref()
+            .map_or_else(|| args.method.clone(), |(methods, _)| methods.clone()),
+        targets: targets.map(|(_, entries)| entries).unwrap_or_default(),
         // What the pool actually spoke during the measurement (ALPN may pick either).
         protocol: pool.protocol().to_owned(),
         scenario: match load.model {

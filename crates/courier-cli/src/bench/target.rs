@@ -43,6 +43,15 @@ enum Servers {
 }
 
 impl Target {
+    /// Servers someone else runs (a targets file's URLs): nothing to start or stop.
+    pub fn external(uris: Vec<Uri>) -> Self {
+        Self {
+            uris,
+            ca_pem: None,
+            servers: Servers::External,
+        }
+    }
+
     /// Resolves the URL, or starts `addresses` built-in servers.
     pub fn start(args: &BenchArgs, model: Model, addresses: u64, cores: usize) -> Result<Self> {
         let path = match model {

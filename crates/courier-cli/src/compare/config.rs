@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use crate::bench::json::BenchReport;
 
 /// Flags that name output files or presentation, not the experiment.
-const IGNORED: &[&str] = &["json", "html", "chart", "fail_if", "start_at"];
+const IGNORED: &[&str] = &["json", "html", "chart", "fail_if", "start_at", "progress"];
 
 /// `(key, value in each report)` for every setting that is not the same in all of them, in key
 /// order; values are shown as the command line would spell them (`null`: not set).

@@ -10,6 +10,7 @@
 //! alone, and a delta from zero is left blank.
 
 mod config;
+mod html;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -33,18 +34,31 @@ pub struct CompareArgs {
     /// to the first run with a signed % ('p99 > +10%', 'rps < -5%') for the others; repeatable.
     #[arg(long = "fail-if", value_name = "EXPR")]
     pub fail_if: Vec<Threshold>,
+
+    /// Also write an HTML page with the runs' latency spectra (and throughput, p99 over time)
+    /// overlaid.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
 }
 
 /// Reads the reports and prints the comparison.
 pub fn run(args: CompareArgs) -> Result<()> {
+    if let Some(path) = &args.html {
+        crate::bench::output::check_writable("--html", path)?;
+    }
     let reports = args
         .reports
         .iter()
         .map(|path| BenchReport::read(path))
         .collect::<Result<Vec<_>>>()?;
     let names = column_names(&args.reports);
-    print!("{}", preamble(&names, &reports));
-    print!("{}", render(&names, &reports)?);
+    let preamble = preamble(&names, &reports);
+    let table = render(&names, &reports)?;
+    print!("{preamble}{table}");
+    if let Some(path) = &args.html {
+        let page = html::page(&names, &reports, &preamble, &table);
+        crate::bench::html::write_page(&page, path)?;
+    }
     let checked = check(&args.fail_if, &names, &reports)?;
     for (title, results) in &checked {
         print!("{}", threshold::render(title, results));
