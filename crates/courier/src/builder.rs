@@ -1,5 +1,6 @@
 //! [`ClientBuilder`]: every knob, with its default.
 
+use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -169,7 +170,60 @@ impl ClientBuilder {
 
     /// Sets TCP_NODELAY on new connections. Default: on.
     pub fn tcp_nodelay(mut self, enabled: bool) -> Self {
-        self.config.tcp_nodelay = enabled;
+        self.config.tcp.nodelay = enabled;
+        self
+    }
+
+    /// TCP keep-alive on every connection: after `idle` without traffic the
+    /// kernel probes the peer every `idle`, so a peer that vanished (a
+    /// replica's host died, a NAT forgot the flow) is found while the
+    /// connection waits in the pool. `None` turns it off. Default: 15 s (as
+    /// Go's `net/http`).
+    pub fn tcp_keepalive(mut self, idle: Option<Duration>) -> Self {
+        self.config.tcp.keepalive = idle;
+        self
+    }
+
+    /// Binds new connections to this local address (its family must match
+    /// the server's; other addresses are skipped). Default: the system's choice.
+    pub fn local_address(mut self, addr: Option<IpAddr>) -> Self {
+        self.config.tcp.local_address = addr;
+        self
+    }
+
+    /// Happy Eyeballs (RFC 8305): with several addresses, the next one is
+    /// tried when the previous fails or has not connected within this
+    /// delay, IPv6 and IPv4 alternating; the first to connect wins. Default:
+    /// 250 ms (RFC 8305's recommendation).
+    pub fn happy_eyeballs_delay(mut self, delay: Duration) -> Self {
+        self.config.tcp.attempt_delay = delay;
+        self
+    }
+
+    /// The most one address may take to connect; `connect_timeout` bounds
+    /// them all together. Default: none.
+    pub fn connect_timeout_per_address(mut self, timeout: Option<Duration>) -> Self {
+        self.config.tcp.attempt_timeout = timeout;
+        self
+    }
+
+    /// Connects to `addr` for `host` instead of asking DNS (as curl's
+    /// `--resolve` and reqwest's `resolve`): the URL, `Host` and TLS server
+    /// name stay `host`. A port of 0 stands for the URL's port. Several calls
+    /// for one host add addresses.
+    ///
+    /// ```
+    /// let client = courier::Client::builder()
+    ///     .resolve("api.internal", ([127, 0, 0, 1], 0).into())
+    ///     .build()
+    ///     .unwrap();
+    /// ```
+    pub fn resolve(mut self, host: &str, addr: SocketAddr) -> Self {
+        self.config
+            .resolve_overrides
+            .entry(host.trim_end_matches('.').to_ascii_lowercase())
+            .or_default()
+            .push(addr);
         self
     }
 

@@ -1,9 +1,11 @@
 //! The settings a [`ClientBuilder`](crate::ClientBuilder) collects, with their defaults.
 
+use std::collections::HashMap;
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::connect::{Resolve, SystemResolver};
+use crate::connect::{Resolve, SystemResolver, TcpOptions};
 
 /// Which HTTP versions the client may speak.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,7 +92,9 @@ pub(crate) struct Config {
     pub(crate) expect_continue: Option<u64>,
     pub(crate) expect_continue_timeout: Duration,
     pub(crate) max_response_body_size: Option<u64>,
-    pub(crate) tcp_nodelay: bool,
+    pub(crate) tcp: TcpOptions,
+    /// Addresses given for host names, instead of DNS (`ClientBuilder::resolve`).
+    pub(crate) resolve_overrides: HashMap<String, Vec<SocketAddr>>,
     pub(crate) retry_stale_connections: bool,
     pub(crate) versions: Versions,
     pub(crate) http2: Http2Config,
@@ -116,7 +120,13 @@ impl Default for Config {
             expect_continue: Some(16 * 1024),
             expect_continue_timeout: Duration::from_secs(1),
             max_response_body_size: None,
-            tcp_nodelay: true,
+            tcp: TcpOptions {
+                // Go's default: a dead peer on a pooled connection is found
+                // within minutes, not at the next request's timeout.
+                keepalive: Some(Duration::from_secs(15)),
+                ..TcpOptions::default()
+            },
+            resolve_overrides: HashMap::new(),
             retry_stale_connections: true,
             versions: Versions::Auto,
             http2: Http2Config::default(),
@@ -149,7 +159,8 @@ impl std::fmt::Debug for Config {
             .field("expect_continue", &self.expect_continue)
             .field("expect_continue_timeout", &self.expect_continue_timeout)
             .field("max_response_body_size", &self.max_response_body_size)
-            .field("tcp_nodelay", &self.tcp_nodelay)
+            .field("tcp", &self.tcp)
+            .field("resolve_overrides", &self.resolve_overrides)
             .field("retry_stale_connections", &self.retry_stale_connections)
             .field("versions", &self.versions)
             .field("http2", &self.http2)

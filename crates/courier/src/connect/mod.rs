@@ -12,7 +12,10 @@ pub(crate) mod tls;
 
 pub use dns::{Resolve, Resolving, SystemResolver};
 pub(crate) use stream::Stream;
+pub(crate) use tcp::TcpOptions;
 
+use std::collections::HashMap;
+use std::io;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Instant;
@@ -32,7 +35,8 @@ pub(crate) struct Connected {
 /// Opens connections for the pool.
 pub(crate) struct Connector {
     resolver: Arc<dyn Resolve>,
-    nodelay: bool,
+    overrides: HashMap<String, Vec<SocketAddr>>,
+    tcp: TcpOptions,
     tls: Option<Arc<rustls::ClientConfig>>,
     metrics: Arc<Metrics>,
 }
@@ -40,13 +44,15 @@ pub(crate) struct Connector {
 impl Connector {
     pub(crate) fn new(
         resolver: Arc<dyn Resolve>,
-        nodelay: bool,
+        overrides: HashMap<String, Vec<SocketAddr>>,
+        tcp: TcpOptions,
         tls: Option<Arc<rustls::ClientConfig>>,
         metrics: Arc<Metrics>,
     ) -> Self {
         Connector {
             resolver,
-            nodelay,
+            overrides,
+            tcp,
             tls,
             metrics,
         }
@@ -63,7 +69,7 @@ impl Connector {
     ) -> Result<Connected, Error> {
         let addrs = self.resolve(host, port).await?;
         let start = rotation % addrs.len();
-        let tcp = tcp::connect_any(&addrs, start, self.nodelay)
+        let tcp = tcp::connect_any(&addrs, start, &self.tcp)
             .await
             .map_err(|e| Error::new(ErrorKind::Connect, e))?;
         let remote = tcp.peer_addr().ok();
@@ -109,6 +115,14 @@ impl Connector {
         if let Ok(ip) = bare.parse::<IpAddr>() {
             return Ok(vec![SocketAddr::new(ip, port)]);
         }
+        if let Some(addrs) = self.overrides.get(&host.to_ascii_lowercase()) {
+            // Port 0 stands for the URL's port.
+            let with_port = |a: &SocketAddr| match a.port() {
+                0 => SocketAddr::new(a.ip(), port),
+                _ => *a,
+            };
+            return Ok(addrs.iter().map(with_port).collect());
+        }
         let started = Instant::now();
         self.metrics.dns_lookups.inc();
         let result = self.resolver.resolve(host, port).await;
@@ -117,11 +131,17 @@ impl Connector {
             Ok(addrs) if !addrs.is_empty() => Ok(addrs),
             Ok(_) => {
                 self.metrics.dns_failures.inc();
-                Err(Error::msg(ErrorKind::Dns, "no addresses found"))
+                Err(Error::new(
+                    ErrorKind::Dns,
+                    format!("no addresses found for {host}"),
+                ))
             }
             Err(e) => {
                 self.metrics.dns_failures.inc();
-                Err(Error::new(ErrorKind::Dns, e))
+                Err(Error::new(
+                    ErrorKind::Dns,
+                    io::Error::new(e.kind(), format!("{host}: {e}")),
+                ))
             }
         }
     }

@@ -115,7 +115,8 @@ impl Pool {
     ) -> Pool {
         let connector = Connector::new(
             config.resolver.clone(),
-            config.tcp_nodelay,
+            config.resolve_overrides.clone(),
+            config.tcp,
             tls,
             metrics.clone(),
         );
