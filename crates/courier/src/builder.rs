@@ -1,12 +1,13 @@
 //! [`ClientBuilder`]: every knob, with its default.
 
 use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use crate::client::Client;
 use crate::config::{Config, Versions};
-use crate::connect::{tls, Resolve};
+use crate::connect::{tls, Connect, Resolve};
 use crate::error::{Error, ErrorKind};
 
 /// Configures a [`Client`]. Every setting has a documented default; defaults
@@ -374,6 +375,31 @@ impl ClientBuilder {
     /// is accepted. Only for tests against self-signed servers. Default: off.
     pub fn danger_accept_invalid_certs(mut self, accept: bool) -> Self {
         self.config.tls.accept_invalid_certs = accept;
+        self
+    }
+
+    /// Sends every connection over the Unix domain socket at `path`, whatever
+    /// the URL's host (which still names the `Host` header and, for
+    /// `https`, the TLS server name): a sidecar, a local agent, the Docker
+    /// API (`http://localhost/v1.43/containers/json` over
+    /// `/var/run/docker.sock`).
+    pub fn unix_socket(mut self, path: impl Into<PathBuf>) -> Self {
+        self.config.dial.unix.insert(None, path.into());
+        self
+    }
+
+    /// Sends connections for `host` (any port) over the Unix domain socket
+    /// at `path`; other hosts go over TCP (or [`unix_socket`](Self::unix_socket)).
+    pub fn unix_socket_for(mut self, host: &str, path: impl Into<PathBuf>) -> Self {
+        let host = host.trim_end_matches('.').to_ascii_lowercase();
+        self.config.dial.unix.insert(Some(host), path.into());
+        self
+    }
+
+    /// Opens connections with `connector` instead of DNS and TCP (TLS and
+    /// HTTP run on top as usual); see [`connect::Connect`](crate::connect::Connect).
+    pub fn connector<C: Connect>(mut self, connector: C) -> Self {
+        self.config.dial.connector = Some(Arc::new(connector));
         self
     }
 

@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::connect::{Resolve, SystemResolver, TcpOptions};
+use crate::connect::{Dial, Resolve, SystemResolver, TcpOptions};
 
 /// Which HTTP versions the client may speak.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,6 +95,8 @@ pub(crate) struct Config {
     pub(crate) tcp: TcpOptions,
     /// Addresses given for host names, instead of DNS (`ClientBuilder::resolve`).
     pub(crate) resolve_overrides: HashMap<String, Vec<SocketAddr>>,
+    /// Unix sockets and a caller's connector, in place of TCP.
+    pub(crate) dial: Dial,
     pub(crate) retry_stale_connections: bool,
     pub(crate) versions: Versions,
     pub(crate) http2: Http2Config,
@@ -127,6 +129,7 @@ impl Default for Config {
                 ..TcpOptions::default()
             },
             resolve_overrides: HashMap::new(),
+            dial: Dial::default(),
             retry_stale_connections: true,
             versions: Versions::Auto,
             http2: Http2Config::default(),
@@ -161,6 +164,7 @@ impl std::fmt::Debug for Config {
             .field("max_response_body_size", &self.max_response_body_size)
             .field("tcp", &self.tcp)
             .field("resolve_overrides", &self.resolve_overrides)
+            .field("dial", &self.dial)
             .field("retry_stale_connections", &self.retry_stale_connections)
             .field("versions", &self.versions)
             .field("http2", &self.http2)

@@ -52,7 +52,7 @@ mod body;
 mod builder;
 mod client;
 mod config;
-mod connect;
+pub mod connect;
 mod drain;
 mod error;
 pub mod factory;

@@ -5,20 +5,26 @@
 //! rotation (`pooled_connection_lifetime`) follows DNS changes, and each new
 //! connection starts at the next resolved address so load spreads over them.
 
+mod custom;
 mod dns;
 mod stream;
 mod tcp;
 pub(crate) mod tls;
 
+pub use custom::{Connect, Connecting};
 pub use dns::{Resolve, Resolving, SystemResolver};
+pub use stream::AsyncIo;
 pub(crate) use stream::Stream;
 pub(crate) use tcp::TcpOptions;
 
 use std::collections::HashMap;
 use std::io;
 use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
+
+use tokio_rustls::client::TlsStream;
 
 use crate::error::{Error, ErrorKind};
 use crate::metrics::{GaugeGuard, Metrics};
@@ -32,10 +38,39 @@ pub(crate) struct Connected {
     pub(crate) remote: Option<SocketAddr>,
 }
 
+/// Where new connections go other than TCP.
+#[derive(Clone, Default)]
+pub(crate) struct Dial {
+    /// Unix sockets by host name (lowercase); `None` key: every host.
+    pub(crate) unix: HashMap<Option<String>, PathBuf>,
+    pub(crate) connector: Option<Arc<dyn Connect>>,
+}
+
+impl Dial {
+    fn unix_socket(&self, host: &str) -> Option<&PathBuf> {
+        if self.unix.is_empty() {
+            return None;
+        }
+        self.unix
+            .get(&Some(host.to_ascii_lowercase()))
+            .or_else(|| self.unix.get(&None))
+    }
+}
+
+impl std::fmt::Debug for Dial {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Dial")
+            .field("unix", &self.unix)
+            .field("connector", &self.connector.as_ref().map(|_| "custom"))
+            .finish()
+    }
+}
+
 /// Opens connections for the pool.
 pub(crate) struct Connector {
     resolver: Arc<dyn Resolve>,
     overrides: HashMap<String, Vec<SocketAddr>>,
+    dial: Dial,
     tcp: TcpOptions,
     tls: Option<Arc<rustls::ClientConfig>>,
     metrics: Arc<Metrics>,
@@ -45,6 +80,7 @@ impl Connector {
     pub(crate) fn new(
         resolver: Arc<dyn Resolve>,
         overrides: HashMap<String, Vec<SocketAddr>>,
+        dial: Dial,
         tcp: TcpOptions,
         tls: Option<Arc<rustls::ClientConfig>>,
         metrics: Arc<Metrics>,
@@ -52,14 +88,17 @@ impl Connector {
         Connector {
             resolver,
             overrides,
+            dial,
             tcp,
             tls,
             metrics,
         }
     }
 
-    /// Resolves `host`, connects to one of its addresses (trying them in turn
-    /// from `rotation % addresses.len()`), and runs TLS when `tls` is set.
+    /// Opens the byte stream for `host:port` (a Unix socket configured for
+    /// the host, the caller's connector, or TCP to one of the resolved
+    /// addresses, trying them from `rotation % addresses.len()`), and runs
+    /// TLS over it when `tls` is set.
     pub(crate) async fn connect(
         &self,
         host: &str,
@@ -67,19 +106,70 @@ impl Connector {
         tls: bool,
         rotation: usize,
     ) -> Result<Connected, Error> {
-        let addrs = self.resolve(host, port).await?;
-        let start = rotation % addrs.len();
-        let tcp = tcp::connect_any(&addrs, start, &self.tcp)
-            .await
-            .map_err(|e| Error::new(ErrorKind::Connect, e))?;
-        let remote = tcp.peer_addr().ok();
+        let bare = host.trim_start_matches('[').trim_end_matches(']');
+        let other = if let Some(path) = self.dial.unix_socket(bare) {
+            Some(custom::unix(path.clone()).await)
+        } else {
+            match &self.dial.connector {
+                Some(c) => Some(c.connect(bare, port).await),
+                None => None,
+            }
+        };
+        let (tcp, remote) = match other {
+            Some(Ok(io)) => return self.over(Stream::Other(io), host, tls, None).await,
+            Some(Err(e)) => return Err(Error::new(ErrorKind::Connect, e)),
+            None => {
+                let addrs = self.resolve(host, port).await?;
+                let start = rotation % addrs.len();
+                let tcp = tcp::connect_any(&addrs, start, &self.tcp)
+                    .await
+                    .map_err(|e| Error::new(ErrorKind::Connect, e))?;
+                let remote = tcp.peer_addr().ok();
+                (tcp, remote)
+            }
+        };
+        self.over(Stream::Tcp(tcp), host, tls, remote).await
+    }
+
+    /// Runs TLS over `stream` when `tls` is set.
+    async fn over(
+        &self,
+        stream: Stream,
+        host: &str,
+        tls: bool,
+        remote: Option<SocketAddr>,
+    ) -> Result<Connected, Error> {
         if !tls {
             return Ok(Connected {
-                stream: Stream::Left(tcp),
+                stream,
                 alpn_h2: false,
                 remote,
             });
         }
+        let (stream, negotiated) = match stream {
+            Stream::Tcp(tcp) => {
+                let (tls, negotiated) = self.handshake(tcp, host).await?;
+                (Stream::Tls(Box::new(tls)), negotiated)
+            }
+            Stream::Other(io) => {
+                let (tls, negotiated) = self.handshake(io, host).await?;
+                (Stream::Other(Box::new(tls)), negotiated)
+            }
+            Stream::Tls(_) => unreachable!("TLS runs over a stream once"),
+        };
+        Ok(Connected {
+            stream,
+            alpn_h2: negotiated.h2,
+            remote,
+        })
+    }
+
+    /// The TLS handshake, counted.
+    async fn handshake<IO: AsyncIo>(
+        &self,
+        io: IO,
+        host: &str,
+    ) -> Result<(TlsStream<IO>, tls::Negotiated), Error> {
         let config = self
             .tls
             .as_ref()
@@ -87,26 +177,19 @@ impl Connector {
         let m = &self.metrics;
         let started = Instant::now();
         let in_progress = GaugeGuard::new(&m.tls_handshakes_current);
-        let result = tls::handshake(config, tcp, host).await;
+        let result = tls::handshake(config, io, host).await;
         drop(in_progress);
-        match result {
-            Ok((stream, negotiated)) => {
+        match &result {
+            Ok((_, negotiated)) => {
                 m.tls_handshakes.inc();
                 m.tls_handshake_duration.record(started.elapsed());
                 if negotiated.resumed {
                     m.tls_resumed.inc();
                 }
-                Ok(Connected {
-                    stream: Stream::Right(Box::new(stream)),
-                    alpn_h2: negotiated.h2,
-                    remote,
-                })
             }
-            Err(e) => {
-                m.tls_handshake_failures.inc();
-                Err(e)
-            }
+            Err(_) => m.tls_handshake_failures.inc(),
         }
+        result
     }
 
     async fn resolve(&self, host: &str, port: u16) -> Result<Vec<SocketAddr>, Error> {

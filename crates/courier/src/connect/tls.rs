@@ -11,7 +11,7 @@ use rustls::crypto::{verify_tls12_signature, verify_tls13_signature, CryptoProvi
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
-use tokio::net::TcpStream;
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_rustls::client::TlsStream;
 
 use crate::config::{TlsSettings, Versions};
@@ -93,18 +93,18 @@ fn roots(settings: &TlsSettings) -> Result<RootCertStore, Error> {
     Ok(roots)
 }
 
-/// Runs the TLS handshake over `tcp` for `host` (SNI, and the name verified).
-pub(crate) async fn handshake(
+/// Runs the TLS handshake over `io` for `host` (SNI, and the name verified).
+pub(crate) async fn handshake<IO: AsyncRead + AsyncWrite + Unpin>(
     config: &Arc<ClientConfig>,
-    tcp: TcpStream,
+    io: IO,
     host: &str,
-) -> Result<(TlsStream<TcpStream>, Negotiated), Error> {
+) -> Result<(TlsStream<IO>, Negotiated), Error> {
     let bare = host.trim_start_matches('[').trim_end_matches(']');
     let name =
         ServerName::try_from(bare.to_owned()).map_err(|e| Error::new(ErrorKind::InvalidUrl, e))?;
     let connector = tokio_rustls::TlsConnector::from(Arc::clone(config));
     let stream = connector
-        .connect(name, tcp)
+        .connect(name, io)
         .await
         .map_err(|e| Error::new(ErrorKind::Tls, e))?;
     let (_, session) = stream.get_ref();

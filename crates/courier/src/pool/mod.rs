@@ -116,6 +116,7 @@ impl Pool {
         let connector = Connector::new(
             config.resolver.clone(),
             config.resolve_overrides.clone(),
+            config.dial.clone(),
             config.tcp,
             tls,
             metrics.clone(),
