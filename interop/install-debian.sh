@@ -9,6 +9,9 @@
 set -euo pipefail
 
 PACKAGES=(nginx apache2 h2o caddy lighttpd haproxy)
+# The proxies crates/courier/tests/proxy.rs goes through (HTTP forward and
+# CONNECT; SOCKS5).
+PACKAGES+=(tinyproxy microsocks)
 # lighttpd's TLS and compression are modules of their own, only recommended
 # by its package (and recommends are not installed below).
 MODULES=(lighttpd-mod-openssl lighttpd-mod-deflate)
@@ -45,7 +48,7 @@ else
 fi
 
 if command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then
-    for unit in nginx apache2 h2o caddy lighttpd haproxy; do
+    for unit in nginx apache2 h2o caddy lighttpd haproxy tinyproxy; do
         $SUDO systemctl disable --now "$unit" >/dev/null 2>&1 || true
     done
 fi

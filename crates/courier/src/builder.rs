@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::client::Client;
 use crate::config::{Config, Versions};
-use crate::connect::{tls, Connect, Resolve};
+use crate::connect::{tls, Connect, Proxy, Resolve};
 use crate::error::{Error, ErrorKind};
 
 /// Configures a [`Client`]. Every setting has a documented default; defaults
@@ -403,6 +403,23 @@ impl ClientBuilder {
         self
     }
 
+    /// Sends requests through `proxy` (see [`Proxy`] for which and how).
+    /// Several may be given; the first that applies to a request's URL
+    /// wins, and the environment's (`HTTP_PROXY`, ...) come after them.
+    pub fn proxy(mut self, proxy: Proxy) -> Self {
+        self.config.proxies.push(proxy);
+        self
+    }
+
+    /// No proxy from the environment: `HTTP_PROXY`, `HTTPS_PROXY`,
+    /// `ALL_PROXY` and `NO_PROXY` (and their lower-case forms) are read by
+    /// default, as curl, Go and reqwest do. Proxies given with
+    /// [`proxy`](Self::proxy) still apply.
+    pub fn no_env_proxy(mut self) -> Self {
+        self.config.proxy_from_env = false;
+        self
+    }
+
     /// Replaces the system resolver (used once per new connection).
     pub fn dns_resolver<R: Resolve>(mut self, resolver: R) -> Self {
         self.config.resolver = Arc::new(resolver);
@@ -440,6 +457,10 @@ impl ClientBuilder {
             },
             None => tls::client_config(&self.config.tls, self.config.versions)?,
         };
-        Ok(Client::from_config(self.config, Some(tls)))
+        let mut config = self.config;
+        if config.proxy_from_env {
+            config.proxies.extend(Proxy::from_env());
+        }
+        Ok(Client::from_config(config, Some(tls)))
     }
 }

@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::connect::{Dial, Resolve, SystemResolver, TcpOptions};
+use crate::connect::{Dial, Proxy, Resolve, SystemResolver, TcpOptions};
 
 /// Which HTTP versions the client may speak.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,6 +97,9 @@ pub(crate) struct Config {
     pub(crate) resolve_overrides: HashMap<String, Vec<SocketAddr>>,
     /// Unix sockets and a caller's connector, in place of TCP.
     pub(crate) dial: Dial,
+    /// Proxies, first match wins; the environment's are added at build time.
+    pub(crate) proxies: Vec<Proxy>,
+    pub(crate) proxy_from_env: bool,
     pub(crate) retry_stale_connections: bool,
     pub(crate) versions: Versions,
     pub(crate) http2: Http2Config,
@@ -130,6 +133,8 @@ impl Default for Config {
             },
             resolve_overrides: HashMap::new(),
             dial: Dial::default(),
+            proxies: Vec::new(),
+            proxy_from_env: true,
             retry_stale_connections: true,
             versions: Versions::Auto,
             http2: Http2Config::default(),
@@ -165,6 +170,7 @@ impl std::fmt::Debug for Config {
             .field("tcp", &self.tcp)
             .field("resolve_overrides", &self.resolve_overrides)
             .field("dial", &self.dial)
+            .field("proxies", &self.proxies)
             .field("retry_stale_connections", &self.retry_stale_connections)
             .field("versions", &self.versions)
             .field("http2", &self.http2)

@@ -74,7 +74,7 @@ mod validate;
 pub use body::Body;
 pub use builder::ClientBuilder;
 pub use client::Client;
-pub use connect::{Resolve, Resolving, SystemResolver};
+pub use connect::{Proxy, Resolve, Resolving, SystemResolver};
 pub use error::{BoxError, Error, ErrorKind};
 pub use factory::{ClientFactory, ClientFactoryBuilder, ClientOptions};
 pub use metrics::{HistogramSnapshot, MetricsSnapshot};

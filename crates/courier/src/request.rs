@@ -310,7 +310,7 @@ fn with_query(uri: &Uri, encoded: &str) -> Result<Uri, Error> {
 }
 
 /// Standard base64 with padding (RFC 4648 §4), for `Authorization: Basic`.
-fn base64(input: &[u8]) -> String {
+pub(crate) fn base64(input: &[u8]) -> String {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::with_capacity(input.len().div_ceil(3) * 4);
     for chunk in input.chunks(3) {

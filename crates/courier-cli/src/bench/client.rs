@@ -68,6 +68,9 @@ fn apply(
     load: &Load,
     trust: Option<&str>,
 ) -> Result<ClientBuilder> {
+    // A load generator measures the target, not a proxy the environment
+    // happens to name (wrk and h2load read no proxy variables either).
+    builder = builder.no_env_proxy();
     builder = match args.http {
         HttpVersion::Auto => builder,
         HttpVersion::Http1 => builder.http1_only(),

@@ -7,12 +7,16 @@
 
 mod custom;
 mod dns;
+mod proxy;
 mod stream;
 mod tcp;
 pub(crate) mod tls;
+mod tunnel;
 
 pub use custom::{Connect, Connecting};
 pub use dns::{Resolve, Resolving, SystemResolver};
+pub use proxy::Proxy;
+pub(crate) use proxy::{Endpoint as ProxyEndpoint, Kind as ProxyKind};
 pub use stream::AsyncIo;
 pub(crate) use stream::Stream;
 pub(crate) use tcp::TcpOptions;
@@ -105,8 +109,12 @@ impl Connector {
         port: u16,
         tls: bool,
         rotation: usize,
+        proxy: Option<&ProxyEndpoint>,
     ) -> Result<Connected, Error> {
         let bare = host.trim_start_matches('[').trim_end_matches(']');
+        if let Some(proxy) = proxy {
+            return self.through(proxy, host, port, tls, rotation).await;
+        }
         let other = if let Some(path) = self.dial.unix_socket(bare) {
             Some(custom::unix(path.clone()).await)
         } else {
@@ -128,6 +136,48 @@ impl Connector {
                 (tcp, remote)
             }
         };
+        self.over(Stream::Tcp(tcp), host, tls, remote).await
+    }
+
+    /// Connects through `proxy`: to the proxy over TCP, then (but for plain
+    /// HTTP through an HTTP proxy, which forwards requests) a `CONNECT`
+    /// tunnel or a SOCKS5 connection to `host:port`, then TLS if `tls`.
+    async fn through(
+        &self,
+        proxy: &ProxyEndpoint,
+        host: &str,
+        port: u16,
+        tls: bool,
+        rotation: usize,
+    ) -> Result<Connected, Error> {
+        let at = |e: io::Error| {
+            let what = format!("proxy {}:{}: {e}", proxy.host, proxy.port);
+            Error::new(ErrorKind::Connect, io::Error::new(e.kind(), what))
+        };
+        let addrs = self.resolve(&proxy.host, proxy.port).await?;
+        let mut tcp = tcp::connect_any(&addrs, 0, &self.tcp).await.map_err(at)?;
+        let remote = tcp.peer_addr().ok();
+        let bare = host.trim_start_matches('[').trim_end_matches(']');
+        match &proxy.kind {
+            proxy::Kind::Http { .. } if !tls => {}
+            proxy::Kind::Http { auth } => tunnel::http_connect(&mut tcp, bare, port, auth.as_ref())
+                .await
+                .map_err(at)?,
+            proxy::Kind::Socks5 { remote_dns, auth } => {
+                let target = match bare.parse::<IpAddr>() {
+                    Ok(ip) => tunnel::SocksTarget::Addr(SocketAddr::new(ip, port)),
+                    Err(_) if *remote_dns => tunnel::SocksTarget::Name(bare, port),
+                    Err(_) => {
+                        let addrs = self.resolve(host, port).await?;
+                        tunnel::SocksTarget::Addr(addrs[rotation % addrs.len()])
+                    }
+                };
+                let auth = auth.as_ref().map(|(u, p)| (u.as_str(), p.as_str()));
+                tunnel::socks5_connect(&mut tcp, target, auth)
+                    .await
+                    .map_err(at)?;
+            }
+        }
         self.over(Stream::Tcp(tcp), host, tls, remote).await
     }
 

@@ -3,6 +3,7 @@
 use std::future::{poll_fn, Future};
 use std::io::{self, Write as _};
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{ready, Context, Poll, Waker};
 
 use bytes::{Bytes, BytesMut};
@@ -12,7 +13,7 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 use super::body::{Decoder, Step};
 use super::decode::{self, Head, Parsed};
-use super::encode::{self, BodyFraming, ExpectContinue};
+use super::encode::{self, BodyFraming, ExpectContinue, Forward};
 use super::upload::{Out, Upload};
 use crate::body::Body;
 use crate::error::{Error, ErrorKind};
@@ -51,6 +52,8 @@ pub(crate) struct Connection {
     expect: ExpectContinue,
     /// The current response's 1xx heads, bounded.
     interim: decode::Interim,
+    /// Requests go through an HTTP forward proxy.
+    forward: Option<Arc<Forward>>,
 }
 
 /// What one exchange comes to: the response head and the request's URI
@@ -119,7 +122,14 @@ impl Connection {
             max_head: max_head.max(1),
             expect,
             interim: decode::Interim::default(),
+            forward: None,
         }
+    }
+
+    /// Writes every request for an HTTP forward proxy (absolute form,
+    /// `Proxy-Authorization`).
+    pub(crate) fn via_proxy(&mut self, forward: Arc<Forward>) {
+        self.forward = Some(forward);
     }
 
     /// Whether an idle connection still looks open: one non-blocking read
@@ -178,7 +188,8 @@ impl Connection {
         let this = conn.as_mut();
         this.write_buf.clear();
         let min_size = this.expect.min_size;
-        let framing = encode::head(&req, host, defaults, min_size, &mut this.write_buf);
+        let forward = this.forward.as_deref();
+        let framing = encode::head(&req, host, defaults, min_size, forward, &mut this.write_buf);
         let held = matches!(framing, Ok(f) if encode::asks_continue(&req, f, defaults, min_size));
         this.upload
             .hold_body(held.then_some(this.write_buf.len()), this.expect.wait);

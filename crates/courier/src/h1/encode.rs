@@ -29,6 +29,15 @@ pub(crate) struct ExpectContinue {
     pub(crate) wait: std::time::Duration,
 }
 
+/// Requests through an HTTP forward proxy (for `http://` origins): the
+/// target in absolute form, and the proxy's credentials.
+#[derive(Debug)]
+pub(crate) struct Forward {
+    /// `http://host[:port]`, without a trailing slash.
+    pub(crate) origin: String,
+    pub(crate) auth: Option<HeaderValue>,
+}
+
 /// Appends the request line and headers (with `Host`, the client's default
 /// headers the request does not override, and the framing header the body
 /// needs when the caller set none) to `out`.
@@ -37,16 +46,24 @@ pub(crate) fn head(
     host: &HeaderValue,
     defaults: &HeaderMap,
     expect: Option<u64>,
+    forward: Option<&Forward>,
     out: &mut Vec<u8>,
 ) -> Result<BodyFraming, Error> {
     let target = req.uri().path_and_query().map_or("/", |pq| pq.as_str());
     out.extend_from_slice(req.method().as_str().as_bytes());
     out.push(b' ');
+    if let Some(forward) = forward {
+        // Absolute form: the proxy needs to know where the request goes.
+        out.extend_from_slice(forward.origin.as_bytes());
+    }
     out.extend_from_slice(target.as_bytes());
     out.extend_from_slice(b" HTTP/1.1\r\n");
     let headers = req.headers();
     if !headers.contains_key(HOST) {
         header(out, b"host", host.as_bytes());
+    }
+    if let Some(auth) = forward.and_then(|f| f.auth.as_ref()) {
+        header(out, b"proxy-authorization", auth.as_bytes());
     }
     let framing = framing(req)?;
     let declared = headers.contains_key(TRANSFER_ENCODING) || headers.contains_key(CONTENT_LENGTH);
@@ -165,7 +182,7 @@ mod tests {
     fn encode(req: Request<Body>) -> (String, BodyFraming) {
         let mut out = Vec::new();
         let host = HeaderValue::from_static("example.com:8080");
-        let framing = head(&req, &host, &HeaderMap::new(), DEFAULT_MIN, &mut out).unwrap();
+        let framing = head(&req, &host, &HeaderMap::new(), DEFAULT_MIN, None, &mut out).unwrap();
         (String::from_utf8(out).unwrap(), framing)
     }
 
@@ -229,6 +246,7 @@ mod tests {
             &HeaderValue::from_static("h"),
             &defaults,
             DEFAULT_MIN,
+            None,
             &mut out,
         )
         .unwrap();
@@ -258,10 +276,36 @@ mod tests {
             &HeaderValue::from_static("h"),
             &HeaderMap::new(),
             DEFAULT_MIN,
+            None,
             &mut Vec::new(),
         )
         .unwrap_err();
         assert_eq!(err.kind(), ErrorKind::InvalidRequest);
+    }
+
+    #[test]
+    fn through_a_forward_proxy_the_target_is_absolute_and_credentials_are_added() {
+        let req = Request::get("http://h:8080/p?q=1")
+            .body(Body::empty())
+            .unwrap();
+        let forward = Forward {
+            origin: "http://h:8080".into(),
+            auth: Some(HeaderValue::from_static("Basic dTpw")),
+        };
+        let mut out = Vec::new();
+        head(
+            &req,
+            &HeaderValue::from_static("h:8080"),
+            &HeaderMap::new(),
+            DEFAULT_MIN,
+            Some(&forward),
+            &mut out,
+        )
+        .unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "GET http://h:8080/p?q=1 HTTP/1.1\r\nhost: h:8080\r\nproxy-authorization: Basic dTpw\r\n\r\n"
+        );
     }
 
     #[test]
@@ -279,6 +323,7 @@ mod tests {
             &HeaderValue::from_static("h"),
             &defaults,
             DEFAULT_MIN,
+            None,
             &mut out,
         )
         .unwrap();

@@ -24,4 +24,4 @@ pub(crate) mod encode;
 pub(crate) mod upload;
 
 pub(crate) use conn::{Connection, Exchanged, Io};
-pub(crate) use encode::ExpectContinue;
+pub(crate) use encode::{ExpectContinue, Forward};

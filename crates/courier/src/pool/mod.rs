@@ -173,12 +173,21 @@ impl Pool {
             .write()
             .unwrap_or_else(|p| p.into_inner());
         let scheme = if https { Scheme::HTTPS } else { Scheme::HTTP };
+        let proxy = self
+            .inner
+            .shared
+            .config
+            .proxies
+            .iter()
+            .find_map(|p| p.endpoint_for(https, authority.host()))
+            .cloned();
         let origin = origins.entry(key).or_insert_with(|| {
             Arc::new(OriginPool::new(
                 scheme,
                 authority.clone(),
                 port,
                 host_header,
+                proxy,
                 Arc::clone(&self.inner.shared),
             ))
         });

@@ -28,8 +28,9 @@ use super::lease::Lease;
 use super::signals::Served;
 use super::{http1, http2, Shared};
 use crate::config::Versions;
+use crate::connect::{ProxyEndpoint, ProxyKind};
 use crate::error::{Error, ErrorKind};
-use crate::h1::Io;
+use crate::h1::{self, Io};
 use crate::metrics::{GaugeGuard, Metrics};
 
 /// Connection management for one scheme + host + port.
@@ -41,6 +42,10 @@ pub(crate) struct OriginPool {
     tls: bool,
     /// `Host` header value, built once so requests only bump a refcount.
     pub(crate) host_header: HeaderValue,
+    /// The proxy this origin's connections go through.
+    proxy: Option<ProxyEndpoint>,
+    /// For `http` through an HTTP proxy: how requests are written for it.
+    forward: Option<Arc<h1::Forward>>,
     /// Where the next new connection starts in the resolved address list.
     next_addr: AtomicUsize,
     state: Mutex<State>,
@@ -121,9 +126,17 @@ impl OriginPool {
         authority: Authority,
         port: u16,
         host_header: HeaderValue,
+        proxy: Option<ProxyEndpoint>,
         shared: Arc<Shared>,
     ) -> Self {
         let tls = scheme == Scheme::HTTPS;
+        let forward = proxy.as_ref().and_then(|p| match &p.kind {
+            ProxyKind::Http { auth } if !tls => Some(Arc::new(h1::Forward {
+                origin: format!("http://{authority}"),
+                auth: auth.clone(),
+            })),
+            _ => None,
+        });
         let protocol = match (shared.config.versions, tls) {
             (Versions::Http2Only, _) => Protocol::Http2,
             (Versions::Http1Only, _) | (Versions::Auto, false) => Protocol::Http1,
@@ -136,6 +149,8 @@ impl OriginPool {
             port,
             tls,
             host_header,
+            forward,
+            proxy,
             next_addr: AtomicUsize::new(0),
             state: Mutex::new(State {
                 protocol,
@@ -437,10 +452,22 @@ impl OriginPool {
         let rotation = self.next_addr.fetch_add(1, Relaxed);
         let connected = shared
             .connector
-            .connect(&self.host, self.port, self.tls, rotation)
+            .connect(
+                &self.host,
+                self.port,
+                self.tls,
+                rotation,
+                self.proxy.as_ref(),
+            )
             .await?;
         let h2 = match shared.config.versions {
             Versions::Http2Only => {
+                if self.forward.is_some() {
+                    return Err(Error::msg(
+                        ErrorKind::Config,
+                        "HTTP/2 by prior knowledge cannot go through an HTTP proxy's forwarding (only https URLs are tunnelled)",
+                    ));
+                }
                 if self.tls && !connected.alpn_h2 {
                     return Err(Error::msg(
                         ErrorKind::Protocol,
@@ -523,9 +550,13 @@ impl OriginPool {
         remote: Option<SocketAddr>,
     ) -> Http1Conn {
         self.opened(false);
+        let mut conn = Box::new(http1::connection(stream, &self.shared.config));
+        if let Some(forward) = &self.forward {
+            conn.via_proxy(Arc::clone(forward));
+        }
         Http1Conn {
             id,
-            conn: Box::new(http1::connection(stream, &self.shared.config)),
+            conn,
             expires_at,
             fresh: true,
             remote,
