@@ -347,6 +347,16 @@ impl ClientBuilder {
         self
     }
 
+    /// Trusts the operating system's certificate store too (with the
+    /// `native-roots` feature; without it `build` fails with
+    /// [`ErrorKind::Config`]). Combine with `tls_built_in_root_certs(false)`
+    /// to trust the system's store alone, as an enterprise CA setup wants.
+    /// Default: off.
+    pub fn tls_native_roots(mut self, enabled: bool) -> Self {
+        self.config.tls.native_roots = enabled;
+        self
+    }
+
     /// Presents a client certificate (PEM chain and PEM private key) for mutual TLS.
     pub fn identity(mut self, cert_chain_pem: impl AsRef<[u8]>, key_pem: impl AsRef<[u8]>) -> Self {
         self.config.tls.identity_pem =

@@ -53,6 +53,7 @@ impl Default for Http2Config {
 #[derive(Clone)]
 pub(crate) struct TlsSettings {
     pub(crate) built_in_roots: bool,
+    pub(crate) native_roots: bool,
     pub(crate) extra_roots_pem: Vec<Vec<u8>>,
     pub(crate) accept_invalid_certs: bool,
     pub(crate) identity_pem: Option<(Vec<u8>, Vec<u8>)>,
@@ -63,6 +64,7 @@ impl Default for TlsSettings {
     fn default() -> Self {
         TlsSettings {
             built_in_roots: true,
+            native_roots: false,
             extra_roots_pem: Vec::new(),
             accept_invalid_certs: false,
             identity_pem: None,

@@ -74,6 +74,9 @@ fn roots(settings: &TlsSettings) -> Result<RootCertStore, Error> {
     if settings.built_in_roots {
         roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
     }
+    if settings.native_roots {
+        native_roots(&mut roots)?;
+    }
     for pem in &settings.extra_roots_pem {
         let mut found = false;
         for cert in CertificateDer::pem_slice_iter(pem) {
@@ -91,6 +94,33 @@ fn roots(settings: &TlsSettings) -> Result<RootCertStore, Error> {
         }
     }
     Ok(roots)
+}
+
+/// Adds the operating system's trusted roots. Certificates the store holds
+/// but rustls cannot parse are skipped (a system store carries some); a
+/// store with none usable is a configuration error.
+#[cfg(feature = "native-roots")]
+fn native_roots(roots: &mut RootCertStore) -> Result<(), Error> {
+    let found = rustls_native_certs::load_native_certs();
+    for e in &found.errors {
+        tracing::debug!(error = %e, "skipping part of the system trust store");
+    }
+    let (added, _ignored) = roots.add_parsable_certificates(found.certs);
+    if added == 0 {
+        return Err(Error::msg(
+            ErrorKind::Config,
+            "tls_native_roots: no usable certificate in the system trust store",
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(not(feature = "native-roots"))]
+fn native_roots(_: &mut RootCertStore) -> Result<(), Error> {
+    Err(Error::msg(
+        ErrorKind::Config,
+        "tls_native_roots needs courier's `native-roots` feature",
+    ))
 }
 
 /// Runs the TLS handshake over `io` for `host` (SNI, and the name verified).
