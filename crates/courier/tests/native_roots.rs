@@ -43,6 +43,9 @@ async fn the_system_store_is_trusted_when_asked() {
 #[cfg(not(feature = "native-roots"))]
 #[test]
 fn without_the_feature_asking_for_the_system_store_is_a_config_error() {
-    let err = Client::builder().tls_native_roots(true).build().unwrap_err();
+    let err = Client::builder()
+        .tls_native_roots(true)
+        .build()
+        .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Config, "{err}");
 }

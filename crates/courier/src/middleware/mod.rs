@@ -56,6 +56,8 @@
 
 mod budget;
 mod circuit;
+#[cfg(feature = "cookies")]
+mod cookies;
 mod decompress;
 mod hedge;
 mod limit;
@@ -76,6 +78,8 @@ use crate::response::Response;
 
 pub use budget::BudgetConfig;
 pub use circuit::{CircuitBreaker, CircuitBreakerConfig, CircuitBreakerLayer, CircuitState};
+#[cfg(feature = "cookies")]
+pub use cookies::{CookieJar, CookieLayer, Cookies};
 pub use decompress::{Decompression, DecompressionConfig, DecompressionLayer};
 pub use hedge::{Hedge, HedgeConfig, HedgeLayer, HedgeStats};
 pub use limit::{ConcurrencyLimit, ConcurrencyLimitLayer};

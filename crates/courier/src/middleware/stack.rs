@@ -23,13 +23,14 @@ use crate::service::ServiceClient;
 /// 3. total timeout (sets the [`Deadline`](super::Deadline) every layer below honours)
 /// 4. concurrency limit (logical requests in flight; waiting counts against the deadline)
 /// 5. redirects (each hop is retried, hedged and traced on its own)
-/// 6. retry
-/// 7. hedging
-/// 8. circuit breaker (sees every attempt; a fast failure is not retried)
-/// 9. attempt span and `traceparent`
-/// 10. per-attempt timeout
-/// 11. deadline header (`x-request-timeout-ms`)
-/// 12. the client
+/// 6. cookies (with the `cookies` feature: each hop stores what it set)
+/// 7. retry
+/// 8. hedging
+/// 9. circuit breaker (sees every attempt; a fast failure is not retried)
+/// 10. attempt span and `traceparent`
+/// 11. per-attempt timeout
+/// 12. deadline header (`x-request-timeout-ms`)
+/// 13. the client
 ///
 /// ```
 /// use std::time::Duration;
@@ -60,6 +61,9 @@ pub struct Stack {
     pub hedging: Option<HedgeConfig>,
     /// Circuit breaker per origin.
     pub circuit_breaker: Option<CircuitBreakerConfig>,
+    /// A cookie jar (the `cookies` feature).
+    #[cfg(feature = "cookies")]
+    pub cookies: Option<std::sync::Arc<super::CookieJar>>,
 }
 
 impl Stack {
@@ -116,6 +120,13 @@ impl Stack {
         self
     }
 
+    /// Keeps cookies in `jar` (shared with whoever else holds it).
+    #[cfg(feature = "cookies")]
+    pub fn cookies(mut self, jar: std::sync::Arc<super::CookieJar>) -> Self {
+        self.cookies = Some(jar);
+        self
+    }
+
     /// Creates the layers, with fresh state (budgets, circuits, limit).
     pub fn layers(&self) -> StackLayers {
         let timeout = self.timeout.as_ref();
@@ -126,6 +137,8 @@ impl Stack {
             concurrency_limit: self.concurrency_limit.map(ConcurrencyLimitLayer::new),
             total_timeout: timeout.and_then(|t| t.total).map(TimeoutLayer::total),
             redirect: self.redirect.clone().map(FollowRedirectLayer::new),
+            #[cfg(feature = "cookies")]
+            cookies: self.cookies.clone().map(super::CookieLayer::new),
             retry: self.retry.clone().map(RetryLayer::new),
             hedge: self.hedging.clone().map(HedgeLayer::new),
             circuit_breaker: self.circuit_breaker.clone().map(CircuitBreakerLayer::new),
@@ -173,6 +186,9 @@ pub struct StackLayers {
     pub total_timeout: Option<TimeoutLayer>,
     /// Redirects.
     pub redirect: Option<FollowRedirectLayer>,
+    /// Cookies.
+    #[cfg(feature = "cookies")]
+    pub cookies: Option<super::CookieLayer>,
     /// Retries (see [`RetryLayer::stats`]).
     pub retry: Option<RetryLayer>,
     /// Hedging (see [`HedgeLayer::stats`]).
@@ -195,7 +211,10 @@ impl StackLayers {
             .option_layer(self.decompression.clone())
             .option_layer(self.total_timeout)
             .option_layer(self.concurrency_limit.clone())
-            .option_layer(self.redirect.clone())
+            .option_layer(self.redirect.clone());
+        #[cfg(feature = "cookies")]
+        let svc = svc.option_layer(self.cookies.clone());
+        let svc = svc
             .option_layer(self.retry.clone())
             .option_layer(self.hedge.clone())
             .option_layer(self.circuit_breaker.clone())
