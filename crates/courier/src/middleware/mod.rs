@@ -60,6 +60,7 @@ mod decompress;
 mod hedge;
 mod limit;
 mod redirect;
+mod request_metrics;
 mod retry;
 mod stack;
 mod timeout;
@@ -88,6 +89,8 @@ pub use timeout::{
 pub use trace::{Trace, TraceAttempt, TraceAttemptLayer, TraceConfig, TraceContext, TraceLayer};
 
 pub(crate) use redirect::resolve as resolve_reference;
+#[cfg(feature = "metrics")]
+pub(crate) use request_metrics::SeriesSnapshot;
 pub(crate) use timeout::within_deadline;
 
 /// The future every courier service returns.

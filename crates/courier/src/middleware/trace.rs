@@ -32,6 +32,7 @@ use http::{HeaderMap, HeaderName, HeaderValue, Request, Uri, Version};
 use tracing::field::Empty;
 use tracing::{Instrument, Level, Span};
 
+use super::request_metrics::{method_name, AttrsRef, RequestMetrics};
 use super::{call, HttpService, ResponseFuture};
 use crate::body::Body;
 use crate::error::Error;
@@ -199,10 +200,14 @@ pub struct Trace<S> {
     config: Arc<TraceConfig>,
 }
 
-/// A span per attempt, and the `traceparent` header it sends; see the module docs.
+/// A span per attempt, the `traceparent` header it sends, and the
+/// attempt's `http.client.request.duration` with its attributes; see the
+/// module docs.
 #[derive(Clone, Debug, Default)]
 pub struct TraceAttemptLayer {
     config: Arc<TraceConfig>,
+    // Shared by every service this layer makes, so one exporter sees them all.
+    metrics: Arc<RequestMetrics>,
 }
 
 impl TraceAttemptLayer {
@@ -210,7 +215,14 @@ impl TraceAttemptLayer {
     pub fn new(config: TraceConfig) -> Self {
         TraceAttemptLayer {
             config: Arc::new(config),
+            metrics: Arc::default(),
         }
+    }
+
+    /// The request durations this layer recorded, for the exporters.
+    #[cfg_attr(not(feature = "metrics"), allow(dead_code))]
+    pub(crate) fn request_metrics(&self) -> &Arc<RequestMetrics> {
+        &self.metrics
     }
 }
 
@@ -220,6 +232,7 @@ impl<S> tower::Layer<S> for TraceAttemptLayer {
         TraceAttempt {
             inner,
             config: self.config.clone(),
+            metrics: self.metrics.clone(),
         }
     }
 }
@@ -229,6 +242,7 @@ impl<S> tower::Layer<S> for TraceAttemptLayer {
 pub struct TraceAttempt<S> {
     inner: S,
     config: Arc<TraceConfig>,
+    metrics: Arc<RequestMetrics>,
 }
 
 fn port(uri: &Uri) -> u16 {
@@ -429,10 +443,32 @@ impl<S: HttpService> tower::Service<Request<Body>> for TraceAttempt<S> {
             req.headers_mut().insert(TRACEPARENT.clone(), value);
         }
         let record = span.clone();
+        let metrics = self.metrics.clone();
+        let method = method_name(&method);
+        // A clone of the URI is a reference count, not a copy of the host.
+        let target = req.uri().clone();
+        let started = Instant::now();
         Box::pin(
             async move {
                 let result = call(inner, req).await;
                 record_outcome(&record, &result);
+                let (status, protocol, error) = match &result {
+                    Ok(res) => (
+                        Some(res.status().as_u16()),
+                        Some(protocol(res.version())),
+                        None,
+                    ),
+                    Err(e) => (None, None, Some(e.kind().as_str())),
+                };
+                let key = AttrsRef {
+                    method,
+                    status,
+                    address: target.host().unwrap_or(""),
+                    port: port(&target),
+                    protocol,
+                    error,
+                };
+                metrics.record(key, started.elapsed());
                 result
             }
             .instrument(span),
