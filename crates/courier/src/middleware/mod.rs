@@ -59,6 +59,7 @@ mod circuit;
 mod decompress;
 mod hedge;
 mod limit;
+mod otel;
 mod redirect;
 mod request_metrics;
 mod retry;
