@@ -258,3 +258,59 @@ async fn request_durations_carry_the_semantic_convention_attributes() {
     assert_eq!(seen.histograms[&ok].len(), 1);
     assert_eq!(seen.histograms.get(&refused).map_or(0, Vec::len), 0);
 }
+
+/// What Prometheus scrapes through `metrics-exporter-prometheus` (the README
+/// recipe and `examples/prometheus.rs`): counters end in `_total`, and the
+/// request duration's attributes become labels.
+#[tokio::test]
+async fn prometheus_sees_total_counters_and_attribute_labels() {
+    let srv = builtin().await;
+    let client = courier::middleware::Stack::new()
+        .trace(Default::default())
+        .client(Client::new());
+    for path in ["/bytes/10", "/status/404"] {
+        client
+            .get(srv.url(path))
+            .send()
+            .await
+            .unwrap()
+            .bytes()
+            .await
+            .unwrap();
+    }
+    let recorder = metrics_exporter_prometheus::PrometheusBuilder::new().build_recorder();
+    let exporter = client.metrics_exporter("shop");
+    metrics::with_local_recorder(&recorder, || assert!(exporter.record()));
+    let text = recorder.handle().render();
+    let lines: Vec<&str> = text.lines().collect();
+    let has = |want: &str| {
+        assert!(
+            lines.iter().any(|l| l.starts_with(want)),
+            "no line starting with {want:?} in\n{text}"
+        )
+    };
+    has("# TYPE courier_client_requests_total counter");
+    has("courier_client_requests_total{client=\"shop\"} 2");
+    has("# TYPE courier_client_connections_established_total counter");
+    has("courier_client_connect_attempts_total{client=\"shop\"} 1");
+    has("http_client_open_connections{client=\"shop\",http_connection_state=\"idle\"} 1");
+    let port = srv
+        .url("/")
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .trim_end_matches('/')
+        .to_owned();
+    has(&format!(
+        "http_client_request_duration_count{{client=\"shop\",http_request_method=\"GET\",\
+         server_address=\"127.0.0.1\",server_port=\"{port}\",http_response_status_code=\"404\",\
+         network_protocol_version=\"1.1\",error_type=\"404\"}} 1"
+    ));
+    // No counter is left without the suffix.
+    for l in lines
+        .iter()
+        .filter(|l| l.starts_with("# TYPE") && l.ends_with(" counter"))
+    {
+        assert!(l.split(' ').nth(2).unwrap().ends_with("_total"), "{l}");
+    }
+}
