@@ -2,31 +2,40 @@
 //! OpenTelemetry HTTP client names, so whatever recorder the application
 //! installed (Prometheus, OpenTelemetry, StatsD, …) can scrape them.
 //!
-//! The pool itself records into lock-free atomics ([`Client::metrics`]); an
-//! exporter reads a snapshot now and then and records gauges, counter deltas
-//! and histogram deltas. Every series carries a `client` label (the name given
-//! to the exporter). Durations are in seconds.
+//! The pool itself records into lock-free atomics ([`Client::metrics`]), and
+//! so does the attempt span layer for its per-request attributes; an exporter
+//! reads a snapshot now and then and records gauges, counter deltas and
+//! histogram deltas, so no lock is taken while requests are sent. Every
+//! series carries a `client` label (the name given to the exporter).
+//! Durations are in seconds. Counters end in `_total`, the Prometheus
+//! convention (an OpenTelemetry Prometheus exporter keeps a name that already
+//! has it); dots become underscores in Prometheus
+//! (`courier_client_requests_total`).
 //!
 //! | metric | kind | labels |
 //! |---|---|---|
+//! | `http.client.request.duration` | histogram (s) | with a [`TraceAttemptLayer`](crate::middleware::TraceAttemptLayer) (a [`ServiceClient`] with tracing): `http.request.method`, `server.address`, `server.port`, and `http.response.status_code` + `network.protocol.version` (a response) or `error.type` (an error kind, or the status when ≥ 400); one value per attempt. Without it: no attributes, one value per request the pool sent |
 //! | `http.client.open_connections` | gauge | `http.connection.state` = `idle` \| `active` |
 //! | `courier.client.open_connections.by_protocol` | gauge | `network.protocol.version` = `1.1` \| `2` |
 //! | `http.client.active_requests` | gauge | |
 //! | `http.client.request.time_in_queue` | histogram (s) | |
-//! | `http.client.request.duration` | histogram (s) | |
 //! | `dns.lookup.duration` | histogram (s) | |
 //! | `courier.client.connect.duration`, `courier.client.tls.handshake.duration` | histogram (s) | |
 //! | `courier.client.queued_requests`, `courier.client.connect_attempts.active`, `courier.client.http2.active_streams`, `courier.client.tls.active_handshakes` | gauge | |
-//! | `courier.client.connections.established` | counter | `network.protocol.version` |
-//! | `courier.client.connect_attempts`, `courier.client.connect_failures` | counter | |
-//! | `courier.client.requests`, `courier.client.requests.failed` | counter | |
-//! | `courier.client.drains` | counter | `result` = `completed` \| `aborted` |
-//! | `courier.client.retries` | counter | `reason` = `stale_connection` \| `refused_stream` |
-//! | `courier.client.dns.lookups`, `courier.client.dns.failures` | counter | |
-//! | `courier.client.tls.handshakes`, `courier.client.tls.resumed`, `courier.client.tls.handshake_failures` | counter | |
-//! | `courier.client.middleware.retries`, `courier.client.middleware.retry_budget_exhausted` | counter | (a [`ServiceClient`] with retries) |
-//! | `courier.client.middleware.hedges`, `courier.client.middleware.hedges_won` | counter | (a [`ServiceClient`] with hedging) |
+//! | `courier.client.connections.established_total` | counter | `network.protocol.version` |
+//! | `courier.client.connect_attempts_total`, `courier.client.connect_failures_total` | counter | |
+//! | `courier.client.requests_total`, `courier.client.requests.failed_total` | counter | |
+//! | `courier.client.drains_total` | counter | `result` = `completed` \| `aborted` |
+//! | `courier.client.retries_total` | counter | `reason` = `stale_connection` \| `refused_stream` |
+//! | `courier.client.dns.lookups_total`, `courier.client.dns.failures_total` | counter | |
+//! | `courier.client.tls.handshakes_total`, `courier.client.tls.resumed_total`, `courier.client.tls.handshake_failures_total` | counter | |
+//! | `courier.client.middleware.retries_total`, `courier.client.middleware.retry_budget_exhausted_total` | counter | (a [`ServiceClient`] with retries) |
+//! | `courier.client.middleware.hedges_total`, `courier.client.middleware.hedges_won_total` | counter | (a [`ServiceClient`] with hedging) |
+//!
+//! Past 512 attribute sets, request durations share one series labelled
+//! `otel.metric.overflow = true`, as the OpenTelemetry SDK does.
 
+use std::collections::HashMap;
 use std::sync::{Mutex, Weak};
 use std::time::Duration;
 
@@ -37,7 +46,7 @@ use metrics::{
 use crate::client::Client;
 use crate::factory::ClientFactory;
 use crate::metrics::{HistogramSnapshot, MetricsSnapshot};
-use crate::middleware::StackLayers;
+use crate::middleware::{SeriesSnapshot, StackLayers};
 use crate::service::ServiceClient;
 
 type Source = Box<dyn Fn() -> Option<MetricsSnapshot> + Send + Sync>;
@@ -50,7 +59,15 @@ pub struct MetricsExporter {
     name: String,
     source: Source,
     layers: Option<StackLayers>,
-    last: Mutex<Option<(MetricsSnapshot, MiddlewareCounts)>>,
+    last: Mutex<Option<Last>>,
+}
+
+/// What the previous export saw, for deltas.
+struct Last {
+    pool: MetricsSnapshot,
+    counts: MiddlewareCounts,
+    /// Request-duration series by their (stable) slot.
+    series: HashMap<usize, HistogramSnapshot>,
 }
 
 /// What the middleware counted, for deltas.
@@ -126,17 +143,39 @@ impl MetricsExporter {
         if last.is_none() {
             describe();
         }
-        record(&self.name, &now, last.as_ref().map(|(m, _)| m));
+        let attempts = self
+            .layers
+            .as_ref()
+            .and_then(|l| l.trace_attempt.as_ref())
+            .map(|t| t.request_metrics().snapshot());
+        record(
+            &self.name,
+            &now,
+            last.as_ref().map(|l| &l.pool),
+            attempts.is_none(),
+        );
+        let mut series = HashMap::new();
+        if let Some(attempts) = attempts {
+            let before = last.as_ref().map(|l| &l.series);
+            for s in attempts {
+                record_request_series(&self.name, &s, before.and_then(|b| b.get(&s.slot)));
+                series.insert(s.slot, s.duration);
+            }
+        }
         let counts = self
             .layers
             .as_ref()
             .map(MiddlewareCounts::of)
             .unwrap_or_default();
         if let Some(layers) = &self.layers {
-            let before = last.as_ref().map(|(_, c)| *c).unwrap_or_default();
+            let before = last.as_ref().map(|l| l.counts).unwrap_or_default();
             record_middleware(&self.name, layers, counts, before);
         }
-        *last = Some((now, counts));
+        *last = Some(Last {
+            pool: now,
+            counts,
+            series,
+        });
         true
     }
 
@@ -245,22 +284,22 @@ const QUEUED: &str = "courier.client.queued_requests";
 const CONNECTING: &str = "courier.client.connect_attempts.active";
 const STREAMS: &str = "courier.client.http2.active_streams";
 const TLS_ACTIVE: &str = "courier.client.tls.active_handshakes";
-const ESTABLISHED: &str = "courier.client.connections.established";
-const CONNECT_ATTEMPTS: &str = "courier.client.connect_attempts";
-const CONNECT_FAILURES: &str = "courier.client.connect_failures";
-const REQUESTS: &str = "courier.client.requests";
-const REQUESTS_FAILED: &str = "courier.client.requests.failed";
-const DRAINS: &str = "courier.client.drains";
-const RETRIES: &str = "courier.client.retries";
-const DNS_LOOKUPS: &str = "courier.client.dns.lookups";
-const DNS_FAILURES: &str = "courier.client.dns.failures";
-const TLS_HANDSHAKES: &str = "courier.client.tls.handshakes";
-const TLS_RESUMED: &str = "courier.client.tls.resumed";
-const TLS_FAILURES: &str = "courier.client.tls.handshake_failures";
-const MW_RETRIES: &str = "courier.client.middleware.retries";
-const MW_BUDGET: &str = "courier.client.middleware.retry_budget_exhausted";
-const MW_HEDGES: &str = "courier.client.middleware.hedges";
-const MW_HEDGES_WON: &str = "courier.client.middleware.hedges_won";
+const ESTABLISHED: &str = "courier.client.connections.established_total";
+const CONNECT_ATTEMPTS: &str = "courier.client.connect_attempts_total";
+const CONNECT_FAILURES: &str = "courier.client.connect_failures_total";
+const REQUESTS: &str = "courier.client.requests_total";
+const REQUESTS_FAILED: &str = "courier.client.requests.failed_total";
+const DRAINS: &str = "courier.client.drains_total";
+const RETRIES: &str = "courier.client.retries_total";
+const DNS_LOOKUPS: &str = "courier.client.dns.lookups_total";
+const DNS_FAILURES: &str = "courier.client.dns.failures_total";
+const TLS_HANDSHAKES: &str = "courier.client.tls.handshakes_total";
+const TLS_RESUMED: &str = "courier.client.tls.resumed_total";
+const TLS_FAILURES: &str = "courier.client.tls.handshake_failures_total";
+const MW_RETRIES: &str = "courier.client.middleware.retries_total";
+const MW_BUDGET: &str = "courier.client.middleware.retry_budget_exhausted_total";
+const MW_HEDGES: &str = "courier.client.middleware.hedges_total";
+const MW_HEDGES_WON: &str = "courier.client.middleware.hedges_won_total";
 
 fn record_middleware(
     name: &str,
@@ -356,7 +395,32 @@ fn describe() {
     );
 }
 
-fn record(name: &str, now: &MetricsSnapshot, last: Option<&MetricsSnapshot>) {
+/// One `http.client.request.duration` series of the attempt layer: the
+/// values recorded since `before`, under its attributes.
+fn record_request_series(name: &str, s: &SeriesSnapshot, before: Option<&HistogramSnapshot>) {
+    let mut labels = vec![metrics::Label::new("client", name.to_owned())];
+    match &s.attrs {
+        Some(attrs) => labels.extend(
+            attrs
+                .pairs()
+                .into_iter()
+                .map(|(k, v)| metrics::Label::new(k, v)),
+        ),
+        None => labels.push(metrics::Label::new("otel.metric.overflow", "true")),
+    }
+    let handle = histogram!(DURATION, labels);
+    for (value, count) in s.duration.delta_since(before) {
+        handle.record_many(
+            value.as_secs_f64(),
+            usize::try_from(count).unwrap_or(usize::MAX),
+        );
+    }
+}
+
+/// Records the pool's metrics; `pool_duration`: whether the pool's own
+/// (attribute-less) request durations are exported, which they are only
+/// when no attempt layer records them with their attributes.
+fn record(name: &str, now: &MetricsSnapshot, last: Option<&MetricsSnapshot>, pool_duration: bool) {
     let client = name.to_owned();
     let g = |metric: &'static str, value: u64| {
         gauge!(metric, "client" => client.clone()).set(value as f64);
@@ -411,7 +475,9 @@ fn record(name: &str, now: &MetricsSnapshot, last: Option<&MetricsSnapshot>) {
         }
     };
     h(TIME_IN_QUEUE, |m| &m.time_in_queue);
-    h(DURATION, |m| &m.request_duration);
+    if pool_duration {
+        h(DURATION, |m| &m.request_duration);
+    }
     h(DNS_DURATION, |m| &m.dns_duration);
     h(CONNECT_DURATION, |m| &m.connect_duration);
     h(TLS_DURATION, |m| &m.tls_handshake_duration);

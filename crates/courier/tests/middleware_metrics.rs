@@ -63,10 +63,13 @@ async fn pool_metrics_are_exported_with_opentelemetry_names() {
     metrics::with_local_recorder(&recorder, || assert!(exporter.record()));
 
     let seen = take(&snapshotter);
-    assert_eq!(seen.counters["courier.client.requests{client=billing}"], 5);
+    assert_eq!(
+        seen.counters["courier.client.requests_total{client=billing}"],
+        5
+    );
     assert_eq!(
         seen.counters
-            ["courier.client.connections.established{client=billing,network.protocol.version=1.1}"],
+            ["courier.client.connections.established_total{client=billing,network.protocol.version=1.1}"],
         1
     );
     assert_eq!(
@@ -100,14 +103,17 @@ async fn pool_metrics_are_exported_with_opentelemetry_names() {
     }
     metrics::with_local_recorder(&recorder, || assert!(exporter.record()));
     let seen = take(&snapshotter);
-    assert_eq!(seen.counters["courier.client.requests{client=billing}"], 8);
+    assert_eq!(
+        seen.counters["courier.client.requests_total{client=billing}"],
+        8
+    );
     assert_eq!(
         seen.histograms["http.client.request.duration{client=billing}"].len(),
         3
     );
     assert_eq!(
         seen.counters
-            ["courier.client.connections.established{client=billing,network.protocol.version=1.1}"],
+            ["courier.client.connections.established_total{client=billing,network.protocol.version=1.1}"],
         1
     );
 }
@@ -134,8 +140,14 @@ async fn the_factory_exports_every_named_client() {
         metrics::with_local_recorder(&recorder, || exporter.record());
     }
     let seen = take(&snapshotter);
-    assert_eq!(seen.counters["courier.client.requests{client=billing}"], 1);
-    assert_eq!(seen.counters["courier.client.requests{client=search}"], 1);
+    assert_eq!(
+        seen.counters["courier.client.requests_total{client=billing}"],
+        1
+    );
+    assert_eq!(
+        seen.counters["courier.client.requests_total{client=search}"],
+        1
+    );
 
     // Middleware counts of a ServiceClient are exported too.
     let flaky = middleware_support::scripted(|req| async move {
@@ -153,12 +165,152 @@ async fn the_factory_exports_every_named_client() {
     metrics::with_local_recorder(&recorder, || exporter.record());
     let seen = take(&snapshotter);
     assert_eq!(
-        seen.counters["courier.client.middleware.retries{client=flaky}"],
+        seen.counters["courier.client.middleware.retries_total{client=flaky}"],
         1
     );
-    assert_eq!(seen.counters["courier.client.requests{client=flaky}"], 2);
+    assert_eq!(
+        seen.counters["courier.client.requests_total{client=flaky}"],
+        2
+    );
 
     // The periodic task runs until dropped.
     let task = factory.export_metrics(std::time::Duration::from_millis(10));
     task.stop();
+}
+
+/// With tracing, `http.client.request.duration` carries the OpenTelemetry
+/// HTTP client attributes, one value per attempt; failures carry `error.type`.
+#[tokio::test]
+async fn request_durations_carry_the_semantic_convention_attributes() {
+    let flaky = middleware_support::scripted(|req| async move {
+        middleware_support::reply(if req.n == 1 { 503 } else { 200 }, "")
+    })
+    .await;
+    let client = courier::middleware::Stack::new()
+        .trace(Default::default())
+        .retry(courier::middleware::RetryConfig {
+            base_delay: std::time::Duration::from_millis(1),
+            ..Default::default()
+        })
+        .client(Client::new());
+    client.get(flaky.url("/")).send().await.unwrap();
+    let dead = middleware_support::closed_port().await;
+    let err = client
+        .delete(format!("http://127.0.0.1:{dead}/"))
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), courier::ErrorKind::Connect);
+
+    let recorder = DebuggingRecorder::new();
+    let snapshotter = recorder.snapshotter();
+    let exporter = client.metrics_exporter("api");
+    metrics::with_local_recorder(&recorder, || assert!(exporter.record()));
+    let seen = take(&snapshotter);
+    let port = flaky
+        .url("/")
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .trim_end_matches('/')
+        .to_owned();
+    let ok = format!(
+        "http.client.request.duration{{client=api,http.request.method=GET,\
+         http.response.status_code=200,network.protocol.version=1.1,\
+         server.address=127.0.0.1,server.port={port}}}"
+    );
+    let unavailable = format!(
+        "http.client.request.duration{{client=api,error.type=503,http.request.method=GET,\
+         http.response.status_code=503,network.protocol.version=1.1,\
+         server.address=127.0.0.1,server.port={port}}}"
+    );
+    let refused = format!(
+        "http.client.request.duration{{client=api,error.type=connect,\
+         http.request.method=DELETE,server.address=127.0.0.1,server.port={dead}}}"
+    );
+    let durations: Vec<&String> = seen
+        .histograms
+        .keys()
+        .filter(|k| k.starts_with("http.client.request.duration"))
+        .collect();
+    assert_eq!(durations.len(), 3, "{durations:#?}");
+    for key in [&ok, &unavailable, &refused] {
+        let values = seen
+            .histograms
+            .get(key)
+            .unwrap_or_else(|| panic!("{key} not in {durations:#?}"));
+        // The refused DELETE may be retried (it is idempotent); the GET was
+        // answered once with 503 and once with 200.
+        assert!(key == &refused || values.len() == 1, "{key}: {values:?}");
+        assert!(values.iter().all(|v| *v > 0.0 && *v < 5.0), "{values:?}");
+    }
+    // The pool's attribute-less series is not exported beside them (it would
+    // count every request twice).
+    assert!(!seen
+        .histograms
+        .contains_key("http.client.request.duration{client=api}"));
+    assert!(seen.counters["courier.client.connect_failures_total{client=api}"] >= 1);
+
+    // A second export adds only what is new.
+    client.get(flaky.url("/")).send().await.unwrap();
+    metrics::with_local_recorder(&recorder, || assert!(exporter.record()));
+    let seen = take(&snapshotter);
+    assert_eq!(seen.histograms[&ok].len(), 1);
+    assert_eq!(seen.histograms.get(&refused).map_or(0, Vec::len), 0);
+}
+
+/// What Prometheus scrapes through `metrics-exporter-prometheus` (the README
+/// recipe and `examples/prometheus.rs`): counters end in `_total`, and the
+/// request duration's attributes become labels.
+#[tokio::test]
+async fn prometheus_sees_total_counters_and_attribute_labels() {
+    let srv = builtin().await;
+    let client = courier::middleware::Stack::new()
+        .trace(Default::default())
+        .client(Client::new());
+    for path in ["/bytes/10", "/status/404"] {
+        client
+            .get(srv.url(path))
+            .send()
+            .await
+            .unwrap()
+            .bytes()
+            .await
+            .unwrap();
+    }
+    let recorder = metrics_exporter_prometheus::PrometheusBuilder::new().build_recorder();
+    let exporter = client.metrics_exporter("shop");
+    metrics::with_local_recorder(&recorder, || assert!(exporter.record()));
+    let text = recorder.handle().render();
+    let lines: Vec<&str> = text.lines().collect();
+    let has = |want: &str| {
+        assert!(
+            lines.iter().any(|l| l.starts_with(want)),
+            "no line starting with {want:?} in\n{text}"
+        )
+    };
+    has("# TYPE courier_client_requests_total counter");
+    has("courier_client_requests_total{client=\"shop\"} 2");
+    has("# TYPE courier_client_connections_established_total counter");
+    has("courier_client_connect_attempts_total{client=\"shop\"} 1");
+    has("http_client_open_connections{client=\"shop\",http_connection_state=\"idle\"} 1");
+    let port = srv
+        .url("/")
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .trim_end_matches('/')
+        .to_owned();
+    has(&format!(
+        "http_client_request_duration_count{{client=\"shop\",http_request_method=\"GET\",\
+         server_address=\"127.0.0.1\",server_port=\"{port}\",http_response_status_code=\"404\",\
+         network_protocol_version=\"1.1\",error_type=\"404\"}} 1"
+    ));
+    // No counter is left without the suffix.
+    for l in lines
+        .iter()
+        .filter(|l| l.starts_with("# TYPE") && l.ends_with(" counter"))
+    {
+        assert!(l.split(' ').nth(2).unwrap().ends_with("_total"), "{l}");
+    }
 }

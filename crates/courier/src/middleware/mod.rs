@@ -61,7 +61,9 @@ mod cookies;
 mod decompress;
 mod hedge;
 mod limit;
+mod otel;
 mod redirect;
+mod request_metrics;
 mod retry;
 mod stack;
 mod timeout;
@@ -92,6 +94,8 @@ pub use timeout::{
 pub use trace::{Trace, TraceAttempt, TraceAttemptLayer, TraceConfig, TraceContext, TraceLayer};
 
 pub(crate) use redirect::resolve as resolve_reference;
+#[cfg(feature = "metrics")]
+pub(crate) use request_metrics::SeriesSnapshot;
 pub(crate) use timeout::within_deadline;
 
 /// The future every courier service returns.

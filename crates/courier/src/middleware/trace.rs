@@ -21,6 +21,17 @@
 //! a new trace is started. Every attempt sends
 //! `traceparent: 00-<trace_id>-<attempt span_id>-<flags>` (`tracestate` is
 //! passed through untouched).
+//!
+//! With the `opentelemetry` feature each span is also an OpenTelemetry span
+//! on the global tracer provider, with the same attributes, and a request
+//! with no `traceparent` of its own continues the caller's current
+//! OpenTelemetry span; the ids sent in `traceparent` are then the
+//! OpenTelemetry span's (see `otel.rs`).
+//!
+//! Metrics: the attempt layer also records each attempt's
+//! `http.client.request.duration` under the same attributes, into lock-free
+//! atomics that [`MetricsExporter`](crate::MetricsExporter) exports (see
+//! `request_metrics.rs`).
 
 use std::fmt;
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
@@ -32,6 +43,8 @@ use http::{HeaderMap, HeaderName, HeaderValue, Request, Uri, Version};
 use tracing::field::Empty;
 use tracing::{Instrument, Level, Span};
 
+use super::otel::{self, Kind};
+use super::request_metrics::{method_name, AttrsRef, RequestMetrics};
 use super::{call, HttpService, ResponseFuture};
 use crate::body::Body;
 use crate::error::Error;
@@ -95,6 +108,14 @@ impl TraceContext {
             flags: u8::from_str_radix(flags, 16).ok()?,
         };
         (ctx.trace_id != 0 && ctx.parent_id != 0).then_some(ctx)
+    }
+
+    /// A new span in the same trace, with this one as its parent.
+    pub(crate) fn child(&self) -> TraceContext {
+        TraceContext {
+            parent_id: new_span_id(),
+            ..*self
+        }
     }
 
     /// The `traceparent` header value.
@@ -199,10 +220,14 @@ pub struct Trace<S> {
     config: Arc<TraceConfig>,
 }
 
-/// A span per attempt, and the `traceparent` header it sends; see the module docs.
+/// A span per attempt, the `traceparent` header it sends, and the
+/// attempt's `http.client.request.duration` with its attributes; see the
+/// module docs.
 #[derive(Clone, Debug, Default)]
 pub struct TraceAttemptLayer {
     config: Arc<TraceConfig>,
+    // Shared by every service this layer makes, so one exporter sees them all.
+    metrics: Arc<RequestMetrics>,
 }
 
 impl TraceAttemptLayer {
@@ -210,7 +235,14 @@ impl TraceAttemptLayer {
     pub fn new(config: TraceConfig) -> Self {
         TraceAttemptLayer {
             config: Arc::new(config),
+            metrics: Arc::default(),
         }
+    }
+
+    /// The request durations this layer recorded, for the exporters.
+    #[cfg_attr(not(feature = "metrics"), allow(dead_code))]
+    pub(crate) fn request_metrics(&self) -> &Arc<RequestMetrics> {
+        &self.metrics
     }
 }
 
@@ -220,6 +252,7 @@ impl<S> tower::Layer<S> for TraceAttemptLayer {
         TraceAttempt {
             inner,
             config: self.config.clone(),
+            metrics: self.metrics.clone(),
         }
     }
 }
@@ -229,16 +262,17 @@ impl<S> tower::Layer<S> for TraceAttemptLayer {
 pub struct TraceAttempt<S> {
     inner: S,
     config: Arc<TraceConfig>,
+    metrics: Arc<RequestMetrics>,
 }
 
-fn port(uri: &Uri) -> u16 {
+pub(crate) fn port(uri: &Uri) -> u16 {
     uri.port_u16().unwrap_or(match uri.scheme_str() {
         Some("https") => 443,
         _ => 80,
     })
 }
 
-fn protocol(v: Version) -> &'static str {
+pub(crate) fn protocol(v: Version) -> &'static str {
     match v {
         Version::HTTP_09 => "0.9",
         Version::HTTP_10 => "1.0",
@@ -315,11 +349,8 @@ impl<S: HttpService> tower::Service<Request<Body>> for Trace<S> {
     fn call(&mut self, mut req: Request<Body>) -> ResponseFuture {
         let inner = self.inner.clone();
         let config = self.config.clone();
-        let parent = TraceContext::from_request(&req).unwrap_or_else(TraceContext::new_root);
-        let me = TraceContext {
-            parent_id: new_span_id(),
-            ..parent
-        };
+        let explicit = TraceContext::from_request(&req);
+        let (otel_span, parent, me) = otel::start(&mut req, Kind::Request, explicit);
         let method = req.method().clone();
         let uri = req.uri().clone();
         let span = tracing::info_span!(
@@ -350,10 +381,12 @@ impl<S: HttpService> tower::Service<Request<Body>> for Trace<S> {
         }
         let started = Instant::now();
         let record = span.clone();
+        let scope = otel_span.clone();
         Box::pin(
-            async move {
+            scope.scope(async move {
                 let result = call(inner, req).await;
                 record_outcome(&record, &result);
+                otel_span.finish(&result);
                 if config.log_requests {
                     let elapsed_ms = started.elapsed().as_secs_f64() * 1e3;
                     match &result {
@@ -376,7 +409,7 @@ impl<S: HttpService> tower::Service<Request<Body>> for Trace<S> {
                     }
                 }
                 result
-            }
+            })
             .instrument(span),
         )
     }
@@ -393,18 +426,16 @@ impl<S: HttpService> tower::Service<Request<Body>> for TraceAttempt<S> {
 
     fn call(&mut self, mut req: Request<Body>) -> ResponseFuture {
         let inner = self.inner.clone();
-        let parent = match req.extensions().get::<Parent>() {
-            Some(Parent(ctx)) => *ctx,
-            None => TraceContext::from_request(&req).unwrap_or_else(TraceContext::new_root),
+        let explicit = match req.extensions().get::<Parent>() {
+            Some(Parent(ctx)) => Some(*ctx),
+            None => TraceContext::from_request(&req),
         };
         let resend_count = req
             .extensions()
             .get::<Attempts>()
             .map_or(0, |a| a.0.fetch_add(1, Relaxed));
-        let me = TraceContext {
-            parent_id: new_span_id(),
-            ..parent
-        };
+        let (otel_span, parent, me) =
+            otel::start(&mut req, Kind::Attempt { resend_count }, explicit);
         let method = req.method().clone();
         let uri = req.uri();
         let span = tracing::info_span!(
@@ -429,13 +460,38 @@ impl<S: HttpService> tower::Service<Request<Body>> for TraceAttempt<S> {
             req.headers_mut().insert(TRACEPARENT.clone(), value);
         }
         let record = span.clone();
+        let metrics = self.metrics.clone();
+        let method = method_name(&method);
+        // A clone of the URI is a reference count, not a copy of the host.
+        let target = req.uri().clone();
+        let started = Instant::now();
+        let scope = otel_span.clone();
         Box::pin(
-            async move {
-                let result = call(inner, req).await;
-                record_outcome(&record, &result);
-                result
-            }
-            .instrument(span),
+            scope
+                .scope(async move {
+                    let result = call(inner, req).await;
+                    record_outcome(&record, &result);
+                    otel_span.finish(&result);
+                    let (status, protocol, error) = match &result {
+                        Ok(res) => (
+                            Some(res.status().as_u16()),
+                            Some(protocol(res.version())),
+                            None,
+                        ),
+                        Err(e) => (None, None, Some(e.kind().as_str())),
+                    };
+                    let key = AttrsRef {
+                        method,
+                        status,
+                        address: target.host().unwrap_or(""),
+                        port: port(&target),
+                        protocol,
+                        error,
+                    };
+                    metrics.record(key, started.elapsed());
+                    result
+                })
+                .instrument(span),
         )
     }
 }
