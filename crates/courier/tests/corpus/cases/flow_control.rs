@@ -13,17 +13,15 @@ use crate::support::h2::{frame, settings, window_update, DATA, PADDED};
 
 pub fn cases() -> Vec<Case> {
     vec![
+        // One frame past a window smaller than a frame: no WINDOW_UPDATE
+        // courier sends as the body is read can have made room for it.
         Case::h2("data-past-stream-window", FlowControl, |s| {
-            let mut out = h2_headers(s, &block_200(&[]), false);
-            for _ in 0..5 {
-                out.extend(data(s, &[b'x'; 16_384], false));
-            }
-            vec![w(out)]
+            vec![w(cat(&[
+                &h2_headers(s, &block_200(&[]), false),
+                &data(s, &[b'x'; 16_384], false),
+            ]))]
         })
-        .client(|b| {
-            b.http2_initial_stream_window_size(65_535)
-                .http2_initial_connection_window_size(1 << 20)
-        })
+        .client(|b| b.http2_initial_stream_window_size(1024))
         .err(Body)
         .tls_too(),
         Case::h2("connection-window-overflow", FlowControl, |_| {
