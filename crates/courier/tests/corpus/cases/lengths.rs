@@ -115,5 +115,13 @@ pub fn cases() -> Vec<Case> {
             ]))]
         })
         .err(Protocol),
+        Case::h2("h2-cl-twice-same", Lengths, |s| {
+            let head = block_200(&[("content-length", b"5"), ("content-length", b"5")]);
+            vec![w(cat(&[
+                &h2_headers(s, &head, false),
+                &data(s, b"hello", true),
+            ]))]
+        })
+        .ok(200, b"hello"),
     ]
 }
