@@ -69,6 +69,9 @@ pub enum Step {
     Close,
     /// Shuts the socket down under TLS, without a close_notify (a truncation).
     Abort,
+    /// Writes these bytes up to this many times, until a write fails (a
+    /// flood that goes on for as long as the client listens).
+    Flood(Vec<u8>, usize),
     /// Waits this long (the server's pace is the behaviour under test).
     Pause(Duration),
     /// Writes these bytes to the socket itself, under TLS if there is TLS

@@ -74,6 +74,14 @@ pub async fn run<W: AsyncWrite + Unpin>(w: &mut W, cutter: &Cutter, steps: &[Ste
                 cutter.cut();
                 return After::Closed;
             }
+            Step::Flood(bytes, times) => {
+                for _ in 0..*times {
+                    if w.write_all(bytes).await.is_err() || w.flush().await.is_err() {
+                        return After::Closed;
+                    }
+                }
+                true
+            }
             Step::Pause(d) => {
                 tokio::time::sleep(*d).await;
                 true

@@ -28,7 +28,15 @@ pub fn cases() -> Vec<Case> {
             .over(&[TlsH1, TlsH2]),
         raw("handshake-http-answer", vec![w(ok(b"hello")), Step::Close]).err(Tls),
         raw("handshake-closed", vec![Step::Close]).err(Tls),
-        raw("handshake-silent", vec![]).times_out(),
+        // A handshake that never finishes is bounded by connect_timeout. The
+        // client's default (10 s) is longer than the request's: the request
+        // times out, but its connection attempt goes on, and the next request
+        // to the origin waits for that attempt rather than dialling its own
+        // (see the README's known limits), so the case bounds it.
+        raw("handshake-silent", vec![])
+            .client(|b| b.connect_timeout(std::time::Duration::from_millis(1000)))
+            .err(ConnectTimeout)
+            .slow(),
         Case::h1_steps(
             "truncated-cl-body",
             CLASS,
