@@ -11,7 +11,8 @@ use std::time::Duration;
 pub struct Budget {
     /// CPU time (user + system, all threads) while the hostile request runs.
     pub cpu: Duration,
-    /// Growth of the resident set while the hostile request runs.
+    /// Peak resident set while the hostile request runs, over the
+    /// resident set when it began.
     pub rss: u64,
     /// Wall time past the case's request timeout.
     pub margin: Duration,
@@ -46,10 +47,27 @@ pub fn rss() -> Option<u64> {
     Some(pages * 4096)
 }
 
+/// Resets the kernel's peak-RSS mark (VmHWM) to the current RSS, so the
+/// peak read at the end of a case is the case's own; false where
+/// `/proc/self/clear_refs` cannot be written (then the end's RSS is used,
+/// which misses memory freed before the end).
+fn reset_peak() -> bool {
+    std::fs::write("/proc/self/clear_refs", "5").is_ok()
+}
+
+/// The peak RSS since the last reset, in bytes (`VmHWM` of `/proc/self/status`).
+fn peak() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
 /// A reading at the start of a case.
 pub struct Reading {
     cpu: Option<Duration>,
     rss: Option<u64>,
+    peak: bool,
 }
 
 /// What a case cost.
@@ -62,15 +80,21 @@ pub struct Cost {
 
 impl Reading {
     pub fn now() -> Reading {
+        let peak = reset_peak();
         Reading {
             cpu: cpu(),
             rss: rss(),
+            peak,
         }
     }
 
     /// The cost since this reading, `wall` measured by the caller.
     pub fn cost(&self, wall: Duration) -> Cost {
-        let now = Reading::now();
+        let now = Reading {
+            cpu: cpu(),
+            rss: if self.peak { peak() } else { rss() },
+            peak: false,
+        };
         Cost {
             cpu: match (self.cpu, now.cpu) {
                 (Some(a), Some(b)) => b.saturating_sub(a),
