@@ -12,6 +12,8 @@ pub fn cases() -> Vec<Case> {
     let keep = |name, bytes: Vec<u8>| Case::h1_keep(name, Framing, bytes);
     let l200 = "HTTP/1.1 200 OK";
     vec![
+        // Transfer-Encoding overrides Content-Length (RFC 9112 §6.3); what
+        // matters is that the rest is not read as the next response.
         keep(
             "te-and-cl",
             resp(
@@ -70,6 +72,8 @@ pub fn cases() -> Vec<Case> {
             resp(l200, &["transfer-encoding: chunked, gzip"], b"hello"),
         )
         .ok(200, b"hello"),
+        // The outer chunked coding still delimits the message: the framing
+        // is not in doubt, only the server's coding (read as one).
         keep(
             "te-chunked-twice",
             resp(
@@ -166,6 +170,8 @@ pub fn cases() -> Vec<Case> {
             ]),
         )
         .ok(200, b"hello"),
+        // The stray response arrives on the idle connection (the harness waits
+        // for the script to finish): checkout must see it and not reuse.
         Case::h1_steps(
             "bytes-after-body-later",
             Framing,
