@@ -159,3 +159,82 @@ pub async fn respond_with(data: &[u8]) {
     assert_eq!(m.requests_active, 0);
     assert_eq!(m.requests_queued, 0);
 }
+
+/// Answers one GET with the server's SETTINGS and then `data` verbatim
+/// (then closes) over an in-memory HTTP/2 connection the pool adopts, and
+/// reads the response through the public API (`send`, then `bytes()`), as
+/// [`respond_with`] does for HTTP/1.1. Whatever the bytes: a response or a
+/// typed error within the timeout, no panic, and the pool clean after.
+/// Returns the body, or the error the request or its body ended with.
+pub async fn respond_with_http2(data: &[u8]) -> Result<bytes::Bytes, crate::Error> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let client = crate::Client::builder()
+        .timeout(std::time::Duration::from_secs(1))
+        .max_response_body_size(Some(1 << 20))
+        .build()
+        .expect("valid configuration");
+    let uri = Uri::from_static("http://fuzz.invalid/");
+    let origin = client.pool().origin(&uri)?;
+    let (near, mut far) = tokio::io::duplex(64 * 1024);
+    let answer = data.to_vec();
+    tokio::spawn(async move {
+        // An empty SETTINGS frame: the connection is adopted once it arrives.
+        if far.write_all(&[0, 0, 0, 4, 0, 0, 0, 0, 0]).await.is_err() {
+            return;
+        }
+        // The client's preface, then frames up to its request's HEADERS:
+        // an answer before it would be on a stream not yet open.
+        let mut preface = [0u8; 24];
+        if far.read_exact(&mut preface).await.is_err() {
+            return;
+        }
+        loop {
+            let mut head = [0u8; 9];
+            if far.read_exact(&mut head).await.is_err() {
+                return;
+            }
+            let len = usize::from(head[0]) << 16 | usize::from(head[1]) << 8 | usize::from(head[2]);
+            let mut payload = vec![0u8; len];
+            if far.read_exact(&mut payload).await.is_err() {
+                return;
+            }
+            if head[3] == 0x1 {
+                break;
+            }
+        }
+        let mut buf = [0u8; 1024];
+        let _ = far.write_all(&answer).await;
+        let _ = far.shutdown().await;
+        // Keep reading so the client's writes never block.
+        while far.read(&mut buf).await.unwrap_or(0) > 0 {}
+    });
+    origin.adopt_http2(near).await;
+    let outcome = match client.get(&uri).send().await {
+        Ok(res) => res.bytes().await,
+        Err(e) => Err(e),
+    };
+    let m = client.metrics();
+    assert_eq!(m.requests_active, 0);
+    assert_eq!(m.requests_queued, 0);
+    outcome
+}
+
+#[cfg(test)]
+mod tests {
+    /// A well-formed answer comes back whole through the adopted connection.
+    #[tokio::test]
+    async fn an_adopted_http2_connection_serves_a_response() {
+        // HEADERS (:status 200, END_HEADERS) then DATA "hello" with END_STREAM, on stream 1.
+        let mut data = vec![0, 0, 1, 1, 4, 0, 0, 0, 1, 0x88];
+        data.extend_from_slice(&[0, 0, 5, 0, 1, 0, 0, 0, 1]);
+        data.extend_from_slice(b"hello");
+        let body = tokio::time::timeout(
+            std::time::Duration::from_secs(5),
+            super::respond_with_http2(&data),
+        )
+        .await
+        .expect("no hang");
+        assert_eq!(&body.expect("a response")[..], b"hello");
+    }
+}

@@ -291,10 +291,16 @@ impl Reader {
                 let no_body = stream.head_request
                     || parts.status == http::StatusCode::NO_CONTENT
                     || parts.status == http::StatusCode::NOT_MODIFIED;
-                let declared = parts
-                    .headers
-                    .get(http::header::CONTENT_LENGTH)
-                    .map(|v| std::str::from_utf8(v.as_bytes()).ok()?.parse::<u64>().ok());
+                // Every copy must declare the same length (RFC 9110 §8.6):
+                // two lengths are two framings, as malformed as a bad one.
+                let parse = |v: &http::HeaderValue| -> Option<u64> {
+                    std::str::from_utf8(v.as_bytes()).ok()?.parse().ok()
+                };
+                let mut lengths = parts.headers.get_all(http::header::CONTENT_LENGTH).iter();
+                let declared = lengths.next().map(|first| {
+                    let n = parse(first)?;
+                    lengths.all(|v| parse(v) == Some(n)).then_some(n)
+                });
                 match declared {
                     Some(None) => return malformed(st, "invalid content-length", wakers),
                     Some(Some(n)) if !no_body => stream.content_length = Some(n),

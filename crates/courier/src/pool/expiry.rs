@@ -1,8 +1,10 @@
 //! The background scavenger: idle timeout and lifetime for connections that
 //! sit unused (a connection in use is only retired when it comes back).
 
-use std::sync::Weak;
+use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
+
+use tokio::sync::Notify;
 
 use super::PoolInner;
 use crate::config::Config;
@@ -19,8 +21,11 @@ pub(crate) fn scavenge_period(config: &Config) -> Duration {
     (shortest / 4).clamp(Duration::from_millis(10), Duration::from_secs(5))
 }
 
-/// Runs until the pool is dropped (it holds only a weak reference).
-pub(crate) fn spawn_scavenger(pool: Weak<PoolInner>, period: Duration) {
+/// Runs until the pool is dropped: `stop` is notified then (see
+/// `PoolInner`'s `Drop`), so the task ends with its client instead of at
+/// its next tick, up to a period later (5 s by default), which left a task
+/// and a timer behind every dropped client.
+pub(crate) fn spawn_scavenger(pool: Weak<PoolInner>, stop: Arc<Notify>, period: Duration) {
     // The pool may be created outside a runtime; then the first request's
     // runtime starts the scavenger (see `Pool::origin`).
     let Ok(handle) = tokio::runtime::Handle::try_current() else {
@@ -31,7 +36,10 @@ pub(crate) fn spawn_scavenger(pool: Weak<PoolInner>, period: Duration) {
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         tick.tick().await;
         loop {
-            tick.tick().await;
+            tokio::select! {
+                _ = tick.tick() => {}
+                () = stop.notified() => return,
+            }
             let Some(pool) = pool.upgrade() else { return };
             pool.scavenge(Instant::now());
         }

@@ -17,7 +17,6 @@ use super::conn::{Answer, Driver, HandedBack, SendError, SendResult};
 use super::signals::Signals;
 use crate::body::{expects_body, Body};
 use crate::config::Config;
-use crate::connect::Stream;
 use crate::error::Error;
 use crate::http2::conn::{Head, Outgoing};
 use crate::http2::driver::{self, Handle, KeepAliveConfig};
@@ -38,7 +37,7 @@ pub(crate) struct Handshaken {
 }
 
 /// Starts a connection; its driver must be spawned for anything to happen.
-pub(crate) fn handshake(stream: Stream, config: &Config) -> Handshaken {
+pub(crate) fn handshake<S: crate::h1::Io + 'static>(stream: S, config: &Config) -> Handshaken {
     let h2 = &config.http2;
     let signals = Arc::new(Signals::new(ASSUMED_MAX_STREAMS));
     let local = crate::http2::conn::Local {

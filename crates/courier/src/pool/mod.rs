@@ -105,6 +105,15 @@ pub(crate) struct PoolInner {
     origins: RwLock<HashMap<OriginKey, Arc<OriginPool>, foldhash::quality::RandomState>>,
     shared: Arc<Shared>,
     scavenger_started: AtomicBool,
+    /// Ends the scavenger when the pool goes.
+    scavenger_stop: Arc<tokio::sync::Notify>,
+}
+
+impl Drop for PoolInner {
+    fn drop(&mut self) {
+        // A permit is stored if the scavenger is not waiting right now.
+        self.scavenger_stop.notify_one();
+    }
 }
 
 impl Pool {
@@ -131,6 +140,7 @@ impl Pool {
                     conn_ids: AtomicU64::new(0),
                 }),
                 scavenger_started: AtomicBool::new(false),
+                scavenger_stop: Arc::new(tokio::sync::Notify::new()),
             }),
         }
     }
@@ -203,7 +213,8 @@ impl Pool {
             return;
         }
         let period = expiry::scavenge_period(&self.inner.shared.config);
-        expiry::spawn_scavenger(Arc::downgrade(&self.inner), period);
+        let stop = Arc::clone(&self.inner.scavenger_stop);
+        expiry::spawn_scavenger(Arc::downgrade(&self.inner), stop, period);
     }
 }
 

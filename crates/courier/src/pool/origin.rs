@@ -578,6 +578,30 @@ impl OriginPool {
         self.deliver_locked(&mut st, conn, true);
     }
 
+    /// Adds an HTTP/2 connection established elsewhere (over any byte
+    /// stream) as if the pool had dialed it, once the server's SETTINGS
+    /// arrived: for the fuzz target that drives whole HTTP/2 responses
+    /// through the public API. A connection that fails first is dropped.
+    pub(crate) async fn adopt_http2<S: Io + 'static>(self: &Arc<Self>, stream: S) {
+        let id = self.shared.next_conn_id();
+        let hs = http2::handshake(stream, &self.shared.config);
+        hs.signals.listen(Arc::downgrade(self), id);
+        self.track_http2(id, hs.driver);
+        if !hs.signals.wait_for_settings().await {
+            return;
+        }
+        let conn = Arc::new(Http2Conn {
+            id,
+            handle: hs.handle,
+            expires_at: None,
+            signals: hs.signals,
+        });
+        // Delivered as a dialed connection is (`connected` counts it off).
+        self.lock().connecting += 1;
+        let connects = self.connected(Conn::Http2(conn));
+        self.spawn_connects(connects);
+    }
+
     /// A new connection is ready: it settles the protocol and goes to the waiters.
     fn connected(&self, conn: Conn) -> usize {
         let mut st = self.lock();

@@ -1,0 +1,289 @@
+//! A case of the corpus: a hostile server's script, the client that meets
+//! it, and what must come of it. Cases are data (mostly the bytes a server
+//! writes), built with the small constructors below so a table of them
+//! reads as one line per misbehaviour.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use courier::middleware::Stack;
+use courier::{ClientBuilder, ErrorKind};
+
+use super::budget::Budget;
+
+/// The classes of misbehaviour.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Class {
+    Framing,
+    Interim,
+    Headers,
+    Floods,
+    Hpack,
+    FlowControl,
+    StreamIds,
+    Goaway,
+    Lengths,
+    Tls,
+    Decompression,
+    Redirects,
+    Injection,
+}
+
+/// How the client reaches the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Transport {
+    /// HTTP/1.1 over TCP.
+    H1,
+    /// HTTP/2 over TCP by prior knowledge.
+    H2c,
+    /// HTTP/1.1 over TLS (ALPN http/1.1).
+    TlsH1,
+    /// HTTP/2 over TLS (ALPN h2).
+    TlsH2,
+}
+
+impl Transport {
+    pub fn is_h2(self) -> bool {
+        matches!(self, Transport::H2c | Transport::TlsH2)
+    }
+
+    pub fn is_tls(self) -> bool {
+        matches!(self, Transport::TlsH1 | Transport::TlsH2)
+    }
+}
+
+/// One thing a server does.
+#[derive(Debug, Clone)]
+pub enum Step {
+    /// Writes these bytes (HTTP/2: `{stream}` is not substituted; see
+    /// [`Script::H2`], whose steps are built per stream).
+    Write(Vec<u8>),
+    /// Writes these bytes in `pieces` writes `gap` apart (a trickle).
+    Trickle {
+        bytes: Vec<u8>,
+        pieces: usize,
+        gap: Duration,
+    },
+    /// Closes cleanly (a FIN; over TLS a close_notify first), then reads
+    /// until the client closes.
+    Close,
+    /// Shuts the socket down under TLS, without a close_notify (a truncation).
+    Abort,
+    /// Writes these bytes up to this many times, until a write fails (a
+    /// flood that goes on for as long as the client listens).
+    Flood(Vec<u8>, usize),
+    /// Waits this long (the server's pace is the behaviour under test).
+    Pause(Duration),
+    /// Writes these bytes to the socket itself, under TLS if there is TLS
+    /// (a plaintext record in an encrypted stream).
+    Inject(Vec<u8>),
+}
+
+/// What the server does with the hostile request.
+#[derive(Clone)]
+pub enum Script {
+    /// HTTP/1.1: these steps answer every request for `/hostile`; the
+    /// connection is served on afterwards unless a step closed it.
+    H1(Vec<Step>),
+    /// HTTP/2: the steps that answer a `/hostile` request on `stream`.
+    H2(Arc<dyn Fn(u32) -> Vec<Step> + Send + Sync>),
+    /// The first connection gets these steps after its first read (before
+    /// any HTTP: a TLS handshake goes wrong); later connections are served
+    /// as [`Script::H1`]/[`Script::H2`] would serve `/good`.
+    Raw(Vec<Step>),
+}
+
+/// The request that meets the hostile server.
+#[derive(Clone, Copy)]
+pub enum Request {
+    Get,
+    Head,
+    /// A request the caller builds (injection attempts), for the URL given.
+    Build(fn(&courier::Client, &str) -> courier::RequestBuilder),
+}
+
+/// What must come of the hostile request.
+#[derive(Debug, Clone)]
+pub enum Expect {
+    /// A response with this status, and the whole body read without error.
+    Response { status: u16, body: Body },
+    /// This error, from sending or from reading the body.
+    Error(ErrorKind),
+    /// This error, and the server saw no byte of the request.
+    Refused(ErrorKind),
+}
+
+/// What the body must be.
+#[derive(Debug, Clone)]
+pub enum Body {
+    Exact(Vec<u8>),
+    Len(usize),
+}
+
+/// One case.
+#[derive(Clone)]
+pub struct Case {
+    pub name: &'static str,
+    pub class: Class,
+    pub transports: Vec<Transport>,
+    pub script: Script,
+    pub request: Request,
+    pub client: fn(ClientBuilder) -> ClientBuilder,
+    /// Middleware between the caller and the client.
+    pub stack: Option<fn() -> Stack>,
+    pub timeout: Duration,
+    pub expect: Expect,
+    pub budget: Budget,
+    /// Only in the full set (it waits out a timeout, or is a variation).
+    pub slow: bool,
+}
+
+/// The request timeout unless a case says otherwise.
+pub const TIMEOUT: Duration = Duration::from_millis(1500);
+
+fn plain(b: ClientBuilder) -> ClientBuilder {
+    b
+}
+
+impl Case {
+    fn new(name: &'static str, class: Class, transport: Transport, script: Script) -> Case {
+        Case {
+            name,
+            class,
+            transports: vec![transport],
+            script,
+            request: Request::Get,
+            client: plain,
+            stack: None,
+            timeout: TIMEOUT,
+            expect: Expect::Error(ErrorKind::Protocol),
+            budget: Budget::default(),
+            slow: false,
+        }
+    }
+
+    /// An HTTP/1.1 case whose server answers `/hostile` with `bytes` and
+    /// closes the connection.
+    pub fn h1(name: &'static str, class: Class, bytes: impl Into<Vec<u8>>) -> Case {
+        Case::h1_steps(name, class, vec![Step::Write(bytes.into()), Step::Close])
+    }
+
+    /// An HTTP/1.1 case whose server answers `/hostile` with `bytes` and
+    /// keeps the connection (what follows is the next request's answer).
+    pub fn h1_keep(name: &'static str, class: Class, bytes: impl Into<Vec<u8>>) -> Case {
+        Case::h1_steps(name, class, vec![Step::Write(bytes.into())])
+    }
+
+    pub fn h1_steps(name: &'static str, class: Class, steps: Vec<Step>) -> Case {
+        Case::new(name, class, Transport::H1, Script::H1(steps))
+    }
+
+    /// An h2c case whose server answers a `/hostile` stream with `steps(stream)`.
+    pub fn h2(
+        name: &'static str,
+        class: Class,
+        steps: impl Fn(u32) -> Vec<Step> + Send + Sync + 'static,
+    ) -> Case {
+        Case::new(name, class, Transport::H2c, Script::H2(Arc::new(steps)))
+    }
+
+    /// A case whose first connection meets `steps` before any HTTP.
+    pub fn raw(name: &'static str, class: Class, transport: Transport, steps: Vec<Step>) -> Case {
+        Case::new(name, class, transport, Script::Raw(steps))
+    }
+
+    /// Also over TLS (the same protocol, negotiated by ALPN).
+    pub fn tls_too(mut self) -> Case {
+        let more: Vec<Transport> = self
+            .transports
+            .iter()
+            .map(|t| match t {
+                Transport::H1 => Transport::TlsH1,
+                Transport::H2c => Transport::TlsH2,
+                other => *other,
+            })
+            .collect();
+        for t in more {
+            if !self.transports.contains(&t) {
+                self.transports.push(t);
+            }
+        }
+        self
+    }
+
+    /// Over `transports` only.
+    pub fn over(mut self, transports: &[Transport]) -> Case {
+        self.transports = transports.to_vec();
+        self
+    }
+
+    pub fn ok(mut self, status: u16, body: &[u8]) -> Case {
+        self.expect = Expect::Response {
+            status,
+            body: Body::Exact(body.to_vec()),
+        };
+        self
+    }
+
+    pub fn ok_len(mut self, status: u16, len: usize) -> Case {
+        self.expect = Expect::Response {
+            status,
+            body: Body::Len(len),
+        };
+        self
+    }
+
+    pub fn err(mut self, kind: ErrorKind) -> Case {
+        self.expect = Expect::Error(kind);
+        self
+    }
+
+    /// Fails with `kind` before a byte of the request is written.
+    pub fn refused(mut self, kind: ErrorKind) -> Case {
+        self.expect = Expect::Refused(kind);
+        self
+    }
+
+    /// Times out: the server keeps the client waiting (full set only).
+    pub fn times_out(mut self) -> Case {
+        self.expect = Expect::Error(ErrorKind::Timeout);
+        self.slow = true;
+        self
+    }
+
+    pub fn request(mut self, request: Request) -> Case {
+        self.request = request;
+        self
+    }
+
+    pub fn client(mut self, f: fn(ClientBuilder) -> ClientBuilder) -> Case {
+        self.client = f;
+        self
+    }
+
+    pub fn stack(mut self, f: fn() -> Stack) -> Case {
+        self.stack = Some(f);
+        self
+    }
+
+    #[allow(dead_code)] // for cases that need a longer or shorter wait than TIMEOUT
+    pub fn timeout(mut self, timeout: Duration) -> Case {
+        self.timeout = timeout;
+        self
+    }
+
+    pub fn cpu(mut self, ms: u64) -> Case {
+        self.budget.cpu = Duration::from_millis(ms);
+        self
+    }
+
+    pub fn rss_mb(mut self, mb: u64) -> Case {
+        self.budget.rss = mb << 20;
+        self
+    }
+
+    pub fn slow(mut self) -> Case {
+        self.slow = true;
+        self
+    }
+}

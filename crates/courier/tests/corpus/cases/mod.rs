@@ -1,0 +1,103 @@
+//! The corpus's cases, one file per class of misbehaviour, and the small
+//! byte builders their tables share.
+
+mod decompression;
+mod floods;
+mod flow_control;
+mod framing;
+mod goaway;
+mod headers;
+mod hpack;
+mod injection;
+mod interim;
+mod lengths;
+mod redirects;
+mod stream_ids;
+mod tls;
+
+use super::case::Case;
+
+/// Every case, in class order.
+pub async fn all() -> Vec<Case> {
+    let mut cases = Vec::new();
+    cases.extend(framing::cases());
+    cases.extend(interim::cases());
+    cases.extend(headers::cases());
+    cases.extend(floods::cases());
+    cases.extend(hpack::cases());
+    cases.extend(flow_control::cases());
+    cases.extend(stream_ids::cases());
+    cases.extend(goaway::cases());
+    cases.extend(lengths::cases());
+    cases.extend(tls::cases());
+    cases.extend(decompression::cases().await);
+    cases.extend(redirects::cases());
+    cases.extend(injection::cases());
+    cases
+}
+
+/// An HTTP/1.1 response: `status_line` (e.g. `HTTP/1.1 200 OK`), header
+/// lines as given, an empty line, `body`.
+pub fn resp(status_line: &str, headers: &[&str], body: &[u8]) -> Vec<u8> {
+    let mut out = format!("{status_line}\r\n").into_bytes();
+    for h in headers {
+        out.extend_from_slice(h.as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
+    out.extend_from_slice(b"\r\n");
+    out.extend_from_slice(body);
+    out
+}
+
+/// `parts` one after another.
+pub fn cat(parts: &[&[u8]]) -> Vec<u8> {
+    parts.concat()
+}
+
+/// `200 OK` with a Content-Length and `body`.
+pub fn ok(body: &[u8]) -> Vec<u8> {
+    resp(
+        "HTTP/1.1 200 OK",
+        &[&format!("content-length: {}", body.len())],
+        body,
+    )
+}
+
+/// A response the next request must never see: its body marks a desync.
+pub fn evil() -> Vec<u8> {
+    ok(b"EVIL")
+}
+
+/// Writes `bytes` (a step).
+pub fn w(bytes: impl Into<Vec<u8>>) -> super::case::Step {
+    super::case::Step::Write(bytes.into())
+}
+
+/// An HTTP/2 HEADERS frame (END_HEADERS) on `stream` carrying `block`,
+/// ending the stream if `end`.
+pub fn h2_headers(stream: u32, block: &[u8], end: bool) -> Vec<u8> {
+    use crate::support::h2::{frame, END_HEADERS, END_STREAM, HEADERS};
+    let flags = END_HEADERS | if end { END_STREAM } else { 0 };
+    frame(HEADERS, flags, stream, block)
+}
+
+/// `:status: 200` and `fields`, as one header block.
+pub fn block_200(fields: &[(&str, &[u8])]) -> Vec<u8> {
+    use crate::support::h2::{field, STATUS_200};
+    let mut block = vec![STATUS_200];
+    for (name, value) in fields {
+        block.extend(field(name, value));
+    }
+    block
+}
+
+/// A DATA frame on `stream`.
+pub fn data(stream: u32, bytes: &[u8], end: bool) -> Vec<u8> {
+    use crate::support::h2::{frame, DATA, END_STREAM};
+    frame(DATA, if end { END_STREAM } else { 0 }, stream, bytes)
+}
+
+/// `frame` `n` times.
+pub fn times(frame: &[u8], n: usize) -> Vec<u8> {
+    frame.repeat(n)
+}

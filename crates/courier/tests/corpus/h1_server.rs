@@ -1,0 +1,132 @@
+//! HTTP/1.1 side of the scripted server: reads requests (head, then a
+//! Content-Length or chunked body), answers `/hostile` with the script and
+//! everything else with a good response, on one connection for as long as
+//! neither side closes it. Bytes that do not parse as a request are
+//! counted as garbage and end the connection (a real server would answer
+//! 400 and close).
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+
+use super::case::Script;
+use super::io::{self, Conn, Cutter};
+use super::server::{good_body, Log};
+
+/// A head bigger than this is garbage.
+const MAX_HEAD: usize = 1 << 20;
+
+pub async fn serve(conn: Conn, cutter: Cutter, script: Script, log: Arc<Log>) {
+    let (mut r, mut w) = tokio::io::split(conn);
+    let mut buf = Vec::new();
+    loop {
+        let Some(request) = read_request(&mut r, &mut buf, &log).await else {
+            return;
+        };
+        match (&script, request.starts_with("/hostile")) {
+            (Script::H1(steps), true) => {
+                log.hostile.fetch_add(1, Ordering::Relaxed);
+                let after = io::run(&mut w, &cutter, steps).await;
+                log.scripts_done.fetch_add(1, Ordering::Relaxed);
+                if after == io::After::Closed {
+                    io::drain(&mut r).await;
+                    return;
+                }
+            }
+            _ => {
+                log.good.fetch_add(1, Ordering::Relaxed);
+                let body = good_body();
+                let mut out = format!("HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n", body.len())
+                    .into_bytes();
+                out.extend_from_slice(&body);
+                if w.write_all(&out).await.is_err() || w.flush().await.is_err() {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// The next request's path, its head and body consumed from `buf`; `None`
+/// at the end of the connection or on garbage (counted).
+async fn read_request<R: AsyncRead + Unpin>(
+    r: &mut R,
+    buf: &mut Vec<u8>,
+    log: &Log,
+) -> Option<String> {
+    let head_len = loop {
+        if let Some(at) = find(buf, b"\r\n\r\n") {
+            break at + 4;
+        }
+        if buf.len() > MAX_HEAD || !fill(r, buf).await {
+            log.garbage.fetch_add(buf.len(), Ordering::Relaxed);
+            return None;
+        }
+    };
+    let mut fields = [httparse::EMPTY_HEADER; 128];
+    let mut req = httparse::Request::new(&mut fields);
+    let (path, framing) = match req.parse(&buf[..head_len]) {
+        Ok(httparse::Status::Complete(_)) => {
+            let path = req.path.unwrap_or("").to_string();
+            let mut framing = Framing::Length(0);
+            for h in req.headers.iter() {
+                if h.name.eq_ignore_ascii_case("content-length") {
+                    let n = std::str::from_utf8(h.value)
+                        .ok()
+                        .and_then(|v| v.parse().ok());
+                    let Some(n) = n else {
+                        log.garbage.fetch_add(buf.len(), Ordering::Relaxed);
+                        return None;
+                    };
+                    framing = Framing::Length(n);
+                } else if h.name.eq_ignore_ascii_case("transfer-encoding") {
+                    framing = Framing::Chunked;
+                }
+            }
+            (path, framing)
+        }
+        _ => {
+            log.garbage.fetch_add(buf.len(), Ordering::Relaxed);
+            return None;
+        }
+    };
+    buf.drain(..head_len);
+    let body_len = loop {
+        let have = match framing {
+            Framing::Length(n) => (buf.len() >= n).then_some(n),
+            // The corpus's requests have no trailers: the body ends at the
+            // last chunk's empty line.
+            Framing::Chunked => find(buf, b"0\r\n\r\n").map(|at| at + 5),
+        };
+        if let Some(n) = have {
+            break n;
+        }
+        if !fill(r, buf).await {
+            log.garbage.fetch_add(buf.len(), Ordering::Relaxed);
+            return None;
+        }
+    };
+    buf.drain(..body_len);
+    Some(path)
+}
+
+enum Framing {
+    Length(usize),
+    Chunked,
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+async fn fill<R: AsyncRead + Unpin>(r: &mut R, buf: &mut Vec<u8>) -> bool {
+    let mut chunk = [0u8; 16 * 1024];
+    match r.read(&mut chunk).await {
+        Ok(0) | Err(_) => false,
+        Ok(n) => {
+            buf.extend_from_slice(&chunk[..n]);
+            true
+        }
+    }
+}

@@ -1,0 +1,219 @@
+//! Runs one case over one transport, alone (nothing else in flight, so
+//! the process's CPU and RSS are the case's), and checks everything the
+//! corpus promises: the outcome, the wall time, the CPU and RSS budgets,
+//! that a refused request wrote nothing, that the same client then serves
+//! a good request with a body no other response leaked into, and that
+//! once the server is gone no connection and no task is left behind.
+
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use courier::ServiceClient;
+use courier::{Client, Error};
+
+use super::budget::{Cost, Reading};
+use super::case::{Body, Case, Expect, Request, Transport};
+use super::server::{is_good_body, Server};
+use super::tls;
+
+/// The bound on each wait of the harness itself.
+const SETTLE: Duration = Duration::from_secs(3);
+
+/// What came of one run.
+pub struct Run {
+    pub name: &'static str,
+    pub transport: Transport,
+    pub cost: Cost,
+    pub failures: Vec<String>,
+}
+
+pub async fn run(case: &Case, transport: Transport) -> Run {
+    let runtime = tokio::runtime::Handle::current().metrics();
+    let baseline = runtime.num_alive_tasks();
+    let server = Server::start(transport, case.script.clone()).await;
+    let mut failures = Vec::new();
+
+    let mut builder = Client::builder().timeout(case.timeout);
+    if transport.is_tls() {
+        builder = builder
+            .tls_built_in_root_certs(false)
+            .add_root_certificate(tls::root_pem());
+    }
+    if transport == Transport::H2c {
+        builder = builder.http2_prior_knowledge();
+    }
+    let client = (case.client)(builder).build().expect("client");
+    let caller = case.stack.map(|stack| stack().client(client.clone()));
+
+    let url = format!("{}/hostile", server.url);
+    let start = Reading::now();
+    let began = Instant::now();
+    let deadline = case.timeout + case.budget.margin + SETTLE;
+    let result = tokio::time::timeout(
+        deadline,
+        hostile(&client, caller.as_ref(), case.request, &url),
+    )
+    .await;
+    let cost = start.cost(began.elapsed());
+
+    match result {
+        Err(_) => failures.push(format!("no outcome within {deadline:?}: a hang")),
+        Ok(result) => check(&case.expect, &result, &server, &mut failures),
+    }
+    let b = &case.budget;
+    if cost.wall > case.timeout + b.margin {
+        failures.push(format!("took {:?} (timeout {:?})", cost.wall, case.timeout));
+    }
+    if cost.cpu > b.cpu {
+        failures.push(format!("CPU {:?} over its budget {:?}", cost.cpu, b.cpu));
+    }
+    if cost.rss > b.rss {
+        failures.push(format!(
+            "RSS grew {} KiB, budget {} KiB",
+            cost.rss >> 10,
+            b.rss >> 10
+        ));
+    }
+
+    // The script has had its say (bytes it writes after the response
+    // must reach an idle connection, not race the next request); a script
+    // the client cut short is done when its write fails.
+    settles(SETTLE, || server.scripts_done() >= server.hostile()).await;
+    if !matches!(case.expect, Expect::Refused(_)) && server.garbage() > 0 {
+        failures.push(format!(
+            "the server read {} bytes of a malformed request",
+            server.garbage()
+        ));
+    }
+
+    // The same client serves a good request, and nothing of the hostile
+    // response reaches it.
+    let good = format!("{}/good", server.url);
+    match tokio::time::timeout(SETTLE, fetch(&client, &good)).await {
+        Ok(Ok((200, body))) if is_good_body(&body) => {}
+        Ok(Ok((status, body))) => failures.push(format!(
+            "the follow-up got {status} {:?}: bytes of another response",
+            String::from_utf8_lossy(&body[..body.len().min(80)])
+        )),
+        Ok(Err(e)) => failures.push(format!("the follow-up failed: {e:?}")),
+        Err(_) => failures.push("the follow-up hung".into()),
+    }
+
+    // No connection left behind: nothing in flight, at most the follow-up's
+    // connection open and idle; once the client is dropped, the server
+    // sees every connection closed.
+    let settled = settles(SETTLE, || {
+        let m = client.metrics();
+        m.requests_active == 0
+            && m.requests_queued == 0
+            && m.connections_open <= 1
+            && m.connections_open == m.connections_idle
+    })
+    .await;
+    if !settled {
+        let m = client.metrics();
+        failures.push(format!(
+            "connections left behind: {} open, {} idle, {} requests active",
+            m.connections_open, m.connections_idle, m.requests_active
+        ));
+    }
+    drop(caller);
+    drop(client);
+    if !settles(SETTLE, || server.live() == 0).await {
+        failures.push(format!(
+            "{} connection(s) still open after the client was dropped",
+            server.live()
+        ));
+    }
+    server.tasks.abort_all();
+    // No task left behind.
+    if !settles(SETTLE, || runtime.num_alive_tasks() <= baseline).await {
+        failures.push(format!(
+            "tasks left behind: {} alive, {baseline} before",
+            runtime.num_alive_tasks()
+        ));
+    }
+    Run {
+        name: case.name,
+        transport,
+        cost,
+        failures,
+    }
+}
+
+/// The hostile request, and its whole body.
+async fn hostile(
+    client: &Client,
+    caller: Option<&ServiceClient>,
+    request: Request,
+    url: &str,
+) -> Result<(u16, Bytes), Error> {
+    let res = match (caller, request) {
+        (Some(c), Request::Get) => c.get(url).send().await?,
+        (Some(c), Request::Head) => c.head(url).send().await?,
+        (_, Request::Get) => client.get(url).send().await?,
+        (_, Request::Head) => client.head(url).send().await?,
+        (_, Request::Build(build)) => build(client, url).send().await?,
+    };
+    let status = res.status().as_u16();
+    Ok((status, res.bytes().await?))
+}
+
+async fn fetch(client: &Client, url: &str) -> Result<(u16, Bytes), Error> {
+    let res = client.get(url).send().await?;
+    let status = res.status().as_u16();
+    Ok((status, res.bytes().await?))
+}
+
+fn check(
+    expect: &Expect,
+    result: &Result<(u16, Bytes), Error>,
+    server: &Server,
+    failures: &mut Vec<String>,
+) {
+    match (expect, result) {
+        (Expect::Response { status, body }, Ok((got, bytes))) => {
+            if got != status {
+                failures.push(format!("status {got}, expected {status}"));
+            }
+            let fits = match body {
+                Body::Exact(want) => bytes[..] == want[..],
+                Body::Len(n) => bytes.len() == *n,
+            };
+            if !fits {
+                failures.push(format!(
+                    "body {:?} ({} bytes), expected {body:?}",
+                    String::from_utf8_lossy(&bytes[..bytes.len().min(60)]),
+                    bytes.len()
+                ));
+            }
+        }
+        (Expect::Error(kind) | Expect::Refused(kind), Err(e)) if e.kind() == *kind => {}
+        (_, Err(e)) => failures.push(format!("expected {expect:?}, got error {e:?}")),
+        (_, Ok((status, body))) => failures.push(format!(
+            "expected {expect:?}, got {status} with {} bytes",
+            body.len()
+        )),
+    }
+    if matches!(expect, Expect::Refused(_)) && (server.hostile() > 0 || server.garbage() > 0) {
+        failures.push(format!(
+            "refused, yet the server read {} request(s) and {} stray bytes",
+            server.hostile(),
+            server.garbage()
+        ));
+    }
+}
+
+/// Polls `cond` until it holds or `limit` passes.
+async fn settles(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + limit;
+    loop {
+        if cond() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
