@@ -592,6 +592,7 @@ impl OriginPool {
         }
         let conn = Arc::new(Http2Conn {
             id,
+            remote: None,
             handle: hs.handle,
             expires_at: None,
             signals: hs.signals,
