@@ -20,6 +20,14 @@ use crate::response::Response;
 pub trait IntoUri {
     /// Parses or converts into a [`Uri`].
     fn into_uri(self) -> Result<Uri, Error>;
+
+    /// The text of a URL reference, when this is text: a relative
+    /// reference such as `invoices/42` is no `Uri` on its own, but resolves
+    /// against a [`ServiceClient`](crate::ServiceClient)'s base URL.
+    #[doc(hidden)]
+    fn as_reference(&self) -> Option<&str> {
+        None
+    }
 }
 
 impl IntoUri for Uri {
@@ -35,18 +43,30 @@ impl IntoUri for &Uri {
 }
 
 impl IntoUri for &str {
+    fn as_reference(&self) -> Option<&str> {
+        Some(self)
+    }
+
     fn into_uri(self) -> Result<Uri, Error> {
         Uri::try_from(self).map_err(|e| Error::new(ErrorKind::InvalidUrl, e))
     }
 }
 
 impl IntoUri for String {
+    fn as_reference(&self) -> Option<&str> {
+        Some(self)
+    }
+
     fn into_uri(self) -> Result<Uri, Error> {
         Uri::try_from(self).map_err(|e| Error::new(ErrorKind::InvalidUrl, e))
     }
 }
 
 impl IntoUri for &String {
+    fn as_reference(&self) -> Option<&str> {
+        Some(self)
+    }
+
     fn into_uri(self) -> Result<Uri, Error> {
         self.as_str().into_uri()
     }

@@ -261,7 +261,16 @@ impl ServiceClient {
 
     /// Starts a request with any method.
     pub fn request(&self, method: Method, url: impl IntoUri) -> ServiceRequestBuilder {
-        let uri = url.into_uri().and_then(|u| self.resolve(u));
+        let uri = match (&self.inner.base_url, url.as_reference()) {
+            // Text against a base: resolved as a reference (RFC 3986 §5),
+            // which `invoices/42` is though no `Uri` on its own.
+            (Some(base), Some(text)) if !text.contains("://") => {
+                crate::middleware::resolve_reference(base, text).ok_or_else(|| {
+                    Error::msg(ErrorKind::InvalidUrl, "cannot resolve against the base URL")
+                })
+            }
+            _ => url.into_uri().and_then(|u| self.resolve(u)),
+        };
         ServiceRequestBuilder {
             builder: RequestBuilder::new(self.inner.backend.client(), method, uri),
             client: self.clone(),

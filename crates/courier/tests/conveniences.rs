@@ -194,3 +194,23 @@ async fn a_failed_connection_says_which_origin() {
     );
     assert!(err.to_string().contains("http://127.0.0.1:1/"), "{err}");
 }
+
+#[tokio::test]
+async fn relative_references_resolve_against_a_base_url() {
+    let srv = common::server().await;
+    let api = Stack::new()
+        .client(Client::new())
+        .with_base_url(srv.url("/bytes/"))
+        .unwrap();
+    let res = api.get("7").send().await.unwrap();
+    assert_eq!(res.bytes().await.unwrap().len(), 7);
+    // A reference with a slash in it is no `Uri` on its own (this failed
+    // with `invalid_url`), but resolves like any other.
+    let nested = Stack::new()
+        .client(Client::new())
+        .with_base_url(srv.url("/api/v1/"))
+        .unwrap();
+    let res = nested.get("../../bytes/5").send().await.unwrap();
+    assert_eq!(res.url().path(), "/bytes/5");
+    assert_eq!(res.bytes().await.unwrap().len(), 5);
+}
