@@ -48,6 +48,8 @@ pub(crate) struct Metrics {
     pub(crate) request_duration: AtomicHistogram,
     pub(crate) connect_duration: AtomicHistogram,
     pub(crate) dns_duration: AtomicHistogram,
+    /// How long connections lived, from established to closed.
+    pub(crate) connection_duration: AtomicHistogram,
 }
 
 impl Metrics {
@@ -91,6 +93,7 @@ impl Metrics {
             time_in_queue: self.time_in_queue.snapshot(),
             request_duration: self.request_duration.snapshot(),
             connect_duration: self.connect_duration.snapshot(),
+            connection_duration: self.connection_duration.snapshot(),
             dns_duration: self.dns_duration.snapshot(),
         }
     }
@@ -175,6 +178,8 @@ pub struct MetricsSnapshot {
     pub request_duration: HistogramSnapshot,
     /// Time to establish a connection (DNS + TCP + HTTP handshake).
     pub connect_duration: HistogramSnapshot,
+    /// How long closed connections had been open.
+    pub connection_duration: HistogramSnapshot,
     /// `dns.lookup.duration`.
     pub dns_duration: HistogramSnapshot,
 }
@@ -231,6 +236,7 @@ impl MetricsSnapshot {
         self.time_in_queue.merge(&other.time_in_queue);
         self.request_duration.merge(&other.request_duration);
         self.connect_duration.merge(&other.connect_duration);
+        self.connection_duration.merge(&other.connection_duration);
         self.dns_duration.merge(&other.dns_duration);
     }
 

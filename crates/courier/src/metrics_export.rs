@@ -279,6 +279,7 @@ const TIME_IN_QUEUE: &str = "http.client.request.time_in_queue";
 const DURATION: &str = "http.client.request.duration";
 const DNS_DURATION: &str = "dns.lookup.duration";
 const CONNECT_DURATION: &str = "courier.client.connect.duration";
+const CONNECTION_DURATION: &str = "http.client.connection.duration";
 const TLS_DURATION: &str = "courier.client.tls.handshake.duration";
 const QUEUED: &str = "courier.client.queued_requests";
 const CONNECTING: &str = "courier.client.connect_attempts.active";
@@ -349,6 +350,11 @@ fn describe() {
         "Time to establish a connection"
     );
     describe_histogram!(TLS_DURATION, Unit::Seconds, "TLS handshake duration");
+    describe_histogram!(
+        CONNECTION_DURATION,
+        Unit::Seconds,
+        "How long connections were open, established to closed"
+    );
     describe_gauge!(QUEUED, Unit::Count, "Requests waiting for a connection");
     describe_gauge!(CONNECTING, Unit::Count, "Connection attempts in progress");
     describe_gauge!(STREAMS, Unit::Count, "Open HTTP/2 streams");
@@ -481,4 +487,5 @@ fn record(name: &str, now: &MetricsSnapshot, last: Option<&MetricsSnapshot>, poo
     h(DNS_DURATION, |m| &m.dns_duration);
     h(CONNECT_DURATION, |m| &m.connect_duration);
     h(TLS_DURATION, |m| &m.tls_handshake_duration);
+    h(CONNECTION_DURATION, |m| &m.connection_duration);
 }

@@ -314,3 +314,31 @@ async fn prometheus_sees_total_counters_and_attribute_labels() {
         assert!(l.split(' ').nth(2).unwrap().ends_with("_total"), "{l}");
     }
 }
+
+#[tokio::test]
+async fn closed_connections_report_how_long_they_lived() {
+    let srv = builtin().await;
+    let client = Client::new();
+    // `/close` answers with `Connection: close`: two connections, both closed.
+    for _ in 0..2 {
+        let res = client.get(srv.url("/close")).send().await.unwrap();
+        res.bytes().await.unwrap();
+    }
+    let recorder = DebuggingRecorder::new();
+    let snapshotter = recorder.snapshotter();
+    let exporter = client.metrics_exporter("lived");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while client.metrics().connections_open > 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "connections still open"
+        );
+        tokio::task::yield_now().await;
+    }
+    metrics::with_local_recorder(&recorder, || assert!(exporter.record()));
+    let seen = take(&snapshotter);
+    let lived = &seen.histograms["http.client.connection.duration{client=lived}"];
+    assert_eq!(lived.len(), 2, "{lived:?}");
+    assert!(lived.iter().all(|s| *s >= 0.0 && *s < 5.0), "{lived:?}");
+    assert_eq!(seen.units["http.client.connection.duration"], Unit::Seconds);
+}

@@ -534,6 +534,7 @@ impl OriginPool {
             metrics: Arc::clone(&self.shared.metrics),
             origin: Arc::downgrade(self),
             id,
+            established: Instant::now(),
         };
         tokio::spawn(async move {
             driver.await;
@@ -564,6 +565,7 @@ impl OriginPool {
                 id,
                 origin: Arc::downgrade(self),
                 metrics: Arc::clone(&self.shared.metrics),
+                established: Instant::now(),
             },
         }
     }
@@ -933,10 +935,14 @@ pub(crate) struct OpenHttp1 {
     id: u64,
     origin: Weak<OriginPool>,
     metrics: Arc<Metrics>,
+    established: Instant,
 }
 
 impl Drop for OpenHttp1 {
     fn drop(&mut self) {
+        self.metrics
+            .connection_duration
+            .record(self.established.elapsed());
         self.metrics.connections_open.dec();
         self.metrics.connections_open_http1.dec();
         let Some(origin) = self.origin.upgrade() else {
@@ -977,10 +983,14 @@ struct Http2Closed {
     metrics: Arc<crate::metrics::Metrics>,
     origin: std::sync::Weak<OriginPool>,
     id: u64,
+    established: Instant,
 }
 
 impl Drop for Http2Closed {
     fn drop(&mut self) {
+        self.metrics
+            .connection_duration
+            .record(self.established.elapsed());
         self.metrics.connections_open.dec();
         self.metrics.connections_open_http2.dec();
         if let Some(origin) = self.origin.upgrade() {
