@@ -64,6 +64,8 @@ mod metrics;
 #[cfg(feature = "metrics")]
 mod metrics_export;
 pub mod middleware;
+#[cfg(feature = "multipart")]
+pub mod multipart;
 mod pool;
 mod request;
 mod response;

@@ -247,6 +247,19 @@ impl RequestBuilder {
         self
     }
 
+    /// Sends `form` as a `multipart/form-data` body with its content type
+    /// (the `multipart` feature); see [`multipart::Form`](crate::multipart::Form).
+    #[cfg(feature = "multipart")]
+    pub fn multipart(mut self, form: crate::multipart::Form) -> Self {
+        if let Ok(req) = &mut self.request {
+            let (content_type, body) = form.encode();
+            *req.body_mut() = body.into();
+            req.headers_mut()
+                .insert(http::header::CONTENT_TYPE, content_type);
+        }
+        self
+    }
+
     /// Sets `Authorization: Basic` (RFC 7617) from a user name and an
     /// optional password; the header is marked sensitive (kept out of HPACK's
     /// table and of debug output).

@@ -382,6 +382,13 @@ impl ServiceRequestBuilder {
         self
     }
 
+    /// Sends a `multipart/form-data` body; see [`RequestBuilder::multipart`].
+    #[cfg(feature = "multipart")]
+    pub fn multipart(mut self, form: crate::multipart::Form) -> Self {
+        self.builder = self.builder.multipart(form);
+        self
+    }
+
     /// Sets `Authorization: Basic`; see [`RequestBuilder::basic_auth`].
     pub fn basic_auth(
         mut self,
