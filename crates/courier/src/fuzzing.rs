@@ -128,9 +128,15 @@ fn client() -> &'static crate::Client {
 pub async fn respond_with(data: &[u8]) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+    // One attempt only, and nowhere to dial: a resend would look
+    // `fuzz.invalid` up (slow, and outside the input's control).
     let client = crate::Client::builder()
         .timeout(std::time::Duration::from_secs(1))
         .max_response_body_size(Some(1 << 20))
+        .http2_max_refused_retries(0)
+        .retry_stale_connections(false)
+        .resolve("fuzz.invalid", ([127, 0, 0, 1], 1).into())
+        .no_env_proxy()
         .build()
         .expect("valid configuration");
     let uri = Uri::from_static("http://fuzz.invalid/");
@@ -169,9 +175,15 @@ pub async fn respond_with(data: &[u8]) {
 pub async fn respond_with_http2(data: &[u8]) -> Result<bytes::Bytes, crate::Error> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+    // One attempt only, and nowhere to dial: a resend would look
+    // `fuzz.invalid` up (slow, and outside the input's control).
     let client = crate::Client::builder()
         .timeout(std::time::Duration::from_secs(1))
         .max_response_body_size(Some(1 << 20))
+        .http2_max_refused_retries(0)
+        .retry_stale_connections(false)
+        .resolve("fuzz.invalid", ([127, 0, 0, 1], 1).into())
+        .no_env_proxy()
         .build()
         .expect("valid configuration");
     let uri = Uri::from_static("http://fuzz.invalid/");
