@@ -178,3 +178,51 @@ async fn a_dns_failure_names_the_host() {
     assert_eq!(err.kind(), ErrorKind::Dns, "{err}");
     assert!(err.to_string().contains("no-such-host.invalid"), "{err}");
 }
+
+/// A TCP front for `upstream` whose first connection is accepted and never
+/// answered (a TLS handshake that hangs: a stuck backend behind a load
+/// balancer); the others are passed through.
+async fn first_connection_hangs(upstream: SocketAddr) -> (SocketAddr, tokio::task::JoinHandle<()>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let task = tokio::spawn(async move {
+        let mut held = Vec::new();
+        let mut first = true;
+        while let Ok((mut io, _)) = listener.accept().await {
+            if std::mem::take(&mut first) {
+                held.push(io);
+                continue;
+            }
+            tokio::spawn(async move {
+                if let Ok(mut up) = TcpStream::connect(upstream).await {
+                    let _ = tokio::io::copy_bidirectional(&mut io, &mut up).await;
+                }
+            });
+        }
+    });
+    (addr, task)
+}
+
+#[tokio::test]
+async fn a_request_behind_a_stuck_handshake_gets_a_dial_of_its_own() {
+    let pki = courier_server::TestPki::new();
+    let srv = common::server_with(courier_server::ServerConfig {
+        tls: Some(pki.server_config(&["localhost"])),
+        ..courier_server::ServerConfig::default()
+    })
+    .await;
+    let (front, task) = first_connection_hangs(srv.local_addr()).await;
+    // The stuck attempt would run to its 4 s connect timeout, past the
+    // request's 3 s; after a quarter of it (1 s) the waiting request gets a
+    // connection attempt of its own.
+    let client = Client::builder()
+        .no_env_proxy()
+        .add_root_certificate(pki.ca_pem())
+        .connect_timeout(Duration::from_secs(4))
+        .timeout(Duration::from_secs(3))
+        .build()
+        .unwrap();
+    let url = format!("https://localhost:{}/bytes/4", front.port());
+    assert_eq!(common::fetch(&client, &url).await.len(), 4);
+    task.abort();
+}

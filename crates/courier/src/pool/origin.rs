@@ -75,6 +75,10 @@ struct State {
     open: usize,
     /// Connection attempts in progress.
     connecting: usize,
+    /// Of those, attempts that have run past [`stall_after`]: they still
+    /// count against the per-host cap, but no longer stand for a waiter's
+    /// connection, so a waiter behind a stuck handshake gets a dial of its own.
+    stalled: usize,
     /// HTTP/1.1 connections whose dropped body is being drained and that are
     /// expected back within the drain grace period: waiters count on them.
     draining: usize,
@@ -159,6 +163,7 @@ impl OriginPool {
                 waiters: VecDeque::new(),
                 open: 0,
                 connecting: 0,
+                stalled: 0,
                 draining: 0,
                 h2_streams_hint: None,
                 h2_budget: StreamBudget::default(),
@@ -354,16 +359,17 @@ impl OriginPool {
         let config = &self.shared.config;
         let cap = config.max_connections_per_host;
         let waiting = st.waiters.len();
+        // Attempts that may still bring a connection soon.
+        let covering = st.connecting - st.stalled;
         let mut n = 0;
         match st.protocol {
             Protocol::Unknown => {
-                if waiting > 0 && st.connecting == 0 && st.open < cap {
+                if waiting > 0 && covering == 0 && st.open + st.connecting < cap {
                     n = 1;
                 }
             }
             Protocol::Http1 => {
-                while waiting > st.connecting + st.draining + n && st.open + st.connecting + n < cap
-                {
+                while waiting > covering + st.draining + n && st.open + st.connecting + n < cap {
                     n += 1;
                 }
             }
@@ -372,7 +378,7 @@ impl OriginPool {
                     // Until one connection has told us the stream limit, one
                     // probe: guessing could open several connections where
                     // one would have carried everything.
-                    if waiting > 0 && st.connecting == 0 && st.open < cap {
+                    if waiting > 0 && covering == 0 && st.open + st.connecting < cap {
                         n = 1;
                     }
                     st.connecting += n;
@@ -389,16 +395,18 @@ impl OriginPool {
                     // another connection would most likely be told the same.
                 } else if !config.http2.multiple_connections {
                     let serving = st.h2.iter().any(|s| !s.retiring);
-                    if waiting > 0 && !serving && st.connecting == 0 && st.open < cap {
+                    if waiting > 0 && !serving && covering == 0 && st.open + st.connecting < cap {
                         n = 1;
                     }
                 } else {
-                    while waiting > (st.connecting + n) * per_conn
-                        && st.open + st.connecting + n < cap
-                    {
+                    while waiting > (covering + n) * per_conn && st.open + st.connecting + n < cap {
                         n += 1;
                     }
-                    if n == 0 && st.connecting == 0 && st.open < cap && st.runs_short(per_conn) {
+                    if n == 0
+                        && covering == 0
+                        && st.open + st.connecting < cap
+                        && st.runs_short(per_conn)
+                    {
                         n = 1;
                     }
                 }
@@ -422,24 +430,45 @@ impl OriginPool {
         metrics.connect_attempts_total.inc();
         let attempt = GaugeGuard::new(&metrics.connect_attempts_current);
         let started = Instant::now();
-        let result = tokio::time::timeout(self.shared.config.connect_timeout, self.establish())
-            .await
-            .unwrap_or_else(|_| {
-                Err(Error::msg(
-                    ErrorKind::ConnectTimeout,
-                    "connection not established within connect_timeout",
-                ))
-            });
+        let connect_timeout = self.shared.config.connect_timeout;
+        let establishing = tokio::time::timeout(connect_timeout, self.establish());
+        tokio::pin!(establishing);
+        let stall = tokio::time::sleep(stall_after(connect_timeout));
+        tokio::pin!(stall);
+        let mut stalled = false;
+        let result = loop {
+            tokio::select! {
+                result = &mut establishing => break result,
+                () = &mut stall, if !stalled => {
+                    // Still no connection: whoever waits for one gets a
+                    // dial of its own (this one goes on, and is used if it
+                    // finishes first).
+                    stalled = true;
+                    let connects = {
+                        let mut st = self.lock();
+                        st.stalled += 1;
+                        self.connects_needed(&mut st)
+                    };
+                    self.spawn_connects(connects);
+                }
+            }
+        };
+        let result = result.unwrap_or_else(|_| {
+            Err(Error::msg(
+                ErrorKind::ConnectTimeout,
+                "connection not established within connect_timeout",
+            ))
+        });
         drop(attempt);
         let connects = match result {
             Ok(conn) => {
                 metrics.connect_duration.record(started.elapsed());
-                self.connected(conn)
+                self.connected(conn, stalled)
             }
             Err(error) => {
                 metrics.connect_failures.inc();
                 tracing::debug!(host = %self.host, port = self.port, %error, "connect failed");
-                self.connect_failed(error)
+                self.connect_failed(error, stalled)
             }
         };
         self.spawn_connects(connects);
@@ -601,14 +630,15 @@ impl OriginPool {
         });
         // Delivered as a dialed connection is (`connected` counts it off).
         self.lock().connecting += 1;
-        let connects = self.connected(Conn::Http2(conn));
+        let connects = self.connected(Conn::Http2(conn), false);
         self.spawn_connects(connects);
     }
 
     /// A new connection is ready: it settles the protocol and goes to the waiters.
-    fn connected(&self, conn: Conn) -> usize {
+    fn connected(&self, conn: Conn, stalled: bool) -> usize {
         let mut st = self.lock();
         st.connecting -= 1;
+        st.stalled -= usize::from(stalled);
         match conn {
             Conn::Http1(c) => {
                 st.protocol = Protocol::Http1;
@@ -636,9 +666,10 @@ impl OriginPool {
         self.connects_needed(&mut st)
     }
 
-    fn connect_failed(&self, error: Error) -> usize {
+    fn connect_failed(&self, error: Error, stalled: bool) -> usize {
         let mut st = self.lock();
         st.connecting -= 1;
+        st.stalled -= usize::from(stalled);
         let mut error = Some(error);
         while let Some(waiter) = st.waiters.pop_front() {
             let Some(e) = error.take() else { break };
@@ -883,6 +914,14 @@ impl OriginPool {
     pub(crate) fn holds_nothing(&self) -> bool {
         self.lock().holds_nothing()
     }
+}
+
+/// How long a connection attempt runs before it no longer stands for the
+/// connection a waiter needs: a quarter of `connect_timeout` (2.5 s by
+/// default), at least 100 ms. A TLS handshake the server never answers
+/// would otherwise hold every request of the origin for the whole timeout.
+fn stall_after(connect_timeout: Duration) -> Duration {
+    (connect_timeout / 4).max(Duration::from_millis(100))
 }
 
 impl State {

@@ -28,11 +28,11 @@ pub fn cases() -> Vec<Case> {
             .over(&[TlsH1, TlsH2]),
         raw("handshake-http-answer", vec![w(ok(b"hello")), Step::Close]).err(Tls),
         raw("handshake-closed", vec![Step::Close]).err(Tls),
-        // A handshake that never finishes is bounded by connect_timeout. The
-        // client's default (10 s) is longer than the request's: the request
-        // times out, but its connection attempt goes on, and the next request
-        // to the origin waits for that attempt rather than dialling its own
-        // (see the README's known limits), so the case bounds it.
+        // A handshake that never finishes is bounded by connect_timeout; the
+        // client's default (10 s) is longer than the case's timeout, so the
+        // case bounds it. (A later request to the origin does not wait for
+        // the stuck attempt past a quarter of connect_timeout: it dials its
+        // own, see `tests/connect.rs`.)
         raw("handshake-silent", vec![])
             .client(|b| b.connect_timeout(std::time::Duration::from_millis(1000)))
             .err(ConnectTimeout)
