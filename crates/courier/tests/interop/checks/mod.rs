@@ -129,18 +129,40 @@ pub async fn run(t: &Target) -> Vec<(&'static str, Outcome)> {
     // here only when something below ignored its timeout.
     let limit = t.mode.timeout * 3 + t.mode.idle_max + t.mode.load_for + Duration::from_secs(5);
     for name in names(t.mode.full) {
-        let outcome = match tokio::time::timeout(limit, check(name, t)).await {
-            Ok(Ok(outcome)) => outcome,
-            Ok(Err(f)) => Outcome::Fail {
-                kind: f.kind,
-                detail: f.detail,
-            },
-            Err(_) => Outcome::Fail {
-                kind: "hang".into(),
-                detail: format!("no outcome within {limit:?}"),
-            },
-        };
+        let mut outcome = once(name, t, limit).await;
+        // The short run (CI) checks a failure once more: third-party servers
+        // on a loaded 2-core machine have failed a cell once in hundreds of
+        // runs for no fault found. A failure that repeats fails the suite; one
+        // that does not is printed, never hidden. The full run (the README's
+        // matrix) takes every first outcome as it is.
+        if let (false, Outcome::Fail { kind, detail }) = (t.mode.full, &outcome) {
+            let first = format!("{kind}: {detail}");
+            outcome = match once(name, t, limit).await {
+                Outcome::Ok(note) => {
+                    eprintln!(
+                        "FLAKY {} {name}: passed on a second run; first: {first}",
+                        t.base
+                    );
+                    Outcome::Ok(format!("{note} (second run; first: {first})"))
+                }
+                again => again,
+            };
+        }
         out.push((name, outcome));
     }
     out
+}
+
+async fn once(name: &str, t: &Target, limit: Duration) -> Outcome {
+    match tokio::time::timeout(limit, check(name, t)).await {
+        Ok(Ok(outcome)) => outcome,
+        Ok(Err(f)) => Outcome::Fail {
+            kind: f.kind,
+            detail: f.detail,
+        },
+        Err(_) => Outcome::Fail {
+            kind: "hang".into(),
+            detail: format!("no outcome within {limit:?}"),
+        },
+    }
 }
