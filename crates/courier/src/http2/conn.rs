@@ -21,6 +21,7 @@ use super::closed::Resets;
 use super::encode;
 use super::error::StreamError;
 use super::flood::{self, Budget};
+use super::flow::{self, RecvWindow, SendWindow};
 use super::frame::{self, Reason};
 use super::hpack;
 use super::streams::{Key, Stream, Streams, Upload};
@@ -42,7 +43,7 @@ pub(crate) struct Local {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Peer {
     pub(crate) max_frame: u32,
-    pub(crate) initial_window: i64,
+    pub(crate) initial_window: u32,
     pub(crate) max_streams: usize,
 }
 
@@ -74,10 +75,10 @@ pub(crate) struct State {
     pub(crate) active: usize,
     open_waiters: VecDeque<Waker>,
     /// What courier may still send on the connection.
-    pub(crate) send_window: i64,
-    /// What the server may still send on the connection.
-    pub(crate) recv_window: i64,
-    pub(crate) recv_unacked: u32,
+    pub(crate) send_window: SendWindow,
+    /// What the server may still send on the connection, and what was read
+    /// of it that is not yet granted back.
+    pub(crate) recv_window: RecvWindow,
     /// Streams with body bytes queued, waiting for the driver (and window).
     pub(crate) send_ready: VecDeque<(Key, u32)>,
     /// The connection is over: every stream has been failed with this.
@@ -134,9 +135,8 @@ impl State {
             peer,
             active: 0,
             open_waiters: VecDeque::new(),
-            send_window: i64::from(frame::DEFAULT_WINDOW),
-            recv_window: i64::from(frame::DEFAULT_WINDOW),
-            recv_unacked: 0,
+            send_window: SendWindow::new(frame::DEFAULT_WINDOW),
+            recv_window: RecvWindow::new(frame::DEFAULT_WINDOW),
             send_ready: VecDeque::new(),
             failed: None,
             goaway: None,
@@ -225,11 +225,7 @@ impl State {
             end_stream,
             self.peer.max_frame,
         );
-        let mut stream = Stream::new(
-            id,
-            self.peer.initial_window,
-            i64::from(self.local.stream_window),
-        );
+        let mut stream = Stream::new(id, self.peer.initial_window, self.local.stream_window);
         stream.head_request = head.method == Method::HEAD;
         stream.waker = Some(cx.waker().clone());
         stream.sent_end = end_stream;
@@ -237,15 +233,16 @@ impl State {
             Outgoing::Empty => None,
             Outgoing::Buffered(data) if data.is_empty() => None,
             Outgoing::Buffered(data) => {
-                let n = data.len() as i64;
-                if n <= self.send_window
-                    && n <= stream.send_window
-                    && data.len() <= self.peer.max_frame as usize
+                if data.len() <= self.peer.max_frame as usize
+                    && flow::consume_both(
+                        &mut self.send_window,
+                        &mut stream.send_window,
+                        data.len(),
+                    )
+                    .is_ok()
                 {
                     // The common case: the whole body fits the windows and one frame.
                     frame::encode_data(&mut self.out, id, &data, true);
-                    self.send_window -= n;
-                    stream.send_window -= n;
                     stream.sent_end = true;
                     None
                 } else {
@@ -325,7 +322,7 @@ impl State {
             return;
         }
         let send_rst = !(stream.sent_end && stream.recv_end);
-        let window = stream.recv_window;
+        let window = stream.recv_window.available();
         stream.error = Some(error);
         stream.sent_end = true;
         stream.recv_end = true;
@@ -348,11 +345,9 @@ impl State {
         if n == 0 {
             return;
         }
-        self.recv_unacked = self.recv_unacked.saturating_add(n as u32);
-        if self.recv_unacked >= self.local.conn_window / 2 {
-            frame::encode_window_update(&mut self.out, 0, self.recv_unacked);
-            self.recv_window += i64::from(self.recv_unacked);
-            self.recv_unacked = 0;
+        let threshold = self.local.conn_window / 2;
+        if let Some(increment) = self.recv_window.release(n, threshold) {
+            frame::encode_window_update(&mut self.out, 0, increment);
             self.wake_driver();
         }
     }
@@ -366,11 +361,7 @@ impl State {
         if stream.recv_end {
             return;
         }
-        stream.recv_unacked = stream.recv_unacked.saturating_add(n as u32);
-        if stream.recv_unacked >= threshold {
-            let increment = stream.recv_unacked;
-            stream.recv_window += i64::from(increment);
-            stream.recv_unacked = 0;
+        if let Some(increment) = stream.recv_window.release(n, threshold) {
             frame::encode_window_update(&mut self.out, id, increment);
             self.wake_driver();
         }

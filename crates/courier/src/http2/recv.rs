@@ -8,6 +8,7 @@ use super::closed;
 use super::conn::State;
 use super::error::StreamError;
 use super::flood::{self, Glitch};
+use super::flow::SendWindow;
 use super::frame::{self, setting, Frame, Reason};
 use super::head::{Block, BlockDecoder, BlockError};
 use super::streams::Stream;
@@ -69,7 +70,7 @@ pub(crate) struct Reader {
     /// The most courier's connection send window has been: a connection
     /// WINDOW_UPDATE below it gives back window DATA used, above it does
     /// nothing.
-    send_window_high: i64,
+    send_window_high: SendWindow,
     /// A PING ACK arrived since the driver last looked.
     pub(crate) pong: bool,
 }
@@ -82,7 +83,7 @@ impl Reader {
             pending: None,
             max_block,
             max_continuations: max_continuations(max_block),
-            send_window_high: i64::from(frame::DEFAULT_WINDOW),
+            send_window_high: SendWindow::new(frame::DEFAULT_WINDOW),
             pong: false,
         }
     }
@@ -342,14 +343,9 @@ fn on_data(
     flow_len: u32,
     wakers: &mut Vec<Waker>,
 ) -> Result<(), ConnError> {
-    let flow = i64::from(flow_len);
-    if flow > st.recv_window {
-        return Err(conn_error(
-            Reason::FLOW_CONTROL_ERROR,
-            "DATA past the connection window",
-        ));
+    if let Err(e) = st.recv_window.consume(flow_len) {
+        return Err(conn_error(e.reason(), "DATA past the connection window"));
     }
-    st.recv_window -= flow;
     if st.is_idle(id) {
         return Err(protocol("DATA on a stream courier did not open"));
     }
@@ -365,7 +361,7 @@ fn on_data(
         return glitch(st, Glitch::ClosedStream);
     }
     let (key, stream) = st.streams.by_id(id).expect("found above");
-    match admit(stream, flow, data.len(), end_stream) {
+    match admit(stream, flow_len, data.len(), end_stream) {
         Admit::Take => {}
         refused => {
             // The bytes still count against the connection's window.
@@ -415,14 +411,13 @@ enum Admit {
 
 /// Checks a DATA frame of `len` bytes (`flow` with padding) against the
 /// stream's state, window and Content-Length, and takes it off the last two.
-fn admit(stream: &mut Stream, flow: i64, len: usize, end_stream: bool) -> Admit {
+fn admit(stream: &mut Stream, flow: u32, len: usize, end_stream: bool) -> Admit {
     if stream.error.is_some() {
         return Admit::Drop;
     }
-    if flow > stream.recv_window {
-        return Admit::Reset(Reason::FLOW_CONTROL_ERROR, "DATA past the stream window");
+    if let Err(e) = stream.recv_window.consume(flow) {
+        return Admit::Reset(e.reason(), "DATA past the stream window");
     }
-    stream.recv_window -= flow;
     if !stream.head_received {
         return Admit::Reset(Reason::PROTOCOL_ERROR, "DATA before the response head");
     }
@@ -492,18 +487,17 @@ fn on_settings(
                 }
             }
             setting::INITIAL_WINDOW_SIZE => {
-                let delta = i64::from(value) - st.peer.initial_window;
-                st.peer.initial_window = i64::from(value);
+                let old = st.peer.initial_window;
+                st.peer.initial_window = value;
                 let mut ready = Vec::new();
                 for (key, stream) in st.streams.iter_mut() {
-                    stream.send_window += delta;
-                    if stream.send_window > i64::from(frame::MAX_WINDOW) {
+                    if let Err(e) = stream.send_window.apply_initial_change(old, value) {
                         return Err(conn_error(
-                            Reason::FLOW_CONTROL_ERROR,
+                            e.reason(),
                             "SETTINGS_INITIAL_WINDOW_SIZE overflowed a stream window",
                         ));
                     }
-                    if delta > 0 && stream.upload.is_some() {
+                    if value > old && stream.upload.is_some() {
                         ready.push((key, stream.id));
                     }
                 }
@@ -628,14 +622,9 @@ fn on_window_update(
     gives_back: bool,
     wakers: &mut Vec<Waker>,
 ) -> Result<(), ConnError> {
-    let max = i64::from(frame::MAX_WINDOW);
     if id == 0 {
-        st.send_window += i64::from(increment);
-        if st.send_window > max {
-            return Err(conn_error(
-                Reason::FLOW_CONTROL_ERROR,
-                "connection window above 2^31-1",
-            ));
+        if let Err(e) = st.send_window.increase(increment) {
+            return Err(conn_error(e.reason(), "connection window above 2^31-1"));
         }
         if st.send_ready.is_empty() {
             if !gives_back {
@@ -653,12 +642,11 @@ fn on_window_update(
     let Some((key, stream)) = st.streams.by_id(id) else {
         return glitch(st, Glitch::ClosedStream);
     };
-    stream.send_window += i64::from(increment);
-    if stream.send_window > max {
+    if let Err(e) = stream.send_window.increase(increment) {
         st.reset(
             key,
             id,
-            Reason::FLOW_CONTROL_ERROR,
+            e.reason(),
             StreamError::Malformed("stream window above 2^31-1"),
             wakers,
         );

@@ -11,6 +11,7 @@ use http_body::Body as _;
 use super::conn::{Shared, State};
 use super::encode;
 use super::error::StreamError;
+use super::flow;
 use super::frame::{self, Reason};
 use super::streams::Key;
 use crate::body::Body;
@@ -57,10 +58,10 @@ impl State {
                     }
                     break;
                 };
-                let room = (*send_window).min(stream.send_window).max(0) as usize;
+                let room = flow::room(*send_window, stream.send_window);
                 let n = chunk.len().min(max_frame as usize).min(room);
                 if n == 0 {
-                    conn_blocked = *send_window <= 0;
+                    conn_blocked = send_window.available() == 0;
                     break;
                 }
                 let part = chunk.split_to(n);
@@ -71,8 +72,9 @@ impl State {
                 let end = up.end && up.queued.is_empty() && up.trailers.is_none();
                 frame::encode_data(out, id, &part, end);
                 stream.sent_end = end;
-                *send_window -= n as i64;
-                stream.send_window -= n as i64;
+                // Within the room of both: cannot fail.
+                let spent = flow::consume_both(send_window, &mut stream.send_window, n);
+                debug_assert!(spent.is_ok());
             }
             if up.queued_len < HIGH_WATER {
                 if let Some(w) = up.waker.take() {

@@ -14,6 +14,7 @@ use bytes::{Bytes, BytesMut};
 use http::HeaderMap;
 
 use super::error::StreamError;
+use super::flow::{RecvWindow, SendWindow};
 
 /// Which slot a stream lives in. Handles keep it with the stream id, so a
 /// slot reused by a later stream is never mistaken for theirs.
@@ -31,11 +32,10 @@ pub(crate) struct Stream {
     pub(crate) id: u32,
     /// What courier may still send on it (may go negative when the server
     /// lowers SETTINGS_INITIAL_WINDOW_SIZE).
-    pub(crate) send_window: i64,
-    /// What the server may still send on it.
-    pub(crate) recv_window: i64,
-    /// Bytes read by the request but not yet granted back with WINDOW_UPDATE.
-    pub(crate) recv_unacked: u32,
+    pub(crate) send_window: SendWindow,
+    /// What the server may still send on it, and what the request read of
+    /// it that is not yet granted back.
+    pub(crate) recv_window: RecvWindow,
     /// END_STREAM (or a reset) sent: courier sends nothing more on it.
     pub(crate) sent_end: bool,
     /// END_STREAM received: the server sends nothing more on it.
@@ -193,12 +193,11 @@ pub(crate) struct Upload {
 }
 
 impl Stream {
-    pub(crate) fn new(id: u32, send_window: i64, recv_window: i64) -> Stream {
+    pub(crate) fn new(id: u32, send_window: u32, recv_window: u32) -> Stream {
         Stream {
             id,
-            send_window,
-            recv_window,
-            recv_unacked: 0,
+            send_window: SendWindow::new(send_window),
+            recv_window: RecvWindow::new(recv_window),
             sent_end: false,
             recv_end: false,
             rst_sent: false,
