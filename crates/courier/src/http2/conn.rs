@@ -24,6 +24,7 @@ use super::flood::{self, Budget};
 use super::flow::{self, RecvWindow, SendWindow};
 use super::frame::{self, Reason};
 use super::hpack;
+use super::stream_state::{legal, StreamState};
 use super::streams::{Key, Stream, Streams, Upload};
 use crate::pool::signals::Signals;
 
@@ -228,7 +229,7 @@ impl State {
         let mut stream = Stream::new(id, self.peer.initial_window, self.local.stream_window);
         stream.head_request = head.method == Method::HEAD;
         stream.waker = Some(cx.waker().clone());
-        stream.sent_end = end_stream;
+        stream.state = StreamState::opened(end_stream);
         let queued = match std::mem::replace(body, Outgoing::Empty) {
             Outgoing::Empty => None,
             Outgoing::Buffered(data) if data.is_empty() => None,
@@ -243,7 +244,7 @@ impl State {
                 {
                     // The common case: the whole body fits the windows and one frame.
                     frame::encode_data(&mut self.out, id, &data, true);
-                    stream.sent_end = true;
+                    legal(stream.state.send_end());
                     None
                 } else {
                     let mut upload = Upload {
@@ -315,21 +316,47 @@ impl State {
         error: StreamError,
         wakers: &mut Vec<Waker>,
     ) {
+        self.close(key, id, Some(reason), error, wakers);
+    }
+
+    /// Fails `stream` with `error`, sending nothing: the server reset it or
+    /// forgot it (GOAWAY), so it is closed on its side already.
+    pub(crate) fn fail_stream(
+        &mut self,
+        key: Key,
+        id: u32,
+        error: StreamError,
+        wakers: &mut Vec<Waker>,
+    ) {
+        self.close(key, id, None, error, wakers);
+    }
+
+    /// Closes `stream` as failed, with RST_STREAM `reset` if courier resets
+    /// it and the server could still send. A failed stream keeps its first
+    /// cause.
+    fn close(
+        &mut self,
+        key: Key,
+        id: u32,
+        reset: Option<Reason>,
+        error: StreamError,
+        wakers: &mut Vec<Waker>,
+    ) {
         let Some(stream) = self.streams.get(key, id) else {
             return;
         };
-        if stream.error.is_some() {
-            return;
-        }
-        let send_rst = !(stream.sent_end && stream.recv_end);
         let window = stream.recv_window.available();
-        stream.error = Some(error);
-        stream.sent_end = true;
-        stream.recv_end = true;
-        stream.rst_sent |= send_rst;
+        let closed = match reset {
+            Some(_) => stream.state.reset(error),
+            None => stream.state.fail(error).map(|()| false),
+        };
+        let Ok(send_rst) = closed else {
+            return;
+        };
+        stream.rst_sent = send_rst;
         let unread = stream.data.discard();
         stream.wake(wakers);
-        if send_rst {
+        if let (true, Some(reason)) = (send_rst, reset) {
             frame::encode_rst_stream(&mut self.out, id, reason);
             self.wake_driver();
             // What the server sent before it sees the reset is no flood.
@@ -358,7 +385,7 @@ impl State {
         let Some(stream) = self.streams.get(key, id) else {
             return;
         };
-        if stream.recv_end {
+        if stream.state.is_recv_closed() {
             return;
         }
         if let Some(increment) = stream.recv_window.release(n, threshold) {
@@ -409,14 +436,12 @@ impl State {
         self.signals.close();
         let unsent_from = self.unsent_from.unwrap_or(u32::MAX);
         for (_, stream) in self.streams.iter_mut() {
-            if stream.error.is_none() && !(stream.sent_end && stream.recv_end) {
-                stream.error = Some(if stream.id >= unsent_from {
+            if !stream.state.is_closed() {
+                legal(stream.state.fail(if stream.id >= unsent_from {
                     StreamError::NotOpened("the connection failed before the request was written")
                 } else {
                     error.clone()
-                });
-                stream.sent_end = true;
-                stream.recv_end = true;
+                }));
             }
             stream.active = false;
             stream.wake(wakers);

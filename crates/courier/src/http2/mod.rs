@@ -21,7 +21,8 @@
 //! and [`recv`] what it does with each frame ([`closed`]: on closed streams),
 //! [`flood`] how many that do nothing it puts up with; [`flow`] the
 //! flow-control windows; [`stream`] a request's handles (head, then body) and
-//! [`send`] request bodies that wait for window.
+//! [`send`] request bodies that wait for window; [`stream_state`] a
+//! stream's RFC 9113 state.
 
 pub(crate) mod closed;
 pub(crate) mod conn;
@@ -36,4 +37,5 @@ pub(crate) mod hpack;
 pub(crate) mod recv;
 pub(crate) mod send;
 pub(crate) mod stream;
+pub(crate) mod stream_state;
 pub(crate) mod streams;

@@ -11,6 +11,7 @@ use super::flood::{self, Glitch};
 use super::flow::SendWindow;
 use super::frame::{self, setting, Frame, Reason};
 use super::head::{Block, BlockDecoder, BlockError};
+use super::stream_state::legal;
 use super::streams::Stream;
 use crate::pool::signals::Served;
 
@@ -241,7 +242,7 @@ impl Reader {
         let open = st
             .streams
             .by_id(id)
-            .filter(|(_, s)| s.error.is_none() && !s.recv_end);
+            .filter(|(_, s)| !s.state.is_recv_closed());
         let Some((key, stream)) = open else {
             // Gone, failed or ended: a broken HPACK table matters, and
             // whether the server had closed the stream itself.
@@ -312,7 +313,9 @@ impl Reader {
                 }
                 stream.head_received = true;
                 stream.head = Some(parts);
-                stream.recv_end = end_stream;
+                if end_stream {
+                    legal(stream.state.recv_end());
+                }
                 stream.wake(wakers);
                 st.deactivate(key, id);
                 st.flood.earn(flood::PER_RESPONSE);
@@ -326,7 +329,7 @@ impl Reader {
                     return malformed(st, "body shorter than its content-length", wakers);
                 }
                 stream.trailers = Some(Box::new(headers));
-                stream.recv_end = true;
+                legal(stream.state.recv_end());
                 stream.wake(wakers);
                 st.deactivate(key, id);
                 Ok(())
@@ -351,7 +354,7 @@ fn on_data(
     }
     let padding = (flow_len as usize) - data.len();
     let late = match st.streams.by_id(id) {
-        Some((_, stream)) => stream.recv_end && !stream.rst_sent,
+        Some((_, stream)) => stream.state.is_recv_closed() && !stream.rst_sent,
         None => true,
     };
     if late {
@@ -379,7 +382,9 @@ fn on_data(
     if !empty {
         stream.data.push(data);
     }
-    stream.recv_end = end_stream;
+    if end_stream {
+        legal(stream.state.recv_end());
+    }
     stream.wake(wakers);
     if padding > 0 {
         // Padding is never read: granted back at once.
@@ -412,7 +417,7 @@ enum Admit {
 /// Checks a DATA frame of `len` bytes (`flow` with padding) against the
 /// stream's state, window and Content-Length, and takes it off the last two.
 fn admit(stream: &mut Stream, flow: u32, len: usize, end_stream: bool) -> Admit {
-    if stream.error.is_some() {
+    if stream.state.is_failed() {
         return Admit::Drop;
     }
     if let Err(e) = stream.recv_window.consume(flow) {
@@ -446,27 +451,28 @@ fn on_reset(st: &mut State, id: u32, reason: Reason, wakers: &mut Vec<Waker>) ->
     let Some((key, stream)) = st.streams.by_id(id) else {
         return false;
     };
-    if stream.error.is_some() {
+    if stream.state.is_failed() {
         return false;
     }
-    if stream.recv_end && (reason == Reason::NO_ERROR || stream.sent_end) {
+    let send_closed = stream.state.is_send_closed();
+    if stream.state.is_recv_closed() && (reason == Reason::NO_ERROR || send_closed) {
         // The response is whole; the server wants no more of the request
         // (NO_ERROR, RFC 9113 §8.1), or the stream was already closed both
         // ways and the reset only crossed our END_STREAM (§5.1): either way
         // the response stands. An upload still going stops (its pipe is woken
         // to see that). Again, it does nothing.
-        let stops = !stream.sent_end;
-        stream.sent_end = true;
+        let stops = !send_closed;
+        if stops {
+            legal(stream.state.send_end());
+        }
         if let Some(w) = stream.upload.as_mut().and_then(|u| u.waker.take()) {
             wakers.push(w);
         }
         st.deactivate(key, id);
         return stops;
     }
-    // Already closed on courier's side too: nothing to send back.
-    stream.sent_end = true;
-    stream.recv_end = true;
-    st.reset(key, id, reason, StreamError::Reset(reason), wakers);
+    // Already closed on the server's side: nothing to send back.
+    st.fail_stream(key, id, StreamError::Reset(reason), wakers);
     true
 }
 
@@ -531,19 +537,14 @@ fn on_goaway(st: &mut State, last: u32, reason: Reason, data: &[u8], wakers: &mu
     let unprocessed: Vec<_> = st
         .streams
         .iter_mut()
-        .filter(|(_, s)| s.id > last && s.error.is_none())
+        .filter(|(_, s)| s.id > last && !s.state.is_failed())
         .map(|(key, s)| (key, s.id))
         .collect();
     for (key, id) in unprocessed {
-        if let Some(stream) = st.streams.get(key, id) {
-            // Nothing to reset: the server has forgotten the stream.
-            stream.sent_end = true;
-            stream.recv_end = true;
-        }
-        st.reset(
+        // Nothing to reset: the server has forgotten the stream.
+        st.fail_stream(
             key,
             id,
-            reason,
             StreamError::GoAway {
                 reason,
                 unprocessed: true,
@@ -570,7 +571,7 @@ fn probe_after_goaway(st: &mut State, last: u32, reason: Reason) {
     let waiting = st
         .streams
         .iter_mut()
-        .any(|(_, s)| s.id <= last && !s.recv_end && s.error.is_none());
+        .any(|(_, s)| s.id <= last && !s.state.is_recv_closed());
     if waiting {
         frame::encode_ping(&mut st.out, false, GOAWAY_PING);
         st.goaway_probe = true;
@@ -597,12 +598,12 @@ fn served_per_connection(st: &mut State, last: u32, reason: Reason) -> Option<Se
     let last_unanswered = st
         .streams
         .by_id(last)
-        .is_some_and(|(_, s)| !s.recv_end && s.error.is_none());
+        .is_some_and(|(_, s)| !s.state.is_recv_closed());
     if !last_unanswered
         && !st
             .streams
             .iter_mut()
-            .any(|(_, s)| s.id > last && s.error.is_none())
+            .any(|(_, s)| s.id > last && !s.state.is_failed())
     {
         return None;
     }
@@ -652,7 +653,7 @@ fn on_window_update(
         );
         return Ok(());
     }
-    if stream.upload.is_none() || stream.sent_end {
+    if stream.upload.is_none() || stream.state.is_send_closed() {
         // Nothing to send on it (servers send some as they read bodies).
         return glitch(st, Glitch::WindowUpdate);
     }
