@@ -21,8 +21,10 @@ use super::closed::Resets;
 use super::encode;
 use super::error::StreamError;
 use super::flood::{self, Budget};
+use super::flow::{self, RecvWindow, SendWindow};
 use super::frame::{self, Reason};
 use super::hpack;
+use super::stream_state::{legal, StreamState};
 use super::streams::{Key, Stream, Streams, Upload};
 use crate::pool::signals::Signals;
 
@@ -42,7 +44,7 @@ pub(crate) struct Local {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Peer {
     pub(crate) max_frame: u32,
-    pub(crate) initial_window: i64,
+    pub(crate) initial_window: u32,
     pub(crate) max_streams: usize,
 }
 
@@ -74,10 +76,10 @@ pub(crate) struct State {
     pub(crate) active: usize,
     open_waiters: VecDeque<Waker>,
     /// What courier may still send on the connection.
-    pub(crate) send_window: i64,
-    /// What the server may still send on the connection.
-    pub(crate) recv_window: i64,
-    pub(crate) recv_unacked: u32,
+    pub(crate) send_window: SendWindow,
+    /// What the server may still send on the connection, and what was read
+    /// of it that is not yet granted back.
+    pub(crate) recv_window: RecvWindow,
     /// Streams with body bytes queued, waiting for the driver (and window).
     pub(crate) send_ready: VecDeque<(Key, u32)>,
     /// The connection is over: every stream has been failed with this.
@@ -134,9 +136,8 @@ impl State {
             peer,
             active: 0,
             open_waiters: VecDeque::new(),
-            send_window: i64::from(frame::DEFAULT_WINDOW),
-            recv_window: i64::from(frame::DEFAULT_WINDOW),
-            recv_unacked: 0,
+            send_window: SendWindow::new(frame::DEFAULT_WINDOW),
+            recv_window: RecvWindow::new(frame::DEFAULT_WINDOW),
             send_ready: VecDeque::new(),
             failed: None,
             goaway: None,
@@ -225,28 +226,25 @@ impl State {
             end_stream,
             self.peer.max_frame,
         );
-        let mut stream = Stream::new(
-            id,
-            self.peer.initial_window,
-            i64::from(self.local.stream_window),
-        );
+        let mut stream = Stream::new(id, self.peer.initial_window, self.local.stream_window);
         stream.head_request = head.method == Method::HEAD;
         stream.waker = Some(cx.waker().clone());
-        stream.sent_end = end_stream;
+        stream.state = StreamState::opened(end_stream);
         let queued = match std::mem::replace(body, Outgoing::Empty) {
             Outgoing::Empty => None,
             Outgoing::Buffered(data) if data.is_empty() => None,
             Outgoing::Buffered(data) => {
-                let n = data.len() as i64;
-                if n <= self.send_window
-                    && n <= stream.send_window
-                    && data.len() <= self.peer.max_frame as usize
+                if data.len() <= self.peer.max_frame as usize
+                    && flow::consume_both(
+                        &mut self.send_window,
+                        &mut stream.send_window,
+                        data.len(),
+                    )
+                    .is_ok()
                 {
                     // The common case: the whole body fits the windows and one frame.
                     frame::encode_data(&mut self.out, id, &data, true);
-                    self.send_window -= n;
-                    stream.send_window -= n;
-                    stream.sent_end = true;
+                    legal(stream.state.send_end());
                     None
                 } else {
                     let mut upload = Upload {
@@ -318,21 +316,47 @@ impl State {
         error: StreamError,
         wakers: &mut Vec<Waker>,
     ) {
+        self.close(key, id, Some(reason), error, wakers);
+    }
+
+    /// Fails `stream` with `error`, sending nothing: the server reset it or
+    /// forgot it (GOAWAY), so it is closed on its side already.
+    pub(crate) fn fail_stream(
+        &mut self,
+        key: Key,
+        id: u32,
+        error: StreamError,
+        wakers: &mut Vec<Waker>,
+    ) {
+        self.close(key, id, None, error, wakers);
+    }
+
+    /// Closes `stream` as failed, with RST_STREAM `reset` if courier resets
+    /// it and the server could still send. A failed stream keeps its first
+    /// cause.
+    fn close(
+        &mut self,
+        key: Key,
+        id: u32,
+        reset: Option<Reason>,
+        error: StreamError,
+        wakers: &mut Vec<Waker>,
+    ) {
         let Some(stream) = self.streams.get(key, id) else {
             return;
         };
-        if stream.error.is_some() {
+        let window = stream.recv_window.available();
+        let closed = match reset {
+            Some(_) => stream.state.reset(error),
+            None => stream.state.fail(error).map(|()| false),
+        };
+        let Ok(send_rst) = closed else {
             return;
-        }
-        let send_rst = !(stream.sent_end && stream.recv_end);
-        let window = stream.recv_window;
-        stream.error = Some(error);
-        stream.sent_end = true;
-        stream.recv_end = true;
-        stream.rst_sent |= send_rst;
+        };
+        stream.rst_sent = send_rst;
         let unread = stream.data.discard();
         stream.wake(wakers);
-        if send_rst {
+        if let (true, Some(reason)) = (send_rst, reset) {
             frame::encode_rst_stream(&mut self.out, id, reason);
             self.wake_driver();
             // What the server sent before it sees the reset is no flood.
@@ -348,11 +372,9 @@ impl State {
         if n == 0 {
             return;
         }
-        self.recv_unacked = self.recv_unacked.saturating_add(n as u32);
-        if self.recv_unacked >= self.local.conn_window / 2 {
-            frame::encode_window_update(&mut self.out, 0, self.recv_unacked);
-            self.recv_window += i64::from(self.recv_unacked);
-            self.recv_unacked = 0;
+        let threshold = self.local.conn_window / 2;
+        if let Some(increment) = self.recv_window.release(n, threshold) {
+            frame::encode_window_update(&mut self.out, 0, increment);
             self.wake_driver();
         }
     }
@@ -363,14 +385,10 @@ impl State {
         let Some(stream) = self.streams.get(key, id) else {
             return;
         };
-        if stream.recv_end {
+        if stream.state.is_recv_closed() {
             return;
         }
-        stream.recv_unacked = stream.recv_unacked.saturating_add(n as u32);
-        if stream.recv_unacked >= threshold {
-            let increment = stream.recv_unacked;
-            stream.recv_window += i64::from(increment);
-            stream.recv_unacked = 0;
+        if let Some(increment) = stream.recv_window.release(n, threshold) {
             frame::encode_window_update(&mut self.out, id, increment);
             self.wake_driver();
         }
@@ -418,14 +436,12 @@ impl State {
         self.signals.close();
         let unsent_from = self.unsent_from.unwrap_or(u32::MAX);
         for (_, stream) in self.streams.iter_mut() {
-            if stream.error.is_none() && !(stream.sent_end && stream.recv_end) {
-                stream.error = Some(if stream.id >= unsent_from {
+            if !stream.state.is_closed() {
+                legal(stream.state.fail(if stream.id >= unsent_from {
                     StreamError::NotOpened("the connection failed before the request was written")
                 } else {
                     error.clone()
-                });
-                stream.sent_end = true;
-                stream.recv_end = true;
+                }));
             }
             stream.active = false;
             stream.wake(wakers);

@@ -17,6 +17,7 @@ use super::closed;
 use super::conn::{Local, Peer, Shared, State};
 use super::error::StreamError;
 use super::flood::Glitch;
+use super::flow::RecvWindow;
 use super::frame::{self, setting, Head, Reason};
 use super::recv::{self, ConnError, Reader};
 use crate::pool::signals::Signals;
@@ -118,7 +119,7 @@ pub(crate) fn handshake<S>(
     };
     let peer = Peer {
         max_frame: frame::DEFAULT_MAX_FRAME_SIZE,
-        initial_window: i64::from(frame::DEFAULT_WINDOW),
+        initial_window: frame::DEFAULT_WINDOW,
         max_streams: assumed_max_streams,
     };
     let mut state = State::new(local, peer, Arc::clone(&signals));
@@ -138,7 +139,7 @@ pub(crate) fn handshake<S>(
     if raise > 0 {
         frame::encode_window_update(&mut state.out, 0, raise);
     }
-    state.recv_window = i64::from(local.conn_window);
+    state.recv_window = RecvWindow::new(local.conn_window);
     let shared = state.into_shared();
     let driver = Driver {
         io,

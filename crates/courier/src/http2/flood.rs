@@ -38,12 +38,9 @@ const PER_RESET: u32 = 8;
 /// Credit a stream courier resets earns: the frames the server may have sent
 /// on it before it saw the reset, which arrive after courier forgot it: its
 /// window's worth of DATA in frames of the default size, and a few more.
-pub(crate) fn after_reset(window: i64) -> u32 {
-    let frames = window.max(0) / i64::from(super::frame::DEFAULT_MAX_FRAME_SIZE);
-    u32::try_from(frames)
-        .unwrap_or(BURST)
-        .saturating_add(PER_RESET)
-        .min(BURST)
+pub(crate) fn after_reset(window: u32) -> u32 {
+    let frames = window / super::frame::DEFAULT_MAX_FRAME_SIZE;
+    frames.saturating_add(PER_RESET).min(BURST)
 }
 
 /// A frame that costs work and does nothing.
@@ -183,8 +180,8 @@ mod tests {
     fn a_reset_earns_its_window_in_full_frames() {
         // courier's default stream window, 2 MiB: 128 frames of 16 KiB.
         assert_eq!(after_reset(2 * 1024 * 1024), 128 + PER_RESET);
-        assert_eq!(after_reset(-100), PER_RESET);
-        assert_eq!(after_reset(i64::from(u32::MAX)), BURST);
+        assert_eq!(after_reset(0), PER_RESET);
+        assert_eq!(after_reset(u32::MAX), BURST);
     }
 
     #[tokio::test(start_paused = true)]

@@ -19,8 +19,10 @@
 //! [`head`] the request and response heads in them; [`conn`] the state
 //! streams share, [`streams`] its slab; [`driver`] the task that runs the I/O
 //! and [`recv`] what it does with each frame ([`closed`]: on closed streams),
-//! [`flood`] how many that do nothing it puts up with; [`stream`] a request's handles
-//! (head, then body) and [`send`] request bodies that wait for window.
+//! [`flood`] how many that do nothing it puts up with; [`flow`] the
+//! flow-control windows; [`stream`] a request's handles (head, then body) and
+//! [`send`] request bodies that wait for window; [`stream_state`] a
+//! stream's RFC 9113 state.
 
 pub(crate) mod closed;
 pub(crate) mod conn;
@@ -28,10 +30,12 @@ pub(crate) mod driver;
 pub(crate) mod encode;
 pub(crate) mod error;
 pub(crate) mod flood;
+pub(crate) mod flow;
 pub(crate) mod frame;
 pub(crate) mod head;
 pub(crate) mod hpack;
 pub(crate) mod recv;
 pub(crate) mod send;
 pub(crate) mod stream;
+pub(crate) mod stream_state;
 pub(crate) mod streams;

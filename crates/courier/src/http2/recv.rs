@@ -8,8 +8,10 @@ use super::closed;
 use super::conn::State;
 use super::error::StreamError;
 use super::flood::{self, Glitch};
+use super::flow::SendWindow;
 use super::frame::{self, setting, Frame, Reason};
 use super::head::{Block, BlockDecoder, BlockError};
+use super::stream_state::legal;
 use super::streams::Stream;
 use crate::pool::signals::Served;
 
@@ -69,7 +71,7 @@ pub(crate) struct Reader {
     /// The most courier's connection send window has been: a connection
     /// WINDOW_UPDATE below it gives back window DATA used, above it does
     /// nothing.
-    send_window_high: i64,
+    send_window_high: SendWindow,
     /// A PING ACK arrived since the driver last looked.
     pub(crate) pong: bool,
 }
@@ -82,7 +84,7 @@ impl Reader {
             pending: None,
             max_block,
             max_continuations: max_continuations(max_block),
-            send_window_high: i64::from(frame::DEFAULT_WINDOW),
+            send_window_high: SendWindow::new(frame::DEFAULT_WINDOW),
             pong: false,
         }
     }
@@ -240,7 +242,7 @@ impl Reader {
         let open = st
             .streams
             .by_id(id)
-            .filter(|(_, s)| s.error.is_none() && !s.recv_end);
+            .filter(|(_, s)| !s.state.is_recv_closed());
         let Some((key, stream)) = open else {
             // Gone, failed or ended: a broken HPACK table matters, and
             // whether the server had closed the stream itself.
@@ -311,7 +313,9 @@ impl Reader {
                 }
                 stream.head_received = true;
                 stream.head = Some(parts);
-                stream.recv_end = end_stream;
+                if end_stream {
+                    legal(stream.state.recv_end());
+                }
                 stream.wake(wakers);
                 st.deactivate(key, id);
                 st.flood.earn(flood::PER_RESPONSE);
@@ -325,7 +329,7 @@ impl Reader {
                     return malformed(st, "body shorter than its content-length", wakers);
                 }
                 stream.trailers = Some(Box::new(headers));
-                stream.recv_end = true;
+                legal(stream.state.recv_end());
                 stream.wake(wakers);
                 st.deactivate(key, id);
                 Ok(())
@@ -342,20 +346,15 @@ fn on_data(
     flow_len: u32,
     wakers: &mut Vec<Waker>,
 ) -> Result<(), ConnError> {
-    let flow = i64::from(flow_len);
-    if flow > st.recv_window {
-        return Err(conn_error(
-            Reason::FLOW_CONTROL_ERROR,
-            "DATA past the connection window",
-        ));
+    if let Err(e) = st.recv_window.consume(flow_len) {
+        return Err(conn_error(e.reason(), "DATA past the connection window"));
     }
-    st.recv_window -= flow;
     if st.is_idle(id) {
         return Err(protocol("DATA on a stream courier did not open"));
     }
     let padding = (flow_len as usize) - data.len();
     let late = match st.streams.by_id(id) {
-        Some((_, stream)) => stream.recv_end && !stream.rst_sent,
+        Some((_, stream)) => stream.state.is_recv_closed() && !stream.rst_sent,
         None => true,
     };
     if late {
@@ -365,7 +364,7 @@ fn on_data(
         return glitch(st, Glitch::ClosedStream);
     }
     let (key, stream) = st.streams.by_id(id).expect("found above");
-    match admit(stream, flow, data.len(), end_stream) {
+    match admit(stream, flow_len, data.len(), end_stream) {
         Admit::Take => {}
         refused => {
             // The bytes still count against the connection's window.
@@ -383,7 +382,9 @@ fn on_data(
     if !empty {
         stream.data.push(data);
     }
-    stream.recv_end = end_stream;
+    if end_stream {
+        legal(stream.state.recv_end());
+    }
     stream.wake(wakers);
     if padding > 0 {
         // Padding is never read: granted back at once.
@@ -415,14 +416,13 @@ enum Admit {
 
 /// Checks a DATA frame of `len` bytes (`flow` with padding) against the
 /// stream's state, window and Content-Length, and takes it off the last two.
-fn admit(stream: &mut Stream, flow: i64, len: usize, end_stream: bool) -> Admit {
-    if stream.error.is_some() {
+fn admit(stream: &mut Stream, flow: u32, len: usize, end_stream: bool) -> Admit {
+    if stream.state.is_failed() {
         return Admit::Drop;
     }
-    if flow > stream.recv_window {
-        return Admit::Reset(Reason::FLOW_CONTROL_ERROR, "DATA past the stream window");
+    if let Err(e) = stream.recv_window.consume(flow) {
+        return Admit::Reset(e.reason(), "DATA past the stream window");
     }
-    stream.recv_window -= flow;
     if !stream.head_received {
         return Admit::Reset(Reason::PROTOCOL_ERROR, "DATA before the response head");
     }
@@ -451,27 +451,28 @@ fn on_reset(st: &mut State, id: u32, reason: Reason, wakers: &mut Vec<Waker>) ->
     let Some((key, stream)) = st.streams.by_id(id) else {
         return false;
     };
-    if stream.error.is_some() {
+    if stream.state.is_failed() {
         return false;
     }
-    if stream.recv_end && (reason == Reason::NO_ERROR || stream.sent_end) {
+    let send_closed = stream.state.is_send_closed();
+    if stream.state.is_recv_closed() && (reason == Reason::NO_ERROR || send_closed) {
         // The response is whole; the server wants no more of the request
         // (NO_ERROR, RFC 9113 §8.1), or the stream was already closed both
         // ways and the reset only crossed our END_STREAM (§5.1): either way
         // the response stands. An upload still going stops (its pipe is woken
         // to see that). Again, it does nothing.
-        let stops = !stream.sent_end;
-        stream.sent_end = true;
+        let stops = !send_closed;
+        if stops {
+            legal(stream.state.send_end());
+        }
         if let Some(w) = stream.upload.as_mut().and_then(|u| u.waker.take()) {
             wakers.push(w);
         }
         st.deactivate(key, id);
         return stops;
     }
-    // Already closed on courier's side too: nothing to send back.
-    stream.sent_end = true;
-    stream.recv_end = true;
-    st.reset(key, id, reason, StreamError::Reset(reason), wakers);
+    // Already closed on the server's side: nothing to send back.
+    st.fail_stream(key, id, StreamError::Reset(reason), wakers);
     true
 }
 
@@ -492,18 +493,17 @@ fn on_settings(
                 }
             }
             setting::INITIAL_WINDOW_SIZE => {
-                let delta = i64::from(value) - st.peer.initial_window;
-                st.peer.initial_window = i64::from(value);
+                let old = st.peer.initial_window;
+                st.peer.initial_window = value;
                 let mut ready = Vec::new();
                 for (key, stream) in st.streams.iter_mut() {
-                    stream.send_window += delta;
-                    if stream.send_window > i64::from(frame::MAX_WINDOW) {
+                    if let Err(e) = stream.send_window.apply_initial_change(old, value) {
                         return Err(conn_error(
-                            Reason::FLOW_CONTROL_ERROR,
+                            e.reason(),
                             "SETTINGS_INITIAL_WINDOW_SIZE overflowed a stream window",
                         ));
                     }
-                    if delta > 0 && stream.upload.is_some() {
+                    if value > old && stream.upload.is_some() {
                         ready.push((key, stream.id));
                     }
                 }
@@ -537,19 +537,14 @@ fn on_goaway(st: &mut State, last: u32, reason: Reason, data: &[u8], wakers: &mu
     let unprocessed: Vec<_> = st
         .streams
         .iter_mut()
-        .filter(|(_, s)| s.id > last && s.error.is_none())
+        .filter(|(_, s)| s.id > last && !s.state.is_failed())
         .map(|(key, s)| (key, s.id))
         .collect();
     for (key, id) in unprocessed {
-        if let Some(stream) = st.streams.get(key, id) {
-            // Nothing to reset: the server has forgotten the stream.
-            stream.sent_end = true;
-            stream.recv_end = true;
-        }
-        st.reset(
+        // Nothing to reset: the server has forgotten the stream.
+        st.fail_stream(
             key,
             id,
-            reason,
             StreamError::GoAway {
                 reason,
                 unprocessed: true,
@@ -576,7 +571,7 @@ fn probe_after_goaway(st: &mut State, last: u32, reason: Reason) {
     let waiting = st
         .streams
         .iter_mut()
-        .any(|(_, s)| s.id <= last && !s.recv_end && s.error.is_none());
+        .any(|(_, s)| s.id <= last && !s.state.is_recv_closed());
     if waiting {
         frame::encode_ping(&mut st.out, false, GOAWAY_PING);
         st.goaway_probe = true;
@@ -603,12 +598,12 @@ fn served_per_connection(st: &mut State, last: u32, reason: Reason) -> Option<Se
     let last_unanswered = st
         .streams
         .by_id(last)
-        .is_some_and(|(_, s)| !s.recv_end && s.error.is_none());
+        .is_some_and(|(_, s)| !s.state.is_recv_closed());
     if !last_unanswered
         && !st
             .streams
             .iter_mut()
-            .any(|(_, s)| s.id > last && s.error.is_none())
+            .any(|(_, s)| s.id > last && !s.state.is_failed())
     {
         return None;
     }
@@ -628,14 +623,9 @@ fn on_window_update(
     gives_back: bool,
     wakers: &mut Vec<Waker>,
 ) -> Result<(), ConnError> {
-    let max = i64::from(frame::MAX_WINDOW);
     if id == 0 {
-        st.send_window += i64::from(increment);
-        if st.send_window > max {
-            return Err(conn_error(
-                Reason::FLOW_CONTROL_ERROR,
-                "connection window above 2^31-1",
-            ));
+        if let Err(e) = st.send_window.increase(increment) {
+            return Err(conn_error(e.reason(), "connection window above 2^31-1"));
         }
         if st.send_ready.is_empty() {
             if !gives_back {
@@ -653,18 +643,17 @@ fn on_window_update(
     let Some((key, stream)) = st.streams.by_id(id) else {
         return glitch(st, Glitch::ClosedStream);
     };
-    stream.send_window += i64::from(increment);
-    if stream.send_window > max {
+    if let Err(e) = stream.send_window.increase(increment) {
         st.reset(
             key,
             id,
-            Reason::FLOW_CONTROL_ERROR,
+            e.reason(),
             StreamError::Malformed("stream window above 2^31-1"),
             wakers,
         );
         return Ok(());
     }
-    if stream.upload.is_none() || stream.sent_end {
+    if stream.upload.is_none() || stream.state.is_send_closed() {
         // Nothing to send on it (servers send some as they read bodies).
         return glitch(st, Glitch::WindowUpdate);
     }

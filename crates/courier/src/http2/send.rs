@@ -11,7 +11,9 @@ use http_body::Body as _;
 use super::conn::{Shared, State};
 use super::encode;
 use super::error::StreamError;
+use super::flow;
 use super::frame::{self, Reason};
+use super::stream_state::legal;
 use super::streams::Key;
 use crate::body::Body;
 
@@ -44,7 +46,7 @@ impl State {
                 continue;
             };
             let mut conn_blocked = false;
-            while !stream.sent_end {
+            while !stream.state.is_send_closed() {
                 let Some(chunk) = up.queued.front_mut() else {
                     if up.end {
                         match up.trailers.take() {
@@ -53,14 +55,14 @@ impl State {
                             }
                             None => frame::encode_data(out, id, &[], true),
                         }
-                        stream.sent_end = true;
+                        legal(stream.state.send_end());
                     }
                     break;
                 };
-                let room = (*send_window).min(stream.send_window).max(0) as usize;
+                let room = flow::room(*send_window, stream.send_window);
                 let n = chunk.len().min(max_frame as usize).min(room);
                 if n == 0 {
-                    conn_blocked = *send_window <= 0;
+                    conn_blocked = send_window.available() == 0;
                     break;
                 }
                 let part = chunk.split_to(n);
@@ -70,9 +72,12 @@ impl State {
                 up.queued_len -= n;
                 let end = up.end && up.queued.is_empty() && up.trailers.is_none();
                 frame::encode_data(out, id, &part, end);
-                stream.sent_end = end;
-                *send_window -= n as i64;
-                stream.send_window -= n as i64;
+                if end {
+                    legal(stream.state.send_end());
+                }
+                // Within the room of both: cannot fail.
+                let spent = flow::consume_both(send_window, &mut stream.send_window, n);
+                debug_assert!(spent.is_ok());
             }
             if up.queued_len < HIGH_WATER {
                 if let Some(w) = up.waker.take() {
@@ -143,7 +148,8 @@ impl Future for Pipe {
                 let Some(stream) = st.streams.get(this.key, this.id) else {
                     return Poll::Ready(());
                 };
-                if stream.sent_end || stream.error.is_some() {
+                // A failed stream is closed on courier's side too.
+                if stream.state.is_send_closed() {
                     return Poll::Ready(());
                 }
                 let Some(up) = stream.upload.as_deref_mut() else {

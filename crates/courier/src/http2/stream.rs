@@ -35,14 +35,14 @@ impl StreamRef {
         };
         if let Some(head) = stream.head.take() {
             // A stream failed after its head (reset, cut short) also has
-            // `recv_end`: its body must report the error, not end empty.
-            let end = stream.recv_end
+            // a closed receiving half: its body must report the error, not end empty.
+            let end = stream.state.is_recv_closed()
                 && stream.data.is_empty()
                 && stream.trailers.is_none()
-                && stream.error.is_none();
+                && !stream.state.is_failed();
             return Poll::Ready(Ok((head, end)));
         }
-        if let Some(e) = &stream.error {
+        if let Some(e) = stream.state.error() {
             return Poll::Ready(Err(e.clone()));
         }
         set_waker(&mut stream.waker, cx);
@@ -92,16 +92,16 @@ impl RecvBody {
         };
         if let Some(data) = stream.data.pop() {
             let n = data.len();
-            let ended = stream.recv_end
+            let ended = stream.state.is_recv_closed()
                 && stream.data.is_empty()
                 && stream.trailers.is_none()
-                && stream.error.is_none();
+                && !stream.state.is_failed();
             st.release_stream(key, id, n);
             st.release_connection(n);
             self.done = ended;
             return Poll::Ready(Some(Ok(Frame::data(data))));
         }
-        if let Some(e) = &stream.error {
+        if let Some(e) = stream.state.error() {
             let e = e.clone();
             self.done = true;
             return Poll::Ready(Some(Err(e)));
@@ -110,7 +110,7 @@ impl RecvBody {
             self.done = true;
             return Poll::Ready(Some(Ok(Frame::trailers(*trailers))));
         }
-        if stream.recv_end {
+        if stream.state.is_recv_closed() {
             self.done = true;
             return Poll::Ready(None);
         }
