@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use courier::cluster::{
-    is_throttled, ClusterClient, Replica, SharedTopology, Strategy, ThrottleConfig,
+    is_throttled, ClusterClient, Replica, ReplicaOrdering, SharedTopology, Strategy, ThrottleConfig,
 };
 use courier::{Body, Client};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -434,4 +434,32 @@ async fn spreads_over_builtin_server_replicas_in_one_pool() {
             .sum::<u64>(),
         60
     );
+}
+
+#[tokio::test]
+async fn peak_ewma_ordering_leaves_a_slow_replica_after_its_slow_answer() {
+    let slow = Scripted::start("slow", 200, 150).await;
+    let fast = Scripted::start("fast", 200, 0).await;
+    let topology = SharedTopology::new([slow.replica()]);
+    let cluster = ClusterClient::builder("svc")
+        .topology(topology.clone())
+        .ordering(ReplicaOrdering::PeakEwma)
+        .strategy(Strategy::single_replica())
+        .throttle(None)
+        .seed(5)
+        .build(Client::new())
+        .unwrap();
+    // One 150 ms answer: a peak is taken whole.
+    assert_eq!(cluster.get("/x").send().await.unwrap().status(), 200);
+    let latency = cluster.snapshot().replicas[0].latency_ewma;
+    assert!(latency >= Duration::from_millis(140), "{latency:?}");
+
+    // With a fresh replica (30 ms until measured) beside it, P2C compares
+    // the two on every request and the slow one loses every time.
+    topology.set([slow.replica(), fast.replica()]);
+    for _ in 0..40 {
+        let res = cluster.get("/x").send().await.unwrap();
+        assert_eq!(replica_of(&res), "fast");
+    }
+    assert_eq!((slow.requests(), fast.requests()), (1, 40));
 }
