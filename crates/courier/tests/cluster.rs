@@ -463,3 +463,46 @@ async fn peak_ewma_ordering_leaves_a_slow_replica_after_its_slow_answer() {
     }
     assert_eq!((slow.requests(), fast.requests()), (1, 40));
 }
+
+#[tokio::test]
+async fn sequential_gives_a_hung_replica_only_its_share_of_the_budget() {
+    let hung = Scripted::start("hung", 200, 5000).await;
+    let good = Scripted::start("good", 200, 0).await;
+    let cluster = ClusterClient::builder("svc")
+        .replicas([&hung.url, &good.url])
+        .strategy(Strategy::sequential(2))
+        .timeout(Duration::from_secs(1)) // the first replica gets 500 ms
+        .throttle(None)
+        .seed(1)
+        .build(Client::new())
+        .unwrap();
+    for _ in 0..6 {
+        let t0 = Instant::now();
+        let res = cluster.get("/x").send().await.unwrap();
+        assert_eq!(replica_of(&res), "good");
+        assert!(
+            t0.elapsed() < Duration::from_millis(900),
+            "{:?}",
+            t0.elapsed()
+        );
+    }
+    let tried = hung.requests();
+    assert!(
+        tried >= 1,
+        "the seed puts the hung replica first at least once"
+    );
+    common::eventually(
+        "the hung replica sees its attempts end",
+        Duration::from_secs(5),
+        || hung.cancelled.load(SeqCst) == tried,
+    )
+    .await;
+    let snap = cluster.snapshot();
+    let h = snap
+        .replicas
+        .iter()
+        .find(|r| r.replica == hung.replica())
+        .unwrap();
+    assert_eq!(h.failures, tried, "a timed-out attempt is a failure");
+    assert_eq!(h.health, 0.5f64.powi(tried as i32));
+}
