@@ -13,22 +13,19 @@ use std::time::Duration;
 
 use http::{Method, Request};
 
+use super::builder::ClusterClientBuilder;
 use super::config::ClusterConfig;
-use super::criteria::ResponseCriteria;
 use super::criteria::Verdict;
 use super::metrics::{ClusterSnapshot, ReplicaState};
-use super::ordering::ReplicaOrdering;
 use super::refusal;
 use super::replica::Replica;
 use super::request::ClusterRequestBuilder;
-use super::strategy::{self, AttemptFuture, Strategy};
+use super::strategy::{self, AttemptFuture};
 use super::throttle::Throttle;
-use super::throttle::ThrottleConfig;
-use super::topology::{StaticTopology, Topology};
+use super::topology::Topology;
 use crate::body::Body;
 use crate::client::Client;
 use crate::error::{Error, ErrorKind};
-use crate::request::IntoUri;
 use crate::response::Response;
 
 /// The budget when neither the request, the cluster nor the client sets one.
@@ -79,97 +76,24 @@ impl std::fmt::Debug for ClusterClient {
     }
 }
 
-/// Builds a [`ClusterClient`].
-#[must_use]
-pub struct ClusterClientBuilder {
-    name: String,
-    replicas: Result<Vec<Replica>, Error>,
-    topology: Option<Box<dyn Topology>>,
-    config: ClusterConfig,
-}
-
-impl std::fmt::Debug for ClusterClientBuilder {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ClusterClientBuilder")
-            .field("name", &self.name)
-            .field("config", &self.config)
-            .finish_non_exhaustive()
-    }
-}
-
-impl ClusterClientBuilder {
-    /// A fixed list of replicas (base URLs); an invalid one fails `build`.
-    pub fn replicas<U: IntoUri>(mut self, urls: impl IntoIterator<Item = U>) -> Self {
-        self.replicas = urls.into_iter().map(Replica::new).collect();
-        self
-    }
-
-    /// Replicas from a topology (replaces [`replicas`](Self::replicas)).
-    pub fn topology(mut self, topology: impl Topology) -> Self {
-        self.topology = Some(Box::new(topology));
-        self
-    }
-
-    /// All settings at once.
-    pub fn config(mut self, config: ClusterConfig) -> Self {
-        self.config = config;
-        self
-    }
-
-    /// See [`ClusterConfig::strategy`].
-    pub fn strategy(mut self, strategy: Strategy) -> Self {
-        self.config.strategy = strategy;
-        self
-    }
-
-    /// See [`ClusterConfig::ordering`].
-    pub fn ordering(mut self, ordering: ReplicaOrdering) -> Self {
-        self.config.ordering = ordering;
-        self
-    }
-
-    /// See [`ClusterConfig::criteria`].
-    pub fn criteria(mut self, criteria: ResponseCriteria) -> Self {
-        self.config.criteria = criteria;
-        self
-    }
-
-    /// See [`ClusterConfig::throttle`].
-    pub fn throttle(mut self, throttle: Option<ThrottleConfig>) -> Self {
-        self.config.throttle = throttle;
-        self
-    }
-
-    /// See [`ClusterConfig::timeout`].
-    pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.config.timeout = Some(timeout);
-        self
-    }
-
-    /// See [`ClusterConfig::seed`].
-    pub fn seed(mut self, seed: u64) -> Self {
-        self.config.seed = Some(seed);
-        self
-    }
-
-    /// The cluster over `client`. Fails with [`ErrorKind::InvalidUrl`] for an
-    /// invalid replica URL.
-    pub fn build(self, client: Client) -> Result<ClusterClient, Error> {
-        let topology = match self.topology {
-            Some(t) => t,
-            None => Box::new(StaticTopology::new(self.replicas?)),
-        };
-        let rng = match self.config.seed {
+impl ClusterClient {
+    pub(super) fn new(
+        name: String,
+        client: Client,
+        topology: Box<dyn Topology>,
+        config: ClusterConfig,
+    ) -> ClusterClient {
+        let rng = match config.seed {
             Some(seed) => fastrand::Rng::with_seed(seed),
             None => fastrand::Rng::new(),
         };
-        Ok(ClusterClient {
+        ClusterClient {
             inner: Arc::new(Inner {
-                name: self.name,
+                name,
                 client,
                 topology,
-                throttle: self.config.throttle.clone().map(Throttle::new),
-                config: self.config,
+                throttle: config.throttle.clone().map(Throttle::new),
+                config,
                 members: Mutex::new(Members {
                     list: Arc::new([]),
                     states: Arc::new([]),
@@ -178,19 +102,12 @@ impl ClusterClientBuilder {
                 requests: AtomicU64::new(0),
                 throttled: AtomicU64::new(0),
             }),
-        })
+        }
     }
-}
 
-impl ClusterClient {
     /// Starts building a cluster client for the service `name`.
     pub fn builder(name: impl Into<String>) -> ClusterClientBuilder {
-        ClusterClientBuilder {
-            name: name.into(),
-            replicas: Ok(Vec::new()),
-            topology: None,
-            config: ClusterConfig::default(),
-        }
+        ClusterClientBuilder::new(name.into())
     }
 
     /// The service's name.

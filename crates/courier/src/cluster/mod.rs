@@ -30,6 +30,7 @@
 //! with a [`Throttled`] source ([`is_throttled`]); a cluster without replicas,
 //! [`ErrorKind::Connect`](crate::ErrorKind::Connect) with a [`NoReplicas`] source.
 
+mod builder;
 mod client;
 mod config;
 mod criteria;
@@ -45,7 +46,8 @@ mod strategy;
 mod throttle;
 mod topology;
 
-pub use client::{ClusterClient, ClusterClientBuilder};
+pub use builder::ClusterClientBuilder;
+pub use client::ClusterClient;
 pub use config::ClusterConfig;
 pub use criteria::{ResponseCriteria, Verdict};
 pub use dns::DnsTopology;
