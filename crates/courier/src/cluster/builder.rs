@@ -1,0 +1,108 @@
+//! [`ClusterClientBuilder`]: a cluster's name, replicas and settings.
+
+use std::time::Duration;
+
+use super::client::ClusterClient;
+use super::config::ClusterConfig;
+use super::criteria::ResponseCriteria;
+use super::ordering::ReplicaOrdering;
+use super::replica::Replica;
+use super::strategy::Strategy;
+use super::throttle::ThrottleConfig;
+use super::topology::{StaticTopology, Topology};
+use crate::client::Client;
+use crate::error::Error;
+use crate::request::IntoUri;
+
+/// Builds a [`ClusterClient`].
+#[must_use]
+pub struct ClusterClientBuilder {
+    name: String,
+    replicas: Result<Vec<Replica>, Error>,
+    topology: Option<Box<dyn Topology>>,
+    config: ClusterConfig,
+}
+
+impl std::fmt::Debug for ClusterClientBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClusterClientBuilder")
+            .field("name", &self.name)
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ClusterClientBuilder {
+    pub(super) fn new(name: String) -> ClusterClientBuilder {
+        ClusterClientBuilder {
+            name,
+            replicas: Ok(Vec::new()),
+            topology: None,
+            config: ClusterConfig::default(),
+        }
+    }
+
+    /// A fixed list of replicas (base URLs); an invalid one fails `build`.
+    pub fn replicas<U: IntoUri>(mut self, urls: impl IntoIterator<Item = U>) -> Self {
+        self.replicas = urls.into_iter().map(Replica::new).collect();
+        self
+    }
+
+    /// Replicas from a topology (replaces [`replicas`](Self::replicas)).
+    pub fn topology(mut self, topology: impl Topology) -> Self {
+        self.topology = Some(Box::new(topology));
+        self
+    }
+
+    /// All settings at once.
+    pub fn config(mut self, config: ClusterConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// See [`ClusterConfig::strategy`].
+    pub fn strategy(mut self, strategy: Strategy) -> Self {
+        self.config.strategy = strategy;
+        self
+    }
+
+    /// See [`ClusterConfig::ordering`].
+    pub fn ordering(mut self, ordering: ReplicaOrdering) -> Self {
+        self.config.ordering = ordering;
+        self
+    }
+
+    /// See [`ClusterConfig::criteria`].
+    pub fn criteria(mut self, criteria: ResponseCriteria) -> Self {
+        self.config.criteria = criteria;
+        self
+    }
+
+    /// See [`ClusterConfig::throttle`].
+    pub fn throttle(mut self, throttle: Option<ThrottleConfig>) -> Self {
+        self.config.throttle = throttle;
+        self
+    }
+
+    /// See [`ClusterConfig::timeout`].
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.config.timeout = Some(timeout);
+        self
+    }
+
+    /// See [`ClusterConfig::seed`].
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.config.seed = Some(seed);
+        self
+    }
+
+    /// The cluster over `client`. Fails with [`ErrorKind::InvalidUrl`] for an
+    /// invalid replica URL.
+    pub fn build(self, client: Client) -> Result<ClusterClient, Error> {
+        let topology = match self.topology {
+            Some(t) => t,
+            None => Box::new(StaticTopology::new(self.replicas?)),
+        };
+        Ok(ClusterClient::new(self.name, client, topology, self.config))
+    }
+}

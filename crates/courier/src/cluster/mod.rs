@@ -1,0 +1,61 @@
+//! A client for a service of several replicas: replica selection, retries on
+//! other replicas, forking, adaptive throttling (issue 18, first version).
+//!
+//! Why: a service is many replicas, and a caller with one URL has no answer
+//! when that replica is slow, failing or gone. After Kontur's Vostok
+//! ClusterClient, a [`ClusterClient`] sends each request to one replica
+//! after another ([`Strategy`]), in an order ([`ReplicaOrdering`]) that
+//! follows each replica's adaptive health or peak EWMA latency; judges each
+//! answer ([`ResponseCriteria`]: network errors, 429, 500, 502, 503 and 504
+//! reject a replica); and refuses requests locally when the service accepts
+//! too few ([`ThrottleConfig`], the SRE book's adaptive throttling). The
+//! replicas come from a [`Topology`] (a static list, [`DnsTopology`], or
+//! anything), all share one courier [`Client`](crate::Client) and its pool.
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), courier::Error> {
+//! use courier::cluster::{ClusterClient, Strategy};
+//! let cluster = ClusterClient::builder("billing")
+//!     .replicas(["http://10.0.0.1:8080", "http://10.0.0.2:8080"])
+//!     .strategy(Strategy::forking(3))
+//!     .build(courier::Client::new())?;
+//! let res = cluster.get("/invoices/42").send().await?;
+//! for r in cluster.snapshot().replicas {
+//!     println!("{}: health {:.3}, {:?}", r.replica, r.health, r.latency_ewma);
+//! }
+//! # Ok(()) }
+//! ```
+//!
+//! Errors: a request refused by throttling is [`ErrorKind::Refused`](crate::ErrorKind::Refused)
+//! with a [`Throttled`] source ([`is_throttled`]); a cluster without replicas,
+//! [`ErrorKind::Connect`](crate::ErrorKind::Connect) with a [`NoReplicas`] source.
+
+mod builder;
+mod client;
+mod config;
+mod criteria;
+mod dns;
+mod ewma;
+mod health;
+mod metrics;
+mod ordering;
+mod refusal;
+mod replica;
+mod request;
+mod strategy;
+mod throttle;
+mod topology;
+
+pub use builder::ClusterClientBuilder;
+pub use client::ClusterClient;
+pub use config::ClusterConfig;
+pub use criteria::{ResponseCriteria, Verdict};
+pub use dns::DnsTopology;
+pub use metrics::{ClusterSnapshot, ReplicaSnapshot};
+pub use ordering::ReplicaOrdering;
+pub use refusal::{is_throttled, NoReplicas, Throttled};
+pub use replica::Replica;
+pub use request::ClusterRequestBuilder;
+pub use strategy::Strategy;
+pub use throttle::ThrottleConfig;
+pub use topology::{SharedTopology, StaticTopology, Topology};

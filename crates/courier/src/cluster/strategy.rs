@@ -1,0 +1,259 @@
+//! Request strategies: how many replicas a request may go to, and when.
+//!
+//! Why three: `SingleReplica` for requests that must not be repeated;
+//! `Sequential` to get past a failing replica at the cost of latency (each
+//! replica gets an equal share of what is left of the budget, so a hung one
+//! cannot eat it all); `Forking` to get past a slow one as well: the next
+//! replica starts every budget ÷ n (or at once when one is rejected), the
+//! first accepted answer wins, and the attempts still running are cancelled
+//! (their futures dropped: an HTTP/1.1 connection mid-request is closed, an
+//! HTTP/2 stream reset).
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::Poll;
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use super::criteria::Verdict;
+use crate::error::{Error, ErrorKind};
+use crate::response::Response;
+
+/// How a request uses the replicas.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Strategy {
+    /// One replica, never another.
+    SingleReplica,
+    /// Up to `replicas` replicas one after the other, each with the budget
+    /// left ÷ the replicas left, until one answer is accepted.
+    Sequential {
+        /// Replicas at most.
+        replicas: usize,
+    },
+    /// Up to `replicas` replicas, a new one every budget ÷ `replicas` (or as
+    /// soon as one is rejected) while none has answered acceptably; the
+    /// first accepted answer wins and the others are cancelled.
+    Forking {
+        /// Replicas at most.
+        replicas: usize,
+    },
+}
+
+impl Default for Strategy {
+    /// Forking over at most 3 replicas (Vostok's default).
+    fn default() -> Self {
+        Strategy::forking(3)
+    }
+}
+
+impl Strategy {
+    /// [`Strategy::SingleReplica`].
+    pub fn single_replica() -> Strategy {
+        Strategy::SingleReplica
+    }
+
+    /// [`Strategy::Sequential`] over at most `replicas` (at least 1).
+    pub fn sequential(replicas: usize) -> Strategy {
+        Strategy::Sequential {
+            replicas: replicas.max(1),
+        }
+    }
+
+    /// [`Strategy::Forking`] over at most `replicas` (at least 1).
+    pub fn forking(replicas: usize) -> Strategy {
+        Strategy::Forking {
+            replicas: replicas.max(1),
+        }
+    }
+
+    /// The most replicas one request may go to.
+    pub fn max_replicas(&self) -> usize {
+        match *self {
+            Strategy::SingleReplica => 1,
+            Strategy::Sequential { replicas } | Strategy::Forking { replicas } => replicas,
+        }
+    }
+}
+
+/// One attempt's verdict and answer.
+pub(crate) type Outcome = (Verdict, Result<Response, Error>);
+pub(crate) type AttemptFuture = Pin<Box<dyn Future<Output = Outcome> + Send>>;
+
+/// Runs a request over `replicas` replicas (already capped by the caller)
+/// within `budget`. `start(i, timeout)` starts the attempt on the `i`th
+/// replica of the order, its response head due within `timeout`.
+pub(crate) async fn run(
+    strategy: Strategy,
+    replicas: usize,
+    budget: Duration,
+    mut start: impl FnMut(usize, Duration) -> AttemptFuture + Send,
+) -> Outcome {
+    let deadline = Instant::now() + budget;
+    match strategy {
+        Strategy::Forking { .. } if replicas > 1 => {
+            fork(replicas, budget / replicas as u32, deadline, start).await
+        }
+        _ => {
+            let mut last = None;
+            for i in 0..replicas {
+                let left = deadline.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    break;
+                }
+                let (verdict, answer) = start(i, left / (replicas - i) as u32).await;
+                if verdict == Verdict::Accept {
+                    return (verdict, answer);
+                }
+                last = Some(answer);
+            }
+            (
+                Verdict::Reject,
+                last.unwrap_or_else(|| Err(out_of_budget())),
+            )
+        }
+    }
+}
+
+async fn fork(
+    replicas: usize,
+    every: Duration,
+    deadline: Instant,
+    mut start: impl FnMut(usize, Duration) -> AttemptFuture + Send,
+) -> Outcome {
+    let left = |deadline: Instant| deadline.saturating_duration_since(Instant::now());
+    let mut running = vec![start(0, left(deadline))];
+    let mut started = 1;
+    let mut next = Box::pin(tokio::time::sleep(every));
+    let mut last: Option<Result<Response, Error>> = None;
+    std::future::poll_fn(move |cx| loop {
+        let mut i = 0;
+        let mut start_one = false;
+        while i < running.len() {
+            match running[i].as_mut().poll(cx) {
+                Poll::Ready((Verdict::Accept, answer)) => {
+                    // Returning drops `running`: the other attempts are cancelled.
+                    return Poll::Ready((Verdict::Accept, answer));
+                }
+                Poll::Ready((Verdict::Reject, answer)) => {
+                    drop(running.swap_remove(i));
+                    // An answer beats an error as the last word.
+                    if answer.is_ok() || !matches!(last, Some(Ok(_))) {
+                        last = Some(answer);
+                    }
+                    start_one = true;
+                }
+                Poll::Pending => i += 1,
+            }
+        }
+        if started < replicas && !start_one && next.as_mut().poll(cx).is_ready() {
+            start_one = true;
+        }
+        if start_one && started < replicas && !left(deadline).is_zero() {
+            running.push(start(started, left(deadline)));
+            started += 1;
+            next.as_mut().reset(Instant::now() + every);
+            continue;
+        }
+        if running.is_empty() {
+            let answer = last.take().unwrap_or_else(|| Err(out_of_budget()));
+            return Poll::Ready((Verdict::Reject, answer));
+        }
+        return Poll::Pending;
+    })
+    .await
+}
+
+fn out_of_budget() -> Error {
+    Error::msg(ErrorKind::Timeout, "the cluster request's budget ran out")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::{Arc, Mutex};
+
+    /// Attempt `i` answers after `delays[i]` with `verdicts[i]`; the log
+    /// records (attempt, start time, timeout).
+    fn scripted(
+        delays: Vec<u64>,
+        verdicts: Vec<Verdict>,
+        log: Arc<Mutex<Vec<(usize, Duration, Duration)>>>,
+    ) -> impl FnMut(usize, Duration) -> AttemptFuture + Send {
+        let t0 = Instant::now();
+        move |i, timeout| {
+            log.lock().unwrap().push((i, t0.elapsed(), timeout));
+            let delay = Duration::from_millis(delays[i]);
+            let verdict = verdicts[i];
+            Box::pin(async move {
+                if delay > timeout {
+                    tokio::time::sleep(timeout).await;
+                    return (Verdict::Reject, Err(out_of_budget()));
+                }
+                tokio::time::sleep(delay).await;
+                (verdict, Err(Error::msg(ErrorKind::Connect, "scripted")))
+            })
+        }
+    }
+
+    use Verdict::{Accept, Reject};
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn sequential_splits_what_is_left() {
+        let log = Arc::default();
+        let start = scripted(
+            vec![5000, 100, 10],
+            vec![Accept, Reject, Accept],
+            Arc::clone(&log),
+        );
+        let (v, _) = run(Strategy::sequential(3), 3, ms(3000), start).await;
+        assert_eq!(v, Accept);
+        let log = log.lock().unwrap().clone();
+        // 3000/3 = 1000 (timed out); then 2000/2; then 1900/1.
+        assert_eq!(
+            log,
+            vec![
+                (0, ms(0), ms(1000)),
+                (1, ms(1000), ms(1000)),
+                (2, ms(1100), ms(1900))
+            ]
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn forking_starts_one_every_budget_share_and_on_rejects() {
+        let log = Arc::default();
+        let start = scripted(
+            vec![5000, 50, 700],
+            vec![Accept, Reject, Accept],
+            Arc::clone(&log),
+        );
+        let t0 = Instant::now();
+        let (v, _) = run(Strategy::forking(3), 3, ms(3000), start).await;
+        assert_eq!(v, Accept);
+        // Attempt 1 at 1000 ms, rejected at 1050, so attempt 2 at once; it wins at 1750.
+        assert_eq!(t0.elapsed(), ms(1750));
+        let starts: Vec<_> = log.lock().unwrap().iter().map(|e| (e.0, e.1)).collect();
+        assert_eq!(starts, vec![(0, ms(0)), (1, ms(1000)), (2, ms(1050))]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn all_rejected_is_the_last_rejection_and_single_is_one() {
+        let log = Arc::default();
+        let start = scripted(vec![10, 10], vec![Reject, Reject], Arc::clone(&log));
+        let (v, _) = run(Strategy::forking(2), 2, ms(1000), start).await;
+        assert_eq!(v, Reject);
+        assert_eq!(log.lock().unwrap().len(), 2);
+
+        let log = Arc::default();
+        let start = scripted(vec![10, 10], vec![Reject, Accept], Arc::clone(&log));
+        let (v, _) = run(Strategy::single_replica(), 1, ms(1000), start).await;
+        assert_eq!(v, Reject);
+        assert_eq!(log.lock().unwrap().len(), 1);
+    }
+}

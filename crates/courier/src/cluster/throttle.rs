@@ -1,0 +1,194 @@
+//! Adaptive throttling (Google SRE book, "Handling Overload"): when the
+//! service accepts few of the requests sent to it, refuse some locally
+//! instead of adding load it cannot take.
+//!
+//! Over a sliding window (2 minutes, in buckets) the cluster counts requests
+//! and accepted requests, and refuses a new one with probability
+//! `max(0, (requests − K·accepts) / (requests + 1))`, K = 2, at most 0.8.
+//! Refused requests count as requests (as in the book), so the refusals
+//! stop once enough of the requests let through are accepted again: the
+//! mechanism recovers without a timer. Below `min_requests` in the window it
+//! never refuses (Vostok: 30), so one failure on a quiet cluster does not.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+/// Adaptive throttling settings.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ThrottleConfig {
+    /// K: requests may exceed accepts by this factor before any refusal. Default: 2.
+    pub k: f64,
+    /// The sliding window. Default: 2 minutes.
+    pub window: Duration,
+    /// Buckets the window is kept in (it slides one bucket at a time). Default: 12.
+    pub buckets: u32,
+    /// The highest refusal probability. Default: 0.8.
+    pub max_probability: f64,
+    /// Requests in the window below which nothing is refused. Default: 30.
+    pub min_requests: u64,
+}
+
+impl Default for ThrottleConfig {
+    fn default() -> Self {
+        ThrottleConfig {
+            k: 2.0,
+            window: Duration::from_secs(120),
+            buckets: 12,
+            max_probability: 0.8,
+            min_requests: 30,
+        }
+    }
+}
+
+impl ThrottleConfig {
+    /// Sets K.
+    pub fn k(mut self, k: f64) -> Self {
+        self.k = k;
+        self
+    }
+    /// Sets the window.
+    pub fn window(mut self, window: Duration) -> Self {
+        self.window = window;
+        self
+    }
+    /// Sets the number of buckets (at least 1).
+    pub fn buckets(mut self, buckets: u32) -> Self {
+        self.buckets = buckets.max(1);
+        self
+    }
+    /// Sets the highest refusal probability.
+    pub fn max_probability(mut self, p: f64) -> Self {
+        self.max_probability = p.clamp(0.0, 1.0);
+        self
+    }
+    /// Sets the minimum of requests in the window before any refusal.
+    pub fn min_requests(mut self, n: u64) -> Self {
+        self.min_requests = n;
+        self
+    }
+}
+
+#[derive(Debug)]
+pub(crate) struct Throttle {
+    config: ThrottleConfig,
+    origin: Instant,
+    bucket: Duration,
+    // (bucket number, requests, accepts), indexed by bucket number % len.
+    buckets: Mutex<Vec<(u64, u64, u64)>>,
+}
+
+impl Throttle {
+    pub(crate) fn new(config: ThrottleConfig) -> Throttle {
+        let n = config.buckets.max(1);
+        Throttle {
+            bucket: (config.window / n).max(Duration::from_millis(1)),
+            buckets: Mutex::new(vec![(u64::MAX, 0, 0); n as usize]),
+            origin: Instant::now(),
+            config,
+        }
+    }
+
+    fn with_window<T>(&self, f: impl FnOnce(&mut [(u64, u64, u64)], u64) -> T) -> T {
+        let now = (Instant::now() - self.origin).as_nanos() / self.bucket.as_nanos();
+        let now = now as u64;
+        let mut buckets = self.buckets.lock().unwrap_or_else(|e| e.into_inner());
+        let len = buckets.len() as u64;
+        let slot = &mut buckets[(now % len) as usize];
+        if slot.0 != now {
+            *slot = (now, 0, 0);
+        }
+        let oldest = now.saturating_sub(len - 1);
+        for b in buckets.iter_mut() {
+            if b.0 < oldest || b.0 == u64::MAX {
+                *b = (u64::MAX, 0, 0);
+            }
+        }
+        f(&mut buckets, now)
+    }
+
+    /// The probability of refusing the next request.
+    pub(crate) fn probability(&self) -> f64 {
+        let (requests, accepts) = self.with_window(|b, _| {
+            b.iter()
+                .fold((0, 0), |(r, a), &(_, br, ba)| (r + br, a + ba))
+        });
+        if requests < self.config.min_requests {
+            return 0.0;
+        }
+        let requests = requests as f64;
+        let p = (requests - self.config.k * accepts as f64) / (requests + 1.0);
+        p.clamp(0.0, self.config.max_probability)
+    }
+
+    /// Counts a request and says whether it may go (`false`: refuse it).
+    pub(crate) fn admit(&self, rng: &mut fastrand::Rng) -> bool {
+        let p = self.probability();
+        self.count(1, 0);
+        p == 0.0 || rng.f64() >= p
+    }
+
+    /// Counts an accepted request (one [`admit`](Self::admit) let through).
+    pub(crate) fn accepted(&self) {
+        self.count(0, 1);
+    }
+
+    fn count(&self, requests: u64, accepts: u64) {
+        self.with_window(|b, now| {
+            let len = b.len() as u64;
+            let slot = &mut b[(now % len) as usize];
+            slot.1 += requests;
+            slot.2 += accepts;
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn refuses_as_the_book_says_and_forgets_after_the_window() {
+        let t = Throttle::new(ThrottleConfig::default());
+        let mut rng = fastrand::Rng::with_seed(5);
+        for _ in 0..29 {
+            assert!(t.admit(&mut rng));
+        }
+        assert_eq!(t.probability(), 0.0, "below min_requests");
+        // 100 requests, 20 accepted: (100 - 40) / 101.
+        for _ in 0..71 {
+            t.admit(&mut rng);
+        }
+        for _ in 0..20 {
+            t.accepted();
+        }
+        assert!((t.probability() - 60.0 / 101.0).abs() < 1e-9);
+        // All failing: capped at 0.8, and about 80 % refused.
+        for _ in 0..1000 {
+            t.admit(&mut rng);
+        }
+        assert_eq!(t.probability(), 0.8);
+        let refused = (0..1000).filter(|_| !t.admit(&mut rng)).count();
+        assert!((700..900).contains(&refused), "{refused}");
+        // Two minutes on, the window has slid past all of it.
+        tokio::time::advance(Duration::from_secs(60)).await;
+        assert_eq!(t.probability(), 0.8, "half a window on, still there");
+        tokio::time::advance(Duration::from_secs(61)).await;
+        assert_eq!(t.probability(), 0.0);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn accepts_at_two_thirds_refuse_nothing() {
+        let t = Throttle::new(ThrottleConfig::default());
+        let mut rng = fastrand::Rng::with_seed(5);
+        for i in 0..1000 {
+            assert!(t.admit(&mut rng), "request {i}");
+            if i % 3 != 0 {
+                t.accepted();
+            }
+            tokio::time::advance(Duration::from_millis(300)).await;
+        }
+    }
+}
