@@ -4,12 +4,13 @@
 use std::time::Duration;
 
 use http::header::{HeaderMap, HeaderName, HeaderValue};
-use http::{Method, Request};
+use http::{Method, Uri};
 
 use super::client::ClusterClient;
 use crate::body::Body;
-use crate::error::{Error, ErrorKind};
+use crate::error::Error;
 use crate::middleware::Idempotent;
+use crate::request::RequestBuilder;
 use crate::response::Response;
 
 /// A request to a cluster; [`send`](Self::send) it.
@@ -22,24 +23,28 @@ use crate::response::Response;
 pub struct ClusterRequestBuilder {
     cluster: ClusterClient,
     target: String,
-    request: Result<Request<Body>, Error>,
+    /// The request's method, headers and body, validated as any courier
+    /// request's; its URI is the target's, resolved per replica at send.
+    builder: RequestBuilder,
+    idempotent: bool,
     timeout: Option<Duration>,
 }
 
 impl ClusterRequestBuilder {
     pub(crate) fn new(cluster: ClusterClient, method: Method, target: &str) -> Self {
-        let mut request = Request::new(Body::empty());
-        *request.method_mut() = method;
+        let builder =
+            RequestBuilder::new(cluster.client().clone(), method, Ok(Uri::from_static("/")));
         ClusterRequestBuilder {
             cluster,
             target: target.to_owned(),
-            request: Ok(request),
+            builder,
+            idempotent: false,
             timeout: None,
         }
     }
 
     /// Adds a header; an invalid name or value fails the request with
-    /// [`ErrorKind::InvalidRequest`].
+    /// [`ErrorKind::InvalidRequest`](crate::ErrorKind::InvalidRequest).
     pub fn header<K, V>(mut self, name: K, value: V) -> Self
     where
         HeaderName: TryFrom<K>,
@@ -47,40 +52,25 @@ impl ClusterRequestBuilder {
         HeaderValue: TryFrom<V>,
         <HeaderValue as TryFrom<V>>::Error: Into<http::Error>,
     {
-        if let Ok(req) = &mut self.request {
-            let name = HeaderName::try_from(name).map_err(Into::into);
-            let value = HeaderValue::try_from(value).map_err(Into::into);
-            match name.and_then(|n| value.map(|v| (n, v))) {
-                Ok((n, v)) => {
-                    req.headers_mut().append(n, v);
-                }
-                Err(e) => self.request = Err(Error::new(ErrorKind::InvalidRequest, e)),
-            }
-        }
+        self.builder = self.builder.header(name, value);
         self
     }
 
     /// Adds every header in `headers`.
     pub fn headers(mut self, headers: HeaderMap) -> Self {
-        if let Ok(req) = &mut self.request {
-            req.headers_mut().extend(headers);
-        }
+        self.builder = self.builder.headers(headers);
         self
     }
 
     /// Sets the body.
     pub fn body(mut self, body: impl Into<Body>) -> Self {
-        if let Ok(req) = &mut self.request {
-            *req.body_mut() = body.into();
-        }
+        self.builder = self.builder.body(body);
         self
     }
 
     /// Marks the request safe to send to several replicas whatever its method.
     pub fn idempotent(mut self) -> Self {
-        if let Ok(req) = &mut self.request {
-            req.extensions_mut().insert(Idempotent);
-        }
+        self.idempotent = true;
         self
     }
 
@@ -94,7 +84,10 @@ impl ClusterRequestBuilder {
     /// Sends the request: the accepted answer, or the last rejected one
     /// (a 503 response, an error) if no replica gave one.
     pub async fn send(self) -> Result<Response, Error> {
-        let request = self.request?;
+        let mut request = self.builder.build()?;
+        if self.idempotent {
+            request.extensions_mut().insert(Idempotent);
+        }
         self.cluster.send(request, self.target, self.timeout).await
     }
 }
