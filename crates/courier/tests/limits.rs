@@ -5,7 +5,7 @@ mod common;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::{eventually, server, spawn_get};
+use common::{eventually, fetch, server, spawn_get};
 use courier::ErrorKind;
 
 #[tokio::test]
@@ -131,4 +131,23 @@ async fn a_request_served_by_a_returned_connection_does_not_wait_for_its_dial() 
         "{m:?} {m2:?}"
     );
     assert_eq!(m2.connections_idle, m2.connections_open);
+}
+
+/// A response dropped on a thread with no tokio runtime (a worker pool, a
+/// destructor at shutdown) closes its connection there: the per-host cap
+/// must get that slot back, or the origin is stuck below its cap for good.
+#[tokio::test]
+async fn a_connection_closed_outside_the_runtime_frees_its_slot() {
+    let srv = server().await;
+    let client = courier::Client::builder()
+        .max_connections_per_host(1)
+        .timeout(std::time::Duration::from_secs(3))
+        .build()
+        .unwrap();
+    let res = client.get(srv.url("/bytes/100000")).send().await.unwrap();
+    // Dropped unread where no runtime is: no drain can start, the
+    // connection is closed.
+    std::thread::spawn(move || drop(res)).join().unwrap();
+    let body = fetch(&client, srv.url("/bytes/10")).await;
+    assert_eq!(body.len(), 10);
 }

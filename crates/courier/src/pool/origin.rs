@@ -48,6 +48,10 @@ pub(crate) struct OriginPool {
     forward: Option<Arc<h1::Forward>>,
     /// Where the next new connection starts in the resolved address list.
     next_addr: AtomicUsize,
+    /// HTTP/1.1 connections closed where no tokio runtime was (a response
+    /// dropped on a plain thread), not yet taken off `open`: the next lock
+    /// does it, so the per-host cap gets their slots back.
+    closed_off_runtime: AtomicUsize,
     state: Mutex<State>,
     shared: Arc<Shared>,
 }
@@ -156,6 +160,7 @@ impl OriginPool {
             forward,
             proxy,
             next_addr: AtomicUsize::new(0),
+            closed_off_runtime: AtomicUsize::new(0),
             state: Mutex::new(State {
                 protocol,
                 idle: Vec::new(),
@@ -197,7 +202,13 @@ impl OriginPool {
     fn lock(&self) -> MutexGuard<'_, State> {
         // A panic elsewhere while holding the lock leaves consistent-enough
         // counters; keep serving rather than poisoning every request.
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        // A load first: the swap is for the rare close off the runtime.
+        if self.closed_off_runtime.load(Relaxed) != 0 {
+            let closed = self.closed_off_runtime.swap(0, Relaxed);
+            st.open = st.open.saturating_sub(closed);
+        }
+        st
     }
 
     /// Gets a connection or stream: an HTTP/2 stream on a connection with room,
@@ -988,10 +999,16 @@ impl Drop for OpenHttp1 {
             return; // the origin is gone: no slot to free
         };
         // Connections are dropped with the origin's lock held (the idle
-        // stack, the scavenger), so the slot is freed from a task.
+        // stack, the scavenger), so the slot is freed from a task; where no
+        // runtime is, by the origin's next lock.
         let id = self.id;
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            runtime.spawn(async move { origin.connection_closed(id) });
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn(async move { origin.connection_closed(id) });
+            }
+            Err(_) => {
+                origin.closed_off_runtime.fetch_add(1, Relaxed);
+            }
         }
     }
 }
