@@ -164,6 +164,8 @@ impl Client {
     }
 }
 
+/// RFC 9110 §9.2.2 idempotent methods: the pool's resends and the
+/// middleware's retries and hedges go by it.
 pub(crate) fn is_idempotent(method: &Method) -> bool {
     matches!(
         *method,

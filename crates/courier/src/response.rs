@@ -56,11 +56,7 @@ impl Response {
             Some(incoming) => Source::Http2(incoming),
             None => Source::Http1,
         };
-        let content_length = head
-            .headers
-            .get(http::header::CONTENT_LENGTH)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.parse::<u64>().ok());
+        let content_length = declared_length(&head.headers);
         let mut body = ResponseBody {
             source: Some(source),
             lease: Some(lease),
@@ -156,11 +152,7 @@ impl Response {
 
     /// The Content-Length the server declared, if any.
     pub fn content_length(&self) -> Option<u64> {
-        self.head
-            .headers
-            .get(http::header::CONTENT_LENGTH)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.parse().ok())
+        declared_length(&self.head.headers)
     }
 
     /// The next piece of the body, or `None` at its end.
@@ -266,6 +258,14 @@ impl Response {
             remote_addr: self.remote_addr,
         }
     }
+}
+
+/// The Content-Length a head declares, if one parses.
+fn declared_length(headers: &HeaderMap) -> Option<u64> {
+    headers
+        .get(http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse().ok())
 }
 
 /// Where the body's bytes come from.

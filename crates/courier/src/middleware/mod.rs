@@ -72,9 +72,10 @@ mod trace;
 use std::future::Future;
 use std::pin::Pin;
 
-use http::{HeaderName, Method, Request};
+use http::{HeaderName, Request};
 
 use crate::body::Body;
+pub(crate) use crate::client::is_idempotent;
 use crate::error::Error;
 use crate::response::Response;
 
@@ -135,14 +136,6 @@ impl<S> HttpService for S where
 pub struct Idempotent;
 
 static IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
-
-/// RFC 9110 §9.2.2 idempotent methods.
-pub(crate) fn is_idempotent(method: &Method) -> bool {
-    matches!(
-        *method,
-        Method::GET | Method::HEAD | Method::PUT | Method::DELETE | Method::OPTIONS | Method::TRACE
-    )
-}
 
 /// Whether sending this request twice is known to be harmless.
 pub(crate) fn replay_is_safe(req: &Request<Body>, allow_any_method: bool) -> bool {
