@@ -138,6 +138,7 @@ impl Client {
         self.inner.metrics.snapshot()
     }
 
+    #[cfg(any(test, feature = "internal-hooks"))]
     pub(crate) fn pool(&self) -> &Pool {
         &self.inner.pool
     }

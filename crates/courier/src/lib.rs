@@ -45,8 +45,9 @@
 
 #![warn(missing_docs)]
 
-#[doc(hidden)]
 mod attempt;
+#[cfg(feature = "internal-hooks")]
+#[doc(hidden)]
 pub mod bench_support;
 mod body;
 mod builder;
@@ -57,6 +58,9 @@ pub mod connect;
 mod drain;
 mod error;
 pub mod factory;
+// Hooks for the fuzz targets, the differential tests and the criterion
+// benches, never part of a user's build.
+#[cfg(feature = "internal-hooks")]
 #[doc(hidden)]
 pub mod fuzzing;
 mod h1;

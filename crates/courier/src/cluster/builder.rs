@@ -96,7 +96,7 @@ impl ClusterClientBuilder {
         self
     }
 
-    /// The cluster over `client`. Fails with [`ErrorKind::InvalidUrl`] for an
+    /// The cluster over `client`. Fails with [`ErrorKind::InvalidUrl`](crate::ErrorKind::InvalidUrl) for an
     /// invalid replica URL.
     pub fn build(self, client: Client) -> Result<ClusterClient, Error> {
         let topology = match self.topology {

@@ -159,6 +159,7 @@ impl Connection {
     }
 
     /// What was read from the stream and not (yet) taken as response bytes.
+    #[cfg(any(test, feature = "internal-hooks"))]
     pub(crate) fn unread(&self) -> &[u8] {
         &self.read_buf
     }

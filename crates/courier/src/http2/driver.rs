@@ -43,6 +43,7 @@ pub(crate) struct KeepAliveConfig {
 
 impl KeepAliveConfig {
     /// No keep-alive PINGs; 20 s for a PONG.
+    #[cfg(any(test, feature = "internal-hooks"))]
     pub(crate) const OFF: KeepAliveConfig = KeepAliveConfig {
         interval: None,
         timeout: Duration::from_secs(20),

@@ -211,6 +211,7 @@ impl OriginPool {
         st
     }
 
+    #[cfg(any(test, feature = "internal-hooks"))]
     /// Gets a connection or stream: an HTTP/2 stream on a connection with room,
     /// else an idle HTTP/1.1 connection (most recent first), else waits in line
     /// for a returned one or a new one.
@@ -610,6 +611,7 @@ impl OriginPool {
         }
     }
 
+    #[cfg(any(test, feature = "internal-hooks"))]
     /// Adds an HTTP/1.1 connection established elsewhere (over any byte
     /// stream) as if the pool had dialed it: for in-memory benchmarks.
     pub(crate) fn adopt_http1<S: Io + 'static>(self: &Arc<Self>, stream: S) {
@@ -620,6 +622,7 @@ impl OriginPool {
         self.deliver_locked(&mut st, conn, true);
     }
 
+    #[cfg(any(test, feature = "internal-hooks"))]
     /// Adds an HTTP/2 connection established elsewhere (over any byte
     /// stream) as if the pool had dialed it, once the server's SETTINGS
     /// arrived: for the fuzz target that drives whole HTTP/2 responses
