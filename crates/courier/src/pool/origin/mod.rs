@@ -11,6 +11,18 @@
 //!
 //! All state sits behind one `std::sync::Mutex` that is only ever held for a
 //! few pointer moves and never across an `.await`.
+//!
+//! This file holds the state and the request side (checkout, the queue,
+//! connections coming back); [`planning`] decides how many connections to
+//! open, [`dial`] opens them and keeps the books when they close, and
+//! [`streams`] runs the HTTP/2 connections' slots.
+
+mod dial;
+mod planning;
+mod streams;
+
+pub(crate) use dial::OpenHttp1;
+use planning::stall_after;
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
@@ -364,338 +376,6 @@ impl OriginPool {
         }
     }
 
-    /// How many new connection attempts to start for the waiters that no
-    /// attempt in flight (or draining HTTP/1.1 connection) already covers,
-    /// within the per-host cap.
-    fn connects_needed(&self, st: &mut State) -> usize {
-        let config = &self.shared.config;
-        let cap = config.max_connections_per_host;
-        let waiting = st.waiters.len();
-        // Attempts that may still bring a connection soon.
-        let covering = st.connecting - st.stalled;
-        let mut n = 0;
-        match st.protocol {
-            Protocol::Unknown => {
-                if waiting > 0 && covering == 0 && st.open + st.connecting < cap {
-                    n = 1;
-                }
-            }
-            Protocol::Http1 => {
-                while waiting > covering + st.draining + n && st.open + st.connecting + n < cap {
-                    n += 1;
-                }
-            }
-            Protocol::Http2 => {
-                let Some(per_conn) = st.h2_streams_hint.map(|n| n.max(1)) else {
-                    // Until one connection has told us the stream limit, one
-                    // probe: guessing could open several connections where
-                    // one would have carried everything.
-                    if waiting > 0 && covering == 0 && st.open + st.connecting < cap {
-                        n = 1;
-                    }
-                    st.connecting += n;
-                    return n;
-                };
-                let per_conn = st.h2_budget.get().map_or(per_conn, |b| per_conn.min(b));
-                if st
-                    .h2
-                    .iter()
-                    .any(|s| !s.retiring && s.conn.max_streams() == 0)
-                {
-                    // A live connection says "no streams for now": its
-                    // waiters wait for the limit to rise (or their deadline);
-                    // another connection would most likely be told the same.
-                } else if !config.http2.multiple_connections {
-                    let serving = st.h2.iter().any(|s| !s.retiring);
-                    if waiting > 0 && !serving && covering == 0 && st.open + st.connecting < cap {
-                        n = 1;
-                    }
-                } else {
-                    while waiting > (covering + n) * per_conn && st.open + st.connecting + n < cap {
-                        n += 1;
-                    }
-                    if n == 0
-                        && covering == 0
-                        && st.open + st.connecting < cap
-                        && st.runs_short(per_conn)
-                    {
-                        n = 1;
-                    }
-                }
-            }
-        }
-        st.connecting += n;
-        n
-    }
-
-    fn spawn_connects(self: &Arc<Self>, n: usize) {
-        for _ in 0..n {
-            tokio::spawn(Arc::clone(self).connect());
-        }
-    }
-
-    /// One connection attempt. Its result goes to whoever is first in line
-    /// when it completes, not to the request that triggered it: that request
-    /// may have been served by a returned connection in the meantime.
-    async fn connect(self: Arc<Self>) {
-        let metrics = Arc::clone(&self.shared.metrics);
-        metrics.connect_attempts_total.inc();
-        let attempt = GaugeGuard::new(&metrics.connect_attempts_current);
-        let started = Instant::now();
-        let connect_timeout = self.shared.config.connect_timeout;
-        let establishing = tokio::time::timeout(connect_timeout, self.establish());
-        tokio::pin!(establishing);
-        let stall = tokio::time::sleep(stall_after(connect_timeout));
-        tokio::pin!(stall);
-        let mut stalled = false;
-        let result = loop {
-            tokio::select! {
-                result = &mut establishing => break result,
-                () = &mut stall, if !stalled => {
-                    // Still no connection: whoever waits for one gets a
-                    // dial of its own (this one goes on, and is used if it
-                    // finishes first).
-                    stalled = true;
-                    let connects = {
-                        let mut st = self.lock();
-                        st.stalled += 1;
-                        self.connects_needed(&mut st)
-                    };
-                    self.spawn_connects(connects);
-                }
-            }
-        };
-        let result = result.unwrap_or_else(|_| {
-            Err(Error::msg(
-                ErrorKind::ConnectTimeout,
-                "connection not established within connect_timeout",
-            ))
-        });
-        drop(attempt);
-        let connects = match result {
-            Ok(conn) => {
-                metrics.connect_duration.record(started.elapsed());
-                self.connected(conn, stalled)
-            }
-            Err(error) => {
-                metrics.connect_failures.inc();
-                tracing::debug!(host = %self.host, port = self.port, %error, "connect failed");
-                self.connect_failed(error, stalled)
-            }
-        };
-        self.spawn_connects(connects);
-    }
-
-    /// Connects, negotiates and handshakes one connection; an HTTP/2
-    /// connection's driver task is running when this returns.
-    async fn establish(self: &Arc<Self>) -> Result<Conn, Error> {
-        let shared = &self.shared;
-        let rotation = self.next_addr.fetch_add(1, Relaxed);
-        let connected = shared
-            .connector
-            .connect(
-                &self.host,
-                self.port,
-                self.tls,
-                rotation,
-                self.proxy.as_ref(),
-            )
-            .await?;
-        let h2 = match shared.config.versions {
-            Versions::Http2Only => {
-                if self.forward.is_some() {
-                    return Err(Error::msg(
-                        ErrorKind::Config,
-                        "HTTP/2 by prior knowledge cannot go through an HTTP proxy's forwarding (only https URLs are tunnelled)",
-                    ));
-                }
-                if self.tls && !connected.alpn_h2 {
-                    return Err(Error::msg(
-                        ErrorKind::Protocol,
-                        "the server did not negotiate HTTP/2 (ALPN h2)",
-                    ));
-                }
-                true
-            }
-            Versions::Http1Only => false,
-            Versions::Auto => connected.alpn_h2,
-        };
-        let id = shared.next_conn_id();
-        let expires_at = shared.expiry(Instant::now());
-        if !h2 {
-            return Ok(Conn::Http1(self.open_http1(
-                id,
-                connected.stream,
-                expires_at,
-                connected.remote,
-            )));
-        }
-        let hs = http2::handshake(connected.stream, &shared.config);
-        hs.signals.listen(Arc::downgrade(self), id);
-        self.track_http2(id, hs.driver);
-        // The stream limit is only known once the server's SETTINGS arrive;
-        // they are the first thing it sends.
-        if !hs.signals.wait_for_settings().await {
-            return Err(http2::failure(&hs.handle).unwrap_or_else(|| {
-                Error::msg(
-                    ErrorKind::ConnectionClosed,
-                    "HTTP/2 connection closed before the server's SETTINGS",
-                )
-            }));
-        }
-        Ok(Conn::Http2(Arc::new(Http2Conn {
-            id,
-            remote: connected.remote,
-            handle: hs.handle,
-            expires_at,
-            signals: hs.signals,
-        })))
-    }
-
-    /// Counts a new connection as open.
-    fn opened(&self, h2: bool) {
-        let metrics = &self.shared.metrics;
-        metrics.connections_established.inc();
-        metrics.connections_open.inc();
-        if h2 {
-            metrics.connections_established_http2.inc();
-            metrics.connections_open_http2.inc();
-        } else {
-            metrics.connections_established_http1.inc();
-            metrics.connections_open_http1.inc();
-        }
-        self.lock().open += 1;
-    }
-
-    /// Counts an HTTP/2 connection as open and spawns its driver, which
-    /// reports the close when the connection ends.
-    fn track_http2(self: &Arc<Self>, id: u64, driver: Driver) {
-        self.opened(true);
-        let closed = Http2Closed {
-            metrics: Arc::clone(&self.shared.metrics),
-            origin: Arc::downgrade(self),
-            id,
-            established: Instant::now(),
-        };
-        tokio::spawn(async move {
-            driver.await;
-            drop(closed);
-        });
-    }
-
-    /// An HTTP/1.1 connection over `stream`, counted as open until dropped.
-    fn open_http1<S: Io + 'static>(
-        self: &Arc<Self>,
-        id: u64,
-        stream: S,
-        expires_at: Option<Instant>,
-        remote: Option<SocketAddr>,
-    ) -> Http1Conn {
-        self.opened(false);
-        let mut conn = Box::new(http1::connection(stream, &self.shared.config));
-        if let Some(forward) = &self.forward {
-            conn.via_proxy(Arc::clone(forward));
-        }
-        Http1Conn {
-            id,
-            conn,
-            expires_at,
-            fresh: true,
-            remote,
-            _open: OpenHttp1 {
-                id,
-                origin: Arc::downgrade(self),
-                metrics: Arc::clone(&self.shared.metrics),
-                established: Instant::now(),
-            },
-        }
-    }
-
-    #[cfg(any(test, feature = "internal-hooks"))]
-    /// Adds an HTTP/1.1 connection established elsewhere (over any byte
-    /// stream) as if the pool had dialed it: for in-memory benchmarks.
-    pub(crate) fn adopt_http1<S: Io + 'static>(self: &Arc<Self>, stream: S) {
-        let id = self.shared.next_conn_id();
-        let conn = self.open_http1(id, stream, None, None);
-        let mut st = self.lock();
-        st.protocol = Protocol::Http1;
-        self.deliver_locked(&mut st, conn, true);
-    }
-
-    #[cfg(any(test, feature = "internal-hooks"))]
-    /// Adds an HTTP/2 connection established elsewhere (over any byte
-    /// stream) as if the pool had dialed it, once the server's SETTINGS
-    /// arrived: for the fuzz target that drives whole HTTP/2 responses
-    /// through the public API. A connection that fails first is dropped.
-    pub(crate) async fn adopt_http2<S: Io + 'static>(self: &Arc<Self>, stream: S) {
-        let id = self.shared.next_conn_id();
-        let hs = http2::handshake(stream, &self.shared.config);
-        hs.signals.listen(Arc::downgrade(self), id);
-        self.track_http2(id, hs.driver);
-        if !hs.signals.wait_for_settings().await {
-            return;
-        }
-        let conn = Arc::new(Http2Conn {
-            id,
-            remote: None,
-            handle: hs.handle,
-            expires_at: None,
-            signals: hs.signals,
-        });
-        // Delivered as a dialed connection is (`connected` counts it off).
-        self.lock().connecting += 1;
-        let connects = self.connected(Conn::Http2(conn), false);
-        self.spawn_connects(connects);
-    }
-
-    /// A new connection is ready: it settles the protocol and goes to the waiters.
-    fn connected(&self, conn: Conn, stalled: bool) -> usize {
-        let mut st = self.lock();
-        st.connecting -= 1;
-        st.stalled -= usize::from(stalled);
-        match conn {
-            Conn::Http1(c) => {
-                st.protocol = Protocol::Http1;
-                self.deliver_locked(&mut st, c, true);
-            }
-            Conn::Http2(c) => {
-                st.protocol = Protocol::Http2;
-                st.h2_streams_hint = Some(c.max_streams().max(1));
-                st.h2_budget.expire(Instant::now());
-                if let Some(served) = c.signals.take_served() {
-                    self.learn_budget(&mut st, served);
-                }
-                st.h2.push(H2Slot {
-                    conn: c,
-                    active: 0,
-                    opened: 0,
-                    idle_since: Instant::now(),
-                    retiring: false,
-                });
-                self.shared.metrics.connections_idle.inc();
-                let i = st.h2.len() - 1;
-                self.serve_streams(&mut st, i);
-            }
-        }
-        self.connects_needed(&mut st)
-    }
-
-    fn connect_failed(&self, error: Error, stalled: bool) -> usize {
-        let mut st = self.lock();
-        st.connecting -= 1;
-        st.stalled -= usize::from(stalled);
-        let mut error = Some(error);
-        while let Some(waiter) = st.waiters.pop_front() {
-            let Some(e) = error.take() else { break };
-            match waiter.tx.send(Err(e)) {
-                Ok(()) => break,
-                Err(Err(back)) => error = Some(back),
-                Err(Ok(_)) => break,
-            }
-        }
-        self.connects_needed(&mut st)
-    }
-
     /// Hands an HTTP/1.1 connection to the first waiter that takes it, or parks
     /// it on the idle stack.
     fn deliver_locked(&self, st: &mut State, mut conn: Http1Conn, is_new: bool) {
@@ -722,99 +402,6 @@ impl OriginPool {
             since: Instant::now(),
         });
         self.shared.metrics.connections_idle.inc();
-    }
-
-    /// Gives waiters streams on HTTP/2 connection `i` while it has room.
-    fn serve_streams(&self, st: &mut State, i: usize) {
-        let budget = st.h2_budget.get();
-        while !st.waiters.is_empty() {
-            let slot = &st.h2[i];
-            if !slot.has_room(budget) {
-                return;
-            }
-            let conn = Arc::clone(&slot.conn);
-            let Some(waiter) = st.waiters.pop_front() else {
-                return;
-            };
-            if waiter.tx.send(Ok(Conn::Http2(conn))).is_ok() {
-                self.add_stream(&mut st.h2[i], budget);
-            }
-        }
-    }
-
-    /// Counts a new stream on `slot`; its first one makes the connection
-    /// active, and the last of its budget retires it.
-    fn add_stream(&self, slot: &mut H2Slot, budget: Option<usize>) {
-        if slot.active == 0 {
-            self.shared.metrics.connections_idle.dec();
-        }
-        slot.active += 1;
-        slot.opened += 1;
-        if budget.is_some_and(|b| slot.opened >= b) {
-            slot.retiring = true;
-        }
-        self.shared.metrics.http2_streams_active.inc();
-    }
-
-    /// A GOAWAY showed how many streams the server serves per connection:
-    /// connections that had their share already take no new streams.
-    fn learn_budget(&self, st: &mut State, served: Served) {
-        let Some(budget) = st.h2_budget.learn(served, Instant::now()) else {
-            return;
-        };
-        tracing::debug!(
-            host = %self.host,
-            port = self.port,
-            budget,
-            certain = served.certain,
-            "HTTP/2 server closes connections after this many streams"
-        );
-        for slot in st.h2.iter_mut() {
-            if slot.opened >= budget {
-                slot.retiring = true;
-            }
-        }
-        self.forget_idle_h2(st, |s| s.retiring);
-    }
-
-    /// An HTTP/2 connection reported a change (see
-    /// [`Signals::report`](super::signals::Signals::report)): a stream limit
-    /// that rose lets waiters in, a GOAWAY retires the connection (and may
-    /// teach the origin a budget); either may call for connections.
-    pub(crate) fn http2_changed(self: &Arc<Self>, id: u64) {
-        let connects = {
-            let mut st = self.lock();
-            let Some(i) = st.h2.iter().position(|s| s.conn.id == id) else {
-                return; // not pooled yet (it reads the signals then), or gone
-            };
-            if let Some(served) = st.h2[i].conn.signals.take_served() {
-                self.learn_budget(&mut st, served);
-            }
-            // Learning may have closed idle connections: find it again.
-            if let Some(i) = st.h2.iter().position(|s| s.conn.id == id) {
-                let slot = &mut st.h2[i];
-                if !slot.conn.accepts_streams(Instant::now()) {
-                    slot.retiring = true;
-                }
-                if slot.retiring {
-                    self.forget_idle_h2(&mut st, |s| s.retiring);
-                } else {
-                    self.serve_streams(&mut st, i);
-                }
-            }
-            self.connects_needed(&mut st)
-        };
-        self.spawn_connects(connects);
-    }
-
-    /// Drops the pool's handle on idle HTTP/2 connections matching `forget`,
-    /// which closes them.
-    fn forget_idle_h2(&self, st: &mut State, forget: impl Fn(&H2Slot) -> bool) {
-        let before = st.h2.len();
-        st.h2.retain(|s| s.active > 0 || !forget(s));
-        for _ in st.h2.len()..before {
-            self.shared.metrics.connections_idle.dec();
-        }
     }
 
     /// A lease gives its HTTP/1.1 connection back after a complete response.
@@ -930,34 +517,9 @@ impl OriginPool {
     }
 }
 
-/// How long a connection attempt runs before it no longer stands for the
-/// connection a waiter needs: a quarter of `connect_timeout` (2.5 s by
-/// default), at least 100 ms. A TLS handshake the server never answers
-/// would otherwise hold every request of the origin for the whole timeout.
-fn stall_after(connect_timeout: Duration) -> Duration {
-    (connect_timeout / 4).max(Duration::from_millis(100))
-}
-
 impl State {
     fn holds_nothing(&self) -> bool {
         self.open == 0 && self.connecting == 0 && self.waiters.is_empty()
-    }
-
-    /// With a learnt budget: streams are in demand and the connections still
-    /// serving have less than half a connection's worth of them left, so
-    /// the next connection should be opened before anyone has to wait for it.
-    fn runs_short(&self, per_conn: usize) -> bool {
-        let Some(budget) = self.h2_budget.get() else {
-            return false;
-        };
-        let demand = !self.waiters.is_empty() || self.h2.iter().any(|s| s.active > 0);
-        let left: usize = self
-            .h2
-            .iter()
-            .filter(|s| !s.retiring)
-            .map(|s| budget.saturating_sub(s.opened))
-            .sum();
-        demand && left < per_conn.div_ceil(2)
     }
 
     /// Drops queue entries whose request gave up, from both ends (cheap, and
@@ -982,40 +544,6 @@ impl Drop for OriginPool {
     }
 }
 
-/// Counts an HTTP/1.1 connection as open for as long as it exists: it has no
-/// task of its own whose end could report the close.
-pub(crate) struct OpenHttp1 {
-    id: u64,
-    origin: Weak<OriginPool>,
-    metrics: Arc<Metrics>,
-    established: Instant,
-}
-
-impl Drop for OpenHttp1 {
-    fn drop(&mut self) {
-        self.metrics
-            .connection_duration
-            .record(self.established.elapsed());
-        self.metrics.connections_open.dec();
-        self.metrics.connections_open_http1.dec();
-        let Some(origin) = self.origin.upgrade() else {
-            return; // the origin is gone: no slot to free
-        };
-        // Connections are dropped with the origin's lock held (the idle
-        // stack, the scavenger), so the slot is freed from a task; where no
-        // runtime is, by the origin's next lock.
-        let id = self.id;
-        match tokio::runtime::Handle::try_current() {
-            Ok(runtime) => {
-                runtime.spawn(async move { origin.connection_closed(id) });
-            }
-            Err(_) => {
-                origin.closed_off_runtime.fetch_add(1, Relaxed);
-            }
-        }
-    }
-}
-
 /// A place in the wait queue.
 ///
 /// Dropping it (timeout, cancelled request) closes the channel; a connection
@@ -1032,28 +560,6 @@ impl Drop for WaitSlot {
             Ok(Ok(Conn::Http1(conn))) => self.origin.put_back(conn),
             Ok(Ok(Conn::Http2(conn))) => self.origin.stream_done(conn.id),
             _ => {}
-        }
-    }
-}
-
-/// Counts an HTTP/2 connection as closed when its driver task ends, whether
-/// the driver returned or was dropped unfinished (its runtime shut down).
-struct Http2Closed {
-    metrics: Arc<crate::metrics::Metrics>,
-    origin: std::sync::Weak<OriginPool>,
-    id: u64,
-    established: Instant,
-}
-
-impl Drop for Http2Closed {
-    fn drop(&mut self) {
-        self.metrics
-            .connection_duration
-            .record(self.established.elapsed());
-        self.metrics.connections_open.dec();
-        self.metrics.connections_open_http2.dec();
-        if let Some(origin) = self.origin.upgrade() {
-            origin.connection_closed(self.id);
         }
     }
 }

@@ -1,0 +1,105 @@
+//! Connection planning: how many connection attempts the waiters call for,
+//! within the per-host cap, counting attempts in flight (but not stalled
+//! ones), HTTP/1.1 connections coming back from a drain, and HTTP/2 streams
+//! per connection (the server's limit, or the budget learnt from GOAWAYs).
+
+use super::*;
+
+impl OriginPool {
+    /// How many new connection attempts to start for the waiters that no
+    /// attempt in flight (or draining HTTP/1.1 connection) already covers,
+    /// within the per-host cap.
+    pub(super) fn connects_needed(&self, st: &mut State) -> usize {
+        let config = &self.shared.config;
+        let cap = config.max_connections_per_host;
+        let waiting = st.waiters.len();
+        // Attempts that may still bring a connection soon.
+        let covering = st.connecting - st.stalled;
+        let mut n = 0;
+        match st.protocol {
+            Protocol::Unknown => {
+                if waiting > 0 && covering == 0 && st.open + st.connecting < cap {
+                    n = 1;
+                }
+            }
+            Protocol::Http1 => {
+                while waiting > covering + st.draining + n && st.open + st.connecting + n < cap {
+                    n += 1;
+                }
+            }
+            Protocol::Http2 => {
+                let Some(per_conn) = st.h2_streams_hint.map(|n| n.max(1)) else {
+                    // Until one connection has told us the stream limit, one
+                    // probe: guessing could open several connections where
+                    // one would have carried everything.
+                    if waiting > 0 && covering == 0 && st.open + st.connecting < cap {
+                        n = 1;
+                    }
+                    st.connecting += n;
+                    return n;
+                };
+                let per_conn = st.h2_budget.get().map_or(per_conn, |b| per_conn.min(b));
+                if st
+                    .h2
+                    .iter()
+                    .any(|s| !s.retiring && s.conn.max_streams() == 0)
+                {
+                    // A live connection says "no streams for now": its
+                    // waiters wait for the limit to rise (or their deadline);
+                    // another connection would most likely be told the same.
+                } else if !config.http2.multiple_connections {
+                    let serving = st.h2.iter().any(|s| !s.retiring);
+                    if waiting > 0 && !serving && covering == 0 && st.open + st.connecting < cap {
+                        n = 1;
+                    }
+                } else {
+                    while waiting > (covering + n) * per_conn && st.open + st.connecting + n < cap {
+                        n += 1;
+                    }
+                    if n == 0
+                        && covering == 0
+                        && st.open + st.connecting < cap
+                        && st.runs_short(per_conn)
+                    {
+                        n = 1;
+                    }
+                }
+            }
+        }
+        st.connecting += n;
+        n
+    }
+
+    pub(super) fn spawn_connects(self: &Arc<Self>, n: usize) {
+        for _ in 0..n {
+            tokio::spawn(Arc::clone(self).connect());
+        }
+    }
+}
+
+impl State {
+    /// With a learnt budget: streams are in demand and the connections still
+    /// serving have less than half a connection's worth of them left, so
+    /// the next connection should be opened before anyone has to wait for it.
+    pub(super) fn runs_short(&self, per_conn: usize) -> bool {
+        let Some(budget) = self.h2_budget.get() else {
+            return false;
+        };
+        let demand = !self.waiters.is_empty() || self.h2.iter().any(|s| s.active > 0);
+        let left: usize = self
+            .h2
+            .iter()
+            .filter(|s| !s.retiring)
+            .map(|s| budget.saturating_sub(s.opened))
+            .sum();
+        demand && left < per_conn.div_ceil(2)
+    }
+}
+
+/// How long a connection attempt runs before it no longer stands for the
+/// connection a waiter needs: a quarter of `connect_timeout` (2.5 s by
+/// default), at least 100 ms. A TLS handshake the server never answers
+/// would otherwise hold every request of the origin for the whole timeout.
+pub(super) fn stall_after(connect_timeout: Duration) -> Duration {
+    (connect_timeout / 4).max(Duration::from_millis(100))
+}

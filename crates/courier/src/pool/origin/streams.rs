@@ -1,0 +1,99 @@
+//! HTTP/2 connections of the origin: the slots they offer, what a GOAWAY
+//! teaches about the server's request limit, and retiring them.
+
+use super::*;
+
+impl OriginPool {
+    /// Gives waiters streams on HTTP/2 connection `i` while it has room.
+    pub(super) fn serve_streams(&self, st: &mut State, i: usize) {
+        let budget = st.h2_budget.get();
+        while !st.waiters.is_empty() {
+            let slot = &st.h2[i];
+            if !slot.has_room(budget) {
+                return;
+            }
+            let conn = Arc::clone(&slot.conn);
+            let Some(waiter) = st.waiters.pop_front() else {
+                return;
+            };
+            if waiter.tx.send(Ok(Conn::Http2(conn))).is_ok() {
+                self.add_stream(&mut st.h2[i], budget);
+            }
+        }
+    }
+
+    /// Counts a new stream on `slot`; its first one makes the connection
+    /// active, and the last of its budget retires it.
+    pub(super) fn add_stream(&self, slot: &mut H2Slot, budget: Option<usize>) {
+        if slot.active == 0 {
+            self.shared.metrics.connections_idle.dec();
+        }
+        slot.active += 1;
+        slot.opened += 1;
+        if budget.is_some_and(|b| slot.opened >= b) {
+            slot.retiring = true;
+        }
+        self.shared.metrics.http2_streams_active.inc();
+    }
+
+    /// A GOAWAY showed how many streams the server serves per connection:
+    /// connections that had their share already take no new streams.
+    pub(super) fn learn_budget(&self, st: &mut State, served: Served) {
+        let Some(budget) = st.h2_budget.learn(served, Instant::now()) else {
+            return;
+        };
+        tracing::debug!(
+            host = %self.host,
+            port = self.port,
+            budget,
+            certain = served.certain,
+            "HTTP/2 server closes connections after this many streams"
+        );
+        for slot in st.h2.iter_mut() {
+            if slot.opened >= budget {
+                slot.retiring = true;
+            }
+        }
+        self.forget_idle_h2(st, |s| s.retiring);
+    }
+
+    /// An HTTP/2 connection reported a change (see
+    /// [`Signals::report`](super::signals::Signals::report)): a stream limit
+    /// that rose lets waiters in, a GOAWAY retires the connection (and may
+    /// teach the origin a budget); either may call for connections.
+    pub(crate) fn http2_changed(self: &Arc<Self>, id: u64) {
+        let connects = {
+            let mut st = self.lock();
+            let Some(i) = st.h2.iter().position(|s| s.conn.id == id) else {
+                return; // not pooled yet (it reads the signals then), or gone
+            };
+            if let Some(served) = st.h2[i].conn.signals.take_served() {
+                self.learn_budget(&mut st, served);
+            }
+            // Learning may have closed idle connections: find it again.
+            if let Some(i) = st.h2.iter().position(|s| s.conn.id == id) {
+                let slot = &mut st.h2[i];
+                if !slot.conn.accepts_streams(Instant::now()) {
+                    slot.retiring = true;
+                }
+                if slot.retiring {
+                    self.forget_idle_h2(&mut st, |s| s.retiring);
+                } else {
+                    self.serve_streams(&mut st, i);
+                }
+            }
+            self.connects_needed(&mut st)
+        };
+        self.spawn_connects(connects);
+    }
+
+    /// Drops the pool's handle on idle HTTP/2 connections matching `forget`,
+    /// which closes them.
+    pub(super) fn forget_idle_h2(&self, st: &mut State, forget: impl Fn(&H2Slot) -> bool) {
+        let before = st.h2.len();
+        st.h2.retain(|s| s.active > 0 || !forget(s));
+        for _ in st.h2.len()..before {
+            self.shared.metrics.connections_idle.dec();
+        }
+    }
+}
