@@ -142,10 +142,15 @@ fn stages_ramp_the_target_rate_up_and_down_in_the_timeline() {
         target[0] < 300.0 && target[peak] > 350.0 && target[last] < 300.0,
         "{target:?}"
     );
-    // The achieved rate follows it.
+    // The achieved rate follows it. (Once in CI the achieved rates were
+    // [2, 0, 0, 0] with all 1,200 sent and exit 0; the report's errors
+    // are printed so that the cause shows if it comes back.)
     assert!(
         achieved[peak] > achieved[0] && achieved[peak] > achieved[last],
-        "{achieved:?}"
+        "achieved {achieved:?}; errors {} {}; stdout:\n{}",
+        report["errors"],
+        report["error_messages"],
+        text(&output)
     );
     assert!(
         text(&output).contains("target/s"),
