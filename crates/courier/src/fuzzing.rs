@@ -123,14 +123,10 @@ fn client() -> &'static crate::Client {
     CLIENT.get_or_init(crate::Client::new)
 }
 
-/// Answers one GET with `data` verbatim (then closes) over an in-memory
-/// HTTP/1.1 connection, and reads the response as a caller would.
-pub async fn respond_with(data: &[u8]) {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-
-    // One attempt only, and nowhere to dial: a resend would look
-    // `fuzz.invalid` up (slow, and outside the input's control).
-    let client = crate::Client::builder()
+/// A client for one input: one attempt only, and nowhere to dial (a resend
+/// would look `fuzz.invalid` up: slow, and outside the input's control).
+fn one_attempt_client() -> crate::Client {
+    crate::Client::builder()
         .timeout(std::time::Duration::from_secs(1))
         .max_response_body_size(Some(1 << 20))
         .http2_max_refused_retries(0)
@@ -138,7 +134,15 @@ pub async fn respond_with(data: &[u8]) {
         .resolve("fuzz.invalid", ([127, 0, 0, 1], 1).into())
         .no_env_proxy()
         .build()
-        .expect("valid configuration");
+        .expect("valid configuration")
+}
+
+/// Answers one GET with `data` verbatim (then closes) over an in-memory
+/// HTTP/1.1 connection, and reads the response as a caller would.
+pub async fn respond_with(data: &[u8]) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let client = one_attempt_client();
     let uri = Uri::from_static("http://fuzz.invalid/");
     let Ok(origin) = client.pool().origin(&uri) else {
         return;
@@ -175,17 +179,7 @@ pub async fn respond_with(data: &[u8]) {
 pub async fn respond_with_http2(data: &[u8]) -> Result<bytes::Bytes, crate::Error> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-    // One attempt only, and nowhere to dial: a resend would look
-    // `fuzz.invalid` up (slow, and outside the input's control).
-    let client = crate::Client::builder()
-        .timeout(std::time::Duration::from_secs(1))
-        .max_response_body_size(Some(1 << 20))
-        .http2_max_refused_retries(0)
-        .retry_stale_connections(false)
-        .resolve("fuzz.invalid", ([127, 0, 0, 1], 1).into())
-        .no_env_proxy()
-        .build()
-        .expect("valid configuration");
+    let client = one_attempt_client();
     let uri = Uri::from_static("http://fuzz.invalid/");
     let origin = client.pool().origin(&uri)?;
     let (near, mut far) = tokio::io::duplex(64 * 1024);

@@ -715,18 +715,22 @@ async fn serves(mut peer: Peer) -> usize {
     seen
 }
 
-#[tokio::test]
-async fn a_server_that_goes_silent_after_its_goaway_is_asked_with_a_ping() {
-    let (url, seen, server) = serve(&[], |peer, index| async move {
+/// Serves a fetch from a server whose first connection runs `first` and
+/// whose later ones serve: the request must come back "served", sent on the
+/// first two connections once each.
+async fn served_after<F, Fut>(first: F, client: ClientBuilder)
+where
+    F: Fn(Peer) -> Fut + Copy + Send + Sync + 'static,
+    Fut: Future<Output = usize> + Send + 'static,
+{
+    let (url, seen, server) = serve(&[], move |peer, index| async move {
         if index == 0 {
-            return goaway_then_close_on_next_frame(peer).await;
+            return first(peer).await;
         }
         serves(peer).await
     })
     .await;
-    // Shorter than the PING's own deadline (20 s): only the PING's answer,
-    // the close, can make this request succeed in time.
-    let client = h2c().timeout(Duration::from_secs(3)).build().unwrap();
+    let client = client.build().unwrap();
     assert_eq!(fetch(&client, &url).await.unwrap(), "served");
     drop(client);
     let per_conn = seen.per_connection().await;
@@ -734,34 +738,36 @@ async fn a_server_that_goes_silent_after_its_goaway_is_asked_with_a_ping() {
     assert_eq!(per_conn[..2], [1, 1], "{per_conn:?}");
 }
 
+#[tokio::test]
+async fn a_server_that_goes_silent_after_its_goaway_is_asked_with_a_ping() {
+    // Shorter than the PING's own deadline (20 s): only the PING's answer,
+    // the close, can make this request succeed in time.
+    served_after(
+        goaway_then_close_on_next_frame,
+        h2c().timeout(Duration::from_secs(3)),
+    )
+    .await;
+}
+
+/// Neither answers nor closes after its GOAWAY, whatever it reads.
+async fn goaway_then_deaf(mut peer: Peer) -> usize {
+    let Some(s) = peer.next_request().await else {
+        return 0;
+    };
+    peer.try_send(&goaway(s, NO_ERROR)).await;
+    while peer.try_read().await.is_some() {}
+    1
+}
+
 /// A server that ignores the PING as well (neither answers nor closes):
 /// the connection is closed when the PING's deadline (the keep-alive
 /// timeout) passes, and the stream is sent again.
 #[tokio::test]
 async fn a_server_silent_after_its_goaway_and_deaf_to_pings_is_closed() {
-    let (url, seen, server) = serve(&[], |peer, index| async move {
-        if index == 0 {
-            let mut peer = peer;
-            let Some(s) = peer.next_request().await else {
-                return 0;
-            };
-            peer.try_send(&goaway(s, NO_ERROR)).await;
-            while peer.try_read().await.is_some() {}
-            return 1;
-        }
-        serves(peer).await
-    })
-    .await;
     let client = h2c()
         .timeout(Duration::from_secs(5))
-        .http2_keep_alive_timeout(Duration::from_millis(200))
-        .build()
-        .unwrap();
-    assert_eq!(fetch(&client, &url).await.unwrap(), "served");
-    drop(client);
-    let per_conn = seen.per_connection().await;
-    server.abort();
-    assert_eq!(per_conn[..2], [1, 1], "{per_conn:?}");
+        .http2_keep_alive_timeout(Duration::from_millis(200));
+    served_after(goaway_then_deaf, client).await;
 }
 
 /// A server that goes away gracefully and answers what it kept (nginx, Go):
