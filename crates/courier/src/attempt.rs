@@ -173,10 +173,12 @@ where
 {
     type Output = Result<Response, Error>;
 
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let origin = Arc::clone(&self.origin);
-        self.poll_attempt(cx)
-            .map_err(|e| e.with_url(|| origin.url()))
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match self.as_mut().poll_attempt(cx) {
+            // Only a failure pays for saying which origin it is about.
+            Poll::Ready(Err(e)) => Poll::Ready(Err(e.with_url(|| self.origin.url()))),
+            other => other,
+        }
     }
 }
 

@@ -160,11 +160,15 @@ impl Error {
 
     /// A 4xx or 5xx answer to `url` (see `Response::error_for_status`).
     pub(crate) fn from_status(status: http::StatusCode, url: &http::Uri) -> Error {
-        let mut e = Error::msg(ErrorKind::Status, "");
-        e.inner.message = None;
-        e.inner.status = Some(status);
-        e.inner.url = Some(url.clone());
-        e
+        Error {
+            inner: Box::new(Inner {
+                kind: ErrorKind::Status,
+                message: None,
+                source: None,
+                url: Some(url.clone()),
+                status: Some(status),
+            }),
+        }
     }
 
     /// Says which URL the error is about, unless it says so already.

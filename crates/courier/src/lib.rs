@@ -46,6 +46,7 @@
 #![warn(missing_docs)]
 
 mod attempt;
+mod basic_auth;
 #[cfg(feature = "internal-hooks")]
 #[doc(hidden)]
 pub mod bench_support;

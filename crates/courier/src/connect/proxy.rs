@@ -184,11 +184,8 @@ impl Endpoint {
         let kind = if default_port == 80 {
             let auth = match credentials {
                 Some((user, pass)) => {
-                    let mut v = HeaderValue::try_from(format!(
-                        "Basic {}",
-                        crate::request::base64(format!("{user}:{pass}").as_bytes())
-                    ))
-                    .map_err(|_| bad("bad credentials"))?;
+                    let mut v = HeaderValue::try_from(crate::basic_auth::value(&user, &pass))
+                        .map_err(|_| bad("bad credentials"))?;
                     v.set_sensitive(true);
                     Some(v)
                 }
