@@ -28,7 +28,8 @@ use tokio_util::either::Either;
 use crate::body::Body;
 use crate::client::{is_idempotent, ClientInner};
 use crate::error::Error;
-use crate::pool::{Answer, HandedBack, Lease, OriginPool, SendError};
+use crate::pool::{Lease, OriginPool};
+use crate::proto::exchange::{Answer, HandedBack, SendError};
 use crate::response::Response;
 
 /// Waiting in line for a connection or stream (the pool's slow path: a new

@@ -77,8 +77,8 @@ async fn respond(mut io: DuplexStream, body: &'static [u8]) {
 /// head into HEADERS as a connection does, and decoding a response head
 /// block into the `http::response::Parts` a request gets.
 pub struct Http2Headers {
-    encoder: crate::http2::hpack::Encoder,
-    decoder: crate::http2::head::BlockDecoder,
+    encoder: crate::proto::h2::hpack::Encoder,
+    decoder: crate::proto::h2::head::BlockDecoder,
     out: bytes::BytesMut,
 }
 
@@ -95,8 +95,8 @@ impl Http2Headers {
     /// A fresh encoder and decoder, as on a new connection.
     pub fn new() -> Http2Headers {
         Http2Headers {
-            encoder: crate::http2::hpack::Encoder::new(),
-            decoder: crate::http2::head::BlockDecoder::new(4096, 64 * 1024),
+            encoder: crate::proto::h2::hpack::Encoder::new(),
+            decoder: crate::proto::h2::head::BlockDecoder::new(4096, 64 * 1024),
             out: bytes::BytesMut::new(),
         }
     }
@@ -104,7 +104,7 @@ impl Http2Headers {
     /// Encodes a GET of `path` with `headers` (the connection's HPACK table
     /// as earlier calls left it); returns the frame's size.
     pub fn encode_request(&mut self, path: &str, headers: &http::HeaderMap) -> usize {
-        let head = crate::http2::conn::Head {
+        let head = crate::proto::h2::conn::Head {
             method: &http::Method::GET,
             scheme: &http::uri::Scheme::HTTPS,
             authority: &http::uri::Authority::from_static("bench.invalid"),
@@ -114,7 +114,7 @@ impl Http2Headers {
             content_length: None,
         };
         self.out.clear();
-        crate::http2::encode::request(&mut self.encoder, &mut self.out, 1, &head, true, 16_384);
+        crate::proto::h2::encode::request(&mut self.encoder, &mut self.out, 1, &head, true, 16_384);
         self.out.len()
     }
 
@@ -122,7 +122,7 @@ impl Http2Headers {
     pub fn decode_nginx_response(&mut self) -> usize {
         let block = nginx_response_head();
         match self.decoder.decode(&block, false) {
-            Ok(crate::http2::head::Block::Response(parts)) => parts.headers.len(),
+            Ok(crate::proto::h2::head::Block::Response(parts)) => parts.headers.len(),
             _ => panic!("nginx's response head must decode"),
         }
     }

@@ -216,8 +216,8 @@ impl Error {
     /// connection lost, or a protocol error (a reset or GOAWAY from the
     /// server after it took the request, a malformed response, a frame
     /// courier would not accept).
-    pub(crate) fn from_http2(err: crate::http2::error::StreamError) -> Error {
-        use crate::http2::error::StreamError;
+    pub(crate) fn from_http2(err: crate::proto::h2::error::StreamError) -> Error {
+        use crate::proto::h2::error::StreamError;
         let kind = match &err {
             StreamError::HeadersTooLarge => ErrorKind::HeadersTooLarge,
             StreamError::InvalidRequest(_) => ErrorKind::InvalidRequest,

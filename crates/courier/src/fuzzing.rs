@@ -17,10 +17,10 @@ pub async fn http2_respond_with(data: &[u8], cuts: &[usize]) {
     use std::future::poll_fn;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-    use crate::http2::conn::Local;
-    use crate::http2::driver;
-    use crate::pool::http2::{send, Target};
-    use crate::pool::signals::Signals;
+    use crate::proto::h2::conn::Local;
+    use crate::proto::h2::driver;
+    use crate::proto::h2::request::{send, Target};
+    use crate::proto::h2::signals::Signals;
 
     let (near, mut far) = tokio::io::duplex(64 * 1024);
     let local = Local {
@@ -92,7 +92,7 @@ pub async fn http2_respond_with(data: &[u8], cuts: &[usize]) {
 /// dynamic table carries from one to the next), each into a response head
 /// as the connection does. Returns how many decoded; must never panic.
 pub fn hpack_blocks(blocks: &[&[u8]]) -> usize {
-    let mut decoder = crate::http2::head::BlockDecoder::new(4096, 16 * 1024);
+    let mut decoder = crate::proto::h2::head::BlockDecoder::new(4096, 16 * 1024);
     blocks
         .iter()
         .filter(|block| decoder.decode(block, false).is_ok())

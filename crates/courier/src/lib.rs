@@ -29,8 +29,8 @@
 //!
 //! The request path: [`RequestBuilder::send`] → `pool` checkout (idle
 //! connection, or a place in the queue while the pool connects) → HTTP/1.1:
-//! courier's own connection (`h1`), written and read by the request's task;
-//! HTTP/2: a stream opened on courier's own connection (`http2`) by the
+//! courier's own connection (`proto::h1`), written and read by the request's task;
+//! HTTP/2: a stream opened on courier's own connection (`proto::h2`) by the
 //! request's task →
 //! [`Response`] whose body holds the
 //! connection's lease → the lease goes back to the pool at the end of the
@@ -64,8 +64,6 @@ pub mod factory;
 #[cfg(feature = "internal-hooks")]
 #[doc(hidden)]
 pub mod fuzzing;
-mod h1;
-mod http2;
 mod metrics;
 #[cfg(feature = "metrics")]
 mod metrics_export;
@@ -73,6 +71,7 @@ pub mod middleware;
 #[cfg(feature = "multipart")]
 pub mod multipart;
 mod pool;
+mod proto;
 mod request;
 mod response;
 mod send;

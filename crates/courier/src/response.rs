@@ -13,8 +13,9 @@ use tokio::time::Sleep;
 
 use crate::drain::DrainPolicy;
 use crate::error::{Error, ErrorKind};
-use crate::http2::stream::RecvBody;
-use crate::pool::{Answer, Lease};
+use crate::pool::Lease;
+use crate::proto::exchange::Answer;
+use crate::proto::h2::stream::RecvBody;
 
 /// An HTTP response whose head has arrived; the body streams on demand.
 ///

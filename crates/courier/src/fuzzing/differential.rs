@@ -13,7 +13,7 @@ use http::{HeaderMap, HeaderValue, Method, Request, Uri};
 use tokio::io::{AsyncRead, AsyncWrite};
 
 use crate::error::ErrorKind;
-use crate::h1::Connection;
+use crate::proto::h1::Connection;
 use crate::{Resolve, Resolving};
 
 /// How long each step may take; tests run this under tokio's paused clock,
@@ -130,7 +130,7 @@ pub async fn http1_read_one<S>(stream: S, method: Method) -> Http1Read
 where
     S: AsyncRead + AsyncWrite + Send + Sync + Unpin + 'static,
 {
-    let expect = crate::h1::ExpectContinue {
+    let expect = crate::proto::h1::ExpectContinue {
         min_size: None,
         wait: std::time::Duration::ZERO,
     };
@@ -143,7 +143,7 @@ where
     let host = HeaderValue::from_static("fuzz.invalid");
     let sending = Connection::send(conn, req, &host, &HeaderMap::new());
     let (mut conn, head) = match tokio::time::timeout(STEP, sending).await {
-        Ok((conn, Ok((head, _uri)))) => (conn, head),
+        Ok((conn, Ok(answer))) => (conn, answer.head),
         Ok((conn, Err(failure))) => return refused(failure.error.kind(), conn.unread()),
         // The connection went with the future.
         Err(_) => return refused(ErrorKind::Timeout, &[]),

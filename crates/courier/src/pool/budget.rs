@@ -24,7 +24,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::signals::Served;
+use crate::proto::h2::signals::Served;
 
 /// How long a budget learnt from a single GOAWAY stands unconfirmed.
 pub(crate) const PROVISIONAL_FOR: Duration = Duration::from_secs(120);

@@ -10,12 +10,13 @@ use http::Request;
 use http_body::Frame;
 use pin_project_lite::pin_project;
 
-use super::conn::{Answer, Conn, Http1Conn, SendError, SendResult};
-use super::http2::Http2Send;
+use super::conn::{Conn, Http1Conn};
 use super::origin::OriginPool;
-use super::{http1, http2};
 use crate::body::Body;
 use crate::error::Error;
+use crate::proto::exchange::{Answer, SendError, SendResult};
+use crate::proto::h2::request::Http2Send;
+use crate::proto::{h1, h2};
 
 /// Exclusive use of an HTTP/1.1 connection, or one reserved HTTP/2 stream, for
 /// one request and its response body.
@@ -100,12 +101,12 @@ impl Lease {
                 // lease is its origin, to make a lease again with the answer.
                 InFlight::Http1 {
                     origin: Some(Arc::clone(origin)),
-                    send: http1::send(c, req, &origin.host_header, defaults),
+                    send: h1::Connection::send(c, req, &origin.host_header, defaults),
                 }
             }
             Some(Conn::Http2(c)) => {
                 metrics.requests_http2.inc();
-                let send = http2::send(&c.handle, req);
+                let send = h2::request::send(&c.handle, req);
                 self.conn = Some(Conn::Http2(c));
                 InFlight::Http2 {
                     lease: Some(self),
@@ -192,7 +193,7 @@ impl<F: Future<Output = (Http1Conn, SendResult)>> Future for Sending<F> {
             }
             InFlightProj::Http2 { lease, send } => {
                 let origin = &lease.as_ref().expect(DONE).origin;
-                let target = http2::Target {
+                let target = h2::request::Target {
                     scheme: origin.scheme(),
                     authority: origin.authority(),
                     defaults: &origin.shared().config.default_headers,

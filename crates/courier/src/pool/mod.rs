@@ -7,13 +7,9 @@
 mod budget;
 mod conn;
 mod expiry;
-mod http1;
-pub(crate) mod http2;
 mod lease;
 mod origin;
-pub(crate) mod signals;
 
-pub(crate) use conn::{Answer, HandedBack, SendError};
 pub(crate) use lease::Lease;
 pub(crate) use origin::OriginPool;
 

@@ -3,6 +3,7 @@
 //! they close (the drop guards below).
 
 use super::*;
+use crate::proto::h2::signals::Listener;
 
 impl OriginPool {
     /// One connection attempt. Its result goes to whoever is first in line
@@ -101,13 +102,14 @@ impl OriginPool {
                 connected.remote,
             )));
         }
-        let hs = http2::handshake(connected.stream, &shared.config);
-        hs.signals.listen(Arc::downgrade(self), id);
+        let hs = h2::request::handshake(connected.stream, &shared.config);
+        let listener: Weak<OriginPool> = Arc::downgrade(self);
+        hs.signals.listen(listener as Weak<dyn Listener>, id);
         self.track_http2(id, hs.driver);
         // The stream limit is only known once the server's SETTINGS arrive;
         // they are the first thing it sends.
         if !hs.signals.wait_for_settings().await {
-            return Err(http2::failure(&hs.handle).unwrap_or_else(|| {
+            return Err(h2::request::failure(&hs.handle).unwrap_or_else(|| {
                 Error::msg(
                     ErrorKind::ConnectionClosed,
                     "HTTP/2 connection closed before the server's SETTINGS",
@@ -163,7 +165,7 @@ impl OriginPool {
         remote: Option<SocketAddr>,
     ) -> Http1Conn {
         self.opened(false);
-        let mut conn = Box::new(http1::connection(stream, &self.shared.config));
+        let mut conn = Box::new(h1::connection(stream, &self.shared.config));
         if let Some(forward) = &self.forward {
             conn.via_proxy(Arc::clone(forward));
         }
@@ -200,8 +202,9 @@ impl OriginPool {
     /// through the public API. A connection that fails first is dropped.
     pub(crate) async fn adopt_http2<S: Io + 'static>(self: &Arc<Self>, stream: S) {
         let id = self.shared.next_conn_id();
-        let hs = http2::handshake(stream, &self.shared.config);
-        hs.signals.listen(Arc::downgrade(self), id);
+        let hs = h2::request::handshake(stream, &self.shared.config);
+        let listener: Weak<OriginPool> = Arc::downgrade(self);
+        hs.signals.listen(listener as Weak<dyn Listener>, id);
         self.track_http2(id, hs.driver);
         if !hs.signals.wait_for_settings().await {
             return;

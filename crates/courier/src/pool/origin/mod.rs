@@ -7,7 +7,7 @@
 //! against the streams per connection a GOAWAY taught (a server that closes
 //! connections after N requests gets N per connection, and the next
 //! connection is opened before the last is spent). Connections report
-//! changes of either through their [`Signals`](super::signals::Signals).
+//! changes of either through their [`Signals`](crate::proto::h2::signals::Signals).
 //!
 //! All state sits behind one `std::sync::Mutex` that is only ever held for a
 //! few pointer moves and never across an `.await`.
@@ -35,15 +35,17 @@ use http::HeaderValue;
 use tokio::sync::oneshot;
 
 use super::budget::StreamBudget;
-use super::conn::{Conn, Driver, Http1Conn, Http2Conn};
+use super::conn::{Conn, Http1Conn, Http2Conn};
 use super::lease::Lease;
-use super::signals::Served;
-use super::{http1, http2, Shared};
+use super::Shared;
 use crate::config::Versions;
 use crate::connect::{ProxyEndpoint, ProxyKind};
 use crate::error::{Error, ErrorKind};
-use crate::h1::{self, Io};
 use crate::metrics::{GaugeGuard, Metrics};
+use crate::proto::exchange::Driver;
+use crate::proto::h2::signals::Served;
+use crate::proto::Io;
+use crate::proto::{h1, h2};
 
 /// Connection management for one scheme + host + port.
 pub(crate) struct OriginPool {

@@ -2,6 +2,7 @@
 //! teaches about the server's request limit, and retiring them.
 
 use super::*;
+use crate::proto::h2::signals::Listener;
 
 impl OriginPool {
     /// Gives waiters streams on HTTP/2 connection `i` while it has room.
@@ -56,12 +57,14 @@ impl OriginPool {
         }
         self.forget_idle_h2(st, |s| s.retiring);
     }
+}
 
-    /// An HTTP/2 connection reported a change (see
-    /// [`Signals::report`](super::signals::Signals::report)): a stream limit
-    /// that rose lets waiters in, a GOAWAY retires the connection (and may
-    /// teach the origin a budget); either may call for connections.
-    pub(crate) fn http2_changed(self: &Arc<Self>, id: u64) {
+/// What an HTTP/2 connection reports (see
+/// [`Signals::report`](crate::proto::h2::signals::Signals::report)): a stream
+/// limit that rose lets waiters in, a GOAWAY retires the connection (and may
+/// teach the origin a budget); either may call for connections.
+impl Listener for OriginPool {
+    fn changed(self: Arc<Self>, id: u64) {
         let connects = {
             let mut st = self.lock();
             let Some(i) = st.h2.iter().position(|s| s.conn.id == id) else {
@@ -86,7 +89,9 @@ impl OriginPool {
         };
         self.spawn_connects(connects);
     }
+}
 
+impl OriginPool {
     /// Drops the pool's handle on idle HTTP/2 connections matching `forget`,
     /// which closes them.
     pub(super) fn forget_idle_h2(&self, st: &mut State, forget: impl Fn(&H2Slot) -> bool) {

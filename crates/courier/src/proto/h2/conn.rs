@@ -24,9 +24,9 @@ use super::flood::{self, Budget};
 use super::flow::{self, RecvWindow, SendWindow};
 use super::frame::{self, Reason};
 use super::hpack;
+use super::signals::Signals;
 use super::stream_state::{legal, StreamState};
 use super::streams::{Key, Stream, Streams, Upload};
-use crate::pool::signals::Signals;
 
 /// Ids past this are not allowed (RFC 9113 §5.1.1): a connection that has
 /// used them all takes no new streams.

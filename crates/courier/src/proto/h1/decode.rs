@@ -47,6 +47,18 @@ pub(crate) struct Head {
     pub(crate) closing: bool,
 }
 
+impl Head {
+    /// The head as the `http` crate's response parts (the framing and
+    /// keep-alive stay with the connection).
+    pub(crate) fn into_parts(self) -> http::response::Parts {
+        let (mut parts, ()) = http::Response::new(()).into_parts();
+        parts.status = self.status;
+        parts.version = self.version;
+        parts.headers = self.headers;
+        parts
+    }
+}
+
 /// What [`parse`] found at the start of the buffer.
 #[derive(Debug)]
 pub(crate) enum Parsed {

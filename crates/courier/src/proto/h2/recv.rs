@@ -11,9 +11,9 @@ use super::flood::{self, Glitch};
 use super::flow::SendWindow;
 use super::frame::{self, setting, Frame, Reason};
 use super::head::{Block, BlockDecoder, BlockError};
+use super::signals::Served;
 use super::stream_state::legal;
 use super::streams::Stream;
-use crate::pool::signals::Served;
 
 /// A connection error: courier sends GOAWAY with `reason` and closes.
 #[derive(Debug, Clone, Copy)]
@@ -590,7 +590,7 @@ pub(crate) const GOAWAY_PING: [u8; 8] = *b"goaway?!";
 /// close racing a new request: ambiguous, see [`Served::certain`]). A
 /// GOAWAY on an idle connection (a timeout, a restart) names a stream
 /// answered long ago and refuses nothing: it teaches nothing. What the pool
-/// makes of it is in `pool::budget`.
+/// makes of it is its own business (its request budget).
 fn served_per_connection(st: &mut State, last: u32, reason: Reason) -> Option<Served> {
     if reason != Reason::NO_ERROR || last == 0 || last == (1 << 31) - 1 {
         return None;

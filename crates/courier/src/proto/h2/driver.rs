@@ -20,7 +20,7 @@ use super::flood::Glitch;
 use super::flow::RecvWindow;
 use super::frame::{self, setting, Head, Reason};
 use super::recv::{self, ConnError, Reader};
-use crate::pool::signals::Signals;
+use super::signals::Signals;
 
 /// Read buffer growth. Freed when no stream is open, so an idle connection
 /// holds none.
@@ -570,7 +570,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_request_not_yet_written_when_the_connection_fails_may_be_sent_again() {
-        use crate::http2::conn::{Head, Outgoing};
+        use crate::proto::h2::conn::{Head, Outgoing};
         use tokio::io::AsyncWriteExt;
 
         let (near, mut far) = tokio::io::duplex(64 * 1024);
@@ -607,7 +607,8 @@ mod tests {
             std::future::poll_fn(|cx| handle.shared.lock().poll_open(cx, &head, &mut body))
                 .await
                 .expect("opened");
-        let mut stream = crate::http2::stream::StreamRef::new(Arc::clone(&handle.shared), key, id);
+        let mut stream =
+            crate::proto::h2::stream::StreamRef::new(Arc::clone(&handle.shared), key, id);
         let failed = tokio::time::timeout(
             Duration::from_secs(5),
             std::future::poll_fn(|cx| stream.poll_head(cx)),

@@ -1,5 +1,6 @@
-//! HTTP/2 connections for the pool, on courier's own HTTP/2
-//! ([`crate::http2`]).
+//! A request on an HTTP/2 connection, from its head and body form to the
+//! response head, and a connection's handshake as the client's
+//! configuration sets it up.
 //!
 //! A request opens its stream from its own task and waits on it there: an
 //! in-flight request costs its future and one stream slot, and a response
@@ -13,16 +14,17 @@ use std::task::{Context, Poll};
 use http::uri::{Authority, Scheme};
 use http::{HeaderMap, Request};
 
-use super::conn::{Answer, Driver, HandedBack, SendError, SendResult};
+use super::conn::{Head, Outgoing};
+use super::driver::{self, Handle, KeepAliveConfig};
+use super::error::StreamError;
+use super::send::Pipe;
 use super::signals::Signals;
+use super::stream::{RecvBody, StreamRef};
 use crate::body::{expects_body, Body};
 use crate::config::Config;
 use crate::error::Error;
-use crate::http2::conn::{Head, Outgoing};
-use crate::http2::driver::{self, Handle, KeepAliveConfig};
-use crate::http2::error::StreamError;
-use crate::http2::send::Pipe;
-use crate::http2::stream::{RecvBody, StreamRef};
+use crate::proto::exchange::{Answer, Driver, HandedBack, SendError, SendResult};
+use crate::proto::Io;
 
 /// The stream limit assumed before the server's SETTINGS arrive (RFC 9113
 /// recommends servers allow at least 100; most use exactly that).
@@ -37,10 +39,10 @@ pub(crate) struct Handshaken {
 }
 
 /// Starts a connection; its driver must be spawned for anything to happen.
-pub(crate) fn handshake<S: crate::h1::Io + 'static>(stream: S, config: &Config) -> Handshaken {
+pub(crate) fn handshake<S: Io + 'static>(stream: S, config: &Config) -> Handshaken {
     let h2 = &config.http2;
     let signals = Arc::new(Signals::new(ASSUMED_MAX_STREAMS));
-    let local = crate::http2::conn::Local {
+    let local = super::conn::Local {
         stream_window: h2.initial_stream_window_size,
         conn_window: h2.initial_connection_window_size,
         max_header_list: config.max_response_headers_size,
@@ -72,7 +74,7 @@ pub(crate) fn failure(handle: &Handle) -> Option<Error> {
 /// A request on its way: opens its stream on first poll, then waits for the
 /// response head.
 pub(crate) struct Http2Send {
-    shared: Arc<crate::http2::conn::Shared>,
+    shared: Arc<super::conn::Shared>,
     /// Kept until the head arrives, to be handed back if the stream is
     /// refused unprocessed (unless `streamed`), and for its URI.
     request: Option<Request<Body>>,

@@ -7,9 +7,9 @@ use std::sync::Arc;
 use std::task::{ready, Context, Poll, Waker};
 
 use bytes::{Bytes, BytesMut};
-use http::{HeaderMap, HeaderValue, Method, Request, StatusCode, Uri};
+use http::{HeaderMap, HeaderValue, Method, Request, StatusCode};
 use http_body::Frame;
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::io::{AsyncRead, ReadBuf};
 
 use super::body::{Decoder, Step};
 use super::decode::{self, Head, Parsed};
@@ -17,11 +17,8 @@ use super::encode::{self, BodyFraming, ExpectContinue, Forward};
 use super::upload::{Out, Upload};
 use crate::body::Body;
 use crate::error::{Error, ErrorKind};
-
-/// The byte stream under a connection: TCP, TLS, or in memory.
-pub(crate) trait Io: AsyncRead + AsyncWrite + Send + Sync + Unpin {}
-
-impl<T: AsyncRead + AsyncWrite + Send + Sync + Unpin> Io for T {}
+use crate::proto::exchange::{Answer, HandedBack, SendError, SendResult};
+use crate::proto::Io;
 
 /// Reads ask for at least this much room (and the buffer starts this big).
 const READ_MIN: usize = 8 * 1024;
@@ -56,20 +53,6 @@ pub(crate) struct Connection {
     forward: Option<Arc<Forward>>,
 }
 
-/// What one exchange comes to: the response head and the request's URI
-/// (moved out of the request once it is answered), or why not.
-pub(crate) type Exchanged = Result<(Head, Uri), Failure>;
-
-/// A request that failed, and what of it can be given back for a retry.
-pub(crate) struct Failure {
-    pub(crate) error: Error,
-    /// Not a byte reached the connection: safe to send again, whatever the method.
-    pub(crate) unsent: Option<Request<Body>>,
-    /// Written, then the connection closed before a byte of response came
-    /// back (a stale connection, most likely); its buffered body is intact.
-    pub(crate) unanswered: Option<Request<Body>>,
-}
-
 /// How a step of writing a request ended.
 enum Written<T> {
     Done(T),
@@ -92,18 +75,15 @@ impl AsMut<Connection> for Connection {
     }
 }
 
-impl Failure {
-    fn new(error: Error, req: Request<Body>, resend: Resend) -> Failure {
-        let (unsent, unanswered) = match resend {
-            Resend::No => (None, None),
-            Resend::Unsent => (Some(req), None),
-            Resend::Unanswered => (None, Some(req)),
+impl Resend {
+    /// The failure for the caller, with the request when it may be sent again.
+    fn failure(self, error: Error, req: Request<Body>) -> SendError {
+        let handed_back = match self {
+            Resend::No => None,
+            Resend::Unsent => Some(HandedBack::Unsent(req)),
+            Resend::Unanswered => Some(HandedBack::Unanswered(req)),
         };
-        Failure {
-            error,
-            unsent,
-            unanswered,
-        }
+        SendError { error, handed_back }
     }
 }
 
@@ -180,7 +160,7 @@ impl Connection {
         mut req: Request<Body>,
         host: &HeaderValue,
         defaults: &HeaderMap,
-    ) -> impl Future<Output = (C, Exchanged)> + Send
+    ) -> impl Future<Output = (C, SendResult)> + Send
     where
         C: AsMut<Connection> + Send,
     {
@@ -205,8 +185,12 @@ impl Connection {
             {
                 // Answered: the request is no longer needed, but its URI is
                 // the response's (moved, not cloned).
-                Ok(head) => Ok((head, std::mem::take(req.uri_mut()))),
-                Err((error, resend)) => Err(Failure::new(error, req, resend)),
+                Ok(head) => Ok(Answer {
+                    head: head.into_parts(),
+                    body: None,
+                    uri: std::mem::take(req.uri_mut()),
+                }),
+                Err((error, resend)) => Err(resend.failure(error, req)),
             };
             (conn, result)
         }

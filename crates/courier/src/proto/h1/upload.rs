@@ -26,10 +26,10 @@ use bytes::Bytes;
 use http_body::Body as _;
 use tokio::time::Sleep;
 
-use super::conn::Io;
 use super::encode::BodyFraming;
 use crate::body::Body;
 use crate::error::{Error, ErrorKind};
+use crate::proto::Io;
 
 /// Bytes written in one poll before giving the reader a turn.
 const BUDGET: usize = 256 * 1024;

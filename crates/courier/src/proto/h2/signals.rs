@@ -7,16 +7,16 @@
 //!
 //! A change the pool must act on at once (a limit that rose lets waiters in;
 //! a GOAWAY retires the connection and teaches a budget) is also reported to
-//! the origin, by [`Signals::report`]: the connection's driver calls it once
-//! it has let go of the connection's lock (the pool takes its own lock, and
-//! holds it while it drops connections, which takes theirs).
+//! a [`Listener`] the pool installs, by [`Signals::report`]: the connection's
+//! driver calls it once it has let go of the connection's lock (the pool
+//! takes its own lock, and holds it while it drops connections, which takes
+//! theirs). The listener is a trait of this module, so HTTP/2 needs nothing
+//! of the pool.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{OnceLock, Weak};
+use std::sync::{Arc, OnceLock, Weak};
 
 use tokio::sync::Notify;
-
-use super::origin::OriginPool;
 
 /// How many streams a GOAWAY showed the server serves on one connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,14 +42,26 @@ pub(crate) struct Signals {
     /// Something the pool acts on changed since it was last told.
     unreported: AtomicBool,
     changed: Notify,
-    listener: OnceLock<Listener>,
+    listener: OnceLock<Listening>,
 }
 
-/// Where [`Signals::report`] goes: the connection's origin, and its id there.
-#[derive(Debug)]
-struct Listener {
-    origin: Weak<OriginPool>,
+/// Whoever keeps the connection and acts on what it reports (the pool).
+pub(crate) trait Listener: Send + Sync {
+    /// Something in connection `id`'s [`Signals`] changed; called with no
+    /// lock of the connection held.
+    fn changed(self: Arc<Self>, id: u64);
+}
+
+/// Where [`Signals::report`] goes: the listener, and the connection's id there.
+struct Listening {
+    listener: Weak<dyn Listener>,
     id: u64,
+}
+
+impl std::fmt::Debug for Listening {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Listening").field("id", &self.id).finish()
+    }
 }
 
 impl Signals {
@@ -68,9 +80,9 @@ impl Signals {
         }
     }
 
-    /// Changes are reported to connection `id` of `origin` from now on.
-    pub(crate) fn listen(&self, origin: Weak<OriginPool>, id: u64) {
-        let _ = self.listener.set(Listener { origin, id });
+    /// Changes are reported to `listener` as connection `id`'s from now on.
+    pub(crate) fn listen(&self, listener: Weak<dyn Listener>, id: u64) {
+        let _ = self.listener.set(Listening { listener, id });
     }
 
     /// The server's first SETTINGS frame has been read in full.
@@ -156,11 +168,11 @@ impl Signals {
         {
             return;
         }
-        let Some(listener) = self.listener.get() else {
+        let Some(listening) = self.listener.get() else {
             return; // not in a pool yet: it reads the signals when it takes the connection
         };
-        if let Some(origin) = listener.origin.upgrade() {
-            origin.http2_changed(listener.id);
+        if let Some(listener) = listening.listener.upgrade() {
+            listener.changed(listening.id);
         }
     }
 }
