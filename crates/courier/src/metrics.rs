@@ -323,6 +323,16 @@ impl Gauge {
     pub(crate) fn dec(&self) {
         self.value.fetch_sub(1, Relaxed);
     }
+    /// Moves the gauge by `to - from`: one contributor's share went from
+    /// `from` to `to`.
+    pub(crate) fn adjust(&self, from: u64, to: u64) {
+        if to > from {
+            let now = self.value.fetch_add(to - from, Relaxed) + (to - from);
+            self.max.fetch_max(now, Relaxed);
+        } else if from > to {
+            self.value.fetch_sub(from - to, Relaxed);
+        }
+    }
     pub(crate) fn get(&self) -> u64 {
         self.value.load(Relaxed)
     }

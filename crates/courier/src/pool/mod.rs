@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, RwLock};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use http::uri::{Authority, Scheme};
 use http::{HeaderValue, Uri};
@@ -44,13 +44,7 @@ impl Shared {
     /// a random share of the jitter, so a fleet does not rotate in lockstep.
     pub(crate) fn expiry(&self, now: Instant) -> Option<Instant> {
         let lifetime = self.config.pooled_connection_lifetime?;
-        let jitter = self.config.pooled_connection_lifetime_jitter;
-        let extra = if jitter.is_zero() {
-            Duration::ZERO
-        } else {
-            jitter.mul_f64(fastrand::f64())
-        };
-        now.checked_add(lifetime + extra)
+        expiry::retire_at(now, lifetime, self.config.pooled_connection_lifetime_jitter)
     }
 }
 

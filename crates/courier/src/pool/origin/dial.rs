@@ -246,7 +246,6 @@ impl OriginPool {
                     idle_since: Instant::now(),
                     retiring: false,
                 });
-                self.shared.metrics.connections_idle.inc();
                 let i = st.h2.len() - 1;
                 self.serve_streams(&mut st, i);
             }
@@ -290,18 +289,13 @@ impl Drop for OpenHttp1 {
         let Some(origin) = self.origin.upgrade() else {
             return; // the origin is gone: no slot to free
         };
-        // Connections are dropped with the origin's lock held (the idle
-        // stack, the scavenger), so the slot is freed from a task; where no
-        // runtime is, by the origin's next lock.
-        let id = self.id;
-        match tokio::runtime::Handle::try_current() {
-            Ok(runtime) => {
-                runtime.spawn(async move { origin.connection_closed(id) });
-            }
-            Err(_) => {
-                origin.closed_off_runtime.fetch_add(1, Relaxed);
-            }
-        }
+        // The origin drops connections only once its lock is released
+        // (see `locked`), so the slot is freed here and now.
+        debug_assert!(
+            !super::locked::holds_lock(),
+            "an HTTP/1.1 connection dropped under its origin's lock"
+        );
+        origin.connection_closed(self.id);
     }
 }
 

@@ -18,16 +18,18 @@
 //! [`streams`] runs the HTTP/2 connections' slots.
 
 mod dial;
+mod locked;
 mod planning;
 mod streams;
 
 pub(crate) use dial::OpenHttp1;
+use locked::{Locked, Published};
 use planning::stall_after;
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use http::uri::{Authority, Scheme};
@@ -62,10 +64,6 @@ pub(crate) struct OriginPool {
     forward: Option<Arc<h1::Forward>>,
     /// Where the next new connection starts in the resolved address list.
     next_addr: AtomicUsize,
-    /// HTTP/1.1 connections closed where no tokio runtime was (a response
-    /// dropped on a plain thread), not yet taken off `open`: the next lock
-    /// does it, so the per-host cap gets their slots back.
-    closed_off_runtime: AtomicUsize,
     state: Mutex<State>,
     shared: Arc<Shared>,
 }
@@ -107,6 +105,11 @@ struct State {
     /// from GOAWAYs (see [`StreamBudget`]): each connection is given at most
     /// that many, then retires, and the next one is opened in advance.
     h2_budget: StreamBudget,
+    /// HTTP/1.1 connections taken out of the state to be closed once the
+    /// lock is released (see [`locked`]).
+    closing: Vec<Http1Conn>,
+    /// This origin's share of the client's gauges, derived from the above.
+    published: Published,
 }
 
 struct Idle {
@@ -174,7 +177,6 @@ impl OriginPool {
             forward,
             proxy,
             next_addr: AtomicUsize::new(0),
-            closed_off_runtime: AtomicUsize::new(0),
             state: Mutex::new(State {
                 protocol,
                 idle: Vec::new(),
@@ -186,6 +188,8 @@ impl OriginPool {
                 draining: 0,
                 h2_streams_hint: None,
                 h2_budget: StreamBudget::default(),
+                closing: Vec::new(),
+                published: Published::default(),
             }),
             shared,
         }
@@ -213,16 +217,13 @@ impl OriginPool {
         &self.authority
     }
 
-    fn lock(&self) -> MutexGuard<'_, State> {
+    /// The state, until the guard drops: then the gauges follow it and the
+    /// connections it retired close (see [`locked`]).
+    fn lock(&self) -> Locked<'_> {
         // A panic elsewhere while holding the lock leaves consistent-enough
         // counters; keep serving rather than poisoning every request.
-        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        // A load first: the swap is for the rare close off the runtime.
-        if self.closed_off_runtime.load(Relaxed) != 0 {
-            let closed = self.closed_off_runtime.swap(0, Relaxed);
-            st.open = st.open.saturating_sub(closed);
-        }
-        st
+        let st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        Locked::new(st, &self.shared.metrics)
     }
 
     #[cfg(any(test, feature = "internal-hooks"))]
@@ -296,11 +297,11 @@ impl OriginPool {
             }
             if !fresh_only {
                 while let Some(idle) = st.idle.pop() {
-                    self.shared.metrics.connections_idle.dec();
                     if !idle.conn.is_expired(now) {
                         return Ok(Conn::Http1(idle.conn));
                     }
-                    // Expired: dropping it closes it and frees its slot.
+                    // Expired: closed once the lock is released.
+                    st.closing.push(idle.conn);
                 }
             }
             st.purge_dead_waiters();
@@ -403,7 +404,6 @@ impl OriginPool {
             conn,
             since: Instant::now(),
         });
-        self.shared.metrics.connections_idle.inc();
     }
 
     /// A lease gives its HTTP/1.1 connection back after a complete response.
@@ -421,10 +421,6 @@ impl OriginPool {
     pub(crate) fn stream_done(&self, id: u64) {
         let now = Instant::now();
         let mut st = self.lock();
-        // Under the lock: `serve_streams` hands a stream to a waiter before
-        // it counts it, and a stream that fails at once must not be
-        // subtracted before it was added (the gauge would wrap).
-        self.shared.metrics.http2_streams_active.dec();
         let Some(i) = st.h2.iter().position(|s| s.conn.id == id) else {
             return; // already closed and forgotten
         };
@@ -436,7 +432,6 @@ impl OriginPool {
                 return;
             }
             slot.idle_since = now;
-            self.shared.metrics.connections_idle.inc();
         }
         self.serve_streams(&mut st, i);
     }
@@ -459,14 +454,23 @@ impl OriginPool {
 
     /// A drain ended within its grace period, with the connection to reuse
     /// (`Some`) or not (`None`: it will close and report that itself).
-    pub(crate) fn drain_finished(&self, conn: Option<Conn>) {
-        let mut st = self.lock();
-        st.draining = st.draining.saturating_sub(1);
-        if let Some(Conn::Http1(conn)) = conn {
-            if !conn.is_expired(Instant::now()) {
-                self.deliver_locked(&mut st, conn, false);
+    ///
+    /// Waiters that counted on it are planned for again either way: its
+    /// close may have been reported while it still counted as draining.
+    pub(crate) fn drain_finished(self: &Arc<Self>, conn: Option<Conn>) {
+        let connects = {
+            let mut st = self.lock();
+            st.draining = st.draining.saturating_sub(1);
+            if let Some(Conn::Http1(conn)) = conn {
+                if conn.is_expired(Instant::now()) {
+                    st.closing.push(conn);
+                } else {
+                    self.deliver_locked(&mut st, conn, false);
+                }
             }
-        }
+            self.connects_needed(&mut st)
+        };
+        self.spawn_connects(connects);
     }
 
     /// The connection is closed (HTTP/1.1: dropped; HTTP/2: its driver ended).
@@ -474,15 +478,9 @@ impl OriginPool {
         let connects = {
             let mut st = self.lock();
             st.open = st.open.saturating_sub(1);
-            if let Some(pos) = st.idle.iter().position(|i| i.conn.id == id) {
-                st.idle.remove(pos);
-                self.shared.metrics.connections_idle.dec();
-            }
             if let Some(pos) = st.h2.iter().position(|s| s.conn.id == id) {
-                // Leases still holding streams find it gone and only fix the gauge.
-                if st.h2.swap_remove(pos).active == 0 {
-                    self.shared.metrics.connections_idle.dec();
-                }
+                // Leases still holding streams find it gone when they end.
+                st.h2.swap_remove(pos);
             }
             // A freed slot lets a waiter at the cap get a connection of its own.
             self.connects_needed(&mut st)
@@ -497,19 +495,22 @@ impl OriginPool {
             idle_timeout.is_some_and(|t| now.saturating_duration_since(since) >= t)
         };
         let mut st = self.lock();
-        let before = st.idle.len();
-        st.idle.retain_mut(|idle| {
-            !(idle_too_long(idle.since) || idle.conn.is_expired(now) || !idle.conn.conn.is_open())
-        });
-        for _ in st.idle.len()..before {
-            self.shared.metrics.connections_idle.dec();
+        let st = &mut *st;
+        let mut i = 0;
+        while i < st.idle.len() {
+            let idle = &mut st.idle[i];
+            if idle_too_long(idle.since) || idle.conn.is_expired(now) || !idle.conn.conn.is_open() {
+                st.closing.push(st.idle.remove(i).conn);
+            } else {
+                i += 1;
+            }
         }
         for slot in st.h2.iter_mut() {
             if !slot.conn.accepts_streams(now) {
                 slot.retiring = true;
             }
         }
-        self.forget_idle_h2(&mut st, |s| s.retiring || idle_too_long(s.idle_since));
+        self.forget_idle_h2(st, |s| s.retiring || idle_too_long(s.idle_since));
         st.holds_nothing()
     }
 
@@ -539,10 +540,7 @@ impl State {
 impl Drop for OriginPool {
     fn drop(&mut self) {
         let st = self.state.get_mut().unwrap_or_else(|p| p.into_inner());
-        let idle_h2 = st.h2.iter().filter(|s| s.active == 0).count();
-        for _ in 0..st.idle.len() + idle_h2 {
-            self.shared.metrics.connections_idle.dec();
-        }
+        locked::unpublish(st, &self.shared.metrics);
     }
 }
 

@@ -71,8 +71,16 @@ impl OriginPool {
     }
 
     pub(super) fn spawn_connects(self: &Arc<Self>, n: usize) {
+        if n == 0 {
+            return;
+        }
+        // Off the runtime (a connection closed on a plain thread), nothing
+        // can be dialled: the next checkout plans again.
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
         for _ in 0..n {
-            tokio::spawn(Arc::clone(self).connect());
+            runtime.spawn(Arc::clone(self).connect());
         }
     }
 }

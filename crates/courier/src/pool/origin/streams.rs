@@ -26,15 +26,11 @@ impl OriginPool {
     /// Counts a new stream on `slot`; its first one makes the connection
     /// active, and the last of its budget retires it.
     pub(super) fn add_stream(&self, slot: &mut H2Slot, budget: Option<usize>) {
-        if slot.active == 0 {
-            self.shared.metrics.connections_idle.dec();
-        }
         slot.active += 1;
         slot.opened += 1;
         if budget.is_some_and(|b| slot.opened >= b) {
             slot.retiring = true;
         }
-        self.shared.metrics.http2_streams_active.inc();
     }
 
     /// A GOAWAY showed how many streams the server serves per connection:
@@ -95,10 +91,6 @@ impl OriginPool {
     /// Drops the pool's handle on idle HTTP/2 connections matching `forget`,
     /// which closes them.
     pub(super) fn forget_idle_h2(&self, st: &mut State, forget: impl Fn(&H2Slot) -> bool) {
-        let before = st.h2.len();
         st.h2.retain(|s| s.active > 0 || !forget(s));
-        for _ in st.h2.len()..before {
-            self.shared.metrics.connections_idle.dec();
-        }
     }
 }

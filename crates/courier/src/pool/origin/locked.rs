@@ -1,0 +1,102 @@
+//! The origin's state under its lock, and what unlocking settles.
+//!
+//! Two things must not happen while the lock is held, and both used to be
+//! left to whoever changed the state:
+//! - **Gauges adjusted by hand.** `connections_idle` and
+//!   `http2_streams_active` were incremented and decremented at a dozen
+//!   places, and one missed path left them wrong for good. Now they are
+//!   derived: on unlock, each is recomputed from the state and the global
+//!   gauge moves by the difference from what this origin last published.
+//! - **Connections dropped under the lock.** Closing an HTTP/1.1 connection
+//!   frees its slot, which takes the lock again. Whatever the critical
+//!   section retires goes to `State::closing`, and is dropped after the
+//!   mutex is released, so a closing connection keeps its books at once (no
+//!   task spawned for it, none lost where no runtime is).
+
+use std::cell::Cell;
+use std::ops::{Deref, DerefMut};
+use std::sync::MutexGuard;
+
+use super::State;
+use crate::metrics::Metrics;
+
+thread_local! {
+    /// This thread holds an origin's lock: a connection dropped now would
+    /// deadlock taking it again (see [`holds_lock`]).
+    static HOLDING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether this thread is inside an origin's critical section.
+pub(super) fn holds_lock() -> bool {
+    HOLDING.get()
+}
+
+/// Gauge values this origin has added to the client's totals.
+#[derive(Debug, Default)]
+pub(super) struct Published {
+    idle: u64,
+    streams: u64,
+}
+
+/// The locked state; derefs to [`State`].
+pub(super) struct Locked<'a> {
+    guard: Option<MutexGuard<'a, State>>,
+    metrics: &'a Metrics,
+}
+
+impl<'a> Locked<'a> {
+    pub(super) fn new(guard: MutexGuard<'a, State>, metrics: &'a Metrics) -> Locked<'a> {
+        HOLDING.set(true);
+        Locked {
+            guard: Some(guard),
+            metrics,
+        }
+    }
+}
+
+impl Deref for Locked<'_> {
+    type Target = State;
+
+    fn deref(&self) -> &State {
+        self.guard.as_deref().expect("locked until dropped")
+    }
+}
+
+impl DerefMut for Locked<'_> {
+    fn deref_mut(&mut self) -> &mut State {
+        self.guard.as_deref_mut().expect("locked until dropped")
+    }
+}
+
+impl Drop for Locked<'_> {
+    fn drop(&mut self) {
+        let Some(mut st) = self.guard.take() else {
+            return;
+        };
+        publish(&mut st, self.metrics);
+        let closing = std::mem::take(&mut st.closing);
+        drop(st);
+        HOLDING.set(false);
+        drop(closing);
+    }
+}
+
+/// Moves the client's gauges by what changed in this origin's state.
+fn publish(st: &mut State, metrics: &Metrics) {
+    // One pass over the HTTP/2 slots: a checkout already makes one.
+    let (mut idle, mut streams) = (st.idle.len() as u64, 0);
+    for slot in &st.h2 {
+        idle += u64::from(slot.active == 0);
+        streams += slot.active as u64;
+    }
+    let was = std::mem::replace(&mut st.published, Published { idle, streams });
+    metrics.connections_idle.adjust(was.idle, idle);
+    metrics.http2_streams_active.adjust(was.streams, streams);
+}
+
+/// Takes this origin's share out of the gauges (the origin is going away).
+pub(super) fn unpublish(st: &mut State, metrics: &Metrics) {
+    let was = std::mem::take(&mut st.published);
+    metrics.connections_idle.adjust(was.idle, 0);
+    metrics.http2_streams_active.adjust(was.streams, 0);
+}
