@@ -171,12 +171,13 @@ async fn sequential_skips_a_503_replica_and_then_rarely_chooses_it() {
     }
     let early = bad.requests();
     assert!(early >= 3, "the bad replica was tried and skipped");
-    // Halved on every failure, never raised.
+    // Halved on every failure, never raised (the damage fades over 60 s:
+    // a little of it is back already).
     let expected = 0.5f64.powi(early as i32).max(0.001);
-    assert_eq!(
-        health_of(&cluster, &bad),
-        expected,
-        "{:?}",
+    let health = health_of(&cluster, &bad);
+    assert!(
+        (expected..expected + 0.05).contains(&health),
+        "{health} {expected} {:?}",
         cluster.snapshot()
     );
     assert_eq!(health_of(&cluster, &good1), 1.0);
@@ -504,5 +505,10 @@ async fn sequential_gives_a_hung_replica_only_its_share_of_the_budget() {
         .find(|r| r.replica == hung.replica())
         .unwrap();
     assert_eq!(h.failures, tried, "a timed-out attempt is a failure");
-    assert_eq!(h.health, 0.5f64.powi(tried as i32));
+    let expected = 0.5f64.powi(tried as i32);
+    assert!(
+        (expected..expected + 0.1).contains(&h.health),
+        "{} {expected}",
+        h.health
+    );
 }

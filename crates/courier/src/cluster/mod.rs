@@ -30,30 +30,45 @@
 //! with a [`Throttled`] source ([`is_throttled`]); a cluster without replicas,
 //! [`ErrorKind::Connect`](crate::ErrorKind::Connect) with a [`NoReplicas`] source.
 
+mod budget;
 mod builder;
 mod client;
 mod config;
 mod criteria;
 mod dns;
 mod ewma;
+mod file;
+mod gray;
 mod health;
 mod metrics;
 mod ordering;
+mod outlier;
 mod refusal;
+mod relative;
+mod relative_stats;
 mod replica;
 mod request;
+mod send;
+mod state;
 mod strategy;
 mod throttle;
 mod topology;
+mod window;
 
+pub use budget::ReplicaBudgetConfig;
 pub use builder::ClusterClientBuilder;
 pub use client::ClusterClient;
 pub use config::ClusterConfig;
 pub use criteria::{ResponseCriteria, Verdict};
 pub use dns::DnsTopology;
+pub use file::FileTopology;
+pub use gray::DEFAULT_GRAY_PERIOD;
+pub use health::HealthConfig;
 pub use metrics::{ClusterSnapshot, ReplicaSnapshot};
 pub use ordering::ReplicaOrdering;
+pub use outlier::{OutlierConfig, HEALTHY_AT};
 pub use refusal::{is_throttled, NoReplicas, Throttled};
+pub use relative::RelativeWeightConfig;
 pub use replica::Replica;
 pub use request::ClusterRequestBuilder;
 pub use strategy::Strategy;
