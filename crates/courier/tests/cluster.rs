@@ -1,7 +1,10 @@
 //! `courier::cluster` against real replicas on loopback: tiny scripted
 //! HTTP/1.1 servers (one status, one delay, switchable; each counts the
 //! requests it saw and those whose client went away mid-request) and the
-//! built-in server.
+//! built-in server. The time-driven parts (health recovery, ejection
+//! periods, weight rounds, budget windows) are also tested on paused time
+//! beside their code (`src/cluster/`), and `src/cluster/simulation.rs` runs
+//! minutes of a simulated cluster for issue 18's recovery target.
 
 mod common;
 
@@ -10,7 +13,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use courier::cluster::{
-    is_throttled, ClusterClient, Replica, ReplicaOrdering, SharedTopology, Strategy, ThrottleConfig,
+    is_throttled, ClusterClient, FileTopology, HealthConfig, RelativeWeightConfig, Replica,
+    ReplicaBudgetConfig, ReplicaOrdering, ReplicaSnapshot, SharedTopology, Strategy,
+    ThrottleConfig,
 };
 use courier::{Body, Client};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -142,13 +147,24 @@ fn replica_of(res: &courier::Response) -> String {
     res.headers()["x-replica"].to_str().unwrap().to_owned()
 }
 
-fn health_of(cluster: &ClusterClient, s: &Scripted) -> f64 {
+fn snap_of(cluster: &ClusterClient, s: &Scripted) -> ReplicaSnapshot {
     let snap = cluster.snapshot();
     snap.replicas
-        .iter()
+        .into_iter()
         .find(|r| r.replica == s.replica())
         .unwrap()
-        .health
+}
+
+fn health_of(cluster: &ClusterClient, s: &Scripted) -> f64 {
+    snap_of(cluster, s).health
+}
+
+async fn scripted(specs: &[(&'static str, u16, u64)]) -> Vec<Scripted> {
+    let mut out = Vec::new();
+    for &(name, status, delay) in specs {
+        out.push(Scripted::start(name, status, delay).await);
+    }
+    out
 }
 
 #[tokio::test]
@@ -511,4 +527,278 @@ async fn sequential_gives_a_hung_replica_only_its_share_of_the_budget() {
         "{} {expected}",
         h.health
     );
+}
+
+#[tokio::test]
+async fn relative_weights_take_the_traffic_from_a_slow_replica() {
+    let r = scripted(&[("slow", 200, 40), ("fast1", 200, 0), ("fast2", 200, 0)]).await;
+    let cluster = ClusterClient::builder("svc")
+        .replicas(r.iter().map(|s| &s.url))
+        .strategy(Strategy::single_replica())
+        .relative_weights(Some(
+            // Vostok's ratios at 1/50 of the time: 10 s rounds, 1 min up, 1 s down.
+            RelativeWeightConfig::default()
+                .update_period(Duration::from_millis(200))
+                .smoothing(Duration::from_millis(1200), Duration::from_millis(20))
+                .statistic_smoothing(Duration::from_millis(20)),
+        ))
+        .throttle(None)
+        .seed(4)
+        .build(Client::new())
+        .unwrap();
+    // Every answer is accepted: health alone would keep an even spread.
+    let t0 = Instant::now();
+    while snap_of(&cluster, &r[0]).relative_weight >= 0.05 {
+        assert!(
+            t0.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            cluster.snapshot()
+        );
+        assert_eq!(cluster.get("/x").send().await.unwrap().status(), 200);
+    }
+    let slow = snap_of(&cluster, &r[0]);
+    assert_eq!((slow.health, slow.failures), (1.0, 0), "{slow:?}");
+    assert!(slow.weight < 0.05);
+    let fast = [1, 2].map(|i| snap_of(&cluster, &r[i]).relative_weight);
+    assert!(
+        fast.contains(&1.0) && fast.iter().all(|&w| w > 0.8),
+        "the best weighs 1: {fast:?}"
+    );
+    let before = r[0].requests();
+    for _ in 0..150 {
+        cluster.get("/x").send().await.unwrap();
+    }
+    let later = r[0].requests() - before;
+    assert!(
+        later <= 5,
+        "the slow replica got {later} of 150 (evenly: 50)"
+    );
+}
+
+#[tokio::test]
+async fn the_gray_list_puts_a_rejecting_replica_last_after_one_reject() {
+    let r = scripted(&[("bad", 503, 0), ("good1", 200, 0), ("good2", 200, 0)]).await;
+    let cluster = ClusterClient::builder("svc")
+        .replicas(r.iter().map(|s| &s.url))
+        .strategy(Strategy::sequential(2))
+        .gray_list(Duration::from_secs(60))
+        .outlier(None)
+        .throttle(None)
+        .seed(8)
+        .build(Client::new())
+        .unwrap();
+    for _ in 0..100 {
+        assert_eq!(cluster.get("/x").send().await.unwrap().status(), 200);
+    }
+    // Health alone (0.5 after one reject) would put it first about one time
+    // in five; gray, it is behind both good replicas and never reached.
+    assert_eq!(r[0].requests(), 1);
+    let bad = snap_of(&cluster, &r[0]);
+    assert!(bad.gray_listed && bad.weight == 0.0, "{bad:?}");
+    assert!(!snap_of(&cluster, &r[1]).gray_listed);
+}
+
+#[tokio::test]
+async fn outlier_ejection_takes_out_at_most_ten_percent() {
+    let mut specs: Vec<(&'static str, u16, u64)> = vec![("bad0", 503, 0), ("bad1", 503, 0)];
+    specs.extend(std::iter::repeat_n(("good", 200, 0), 8));
+    let r = scripted(&specs).await;
+    let cluster = ClusterClient::builder("svc")
+        .replicas(r.iter().map(|s| &s.url))
+        .strategy(Strategy::single_replica())
+        .health(HealthConfig::default().down(1.0)) // ejection alone steers
+        .relative_weights(None)
+        .throttle(None)
+        .seed(10)
+        .build(Client::new())
+        .unwrap();
+    for _ in 0..400 {
+        cluster.get("/x").send().await.unwrap();
+    }
+    let snaps = [snap_of(&cluster, &r[0]), snap_of(&cluster, &r[1])];
+    let ejected: Vec<usize> = (0..2).filter(|&i| snaps[i].ejected).collect();
+    assert_eq!(ejected.len(), 1, "one of ten may be ejected: {snaps:?}");
+    let (out, other) = (ejected[0], 1 - ejected[0]);
+    assert_eq!(snaps[out].ejections, 1);
+    assert_eq!(snaps[out].weight, 0.0);
+    assert!(
+        snaps[other].consecutive_rejects >= 5,
+        "due, but over the cap"
+    );
+    let (held, went_on) = (r[out].requests(), r[other].requests());
+    for _ in 0..300 {
+        cluster.get("/x").send().await.unwrap();
+    }
+    assert_eq!(r[out].requests(), held, "no request while ejected (30 s)");
+    assert!(
+        r[other].requests() - went_on >= 10,
+        "the other still gets its share"
+    );
+    assert_eq!(cluster.snapshot().panics, 0);
+}
+
+#[tokio::test]
+async fn below_half_healthy_the_cluster_panics_and_spreads_over_all() {
+    let r = scripted(&[
+        ("bad0", 503, 0),
+        ("bad1", 503, 0),
+        ("bad2", 503, 0),
+        ("good", 200, 0),
+    ])
+    .await;
+    let cluster = ClusterClient::builder("svc")
+        .replicas(r.iter().map(|s| &s.url))
+        .strategy(Strategy::single_replica())
+        .throttle(None)
+        .seed(12)
+        .build(Client::new())
+        .unwrap();
+    for _ in 0..200 {
+        cluster.get("/x").send().await.unwrap();
+    }
+    let before = r[3].requests();
+    for _ in 0..200 {
+        cluster.get("/x").send().await.unwrap();
+    }
+    // Without the threshold the good replica (health 1 against 0.001) would
+    // take nearly all 200; in panic each replica gets about a quarter.
+    let good = r[3].requests() - before;
+    assert!(
+        (20..90).contains(&good),
+        "the good replica got {good} of 200"
+    );
+    let snap = cluster.snapshot();
+    assert!(snap.panics >= 200, "{}", snap.panics);
+}
+
+#[tokio::test]
+async fn parallel_asks_n_replicas_at_once_and_cancels_the_losers() {
+    let slow = Scripted::start("slow", 200, 2000).await;
+    let fast = Scripted::start("fast", 200, 0).await;
+    let cluster = ClusterClient::builder("svc")
+        .replicas([&slow.url, &fast.url])
+        .strategy(Strategy::parallel(2))
+        .timeout(Duration::from_secs(5))
+        .throttle(None)
+        .build(Client::new())
+        .unwrap();
+    for _ in 0..5 {
+        let t0 = Instant::now();
+        let res = cluster.get("/x").send().await.unwrap();
+        assert_eq!(replica_of(&res), "fast");
+        assert!(
+            t0.elapsed() < Duration::from_millis(1000),
+            "{:?}",
+            t0.elapsed()
+        );
+    }
+    common::eventually(
+        "both replicas saw every request",
+        Duration::from_secs(5),
+        || slow.requests() == 5 && fast.requests() == 5,
+    )
+    .await;
+    common::eventually(
+        "the slow replica sees every cancel",
+        Duration::from_secs(5),
+        || slow.cancelled.load(SeqCst) == 5,
+    )
+    .await;
+    let s = snap_of(&cluster, &slow);
+    assert_eq!(
+        (s.requests, s.cancelled, s.failures, s.in_flight),
+        (5, 5, 0, 0)
+    );
+    let f = snap_of(&cluster, &fast);
+    assert_eq!((f.requests, f.accepted), (5, 5));
+    assert_eq!(cluster.snapshot().attempts, 10);
+}
+
+#[tokio::test]
+async fn the_replica_budget_holds_attempts_to_one_point_two_per_request() {
+    let a = Scripted::start("a", 503, 0).await;
+    let b = Scripted::start("b", 503, 0).await;
+    let cluster = ClusterClient::builder("svc")
+        .replicas([&a.url, &b.url])
+        .strategy(Strategy::sequential(2))
+        .replica_budget(Some(ReplicaBudgetConfig::default()))
+        .outlier(None)
+        .throttle(None)
+        .build(Client::new())
+        .unwrap();
+    for _ in 0..300 {
+        assert_eq!(cluster.get("/x").send().await.unwrap().status(), 503);
+    }
+    // Unlimited, every request would go to both: 600.
+    let sent = a.requests() + b.requests();
+    assert!(
+        (300..=361).contains(&sent),
+        "{sent} attempts for 300 requests"
+    );
+    let snap = cluster.snapshot();
+    assert_eq!(snap.attempts, sent);
+    assert!(snap.budget_limited >= 200, "{}", snap.budget_limited);
+    assert!(
+        snap.replica_budget_ratio <= 1.21,
+        "{}",
+        snap.replica_budget_ratio
+    );
+}
+
+#[tokio::test]
+async fn a_file_topology_follows_the_file_and_keeps_requests_in_flight() {
+    let old = Scripted::start("old", 200, 300).await;
+    let new = Scripted::start("new", 200, 0).await;
+    let dir = std::env::temp_dir().join(format!("courier-cluster-file-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("replicas");
+    std::fs::write(&path, format!("# billing\n{}\n", old.url)).unwrap();
+    let topology = FileTopology::watch(&path, Duration::from_millis(20))
+        .await
+        .unwrap();
+    let cluster = ClusterClient::builder("svc")
+        .topology(topology)
+        .throttle(None)
+        .build(Client::new())
+        .unwrap();
+
+    let in_flight = tokio::spawn({
+        let cluster = cluster.clone();
+        async move { cluster.get("/x").send().await }
+    });
+    common::eventually(
+        "the request is on the old replica",
+        Duration::from_secs(5),
+        || cluster.snapshot().replicas[0].in_flight == 1,
+    )
+    .await;
+    // Written aside and renamed, as a deploy should.
+    let tmp = dir.join("replicas.tmp");
+    std::fs::write(&tmp, format!("# moved\n\n{}  # the new one\n", new.url)).unwrap();
+    std::fs::rename(&tmp, &path).unwrap();
+    common::eventually("the file is re-read", Duration::from_secs(5), || {
+        cluster
+            .snapshot()
+            .replicas
+            .iter()
+            .map(|r| r.replica.clone())
+            .collect::<Vec<_>>()
+            == [new.replica()]
+    })
+    .await;
+    for _ in 0..10 {
+        assert_eq!(replica_of(&cluster.get("/x").send().await.unwrap()), "new");
+    }
+    let res = in_flight.await.unwrap().unwrap();
+    assert_eq!(
+        (res.status().as_u16(), replica_of(&res)),
+        (200, "old".to_owned())
+    );
+    assert_eq!((old.requests(), old.cancelled.load(SeqCst)), (1, 0));
+
+    // An invalid line keeps the list.
+    std::fs::write(&path, "not a url\n").unwrap();
+    let res = cluster.get("/x").send().await.unwrap();
+    assert_eq!(replica_of(&res), "new");
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -49,6 +49,8 @@ mod relative_stats;
 mod replica;
 mod request;
 mod send;
+#[cfg(test)]
+mod simulation;
 mod state;
 mod strategy;
 mod throttle;

@@ -8,7 +8,10 @@
 //! unless `max_ejection_percent` (10 %, but always at least one replica, as
 //! Envoy) are ejected already. The multiplier goes down by one for every
 //! `base_ejection_time` the replica then stays out of ejection, so a replica
-//! that failed once long ago is not punished as a flapping one.
+//! that failed once long ago is not punished as a flapping one. A replica
+//! back from ejection starts afresh (health 1, relative weight forgotten),
+//! as Envoy returns a host with its full weight: the ejection was the
+//! penalty, and if it still fails five more rejects eject it for longer.
 //!
 //! Why beside adaptive health: health only makes a failing replica rare; a
 //! replica that fails every request (a dead process behind a live port)
@@ -102,6 +105,7 @@ pub(crate) struct Outlier {
     consecutive: u32,
     until: Option<Instant>,
     multiplier: u32,
+    back: bool,
 }
 
 impl Outlier {
@@ -112,6 +116,17 @@ impl Outlier {
 
     pub(crate) fn is_ejected(&self, now: Instant) -> bool {
         self.until.is_some_and(|until| now < until)
+    }
+
+    /// True once, the first time it is asked after an ejection ended.
+    pub(crate) fn take_return(&mut self, now: Instant) -> bool {
+        match self.until {
+            Some(until) if now >= until && !self.back => {
+                self.back = true;
+                true
+            }
+            _ => false,
+        }
     }
 
     /// Counts a verdict; true when the replica is due for ejection.
@@ -139,6 +154,7 @@ impl Outlier {
             .min(config.max_ejection_time);
         self.until = Some(now + period);
         self.consecutive = 0;
+        self.back = false;
         period
     }
 }
@@ -162,8 +178,10 @@ mod tests {
         assert!(o.judged(true, &c, now()));
         assert_eq!(o.eject(&c, now()), Duration::from_secs(30));
         assert!(o.is_ejected(now()));
+        assert!(!o.take_return(now()));
         tokio::time::advance(Duration::from_secs(30)).await;
         assert!(!o.is_ejected(now()));
+        assert!(o.take_return(now()) && !o.take_return(now()), "back, once");
         // Ejected again at once: twice as long.
         assert_eq!(o.eject(&c, now()), Duration::from_secs(60));
         tokio::time::advance(Duration::from_secs(60)).await;

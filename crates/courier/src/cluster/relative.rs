@@ -21,6 +21,10 @@
 //! Why slow to rise and quick to fall: a replica that got slow should lose
 //! traffic at once, one that got fast again should win it back gradually.
 //!
+//! Keep `down_smoothing` well under `update_period` (as the defaults, 1 s
+//! against 10 s): a weight that falls only a little per round is mostly
+//! restored by the division by the largest, as all weights fall together.
+//!
 //! Differences from Vostok: the statistics are per cluster client, not per
 //! process; the update runs on the request path, as Vostok's, but under a
 //! `try_lock` (one request does it, the others go on with the old weights);
@@ -111,6 +115,11 @@ impl RelativeWeightConfig {
     pub fn smoothing(mut self, raise: Duration, down: Duration) -> Self {
         self.raise_smoothing = raise;
         self.down_smoothing = down;
+        self
+    }
+    /// Sets the time constant of the statistics' smoothing.
+    pub fn statistic_smoothing(mut self, constant: Duration) -> Self {
+        self.statistic_smoothing = constant;
         self
     }
     /// Sets the regeneration of weights not updated.

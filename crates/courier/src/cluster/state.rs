@@ -96,7 +96,12 @@ impl ReplicaState {
     }
 
     pub(crate) fn standing(&self, config: &ClusterConfig, now: Instant) -> Standing {
-        let a = self.adaptive();
+        let mut a = self.adaptive();
+        if a.outlier.take_return(now) {
+            // Back from ejection: afresh (see outlier.rs).
+            a.health = Health::new();
+            a.relative = Relative::default();
+        }
         let relative = match &config.relative_weights {
             Some(c) => a.relative.weight(c, now),
             None => 1.0,
