@@ -802,3 +802,196 @@ async fn a_file_topology_follows_the_file_and_keeps_requests_in_flight() {
     assert_eq!(replica_of(&res), "new");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Records spans (name, parent, fields) for the tracing test.
+mod spans {
+    use std::collections::HashMap;
+    use std::sync::{Arc, Mutex};
+
+    use tracing::field::{Field, Visit};
+    use tracing::span::{Attributes, Id, Record};
+    use tracing::Subscriber;
+    use tracing_subscriber::layer::{Context, SubscriberExt};
+    use tracing_subscriber::registry::LookupSpan;
+    use tracing_subscriber::Layer;
+
+    #[derive(Debug, Clone)]
+    pub struct Span {
+        pub id: u64,
+        pub name: &'static str,
+        pub parent: Option<u64>,
+        pub fields: HashMap<String, String>,
+    }
+
+    #[derive(Clone, Default)]
+    pub struct Recorder(pub Arc<Mutex<Vec<Span>>>);
+
+    struct Fields<'a>(&'a mut HashMap<String, String>);
+
+    impl Visit for Fields<'_> {
+        fn record_str(&mut self, field: &Field, value: &str) {
+            self.0.insert(field.name().to_owned(), value.to_owned());
+        }
+        fn record_u64(&mut self, field: &Field, value: u64) {
+            self.0.insert(field.name().to_owned(), value.to_string());
+        }
+        fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+            self.0.insert(field.name().to_owned(), format!("{value:?}"));
+        }
+    }
+
+    impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Recorder {
+        fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
+            let parent = ctx
+                .span(id)
+                .and_then(|s| s.parent())
+                .map(|p| p.id().into_u64());
+            let mut fields = HashMap::new();
+            attrs.record(&mut Fields(&mut fields));
+            let name = attrs.metadata().name();
+            let id = id.into_u64();
+            self.0.lock().unwrap().push(Span {
+                id,
+                name,
+                parent,
+                fields,
+            });
+        }
+
+        fn on_record(&self, id: &Id, values: &Record<'_>, _ctx: Context<'_, S>) {
+            let mut spans = self.0.lock().unwrap();
+            if let Some(s) = spans.iter_mut().rev().find(|s| s.id == id.into_u64()) {
+                values.record(&mut Fields(&mut s.fields));
+            }
+        }
+    }
+
+    /// A recorder set as this thread's subscriber until the guard is dropped
+    /// (the test runs on a current-thread runtime, so it sees every span).
+    pub fn install() -> (Recorder, tracing::subscriber::DefaultGuard) {
+        let r = Recorder::default();
+        let guard =
+            tracing::subscriber::set_default(tracing_subscriber::registry().with(r.clone()));
+        (r, guard)
+    }
+}
+
+#[tokio::test]
+async fn the_request_span_names_the_strategy_and_the_replica_that_answered() {
+    let (recorder, _guard) = spans::install();
+    let bad = Scripted::start("bad", 503, 0).await;
+    let good = Scripted::start("good", 200, 0).await;
+    let cluster = ClusterClient::builder("billing")
+        .replicas([&bad.url, &good.url])
+        .strategy(Strategy::forking(2))
+        .throttle(None)
+        .seed(1)
+        .build(Client::new())
+        .unwrap();
+    for _ in 0..4 {
+        assert_eq!(replica_of(&cluster.get("/x").send().await.unwrap()), "good");
+    }
+    let spans = recorder.0.lock().unwrap().clone();
+    let requests: Vec<_> = spans
+        .iter()
+        .filter(|s| s.name == "cluster.request")
+        .collect();
+    assert_eq!(requests.len(), 4);
+    let good_url = good.replica().to_string();
+    let mut attempts_seen = 0;
+    for r in &requests {
+        assert_eq!(r.fields["cluster"], "billing");
+        assert_eq!(r.fields["strategy"], "forking(2)");
+        assert_eq!(r.fields["replica"], good_url, "{:?}", r.fields);
+        assert_eq!(r.fields["verdict"], "accept");
+        let attempts: Vec<_> = spans
+            .iter()
+            .filter(|s| s.name == "cluster.attempt" && s.parent == Some(r.id))
+            .collect();
+        assert_eq!(r.fields["attempts"], attempts.len().to_string());
+        let last = attempts.last().unwrap();
+        assert_eq!(
+            (
+                last.fields["replica"].as_str(),
+                last.fields["verdict"].as_str()
+            ),
+            (good_url.as_str(), "accept")
+        );
+        attempts_seen += attempts.len();
+    }
+    let bad_attempts = bad.requests() as usize;
+    assert!(
+        bad_attempts >= 1,
+        "the seed puts the 503 replica first at least once"
+    );
+    assert_eq!(attempts_seen, 4 + bad_attempts);
+}
+
+/// An HTTP/2 (h2c) replica from the `h2` crate: answers 200 after `delay`
+/// and counts the streams the client reset before that.
+async fn h2_replica(delay: Duration) -> (String, Arc<AtomicU64>, Arc<AtomicU64>) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let (streams, resets) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+    let (s, r) = (Arc::clone(&streams), Arc::clone(&resets));
+    tokio::spawn(async move {
+        while let Ok((conn, _)) = listener.accept().await {
+            let (s, r) = (Arc::clone(&s), Arc::clone(&r));
+            tokio::spawn(async move {
+                let Ok(mut h2) = h2::server::handshake(conn).await else {
+                    return;
+                };
+                while let Some(Ok((_req, mut respond))) = h2.accept().await {
+                    s.fetch_add(1, SeqCst);
+                    let r = Arc::clone(&r);
+                    tokio::spawn(async move {
+                        tokio::select! {
+                            _ = tokio::time::sleep(delay) => {
+                                let res = http::Response::builder().status(200).body(()).unwrap();
+                                let _ = respond.send_response(res, true);
+                            }
+                            _ = std::future::poll_fn(|cx| respond.poll_reset(cx)) => {
+                                r.fetch_add(1, SeqCst);
+                            }
+                        }
+                    });
+                }
+            });
+        }
+    });
+    (url, streams, resets)
+}
+
+#[tokio::test]
+async fn parallel_losers_on_http2_are_reset_streams() {
+    let (slow, slow_streams, slow_resets) = h2_replica(Duration::from_secs(5)).await;
+    let (fast, fast_streams, _) = h2_replica(Duration::ZERO).await;
+    let client = Client::builder().http2_prior_knowledge().build().unwrap();
+    let cluster = ClusterClient::builder("svc")
+        .replicas([&slow, &fast])
+        .strategy(Strategy::parallel(2))
+        .throttle(None)
+        .build(client.clone())
+        .unwrap();
+    for _ in 0..4 {
+        let t0 = Instant::now();
+        assert_eq!(cluster.get("/x").send().await.unwrap().status(), 200);
+        assert!(t0.elapsed() < Duration::from_secs(2), "{:?}", t0.elapsed());
+    }
+    common::eventually(
+        "every losing stream is reset",
+        Duration::from_secs(5),
+        || slow_resets.load(SeqCst) == 4,
+    )
+    .await;
+    assert_eq!(
+        (slow_streams.load(SeqCst), fast_streams.load(SeqCst)),
+        (4, 4)
+    );
+    // A reset stream, not a closed connection: one connection per replica.
+    let m = client.metrics();
+    assert_eq!(
+        (m.connections_established_http2, m.connections_open_http2),
+        (2, 2)
+    );
+}
