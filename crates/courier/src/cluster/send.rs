@@ -100,7 +100,8 @@ async fn send(
         let mut rng = inner.rng.lock().unwrap_or_else(|e| e.into_inner());
         inner.config.ordering.order(&candidates, &mut rng, max)
     };
-    let deadline = std::time::Instant::now() + budget;
+    // On tokio's clock, as the strategies' timers (paused time moves both).
+    let deadline = tokio::time::Instant::now() + budget;
     let attempts = AtomicU64::new(0);
     let mut original = Some(request);
     let start = |i: usize, head_timeout: Duration| -> AttemptFuture {
@@ -157,7 +158,7 @@ async fn attempt(
     state: Arc<ReplicaState>,
     request: Result<Request<Body>, ()>,
     target: String,
-    deadline: std::time::Instant,
+    deadline: tokio::time::Instant,
     head_timeout: Duration,
     request_span: tracing::Span,
 ) -> (Verdict, Result<Response, Error>) {
@@ -174,7 +175,7 @@ async fn attempt(
     };
     let mut in_flight = state.start();
     let started = tokio::time::Instant::now();
-    let left = deadline.saturating_duration_since(std::time::Instant::now());
+    let left = deadline.saturating_duration_since(tokio::time::Instant::now());
     let call = inner.client.clone().send(request, Some(left));
     let answer = match tokio::time::timeout(head_timeout, call).await {
         Ok(answer) => answer,
