@@ -2,10 +2,14 @@
 
 use std::time::Duration;
 
+use super::budget::ReplicaBudgetConfig;
 use super::client::ClusterClient;
 use super::config::ClusterConfig;
 use super::criteria::ResponseCriteria;
+use super::health::HealthConfig;
 use super::ordering::ReplicaOrdering;
+use super::outlier::OutlierConfig;
+use super::relative::RelativeWeightConfig;
 use super::replica::Replica;
 use super::strategy::Strategy;
 use super::throttle::ThrottleConfig;
@@ -93,6 +97,36 @@ impl ClusterClientBuilder {
     /// See [`ClusterConfig::seed`].
     pub fn seed(mut self, seed: u64) -> Self {
         self.config.seed = Some(seed);
+        self
+    }
+
+    /// See [`ClusterConfig::health`].
+    pub fn health(mut self, health: HealthConfig) -> Self {
+        self.config.health = health;
+        self
+    }
+
+    /// See [`ClusterConfig::relative_weights`].
+    pub fn relative_weights(mut self, relative: Option<RelativeWeightConfig>) -> Self {
+        self.config.relative_weights = relative;
+        self
+    }
+
+    /// See [`ClusterConfig::gray_period`]: turns the gray list on.
+    pub fn gray_list(mut self, period: Duration) -> Self {
+        self.config.gray_period = Some(period);
+        self
+    }
+
+    /// See [`ClusterConfig::outlier`].
+    pub fn outlier(mut self, outlier: Option<OutlierConfig>) -> Self {
+        self.config.outlier = outlier;
+        self
+    }
+
+    /// See [`ClusterConfig::replica_budget`].
+    pub fn replica_budget(mut self, budget: Option<ReplicaBudgetConfig>) -> Self {
+        self.config.replica_budget = budget;
         self
     }
 

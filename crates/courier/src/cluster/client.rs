@@ -1,35 +1,30 @@
 //! [`ClusterClient`]: one client for a named service of several replicas,
 //! over a courier [`Client`] (each replica one more origin in its pool).
 //!
-//! A request goes: adaptive throttling (maybe refused locally) → the
-//! topology's current replicas → an order (health or peak EWMA) → the
-//! strategy, attempt by attempt, each judged by the response criteria,
-//! which feed health, latency and the throttle's accept count.
+//! This file holds the client's state and its public face; a request's
+//! way through it (throttling, ordering, budget, strategy, verdicts) is
+//! `send.rs`.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use http::{Method, Request};
 
+use super::budget::ReplicaBudget;
 use super::builder::ClusterClientBuilder;
 use super::config::ClusterConfig;
-use super::criteria::Verdict;
-use super::metrics::{ClusterSnapshot, ReplicaState};
-use super::refusal;
+use super::metrics::ClusterSnapshot;
+use super::relative::Updater;
 use super::replica::Replica;
 use super::request::ClusterRequestBuilder;
-use super::strategy::{self, AttemptFuture};
+use super::state::ReplicaState;
 use super::throttle::Throttle;
 use super::topology::Topology;
 use crate::body::Body;
 use crate::client::Client;
 use crate::error::{Error, ErrorKind};
 use crate::response::Response;
-
-/// The budget when neither the request, the cluster nor the client sets one.
-const FALLBACK_BUDGET: Duration = Duration::from_secs(30);
 
 /// A client for a service of several replicas. Cheap to clone (clones share
 /// the replicas' state).
@@ -46,19 +41,33 @@ const FALLBACK_BUDGET: Duration = Duration::from_secs(30);
 /// ```
 #[derive(Clone)]
 pub struct ClusterClient {
-    inner: Arc<Inner>,
+    pub(super) inner: Arc<Inner>,
 }
 
-struct Inner {
-    name: String,
-    client: Client,
+pub(super) struct Inner {
+    pub(super) name: String,
+    pub(super) client: Client,
     topology: Box<dyn Topology>,
-    config: ClusterConfig,
+    pub(super) config: ClusterConfig,
     members: Mutex<Members>,
-    rng: Mutex<fastrand::Rng>,
-    throttle: Option<Throttle>,
-    requests: AtomicU64,
-    throttled: AtomicU64,
+    pub(super) rng: Mutex<fastrand::Rng>,
+    pub(super) throttle: Option<Throttle>,
+    pub(super) budget: Option<ReplicaBudget>,
+    /// Relative weights' round keeper (`try_lock`ed on the request path).
+    pub(super) relative: Mutex<Updater>,
+    /// Held while deciding an ejection (the cap counts the others).
+    pub(super) ejecting: Mutex<()>,
+    pub(super) counters: Counters,
+}
+
+/// The cluster's own counters.
+#[derive(Default)]
+pub(super) struct Counters {
+    pub(super) requests: AtomicU64,
+    pub(super) throttled: AtomicU64,
+    pub(super) attempts: AtomicU64,
+    pub(super) budget_limited: AtomicU64,
+    pub(super) panics: AtomicU64,
 }
 
 /// The replicas' states for the topology's last list.
@@ -93,14 +102,16 @@ impl ClusterClient {
                 client,
                 topology,
                 throttle: config.throttle.clone().map(Throttle::new),
+                budget: config.replica_budget.clone().map(ReplicaBudget::new),
+                relative: Mutex::new(Updater::new()),
+                ejecting: Mutex::new(()),
                 config,
                 members: Mutex::new(Members {
                     list: Arc::new([]),
                     states: Arc::new([]),
                 }),
                 rng: Mutex::new(rng),
-                requests: AtomicU64::new(0),
-                throttled: AtomicU64::new(0),
+                counters: Counters::default(),
             }),
         }
     }
@@ -180,21 +191,33 @@ impl ClusterClient {
     /// Every number the cluster keeps: its own and each current replica's.
     pub fn snapshot(&self) -> ClusterSnapshot {
         let inner = &self.inner;
+        let now = tokio::time::Instant::now();
+        let c = &inner.counters;
         ClusterSnapshot {
             name: inner.name.clone(),
-            requests: inner.requests.load(Relaxed),
-            throttled: inner.throttled.load(Relaxed),
+            requests: c.requests.load(Relaxed),
+            throttled: c.throttled.load(Relaxed),
             throttle_probability: inner.throttle.as_ref().map_or(0.0, |t| t.probability()),
-            replicas: self.members().iter().map(|s| s.snapshot()).collect(),
+            replicas: inner
+                .members()
+                .iter()
+                .map(|s| s.snapshot(&inner.config, now))
+                .collect(),
+            attempts: c.attempts.load(Relaxed),
+            budget_limited: c.budget_limited.load(Relaxed),
+            replica_budget_ratio: inner.budget.as_ref().map_or(0.0, |b| b.ratio()),
+            panics: c.panics.load(Relaxed),
         }
     }
+}
 
+impl Inner {
     /// The states of the topology's current replicas (kept across lists for
     /// replicas that stay; a removed replica's state lives on only in the
     /// attempts still running on it).
-    fn members(&self) -> Arc<[Arc<ReplicaState>]> {
-        let list = self.inner.topology.replicas();
-        let mut members = self.inner.members.lock().unwrap_or_else(|e| e.into_inner());
+    pub(super) fn members(&self) -> Arc<[Arc<ReplicaState>]> {
+        let list = self.topology.replicas();
+        let mut members = self.members.lock().unwrap_or_else(|e| e.into_inner());
         if !Arc::ptr_eq(&members.list, &list) {
             let old: HashMap<&Replica, &Arc<ReplicaState>> =
                 members.states.iter().map(|s| (&s.replica, s)).collect();
@@ -208,88 +231,5 @@ impl ClusterClient {
             *members = Members { list, states };
         }
         Arc::clone(&members.states)
-    }
-
-    pub(crate) async fn send(
-        &self,
-        request: Request<Body>,
-        target: String,
-        timeout: Option<Duration>,
-    ) -> Result<Response, Error> {
-        let inner = &self.inner;
-        inner.requests.fetch_add(1, Relaxed);
-        if let Some(throttle) = &inner.throttle {
-            let admitted = throttle.admit(&mut inner.rng.lock().unwrap_or_else(|e| e.into_inner()));
-            if !admitted {
-                inner.throttled.fetch_add(1, Relaxed);
-                return Err(refusal::throttled(&inner.name, throttle.probability()));
-            }
-        }
-        let budget = timeout
-            .or(inner.config.timeout)
-            .or(inner.client.default_timeout())
-            .unwrap_or(FALLBACK_BUDGET);
-        let states = self.members();
-        if states.is_empty() {
-            return Err(refusal::no_replicas(&inner.name));
-        }
-        let replayable = request.body().try_clone().is_some()
-            && crate::middleware::replay_is_safe(&request, inner.config.replay_non_idempotent);
-        let max = if replayable {
-            inner.config.strategy.max_replicas()
-        } else {
-            1
-        };
-        let order = {
-            let mut rng = inner.rng.lock().unwrap_or_else(|e| e.into_inner());
-            inner.config.ordering.order(&states, &mut rng, max)
-        };
-        let deadline = std::time::Instant::now() + budget;
-        let mut original = Some(request);
-        let start = |i: usize, head_timeout: Duration| -> AttemptFuture {
-            let state: Arc<ReplicaState> = Arc::clone(&order[i]);
-            let request = match original.as_ref().and_then(crate::middleware::clone_request) {
-                Some(copy) if i + 1 < order.len() => Ok(copy),
-                _ => original.take().ok_or(()),
-            };
-            let uri = state.replica.resolve(&target);
-            let inner = Arc::clone(inner);
-            Box::pin(async move {
-                let request = match (request, uri) {
-                    (Ok(mut r), Ok(uri)) => {
-                        *r.uri_mut() = uri;
-                        r
-                    }
-                    (_, Err(e)) => return (Verdict::Accept, Err(e)),
-                    (Err(()), _) => {
-                        let e =
-                            Error::msg(ErrorKind::InvalidRequest, "the body cannot be replayed");
-                        return (Verdict::Accept, Err(e));
-                    }
-                };
-                let _in_flight = state.start();
-                let started = tokio::time::Instant::now();
-                let left = deadline.saturating_duration_since(std::time::Instant::now());
-                let call = inner.client.clone().send(request, Some(left));
-                let answer = match tokio::time::timeout(head_timeout, call).await {
-                    Ok(answer) => answer,
-                    Err(_) => Err(Error::msg(
-                        ErrorKind::Timeout,
-                        "no response from the replica within its share of the budget",
-                    )),
-                };
-                let verdict = inner.config.criteria.judge(&answer);
-                state.judged(verdict, started.elapsed());
-                (verdict, answer)
-            })
-        };
-        let (verdict, answer) =
-            strategy::run(inner.config.strategy, order.len(), budget, start).await;
-        if verdict == Verdict::Accept {
-            if let Some(throttle) = &inner.throttle {
-                throttle.accepted();
-            }
-        }
-        answer
     }
 }

@@ -2,8 +2,12 @@
 
 use std::time::Duration;
 
+use super::budget::ReplicaBudgetConfig;
 use super::criteria::ResponseCriteria;
+use super::health::HealthConfig;
 use super::ordering::ReplicaOrdering;
+use super::outlier::OutlierConfig;
+use super::relative::RelativeWeightConfig;
 use super::strategy::Strategy;
 use super::throttle::ThrottleConfig;
 
@@ -31,6 +35,21 @@ pub struct ClusterConfig {
     /// [`Idempotent`](crate::middleware::Idempotent) extension is sent to
     /// several anyway. Default: off (Vostok's idempotency control).
     pub replay_non_idempotent: bool,
+    /// Adaptive health: factors, floor, recovery over time. Default: see [`HealthConfig`].
+    pub health: HealthConfig,
+    /// Relative weights (with [`ReplicaOrdering::WeightedHealth`]); `None`
+    /// turns them off. Default: on, Vostok's settings.
+    pub relative_weights: Option<RelativeWeightConfig>,
+    /// The gray list: a replica that gives a rejected answer comes last in
+    /// the ordering for this long. Default: `None` (off, as in Vostok's
+    /// default ordering); [`DEFAULT_GRAY_PERIOD`](super::DEFAULT_GRAY_PERIOD) is 5 minutes.
+    pub gray_period: Option<Duration>,
+    /// Outlier ejection and the panic threshold; `None` turns both off.
+    /// Default: on, Envoy's settings.
+    pub outlier: Option<OutlierConfig>,
+    /// The replica budget; `None` turns it off. Default: on, at most 1.2
+    /// attempts per request over 2 minutes.
+    pub replica_budget: Option<ReplicaBudgetConfig>,
 }
 
 impl Default for ClusterConfig {
@@ -43,6 +62,11 @@ impl Default for ClusterConfig {
             timeout: None,
             seed: None,
             replay_non_idempotent: false,
+            health: HealthConfig::default(),
+            relative_weights: Some(RelativeWeightConfig::default()),
+            gray_period: None,
+            outlier: Some(OutlierConfig::default()),
+            replica_budget: Some(ReplicaBudgetConfig::default()),
         }
     }
 }
@@ -81,6 +105,31 @@ impl ClusterConfig {
     /// Allows non-idempotent requests on more than one replica.
     pub fn replay_non_idempotent(mut self, yes: bool) -> Self {
         self.replay_non_idempotent = yes;
+        self
+    }
+    /// Sets the adaptive health settings.
+    pub fn health(mut self, health: HealthConfig) -> Self {
+        self.health = health;
+        self
+    }
+    /// Sets (or, with `None`, turns off) relative weights.
+    pub fn relative_weights(mut self, relative: Option<RelativeWeightConfig>) -> Self {
+        self.relative_weights = relative;
+        self
+    }
+    /// Turns the gray list on with `period`.
+    pub fn gray_list(mut self, period: Duration) -> Self {
+        self.gray_period = Some(period);
+        self
+    }
+    /// Sets (or, with `None`, turns off) outlier ejection and the panic threshold.
+    pub fn outlier(mut self, outlier: Option<OutlierConfig>) -> Self {
+        self.outlier = outlier;
+        self
+    }
+    /// Sets (or, with `None`, turns off) the replica budget.
+    pub fn replica_budget(mut self, budget: Option<ReplicaBudgetConfig>) -> Self {
+        self.replica_budget = budget;
         self
     }
 }

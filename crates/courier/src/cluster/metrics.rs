@@ -1,110 +1,15 @@
-//! Per-replica state and what the cluster shows of it: requests, failures,
-//! in flight, latency (peak EWMA) and health weight, read through
-//! [`ClusterClient::snapshot`](super::ClusterClient::snapshot).
+//! What the cluster shows of itself, through
+//! [`ClusterClient::snapshot`](super::ClusterClient::snapshot): its own
+//! counters and, per replica, the numbers that order it.
 //!
-//! Why in one place: the numbers that order the replicas are the numbers an
-//! operator needs to see why a replica gets the traffic it gets.
+//! Why these: the numbers that decide where a request goes (weight, health,
+//! relative weight, latency, load, gray list, ejection) are the numbers an
+//! operator needs to see why a replica gets the traffic it gets; the verdict
+//! counts say what it did with it.
 
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use super::criteria::Verdict;
-use super::ewma::{PeakEwma, DEFAULT_DECAY, DEFAULT_RTT};
-use super::health;
 use super::replica::Replica;
-
-/// What the cluster knows of one replica.
-#[derive(Debug)]
-pub(crate) struct ReplicaState {
-    pub(crate) replica: Replica,
-    requests: AtomicU64,
-    failures: AtomicU64,
-    in_flight: AtomicU64,
-    adaptive: Mutex<Adaptive>,
-}
-
-#[derive(Debug)]
-struct Adaptive {
-    health: f64,
-    latency: PeakEwma,
-}
-
-impl ReplicaState {
-    pub(crate) fn new(replica: Replica) -> ReplicaState {
-        ReplicaState {
-            replica,
-            requests: AtomicU64::new(0),
-            failures: AtomicU64::new(0),
-            in_flight: AtomicU64::new(0),
-            adaptive: Mutex::new(Adaptive {
-                health: health::MAX,
-                latency: PeakEwma::new(DEFAULT_RTT, DEFAULT_DECAY),
-            }),
-        }
-    }
-
-    fn adaptive(&self) -> std::sync::MutexGuard<'_, Adaptive> {
-        self.adaptive.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    pub(crate) fn health(&self) -> f64 {
-        self.adaptive().health
-    }
-
-    pub(crate) fn in_flight(&self) -> u64 {
-        self.in_flight.load(Relaxed)
-    }
-
-    /// Peak EWMA latency × (requests in flight + 1): P2C's load estimate.
-    pub(crate) fn cost(&self) -> f64 {
-        let latency = self.adaptive().latency.estimate().as_secs_f64();
-        latency * (self.in_flight() + 1) as f64
-    }
-
-    /// An attempt starts; it is in flight until the guard is dropped (an
-    /// attempt cancelled by a strategy counts as neither success nor failure).
-    pub(crate) fn start(self: &Arc<Self>) -> InFlight {
-        self.requests.fetch_add(1, Relaxed);
-        self.in_flight.fetch_add(1, Relaxed);
-        InFlight(Arc::clone(self))
-    }
-
-    /// The verdict on an attempt that took `rtt`.
-    pub(crate) fn judged(&self, verdict: Verdict, rtt: Duration) {
-        if verdict == Verdict::Reject {
-            self.failures.fetch_add(1, Relaxed);
-        }
-        let mut a = self.adaptive();
-        a.health = match verdict {
-            Verdict::Accept => health::up(a.health),
-            Verdict::Reject => health::down(a.health),
-        };
-        a.latency.observe(rtt);
-    }
-
-    pub(crate) fn snapshot(&self) -> ReplicaSnapshot {
-        let mut a = self.adaptive();
-        ReplicaSnapshot {
-            replica: self.replica.clone(),
-            requests: self.requests.load(Relaxed),
-            failures: self.failures.load(Relaxed),
-            in_flight: self.in_flight(),
-            latency_ewma: a.latency.estimate(),
-            health: a.health,
-        }
-    }
-}
-
-/// An attempt in flight on a replica.
-#[derive(Debug)]
-pub(crate) struct InFlight(Arc<ReplicaState>);
-
-impl Drop for InFlight {
-    fn drop(&mut self) {
-        self.0.in_flight.fetch_sub(1, Relaxed);
-    }
-}
 
 /// One replica's numbers.
 #[derive(Debug, Clone, PartialEq)]
@@ -120,8 +25,26 @@ pub struct ReplicaSnapshot {
     pub in_flight: u64,
     /// Peak EWMA of its response times (30 ms before any).
     pub latency_ewma: Duration,
-    /// Adaptive health weight, in [0.001, 1].
+    /// Adaptive health, in [0.001, 1], with its recovery over time.
     pub health: f64,
+    /// Attempts accepted.
+    pub accepted: u64,
+    /// Attempts cancelled before a verdict (the losers of forking and
+    /// parallel requests, requests dropped by their caller).
+    pub cancelled: u64,
+    /// Relative weight, in [0, 1] (1 when turned off or not yet computed).
+    pub relative_weight: f64,
+    /// The weight the ordering gives it now: health × relative weight, 0
+    /// when gray-listed or ejected.
+    pub weight: f64,
+    /// On the gray list now.
+    pub gray_listed: bool,
+    /// Ejected now.
+    pub ejected: bool,
+    /// Times ejected.
+    pub ejections: u64,
+    /// Rejected answers in a row.
+    pub consecutive_rejects: u32,
 }
 
 /// A cluster's numbers.
@@ -138,4 +61,12 @@ pub struct ClusterSnapshot {
     pub throttle_probability: f64,
     /// The current replicas, in topology order.
     pub replicas: Vec<ReplicaSnapshot>,
+    /// Replica attempts made (all requests, all replicas).
+    pub attempts: u64,
+    /// Requests held to one replica by the replica budget.
+    pub budget_limited: u64,
+    /// Attempts ÷ requests over the replica budget's window.
+    pub replica_budget_ratio: f64,
+    /// Requests ordered in panic (fewer healthy replicas than the panic threshold).
+    pub panics: u64,
 }

@@ -1,16 +1,30 @@
 //! A client for a service of several replicas: replica selection, retries on
-//! other replicas, forking, adaptive throttling (issue 18, first version).
+//! other replicas, forking and parallel requests, outlier ejection, adaptive
+//! throttling and a replica budget (issue 18).
 //!
 //! Why: a service is many replicas, and a caller with one URL has no answer
 //! when that replica is slow, failing or gone. After Kontur's Vostok
 //! ClusterClient, a [`ClusterClient`] sends each request to one replica
-//! after another ([`Strategy`]), in an order ([`ReplicaOrdering`]) that
-//! follows each replica's adaptive health or peak EWMA latency; judges each
-//! answer ([`ResponseCriteria`]: network errors, 429, 500, 502, 503 and 504
-//! reject a replica); and refuses requests locally when the service accepts
-//! too few ([`ThrottleConfig`], the SRE book's adaptive throttling). The
-//! replicas come from a [`Topology`] (a static list, [`DnsTopology`], or
-//! anything), all share one courier [`Client`](crate::Client) and its pool.
+//! after another ([`Strategy`]: single, sequential, forking, parallel), in an
+//! order ([`ReplicaOrdering`]) that follows each replica's adaptive health
+//! ([`HealthConfig`], recovering over time) × relative latency weight
+//! ([`RelativeWeightConfig`]), or peak EWMA latency; judges each answer
+//! ([`ResponseCriteria`]: network errors, 429, 500, 502, 503 and 504 reject
+//! a replica); takes replicas that keep failing out for a while
+//! ([`OutlierConfig`], Envoy's outlier ejection and panic threshold; and an
+//! optional gray list); keeps retries to 1.2 attempts per request
+//! ([`ReplicaBudgetConfig`]); and refuses requests locally when the service
+//! accepts too few ([`ThrottleConfig`], the SRE book's adaptive throttling).
+//! The replicas come from a [`Topology`] (a static list, [`DnsTopology`],
+//! [`FileTopology`], or anything), all share one courier
+//! [`Client`](crate::Client) and its pool. [`ClusterClient::snapshot`]
+//! shows every figure per replica; each request runs in a `cluster.request`
+//! tracing span with its strategy and the replica that answered.
+//!
+//! DNS SRV records are not followed: the system resolver (`getaddrinfo`)
+//! has no SRV lookup and courier has no DNS client of its own; a
+//! [`Topology`] over a DNS library (hickory-resolver's `srv_lookup`) feeding
+//! a [`SharedTopology`] does it in a few lines.
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), courier::Error> {
@@ -30,30 +44,47 @@
 //! with a [`Throttled`] source ([`is_throttled`]); a cluster without replicas,
 //! [`ErrorKind::Connect`](crate::ErrorKind::Connect) with a [`NoReplicas`] source.
 
+mod budget;
 mod builder;
 mod client;
 mod config;
 mod criteria;
 mod dns;
 mod ewma;
+mod file;
+mod gray;
 mod health;
 mod metrics;
 mod ordering;
+mod outlier;
 mod refusal;
+mod relative;
+mod relative_stats;
 mod replica;
 mod request;
+mod send;
+#[cfg(test)]
+mod simulation;
+mod state;
 mod strategy;
 mod throttle;
 mod topology;
+mod window;
 
+pub use budget::ReplicaBudgetConfig;
 pub use builder::ClusterClientBuilder;
 pub use client::ClusterClient;
 pub use config::ClusterConfig;
 pub use criteria::{ResponseCriteria, Verdict};
 pub use dns::DnsTopology;
+pub use file::FileTopology;
+pub use gray::DEFAULT_GRAY_PERIOD;
+pub use health::HealthConfig;
 pub use metrics::{ClusterSnapshot, ReplicaSnapshot};
 pub use ordering::ReplicaOrdering;
+pub use outlier::{OutlierConfig, HEALTHY_AT};
 pub use refusal::{is_throttled, NoReplicas, Throttled};
+pub use relative::RelativeWeightConfig;
 pub use replica::Replica;
 pub use request::ClusterRequestBuilder;
 pub use strategy::Strategy;

@@ -1,21 +1,29 @@
 //! Replica ordering: in which order a request's attempts visit the replicas.
 //!
-//! Why two: weighted random by adaptive health (Vostok's default) spreads
-//! load evenly and steers it away from failing replicas; power of two
-//! choices on peak EWMA latency × load (Finagle, linkerd) steers it away from
-//! slow and busy ones, which health alone does not see.
+//! Why two: weighted random by adaptive health × relative weight (Vostok's
+//! `WeighedReplicaOrdering`) spreads load evenly and steers it away from
+//! failing and slow replicas; power of two choices on peak EWMA latency ×
+//! load (Finagle, linkerd) steers it away from slow and busy ones at once.
+//! In both, ejected replicas are left out and gray-listed ones come last
+//! (as Vostok orders zero weights: last, shuffled), unless the cluster
+//! panics (fewer healthy replicas than the panic threshold, see
+//! `outlier.rs`): then every replica is a candidate with the same weight.
 
 use std::sync::Arc;
 
-use super::metrics::ReplicaState;
+use tokio::time::Instant;
+
+use super::config::ClusterConfig;
+use super::state::{ReplicaState, Standing};
 
 /// How replicas are ordered for a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum ReplicaOrdering {
     /// Weighted random sampling without replacement, each replica weighted
-    /// by its adaptive health: healthy replicas first, replicas that keep
-    /// failing (health down to 0.001) last. The default.
+    /// by its adaptive health × its relative weight: healthy, fast replicas
+    /// first, replicas that keep failing (health down to 0.001) or are much
+    /// slower than the cluster (relative weight down to 0.001) rarely. The default.
     #[default]
     WeightedHealth,
     /// Power of two choices: of two replicas drawn at random, the one with
@@ -24,19 +32,56 @@ pub enum ReplicaOrdering {
     PeakEwma,
 }
 
+/// The replicas a request may go to now, each with its standing, and
+/// whether the cluster panics.
+pub(crate) fn candidates(
+    states: &[Arc<ReplicaState>],
+    config: &ClusterConfig,
+    now: Instant,
+) -> (Vec<(Arc<ReplicaState>, Standing)>, bool) {
+    let all: Vec<(Arc<ReplicaState>, Standing)> = states
+        .iter()
+        .map(|s| (Arc::clone(s), s.standing(config, now)))
+        .collect();
+    let healthy = all.iter().filter(|(_, st)| st.healthy()).count();
+    let panic = config
+        .outlier
+        .as_ref()
+        .is_some_and(|o| o.panics(healthy, all.len()));
+    if panic {
+        let even = |(s, st): (Arc<ReplicaState>, Standing)| {
+            let st = Standing {
+                weight: 1.0,
+                gray: false,
+                ejected: false,
+                ..st
+            };
+            (s, st)
+        };
+        return (all.into_iter().map(even).collect(), true);
+    }
+    (
+        all.into_iter().filter(|(_, st)| !st.ejected).collect(),
+        false,
+    )
+}
+
 impl ReplicaOrdering {
-    /// The first `max` replicas of `replicas` in this ordering.
+    /// The first `max` of `candidates` in this ordering.
     pub(crate) fn order(
         self,
-        replicas: &[Arc<ReplicaState>],
+        candidates: &[(Arc<ReplicaState>, Standing)],
         rng: &mut fastrand::Rng,
         max: usize,
     ) -> Vec<Arc<ReplicaState>> {
-        let mut left: Vec<&Arc<ReplicaState>> = replicas.iter().collect();
-        let mut out = Vec::with_capacity(max.min(left.len()));
+        let weighted = self == ReplicaOrdering::WeightedHealth;
+        let (mut left, mut tail): (Vec<_>, Vec<_>) = candidates
+            .iter()
+            .partition(|(_, st)| !st.gray && (!weighted || st.weight > 0.0));
+        let mut out = Vec::with_capacity(max.min(candidates.len()));
         match self {
             ReplicaOrdering::WeightedHealth => {
-                let mut weights: Vec<f64> = left.iter().map(|r| r.health()).collect();
+                let mut weights: Vec<f64> = left.iter().map(|(_, st)| st.weight).collect();
                 while out.len() < max && !left.is_empty() {
                     let total: f64 = weights.iter().sum();
                     let mut point = rng.f64() * total;
@@ -49,7 +94,7 @@ impl ReplicaOrdering {
                         point -= w;
                     }
                     weights.swap_remove(pick);
-                    out.push(Arc::clone(left.swap_remove(pick)));
+                    out.push(Arc::clone(&left.swap_remove(pick).0));
                 }
             }
             ReplicaOrdering::PeakEwma => {
@@ -59,16 +104,19 @@ impl ReplicaOrdering {
                     } else {
                         let a = rng.usize(..left.len());
                         let b = (a + 1 + rng.usize(..left.len() - 1)) % left.len();
-                        if left[b].cost() < left[a].cost() {
+                        if left[b].0.cost() < left[a].0.cost() {
                             b
                         } else {
                             a
                         }
                     };
-                    out.push(Arc::clone(left.swap_remove(pick)));
+                    out.push(Arc::clone(&left.swap_remove(pick).0));
                 }
             }
         }
+        rng.shuffle(&mut tail);
+        let room = max.saturating_sub(out.len());
+        out.extend(tail.into_iter().take(room).map(|(s, _)| Arc::clone(s)));
         out
     }
 }
@@ -76,6 +124,7 @@ impl ReplicaOrdering {
 #[cfg(test)]
 mod tests {
     use super::super::criteria::Verdict;
+    use super::super::outlier::OutlierConfig;
     use super::super::replica::Replica;
     use super::*;
     use std::time::Duration;
@@ -89,38 +138,50 @@ mod tests {
             .collect()
     }
 
+    fn config() -> ClusterConfig {
+        ClusterConfig::default()
+    }
+
     fn firsts(ordering: ReplicaOrdering, s: &[Arc<ReplicaState>], seed: u64) -> Vec<usize> {
         let mut rng = fastrand::Rng::with_seed(seed);
         let mut counts = vec![0; s.len()];
+        let (c, _) = candidates(s, &config(), Instant::now());
         for _ in 0..1000 {
-            let first = &ordering.order(s, &mut rng, 3)[0];
+            let first = &ordering.order(&c, &mut rng, 3)[0];
             counts[s.iter().position(|r| Arc::ptr_eq(r, first)).unwrap()] += 1;
         }
         counts
     }
 
-    #[test]
-    fn every_replica_once_and_no_more_than_asked() {
+    fn reject(s: &ReplicaState, config: &ClusterConfig, n: usize) {
+        for _ in 0..n {
+            if s.judged(Verdict::Reject, Duration::ZERO, config) {
+                s.eject(config);
+            }
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn every_replica_once_and_no_more_than_asked() {
         let s = states(5);
         let mut rng = fastrand::Rng::with_seed(7);
+        let (c, _) = candidates(&s, &config(), Instant::now());
         for ordering in [ReplicaOrdering::WeightedHealth, ReplicaOrdering::PeakEwma] {
-            let all = ordering.order(&s, &mut rng, 10);
+            let all = ordering.order(&c, &mut rng, 10);
             assert_eq!(all.len(), 5);
             for r in &s {
                 assert_eq!(all.iter().filter(|x| Arc::ptr_eq(x, r)).count(), 1);
             }
-            assert_eq!(ordering.order(&s, &mut rng, 2).len(), 2);
+            assert_eq!(ordering.order(&c, &mut rng, 2).len(), 2);
         }
     }
 
-    #[test]
-    fn unhealthy_replicas_come_first_rarely() {
+    #[tokio::test(start_paused = true)]
+    async fn unhealthy_replicas_come_first_rarely() {
         let s = states(3);
         let even = firsts(ReplicaOrdering::WeightedHealth, &s, 1);
         assert!(even.iter().all(|&c| (250..420).contains(&c)), "{even:?}");
-        for _ in 0..3 {
-            s[0].judged(Verdict::Reject, Duration::ZERO);
-        }
+        reject(&s[0], &config(), 3);
         // Health 1/8 against 1 and 1: first about 1 time in 17.
         let skewed = firsts(ReplicaOrdering::WeightedHealth, &s, 1);
         assert!(skewed[0] < 100, "{skewed:?}");
@@ -134,11 +195,68 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn p2c_avoids_the_slow_and_the_busy() {
         let s = states(3);
-        s[0].judged(Verdict::Accept, Duration::from_secs(2));
+        s[0].judged(Verdict::Accept, Duration::from_secs(2), &config());
         let counts = firsts(ReplicaOrdering::PeakEwma, &s, 3);
         assert_eq!(counts[0], 0, "the slow one never wins a pair: {counts:?}");
         let _busy: Vec<_> = (0..5).map(|_| s[1].start()).collect();
         let counts = firsts(ReplicaOrdering::PeakEwma, &s, 3);
         assert!(counts[2] > counts[1] && counts[2] > 550, "{counts:?}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn gray_comes_last_and_ejected_not_at_all() {
+        let s = states(4);
+        let cfg = config().gray_list(Duration::from_secs(60));
+        reject(&s[0], &cfg, 1);
+        reject(&s[1], &cfg, 5);
+        assert!(s[1].is_ejected(Instant::now()));
+        let mut rng = fastrand::Rng::with_seed(2);
+        for ordering in [ReplicaOrdering::WeightedHealth, ReplicaOrdering::PeakEwma] {
+            for _ in 0..50 {
+                let (c, panic) = candidates(&s, &cfg, Instant::now());
+                assert!(!panic);
+                let o = ordering.order(&c, &mut rng, 4);
+                assert_eq!(o.len(), 3, "the ejected one is left out");
+                assert!(Arc::ptr_eq(&o[2], &s[0]), "the gray one last");
+            }
+        }
+        tokio::time::advance(Duration::from_secs(61)).await;
+        let (c, _) = candidates(&s, &cfg, Instant::now());
+        assert_eq!(c.len(), 4, "ejection over (30 s)");
+        assert!(c.iter().all(|(_, st)| !st.gray));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn below_half_healthy_the_ordering_panics_and_spreads() {
+        let s = states(4);
+        let cfg = config().outlier(Some(OutlierConfig::default().max_ejection_percent(50.0)));
+        reject(&s[0], &cfg, 5);
+        reject(&s[1], &cfg, 4);
+        let (_, panic) = candidates(&s, &cfg, Instant::now());
+        assert!(!panic, "two of four healthy is not below half");
+        reject(&s[2], &cfg, 4);
+        let (c, panic) = candidates(&s, &cfg, Instant::now());
+        assert!(panic);
+        assert_eq!(c.len(), 4, "the ejected replica is back");
+        let mut rng = fastrand::Rng::with_seed(9);
+        let mut firsts = [0; 4];
+        for _ in 0..1000 {
+            let first = &ReplicaOrdering::WeightedHealth.order(&c, &mut rng, 1)[0];
+            firsts[s.iter().position(|r| Arc::ptr_eq(r, first)).unwrap()] += 1;
+        }
+        assert!(
+            firsts.iter().all(|&n| (180..320).contains(&n)),
+            "{firsts:?}"
+        );
+        // Without the threshold, the healthy one takes nearly all.
+        let off = cfg.outlier(Some(OutlierConfig::default().panic_threshold(0.0)));
+        let (c, panic) = candidates(&s, &off, Instant::now());
+        assert!(!panic);
+        let mut n = 0;
+        for _ in 0..1000 {
+            let first = &ReplicaOrdering::WeightedHealth.order(&c, &mut rng, 1)[0];
+            n += usize::from(Arc::ptr_eq(first, &s[3]));
+        }
+        assert!(n > 800, "{n}");
     }
 }

@@ -1,13 +1,15 @@
 //! Request strategies: how many replicas a request may go to, and when.
 //!
-//! Why three: `SingleReplica` for requests that must not be repeated;
+//! Why four: `SingleReplica` for requests that must not be repeated;
 //! `Sequential` to get past a failing replica at the cost of latency (each
 //! replica gets an equal share of what is left of the budget, so a hung one
 //! cannot eat it all); `Forking` to get past a slow one as well: the next
 //! replica starts every budget ÷ n (or at once when one is rejected), the
 //! first accepted answer wins, and the attempts still running are cancelled
 //! (their futures dropped: an HTTP/1.1 connection mid-request is closed, an
-//! HTTP/2 stream reset).
+//! HTTP/2 stream reset); `Parallel` (Vostok's `ParallelRequestStrategy`)
+//! when latency matters more than load: n replicas at once from the start,
+//! the first accepted answer wins, the others are cancelled the same way.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -39,6 +41,24 @@ pub enum Strategy {
         /// Replicas at most.
         replicas: usize,
     },
+    /// `replicas` replicas at once, each with the whole budget; the first
+    /// accepted answer wins and the others are cancelled.
+    Parallel {
+        /// Replicas at once.
+        replicas: usize,
+    },
+}
+
+impl std::fmt::Display for Strategy {
+    /// `single`, `sequential(3)`, `forking(3)`, `parallel(2)` (the trace span's `strategy`).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            Strategy::SingleReplica => f.write_str("single"),
+            Strategy::Sequential { replicas } => write!(f, "sequential({replicas})"),
+            Strategy::Forking { replicas } => write!(f, "forking({replicas})"),
+            Strategy::Parallel { replicas } => write!(f, "parallel({replicas})"),
+        }
+    }
 }
 
 impl Default for Strategy {
@@ -68,11 +88,20 @@ impl Strategy {
         }
     }
 
+    /// [`Strategy::Parallel`] over `replicas` at once (at least 1).
+    pub fn parallel(replicas: usize) -> Strategy {
+        Strategy::Parallel {
+            replicas: replicas.max(1),
+        }
+    }
+
     /// The most replicas one request may go to.
     pub fn max_replicas(&self) -> usize {
         match *self {
             Strategy::SingleReplica => 1,
-            Strategy::Sequential { replicas } | Strategy::Forking { replicas } => replicas,
+            Strategy::Sequential { replicas }
+            | Strategy::Forking { replicas }
+            | Strategy::Parallel { replicas } => replicas,
         }
     }
 }
@@ -93,7 +122,11 @@ pub(crate) async fn run(
     let deadline = Instant::now() + budget;
     match strategy {
         Strategy::Forking { .. } if replicas > 1 => {
-            fork(replicas, budget / replicas as u32, deadline, start).await
+            let every = budget / replicas as u32;
+            fork(replicas, 1, Some(every), deadline, start).await
+        }
+        Strategy::Parallel { .. } if replicas > 1 => {
+            fork(replicas, replicas, None, deadline, start).await
         }
         _ => {
             let mut last = None;
@@ -116,16 +149,22 @@ pub(crate) async fn run(
     }
 }
 
+/// `initial` attempts at once, then one more every `every` (if any) or on a
+/// reject, up to `replicas`; the first accepted answer wins.
 async fn fork(
     replicas: usize,
-    every: Duration,
+    initial: usize,
+    every: Option<Duration>,
     deadline: Instant,
     mut start: impl FnMut(usize, Duration) -> AttemptFuture + Send,
 ) -> Outcome {
     let left = |deadline: Instant| deadline.saturating_duration_since(Instant::now());
-    let mut running = vec![start(0, left(deadline))];
-    let mut started = 1;
-    let mut next = Box::pin(tokio::time::sleep(every));
+    let mut running: Vec<AttemptFuture> = (0..initial).map(|i| start(i, left(deadline))).collect();
+    let mut started = initial;
+    let every = every.unwrap_or(Duration::MAX);
+    let mut next = Box::pin(tokio::time::sleep_until(
+        Instant::now().checked_add(every).unwrap_or(deadline),
+    ));
     let mut last: Option<Result<Response, Error>> = None;
     std::future::poll_fn(move |cx| loop {
         let mut i = 0;
@@ -153,7 +192,8 @@ async fn fork(
         if start_one && started < replicas && !left(deadline).is_zero() {
             running.push(start(started, left(deadline)));
             started += 1;
-            next.as_mut().reset(Instant::now() + every);
+            next.as_mut()
+                .reset(Instant::now().checked_add(every).unwrap_or(deadline));
             continue;
         }
         if running.is_empty() {
@@ -255,5 +295,35 @@ mod tests {
         let (v, _) = run(Strategy::single_replica(), 1, ms(1000), start).await;
         assert_eq!(v, Reject);
         assert_eq!(log.lock().unwrap().len(), 1);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn parallel_starts_all_at_once_and_the_first_accept_wins() {
+        let log = Arc::default();
+        let start = scripted(
+            vec![900, 300, 50, 10],
+            vec![Accept, Accept, Reject, Accept],
+            Arc::clone(&log),
+        );
+        let t0 = Instant::now();
+        let (v, _) = run(Strategy::parallel(3), 3, ms(3000), start).await;
+        assert_eq!(v, Accept);
+        assert_eq!(
+            t0.elapsed(),
+            ms(300),
+            "attempt 1 wins; attempt 0 is dropped"
+        );
+        let log = log.lock().unwrap().clone();
+        // All three at once with the whole budget; no fourth (n is the cap).
+        assert_eq!(
+            log,
+            vec![
+                (0, ms(0), ms(3000)),
+                (1, ms(0), ms(3000)),
+                (2, ms(0), ms(3000))
+            ]
+        );
+        assert_eq!(Strategy::parallel(2).to_string(), "parallel(2)");
+        assert_eq!(Strategy::default().to_string(), "forking(3)");
     }
 }

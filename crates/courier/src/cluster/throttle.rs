@@ -10,10 +10,9 @@
 //! mechanism recovers without a timer. Below `min_requests` in the window it
 //! never refuses (Vostok: 30), so one failure on a quiet cluster does not.
 
-use std::sync::Mutex;
 use std::time::Duration;
 
-use tokio::time::Instant;
+use super::window::Window;
 
 /// Adaptive throttling settings.
 #[derive(Debug, Clone, PartialEq)]
@@ -74,47 +73,21 @@ impl ThrottleConfig {
 #[derive(Debug)]
 pub(crate) struct Throttle {
     config: ThrottleConfig,
-    origin: Instant,
-    bucket: Duration,
-    // (bucket number, requests, accepts), indexed by bucket number % len.
-    buckets: Mutex<Vec<(u64, u64, u64)>>,
+    // (requests, accepts)
+    window: Window,
 }
 
 impl Throttle {
     pub(crate) fn new(config: ThrottleConfig) -> Throttle {
-        let n = config.buckets.max(1);
         Throttle {
-            bucket: (config.window / n).max(Duration::from_millis(1)),
-            buckets: Mutex::new(vec![(u64::MAX, 0, 0); n as usize]),
-            origin: Instant::now(),
+            window: Window::new(config.window, config.buckets),
             config,
         }
     }
 
-    fn with_window<T>(&self, f: impl FnOnce(&mut [(u64, u64, u64)], u64) -> T) -> T {
-        let now = (Instant::now() - self.origin).as_nanos() / self.bucket.as_nanos();
-        let now = now as u64;
-        let mut buckets = self.buckets.lock().unwrap_or_else(|e| e.into_inner());
-        let len = buckets.len() as u64;
-        let slot = &mut buckets[(now % len) as usize];
-        if slot.0 != now {
-            *slot = (now, 0, 0);
-        }
-        let oldest = now.saturating_sub(len - 1);
-        for b in buckets.iter_mut() {
-            if b.0 < oldest || b.0 == u64::MAX {
-                *b = (u64::MAX, 0, 0);
-            }
-        }
-        f(&mut buckets, now)
-    }
-
     /// The probability of refusing the next request.
     pub(crate) fn probability(&self) -> f64 {
-        let (requests, accepts) = self.with_window(|b, _| {
-            b.iter()
-                .fold((0, 0), |(r, a), &(_, br, ba)| (r + br, a + ba))
-        });
+        let (requests, accepts) = self.window.sums();
         if requests < self.config.min_requests {
             return 0.0;
         }
@@ -136,12 +109,7 @@ impl Throttle {
     }
 
     fn count(&self, requests: u64, accepts: u64) {
-        self.with_window(|b, now| {
-            let len = b.len() as u64;
-            let slot = &mut b[(now % len) as usize];
-            slot.1 += requests;
-            slot.2 += accepts;
-        });
+        self.window.add(requests, accepts);
     }
 }
 

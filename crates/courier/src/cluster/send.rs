@@ -1,0 +1,228 @@
+//! A cluster request's way: adaptive throttling (maybe refused locally) →
+//! the topology's current replicas → relative weights brought up to date if
+//! a period is over → the candidates (ejected replicas out, or all of them
+//! in panic) → an order → the replica budget (one replica only when over
+//! it) → the strategy, attempt by attempt, each judged by the response
+//! criteria, which feed health, latency, relative weights, gray list,
+//! ejection and the throttle's accept count.
+//!
+//! Tracing: the request runs in a `cluster.request` span (fields `cluster`,
+//! `strategy`, and once known `replica` — the one whose answer is returned —
+//! `attempts` and `verdict`), each attempt in a `cluster.attempt` child
+//! (`replica`, `attempt`, `verdict`), so a trace shows which replicas a
+//! request went to and why it ended where it did.
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
+use std::time::Duration;
+
+use http::Request;
+use tracing::field::Empty;
+use tracing::Instrument;
+
+use super::client::{ClusterClient, Inner};
+use super::criteria::Verdict;
+use super::ordering::{self, ReplicaOrdering};
+use super::refusal;
+use super::state::ReplicaState;
+use super::strategy::{self, AttemptFuture};
+use crate::body::Body;
+use crate::error::{Error, ErrorKind};
+use crate::response::Response;
+
+/// The budget when neither the request, the cluster nor the client sets one.
+const FALLBACK_BUDGET: Duration = Duration::from_secs(30);
+
+impl ClusterClient {
+    pub(crate) async fn send(
+        &self,
+        request: Request<Body>,
+        target: String,
+        timeout: Option<Duration>,
+    ) -> Result<Response, Error> {
+        let inner = &self.inner;
+        let span = tracing::info_span!(
+            "cluster.request",
+            cluster = %inner.name,
+            strategy = %inner.config.strategy,
+            replica = Empty,
+            attempts = Empty,
+            verdict = Empty,
+        );
+        send(inner, request, target, timeout, span.clone())
+            .instrument(span)
+            .await
+    }
+}
+
+async fn send(
+    inner: &Arc<Inner>,
+    request: Request<Body>,
+    target: String,
+    timeout: Option<Duration>,
+    span: tracing::Span,
+) -> Result<Response, Error> {
+    let counters = &inner.counters;
+    counters.requests.fetch_add(1, Relaxed);
+    if let Some(throttle) = &inner.throttle {
+        let admitted = throttle.admit(&mut inner.rng.lock().unwrap_or_else(|e| e.into_inner()));
+        if !admitted {
+            counters.throttled.fetch_add(1, Relaxed);
+            return Err(refusal::throttled(&inner.name, throttle.probability()));
+        }
+    }
+    let budget = timeout
+        .or(inner.config.timeout)
+        .or(inner.client.default_timeout())
+        .unwrap_or(FALLBACK_BUDGET);
+    let states = inner.members();
+    if states.is_empty() {
+        return Err(refusal::no_replicas(&inner.name));
+    }
+    let now = tokio::time::Instant::now();
+    update_relative_weights(inner, &states, now);
+    let replayable = request.body().try_clone().is_some()
+        && crate::middleware::replay_is_safe(&request, inner.config.replay_non_idempotent);
+    let mut max = if replayable {
+        inner.config.strategy.max_replicas()
+    } else {
+        1
+    };
+    if max > 1 && inner.budget.as_ref().is_some_and(|b| !b.allows_extra()) {
+        counters.budget_limited.fetch_add(1, Relaxed);
+        max = 1;
+    }
+    let order = {
+        let (candidates, panic) = ordering::candidates(&states, &inner.config, now);
+        if panic {
+            counters.panics.fetch_add(1, Relaxed);
+        }
+        let mut rng = inner.rng.lock().unwrap_or_else(|e| e.into_inner());
+        inner.config.ordering.order(&candidates, &mut rng, max)
+    };
+    // On tokio's clock, as the strategies' timers (paused time moves both).
+    let deadline = tokio::time::Instant::now() + budget;
+    let attempts = AtomicU64::new(0);
+    let mut original = Some(request);
+    let start = |i: usize, head_timeout: Duration| -> AttemptFuture {
+        attempts.fetch_add(1, Relaxed);
+        let request = match original.as_ref().and_then(crate::middleware::clone_request) {
+            Some(copy) if i + 1 < order.len() => Ok(copy),
+            _ => original.take().ok_or(()),
+        };
+        let state = Arc::clone(&order[i]);
+        let attempt_span = tracing::info_span!(
+            parent: &span,
+            "cluster.attempt",
+            replica = %state.replica,
+            attempt = i as u64,
+            verdict = Empty,
+        );
+        let attempt = attempt(
+            Arc::clone(inner),
+            state,
+            request,
+            target.clone(),
+            deadline,
+            head_timeout,
+            span.clone(),
+        );
+        Box::pin(attempt.instrument(attempt_span))
+    };
+    let (verdict, answer) = strategy::run(inner.config.strategy, order.len(), budget, start).await;
+    let attempts = attempts.load(Relaxed);
+    counters.attempts.fetch_add(attempts, Relaxed);
+    if let Some(b) = &inner.budget {
+        b.record(attempts);
+    }
+    span.record("attempts", attempts);
+    span.record("verdict", verdict_name(verdict));
+    if verdict == Verdict::Accept {
+        if let Some(throttle) = &inner.throttle {
+            throttle.accepted();
+        }
+    }
+    answer
+}
+
+fn verdict_name(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Accept => "accept",
+        Verdict::Reject => "reject",
+    }
+}
+
+/// One attempt on one replica, judged.
+async fn attempt(
+    inner: Arc<Inner>,
+    state: Arc<ReplicaState>,
+    request: Result<Request<Body>, ()>,
+    target: String,
+    deadline: tokio::time::Instant,
+    head_timeout: Duration,
+    request_span: tracing::Span,
+) -> (Verdict, Result<Response, Error>) {
+    let request = match (request, state.replica.resolve(&target)) {
+        (Ok(mut r), Ok(uri)) => {
+            *r.uri_mut() = uri;
+            r
+        }
+        (_, Err(e)) => return (Verdict::Accept, Err(e)),
+        (Err(()), _) => {
+            let e = Error::msg(ErrorKind::InvalidRequest, "the body cannot be replayed");
+            return (Verdict::Accept, Err(e));
+        }
+    };
+    let mut in_flight = state.start();
+    let started = tokio::time::Instant::now();
+    let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+    let call = inner.client.clone().send(request, Some(left));
+    let answer = match tokio::time::timeout(head_timeout, call).await {
+        Ok(answer) => answer,
+        Err(_) => Err(Error::msg(
+            ErrorKind::Timeout,
+            "no response from the replica within its share of the budget",
+        )),
+    };
+    let verdict = inner.config.criteria.judge(&answer);
+    let due = in_flight.judged(verdict, started.elapsed(), &inner.config);
+    if due {
+        maybe_eject(&inner, &state);
+    }
+    tracing::Span::current().record("verdict", verdict_name(verdict));
+    request_span.record("replica", tracing::field::display(&state.replica));
+    (verdict, answer)
+}
+
+/// Ejects `state` unless the cap (a share of the current replicas) is reached.
+fn maybe_eject(inner: &Inner, state: &ReplicaState) {
+    let Some(config) = &inner.config.outlier else {
+        return;
+    };
+    let _one_at_a_time = inner.ejecting.lock().unwrap_or_else(|e| e.into_inner());
+    let members = inner.members();
+    let now = tokio::time::Instant::now();
+    let ejected = members.iter().filter(|s| s.is_ejected(now)).count();
+    if ejected < config.max_ejected(members.len()) {
+        if let Some(period) = state.eject(&inner.config) {
+            tracing::debug!(cluster = %inner.name, replica = %state.replica, ?period, "cluster: replica ejected");
+        }
+    }
+}
+
+/// Starts a relative-weight round if the period is over (one request does
+/// it; the others go on with the weights they find).
+fn update_relative_weights(inner: &Inner, states: &[Arc<ReplicaState>], now: tokio::time::Instant) {
+    let Some(config) = &inner.config.relative_weights else {
+        return;
+    };
+    if inner.config.ordering != ReplicaOrdering::WeightedHealth {
+        return;
+    }
+    let Ok(mut updater) = inner.relative.try_lock() else {
+        return;
+    };
+    if updater.due(config, now) {
+        updater.update(config, now, states, |s, f| s.with_relative(f));
+    }
+}

@@ -1,0 +1,230 @@
+//! What the cluster knows of one replica: counters (atomics) and the
+//! adaptive part behind one short lock — health, peak EWMA latency,
+//! relative-weight statistics, gray list, ejection.
+//!
+//! Why together: every verdict updates all of them at once, and the
+//! ordering reads all of them for each replica; one lock per replica per
+//! verdict is the whole cost, and it is never held across an `.await`.
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use super::config::ClusterConfig;
+use super::criteria::Verdict;
+use super::ewma::{PeakEwma, DEFAULT_DECAY, DEFAULT_RTT};
+use super::gray::Gray;
+use super::health::Health;
+use super::metrics::ReplicaSnapshot;
+use super::outlier::{Outlier, HEALTHY_AT};
+use super::relative::Relative;
+use super::replica::Replica;
+
+#[derive(Debug)]
+pub(crate) struct ReplicaState {
+    pub(crate) replica: Replica,
+    requests: AtomicU64,
+    accepted: AtomicU64,
+    failures: AtomicU64,
+    cancelled: AtomicU64,
+    in_flight: AtomicU64,
+    ejections: AtomicU64,
+    adaptive: Mutex<Adaptive>,
+}
+
+#[derive(Debug)]
+struct Adaptive {
+    health: Health,
+    latency: PeakEwma,
+    relative: Relative,
+    gray: Gray,
+    outlier: Outlier,
+}
+
+/// A replica as the ordering sees it at one instant.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Standing {
+    /// Adaptive health × relative weight.
+    pub(crate) weight: f64,
+    /// Adaptive health alone.
+    pub(crate) health: f64,
+    pub(crate) gray: bool,
+    pub(crate) ejected: bool,
+}
+
+impl Standing {
+    /// Healthy for the panic threshold: not ejected, not gray, health ≥ 0.1.
+    pub(crate) fn healthy(&self) -> bool {
+        !self.gray && !self.ejected && self.health >= HEALTHY_AT
+    }
+}
+
+impl ReplicaState {
+    pub(crate) fn new(replica: Replica) -> ReplicaState {
+        ReplicaState {
+            replica,
+            requests: AtomicU64::new(0),
+            accepted: AtomicU64::new(0),
+            failures: AtomicU64::new(0),
+            cancelled: AtomicU64::new(0),
+            in_flight: AtomicU64::new(0),
+            ejections: AtomicU64::new(0),
+            adaptive: Mutex::new(Adaptive {
+                health: Health::new(),
+                latency: PeakEwma::new(DEFAULT_RTT, DEFAULT_DECAY),
+                relative: Relative::default(),
+                gray: Gray::default(),
+                outlier: Outlier::default(),
+            }),
+        }
+    }
+
+    fn adaptive(&self) -> MutexGuard<'_, Adaptive> {
+        self.adaptive.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn in_flight(&self) -> u64 {
+        self.in_flight.load(Relaxed)
+    }
+
+    /// Peak EWMA latency × (requests in flight + 1): P2C's load estimate.
+    pub(crate) fn cost(&self) -> f64 {
+        let latency = self.adaptive().latency.estimate().as_secs_f64();
+        latency * (self.in_flight() + 1) as f64
+    }
+
+    pub(crate) fn standing(&self, config: &ClusterConfig, now: Instant) -> Standing {
+        let mut a = self.adaptive();
+        if a.outlier.take_return(now) {
+            // Back from ejection: afresh (see outlier.rs).
+            a.health = Health::new();
+            a.relative = Relative::default();
+        }
+        let relative = match &config.relative_weights {
+            Some(c) => a.relative.weight(c, now),
+            None => 1.0,
+        };
+        let health = a.health.effective(&config.health, now);
+        Standing {
+            weight: health * relative,
+            health,
+            gray: a.gray.is_gray(now),
+            ejected: a.outlier.is_ejected(now),
+        }
+    }
+
+    /// Runs `f` on the relative-weight part, under the lock.
+    pub(crate) fn with_relative(&self, f: &mut dyn FnMut(&mut Relative)) {
+        f(&mut self.adaptive().relative);
+    }
+
+    /// An attempt starts; it is in flight until the guard is dropped (an
+    /// attempt cancelled by a strategy counts as neither success nor failure).
+    pub(crate) fn start(self: &Arc<Self>) -> InFlight {
+        self.requests.fetch_add(1, Relaxed);
+        self.in_flight.fetch_add(1, Relaxed);
+        InFlight {
+            state: Arc::clone(self),
+            judged: false,
+        }
+    }
+
+    /// The verdict on an attempt that took `rtt`; true when the replica is
+    /// due for ejection (the caller decides, knowing the other replicas).
+    pub(crate) fn judged(&self, verdict: Verdict, rtt: Duration, config: &ClusterConfig) -> bool {
+        let now = Instant::now();
+        let rejected = verdict == Verdict::Reject;
+        let counter = if rejected {
+            &self.failures
+        } else {
+            &self.accepted
+        };
+        counter.fetch_add(1, Relaxed);
+        let mut a = self.adaptive();
+        if rejected {
+            a.health.down(&config.health, now);
+            if let Some(period) = config.gray_period {
+                a.gray.rejected(period, now);
+            }
+        } else {
+            a.health.up(&config.health);
+        }
+        a.latency.observe(rtt);
+        a.relative.report(rejected, rtt);
+        match &config.outlier {
+            Some(c) => a.outlier.judged(rejected, c, now),
+            None => false,
+        }
+    }
+
+    /// Ejects the replica (outlier detection is on).
+    pub(crate) fn eject(&self, config: &ClusterConfig) -> Option<Duration> {
+        let c = config.outlier.as_ref()?;
+        self.ejections.fetch_add(1, Relaxed);
+        Some(self.adaptive().outlier.eject(c, Instant::now()))
+    }
+
+    pub(crate) fn is_ejected(&self, now: Instant) -> bool {
+        self.adaptive().outlier.is_ejected(now)
+    }
+
+    pub(crate) fn snapshot(&self, config: &ClusterConfig, now: Instant) -> ReplicaSnapshot {
+        let standing = self.standing(config, now);
+        let mut a = self.adaptive();
+        let relative = config
+            .relative_weights
+            .as_ref()
+            .map_or(1.0, |c| a.relative.weight(c, now));
+        ReplicaSnapshot {
+            replica: self.replica.clone(),
+            requests: self.requests.load(Relaxed),
+            failures: self.failures.load(Relaxed),
+            in_flight: self.in_flight(),
+            latency_ewma: a.latency.estimate(),
+            health: standing.health,
+            accepted: self.accepted.load(Relaxed),
+            cancelled: self.cancelled.load(Relaxed),
+            relative_weight: relative,
+            weight: if standing.gray || standing.ejected {
+                0.0
+            } else {
+                standing.weight
+            },
+            gray_listed: standing.gray,
+            ejected: standing.ejected,
+            ejections: self.ejections.load(Relaxed),
+            consecutive_rejects: a.outlier.consecutive(),
+        }
+    }
+}
+
+/// An attempt in flight on a replica.
+#[derive(Debug)]
+pub(crate) struct InFlight {
+    state: Arc<ReplicaState>,
+    judged: bool,
+}
+
+impl InFlight {
+    /// The attempt's verdict (see [`ReplicaState::judged`]).
+    pub(crate) fn judged(
+        &mut self,
+        verdict: Verdict,
+        rtt: Duration,
+        config: &ClusterConfig,
+    ) -> bool {
+        self.judged = true;
+        self.state.judged(verdict, rtt, config)
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.state.in_flight.fetch_sub(1, Relaxed);
+        if !self.judged {
+            self.state.cancelled.fetch_add(1, Relaxed);
+        }
+    }
+}
