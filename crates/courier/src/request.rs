@@ -215,6 +215,7 @@ impl RequestBuilder {
     /// assert_eq!(res.url().query(), Some("lang=en&q=a%26b+c&page=2"));
     /// # Ok(()) }
     /// ```
+    #[cfg(feature = "query")]
     pub fn query<T: serde::Serialize + ?Sized>(mut self, query: &T) -> Self {
         if let Ok(req) = &mut self.request {
             let appended = serde_urlencoded::to_string(query)
@@ -231,6 +232,7 @@ impl RequestBuilder {
     /// Sends `form` as an `application/x-www-form-urlencoded` body (a slice
     /// of pairs, a map, or a `Serialize` struct of plain fields) and sets the
     /// content type.
+    #[cfg(feature = "form")]
     pub fn form<T: serde::Serialize + ?Sized>(mut self, form: &T) -> Self {
         if let Ok(req) = &mut self.request {
             match serde_urlencoded::to_string(form) {
@@ -321,6 +323,7 @@ impl RequestBuilder {
 }
 
 /// `uri` with `encoded` appended to its query.
+#[cfg(feature = "query")]
 fn with_query(uri: &Uri, encoded: &str) -> Result<Uri, Error> {
     if encoded.is_empty() {
         return Ok(uri.clone());
@@ -355,6 +358,7 @@ mod tests {
     use super::*;
 
     #[test]
+    #[cfg(feature = "query")]
     fn a_query_is_appended_percent_encoded() {
         let uri: Uri = "http://h/p?a=1".parse().unwrap();
         let q = serde_urlencoded::to_string([("q", "a&b c/é"), ("n", "2")]).unwrap();

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use http::header::{HeaderMap, HeaderName, HeaderValue};
 use http::{Method, Request, Uri};
-use tower::ServiceExt;
+use tower::{Service, ServiceExt};
 
 use crate::body::Body;
 use crate::client::Client;
@@ -20,8 +20,14 @@ use crate::request::{IntoUri, RequestBuilder};
 use crate::response::Response;
 
 /// `Client` as a tower service: `Response = courier::Response` (head now, body
-/// streaming, drained on drop), `Error = courier::Error`. Always ready; the
-/// pool does its own queueing.
+/// streaming, drained on drop), `Error = courier::Error`.
+///
+/// `poll_ready` is always `Ready`: the pool has its own fair (FIFO) queue per
+/// origin, bounded by `max_connections_per_host` and the request's timeout,
+/// and a request waiting there is counted (`requests_queued`). To push back
+/// on the layers outside, put a
+/// [`ConcurrencyLimitLayer`](crate::middleware::ConcurrencyLimitLayer) in the
+/// stack: its `poll_ready` is pending while the limit is full.
 ///
 /// The request timeout is the client's `timeout`, shortened by a
 /// [`Deadline`] request extension when there is one (the total
@@ -229,35 +235,7 @@ impl ServiceClient {
         }
     }
 
-    /// Starts a GET request.
-    pub fn get(&self, url: impl IntoUri) -> ServiceRequestBuilder {
-        self.request(Method::GET, url)
-    }
-
-    /// Starts a POST request.
-    pub fn post(&self, url: impl IntoUri) -> ServiceRequestBuilder {
-        self.request(Method::POST, url)
-    }
-
-    /// Starts a PUT request.
-    pub fn put(&self, url: impl IntoUri) -> ServiceRequestBuilder {
-        self.request(Method::PUT, url)
-    }
-
-    /// Starts a PATCH request.
-    pub fn patch(&self, url: impl IntoUri) -> ServiceRequestBuilder {
-        self.request(Method::PATCH, url)
-    }
-
-    /// Starts a DELETE request.
-    pub fn delete(&self, url: impl IntoUri) -> ServiceRequestBuilder {
-        self.request(Method::DELETE, url)
-    }
-
-    /// Starts a HEAD request.
-    pub fn head(&self, url: impl IntoUri) -> ServiceRequestBuilder {
-        self.request(Method::HEAD, url)
-    }
+    crate::verbs::http_verbs!(url: impl IntoUri => ServiceRequestBuilder);
 
     /// Starts a request with any method.
     pub fn request(&self, method: Method, url: impl IntoUri) -> ServiceRequestBuilder {
@@ -303,15 +281,32 @@ impl ServiceClient {
     }
 
     /// Sends an `http::Request` through the middleware. A [`Deadline`]
-    /// extension bounds the whole call (and the body, through the client).
+    /// extension and the stack's total timeout bound the whole call: the wait
+    /// for the stack to be ready (a full concurrency limit), the response
+    /// head, and the body (through the client).
     pub async fn execute(&self, mut request: Request<Body>) -> Result<Response, Error> {
         self.prepare(&mut request)?;
+        // The total timeout starts here, not in its layer, so that the wait
+        // for readiness counts.
+        if let Some(total) = self.inner.layers.total_timeout.and_then(|t| t.deadline()) {
+            total.tighten(&mut request);
+        }
         let deadline = request.extensions().get::<Deadline>().copied();
-        let call = self.inner.service.clone().oneshot(request);
+        let mut service = self.inner.service.clone();
+        within_deadline(
+            deadline,
+            "deadline passed waiting for a slot under the concurrency limit",
+            service.ready(),
+        )
+        .await??;
+        let call = service.call(request);
         within_deadline(deadline, "no response within the request's timeout", call).await?
     }
 }
 
+/// `poll_ready` is always `Ready`: each call waits for the middleware stack
+/// to be ready (a full concurrency limit) inside its future, within the
+/// request's deadline; see [`ServiceClient::execute`].
 impl tower::Service<Request<Body>> for ServiceClient {
     type Response = Response;
     type Error = Error;
@@ -371,12 +366,14 @@ impl ServiceRequestBuilder {
     }
 
     /// Appends `query` to the URL, percent-encoded; see [`RequestBuilder::query`].
+    #[cfg(feature = "query")]
     pub fn query<T: serde::Serialize + ?Sized>(mut self, query: &T) -> Self {
         self.builder = self.builder.query(query);
         self
     }
 
     /// Sends `form` as a URL-encoded body; see [`RequestBuilder::form`].
+    #[cfg(feature = "form")]
     pub fn form<T: serde::Serialize + ?Sized>(mut self, form: &T) -> Self {
         self.builder = self.builder.form(form);
         self

@@ -36,7 +36,6 @@
 use std::fmt;
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::Instant;
 
 use http::{HeaderMap, HeaderName, HeaderValue, Request, Uri, Version};
@@ -58,6 +57,7 @@ static TRACEPARENT: HeaderName = HeaderName::from_static("traceparent");
 /// Insert one as a request extension to make the request part of an existing
 /// trace (a `traceparent` header on the request does the same).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct TraceContext {
     /// The 128-bit trace id (never 0).
     pub trace_id: u128,
@@ -68,6 +68,16 @@ pub struct TraceContext {
 }
 
 impl TraceContext {
+    /// A context from known ids (`None` if either id is 0, which W3C
+    /// Trace Context forbids).
+    pub fn new(trace_id: u128, parent_id: u64, flags: u8) -> Option<TraceContext> {
+        (trace_id != 0 && parent_id != 0).then_some(TraceContext {
+            trace_id,
+            parent_id,
+            flags,
+        })
+    }
+
     /// A new trace (random ids), sampled.
     pub fn new_root() -> TraceContext {
         TraceContext {
@@ -102,12 +112,11 @@ impl TraceContext {
         if version == "00" && parts.next().is_some() {
             return None;
         }
-        let ctx = TraceContext {
-            trace_id: u128::from_str_radix(trace, 16).ok()?,
-            parent_id: u64::from_str_radix(parent, 16).ok()?,
-            flags: u8::from_str_radix(flags, 16).ok()?,
-        };
-        (ctx.trace_id != 0 && ctx.parent_id != 0).then_some(ctx)
+        TraceContext::new(
+            u128::from_str_radix(trace, 16).ok()?,
+            u64::from_str_radix(parent, 16).ok()?,
+            u8::from_str_radix(flags, 16).ok()?,
+        )
     }
 
     /// A new span in the same trace, with this one as its parent.
@@ -155,6 +164,7 @@ fn new_span_id() -> u64 {
 
 /// Tracing settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct TraceConfig {
     /// Send `traceparent` on every attempt. Default: on.
     pub propagate: bool,
@@ -178,6 +188,13 @@ impl Default for TraceConfig {
         }
     }
 }
+
+setters!(TraceConfig {
+    propagate: bool,
+    log_requests: bool,
+    log_level: Level,
+    @list { show_headers: HeaderName, }
+});
 
 /// Counts attempts of one logical request (shared by its clones).
 #[derive(Clone, Debug, Default)]
@@ -203,22 +220,10 @@ impl TraceLayer {
     }
 }
 
-impl<S> tower::Layer<S> for TraceLayer {
-    type Service = Trace<S>;
-    fn layer(&self, inner: S) -> Trace<S> {
-        Trace {
-            inner,
-            config: self.config.clone(),
-        }
-    }
-}
-
-/// The service made by [`TraceLayer`].
-#[derive(Clone, Debug)]
-pub struct Trace<S> {
-    inner: S,
-    config: Arc<TraceConfig>,
-}
+layer_service!(
+    /// The service made by [`TraceLayer`].
+    TraceLayer => Trace
+);
 
 /// A span per attempt, the `traceparent` header it sends, and the
 /// attempt's `http.client.request.duration` with its attributes; see the
@@ -246,24 +251,10 @@ impl TraceAttemptLayer {
     }
 }
 
-impl<S> tower::Layer<S> for TraceAttemptLayer {
-    type Service = TraceAttempt<S>;
-    fn layer(&self, inner: S) -> TraceAttempt<S> {
-        TraceAttempt {
-            inner,
-            config: self.config.clone(),
-            metrics: self.metrics.clone(),
-        }
-    }
-}
-
-/// The service made by [`TraceAttemptLayer`].
-#[derive(Clone, Debug)]
-pub struct TraceAttempt<S> {
-    inner: S,
-    config: Arc<TraceConfig>,
-    metrics: Arc<RequestMetrics>,
-}
+layer_service!(
+    /// The service made by [`TraceAttemptLayer`].
+    TraceAttemptLayer => TraceAttempt
+);
 
 pub(crate) fn port(uri: &Uri) -> u16 {
     uri.port_u16().unwrap_or(match uri.scheme_str() {
@@ -337,17 +328,8 @@ macro_rules! event_at {
     };
 }
 
-impl<S: HttpService> tower::Service<Request<Body>> for Trace<S> {
-    type Response = Response;
-    type Error = Error;
-    type Future = ResponseFuture;
-
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, mut req: Request<Body>) -> ResponseFuture {
-        let inner = self.inner.clone();
+impl TraceLayer {
+    fn handle<S: HttpService>(&self, inner: S, mut req: Request<Body>) -> ResponseFuture {
         let config = self.config.clone();
         let explicit = TraceContext::from_request(&req);
         let (otel_span, parent, me) = otel::start(&mut req, Kind::Request, explicit);
@@ -415,17 +397,8 @@ impl<S: HttpService> tower::Service<Request<Body>> for Trace<S> {
     }
 }
 
-impl<S: HttpService> tower::Service<Request<Body>> for TraceAttempt<S> {
-    type Response = Response;
-    type Error = Error;
-    type Future = ResponseFuture;
-
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, mut req: Request<Body>) -> ResponseFuture {
-        let inner = self.inner.clone();
+impl TraceAttemptLayer {
+    fn handle<S: HttpService>(&self, inner: S, mut req: Request<Body>) -> ResponseFuture {
         let explicit = match req.extensions().get::<Parent>() {
             Some(Parent(ctx)) => Some(*ctx),
             None => TraceContext::from_request(&req),
