@@ -274,6 +274,32 @@ pub(crate) fn protocol(v: Version) -> &'static str {
     }
 }
 
+/// A request or attempt span: the OpenTelemetry HTTP client fields known
+/// before the response (`$extra` adds more), the outcome fields empty for
+/// [`record_outcome`], and the W3C ids.
+macro_rules! http_span {
+    ($name:literal, $kind:literal, $method:expr, $uri:expr, $me:expr, $parent:expr $(, $($extra:tt)+)?) => {{
+        let (method, uri): (&http::Method, &Uri) = ($method, $uri);
+        tracing::info_span!(
+            $name,
+            otel.name = %method,
+            otel.kind = $kind,
+            otel.status_code = Empty,
+            http.request.method = %method,
+            url.full = %uri,
+            server.address = uri.host().unwrap_or(""),
+            server.port = port(uri),
+            $($($extra)+,)?
+            http.response.status_code = Empty,
+            network.protocol.version = Empty,
+            error.type = Empty,
+            trace_id = %format_args!("{:032x}", $me.trace_id),
+            span_id = %format_args!("{:016x}", $me.parent_id),
+            parent_span_id = %format_args!("{:016x}", $parent.parent_id),
+        )
+    }};
+}
+
 /// Fills in the outcome fields of a span.
 fn record_outcome(span: &Span, result: &Result<Response, Error>) {
     match result {
@@ -335,22 +361,7 @@ impl TraceLayer {
         let (otel_span, parent, me) = otel::start(&mut req, Kind::Request, explicit);
         let method = req.method().clone();
         let uri = req.uri().clone();
-        let span = tracing::info_span!(
-            "HTTP request",
-            otel.name = %method,
-            otel.kind = "internal",
-            otel.status_code = Empty,
-            http.request.method = %method,
-            url.full = %uri,
-            server.address = uri.host().unwrap_or(""),
-            server.port = port(&uri),
-            http.response.status_code = Empty,
-            network.protocol.version = Empty,
-            error.type = Empty,
-            trace_id = %format_args!("{:032x}", me.trace_id),
-            span_id = %format_args!("{:016x}", me.parent_id),
-            parent_span_id = %format_args!("{:016x}", parent.parent_id),
-        );
+        let span = http_span!("HTTP request", "internal", &method, &uri, me, parent);
         req.extensions_mut().insert(Parent(me));
         req.extensions_mut().insert(Attempts::default());
         if config.log_requests {
@@ -410,23 +421,14 @@ impl TraceAttemptLayer {
         let (otel_span, parent, me) =
             otel::start(&mut req, Kind::Attempt { resend_count }, explicit);
         let method = req.method().clone();
-        let uri = req.uri();
-        let span = tracing::info_span!(
+        let span = http_span!(
             "HTTP attempt",
-            otel.name = %method,
-            otel.kind = "client",
-            otel.status_code = Empty,
-            http.request.method = %method,
-            url.full = %uri,
-            server.address = uri.host().unwrap_or(""),
-            server.port = port(uri),
-            http.request.resend_count = resend_count,
-            http.response.status_code = Empty,
-            network.protocol.version = Empty,
-            error.type = Empty,
-            trace_id = %format_args!("{:032x}", me.trace_id),
-            span_id = %format_args!("{:016x}", me.parent_id),
-            parent_span_id = %format_args!("{:016x}", parent.parent_id),
+            "client",
+            &method,
+            req.uri(),
+            me,
+            parent,
+            http.request.resend_count = resend_count
         );
         if self.config.propagate {
             let value = HeaderValue::from_str(&me.traceparent()).expect("hex is a valid header");
