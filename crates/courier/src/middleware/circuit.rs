@@ -134,7 +134,7 @@ struct Shared {
 }
 
 /// Opens a per-origin circuit when the failure ratio over the sampling window
-/// reaches [`CircuitBreakerConfig::failure_ratio`]; see the module docs.
+/// reaches [`CircuitBreakerConfig::failure_ratio`](CircuitBreakerConfig#structfield.failure_ratio); see the module docs.
 /// Clones share the circuits.
 #[derive(Clone)]
 pub struct CircuitBreakerLayer {

@@ -67,7 +67,7 @@ macro_rules! setters {
     }) => {
         impl $config {
             $(
-                #[doc = concat!("Sets [`", stringify!($field), "`](Self::", stringify!($field), ").")]
+                #[doc = concat!("Sets the [`", stringify!($field), "`](#structfield.", stringify!($field), ") field.")]
                 #[must_use]
                 pub fn $field(mut self, $field: $ty) -> Self {
                     self.$field = $field;
@@ -75,7 +75,7 @@ macro_rules! setters {
                 }
             )*
             $($(
-                #[doc = concat!("Sets [`", stringify!($ofield), "`](Self::", stringify!($ofield), "); `None` turns it off.")]
+                #[doc = concat!("Sets the [`", stringify!($ofield), "`](#structfield.", stringify!($ofield), ") field: a value, or `None`.")]
                 #[must_use]
                 pub fn $ofield(mut self, $ofield: impl Into<Option<$oty>>) -> Self {
                     self.$ofield = $ofield.into();
@@ -83,7 +83,7 @@ macro_rules! setters {
                 }
             )*)?
             $($(
-                #[doc = concat!("Sets [`", stringify!($lfield), "`](Self::", stringify!($lfield), ").")]
+                #[doc = concat!("Sets the [`", stringify!($lfield), "`](#structfield.", stringify!($lfield), ") field.")]
                 #[must_use]
                 pub fn $lfield(mut self, $lfield: impl IntoIterator<Item = $lty>) -> Self {
                     self.$lfield = $lfield.into_iter().collect();

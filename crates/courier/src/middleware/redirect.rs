@@ -69,9 +69,9 @@ impl Redirects {
 ///   `content-*` headers are dropped then. 307 and 308 keep the method and the
 ///   body, which must be buffered; with a streaming body the 307/308 response
 ///   itself is returned.
-/// - Across origins, [`RedirectConfig::sensitive_headers`] and `host` are removed.
+/// - Across origins, [`RedirectConfig::sensitive_headers`](RedirectConfig#structfield.sensitive_headers) and `host` are removed.
 /// - `https` to `http` is refused unless allowed; other schemes are refused.
-/// - Past [`RedirectConfig::max_redirects`] (a loop ends there too), the
+/// - Past [`RedirectConfig::max_redirects`](RedirectConfig#structfield.max_redirects) (a loop ends there too), the
 ///   request fails with [`ErrorKind::TooManyRedirects`].
 ///
 /// The response carries a [`Redirects`] extension.
