@@ -24,12 +24,13 @@ async fn main() -> Result<(), courier::Error> {
     let client = Stack::new()
         .trace(TraceConfig::default())
         .decompression(DecompressionConfig::default())
-        .timeout(TimeoutConfig::total(Duration::from_secs(3)).per_attempt(Duration::from_secs(1)))
+        .timeout(
+            TimeoutConfig::default()
+                .total(Duration::from_secs(3))
+                .per_attempt(Duration::from_secs(1)),
+        )
         .redirect(RedirectConfig::default())
-        .retry(RetryConfig {
-            base_delay: Duration::from_millis(20),
-            ..RetryConfig::default()
-        })
+        .retry(RetryConfig::default().base_delay(Duration::from_millis(20)))
         .circuit_breaker(CircuitBreakerConfig::default())
         .client(courier::Client::new());
 

@@ -89,35 +89,7 @@ impl Client {
         }
     }
 
-    /// Starts a GET request.
-    pub fn get(&self, url: impl IntoUri) -> RequestBuilder {
-        self.request(Method::GET, url)
-    }
-
-    /// Starts a POST request.
-    pub fn post(&self, url: impl IntoUri) -> RequestBuilder {
-        self.request(Method::POST, url)
-    }
-
-    /// Starts a PUT request.
-    pub fn put(&self, url: impl IntoUri) -> RequestBuilder {
-        self.request(Method::PUT, url)
-    }
-
-    /// Starts a PATCH request.
-    pub fn patch(&self, url: impl IntoUri) -> RequestBuilder {
-        self.request(Method::PATCH, url)
-    }
-
-    /// Starts a DELETE request.
-    pub fn delete(&self, url: impl IntoUri) -> RequestBuilder {
-        self.request(Method::DELETE, url)
-    }
-
-    /// Starts a HEAD request.
-    pub fn head(&self, url: impl IntoUri) -> RequestBuilder {
-        self.request(Method::HEAD, url)
-    }
+    crate::verbs::http_verbs!(url: impl IntoUri => RequestBuilder);
 
     /// Starts a request with any method.
     pub fn request(&self, method: Method, url: impl IntoUri) -> RequestBuilder {

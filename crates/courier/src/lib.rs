@@ -77,6 +77,7 @@ mod response;
 mod send;
 mod service;
 mod validate;
+mod verbs;
 
 pub use body::Body;
 pub use builder::ClientBuilder;

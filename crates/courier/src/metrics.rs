@@ -11,6 +11,7 @@
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
 
+#[cfg(feature = "serde")]
 use serde::ser::{Serialize, SerializeStruct, Serializer};
 
 /// Live counters shared by a client's pool, its connections and its requests.
@@ -104,7 +105,8 @@ impl Metrics {
 /// Gauges (`connections_open`, `requests_active`, …) are the value now; counters
 /// (`connections_established`, `requests_total`, …) count since the client was
 /// built; `connections_open_max` is the high-water mark of open connections.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[non_exhaustive]
 pub struct MetricsSnapshot {
     /// `http.client.open_connections`: TCP connections open now (idle + active).
@@ -446,7 +448,7 @@ impl AtomicHistogram {
 
 /// A copy of a latency histogram (microsecond resolution, ≤ 6.25 % bucket error).
 ///
-/// Serializes as a summary: `count`, `mean_ms`, `min_ms`, `p50_ms`, `p90_ms`,
+/// With the `serde` feature it serializes as a summary: `count`, `mean_ms`, `min_ms`, `p50_ms`, `p90_ms`,
 /// `p99_ms`, `max_ms`.
 #[derive(Clone, PartialEq, Eq)]
 pub struct HistogramSnapshot {
@@ -512,6 +514,7 @@ impl std::fmt::Debug for HistogramSnapshot {
     }
 }
 
+#[cfg(feature = "serde")]
 impl Serialize for HistogramSnapshot {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let ms = |d: Duration| d.as_secs_f64() * 1e3;

@@ -184,20 +184,9 @@ impl RequestBuilder {
 
     /// Serializes `value` as the JSON body and sets `content-type: application/json`.
     #[cfg(feature = "json")]
-    pub fn json<T: serde::Serialize + ?Sized>(mut self, value: &T) -> Self {
-        if let Ok(req) = &mut self.request {
-            match serde_json::to_vec(value) {
-                Ok(bytes) => {
-                    *req.body_mut() = bytes.into();
-                    req.headers_mut().insert(
-                        http::header::CONTENT_TYPE,
-                        HeaderValue::from_static("application/json"),
-                    );
-                }
-                Err(e) => self.request = Err(Error::new(ErrorKind::InvalidRequest, e)),
-            }
-        }
-        self
+    pub fn json<T: serde::Serialize + ?Sized>(self, value: &T) -> Self {
+        let encoded = serde_json::to_vec(value);
+        self.encoded_body(encoded, "application/json")
     }
 
     /// Appends `query` to the URL's query string, percent-encoded
@@ -215,6 +204,7 @@ impl RequestBuilder {
     /// assert_eq!(res.url().query(), Some("lang=en&q=a%26b+c&page=2"));
     /// # Ok(()) }
     /// ```
+    #[cfg(feature = "query")]
     pub fn query<T: serde::Serialize + ?Sized>(mut self, query: &T) -> Self {
         if let Ok(req) = &mut self.request {
             let appended = serde_urlencoded::to_string(query)
@@ -231,14 +221,27 @@ impl RequestBuilder {
     /// Sends `form` as an `application/x-www-form-urlencoded` body (a slice
     /// of pairs, a map, or a `Serialize` struct of plain fields) and sets the
     /// content type.
-    pub fn form<T: serde::Serialize + ?Sized>(mut self, form: &T) -> Self {
+    #[cfg(feature = "form")]
+    pub fn form<T: serde::Serialize + ?Sized>(self, form: &T) -> Self {
+        let encoded = serde_urlencoded::to_string(form);
+        self.encoded_body(encoded, "application/x-www-form-urlencoded")
+    }
+
+    /// Sets a serialized body and its content type, or fails the request
+    /// with the serializer's error.
+    #[cfg(any(feature = "json", feature = "form"))]
+    fn encoded_body<B, E>(mut self, encoded: Result<B, E>, content_type: &'static str) -> Self
+    where
+        B: Into<Body>,
+        E: std::error::Error + Send + Sync + 'static,
+    {
         if let Ok(req) = &mut self.request {
-            match serde_urlencoded::to_string(form) {
+            match encoded {
                 Ok(body) => {
                     *req.body_mut() = body.into();
                     req.headers_mut().insert(
                         http::header::CONTENT_TYPE,
-                        HeaderValue::from_static("application/x-www-form-urlencoded"),
+                        HeaderValue::from_static(content_type),
                     );
                 }
                 Err(e) => self.request = Err(Error::new(ErrorKind::InvalidRequest, e)),
@@ -320,7 +323,86 @@ impl RequestBuilder {
     }
 }
 
+/// The header and body methods of [`RequestBuilder`] for a builder that
+/// wraps one in its field `builder` ([`ServiceRequestBuilder`](crate::ServiceRequestBuilder),
+/// the cluster's request builder): each forwards to it, so every wrapper
+/// offers the same methods with the same checks.
+macro_rules! forward_to_request_builder {
+    () => {
+        /// Adds a header; see [`RequestBuilder::header`](crate::RequestBuilder::header).
+        pub fn header<K, V>(mut self, name: K, value: V) -> Self
+        where
+            http::HeaderName: TryFrom<K>,
+            <http::HeaderName as TryFrom<K>>::Error: Into<http::Error>,
+            http::HeaderValue: TryFrom<V>,
+            <http::HeaderValue as TryFrom<V>>::Error: Into<http::Error>,
+        {
+            self.builder = self.builder.header(name, value);
+            self
+        }
+
+        /// Adds every header in `headers`.
+        pub fn headers(mut self, headers: http::HeaderMap) -> Self {
+            self.builder = self.builder.headers(headers);
+            self
+        }
+
+        /// Sets the body.
+        pub fn body(mut self, body: impl Into<$crate::Body>) -> Self {
+            self.builder = self.builder.body(body);
+            self
+        }
+
+        /// Serializes `value` as the JSON body; see [`RequestBuilder::json`](crate::RequestBuilder::json).
+        #[cfg(feature = "json")]
+        pub fn json<T: serde::Serialize + ?Sized>(mut self, value: &T) -> Self {
+            self.builder = self.builder.json(value);
+            self
+        }
+
+        /// Appends `query` to the URL, percent-encoded; see [`RequestBuilder::query`](crate::RequestBuilder::query).
+        #[cfg(feature = "query")]
+        pub fn query<T: serde::Serialize + ?Sized>(mut self, query: &T) -> Self {
+            self.builder = self.builder.query(query);
+            self
+        }
+
+        /// Sends `form` as a URL-encoded body; see [`RequestBuilder::form`](crate::RequestBuilder::form).
+        #[cfg(feature = "form")]
+        pub fn form<T: serde::Serialize + ?Sized>(mut self, form: &T) -> Self {
+            self.builder = self.builder.form(form);
+            self
+        }
+
+        /// Sends a `multipart/form-data` body; see [`RequestBuilder::multipart`](crate::RequestBuilder::multipart).
+        #[cfg(feature = "multipart")]
+        pub fn multipart(mut self, form: $crate::multipart::Form) -> Self {
+            self.builder = self.builder.multipart(form);
+            self
+        }
+
+        /// Sets `Authorization: Basic`; see [`RequestBuilder::basic_auth`](crate::RequestBuilder::basic_auth).
+        pub fn basic_auth(
+            mut self,
+            username: impl std::fmt::Display,
+            password: Option<impl std::fmt::Display>,
+        ) -> Self {
+            self.builder = self.builder.basic_auth(username, password);
+            self
+        }
+
+        /// Sets `Authorization: Bearer`; see [`RequestBuilder::bearer_auth`](crate::RequestBuilder::bearer_auth).
+        pub fn bearer_auth(mut self, token: impl std::fmt::Display) -> Self {
+            self.builder = self.builder.bearer_auth(token);
+            self
+        }
+    };
+}
+
+pub(crate) use forward_to_request_builder;
+
 /// `uri` with `encoded` appended to its query.
+#[cfg(feature = "query")]
 fn with_query(uri: &Uri, encoded: &str) -> Result<Uri, Error> {
     if encoded.is_empty() {
         return Ok(uri.clone());
@@ -355,6 +437,7 @@ mod tests {
     use super::*;
 
     #[test]
+    #[cfg(feature = "query")]
     fn a_query_is_appended_percent_encoded() {
         let uri: Uri = "http://h/p?a=1".parse().unwrap();
         let q = serde_urlencoded::to_string([("q", "a&b c/é"), ("n", "2")]).unwrap();

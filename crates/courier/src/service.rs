@@ -5,9 +5,9 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use http::header::{HeaderMap, HeaderName, HeaderValue};
+use http::header::HeaderMap;
 use http::{Method, Request, Uri};
-use tower::ServiceExt;
+use tower::{Service, ServiceExt};
 
 use crate::body::Body;
 use crate::client::Client;
@@ -19,31 +19,51 @@ use crate::middleware::{
 use crate::request::{IntoUri, RequestBuilder};
 use crate::response::Response;
 
+/// `tower::Service` for a type that is always ready (it waits, if at all,
+/// inside the call): the associated types and `poll_ready` of [`Client`],
+/// [`ServiceClient`] and [`Backend`]; `$this` is `&mut self` in `$call`.
+macro_rules! always_ready {
+    ($(#[$doc:meta])* $ty:ty, |$this:ident, $req:ident| $call:expr) => {
+        $(#[$doc])*
+        impl tower::Service<Request<Body>> for $ty {
+            type Response = Response;
+            type Error = Error;
+            type Future = ResponseFuture;
+
+            fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
+                Poll::Ready(Ok(()))
+            }
+
+            fn call(&mut self, $req: Request<Body>) -> ResponseFuture {
+                let $this = self;
+                $call
+            }
+        }
+    };
+}
+
+always_ready!(
 /// `Client` as a tower service: `Response = courier::Response` (head now, body
-/// streaming, drained on drop), `Error = courier::Error`. Always ready; the
-/// pool does its own queueing.
+/// streaming, drained on drop), `Error = courier::Error`.
+///
+/// `poll_ready` is always `Ready`: the pool has its own fair (FIFO) queue per
+/// origin, bounded by `max_connections_per_host` and the request's timeout,
+/// and a request waiting there is counted (`requests_queued`). To push back
+/// on the layers outside, put a
+/// [`ConcurrencyLimitLayer`](crate::middleware::ConcurrencyLimitLayer) in the
+/// stack: its `poll_ready` is pending while the limit is full.
 ///
 /// The request timeout is the client's `timeout`, shortened by a
 /// [`Deadline`] request extension when there is one (the total
 /// [`TimeoutLayer`](crate::middleware::TimeoutLayer) sets it), and bounds the
 /// response body as well as the head.
-impl tower::Service<Request<Body>> for Client {
-    type Response = Response;
-    type Error = Error;
-    type Future = ResponseFuture;
-
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, req: Request<Body>) -> ResponseFuture {
-        let client = self.clone();
-        Box::pin(async move {
-            let timeout = request_timeout(client.default_timeout(), &req);
-            client.send(req, timeout).await
-        })
-    }
-}
+Client, |this, req| {
+    let client = this.clone();
+    Box::pin(async move {
+        let timeout = request_timeout(client.default_timeout(), &req);
+        client.send(req, timeout).await
+    })
+});
 
 fn request_timeout(default: Option<Duration>, req: &Request<Body>) -> Option<Duration> {
     match req.extensions().get::<Deadline>() {
@@ -79,22 +99,10 @@ impl Backend {
     }
 }
 
-impl tower::Service<Request<Body>> for Backend {
-    type Response = Response;
-    type Error = Error;
-    type Future = ResponseFuture;
-
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, req: Request<Body>) -> ResponseFuture {
-        match self {
-            Backend::Fixed(c) => c.call(req),
-            Backend::Rotating(r) => r.current().call(req),
-        }
-    }
-}
+always_ready!(Backend, |this, req| match this {
+    Backend::Fixed(c) => c.call(req),
+    Backend::Rotating(r) => r.current().call(req),
+});
 
 /// A [`Client`] behind a middleware stack (retries, timeouts, tracing, …),
 /// with an optional base URL and default headers: what
@@ -229,35 +237,7 @@ impl ServiceClient {
         }
     }
 
-    /// Starts a GET request.
-    pub fn get(&self, url: impl IntoUri) -> ServiceRequestBuilder {
-        self.request(Method::GET, url)
-    }
-
-    /// Starts a POST request.
-    pub fn post(&self, url: impl IntoUri) -> ServiceRequestBuilder {
-        self.request(Method::POST, url)
-    }
-
-    /// Starts a PUT request.
-    pub fn put(&self, url: impl IntoUri) -> ServiceRequestBuilder {
-        self.request(Method::PUT, url)
-    }
-
-    /// Starts a PATCH request.
-    pub fn patch(&self, url: impl IntoUri) -> ServiceRequestBuilder {
-        self.request(Method::PATCH, url)
-    }
-
-    /// Starts a DELETE request.
-    pub fn delete(&self, url: impl IntoUri) -> ServiceRequestBuilder {
-        self.request(Method::DELETE, url)
-    }
-
-    /// Starts a HEAD request.
-    pub fn head(&self, url: impl IntoUri) -> ServiceRequestBuilder {
-        self.request(Method::HEAD, url)
-    }
+    crate::verbs::http_verbs!(url: impl IntoUri => ServiceRequestBuilder);
 
     /// Starts a request with any method.
     pub fn request(&self, method: Method, url: impl IntoUri) -> ServiceRequestBuilder {
@@ -303,29 +283,37 @@ impl ServiceClient {
     }
 
     /// Sends an `http::Request` through the middleware. A [`Deadline`]
-    /// extension bounds the whole call (and the body, through the client).
+    /// extension and the stack's total timeout bound the whole call: the wait
+    /// for the stack to be ready (a full concurrency limit), the response
+    /// head, and the body (through the client).
     pub async fn execute(&self, mut request: Request<Body>) -> Result<Response, Error> {
         self.prepare(&mut request)?;
+        // The total timeout starts here, not in its layer, so that the wait
+        // for readiness counts.
+        if let Some(total) = self.inner.layers.total_timeout.and_then(|t| t.deadline()) {
+            total.tighten(&mut request);
+        }
         let deadline = request.extensions().get::<Deadline>().copied();
-        let call = self.inner.service.clone().oneshot(request);
+        let mut service = self.inner.service.clone();
+        within_deadline(
+            deadline,
+            "deadline passed waiting for a slot under the concurrency limit",
+            service.ready(),
+        )
+        .await??;
+        let call = service.call(request);
         within_deadline(deadline, "no response within the request's timeout", call).await?
     }
 }
 
-impl tower::Service<Request<Body>> for ServiceClient {
-    type Response = Response;
-    type Error = Error;
-    type Future = ResponseFuture;
-
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, req: Request<Body>) -> ResponseFuture {
-        let this = self.clone();
-        Box::pin(async move { this.execute(req).await })
-    }
-}
+always_ready!(
+/// `poll_ready` is always `Ready`: each call waits for the middleware stack
+/// to be ready (a full concurrency limit) inside its future, within the
+/// request's deadline; see [`ServiceClient::execute`].
+ServiceClient, |this, req| {
+    let this = this.clone();
+    Box::pin(async move { this.execute(req).await })
+});
 
 /// A request being built for a [`ServiceClient`]; like
 /// [`RequestBuilder`](crate::RequestBuilder), and sent through the middleware.
@@ -338,72 +326,7 @@ pub struct ServiceRequestBuilder {
 }
 
 impl ServiceRequestBuilder {
-    /// Adds a header (validated; an invalid one fails the request with
-    /// [`ErrorKind::InvalidRequest`]).
-    pub fn header<K, V>(mut self, name: K, value: V) -> Self
-    where
-        HeaderName: TryFrom<K>,
-        <HeaderName as TryFrom<K>>::Error: Into<http::Error>,
-        HeaderValue: TryFrom<V>,
-        <HeaderValue as TryFrom<V>>::Error: Into<http::Error>,
-    {
-        self.builder = self.builder.header(name, value);
-        self
-    }
-
-    /// Adds every header in `headers`.
-    pub fn headers(mut self, headers: HeaderMap) -> Self {
-        self.builder = self.builder.headers(headers);
-        self
-    }
-
-    /// Sets the body.
-    pub fn body(mut self, body: impl Into<Body>) -> Self {
-        self.builder = self.builder.body(body);
-        self
-    }
-
-    /// Serializes `value` as the JSON body.
-    #[cfg(feature = "json")]
-    pub fn json<T: serde::Serialize + ?Sized>(mut self, value: &T) -> Self {
-        self.builder = self.builder.json(value);
-        self
-    }
-
-    /// Appends `query` to the URL, percent-encoded; see [`RequestBuilder::query`].
-    pub fn query<T: serde::Serialize + ?Sized>(mut self, query: &T) -> Self {
-        self.builder = self.builder.query(query);
-        self
-    }
-
-    /// Sends `form` as a URL-encoded body; see [`RequestBuilder::form`].
-    pub fn form<T: serde::Serialize + ?Sized>(mut self, form: &T) -> Self {
-        self.builder = self.builder.form(form);
-        self
-    }
-
-    /// Sends a `multipart/form-data` body; see [`RequestBuilder::multipart`].
-    #[cfg(feature = "multipart")]
-    pub fn multipart(mut self, form: crate::multipart::Form) -> Self {
-        self.builder = self.builder.multipart(form);
-        self
-    }
-
-    /// Sets `Authorization: Basic`; see [`RequestBuilder::basic_auth`].
-    pub fn basic_auth(
-        mut self,
-        username: impl std::fmt::Display,
-        password: Option<impl std::fmt::Display>,
-    ) -> Self {
-        self.builder = self.builder.basic_auth(username, password);
-        self
-    }
-
-    /// Sets `Authorization: Bearer`; see [`RequestBuilder::bearer_auth`].
-    pub fn bearer_auth(mut self, token: impl std::fmt::Display) -> Self {
-        self.builder = self.builder.bearer_auth(token);
-        self
-    }
+    crate::request::forward_to_request_builder!();
 
     /// A deadline for this request, body included (the earlier of this and
     /// any total timeout wins).

@@ -12,13 +12,11 @@ use middleware_support::{eventually, get_request, reply, scripted};
 use tower::{ServiceBuilder, ServiceExt};
 
 fn config() -> CircuitBreakerConfig {
-    CircuitBreakerConfig {
-        failure_ratio: 0.5,
-        minimum_throughput: 4,
-        sampling_window: Duration::from_secs(30),
-        break_duration: Duration::from_millis(200),
-        ..CircuitBreakerConfig::default()
-    }
+    CircuitBreakerConfig::default()
+        .failure_ratio(0.5)
+        .minimum_throughput(4)
+        .sampling_window(Duration::from_secs(30))
+        .break_duration(Duration::from_millis(200))
 }
 
 #[tokio::test]

@@ -62,10 +62,7 @@ async fn compressing_server() -> middleware_support::Scripted {
 
 fn decompressing(max: Option<u64>) -> courier::ServiceClient {
     Stack::new()
-        .decompression(DecompressionConfig {
-            max_size: max,
-            ..DecompressionConfig::default()
-        })
+        .decompression(DecompressionConfig::default().max_size(max))
         .client(Client::new())
 }
 
@@ -192,10 +189,7 @@ async fn pass_through_cases() {
 
     // A codec turned off is neither asked for nor decoded.
     let no_zstd = Stack::new()
-        .decompression(DecompressionConfig {
-            zstd: false,
-            ..DecompressionConfig::default()
-        })
+        .decompression(DecompressionConfig::default().zstd(false))
         .client(Client::new());
     let res = no_zstd.get(srv.url("/zstd/100")).send().await.unwrap();
     assert_eq!(res.headers()["content-encoding"], "zstd");

@@ -64,10 +64,7 @@ async fn first_stalls() -> (String, mpsc::UnboundedReceiver<&'static str>) {
 #[tokio::test]
 async fn a_stalled_attempt_is_hedged_and_cancelled() {
     let (url, mut events) = first_stalls().await;
-    let hedge = HedgeLayer::new(HedgeConfig {
-        delay: Duration::from_millis(100),
-        ..HedgeConfig::default()
-    });
+    let hedge = HedgeLayer::new(HedgeConfig::default().delay(Duration::from_millis(100)));
     let svc = ServiceBuilder::new()
         .layer(hedge.clone())
         .service(Client::new());
@@ -97,7 +94,7 @@ async fn a_stalled_attempt_is_hedged_and_cancelled() {
 #[tokio::test]
 async fn fast_answers_are_not_hedged() {
     let srv = scripted(|_| async { reply(200, "quick") }).await;
-    let hedge = HedgeLayer::new(HedgeConfig::after(Duration::from_secs(5)));
+    let hedge = HedgeLayer::new(HedgeConfig::default().delay(Duration::from_secs(5)));
     let svc = ServiceBuilder::new()
         .layer(hedge.clone())
         .service(Client::new());
@@ -113,7 +110,7 @@ async fn fast_answers_are_not_hedged() {
 #[tokio::test]
 async fn post_is_not_hedged_by_default() {
     let srv = builtin().await;
-    let hedge = HedgeLayer::new(HedgeConfig::after(Duration::from_millis(20)));
+    let hedge = HedgeLayer::new(HedgeConfig::default().delay(Duration::from_millis(20)));
     let svc = ServiceBuilder::new()
         .layer(hedge.clone())
         .service(Client::new());
@@ -131,10 +128,7 @@ async fn hedged_http2_stream_is_reset_not_the_connection() {
     // Over h2c both attempts share one connection; the loser's stream is reset.
     let srv = builtin().await;
     let client = Stack::new()
-        .hedging(HedgeConfig {
-            delay: Duration::from_millis(50),
-            ..HedgeConfig::default()
-        })
+        .hedging(HedgeConfig::default().delay(Duration::from_millis(50)))
         .client(Client::builder().http2_prior_knowledge().build().unwrap());
     // Both attempts take 300 ms: the first still wins (it started first), and
     // the hedge is cancelled.

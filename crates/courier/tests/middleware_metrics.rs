@@ -155,10 +155,10 @@ async fn the_factory_exports_every_named_client() {
     })
     .await;
     let client = courier::middleware::Stack::new()
-        .retry(courier::middleware::RetryConfig {
-            base_delay: std::time::Duration::from_millis(1),
-            ..Default::default()
-        })
+        .retry(
+            courier::middleware::RetryConfig::default()
+                .base_delay(std::time::Duration::from_millis(1)),
+        )
         .client(courier::Client::new());
     client.get(flaky.url("/")).send().await.unwrap();
     let exporter = client.metrics_exporter("flaky");
@@ -188,10 +188,10 @@ async fn request_durations_carry_the_semantic_convention_attributes() {
     .await;
     let client = courier::middleware::Stack::new()
         .trace(Default::default())
-        .retry(courier::middleware::RetryConfig {
-            base_delay: std::time::Duration::from_millis(1),
-            ..Default::default()
-        })
+        .retry(
+            courier::middleware::RetryConfig::default()
+                .base_delay(std::time::Duration::from_millis(1)),
+        )
         .client(Client::new());
     client.get(flaky.url("/")).send().await.unwrap();
     let dead = middleware_support::closed_port().await;

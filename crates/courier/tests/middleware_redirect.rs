@@ -34,10 +34,7 @@ async fn a_chain_is_followed_and_recorded() {
 async fn a_loop_stops_at_the_limit_with_a_clear_error() {
     let srv = builtin().await;
     let client = Stack::new()
-        .redirect(RedirectConfig {
-            max_redirects: 5,
-            ..RedirectConfig::default()
-        })
+        .redirect(RedirectConfig::default().max_redirects(5))
         .client(Client::new());
     // Redirects to itself forever.
     let looping = scripted(|_| async { with_header(reply(302, ""), "location", "/again") }).await;
@@ -176,10 +173,7 @@ async fn https_to_http_is_refused_unless_allowed() {
     assert_eq!(plain.hits(), 0);
 
     let client = Stack::new()
-        .redirect(RedirectConfig {
-            allow_https_to_http: true,
-            ..RedirectConfig::default()
-        })
+        .redirect(RedirectConfig::default().allow_https_to_http(true))
         .client(inner());
     let res = client.get(&url).send().await.unwrap();
     assert_eq!(res.text().await.unwrap(), "plain");

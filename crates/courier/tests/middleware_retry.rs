@@ -10,12 +10,10 @@ use middleware_support::{closed_port, get_request, reply, scripted, with_header}
 use tower::{ServiceBuilder, ServiceExt};
 
 fn fast(max_attempts: u32) -> RetryConfig {
-    RetryConfig {
-        max_attempts,
-        base_delay: Duration::from_millis(1),
-        max_delay: Duration::from_millis(5),
-        ..RetryConfig::default()
-    }
+    RetryConfig::default()
+        .max_attempts(max_attempts)
+        .base_delay(Duration::from_millis(1))
+        .max_delay(Duration::from_millis(5))
 }
 
 #[tokio::test]
@@ -86,10 +84,7 @@ async fn post_is_not_retried_unless_asked() {
 
     // Or for every request of a client.
     let client = Stack::new()
-        .retry(RetryConfig {
-            retry_non_idempotent: true,
-            ..fast(3)
-        })
+        .retry(fast(3).retry_non_idempotent(true))
         .client(Client::new());
     client
         .post(srv.url("/orders"))
@@ -145,12 +140,12 @@ async fn retry_after_is_honoured_within_a_cap() {
     })
     .await;
     let client = Stack::new()
-        .retry(RetryConfig {
-            // A plain backoff this long would time the test out.
-            base_delay: Duration::from_secs(60),
-            max_retry_after: Duration::from_secs(30),
-            ..RetryConfig::default()
-        })
+        .retry(
+            RetryConfig::default()
+                // A plain backoff this long would time the test out.
+                .base_delay(Duration::from_secs(60))
+                .max_retry_after(Duration::from_secs(30)),
+        )
         .client(Client::new());
     let started = std::time::Instant::now();
     let res = client.get(srv.url("/short")).send().await.unwrap();
@@ -176,14 +171,14 @@ async fn budget_caps_extra_attempts_when_half_the_requests_fail() {
     })
     .await;
     let requests = 200u64;
-    let retry = RetryLayer::new(RetryConfig {
-        budget: Some(BudgetConfig {
-            ratio: 0.2,
-            min_per_second: 0,
-            window: Duration::from_secs(60),
-        }),
-        ..fast(3)
-    });
+    let retry = RetryLayer::new(
+        fast(3).budget(
+            BudgetConfig::default()
+                .ratio(0.2)
+                .min_per_second(0)
+                .window(Duration::from_secs(60)),
+        ),
+    );
     let svc = ServiceBuilder::new()
         .layer(retry.clone())
         .service(Client::new());

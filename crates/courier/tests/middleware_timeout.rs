@@ -29,7 +29,9 @@ async fn the_server_is_told_the_time_left() {
     .await;
     let client = Stack::new()
         .timeout(
-            TimeoutConfig::total(Duration::from_secs(2)).per_attempt(Duration::from_millis(700)),
+            TimeoutConfig::default()
+                .total(Duration::from_secs(2))
+                .per_attempt(Duration::from_millis(700)),
         )
         .client(Client::new());
     let ms: u64 = timeout_header_seen(client.get(srv.url("/")))
@@ -40,7 +42,7 @@ async fn the_server_is_told_the_time_left() {
 
     // A per-request timeout shorter than the total wins.
     let client = Stack::new()
-        .timeout(TimeoutConfig::total(Duration::from_secs(2)))
+        .timeout(TimeoutConfig::default().total(Duration::from_secs(2)))
         .client(Client::new());
     let ms: u64 = timeout_header_seen(client.get(srv.url("/")).timeout(Duration::from_millis(300)))
         .await
@@ -50,7 +52,11 @@ async fn the_server_is_told_the_time_left() {
 
     // Another header name, or none.
     let client = Stack::new()
-        .timeout(TimeoutConfig::total(Duration::from_secs(1)).header(None))
+        .timeout(
+            TimeoutConfig::default()
+                .total(Duration::from_secs(1))
+                .header(None),
+        )
         .client(Client::new());
     assert_eq!(timeout_header_seen(client.get(srv.url("/"))).await, "none");
 }
@@ -60,14 +66,15 @@ async fn per_attempt_timeouts_are_retried_within_the_total() {
     let srv = builtin().await;
     let client = Stack::new()
         .timeout(
-            TimeoutConfig::total(Duration::from_millis(1500))
+            TimeoutConfig::default()
+                .total(Duration::from_millis(1500))
                 .per_attempt(Duration::from_millis(100)),
         )
-        .retry(RetryConfig {
-            max_attempts: 3,
-            base_delay: Duration::from_millis(1),
-            ..RetryConfig::default()
-        })
+        .retry(
+            RetryConfig::default()
+                .max_attempts(3)
+                .base_delay(Duration::from_millis(1)),
+        )
         .client(Client::new());
     let started = Instant::now();
     let err = client.get(srv.url("/delay/1000")).send().await.unwrap_err();
@@ -86,7 +93,7 @@ async fn per_attempt_timeouts_are_retried_within_the_total() {
 async fn the_total_timeout_bounds_the_body_too() {
     let srv = builtin().await;
     let client = Stack::new()
-        .timeout(TimeoutConfig::total(Duration::from_millis(200)))
+        .timeout(TimeoutConfig::default().total(Duration::from_millis(200)))
         .client(Client::new());
     // The head arrives at once; the body never ends.
     let res = client.get(srv.url("/fault/endless")).send().await.unwrap();

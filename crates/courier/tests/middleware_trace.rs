@@ -118,14 +118,8 @@ async fn one_request_two_attempts_and_the_traceparent_the_server_got() {
     })
     .await;
     let client = Stack::new()
-        .trace(TraceConfig {
-            show_headers: vec![http::header::CONTENT_TYPE],
-            ..TraceConfig::default()
-        })
-        .retry(RetryConfig {
-            base_delay: Duration::from_millis(1),
-            ..RetryConfig::default()
-        })
+        .trace(TraceConfig::default().show_headers([http::header::CONTENT_TYPE]))
+        .retry(RetryConfig::default().base_delay(Duration::from_millis(1)))
         .client(Client::new());
     let url = srv.url("/orders/7?expand=1");
     let res = client

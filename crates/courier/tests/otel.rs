@@ -61,10 +61,7 @@ async fn spans_continue_the_callers_context_and_reach_the_exporter() {
     let port = i64::from(server.addr.port());
     let client = Stack::new()
         .trace(Default::default())
-        .retry(RetryConfig {
-            base_delay: std::time::Duration::from_millis(1),
-            ..Default::default()
-        })
+        .retry(RetryConfig::default().base_delay(std::time::Duration::from_millis(1)))
         .client(Client::new());
 
     // The application's own span, current while it calls courier.

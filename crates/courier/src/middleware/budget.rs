@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 /// How much extra load retries (or hedges) may add.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct BudgetConfig {
     /// Extra attempts allowed per original request over the window. Default:
     /// 0.2 (at most ~20 % extra load).
@@ -32,6 +33,12 @@ impl Default for BudgetConfig {
         }
     }
 }
+
+setters!(BudgetConfig {
+    ratio: f64,
+    min_per_second: u32,
+    window: Duration,
+});
 
 const SLOTS: usize = 10;
 /// Fixed point: one token is 1000 units.

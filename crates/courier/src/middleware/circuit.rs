@@ -6,7 +6,6 @@ use std::collections::HashMap;
 use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex, RwLock};
-use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use http::uri::{Authority, Scheme};
@@ -21,6 +20,7 @@ use crate::response::Response;
 /// handler (Polly): 10 % failures over 30 s with at least 100 requests opens
 /// the circuit for 5 s.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct CircuitBreakerConfig {
     /// Share of failed requests in the window that opens the circuit (0..=1). Default: 0.1.
     pub failure_ratio: f64,
@@ -51,6 +51,15 @@ impl Default for CircuitBreakerConfig {
         }
     }
 }
+
+setters!(CircuitBreakerConfig {
+    failure_ratio: f64,
+    minimum_throughput: u32,
+    sampling_window: Duration,
+    break_duration: Duration,
+    half_open_probes: u32,
+    @list { failure_statuses: u16, }
+});
 
 /// The state of one origin's circuit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -125,7 +134,7 @@ struct Shared {
 }
 
 /// Opens a per-origin circuit when the failure ratio over the sampling window
-/// reaches [`CircuitBreakerConfig::failure_ratio`]; see the module docs.
+/// reaches [`CircuitBreakerConfig::failure_ratio`](CircuitBreakerConfig#structfield.failure_ratio); see the module docs.
 /// Clones share the circuits.
 #[derive(Clone)]
 pub struct CircuitBreakerLayer {
@@ -365,34 +374,14 @@ impl fmt::Display for Open {
 
 impl std::error::Error for Open {}
 
-impl<S> tower::Layer<S> for CircuitBreakerLayer {
-    type Service = CircuitBreaker<S>;
-    fn layer(&self, inner: S) -> CircuitBreaker<S> {
-        CircuitBreaker {
-            inner,
-            layer: self.clone(),
-        }
-    }
-}
+layer_service!(
+    /// The service made by [`CircuitBreakerLayer`].
+    CircuitBreakerLayer => CircuitBreaker
+);
 
-/// The service made by [`CircuitBreakerLayer`].
-#[derive(Clone, Debug)]
-pub struct CircuitBreaker<S> {
-    inner: S,
-    layer: CircuitBreakerLayer,
-}
-
-impl<S: HttpService> tower::Service<Request<Body>> for CircuitBreaker<S> {
-    type Response = Response;
-    type Error = Error;
-    type Future = ResponseFuture;
-
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, req: Request<Body>) -> ResponseFuture {
-        let shared = Arc::clone(&self.layer.shared);
+impl CircuitBreakerLayer {
+    fn handle<S: HttpService>(&self, inner: S, req: Request<Body>) -> ResponseFuture {
+        let shared = Arc::clone(&self.shared);
         let key = OriginKey::of(req.uri());
         let breaker = shared.breaker(key.clone());
         let ticket = match shared.admit(&breaker) {
@@ -414,7 +403,6 @@ impl<S: HttpService> tower::Service<Request<Body>> for CircuitBreaker<S> {
             ticket,
             done: false,
         };
-        let inner = self.inner.clone();
         Box::pin(async move {
             let result = call(inner, req).await;
             let outcome = guard.shared.outcome(&result);

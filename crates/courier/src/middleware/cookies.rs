@@ -9,7 +9,6 @@
 //! attempt sent again carries the same cookies.
 
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
 
 use http::header::{COOKIE, SET_COOKIE};
 use http::{HeaderValue, Request, Uri};
@@ -87,33 +86,13 @@ impl CookieLayer {
     }
 }
 
-impl<S> tower::Layer<S> for CookieLayer {
-    type Service = Cookies<S>;
-    fn layer(&self, inner: S) -> Cookies<S> {
-        Cookies {
-            inner,
-            jar: Arc::clone(&self.jar),
-        }
-    }
-}
+layer_service!(
+    /// The service [`CookieLayer`] makes.
+    CookieLayer => Cookies
+);
 
-/// The service [`CookieLayer`] makes.
-#[derive(Debug, Clone)]
-pub struct Cookies<S> {
-    inner: S,
-    jar: Arc<CookieJar>,
-}
-
-impl<S: HttpService> tower::Service<Request<Body>> for Cookies<S> {
-    type Response = crate::Response;
-    type Error = crate::Error;
-    type Future = ResponseFuture;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), crate::Error>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, mut req: Request<Body>) -> ResponseFuture {
+impl CookieLayer {
+    fn handle<S: HttpService>(&self, inner: S, mut req: Request<Body>) -> ResponseFuture {
         // A `Cookie` the caller set is theirs: the jar adds none then.
         if !req.headers().contains_key(COOKIE) {
             if let Some(value) = self.jar.cookies(req.uri()) {
@@ -122,7 +101,6 @@ impl<S: HttpService> tower::Service<Request<Body>> for Cookies<S> {
         }
         let uri = req.uri().clone();
         let jar = Arc::clone(&self.jar);
-        let inner = self.inner.clone();
         Box::pin(async move {
             let res = call(inner, req).await?;
             for value in res.headers().get_all(SET_COOKIE) {

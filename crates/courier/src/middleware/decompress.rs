@@ -18,11 +18,12 @@ use http_body::{Frame, SizeHint};
 use super::{call, HttpService, ResponseFuture};
 use crate::body::Body;
 use crate::error::{Error, ErrorKind};
-use crate::response::{Response, ResponseBody};
+use crate::response::ResponseBody;
 
 /// Decompression settings. A codec is used when it is both enabled here and
 /// compiled in (its cargo feature).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct DecompressionConfig {
     /// `gzip` (and `x-gzip`). Default: on.
     pub gzip: bool,
@@ -48,6 +49,14 @@ impl Default for DecompressionConfig {
         }
     }
 }
+
+setters!(DecompressionConfig {
+    gzip: bool,
+    deflate: bool,
+    brotli: bool,
+    zstd: bool,
+    @option { max_size: u64, }
+});
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Codec {
@@ -147,42 +156,13 @@ impl DecompressionLayer {
     }
 }
 
-impl<S> tower::Layer<S> for DecompressionLayer {
-    type Service = Decompression<S>;
-    fn layer(&self, inner: S) -> Decompression<S> {
-        Decompression {
-            inner,
-            shared: Arc::clone(&self.shared),
-        }
-    }
-}
+layer_service!(
+    /// The service made by [`DecompressionLayer`].
+    DecompressionLayer => Decompression
+);
 
-/// The service made by [`DecompressionLayer`].
-#[derive(Clone)]
-pub struct Decompression<S> {
-    inner: S,
-    shared: Arc<Shared>,
-}
-
-impl<S: std::fmt::Debug> std::fmt::Debug for Decompression<S> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Decompression")
-            .field("inner", &self.inner)
-            .finish_non_exhaustive()
-    }
-}
-
-impl<S: HttpService> tower::Service<Request<Body>> for Decompression<S> {
-    type Response = Response;
-    type Error = Error;
-    type Future = ResponseFuture;
-
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, mut req: Request<Body>) -> ResponseFuture {
-        let inner = self.inner.clone();
+impl DecompressionLayer {
+    fn handle<S: HttpService>(&self, inner: S, mut req: Request<Body>) -> ResponseFuture {
         let decode = match &self.shared.accept {
             Some(accept)
                 if !req.headers().contains_key(ACCEPT_ENCODING)

@@ -7,19 +7,20 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
-use std::task::{Context, Poll};
+use std::task::Poll;
 use std::time::Duration;
 
 use http::Request;
 
 use super::budget::{Budget, BudgetConfig};
-use super::{call, clone_request, replay_is_safe, HttpService, ResponseFuture};
+use super::{call, clone_request, replay_is_safe, Attempts, HttpService, ResponseFuture};
 use crate::body::Body;
 use crate::error::Error;
 use crate::response::Response;
 
 /// Hedging settings.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct HedgeConfig {
     /// How long an attempt may go unanswered before another is sent; set it
     /// near the p95 latency of the service. Default: 2 s (.NET's standard
@@ -45,23 +46,18 @@ impl Default for HedgeConfig {
             max_attempts: 2,
             hedge_non_idempotent: false,
             failure_statuses: super::default_transient_statuses(),
-            budget: Some(BudgetConfig {
-                ratio: 0.1,
-                ..BudgetConfig::default()
-            }),
+            budget: Some(BudgetConfig::default().ratio(0.1)),
         }
     }
 }
 
-impl HedgeConfig {
-    /// Hedge after `delay`, with the other defaults.
-    pub fn after(delay: Duration) -> Self {
-        HedgeConfig {
-            delay,
-            ..Self::default()
-        }
-    }
-}
+setters!(HedgeConfig {
+    delay: Duration,
+    max_attempts: u32,
+    hedge_non_idempotent: bool,
+    @option { budget: BudgetConfig, }
+    @list { failure_statuses: u16, }
+});
 
 /// Counts of what a [`HedgeLayer`] did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -125,22 +121,10 @@ impl std::fmt::Debug for HedgeLayer {
     }
 }
 
-impl<S> tower::Layer<S> for HedgeLayer {
-    type Service = Hedge<S>;
-    fn layer(&self, inner: S) -> Hedge<S> {
-        Hedge {
-            inner,
-            layer: self.clone(),
-        }
-    }
-}
-
-/// The service made by [`HedgeLayer`].
-#[derive(Clone, Debug)]
-pub struct Hedge<S> {
-    inner: S,
-    layer: HedgeLayer,
-}
+layer_service!(
+    /// The service made by [`HedgeLayer`].
+    HedgeLayer => Hedge
+);
 
 type Attempt = Pin<Box<dyn Future<Output = Result<Response, Error>> + Send>>;
 
@@ -157,18 +141,9 @@ impl Shared {
     }
 }
 
-impl<S: HttpService> tower::Service<Request<Body>> for Hedge<S> {
-    type Response = Response;
-    type Error = Error;
-    type Future = ResponseFuture;
-
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, req: Request<Body>) -> ResponseFuture {
-        let inner = self.inner.clone();
-        let shared = Arc::clone(&self.layer.shared);
+impl HedgeLayer {
+    fn handle<S: HttpService>(&self, inner: S, req: Request<Body>) -> ResponseFuture {
+        let shared = Arc::clone(&self.shared);
         shared.requests.fetch_add(1, Relaxed);
         let template = if shared.config.max_attempts >= 2
             && replay_is_safe(&req, shared.config.hedge_non_idempotent)
@@ -183,10 +158,11 @@ impl<S: HttpService> tower::Service<Request<Body>> for Hedge<S> {
         if let Some(budget) = &shared.budget {
             budget.deposit();
         }
+        let mut inner = Attempts::new(inner);
         Box::pin(async move {
             let config = &shared.config;
             // Index in `running` -> attempt number, to know who won.
-            let mut running: Vec<(u32, Attempt)> = vec![(0, Box::pin(call(inner.clone(), req)))];
+            let mut running: Vec<(u32, Attempt)> = vec![(0, Box::pin(call(inner.next(), req)))];
             let mut launched = 1u32;
             let mut fallback: Option<Result<Response, Error>> = None;
             let mut timer = Box::pin(tokio::time::sleep(config.delay));
@@ -240,7 +216,7 @@ impl<S: HttpService> tower::Service<Request<Body>> for Hedge<S> {
                         };
                         shared.hedges.fetch_add(1, Relaxed);
                         tracing::debug!(attempt = launched, delay = ?config.delay, "sending hedged attempt");
-                        running.push((launched, Box::pin(call(inner.clone(), copy))));
+                        running.push((launched, Box::pin(call(inner.next(), copy))));
                         launched += 1;
                         timer
                             .as_mut()

@@ -2,14 +2,15 @@
 
 use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
+use std::task::{ready, Context, Poll};
 
 use bytes::Bytes;
 use http::Request;
 use http_body::{Frame, SizeHint};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio_util::sync::PollSemaphore;
 
-use super::{call, within_deadline, Deadline, HttpService, ResponseFuture};
+use super::{call, take_ready, within_deadline, Deadline, HttpService, ResponseFuture};
 use crate::body::Body;
 use crate::error::Error;
 use crate::response::{Response, ResponseBody};
@@ -17,10 +18,19 @@ use crate::response::{Response, ResponseBody};
 /// At most `max` requests in flight through the services made by this layer
 /// (clones share the limit); more wait, in FIFO order, for a slot. A request
 /// holds its slot until its response body ends or is dropped, not just until
-/// the response head, so slow readers count. A request with a
-/// [`Deadline`](super::Deadline) (a total [`TimeoutLayer`](super::TimeoutLayer)
-/// outside this one sets it) waits at most until then, and fails with
-/// [`ErrorKind::Timeout`](crate::ErrorKind::Timeout).
+/// the response head, so slow readers count.
+///
+/// The slot is taken in `poll_ready`, as tower's own `ConcurrencyLimit` does:
+/// a full limit makes the service not ready, so layers outside it see the
+/// back-pressure (`load_shed` sheds, `buffer` holds, `balance` picks another
+/// endpoint). Every courier layer passes `poll_ready` through to the one it
+/// wraps. [`ServiceClient`](crate::ServiceClient) waits for readiness within
+/// the request's deadline (a total [`TimeoutLayer`](super::TimeoutLayer) or
+/// a per-request timeout), failing with
+/// [`ErrorKind::Timeout`](crate::ErrorKind::Timeout); a stack driven by hand
+/// (`ServiceExt::ready`, `oneshot`) bounds that wait itself, as with any
+/// tower service. A caller that skips `poll_ready` still gets a slot: the
+/// call waits for one, at most until the request's [`Deadline`].
 #[derive(Clone, Debug)]
 pub struct ConcurrencyLimitLayer {
     semaphore: Arc<Semaphore>,
@@ -45,16 +55,30 @@ impl<S> tower::Layer<S> for ConcurrencyLimitLayer {
     fn layer(&self, inner: S) -> ConcurrencyLimit<S> {
         ConcurrencyLimit {
             inner,
-            semaphore: Arc::clone(&self.semaphore),
+            semaphore: PollSemaphore::new(Arc::clone(&self.semaphore)),
+            permit: None,
         }
     }
 }
 
 /// The service made by [`ConcurrencyLimitLayer`].
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct ConcurrencyLimit<S> {
     inner: S,
-    semaphore: Arc<Semaphore>,
+    semaphore: PollSemaphore,
+    /// The slot `poll_ready` took, for the next `call`.
+    permit: Option<OwnedSemaphorePermit>,
+}
+
+/// A clone shares the limit but not a slot taken by `poll_ready`.
+impl<S: Clone> Clone for ConcurrencyLimit<S> {
+    fn clone(&self) -> Self {
+        ConcurrencyLimit {
+            inner: self.inner.clone(),
+            semaphore: self.semaphore.clone(),
+            permit: None,
+        }
+    }
 }
 
 impl<S: HttpService> tower::Service<Request<Body>> for ConcurrencyLimit<S> {
@@ -62,22 +86,30 @@ impl<S: HttpService> tower::Service<Request<Body>> for ConcurrencyLimit<S> {
     type Error = Error;
     type Future = ResponseFuture;
 
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
-        Poll::Ready(Ok(()))
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
+        if self.permit.is_none() {
+            let permit = ready!(self.semaphore.poll_acquire(cx));
+            self.permit = Some(permit.expect("the semaphore is never closed"));
+        }
+        self.inner.poll_ready(cx)
     }
 
     fn call(&mut self, req: Request<Body>) -> ResponseFuture {
-        let inner = self.inner.clone();
-        let semaphore = Arc::clone(&self.semaphore);
+        let inner = take_ready(&mut self.inner);
+        let taken = self.permit.take();
+        let semaphore = self.semaphore.clone_inner();
         let deadline = req.extensions().get::<Deadline>().copied();
         Box::pin(async move {
-            let permit = within_deadline(
-                deadline,
-                "deadline passed waiting for a slot under the concurrency limit",
-                semaphore.acquire_owned(),
-            )
-            .await?
-            .expect("the semaphore is never closed");
+            let permit = match taken {
+                Some(permit) => permit,
+                None => within_deadline(
+                    deadline,
+                    "deadline passed waiting for a slot under the concurrency limit",
+                    semaphore.acquire_owned(),
+                )
+                .await?
+                .expect("the semaphore is never closed"),
+            };
             let res = call(inner, req).await?;
             if res.body_ended() {
                 return Ok(res);

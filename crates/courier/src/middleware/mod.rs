@@ -27,7 +27,7 @@
 //! # async fn run() -> Result<(), courier::Error> {
 //! let client = Stack::new()
 //!     .trace(Default::default())
-//!     .timeout(TimeoutConfig::total(Duration::from_secs(2)).per_attempt(Duration::from_millis(500)))
+//!     .timeout(TimeoutConfig::default().total(Duration::from_secs(2)).per_attempt(Duration::from_millis(500)))
 //!     .retry(RetryConfig::default())
 //!     .client(courier::Client::new());
 //! let res = client.get("http://127.0.0.1:8080/json/64").send().await?;
@@ -53,6 +53,95 @@
 //!
 //! A layer that must replay a request (retry, hedging, 307/308 redirects) can
 //! do so only with a buffered body; a streaming body is sent once.
+
+/// Chainable setters for a configuration struct, one per field and named
+/// after it (`RetryConfig::default().max_attempts(4).budget(None)`), so the
+/// structs can be `#[non_exhaustive]` and still be built outside the crate.
+/// `@option` fields take `impl Into<Option<T>>` (a value, or `None` to turn
+/// the feature off); `@list` fields take any `IntoIterator`.
+macro_rules! setters {
+    ($config:ident {
+        $($field:ident: $ty:ty,)*
+        $(@option { $($ofield:ident: $oty:ty,)* })?
+        $(@list { $($lfield:ident: $lty:ty,)* })?
+    }) => {
+        impl $config {
+            $(
+                #[doc = concat!("Sets the [`", stringify!($field), "`](#structfield.", stringify!($field), ") field.")]
+                #[must_use]
+                pub fn $field(mut self, $field: $ty) -> Self {
+                    self.$field = $field;
+                    self
+                }
+            )*
+            $($(
+                #[doc = concat!("Sets the [`", stringify!($ofield), "`](#structfield.", stringify!($ofield), ") field: a value, or `None`.")]
+                #[must_use]
+                pub fn $ofield(mut self, $ofield: impl Into<Option<$oty>>) -> Self {
+                    self.$ofield = $ofield.into();
+                    self
+                }
+            )*)?
+            $($(
+                #[doc = concat!("Sets the [`", stringify!($lfield), "`](#structfield.", stringify!($lfield), ") field.")]
+                #[must_use]
+                pub fn $lfield(mut self, $lfield: impl IntoIterator<Item = $lty>) -> Self {
+                    self.$lfield = $lfield.into_iter().collect();
+                    self
+                }
+            )*)?
+        }
+    };
+}
+
+/// The tower plumbing every layer here but the concurrency limit shares:
+/// the layer makes `$service { inner, layer }` (a clone of itself);
+/// `poll_ready` is the inner service's, so back-pressure from below (a
+/// [`ConcurrencyLimit`]) reaches the layers outside (`buffer`, `load_shed`,
+/// `balance`); `call` hands the service `poll_ready` made ready to the layer's
+/// own `handle(&self, inner, req)`, leaving a clone in its place (tower's "be
+/// careful when cloning inner services": the clone is not ready, the
+/// original is).
+macro_rules! layer_service {
+    ($(#[$doc:meta])* $layer:ident => $service:ident) => {
+        $(#[$doc])*
+        #[derive(Clone, Debug)]
+        pub struct $service<S> {
+            inner: S,
+            layer: $layer,
+        }
+
+        impl<S> tower::Layer<S> for $layer {
+            type Service = $service<S>;
+            fn layer(&self, inner: S) -> $service<S> {
+                $service {
+                    inner,
+                    layer: self.clone(),
+                }
+            }
+        }
+
+        impl<S: $crate::middleware::HttpService> tower::Service<http::Request<$crate::Body>>
+            for $service<S>
+        {
+            type Response = $crate::Response;
+            type Error = $crate::Error;
+            type Future = $crate::middleware::ResponseFuture;
+
+            fn poll_ready(
+                &mut self,
+                cx: &mut std::task::Context<'_>,
+            ) -> std::task::Poll<Result<(), $crate::Error>> {
+                self.inner.poll_ready(cx)
+            }
+
+            fn call(&mut self, req: http::Request<$crate::Body>) -> Self::Future {
+                let inner = $crate::middleware::take_ready(&mut self.inner);
+                self.layer.handle(inner, req)
+            }
+        }
+    };
+}
 
 mod budget;
 mod circuit;
@@ -163,9 +252,41 @@ pub(crate) fn default_transient_statuses() -> Vec<u16> {
     vec![408, 429, 500, 502, 503, 504]
 }
 
-/// Calls `inner` once it is ready (layers clone their inner service to call
-/// it from a `'static` future, and again for every extra attempt).
+/// Calls `inner` once it is ready: at once for the service `poll_ready`
+/// readied, after waiting for a clone made for a further attempt.
 pub(crate) async fn call<S: HttpService>(inner: S, req: Request<Body>) -> Result<Response, Error> {
     use tower::ServiceExt;
     inner.oneshot(req).await
 }
+
+/// The service `poll_ready` made ready, leaving a clone (not ready yet) in
+/// its place for the next request.
+pub(crate) fn take_ready<S: Clone>(slot: &mut S) -> S {
+    let clone = slot.clone();
+    std::mem::replace(slot, clone)
+}
+
+/// The inner services for the attempts of one request (retries, hedges,
+/// redirect hops): the first is the one `poll_ready` made ready, each later
+/// one a clone that [`call`] waits on in turn, so a limit below counts every
+/// attempt.
+pub(crate) struct Attempts<S> {
+    ready: Option<S>,
+    spare: S,
+}
+
+impl<S: Clone> Attempts<S> {
+    pub(crate) fn new(ready: S) -> Self {
+        Attempts {
+            spare: ready.clone(),
+            ready: Some(ready),
+        }
+    }
+
+    pub(crate) fn next(&mut self) -> S {
+        self.ready.take().unwrap_or_else(|| self.spare.clone())
+    }
+}
+
+#[cfg(test)]
+mod backpressure_tests;

@@ -1,18 +1,17 @@
 //! Following redirects (RFC 9110 §15.4).
 
 use std::fmt;
-use std::task::{Context, Poll};
 
 use http::header::{self, HeaderName};
 use http::{Method, Request, StatusCode, Uri};
 
-use super::{call, HttpService, ResponseFuture};
+use super::{call, Attempts, HttpService, ResponseFuture};
 use crate::body::Body;
 use crate::error::{Error, ErrorKind};
-use crate::response::Response;
 
 /// Redirect settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RedirectConfig {
     /// Redirects followed at most; the next one fails with
     /// [`ErrorKind::TooManyRedirects`]. Default: 10 (as Go and reqwest).
@@ -40,10 +39,17 @@ impl Default for RedirectConfig {
     }
 }
 
+setters!(RedirectConfig {
+    max_redirects: usize,
+    allow_https_to_http: bool,
+    @list { sensitive_headers: HeaderName, }
+});
+
 /// Response extension: the URLs requested after the original one, in order
 /// (the last is where the response came from). Present when at least one
 /// redirect was followed.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Redirects {
     /// Every `Location` followed, resolved to an absolute URL.
     pub chain: Vec<Uri>,
@@ -63,9 +69,9 @@ impl Redirects {
 ///   `content-*` headers are dropped then. 307 and 308 keep the method and the
 ///   body, which must be buffered; with a streaming body the 307/308 response
 ///   itself is returned.
-/// - Across origins, [`RedirectConfig::sensitive_headers`] and `host` are removed.
+/// - Across origins, [`RedirectConfig::sensitive_headers`](RedirectConfig#structfield.sensitive_headers) and `host` are removed.
 /// - `https` to `http` is refused unless allowed; other schemes are refused.
-/// - Past [`RedirectConfig::max_redirects`] (a loop ends there too), the
+/// - Past [`RedirectConfig::max_redirects`](RedirectConfig#structfield.max_redirects) (a loop ends there too), the
 ///   request fails with [`ErrorKind::TooManyRedirects`].
 ///
 /// The response carries a [`Redirects`] extension.
@@ -83,22 +89,10 @@ impl FollowRedirectLayer {
     }
 }
 
-impl<S> tower::Layer<S> for FollowRedirectLayer {
-    type Service = FollowRedirect<S>;
-    fn layer(&self, inner: S) -> FollowRedirect<S> {
-        FollowRedirect {
-            inner,
-            config: self.config.clone(),
-        }
-    }
-}
-
-/// The service made by [`FollowRedirectLayer`].
-#[derive(Clone, Debug)]
-pub struct FollowRedirect<S> {
-    inner: S,
-    config: std::sync::Arc<RedirectConfig>,
-}
+layer_service!(
+    /// The service made by [`FollowRedirectLayer`].
+    FollowRedirectLayer => FollowRedirect
+);
 
 #[derive(Debug)]
 struct TooMany {
@@ -157,17 +151,9 @@ const CONTENT_HEADERS: [HeaderName; 5] = [
     header::TRANSFER_ENCODING,
 ];
 
-impl<S: HttpService> tower::Service<Request<Body>> for FollowRedirect<S> {
-    type Response = Response;
-    type Error = Error;
-    type Future = ResponseFuture;
-
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, req: Request<Body>) -> ResponseFuture {
-        let inner = self.inner.clone();
+impl FollowRedirectLayer {
+    fn handle<S: HttpService>(&self, inner: S, req: Request<Body>) -> ResponseFuture {
+        let mut inner = Attempts::new(inner);
         let config = self.config.clone();
         Box::pin(async move {
             let mut chain: Vec<Uri> = Vec::new();
@@ -179,7 +165,7 @@ impl<S: HttpService> tower::Service<Request<Body>> for FollowRedirect<S> {
                 let mut headers = req.headers().clone();
                 let extensions = req.extensions().clone();
                 let body = req.body().try_clone();
-                let mut res = call(inner.clone(), req).await?;
+                let mut res = call(inner.next(), req).await?;
                 let status = res.status();
                 let followed = matches!(
                     status,

@@ -2,14 +2,13 @@
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::{Duration, Instant, SystemTime};
 
 use http::{Request, StatusCode};
 
 use super::budget::{Budget, BudgetConfig};
 use super::timeout::Deadline;
-use super::{call, clone_request, replay_is_safe, HttpService, ResponseFuture};
+use super::{call, clone_request, replay_is_safe, Attempts, HttpService, ResponseFuture};
 use crate::body::Body;
 use crate::error::{Error, ErrorKind};
 use crate::response::Response;
@@ -19,6 +18,7 @@ use crate::response::Response;
 /// doubling to 5 s with jitter, `Retry-After` honoured up to 30 s, only
 /// idempotent methods, and a 20 % retry budget.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct RetryConfig {
     /// Attempts in total, the first included (1: no retries). Default: 3.
     pub max_attempts: u32,
@@ -65,15 +65,19 @@ impl Default for RetryConfig {
     }
 }
 
-impl RetryConfig {
-    /// The default policy with `max_attempts` attempts.
-    pub fn attempts(max_attempts: u32) -> Self {
-        RetryConfig {
-            max_attempts,
-            ..Self::default()
-        }
-    }
+setters!(RetryConfig {
+    max_attempts: u32,
+    base_delay: Duration,
+    max_delay: Duration,
+    jitter: bool,
+    honor_retry_after: bool,
+    max_retry_after: Duration,
+    retry_non_idempotent: bool,
+    @option { budget: BudgetConfig, }
+    @list { statuses: u16, }
+});
 
+impl RetryConfig {
     /// The backoff before retry number `retry` (1 for the first retry).
     fn backoff(&self, retry: u32) -> Duration {
         let exp = self
@@ -165,22 +169,10 @@ impl std::fmt::Debug for RetryLayer {
     }
 }
 
-impl<S> tower::Layer<S> for RetryLayer {
-    type Service = Retry<S>;
-    fn layer(&self, inner: S) -> Retry<S> {
-        Retry {
-            inner,
-            layer: self.clone(),
-        }
-    }
-}
-
-/// The service made by [`RetryLayer`].
-#[derive(Clone, Debug)]
-pub struct Retry<S> {
-    inner: S,
-    layer: RetryLayer,
-}
+layer_service!(
+    /// The service made by [`RetryLayer`].
+    RetryLayer => Retry
+);
 
 /// Why a result may be retried.
 enum Verdict {
@@ -242,18 +234,10 @@ impl Shared {
     }
 }
 
-impl<S: HttpService> tower::Service<Request<Body>> for Retry<S> {
-    type Response = Response;
-    type Error = Error;
-    type Future = ResponseFuture;
-
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, req: Request<Body>) -> ResponseFuture {
-        let inner = self.inner.clone();
-        let shared = Arc::clone(&self.layer.shared);
+impl RetryLayer {
+    fn handle<S: HttpService>(&self, inner: S, req: Request<Body>) -> ResponseFuture {
+        let mut inner = Attempts::new(inner);
+        let shared = Arc::clone(&self.shared);
         Box::pin(async move {
             let config = &shared.config;
             shared.counters.requests.fetch_add(1, Relaxed);
@@ -270,7 +254,7 @@ impl<S: HttpService> tower::Service<Request<Body>> for Retry<S> {
                 } else {
                     None
                 };
-                let result = call(inner.clone(), req).await;
+                let result = call(inner.next(), req).await;
                 let Some(next) = next else {
                     return result;
                 };

@@ -37,9 +37,9 @@ use crate::service::ServiceClient;
 /// use courier::middleware::{RedirectConfig, RetryConfig, Stack, TimeoutConfig};
 ///
 /// let stack = Stack::new()
-///     .retry(RetryConfig::attempts(4))
+///     .retry(RetryConfig::default().max_attempts(4))
 ///     .redirect(RedirectConfig::default())
-///     .timeout(TimeoutConfig::total(Duration::from_secs(3)));
+///     .timeout(TimeoutConfig::default().total(Duration::from_secs(3)));
 /// let client = stack.client(courier::Client::new());
 /// ```
 #[derive(Debug, Clone, Default)]

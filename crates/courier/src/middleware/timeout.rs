@@ -5,7 +5,6 @@
 
 use std::fmt;
 use std::future::Future;
-use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use http::{HeaderName, HeaderValue, Request};
@@ -82,6 +81,7 @@ pub(crate) struct AttemptDeadline(pub(crate) Instant);
 
 /// Timeout settings for [`Stack`](super::Stack).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct TimeoutConfig {
     /// For the whole request: every attempt, redirect and backoff, and the
     /// response body. Default: none (the client's own `timeout` still applies).
@@ -104,27 +104,13 @@ impl Default for TimeoutConfig {
     }
 }
 
-impl TimeoutConfig {
-    /// A total timeout (and the default header).
-    pub fn total(total: Duration) -> Self {
-        TimeoutConfig {
-            total: Some(total),
-            ..Self::default()
-        }
+setters!(TimeoutConfig {
+    @option {
+        total: Duration,
+        per_attempt: Duration,
+        header: HeaderName,
     }
-
-    /// Adds a per-attempt timeout.
-    pub fn per_attempt(mut self, per_attempt: Duration) -> Self {
-        self.per_attempt = Some(per_attempt);
-        self
-    }
-
-    /// Sets the deadline header (`None`: none).
-    pub fn header(mut self, header: Option<HeaderName>) -> Self {
-        self.header = header;
-        self
-    }
-}
+});
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Scope {
@@ -159,24 +145,17 @@ impl TimeoutLayer {
             scope: Scope::Attempt,
         }
     }
-}
 
-impl<S> tower::Layer<S> for TimeoutLayer {
-    type Service = Timeout<S>;
-    fn layer(&self, inner: S) -> Timeout<S> {
-        Timeout {
-            inner,
-            layer: *self,
-        }
+    /// The deadline of a request that starts now, if this is a total timeout.
+    pub(crate) fn deadline(&self) -> Option<Deadline> {
+        (self.scope == Scope::Total).then(|| Deadline::after(self.timeout))
     }
 }
 
-/// The service made by [`TimeoutLayer`].
-#[derive(Debug, Clone)]
-pub struct Timeout<S> {
-    inner: S,
-    layer: TimeoutLayer,
-}
+layer_service!(
+    /// The service made by [`TimeoutLayer`].
+    TimeoutLayer => Timeout
+);
 
 /// The source of a middleware timeout error.
 #[derive(Debug)]
@@ -200,18 +179,9 @@ impl fmt::Display for Elapsed {
 
 impl std::error::Error for Elapsed {}
 
-impl<S: HttpService> tower::Service<Request<Body>> for Timeout<S> {
-    type Response = crate::Response;
-    type Error = Error;
-    type Future = ResponseFuture;
-
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, mut req: Request<Body>) -> ResponseFuture {
-        let inner = self.inner.clone();
-        let TimeoutLayer { timeout, scope } = self.layer;
+impl TimeoutLayer {
+    fn handle<S: HttpService>(&self, inner: S, mut req: Request<Body>) -> ResponseFuture {
+        let TimeoutLayer { timeout, scope } = *self;
         let own = Deadline::after(timeout);
         let at = match scope {
             Scope::Total => own.tighten(&mut req).instant(),
@@ -250,33 +220,13 @@ impl PropagateDeadlineLayer {
     }
 }
 
-impl<S> tower::Layer<S> for PropagateDeadlineLayer {
-    type Service = PropagateDeadline<S>;
-    fn layer(&self, inner: S) -> PropagateDeadline<S> {
-        PropagateDeadline {
-            inner,
-            header: self.header.clone(),
-        }
-    }
-}
+layer_service!(
+    /// The service made by [`PropagateDeadlineLayer`].
+    PropagateDeadlineLayer => PropagateDeadline
+);
 
-/// The service made by [`PropagateDeadlineLayer`].
-#[derive(Debug, Clone)]
-pub struct PropagateDeadline<S> {
-    inner: S,
-    header: HeaderName,
-}
-
-impl<S: HttpService> tower::Service<Request<Body>> for PropagateDeadline<S> {
-    type Response = crate::Response;
-    type Error = Error;
-    type Future = ResponseFuture;
-
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, mut req: Request<Body>) -> ResponseFuture {
+impl PropagateDeadlineLayer {
+    fn handle<S: HttpService>(&self, inner: S, mut req: Request<Body>) -> ResponseFuture {
         let total = req.extensions().get::<Deadline>().map(|d| d.instant());
         let attempt = req.extensions().get::<AttemptDeadline>().map(|d| d.0);
         let at = match (total, attempt) {
@@ -298,7 +248,6 @@ impl<S: HttpService> tower::Service<Request<Body>> for PropagateDeadline<S> {
             req.headers_mut()
                 .insert(self.header.clone(), HeaderValue::from(ms as u64));
         }
-        let inner = self.inner.clone();
-        Box::pin(async move { call(inner, req).await })
+        Box::pin(call(inner, req))
     }
 }

@@ -36,7 +36,6 @@
 use std::fmt;
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::Instant;
 
 use http::{HeaderMap, HeaderName, HeaderValue, Request, Uri, Version};
@@ -58,6 +57,7 @@ static TRACEPARENT: HeaderName = HeaderName::from_static("traceparent");
 /// Insert one as a request extension to make the request part of an existing
 /// trace (a `traceparent` header on the request does the same).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub struct TraceContext {
     /// The 128-bit trace id (never 0).
     pub trace_id: u128,
@@ -68,6 +68,16 @@ pub struct TraceContext {
 }
 
 impl TraceContext {
+    /// A context from known ids (`None` if either id is 0, which W3C
+    /// Trace Context forbids).
+    pub fn new(trace_id: u128, parent_id: u64, flags: u8) -> Option<TraceContext> {
+        (trace_id != 0 && parent_id != 0).then_some(TraceContext {
+            trace_id,
+            parent_id,
+            flags,
+        })
+    }
+
     /// A new trace (random ids), sampled.
     pub fn new_root() -> TraceContext {
         TraceContext {
@@ -102,12 +112,11 @@ impl TraceContext {
         if version == "00" && parts.next().is_some() {
             return None;
         }
-        let ctx = TraceContext {
-            trace_id: u128::from_str_radix(trace, 16).ok()?,
-            parent_id: u64::from_str_radix(parent, 16).ok()?,
-            flags: u8::from_str_radix(flags, 16).ok()?,
-        };
-        (ctx.trace_id != 0 && ctx.parent_id != 0).then_some(ctx)
+        TraceContext::new(
+            u128::from_str_radix(trace, 16).ok()?,
+            u64::from_str_radix(parent, 16).ok()?,
+            u8::from_str_radix(flags, 16).ok()?,
+        )
     }
 
     /// A new span in the same trace, with this one as its parent.
@@ -155,6 +164,7 @@ fn new_span_id() -> u64 {
 
 /// Tracing settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct TraceConfig {
     /// Send `traceparent` on every attempt. Default: on.
     pub propagate: bool,
@@ -178,6 +188,13 @@ impl Default for TraceConfig {
         }
     }
 }
+
+setters!(TraceConfig {
+    propagate: bool,
+    log_requests: bool,
+    log_level: Level,
+    @list { show_headers: HeaderName, }
+});
 
 /// Counts attempts of one logical request (shared by its clones).
 #[derive(Clone, Debug, Default)]
@@ -203,22 +220,10 @@ impl TraceLayer {
     }
 }
 
-impl<S> tower::Layer<S> for TraceLayer {
-    type Service = Trace<S>;
-    fn layer(&self, inner: S) -> Trace<S> {
-        Trace {
-            inner,
-            config: self.config.clone(),
-        }
-    }
-}
-
-/// The service made by [`TraceLayer`].
-#[derive(Clone, Debug)]
-pub struct Trace<S> {
-    inner: S,
-    config: Arc<TraceConfig>,
-}
+layer_service!(
+    /// The service made by [`TraceLayer`].
+    TraceLayer => Trace
+);
 
 /// A span per attempt, the `traceparent` header it sends, and the
 /// attempt's `http.client.request.duration` with its attributes; see the
@@ -246,24 +251,10 @@ impl TraceAttemptLayer {
     }
 }
 
-impl<S> tower::Layer<S> for TraceAttemptLayer {
-    type Service = TraceAttempt<S>;
-    fn layer(&self, inner: S) -> TraceAttempt<S> {
-        TraceAttempt {
-            inner,
-            config: self.config.clone(),
-            metrics: self.metrics.clone(),
-        }
-    }
-}
-
-/// The service made by [`TraceAttemptLayer`].
-#[derive(Clone, Debug)]
-pub struct TraceAttempt<S> {
-    inner: S,
-    config: Arc<TraceConfig>,
-    metrics: Arc<RequestMetrics>,
-}
+layer_service!(
+    /// The service made by [`TraceAttemptLayer`].
+    TraceAttemptLayer => TraceAttempt
+);
 
 pub(crate) fn port(uri: &Uri) -> u16 {
     uri.port_u16().unwrap_or(match uri.scheme_str() {
@@ -281,6 +272,32 @@ pub(crate) fn protocol(v: Version) -> &'static str {
         Version::HTTP_3 => "3",
         _ => "unknown",
     }
+}
+
+/// A request or attempt span: the OpenTelemetry HTTP client fields known
+/// before the response (`$extra` adds more), the outcome fields empty for
+/// [`record_outcome`], and the W3C ids.
+macro_rules! http_span {
+    ($name:literal, $kind:literal, $method:expr, $uri:expr, $me:expr, $parent:expr $(, $($extra:tt)+)?) => {{
+        let (method, uri): (&http::Method, &Uri) = ($method, $uri);
+        tracing::info_span!(
+            $name,
+            otel.name = %method,
+            otel.kind = $kind,
+            otel.status_code = Empty,
+            http.request.method = %method,
+            url.full = %uri,
+            server.address = uri.host().unwrap_or(""),
+            server.port = port(uri),
+            $($($extra)+,)?
+            http.response.status_code = Empty,
+            network.protocol.version = Empty,
+            error.type = Empty,
+            trace_id = %format_args!("{:032x}", $me.trace_id),
+            span_id = %format_args!("{:016x}", $me.parent_id),
+            parent_span_id = %format_args!("{:016x}", $parent.parent_id),
+        )
+    }};
 }
 
 /// Fills in the outcome fields of a span.
@@ -337,38 +354,14 @@ macro_rules! event_at {
     };
 }
 
-impl<S: HttpService> tower::Service<Request<Body>> for Trace<S> {
-    type Response = Response;
-    type Error = Error;
-    type Future = ResponseFuture;
-
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, mut req: Request<Body>) -> ResponseFuture {
-        let inner = self.inner.clone();
+impl TraceLayer {
+    fn handle<S: HttpService>(&self, inner: S, mut req: Request<Body>) -> ResponseFuture {
         let config = self.config.clone();
         let explicit = TraceContext::from_request(&req);
         let (otel_span, parent, me) = otel::start(&mut req, Kind::Request, explicit);
         let method = req.method().clone();
         let uri = req.uri().clone();
-        let span = tracing::info_span!(
-            "HTTP request",
-            otel.name = %method,
-            otel.kind = "internal",
-            otel.status_code = Empty,
-            http.request.method = %method,
-            url.full = %uri,
-            server.address = uri.host().unwrap_or(""),
-            server.port = port(&uri),
-            http.response.status_code = Empty,
-            network.protocol.version = Empty,
-            error.type = Empty,
-            trace_id = %format_args!("{:032x}", me.trace_id),
-            span_id = %format_args!("{:016x}", me.parent_id),
-            parent_span_id = %format_args!("{:016x}", parent.parent_id),
-        );
+        let span = http_span!("HTTP request", "internal", &method, &uri, me, parent);
         req.extensions_mut().insert(Parent(me));
         req.extensions_mut().insert(Attempts::default());
         if config.log_requests {
@@ -415,17 +408,8 @@ impl<S: HttpService> tower::Service<Request<Body>> for Trace<S> {
     }
 }
 
-impl<S: HttpService> tower::Service<Request<Body>> for TraceAttempt<S> {
-    type Response = Response;
-    type Error = Error;
-    type Future = ResponseFuture;
-
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, mut req: Request<Body>) -> ResponseFuture {
-        let inner = self.inner.clone();
+impl TraceAttemptLayer {
+    fn handle<S: HttpService>(&self, inner: S, mut req: Request<Body>) -> ResponseFuture {
         let explicit = match req.extensions().get::<Parent>() {
             Some(Parent(ctx)) => Some(*ctx),
             None => TraceContext::from_request(&req),
@@ -437,23 +421,14 @@ impl<S: HttpService> tower::Service<Request<Body>> for TraceAttempt<S> {
         let (otel_span, parent, me) =
             otel::start(&mut req, Kind::Attempt { resend_count }, explicit);
         let method = req.method().clone();
-        let uri = req.uri();
-        let span = tracing::info_span!(
+        let span = http_span!(
             "HTTP attempt",
-            otel.name = %method,
-            otel.kind = "client",
-            otel.status_code = Empty,
-            http.request.method = %method,
-            url.full = %uri,
-            server.address = uri.host().unwrap_or(""),
-            server.port = port(uri),
-            http.request.resend_count = resend_count,
-            http.response.status_code = Empty,
-            network.protocol.version = Empty,
-            error.type = Empty,
-            trace_id = %format_args!("{:032x}", me.trace_id),
-            span_id = %format_args!("{:016x}", me.parent_id),
-            parent_span_id = %format_args!("{:016x}", parent.parent_id),
+            "client",
+            &method,
+            req.uri(),
+            me,
+            parent,
+            http.request.resend_count = resend_count
         );
         if self.config.propagate {
             let value = HeaderValue::from_str(&me.traceparent()).expect("hex is a valid header");

@@ -17,10 +17,7 @@ const CLASS: Class = Class::Decompression;
 const BOMB: usize = 16 << 20;
 
 fn limited() -> Stack {
-    Stack::new().decompression(DecompressionConfig {
-        max_size: Some(1 << 20),
-        ..DecompressionConfig::default()
-    })
+    Stack::new().decompression(DecompressionConfig::default().max_size(1 << 20))
 }
 
 fn default_limit() -> Stack {

@@ -13,10 +13,7 @@ fn follow() -> Stack {
 }
 
 fn follow_3() -> Stack {
-    Stack::new().redirect(RedirectConfig {
-        max_redirects: 3,
-        ..RedirectConfig::default()
-    })
+    Stack::new().redirect(RedirectConfig::default().max_redirects(3))
 }
 
 fn to(status: &str, location: &str) -> Vec<u8> {
