@@ -136,35 +136,9 @@ impl ClusterClient {
         &self.inner.client
     }
 
-    /// A GET of `target` (a path, `/invoices/42`, resolved against the replica chosen).
-    pub fn get(&self, target: &str) -> ClusterRequestBuilder {
-        self.request(Method::GET, target)
-    }
-
-    /// A POST of `target`.
-    pub fn post(&self, target: &str) -> ClusterRequestBuilder {
-        self.request(Method::POST, target)
-    }
-
-    /// A PUT of `target`.
-    pub fn put(&self, target: &str) -> ClusterRequestBuilder {
-        self.request(Method::PUT, target)
-    }
-
-    /// A PATCH of `target`.
-    pub fn patch(&self, target: &str) -> ClusterRequestBuilder {
-        self.request(Method::PATCH, target)
-    }
-
-    /// A DELETE of `target`.
-    pub fn delete(&self, target: &str) -> ClusterRequestBuilder {
-        self.request(Method::DELETE, target)
-    }
-
-    /// A HEAD of `target`.
-    pub fn head(&self, target: &str) -> ClusterRequestBuilder {
-        self.request(Method::HEAD, target)
-    }
+    // `get`, `post`, …: each `self.request(Method::X, target)`, where the
+    // target is a path (`/invoices/42`) resolved against the replica chosen.
+    crate::verbs::http_verbs!(target: &str => ClusterRequestBuilder);
 
     /// A request with any method.
     pub fn request(&self, method: Method, target: &str) -> ClusterRequestBuilder {

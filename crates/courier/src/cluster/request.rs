@@ -3,11 +3,9 @@
 
 use std::time::Duration;
 
-use http::header::{HeaderMap, HeaderName, HeaderValue};
 use http::{Method, Uri};
 
 use super::client::ClusterClient;
-use crate::body::Body;
 use crate::error::Error;
 use crate::middleware::Idempotent;
 use crate::request::RequestBuilder;
@@ -43,30 +41,9 @@ impl ClusterRequestBuilder {
         }
     }
 
-    /// Adds a header; an invalid name or value fails the request with
-    /// [`ErrorKind::InvalidRequest`](crate::ErrorKind::InvalidRequest).
-    pub fn header<K, V>(mut self, name: K, value: V) -> Self
-    where
-        HeaderName: TryFrom<K>,
-        <HeaderName as TryFrom<K>>::Error: Into<http::Error>,
-        HeaderValue: TryFrom<V>,
-        <HeaderValue as TryFrom<V>>::Error: Into<http::Error>,
-    {
-        self.builder = self.builder.header(name, value);
-        self
-    }
-
-    /// Adds every header in `headers`.
-    pub fn headers(mut self, headers: HeaderMap) -> Self {
-        self.builder = self.builder.headers(headers);
-        self
-    }
-
-    /// Sets the body.
-    pub fn body(mut self, body: impl Into<Body>) -> Self {
-        self.builder = self.builder.body(body);
-        self
-    }
+    // `header`, `headers`, `body`, `json`, `query`, `form`, the auth
+    // helpers: as on any courier request (a query is added to the target).
+    crate::request::forward_to_request_builder!();
 
     /// Marks the request safe to send to several replicas whatever its method.
     pub fn idempotent(mut self) -> Self {
@@ -88,6 +65,12 @@ impl ClusterRequestBuilder {
         if self.idempotent {
             request.extensions_mut().insert(Idempotent);
         }
-        self.cluster.send(request, self.target, self.timeout).await
+        let mut target = self.target;
+        // `query()` went to the stand-in URI: it belongs to the target.
+        if let Some(query) = request.uri().query() {
+            target.push(if target.contains('?') { '&' } else { '?' });
+            target.push_str(query);
+        }
+        self.cluster.send(request, target, self.timeout).await
     }
 }
