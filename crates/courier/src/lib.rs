@@ -45,18 +45,15 @@
 
 #![warn(missing_docs)]
 
-mod attempt;
 mod basic_auth;
 #[cfg(feature = "internal-hooks")]
 #[doc(hidden)]
 pub mod bench_support;
 mod body;
-mod builder;
 mod client;
 pub mod cluster;
 mod config;
 pub mod connect;
-mod drain;
 mod error;
 pub mod factory;
 // Hooks for the fuzz targets, the differential tests and the criterion
@@ -72,16 +69,13 @@ pub mod middleware;
 pub mod multipart;
 mod pool;
 mod proto;
-mod request;
-mod response;
-mod send;
 mod service;
 mod validate;
-mod verbs;
 
 pub use body::Body;
-pub use builder::ClientBuilder;
-pub use client::Client;
+pub use client::{Client, ClientBuilder};
+pub use client::{IntoUri, RequestBuilder};
+pub use client::{RemoteAddr, Response, ResponseBody, ResponseUrl};
 pub use cluster::ClusterClient;
 pub use connect::{Proxy, Resolve, Resolving, SystemResolver};
 pub use error::{BoxError, Error, ErrorKind};
@@ -89,8 +83,6 @@ pub use factory::{ClientFactory, ClientFactoryBuilder, ClientOptions};
 pub use metrics::{HistogramSnapshot, MetricsSnapshot};
 #[cfg(feature = "metrics")]
 pub use metrics_export::{MetricsExportTask, MetricsExporter};
-pub use request::{IntoUri, RequestBuilder};
-pub use response::{RemoteAddr, Response, ResponseBody, ResponseUrl};
 pub use service::{ServiceClient, ServiceRequestBuilder};
 
 // Interoperability: requests and responses are `http` crate types.

@@ -10,14 +10,14 @@ use http::{Method, Request, Uri};
 use tower::{Service, ServiceExt};
 
 use crate::body::Body;
+use crate::client::request::{IntoUri, RequestBuilder};
+use crate::client::response::Response;
 use crate::client::Client;
 use crate::error::{Error, ErrorKind};
 use crate::metrics::MetricsSnapshot;
 use crate::middleware::{
     within_deadline, BoxHttpService, Deadline, Idempotent, ResponseFuture, StackLayers,
 };
-use crate::request::{IntoUri, RequestBuilder};
-use crate::response::Response;
 
 /// `tower::Service` for a type that is always ready (it waits, if at all,
 /// inside the call): the associated types and `poll_ready` of [`Client`],
@@ -237,7 +237,7 @@ impl ServiceClient {
         }
     }
 
-    crate::verbs::http_verbs!(url: impl IntoUri => ServiceRequestBuilder);
+    crate::client::verbs::http_verbs!(url: impl IntoUri => ServiceRequestBuilder);
 
     /// Starts a request with any method.
     pub fn request(&self, method: Method, url: impl IntoUri) -> ServiceRequestBuilder {
@@ -326,7 +326,7 @@ pub struct ServiceRequestBuilder {
 }
 
 impl ServiceRequestBuilder {
-    crate::request::forward_to_request_builder!();
+    crate::client::request::forward_to_request_builder!();
 
     /// A deadline for this request, body included (the earlier of this and
     /// any total timeout wins).

@@ -14,9 +14,9 @@ use super::replica::Replica;
 use super::strategy::Strategy;
 use super::throttle::ThrottleConfig;
 use super::topology::{StaticTopology, Topology};
+use crate::client::request::IntoUri;
 use crate::client::Client;
 use crate::error::Error;
-use crate::request::IntoUri;
 
 /// Builds a [`ClusterClient`].
 #[must_use]

@@ -22,9 +22,9 @@ use super::state::ReplicaState;
 use super::throttle::Throttle;
 use super::topology::Topology;
 use crate::body::Body;
+use crate::client::response::Response;
 use crate::client::Client;
 use crate::error::{Error, ErrorKind};
-use crate::response::Response;
 
 /// A client for a service of several replicas. Cheap to clone (clones share
 /// the replicas' state).
@@ -138,7 +138,7 @@ impl ClusterClient {
 
     // `get`, `post`, …: each `self.request(Method::X, target)`, where the
     // target is a path (`/invoices/42`) resolved against the replica chosen.
-    crate::verbs::http_verbs!(target: &str => ClusterRequestBuilder);
+    crate::client::verbs::http_verbs!(target: &str => ClusterRequestBuilder);
 
     /// A request with any method.
     pub fn request(&self, method: Method, target: &str) -> ClusterRequestBuilder {

@@ -8,8 +8,8 @@
 use http::header::HeaderName;
 use http::StatusCode;
 
+use crate::client::response::Response;
 use crate::error::{Error, ErrorKind};
-use crate::response::Response;
 
 /// The verdict on one replica's answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -15,9 +15,9 @@ use http::Uri;
 
 use super::replica::Replica;
 use super::topology::{SharedTopology, Topology};
+use crate::client::request::IntoUri;
 use crate::connect::{Resolve, SystemResolver};
 use crate::error::{Error, ErrorKind};
-use crate::request::IntoUri;
 
 /// Replicas from a host name's addresses, re-resolved every `interval`.
 ///

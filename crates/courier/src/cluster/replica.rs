@@ -9,8 +9,8 @@ use std::net::SocketAddr;
 
 use http::Uri;
 
+use crate::client::request::IntoUri;
 use crate::error::{Error, ErrorKind};
-use crate::request::IntoUri;
 
 /// A replica of a service, named by its base URL (`http://10.0.0.1:8080`).
 #[derive(Clone, PartialEq, Eq, Hash)]

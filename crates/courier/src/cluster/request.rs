@@ -6,10 +6,10 @@ use std::time::Duration;
 use http::{Method, Uri};
 
 use super::client::ClusterClient;
+use crate::client::request::RequestBuilder;
+use crate::client::response::Response;
 use crate::error::Error;
 use crate::middleware::Idempotent;
-use crate::request::RequestBuilder;
-use crate::response::Response;
 
 /// A request to a cluster; [`send`](Self::send) it.
 ///
@@ -43,7 +43,7 @@ impl ClusterRequestBuilder {
 
     // `header`, `headers`, `body`, `json`, `query`, `form`, the auth
     // helpers: as on any courier request (a query is added to the target).
-    crate::request::forward_to_request_builder!();
+    crate::client::request::forward_to_request_builder!();
 
     /// Marks the request safe to send to several replicas whatever its method.
     pub fn idempotent(mut self) -> Self {

@@ -27,8 +27,8 @@ use super::refusal;
 use super::state::ReplicaState;
 use super::strategy::{self, AttemptFuture};
 use crate::body::Body;
+use crate::client::response::Response;
 use crate::error::{Error, ErrorKind};
-use crate::response::Response;
 
 /// The budget when neither the request, the cluster nor the client sets one.
 const FALLBACK_BUDGET: Duration = Duration::from_secs(30);

@@ -19,8 +19,8 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::criteria::Verdict;
+use crate::client::response::Response;
 use crate::error::{Error, ErrorKind};
-use crate::response::Response;
 
 /// How a request uses the replicas.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

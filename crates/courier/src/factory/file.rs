@@ -36,7 +36,7 @@ use http::{HeaderMap, HeaderName, HeaderValue, Uri};
 use serde::{Deserialize, Deserializer};
 
 use super::{ClientOptions, Steps};
-use crate::builder::ClientBuilder;
+use crate::client::builder::ClientBuilder;
 use crate::error::{Error, ErrorKind};
 use crate::middleware::{
     BudgetConfig, CircuitBreakerConfig, DecompressionConfig, HedgeConfig, RedirectConfig,

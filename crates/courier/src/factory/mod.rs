@@ -24,7 +24,7 @@ use std::time::Duration;
 
 use http::{HeaderMap, Uri};
 
-use crate::builder::ClientBuilder;
+use crate::client::builder::ClientBuilder;
 use crate::client::Client;
 use crate::error::Error;
 use crate::middleware::Stack;

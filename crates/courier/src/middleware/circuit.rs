@@ -13,8 +13,8 @@ use http::{Request, Uri};
 
 use super::{call, HttpService, ResponseFuture};
 use crate::body::Body;
+use crate::client::response::Response;
 use crate::error::{Error, ErrorKind};
-use crate::response::Response;
 
 /// Circuit breaker settings. Defaults are those of .NET's standard resilience
 /// handler (Polly): 10 % failures over 30 s with at least 100 requests opens

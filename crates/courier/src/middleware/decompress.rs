@@ -17,8 +17,8 @@ use http_body::{Frame, SizeHint};
 
 use super::{call, HttpService, ResponseFuture};
 use crate::body::Body;
+use crate::client::response::ResponseBody;
 use crate::error::{Error, ErrorKind};
-use crate::response::ResponseBody;
 
 /// Decompression settings. A codec is used when it is both enabled here and
 /// compiled in (its cargo feature).

@@ -15,8 +15,8 @@ use http::Request;
 use super::budget::{Budget, BudgetConfig};
 use super::{call, clone_request, replay_is_safe, Attempts, HttpService, ResponseFuture};
 use crate::body::Body;
+use crate::client::response::Response;
 use crate::error::Error;
-use crate::response::Response;
 
 /// Hedging settings.
 #[derive(Debug, Clone, PartialEq)]

@@ -12,8 +12,8 @@ use tokio_util::sync::PollSemaphore;
 
 use super::{call, take_ready, within_deadline, Deadline, HttpService, ResponseFuture};
 use crate::body::Body;
+use crate::client::response::{Response, ResponseBody};
 use crate::error::Error;
-use crate::response::{Response, ResponseBody};
 
 /// At most `max` requests in flight through the services made by this layer
 /// (clones share the limit); more wait, in FIFO order, for a slot. A request

@@ -165,8 +165,8 @@ use http::{HeaderName, Request};
 
 use crate::body::Body;
 pub(crate) use crate::client::is_idempotent;
+use crate::client::response::Response;
 use crate::error::Error;
-use crate::response::Response;
 
 pub use budget::BudgetConfig;
 pub use circuit::{CircuitBreaker, CircuitBreakerConfig, CircuitBreakerLayer, CircuitState};

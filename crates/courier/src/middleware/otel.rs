@@ -24,8 +24,8 @@ use http::Request;
 
 use super::trace::TraceContext;
 use crate::body::Body;
+use crate::client::response::Response;
 use crate::error::Error;
-use crate::response::Response;
 
 /// Which courier span this is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

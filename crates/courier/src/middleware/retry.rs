@@ -10,8 +10,8 @@ use super::budget::{Budget, BudgetConfig};
 use super::timeout::Deadline;
 use super::{call, clone_request, replay_is_safe, Attempts, HttpService, ResponseFuture};
 use crate::body::Body;
+use crate::client::response::Response;
 use crate::error::{Error, ErrorKind};
-use crate::response::Response;
 
 /// Retry settings. Defaults follow common production practice (Polly /
 /// .NET standard resilience, Envoy, gRPC): 3 attempts, backoff from 100 ms

@@ -46,8 +46,8 @@ use super::otel::{self, Kind};
 use super::request_metrics::{method_name, AttrsRef, RequestMetrics};
 use super::{call, HttpService, ResponseFuture};
 use crate::body::Body;
+use crate::client::response::Response;
 use crate::error::Error;
-use crate::response::Response;
 
 static TRACEPARENT: HeaderName = HeaderName::from_static("traceparent");
 

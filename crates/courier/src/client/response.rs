@@ -11,7 +11,7 @@ use http::{HeaderMap, StatusCode, Uri, Version};
 use http_body::{Body as _, Frame, SizeHint};
 use tokio::time::Sleep;
 
-use crate::drain::DrainPolicy;
+use crate::client::drain::DrainPolicy;
 use crate::error::{Error, ErrorKind};
 use crate::pool::Lease;
 use crate::proto::exchange::Answer;

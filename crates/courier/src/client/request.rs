@@ -9,9 +9,9 @@ use http::{Method, Request, Uri};
 use tokio_util::either::Either;
 
 use crate::body::Body;
+use crate::client::response::Response;
 use crate::client::Client;
 use crate::error::{Error, ErrorKind};
-use crate::response::Response;
 
 /// Anything that can name the URL of a request.
 ///

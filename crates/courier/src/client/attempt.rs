@@ -26,11 +26,11 @@ use pin_project_lite::pin_project;
 use tokio_util::either::Either;
 
 use crate::body::Body;
+use crate::client::response::Response;
 use crate::client::{is_idempotent, ClientInner};
 use crate::error::Error;
 use crate::pool::{Lease, OriginPool};
 use crate::proto::exchange::{Answer, HandedBack, SendError};
-use crate::response::Response;
 
 /// Waiting in line for a connection or stream (the pool's slow path: a new
 /// connection, or the per-host cap reached). Boxed: rarely needed, and a

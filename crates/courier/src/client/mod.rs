@@ -1,4 +1,24 @@
 //! [`Client`]: the entry point, and the path every request walks.
+//!
+//! This layer sits on the pool and the protocols and under the middleware,
+//! the factory and the cluster: [`builder`] configures a client, [`request`]
+//! builds a request, [`send`] is the request future (timeout, metrics),
+//! [`attempt`] checks a connection out, sends, and makes the one retry a
+//! dead connection calls for, [`response`] reads the answer, and [`drain`]
+//! reads what a dropped body left so its connection is reused; [`verbs`]
+//! gives every client type the same `get`/`post`/….
+
+pub(crate) mod attempt;
+pub(crate) mod builder;
+pub(crate) mod drain;
+pub(crate) mod request;
+pub(crate) mod response;
+pub(crate) mod send;
+pub(crate) mod verbs;
+
+pub use builder::ClientBuilder;
+pub use request::{IntoUri, RequestBuilder};
+pub use response::{RemoteAddr, Response, ResponseBody, ResponseUrl};
 
 use std::future::Future;
 use std::sync::Arc;
@@ -6,17 +26,14 @@ use std::time::{Duration, Instant};
 
 use http::{Method, Request};
 
-use crate::attempt::Attempt;
 use crate::body::Body;
-use crate::builder::ClientBuilder;
 use crate::config::Config;
-use crate::drain::DrainPolicy;
 use crate::error::Error;
 use crate::metrics::{Metrics, MetricsSnapshot};
 use crate::pool::{Lease, Pool};
-use crate::request::{IntoUri, RequestBuilder};
-use crate::response::Response;
-use crate::send::SendFuture;
+use attempt::Attempt;
+use drain::DrainPolicy;
+use send::SendFuture;
 
 /// An HTTP client with a connection pool per origin.
 ///
@@ -89,7 +106,7 @@ impl Client {
         }
     }
 
-    crate::verbs::http_verbs!(url: impl IntoUri => RequestBuilder);
+    crate::client::verbs::http_verbs!(url: impl IntoUri => RequestBuilder);
 
     /// Starts a request with any method.
     pub fn request(&self, method: Method, url: impl IntoUri) -> RequestBuilder {

@@ -13,9 +13,9 @@ use std::time::{Duration, Instant};
 
 use tokio::time::Timeout;
 
+use crate::client::response::Response;
 use crate::error::{Error, ErrorKind};
 use crate::metrics::Metrics;
-use crate::response::Response;
 
 /// Stands in for "no timeout": tokio clamps far deadlines to its wheel's range.
 const NO_DEADLINE: Duration = Duration::from_secs(60 * 60 * 24 * 365);

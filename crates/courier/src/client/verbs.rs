@@ -8,7 +8,7 @@
 /// `http_verbs!(url: impl IntoUri => RequestBuilder);`.
 macro_rules! http_verbs {
     ($target:ident: $target_ty:ty => $builder:ty) => {
-        $crate::verbs::http_verbs!(@verbs [get GET, post POST, put PUT, patch PATCH, delete DELETE, head HEAD] $target: $target_ty => $builder);
+        $crate::client::verbs::http_verbs!(@verbs [get GET, post POST, put PUT, patch PATCH, delete DELETE, head HEAD] $target: $target_ty => $builder);
     };
     (@verbs [$($name:ident $method:ident),*] $target:ident: $target_ty:ty => $builder:ty) => {
         $(
