@@ -69,7 +69,6 @@ pin_project! {
             sleep: Pin<Box<tokio::time::Sleep>>,
         },
         Sending {
-            h2: bool,
             // An HTTP/1.1 connection that waited in the pool, first try: a dead one earns a retry.
             stale_retry: bool,
             idempotent: bool,
@@ -160,7 +159,6 @@ where
 {
     let config = inner.pool.config();
     Stage::Sending {
-        h2: lease.is_http2(),
         stale_retry: retries == 0 && config.retry_stale_connections && lease.may_be_stale_http1(),
         idempotent: is_idempotent(request.method()),
         send: send(lease, request),
@@ -213,7 +211,6 @@ where
                     )
                 }
                 StageProj::Sending {
-                    h2,
                     stale_retry,
                     idempotent,
                     send,
@@ -233,15 +230,13 @@ where
                     };
                     // A request that was written may only be replayed when
                     // replaying cannot change the outcome: the server did not
-                    // process it (HTTP/2 refusal: the stream hands back a
-                    // copy), or the method is idempotent (HTTP/1.1 hands the
-                    // request back when no answer came); and the body is
-                    // buffered.
+                    // process it (refused), or the method is idempotent (no
+                    // answer came); and the body is buffered (the protocol
+                    // hands back only such a request).
                     let config = this.inner.pool.config();
                     let retry = match handed_back {
-                        // HTTP/2 hands a request back unsent only when refused unprocessed.
-                        Some(HandedBack::Unsent(request))
-                            if *h2 && *this.retries < config.http2.max_refused_retries =>
+                        Some(HandedBack::Refused(request))
+                            if *this.retries < config.http2.max_refused_retries =>
                         {
                             Some((Resend::Refused, request))
                         }
@@ -251,14 +246,16 @@ where
                         Some(HandedBack::Unanswered(request)) if *stale_retry && *idempotent => {
                             Some((Resend::Stale, request))
                         }
-                        Some(HandedBack::Abandoned(request))
-                            if *idempotent && *this.retries < config.http2.max_refused_retries =>
-                        {
+                        Some(HandedBack::Lost {
+                            request,
+                            after_goaway: true,
+                        }) if *idempotent && *this.retries < config.http2.max_refused_retries => {
                             Some((Resend::Refused, request))
                         }
-                        Some(HandedBack::Unanswered(request))
-                            if *h2 && *idempotent && !*this.resent_unanswered =>
-                        {
+                        Some(HandedBack::Lost {
+                            request,
+                            after_goaway: false,
+                        }) if *idempotent && !*this.resent_unanswered => {
                             *this.resent_unanswered = true;
                             Some((Resend::Unanswered, request))
                         }

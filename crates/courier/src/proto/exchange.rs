@@ -22,22 +22,33 @@ pub(crate) struct SendError {
     pub(crate) handed_back: Option<HandedBack>,
 }
 
-/// A request a failed send hands back, and how far it got.
+/// A request a failed send hands back, and how far it got: the protocol
+/// says what happened, the retry decision (`client/attempt.rs`) what to do
+/// about it, without asking which protocol it was.
 pub(crate) enum HandedBack {
-    /// The server cannot have processed it: nothing of it reached the
-    /// connection, or (HTTP/2) the server refused the stream unprocessed
-    /// (GOAWAY past it, REFUSED_STREAM). Safe to send again whatever the method.
+    /// Nothing of it reached the connection. Safe to send again whatever
+    /// the method; worth it when the connection may have been stale.
     Unsent(Request<Body>),
+    /// The server refused it unprocessed (HTTP/2: GOAWAY past its stream,
+    /// REFUSED_STREAM). Safe to send again whatever the method, on another
+    /// connection, within a bound on attempts.
+    Refused(Request<Body>),
     /// Written with a buffered body, then the connection closed before a
-    /// byte of response came back (HTTP/1.1: a stale connection, most
-    /// likely; HTTP/2: a server that closed without answering the streams
-    /// its GOAWAY claimed). Safe to send again if the method is idempotent.
+    /// byte of response came back on a connection that served one request
+    /// at a time (HTTP/1.1: a stale connection, most likely). Safe to send
+    /// again if the method is idempotent.
     Unanswered(Request<Body>),
-    /// HTTP/2: written, then the server sent GOAWAY and closed the
-    /// connection before answering it (a request limit reached under load:
-    /// the streams it claimed in flight go with the connection). Safe to
-    /// send again if the method is idempotent, like a refused stream.
-    Abandoned(Request<Body>),
+    /// Written on a connection shared by other requests (HTTP/2), which was
+    /// lost before the response head. Safe to send again if the method is
+    /// idempotent.
+    Lost {
+        request: Request<Body>,
+        /// The server had sent GOAWAY: it closed on reaching a request
+        /// limit under load, and the streams it claimed in flight went with
+        /// the connection (resent like a refused stream). Otherwise the
+        /// connection broke, and the request is resent once.
+        after_goaway: bool,
+    },
 }
 
 /// A response head, and for HTTP/2 its body (an HTTP/1.1 body is read

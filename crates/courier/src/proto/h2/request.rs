@@ -192,15 +192,13 @@ impl Http2Send {
         // processed the request, as with a stale HTTP/1.1 connection (the
         // attempt resends it only if its method is idempotent).
         let handed_back = if e.is_unprocessed() {
-            self.request.take().map(HandedBack::Unsent)
+            self.request.take().map(HandedBack::Refused)
         } else if e.is_connection_lost() {
-            let going_away = self.shared.lock().goaway.is_some();
-            let request = self.request.take();
-            if going_away {
-                request.map(HandedBack::Abandoned)
-            } else {
-                request.map(HandedBack::Unanswered)
-            }
+            let after_goaway = self.shared.lock().goaway.is_some();
+            self.request.take().map(|request| HandedBack::Lost {
+                request,
+                after_goaway,
+            })
         } else {
             None
         };
