@@ -59,7 +59,7 @@ pub use body::BYTES_ALPHABET;
 pub use config::ServerConfig;
 pub use handle::ServerHandle;
 pub use pki::TestPki;
-pub use replica_fault::{FaultKind, ReplicaFault, ReplicaSelector};
+pub use replica_fault::{parse_duration, FaultKind, ReplicaFault, ReplicaSelector};
 pub use replica_set::{ReplicaSecond, ReplicaSet, ReplicasConfig};
 pub use tls::TlsConfig;
 

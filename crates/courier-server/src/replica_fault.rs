@@ -160,7 +160,12 @@ impl fmt::Display for ReplicaFault {
     }
 }
 
-/// `2s`, `500ms`, `1.5s`, `1m`, `3` (seconds).
+/// `2s`, `500ms`, `1.5s`, `1m`, `3` (seconds): a duration as the fault
+/// syntax writes it.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    duration(text, text)
+}
+
 fn duration(text: &str, whole: &str) -> Result<Duration, String> {
     let t = text.trim();
     let (number, unit) = if let Some(n) = t.strip_suffix("ms") {
