@@ -54,7 +54,10 @@ fn faults_take_effect_and_the_report_has_its_shape() {
     let run = &report["runs"][0];
     let requests = f(&run["requests"]);
     assert!((700.0..=900.0).contains(&requests), "{run:#}");
-    assert!(f(&run["success_rate"]) > 0.97, "503s retried elsewhere: {run:#}");
+    assert!(
+        f(&run["success_rate"]) > 0.97,
+        "503s retried elsewhere: {run:#}"
+    );
     assert!(f(&run["attempts_per_request"]) > 1.0, "{run:#}");
     for key in ["p50", "p99", "p99_9", "p99_99", "max"] {
         assert!(f(&run["latency_ms"][key]) > 0.0, "{key}: {run:#}");
@@ -129,7 +132,10 @@ fn mistakes_are_refused_before_the_run() {
         (&["--fault", "12=503"][..], "there are 10 replicas"),
         (&["--fault", "3=teapot"], "unknown fault `teapot`"),
         (&["--cluster-strategy", "parallel3"], "is not a strategy"),
-        (&["--html", "x.html"], "--html does not apply to --scenario cluster"),
+        (
+            &["--html", "x.html"],
+            "--html does not apply to --scenario cluster",
+        ),
     ] {
         let mut all = vec!["bench", "--scenario", "cluster", "-d", "1"];
         all.extend_from_slice(args);

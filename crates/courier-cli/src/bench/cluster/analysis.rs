@@ -72,8 +72,9 @@ pub struct FaultFigures {
     pub fault: String,
     /// p99 of the successful requests due before the fault started (ms).
     pub p99_before_ms: Option<f64>,
-    /// The first second from which every second of the fault has p99 ≤ 1.25 × that, counted
-    /// from the fault's start; `None`: not within the fault.
+    /// The first second from which the p99 of the rest of the fault (every request due from
+    /// then to its end, or the run's) is ≤ 1.25 × that, counted from the fault's start;
+    /// `None`: not within the fault.
     pub p99_back_after_s: Option<f64>,
     /// Worst p99 of a second during the fault (ms).
     pub worst_p99_during_ms: Option<f64>,
@@ -213,9 +214,9 @@ fn fault(
 ) -> FaultFigures {
     let start = f.start.as_secs_f64();
     let first_in = start.floor() as usize;
-    let end_s = f
-        .end()
-        .map_or(run_seconds, |e| (e.as_secs_f64().ceil() as usize).min(run_seconds));
+    let end_s = f.end().map_or(run_seconds, |e| {
+        (e.as_secs_f64().ceil() as usize).min(run_seconds)
+    });
     // Before: whole seconds before the fault, the first left out (connections opening) when
     // there are others.
     let before_from = usize::from(first_in > 1);
@@ -225,27 +226,32 @@ fn fault(
     }
     let p99_before = (!before.is_empty()).then(|| Percentiles::of(&before).p99);
     let p99 = |s: usize| t.seconds.get(s).map(|x| Percentiles::of(&x.latency).p99);
-    let during: Vec<(usize, f64)> = (first_in..end_s)
-        .filter_map(|s| p99(s).map(|p| (s, p)))
-        .collect();
-    let worst = during.iter().map(|(_, p)| *p).reduce(f64::max);
+    let worst = (first_in..end_s).filter_map(p99).reduce(f64::max);
     let p99_back_after_s = p99_before.and_then(|before| {
         let bound = before * P99_BOUND;
-        // The first second after which no second of the fault is over the bound.
-        let last_over = during.iter().rev().find(|(_, p)| *p > bound).map(|(s, _)| *s);
-        let back = match last_over {
-            None => first_in,
-            Some(s) if s + 1 < end_s => s + 1,
-            Some(_) => return None,
-        };
-        Some((back as f64 - start).max(0.0))
+        // Walking back from the fault's last second: the p99 of every request due from second
+        // `s` to the end of the fault. Back at the first `s` whose p99 is within the bound
+        // (one second's p99 alone is too noisy to tell).
+        let mut rest = histogram();
+        let mut back = None;
+        for s in (first_in..end_s).rev() {
+            if let Some(second) = t.seconds.get(s) {
+                let _ = rest.add(&second.latency);
+            }
+            if !rest.is_empty() && Percentiles::of(&rest).p99 <= bound {
+                back = Some(s);
+            }
+        }
+        back.map(|s| (s as f64 - start).max(0.0))
     });
     let recovered_after_s = match (f.replica, f.end()) {
         (ReplicaSelector::One(i), Some(end)) => replicas.get(i).and_then(|r| {
             let fair = 1.0 / replicas.len() as f64;
             let from = end.as_secs_f64().ceil() as usize;
             (from..run_seconds)
-                .find(|&s| r.share_per_second.get(s).copied().unwrap_or(0.0) >= fair * RECOVERED_SHARE)
+                .find(|&s| {
+                    r.share_per_second.get(s).copied().unwrap_or(0.0) >= fair * RECOVERED_SHARE
+                })
                 .map(|s| (s + 1) as f64 - end.as_secs_f64())
         }),
         _ => None,
@@ -256,5 +262,57 @@ fn fault(
         p99_back_after_s,
         worst_p99_during_ms: worst,
         recovered_after_s,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tally::{Outcome, Tally};
+    use super::*;
+
+    fn second(arrived: u64) -> ReplicaSecond {
+        ReplicaSecond {
+            arrived,
+            ok: arrived,
+            ..ReplicaSecond::default()
+        }
+    }
+
+    #[test]
+    fn p99_comes_back_and_the_replica_gets_its_share_back() {
+        let tally = Tally::new();
+        let ms = Duration::from_millis;
+        // 10 s: 10 ms everywhere, except seconds 4 and 5 (the fault's first two) at 100 ms.
+        for s in 0..10u64 {
+            for i in 0..100 {
+                let latency = if (4..6).contains(&s) { ms(100) } else { ms(10) };
+                tally.record(ms(s * 1000 + i * 10), Outcome::Success, latency, latency);
+            }
+        }
+        let t = tally.snapshot();
+        // Two replicas; replica 1 stalls from 4 s for 3 s and gets nothing, then half again.
+        let r0: Vec<_> = (0..10).map(|_| second(100)).collect();
+        let r1: Vec<_> = (0..10)
+            .map(|s| second(if (4..8).contains(&s) { 0 } else { 100 }))
+            .collect();
+        let fault: ReplicaFault = "1=stall@4s+3s".parse().unwrap();
+        let run = figures(RunData {
+            name: "x".into(),
+            tallies: &t,
+            seconds: &[r0, r1],
+            faults: &[fault],
+            duration: Duration::from_secs(10),
+            late: 0,
+            max_in_flight: 0,
+            client: None,
+        });
+        assert_eq!(run.replicas[1].attempts, 600);
+        assert_eq!(run.replicas[1].share_per_second[5], 0.0);
+        let f = &run.faults[0];
+        assert_eq!(f.p99_before_ms.map(|p| p.round()), Some(10.0));
+        assert_eq!(f.p99_back_after_s, Some(2.0), "{f:?}");
+        // The fault ends at 7 s; the first second at >= 25 % share is 8, counted to its end.
+        assert_eq!(f.recovered_after_s, Some(2.0), "{f:?}");
+        assert!(run.latency_ms.p99 >= 99.0 && run.success_rate == 1.0);
     }
 }

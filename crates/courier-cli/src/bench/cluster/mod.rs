@@ -10,8 +10,8 @@
 //! (what the requests recorded), `analysis` (the figures), `render` (the text report); the
 //! JSON report is the figures serialized.
 
-pub mod args;
 mod analysis;
+pub mod args;
 mod load;
 mod render;
 mod sender;

@@ -16,7 +16,11 @@ const SHARE_COLUMNS: usize = 15;
 /// The whole report.
 pub fn render(setup: &ScenarioSetup, runs: &[RunFigures]) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "courier {} bench --scenario cluster", env!("CARGO_PKG_VERSION"));
+    let _ = writeln!(
+        out,
+        "courier {} bench --scenario cluster",
+        env!("CARGO_PKG_VERSION")
+    );
     let _ = writeln!(
         out,
         "{} replicas, {} ms service time, {} worker(s) each: {:.0} req/s healthy capacity",
@@ -67,7 +71,16 @@ fn table(runs: &[RunFigures]) -> String {
     let _ = writeln!(
         out,
         "{:width$}  {:>9} {:>9} {:>9} {:>8} {:>8} {:>8} {:>9} {:>8} {:>8}",
-        "run", "success", "attempts", "throttled", "p50 ms", "p99 ms", "p99.9", "p99.99", "max", "late"
+        "run",
+        "success",
+        "attempts",
+        "throttled",
+        "p50 ms",
+        "p99 ms",
+        "p99.9",
+        "p99.99",
+        "max",
+        "late"
     );
     for r in runs {
         let l = r.latency_ms;
@@ -161,8 +174,12 @@ fn faults_section(run: &RunFigures) -> String {
         let before = f.p99_before_ms.map_or("-".to_owned(), fmt_ms);
         let back = match (f.p99_before_ms, f.p99_back_after_s) {
             (None, _) => "no requests before the fault to compare with".to_owned(),
-            (Some(_), Some(s)) => format!("back within {P99_BOUND} x after {s:.0} s"),
-            (Some(_), None) => format!("not back within {P99_BOUND} x during the fault"),
+            (Some(_), Some(s)) => {
+                format!(
+                    "p99 of the rest of the fault within {P99_BOUND} x of before from {s:.0} s on"
+                )
+            }
+            (Some(_), None) => format!("p99 not back within {P99_BOUND} x during the fault"),
         };
         let worst = f.worst_p99_during_ms.map_or("-".to_owned(), fmt_ms);
         let _ = write!(

@@ -124,12 +124,17 @@ impl Tally {
 
     /// A copy of what was recorded.
     pub fn snapshot(&self) -> Tallies {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner).clone()
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 }
 
 fn us(d: Duration) -> u64 {
-    u64::try_from(d.as_micros()).unwrap_or(MAX_US).clamp(1, MAX_US)
+    u64::try_from(d.as_micros())
+        .unwrap_or(MAX_US)
+        .clamp(1, MAX_US)
 }
 
 #[cfg(test)]
