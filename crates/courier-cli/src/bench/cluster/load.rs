@@ -44,6 +44,8 @@ pub struct Sent {
     pub max_in_flight: u64,
     /// Still in flight when the run gave up on them.
     pub abandoned: u64,
+    /// Due, but never sent: every in-flight slot was still taken at the end.
+    pub not_sent: u64,
 }
 
 /// Runs `schedule` through `sender`, recording into `tally`; `begin` is called at the instant
@@ -68,7 +70,11 @@ pub async fn run(
             break;
         }
         tokio::time::sleep_until(due).await;
-        let Ok(permit) = Arc::clone(&slots).acquire_owned().await else {
+        // Bounded: requests that outlive their budget (they should not) must not hang the run.
+        let Ok(Ok(permit)) = tokio::time::timeout_at(end, Arc::clone(&slots).acquire_owned()).await
+        else {
+            let total = (schedule.duration.as_secs_f64() * schedule.rate).ceil() as u64;
+            sent.not_sent = total.saturating_sub(i);
             break;
         };
         let sent_at = Instant::now();
@@ -99,5 +105,6 @@ pub async fn run(
     sent.abandoned = (schedule.cap - slots.available_permits()) as u64;
     stop.cancel();
     tally.abandoned(sent.abandoned);
+    tally.not_sent(sent.not_sent);
     sent
 }

@@ -122,6 +122,18 @@ impl Tally {
             .or_default() += n;
     }
 
+    /// Counts requests that were due but never sent (no in-flight slot free before the end).
+    pub fn not_sent(&self, n: u64) {
+        if n == 0 {
+            return;
+        }
+        let mut t = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        t.requests += n;
+        *t.failures
+            .entry("not sent (every in-flight slot taken)".to_owned())
+            .or_default() += n;
+    }
+
     /// A copy of what was recorded.
     pub fn snapshot(&self) -> Tallies {
         self.0
