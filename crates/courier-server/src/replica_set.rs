@@ -136,7 +136,10 @@ impl ReplicaSet {
 
     /// Each replica's base URL (`http://127.0.0.1:PORT`), in index order.
     pub fn urls(&self) -> Vec<String> {
-        self.handles.iter().map(|h| h.url("")).collect()
+        self.handles
+            .iter()
+            .map(|h| h.url("").trim_end_matches('/').to_owned())
+            .collect()
     }
 
     /// The listeners, in index order (counters, addresses).
