@@ -13,6 +13,7 @@ mod error;
 mod merge;
 mod secs;
 mod serve;
+mod serve_replicas;
 mod threshold;
 
 use std::process::ExitCode;

@@ -58,6 +58,29 @@ pub struct ServeArgs {
     /// Serve HTTP/2 only (h2 by ALPN with --tls, h2c prior knowledge without).
     #[arg(long)]
     pub http2_only: bool,
+
+    /// Run N replicas of one service instead (each on its own free port of --addr; every path
+    /// answers "ok" after --service-time, or as the replica's --fault says), as
+    /// `courier bench --scenario cluster` does.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1000),
+          conflicts_with = "tls")]
+    pub replicas: Option<u64>,
+
+    /// With --replicas: a healthy replica's service time [default: 5ms].
+    #[arg(long, value_name = "DURATION", requires = "replicas",
+          value_parser = courier_server::parse_duration)]
+    pub service_time: Option<std::time::Duration>,
+
+    /// With --replicas: requests each replica serves at once (more wait in line) [default: 1].
+    #[arg(long, value_name = "W", requires = "replicas",
+          value_parser = clap::value_parser!(u64).range(1..=10000))]
+    pub replica_workers: Option<u64>,
+
+    /// With --replicas: a replica's fault, REPLICA=KIND[@START][+LENGTH] (as in
+    /// `courier bench --scenario cluster`, e.g. 3=slow:10, 7=503, 5=stall:2s@10s+30s);
+    /// repeatable. Times count from the start.
+    #[arg(long = "fault", value_name = "SPEC", requires = "replicas")]
+    pub faults: Vec<courier_server::ReplicaFault>,
 }
 
 /// Starts the server, prints its URL, and serves until Ctrl-C.
@@ -87,6 +110,18 @@ async fn serve(args: ServeArgs) -> Result<()> {
     };
     if let Some(max) = args.max_concurrent_streams {
         config.max_concurrent_streams = Some(max);
+    }
+    if let Some(count) = args.replicas {
+        return crate::serve_replicas::serve(crate::serve_replicas::Replicas {
+            count: count as usize,
+            service_time: args
+                .service_time
+                .unwrap_or(std::time::Duration::from_millis(5)),
+            workers: args.replica_workers.unwrap_or(1) as usize,
+            faults: args.faults,
+            server: config,
+        })
+        .await;
     }
     let protocols = match (config.http1, config.http2) {
         (true, true) if args.tls => "HTTP/1.1 and HTTP/2 (ALPN)",
@@ -172,6 +207,24 @@ mod tests {
         let args = parse(&["--http2-only", "--max-concurrent-streams", "8"]).expect("parse");
         assert!(args.http2_only);
         assert_eq!(args.max_concurrent_streams, Some(8));
+    }
+
+    #[test]
+    fn replica_flags_need_replicas() {
+        assert!(parse(&["--fault", "3=503"]).is_err());
+        let args = parse(&[
+            "--replicas",
+            "3",
+            "--fault",
+            "1=slow:10",
+            "--service-time",
+            "2ms",
+        ])
+        .expect("parse");
+        assert_eq!(args.replicas, Some(3));
+        assert_eq!(args.faults.len(), 1);
+        assert_eq!(args.service_time, Some(std::time::Duration::from_millis(2)));
+        assert!(parse(&["--replicas", "3", "--fault", "1=teapot"]).is_err());
     }
 
     #[test]

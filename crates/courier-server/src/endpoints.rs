@@ -105,9 +105,12 @@ pub(crate) fn bad_request(why: &'static str) -> Outcome {
     )
 }
 
-/// The response a `/delay/{ms}` request gets once its timer fires.
-pub(crate) fn delay_done() -> Response<ResponseBody> {
-    ok()
+/// The response a `/delay/{ms}` request gets once its timer fires (200), and
+/// a replica's answer (200 or 503): "ok" with `status`.
+pub(crate) fn delay_done(status: StatusCode) -> Response<ResponseBody> {
+    let mut response = ok();
+    *response.status_mut() = status;
+    response
 }
 
 /// `/bytes/{n}[?chunked=1]`: `n` bytes of the shared pattern, streamed in

@@ -50,6 +50,8 @@ pub(crate) struct ServerContext {
     conns: Mutex<HashMap<u64, Arc<ConnState>>>,
     /// Flips to `true` (or loses its sender) when the server must stop.
     shutdown: watch::Receiver<bool>,
+    /// A replica of a `ReplicaSet`: it answers every request itself.
+    pub(crate) replica: Option<Arc<crate::replica::ReplicaBehaviour>>,
 }
 
 /// The handle's end of the shutdown signal.
@@ -104,6 +106,7 @@ impl ServerContext {
             idle_timeout: config.idle_timeout,
             conns: Mutex::new(HashMap::new()),
             shutdown: rx,
+            replica: None,
         };
         Ok((ctx, Signals { shutdown: tx }))
     }

@@ -48,6 +48,9 @@ mod http2;
 mod io;
 mod negotiate;
 mod pki;
+mod replica;
+mod replica_fault;
+mod replica_set;
 mod service;
 mod tls;
 mod transport;
@@ -56,6 +59,8 @@ pub use body::BYTES_ALPHABET;
 pub use config::ServerConfig;
 pub use handle::ServerHandle;
 pub use pki::TestPki;
+pub use replica_fault::{parse_duration, FaultKind, ReplicaFault, ReplicaSelector};
+pub use replica_set::{ReplicaSecond, ReplicaSet, ReplicasConfig};
 pub use tls::TlsConfig;
 
 use std::sync::Arc;
@@ -89,6 +94,25 @@ impl Server {
 /// Panics if called outside a tokio runtime (as `tokio::spawn` does).
 pub async fn start(config: ServerConfig) -> std::io::Result<ServerHandle> {
     let (ctx, signals) = handle::ServerContext::new(&config)?;
+    serve(config, ctx, signals)
+}
+
+/// [`start`] for one replica of a [`ReplicaSet`]: every request goes to
+/// `replica`'s queue and faults instead of the endpoints.
+async fn start_replica(
+    config: ServerConfig,
+    replica: Arc<replica::ReplicaBehaviour>,
+) -> std::io::Result<ServerHandle> {
+    let (mut ctx, signals) = handle::ServerContext::new(&config)?;
+    ctx.replica = Some(replica);
+    serve(config, ctx, signals)
+}
+
+fn serve(
+    config: ServerConfig,
+    ctx: handle::ServerContext,
+    signals: handle::Signals,
+) -> std::io::Result<ServerHandle> {
     let listener = listen(config.addr)?;
     let local_addr = listener.local_addr()?;
     let ctx = Arc::new(ctx);

@@ -9,7 +9,9 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use http::{HeaderName, Request, Response};
+use std::time::Duration;
+
+use http::{HeaderName, Request, Response, StatusCode};
 use hyper::body::Incoming;
 use tokio::time::Sleep;
 
@@ -18,6 +20,7 @@ use crate::conn::{ConnState, InFlight};
 use crate::endpoints::{self, Outcome};
 use crate::faults::{self, Fault, Http2Fault, RawFault};
 use crate::negotiate::Protocol;
+use crate::replica::Action;
 
 /// Header naming the server-side connection a response came from.
 static X_CONNECTION_ID: HeaderName = HeaderName::from_static("x-connection-id");
@@ -79,12 +82,19 @@ impl hyper::service::Service<Request<Incoming>> for CourierService {
         if self.goaway_per_request {
             self.conn.request_goaway();
         }
+        if let Some(replica) = &self.conn.ctx().replica {
+            return match replica.decide() {
+                Action::Ok(after) => ResponseFuture::after(after, StatusCode::OK, guard),
+                Action::Unavailable(after) => {
+                    ResponseFuture::after(after, StatusCode::SERVICE_UNAVAILABLE, guard)
+                }
+                Action::Reset => self.fault(Fault::Raw(RawFault::Reset), guard),
+                Action::Hang => ResponseFuture::Never { _guard: guard },
+            };
+        }
         match endpoints::route(req) {
             Outcome::Respond(response) => ResponseFuture::ready(response, guard),
-            Outcome::Delay(delay) => ResponseFuture::Delay {
-                sleep: Box::pin(tokio::time::sleep(delay)),
-                guard: Some(guard),
-            },
+            Outcome::Delay(delay) => ResponseFuture::after(delay, StatusCode::OK, guard),
             Outcome::Fault(fault) => self.fault(fault, guard),
         }
     }
@@ -116,10 +126,12 @@ impl StdError for StreamReset {}
 /// common, immediately-ready case allocates nothing.
 pub(crate) enum ResponseFuture {
     Ready(Option<Response<ResponseBody>>),
-    /// `/delay`: only a timer entry is pending, so 100k of them are cheap.
+    /// `/delay` (and a replica's answer): only a timer entry is pending, so
+    /// 100k of them are cheap. The answer is "ok" with `status`.
     Delay {
         sleep: Pin<Box<Sleep>>,
         guard: Option<InFlight>,
+        status: StatusCode,
     },
     /// A raw fault (the connection task takes the socket away) or a hanging
     /// HTTP/2 stream: never completes; keeps the request in flight until
@@ -135,6 +147,18 @@ impl ResponseFuture {
     fn ready(response: Response<ResponseBody>, guard: InFlight) -> Self {
         ResponseFuture::Ready(Some(finish(response, guard)))
     }
+
+    /// "ok" with `status` after `delay` (at once for zero).
+    fn after(delay: Duration, status: StatusCode, guard: InFlight) -> Self {
+        if delay.is_zero() {
+            return Self::ready(endpoints::delay_done(status), guard);
+        }
+        ResponseFuture::Delay {
+            sleep: Box::pin(tokio::time::sleep(delay)),
+            guard: Some(guard),
+            status,
+        }
+    }
 }
 
 impl Future for ResponseFuture {
@@ -148,12 +172,16 @@ impl Future for ResponseFuture {
                 Some(response) => Poll::Ready(Ok(response)),
                 None => Poll::Pending,
             },
-            ResponseFuture::Delay { sleep, guard } => {
+            ResponseFuture::Delay {
+                sleep,
+                guard,
+                status,
+            } => {
                 if sleep.as_mut().poll(cx).is_pending() {
                     return Poll::Pending;
                 }
                 match guard.take() {
-                    Some(guard) => Poll::Ready(Ok(finish(endpoints::delay_done(), guard))),
+                    Some(guard) => Poll::Ready(Ok(finish(endpoints::delay_done(*status), guard))),
                     None => Poll::Pending,
                 }
             }

@@ -47,8 +47,10 @@ pub struct BenchArgs {
     #[serde(default)]
     pub targets: Option<PathBuf>,
 
-    /// What each request does: `requests` (send, read, repeat) or `longpoll` (hold requests
-    /// to `/delay/{--delay}` in flight and measure the memory they cost).
+    /// What each request does: `requests` (send, read, repeat), `longpoll` (hold requests
+    /// to `/delay/{--delay}` in flight and measure the memory they cost) or `cluster` (N
+    /// built-in replicas with per-replica faults, open-loop load through courier's
+    /// ClusterClient; see the --scenario cluster flags below).
     #[arg(long, value_enum, default_value_t = Scenario::Requests)]
     pub scenario: Scenario,
 
@@ -259,6 +261,10 @@ pub struct BenchArgs {
     /// Also write a self-contained HTML report with charts to this file.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub cluster: super::cluster::args::ClusterArgs,
 }
 
 /// What each request slot does.
@@ -269,6 +275,8 @@ pub enum Scenario {
     Requests,
     /// Hold requests to `/delay/{ms}` in flight: peak in flight, wake-up latency, memory.
     Longpoll,
+    /// N replicas with per-replica faults in this process, open loop through ClusterClient.
+    Cluster,
 }
 
 /// The HTTP version flag.
@@ -375,8 +383,8 @@ impl BenchArgs {
                     "--delay applies to --scenario longpoll; for slow responses use --path /delay/{ms}",
                 ))
             }
-            (Scenario::Requests, Some(rate)) => Model::Open { rate },
-            (Scenario::Requests, None) => Model::Closed,
+            (Scenario::Requests | Scenario::Cluster, Some(rate)) => Model::Open { rate },
+            (Scenario::Requests | Scenario::Cluster, None) => Model::Closed,
         };
         let (clients, max_connections_per_host, explicit) = match self.connections {
             Some(k) => (k, Some(1), Some(self.streams.unwrap_or(1))),

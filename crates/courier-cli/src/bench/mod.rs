@@ -13,6 +13,7 @@ mod cause;
 mod chart;
 mod client;
 mod closed;
+pub mod cluster;
 mod headers;
 pub mod histograms;
 pub mod html;
@@ -65,6 +66,10 @@ const SETTLE_LIMIT: Duration = Duration::from_secs(2);
 
 /// Runs the benchmark described by `args`, prints the table, and writes the files asked for.
 pub fn run(args: BenchArgs) -> Result<()> {
+    if args.scenario == args::Scenario::Cluster {
+        return cluster::run(&args);
+    }
+    cluster::refuse_cluster_flags(&args)?;
     let load = args.load()?;
     threshold::absolute_only(&args.fail_if)?;
     // Before anything starts: a mistake in the file is reported with its line, not as errors.

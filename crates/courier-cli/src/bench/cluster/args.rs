@@ -1,0 +1,203 @@
+//! The flags of `courier bench --scenario cluster`, flattened into `BenchArgs` (so they
+//! appear in `--help` and in the JSON report's `config` with the rest).
+//!
+//! Why their own struct: they mean nothing to the other scenarios, and their parsing (fault
+//! profiles, `forking3`) belongs with the scenario, not in the 700 lines of general flags.
+
+use std::time::Duration;
+
+use clap::{Args, ValueEnum};
+use courier::cluster::{ReplicaOrdering, Strategy};
+use courier_server::ReplicaFault;
+use serde::{Deserialize, Serialize};
+
+/// Default replicas of the built-in cluster.
+pub const DEFAULT_REPLICAS: u64 = 10;
+/// Default service time of a healthy replica.
+pub const DEFAULT_SERVICE_TIME: Duration = Duration::from_millis(5);
+/// Default open-loop rate: this share of the healthy replicas' capacity.
+pub const DEFAULT_LOAD_SHARE: f64 = 0.7;
+/// Default budget of one cluster request (all its replicas) when `--timeout` is not given.
+pub const DEFAULT_BUDGET: Duration = Duration::from_secs(1);
+
+/// Flags of `--scenario cluster`.
+#[derive(Debug, Clone, PartialEq, Default, Args, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ClusterArgs {
+    /// --scenario cluster: replicas the built-in server runs in this process, each on its own
+    /// loopback port [default: 10].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub replicas: Option<u64>,
+
+    /// --scenario cluster: a healthy replica's service time per request, e.g. 5ms [default: 5ms].
+    #[arg(long, value_name = "DURATION", value_parser = parse_service_time)]
+    pub service_time: Option<String>,
+
+    /// --scenario cluster: requests each replica serves at once; more wait in its FIFO queue
+    /// [default: 1, so a replica serves 1/service-time requests per second].
+    #[arg(long, value_name = "W", value_parser = clap::value_parser!(u64).range(1..=10000))]
+    pub replica_workers: Option<u64>,
+
+    /// --scenario cluster: a replica's fault, REPLICA=KIND[@START][+LENGTH]; repeatable.
+    /// REPLICA: 0-based index or * (all). KIND: slow:K (service time x K), 503 (answer 503 at
+    /// once), reset (reset the connection), flap:PERIOD (503 for PERIOD, healthy for PERIOD,
+    /// ...), stall (never answer), stall:D (answer after D). @START: from START after the load
+    /// starts; +LENGTH: for LENGTH. E.g. 3=slow:10, 7=503, 5=stall:2s@10s+30s.
+    #[arg(long = "fault", value_name = "SPEC", value_parser = parse_fault)]
+    pub faults: Vec<String>,
+
+    /// --scenario cluster: forkingN (a new replica every budget/N or on a reject, first
+    /// accepted answer wins), sequentialN (one after another), or single [default: forking3].
+    #[arg(long, value_name = "STRATEGY", value_parser = parse_strategy)]
+    pub cluster_strategy: Option<String>,
+
+    /// --scenario cluster: replica order: weighted (random by adaptive health), p2c (power of two
+    /// choices on peak EWMA latency x in flight) or round-robin (the bench picks the replica in
+    /// turn and sends one attempt with a plain client: a baseline, no retries) [default: weighted].
+    #[arg(long, value_enum, value_name = "ORDERING")]
+    pub cluster_ordering: Option<ClusterOrdering>,
+
+    /// --scenario cluster: turn off adaptive throttling (on by default: K = 2).
+    #[arg(long)]
+    pub no_cluster_throttle: bool,
+
+    /// --scenario cluster: after the run, run the same load again with healthy replicas (no
+    /// faults), with round robin and with P2C peak EWMA (both without retries), and compare.
+    #[arg(long)]
+    pub compare_baselines: bool,
+}
+
+/// Replica ordering flag.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ClusterOrdering {
+    /// Weighted random by adaptive health (Vostok).
+    Weighted,
+    /// Power of two choices, peak EWMA (Finagle).
+    P2c,
+    /// In turn, one attempt, plain client (a baseline).
+    RoundRobin,
+}
+
+impl ClusterArgs {
+    /// Replicas to run.
+    pub fn replica_count(&self) -> usize {
+        self.replicas.unwrap_or(DEFAULT_REPLICAS) as usize
+    }
+
+    /// A healthy replica's service time.
+    pub fn service(&self) -> Duration {
+        self.service_time
+            .as_deref()
+            .and_then(|s| parse_duration(s).ok())
+            .unwrap_or(DEFAULT_SERVICE_TIME)
+    }
+
+    /// Workers per replica.
+    pub fn workers(&self) -> usize {
+        self.replica_workers.unwrap_or(1) as usize
+    }
+
+    /// The faults, parsed (validated when the flags were).
+    pub fn fault_list(&self) -> Vec<ReplicaFault> {
+        self.faults.iter().filter_map(|f| f.parse().ok()).collect()
+    }
+
+    /// The strategy asked for.
+    pub fn strategy(&self) -> Strategy {
+        self.cluster_strategy
+            .as_deref()
+            .and_then(|s| strategy(s).ok())
+            .unwrap_or_default()
+    }
+
+    /// The ordering asked for.
+    pub fn ordering(&self) -> ClusterOrdering {
+        self.cluster_ordering.unwrap_or(ClusterOrdering::Weighted)
+    }
+}
+
+impl ClusterOrdering {
+    /// The library's ordering (round robin has none: the bench does it).
+    pub fn library(self) -> Option<ReplicaOrdering> {
+        match self {
+            ClusterOrdering::Weighted => Some(ReplicaOrdering::WeightedHealth),
+            ClusterOrdering::P2c => Some(ReplicaOrdering::PeakEwma),
+            ClusterOrdering::RoundRobin => None,
+        }
+    }
+}
+
+/// `forking3`, `sequential2`, `single`.
+pub fn strategy(text: &str) -> Result<Strategy, String> {
+    let count = |n: &str| match n.parse::<usize>() {
+        Ok(n @ 1..=100) => Ok(n),
+        _ => Err(format!(
+            "`{text}`: the replica count must be 1 to 100, e.g. forking3"
+        )),
+    };
+    if text == "single" {
+        Ok(Strategy::single_replica())
+    } else if let Some(n) = text.strip_prefix("forking") {
+        Ok(Strategy::forking(count(n)?))
+    } else if let Some(n) = text.strip_prefix("sequential") {
+        Ok(Strategy::sequential(count(n)?))
+    } else {
+        Err(format!(
+            "`{text}` is not a strategy: forkingN, sequentialN or single (e.g. forking3)"
+        ))
+    }
+}
+
+/// The name the report gives a strategy.
+pub fn strategy_name(strategy: Strategy) -> String {
+    match strategy {
+        Strategy::SingleReplica => "single".to_owned(),
+        Strategy::Sequential { replicas } => format!("sequential{replicas}"),
+        Strategy::Forking { replicas } => format!("forking{replicas}"),
+        other => format!("{other:?}"),
+    }
+}
+
+fn parse_strategy(text: &str) -> Result<String, String> {
+    strategy(text).map(|_| text.to_owned())
+}
+
+fn parse_fault(text: &str) -> Result<String, String> {
+    text.parse::<ReplicaFault>().map(|f| f.to_string())
+}
+
+fn parse_service_time(text: &str) -> Result<String, String> {
+    match parse_duration(text)? {
+        d if d.is_zero() => Err("the service time must be more than 0".to_owned()),
+        _ => Ok(text.to_owned()),
+    }
+}
+
+/// `5ms`, `0.5s`, `2` (seconds).
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    courier_server::parse_duration(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strategies_parse() {
+        assert_eq!(strategy("forking3"), Ok(Strategy::forking(3)));
+        assert_eq!(strategy("sequential2"), Ok(Strategy::sequential(2)));
+        assert_eq!(strategy("single"), Ok(Strategy::single_replica()));
+        assert!(strategy("forking").is_err());
+        assert!(strategy("parallel3").is_err());
+        assert_eq!(strategy_name(Strategy::forking(3)), "forking3");
+    }
+
+    #[test]
+    fn durations_parse() {
+        assert_eq!(parse_duration("5ms"), Ok(Duration::from_millis(5)));
+        assert_eq!(parse_duration("0.5s"), Ok(Duration::from_millis(500)));
+        assert!(parse_service_time("0ms").is_err());
+        assert!(parse_duration("fast").is_err());
+    }
+}

@@ -1,0 +1,300 @@
+//! `courier bench --scenario cluster`: a service of N replicas in this process, some of them
+//! faulty, under open-loop load through `courier::ClusterClient`, and optionally the same load
+//! through the baselines (healthy replicas; round robin and P2C peak EWMA without retries).
+//!
+//! Why a scenario of its own: the cluster client's worth is in how it spreads traffic over
+//! replicas that misbehave, which needs replicas with known faults (`courier_server::ReplicaSet`),
+//! counters of what reached each replica, and figures the other scenarios do not have
+//! (attempts per request, share per replica over time, time for p99 to come back). The parts:
+//! `args` (flags), `sender` (cluster client or round robin), `load` (the open loop), `tally`
+//! (what the requests recorded), `analysis` (the figures), `render` (the text report); the
+//! JSON report is the figures serialized.
+
+mod analysis;
+pub mod args;
+mod load;
+mod render;
+mod sender;
+mod tally;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use courier_server::{ReplicaSet, ReplicasConfig};
+use serde::Serialize;
+
+use self::analysis::{RunData, RunFigures};
+use self::args::ClusterOrdering;
+use self::sender::{Balancer, Sender};
+use self::tally::Tally;
+use super::args::{BenchArgs, HttpVersion, Load, Model, Stop};
+use crate::error::{CliError, Result};
+
+/// In-flight cap of the open loop when `-c` is not given.
+const DEFAULT_CAP: u64 = 10_000;
+
+/// What every run of the invocation shares.
+#[derive(Debug, Clone, Serialize)]
+pub struct ScenarioSetup {
+    pub replicas: usize,
+    pub service_time: Duration,
+    pub workers: usize,
+    /// Requests per second the healthy replicas serve.
+    pub capacity: f64,
+    pub faults: Vec<String>,
+    pub rate: f64,
+    pub duration: Duration,
+    pub budget: Duration,
+    pub protocol: String,
+}
+
+/// The JSON report.
+#[derive(Serialize)]
+struct Report<'a> {
+    scenario: &'static str,
+    version: &'static str,
+    config: &'a BenchArgs,
+    setup: &'a ScenarioSetup,
+    runs: &'a [RunFigures],
+}
+
+/// One run to make.
+struct Run {
+    name: String,
+    balancer: Balancer,
+    faulty: bool,
+}
+
+/// Runs the scenario and prints its report.
+pub fn run(args: &BenchArgs) -> Result<()> {
+    refuse_other_flags(args)?;
+    let c = &args.cluster;
+    let faults = c.fault_list();
+    let config = ReplicasConfig {
+        replicas: c.replica_count(),
+        service_time: c.service(),
+        workers: c.workers(),
+        faults: faults.clone(),
+        ..ReplicasConfig::default()
+    };
+    for f in &faults {
+        if let courier_server::ReplicaSelector::One(i) = f.replica {
+            if i >= config.replicas {
+                return Err(CliError::new(format!(
+                    "--fault {f}: there are {} replicas, numbered 0 to {}",
+                    config.replicas,
+                    config.replicas - 1
+                )));
+            }
+        }
+    }
+    let capacity = config.healthy_capacity();
+    let setup = ScenarioSetup {
+        replicas: config.replicas,
+        service_time: config.service_time,
+        workers: config.workers,
+        capacity,
+        faults: faults.iter().map(ToString::to_string).collect(),
+        rate: args.rate.unwrap_or(capacity * args::DEFAULT_LOAD_SHARE),
+        duration: args
+            .duration
+            .map_or(super::args::DEFAULT_DURATION, |d| d.as_duration()),
+        budget: args
+            .timeout
+            .map_or(args::DEFAULT_BUDGET, |t| t.as_duration()),
+        protocol: match args.http {
+            HttpVersion::Http2 => "h2c".to_owned(),
+            _ => "HTTP/1.1".to_owned(),
+        },
+    };
+    if let Some(path) = &args.json {
+        super::output::check_writable("--json", path)?;
+    }
+    let runs = plan(args, !faults.is_empty());
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let threads = |n: Option<u64>| n.map_or(cores, |n| n as usize).max(1);
+    let runtime = |name: &str, n: usize| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(n)
+            .thread_name(name)
+            .enable_all()
+            .build()
+            .map_err(|e| CliError::new(format!("cannot start a runtime: {e}")))
+    };
+    let server_rt = runtime("courier-replicas", threads(args.server_threads))?;
+    let client_rt = runtime("courier-bench", threads(args.threads))?;
+    let mut figures = Vec::new();
+    for (n, run) in runs.iter().enumerate() {
+        eprintln!(
+            "courier bench: cluster run {}/{}: {}, {:.0} req/s for {} s ...",
+            n + 1,
+            runs.len(),
+            run.name,
+            setup.rate,
+            setup.duration.as_secs_f64()
+        );
+        let mut replicas_config = config.clone();
+        if !run.faulty {
+            replicas_config.faults.clear();
+        }
+        let set = server_rt
+            .block_on(ReplicaSet::start(replicas_config))
+            .map_err(|e| CliError::new(format!("cannot start the replicas: {e}")))?;
+        let result = client_rt.block_on(one_run(args, &setup, run, &set));
+        server_rt.block_on(set.shutdown());
+        figures.push(result?);
+    }
+    client_rt.shutdown_timeout(Duration::from_millis(500));
+    server_rt.shutdown_timeout(Duration::from_millis(500));
+    print!("{}", render::render(&setup, &figures));
+    if let Some(path) = &args.json {
+        let report = Report {
+            scenario: "cluster",
+            version: env!("CARGO_PKG_VERSION"),
+            config: args,
+            setup: &setup,
+            runs: &figures,
+        };
+        let text = serde_json::to_string_pretty(&report)
+            .map_err(|e| CliError::new(format!("cannot serialize the report: {e}")))?;
+        std::fs::write(path, text)
+            .map_err(|e| CliError::new(format!("--json {}: {e}", path.display())))?;
+    }
+    if figures.first().is_some_and(|f| f.successes == 0) {
+        return Err(CliError::new("no request of the cluster run succeeded"));
+    }
+    Ok(())
+}
+
+/// The runs: the one asked for, then with `--compare-baselines` the same on healthy
+/// replicas (if any are faulty), round robin and P2C without retries (unless asked for).
+fn plan(args: &BenchArgs, faulty: bool) -> Vec<Run> {
+    let c = &args.cluster;
+    let main = match c.ordering() {
+        ClusterOrdering::RoundRobin => Balancer::RoundRobin,
+        ordering => Balancer::Cluster {
+            strategy: c.strategy(),
+            ordering: ordering.library().unwrap_or_default(),
+            throttle: !c.no_cluster_throttle,
+        },
+    };
+    let mut runs = vec![Run {
+        name: main.name(),
+        balancer: main,
+        faulty,
+    }];
+    if c.compare_baselines {
+        if faulty {
+            runs.push(Run {
+                name: format!("{}, healthy replicas", main.name()),
+                balancer: main,
+                faulty: false,
+            });
+        }
+        for baseline in [Balancer::RoundRobin, Balancer::p2c_no_retries()] {
+            if baseline != main {
+                runs.push(Run {
+                    name: baseline.name(),
+                    balancer: baseline,
+                    faulty,
+                });
+            }
+        }
+    }
+    runs
+}
+
+async fn one_run(
+    args: &BenchArgs,
+    setup: &ScenarioSetup,
+    run: &Run,
+    set: &ReplicaSet,
+) -> Result<RunFigures> {
+    let cap = args.concurrency.unwrap_or(DEFAULT_CAP);
+    let load = Load {
+        model: Model::Open { rate: setup.rate },
+        clients: 1,
+        concurrency: cap,
+        max_connections_per_host: args.max_connections_per_host,
+        stop: Stop::Duration(setup.duration),
+        warmup: Duration::ZERO,
+    };
+    let client = super::client::builder(args, &load, None)?
+        .build()
+        .map_err(|e| CliError::new(format!("cannot build the HTTP client: {e}")))?;
+    let sender = Sender::new(run.balancer, client, &set.urls(), setup.budget)
+        .map_err(|e| CliError::new(format!("cannot build the cluster client: {e}")))?;
+    let tally = Arc::new(Tally::new());
+    let schedule = load::Schedule {
+        rate: setup.rate,
+        duration: setup.duration,
+        budget: setup.budget,
+        cap: usize::try_from(cap).unwrap_or(usize::MAX),
+    };
+    let sent = load::run(&sender, schedule, &tally, || set.begin()).await;
+    let tallies = tally.snapshot();
+    let seconds = set.seconds();
+    let faults = if run.faulty {
+        args.cluster.fault_list()
+    } else {
+        Vec::new()
+    };
+    Ok(analysis::figures(RunData {
+        name: run.name.clone(),
+        tallies: &tallies,
+        seconds: &seconds,
+        faults: &faults,
+        duration: setup.duration,
+        late: sent.late,
+        max_in_flight: sent.max_in_flight,
+        client: sender.snapshot(),
+    }))
+}
+
+/// Flags of the other scenarios that mean nothing here: refused rather than ignored.
+fn refuse_other_flags(args: &BenchArgs) -> Result<()> {
+    let set: [(&str, bool); 14] = [
+        ("a URL", args.url.is_some()),
+        ("--targets", args.targets.is_some()),
+        ("--stages", args.stages.is_some()),
+        ("-n/--requests", args.requests.is_some()),
+        ("--warmup", args.warmup.is_some()),
+        ("--delay", args.delay.is_some()),
+        ("--clients", args.clients.is_some()),
+        ("--connections", args.connections.is_some()),
+        ("--html", args.html.is_some()),
+        ("--fail-if", !args.fail_if.is_empty()),
+        ("--start-at", args.start_at.is_some()),
+        ("--handler-lifetime", args.handler_lifetime.is_some()),
+        ("--tls", args.tls),
+        ("--chart", args.chart),
+    ];
+    match set.iter().find(|(_, on)| *on) {
+        Some((flag, _)) => Err(CliError::new(format!(
+            "{flag} does not apply to --scenario cluster (it runs its own replicas, open loop, \
+             for -d seconds; see --help)"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// Cluster flags given to another scenario: refused rather than ignored.
+pub fn refuse_cluster_flags(args: &BenchArgs) -> Result<()> {
+    let c = &args.cluster;
+    let set = [
+        ("--replicas", c.replicas.is_some()),
+        ("--service-time", c.service_time.is_some()),
+        ("--replica-workers", c.replica_workers.is_some()),
+        ("--fault", !c.faults.is_empty()),
+        ("--cluster-strategy", c.cluster_strategy.is_some()),
+        ("--cluster-ordering", c.cluster_ordering.is_some()),
+        ("--no-cluster-throttle", c.no_cluster_throttle),
+        ("--compare-baselines", c.compare_baselines),
+    ];
+    match set.iter().find(|(_, on)| *on) {
+        Some((flag, _)) => Err(CliError::new(format!(
+            "{flag} applies to --scenario cluster only"
+        ))),
+        None => Ok(()),
+    }
+}

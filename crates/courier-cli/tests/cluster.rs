@@ -1,0 +1,153 @@
+//! `courier bench --scenario cluster` end to end: the real binary runs ten replicas with faults
+//! for a few seconds, and its JSON report shows the faults taking effect: the 503 replica's
+//! requests are rejected and retried elsewhere (success stays high, attempts per request rise
+//! above 1), and a replica that stalls loses its share of the traffic.
+
+mod common;
+
+use common::{courier, read_json, text, TempDir};
+use serde_json::Value;
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+#[test]
+fn faults_take_effect_and_the_report_has_its_shape() {
+    let dir = TempDir::new("cluster");
+    let json = dir.file("cluster.json");
+    // Sequential: a stalled attempt times out (budget / 3) and is judged, so the stalled
+    // replica's health, and with it its share, falls. The stall starts at 1 s, so the first
+    // second shows the replica at its fair share.
+    let output = courier(&[
+        "bench",
+        "--scenario",
+        "cluster",
+        "-d",
+        "4",
+        "--rate",
+        "200",
+        "--timeout",
+        "0.3",
+        "--cluster-strategy",
+        "sequential3",
+        "--fault",
+        "7=503",
+        "--fault",
+        "5=stall@1s",
+        "--json",
+        &json,
+    ]);
+    let out = text(&output);
+    assert!(output.status.success(), "{out}");
+    for line in [
+        "10 replicas, 5.00 ms service time",
+        "faults: 7=503 5=stall@1s",
+        "weighted health, sequential3",
+        "replica share of attempts",
+        "timed faults",
+    ] {
+        assert!(out.contains(line), "missing `{line}` in:\n{out}");
+    }
+    let report = read_json(std::path::Path::new(&json));
+    assert_eq!(report["scenario"], "cluster");
+    let run = &report["runs"][0];
+    let requests = f(&run["requests"]);
+    assert!((700.0..=900.0).contains(&requests), "{run:#}");
+    assert!(
+        f(&run["success_rate"]) > 0.97,
+        "503s retried elsewhere: {run:#}"
+    );
+    assert!(f(&run["attempts_per_request"]) > 1.0, "{run:#}");
+    for key in ["p50", "p99", "p99_9", "p99_99", "max"] {
+        assert!(f(&run["latency_ms"][key]) > 0.0, "{key}: {run:#}");
+    }
+    let replicas = run["replicas"].as_array().expect("replicas");
+    assert_eq!(replicas.len(), 10);
+    let r7 = &replicas[7];
+    assert_eq!(f(&r7["ok"]), 0.0, "{r7:#}");
+    assert!(f(&r7["unavailable"]) > 0.0, "{r7:#}");
+    assert!(f(&r7["health"]) < 0.1, "{r7:#}");
+    let share = |r: &Value, s: usize| f(&r["share_per_second"][s]);
+    let r5 = &replicas[5];
+    assert!(f(&r5["stalled"]) > 0.0, "{r5:#}");
+    assert!(
+        share(r5, 3) < share(r5, 0) / 2.0 && share(r5, 3) < 0.05,
+        "the stalled replica's share falls: {r5:#}"
+    );
+    assert_eq!(run["faults"][0]["fault"], "5=stall@1s", "{run:#}");
+    assert_eq!(run["p99_per_second_ms"].as_array().map(Vec::len), Some(4));
+}
+
+#[test]
+fn baselines_run_in_the_same_invocation() {
+    let dir = TempDir::new("cluster-baselines");
+    let json = dir.file("cluster.json");
+    let output = courier(&[
+        "bench",
+        "--scenario",
+        "cluster",
+        "--replicas",
+        "4",
+        "-d",
+        "1",
+        "--rate",
+        "100",
+        "--fault",
+        "1=503",
+        "--compare-baselines",
+        "--json",
+        &json,
+    ]);
+    let out = text(&output);
+    assert!(output.status.success(), "{out}");
+    let report = read_json(std::path::Path::new(&json));
+    let names: Vec<&str> = report["runs"]
+        .as_array()
+        .expect("runs")
+        .iter()
+        .map(|r| r["name"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "weighted health, forking3",
+            "weighted health, forking3, healthy replicas",
+            "round robin, no retries",
+            "p2c peak EWMA, no retries, no throttling",
+        ]
+    );
+    let runs = report["runs"].as_array().expect("runs");
+    // Round robin sends a quarter of the requests to the 503 replica, and does not retry.
+    let rr = f(&runs[2]["success_rate"]);
+    assert!((0.6..0.9).contains(&rr), "{:#}", runs[2]);
+    assert_eq!(f(&runs[2]["attempts_per_request"]), 1.0);
+    assert_eq!(f(&runs[1]["success_rate"]), 1.0, "{:#}", runs[1]);
+    assert!(out.contains("vs round robin, no retries: p99 x"), "{out}");
+}
+
+#[test]
+fn mistakes_are_refused_before_the_run() {
+    for (args, says) in [
+        (&["--fault", "12=503"][..], "there are 10 replicas"),
+        (&["--fault", "3=teapot"], "unknown fault `teapot`"),
+        (&["--cluster-strategy", "parallel3"], "is not a strategy"),
+        (
+            &["--html", "x.html"],
+            "--html does not apply to --scenario cluster",
+        ),
+    ] {
+        let mut all = vec!["bench", "--scenario", "cluster", "-d", "1"];
+        all.extend_from_slice(args);
+        let output = courier(&all);
+        let out = text(&output);
+        assert!(!output.status.success(), "{args:?}: {out}");
+        assert!(out.contains(says), "{args:?}: {out}");
+    }
+    let output = courier(&["bench", "-n", "1", "--fault", "1=503"]);
+    assert!(
+        text(&output).contains("--fault applies to --scenario cluster only"),
+        "{}",
+        text(&output)
+    );
+}
