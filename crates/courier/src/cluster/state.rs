@@ -121,13 +121,30 @@ impl ReplicaState {
     }
 
     /// An attempt starts; it is in flight until the guard is dropped (an
-    /// attempt cancelled by a strategy counts as neither success nor failure).
+    /// attempt cancelled by a strategy counts as neither success nor
+    /// failure, but its time so far may count as latency: see
+    /// [`InFlight`]'s `Drop`).
     pub(crate) fn start(self: &Arc<Self>) -> InFlight {
         self.requests.fetch_add(1, Relaxed);
         self.in_flight.fetch_add(1, Relaxed);
         InFlight {
             state: Arc::clone(self),
             judged: false,
+            started: Instant::now(),
+        }
+    }
+
+    /// An attempt cancelled after `elapsed` without an answer: the replica
+    /// takes at least that long, which is news only when it is longer than
+    /// its latency estimate. Without this a replica that is stuck, and whose
+    /// attempts are always the forks that lose, kept its full share: every
+    /// request that drew it first waited a fork interval.
+    fn cancelled_after(&self, elapsed: Duration) {
+        self.cancelled.fetch_add(1, Relaxed);
+        let mut a = self.adaptive();
+        if elapsed > a.latency.estimate() {
+            a.latency.observe(elapsed);
+            a.relative.report(false, elapsed);
         }
     }
 
@@ -205,6 +222,7 @@ impl ReplicaState {
 pub(crate) struct InFlight {
     state: Arc<ReplicaState>,
     judged: bool,
+    started: Instant,
 }
 
 impl InFlight {
@@ -224,7 +242,59 @@ impl Drop for InFlight {
     fn drop(&mut self) {
         self.state.in_flight.fetch_sub(1, Relaxed);
         if !self.judged {
-            self.state.cancelled.fetch_add(1, Relaxed);
+            self.state.cancelled_after(self.started.elapsed());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state() -> Arc<ReplicaState> {
+        Arc::new(ReplicaState::new(
+            Replica::new("http://10.0.0.1:80").unwrap(),
+        ))
+    }
+
+    /// A replica whose attempts are always the losing forks is slower than
+    /// its estimate says: the time they ran counts, as a lower bound.
+    #[tokio::test(start_paused = true)]
+    async fn a_cancelled_attempt_that_ran_long_raises_the_latency_estimate() {
+        let s = state();
+        let before = s.snapshot(&ClusterConfig::default(), Instant::now());
+        let attempt = s.start();
+        tokio::time::advance(Duration::from_millis(300)).await;
+        drop(attempt);
+        let after = s.snapshot(&ClusterConfig::default(), Instant::now());
+        assert_eq!((after.cancelled, after.failures, after.accepted), (1, 0, 0));
+        assert!(
+            before.latency_ewma < Duration::from_millis(100),
+            "{before:?}"
+        );
+        assert!(
+            after.latency_ewma >= Duration::from_millis(300),
+            "{after:?}"
+        );
+    }
+
+    /// One cancelled quickly (another replica answered first) says nothing
+    /// about this one being slow, and must not pull its estimate down.
+    #[tokio::test(start_paused = true)]
+    async fn a_cancelled_attempt_shorter_than_the_estimate_teaches_nothing() {
+        let s = state();
+        let before = s
+            .snapshot(&ClusterConfig::default(), Instant::now())
+            .latency_ewma;
+        let attempt = s.start();
+        tokio::time::advance(Duration::from_millis(1)).await;
+        drop(attempt);
+        let after = s
+            .snapshot(&ClusterConfig::default(), Instant::now())
+            .latency_ewma;
+        assert!(
+            after + Duration::from_millis(1) >= before,
+            "{before:?} -> {after:?}"
+        );
     }
 }
