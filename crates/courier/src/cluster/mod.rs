@@ -82,7 +82,7 @@ pub use gray::DEFAULT_GRAY_PERIOD;
 pub use health::HealthConfig;
 pub use metrics::{ClusterSnapshot, ReplicaSnapshot};
 pub use ordering::ReplicaOrdering;
-pub use outlier::{OutlierConfig, HEALTHY_AT};
+pub use outlier::OutlierConfig;
 pub use refusal::{is_throttled, NoReplicas, Throttled};
 pub use relative::RelativeWeightConfig;
 pub use replica::Replica;

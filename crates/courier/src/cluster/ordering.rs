@@ -43,11 +43,11 @@ pub(crate) fn candidates(
         .iter()
         .map(|s| (Arc::clone(s), s.standing(config, now)))
         .collect();
-    let healthy = all.iter().filter(|(_, st)| st.healthy()).count();
+    let in_rotation = all.iter().filter(|(_, st)| st.in_rotation()).count();
     let panic = config
         .outlier
         .as_ref()
-        .is_some_and(|o| o.panics(healthy, all.len()));
+        .is_some_and(|o| o.panics(in_rotation, all.len()));
     if panic {
         let even = |(s, st): (Arc<ReplicaState>, Standing)| {
             let st = Standing {
@@ -227,17 +227,20 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
-    async fn below_half_healthy_the_ordering_panics_and_spreads() {
+    async fn below_half_in_rotation_the_ordering_panics_and_spreads() {
         let s = states(4);
-        let cfg = config().outlier(Some(OutlierConfig::default().max_ejection_percent(50.0)));
+        let cfg = config().outlier(Some(OutlierConfig::default().max_ejection_percent(100.0)));
         reject(&s[0], &cfg, 5);
-        reject(&s[1], &cfg, 4);
+        reject(&s[1], &cfg, 5);
         let (_, panic) = candidates(&s, &cfg, Instant::now());
-        assert!(!panic, "two of four healthy is not below half");
+        assert!(!panic, "two of four in rotation is not below half");
         reject(&s[2], &cfg, 4);
+        let (_, panic) = candidates(&s, &cfg, Instant::now());
+        assert!(!panic, "low health alone takes no replica out of rotation");
+        reject(&s[2], &cfg, 1);
         let (c, panic) = candidates(&s, &cfg, Instant::now());
         assert!(panic);
-        assert_eq!(c.len(), 4, "the ejected replica is back");
+        assert_eq!(c.len(), 4, "the ejected replicas are back");
         let mut rng = fastrand::Rng::with_seed(9);
         let mut firsts = [0; 4];
         for _ in 0..1000 {

@@ -18,7 +18,7 @@ use super::ewma::{PeakEwma, DEFAULT_DECAY, DEFAULT_RTT};
 use super::gray::Gray;
 use super::health::Health;
 use super::metrics::ReplicaSnapshot;
-use super::outlier::{Outlier, HEALTHY_AT};
+use super::outlier::Outlier;
 use super::relative::Relative;
 use super::replica::Replica;
 
@@ -55,9 +55,10 @@ pub(crate) struct Standing {
 }
 
 impl Standing {
-    /// Healthy for the panic threshold: not ejected, not gray, health ≥ 0.1.
-    pub(crate) fn healthy(&self) -> bool {
-        !self.gray && !self.ejected && self.health >= HEALTHY_AT
+    /// In rotation, for the panic threshold: not ejected, not gray-listed
+    /// (adaptive health does not count: see `outlier`).
+    pub(crate) fn in_rotation(&self) -> bool {
+        !self.gray && !self.ejected
     }
 }
 
