@@ -14,6 +14,9 @@
 //! runs every case on every transport and prints a table per class.
 //! `COURIER_CORPUS_CASE=<substring>` runs the cases whose name has it.
 
+// The `it` binary's support, shared (what this binary leaves unused is not dead).
+#[allow(dead_code)]
+#[path = "it/support/mod.rs"]
 mod support;
 
 #[path = "corpus"]

@@ -3,7 +3,10 @@
 //! one test in a binary of its own, since the environment is the process's.
 
 #[cfg(feature = "native-roots")]
-mod common;
+// The `it` binary's support, shared (what this binary leaves unused is not dead).
+#[allow(dead_code)]
+#[path = "it/support/mod.rs"]
+mod support;
 
 use courier::{Client, ErrorKind};
 #[cfg(feature = "native-roots")]
@@ -13,7 +16,7 @@ use courier_server::{ServerConfig, TestPki};
 #[tokio::test]
 async fn the_system_store_is_trusted_when_asked() {
     let pki = TestPki::new();
-    let srv = common::server_with(ServerConfig {
+    let srv = support::server_with(ServerConfig {
         tls: Some(pki.server_config(&["localhost"])),
         ..ServerConfig::default()
     })
@@ -31,7 +34,7 @@ async fn the_system_store_is_trusted_when_asked() {
         .tls_native_roots(true)
         .build()
         .unwrap();
-    assert_eq!(common::fetch(&client, &url).await.len(), 3);
+    assert_eq!(support::fetch(&client, &url).await.len(), 3);
     // Without it, the same server is unknown.
     let client = Client::builder().no_env_proxy().build().unwrap();
     let err = client.get(&url).send().await.unwrap_err();

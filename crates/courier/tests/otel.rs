@@ -5,17 +5,21 @@
 //!
 //! Run with `cargo test -p courier --features opentelemetry --test otel`.
 
-mod middleware_support;
+// The `it` binary's support, shared (what this binary leaves unused is not dead).
+#[allow(dead_code)]
+#[path = "it/support/mod.rs"]
+mod support;
 
 use std::sync::OnceLock;
 
 use courier::middleware::{RetryConfig, Stack};
 use courier::Client;
-use middleware_support::{closed_port, reply, scripted};
 use opentelemetry::context::FutureExt;
 use opentelemetry::trace::{SpanKind, Status, TraceContextExt, Tracer, TracerProvider};
 use opentelemetry::{global, Context, Value};
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
+use support::free_port;
+use support::middleware::{reply, scripted};
 
 /// One provider for the whole binary (the global provider is process-wide);
 /// each test finds its own spans by trace id.
@@ -129,7 +133,7 @@ async fn spans_continue_the_callers_context_and_reach_the_exporter() {
 #[tokio::test]
 async fn a_traceparent_header_is_a_remote_parent_and_errors_carry_error_type() {
     exporter();
-    let dead = closed_port().await;
+    let dead = free_port();
     let client = Stack::new().trace(Default::default()).client(Client::new());
     let err = client
         .post(format!("http://127.0.0.1:{dead}/"))

@@ -1,7 +1,10 @@
 //! The environment's proxy variables, read by default. One test in a binary
 //! of its own: the environment is the process's, shared by its threads.
 
-mod common;
+// The `it` binary's support, shared (what this binary leaves unused is not dead).
+#[allow(dead_code)]
+#[path = "it/support/mod.rs"]
+mod support;
 
 use std::net::TcpListener;
 
@@ -9,7 +12,7 @@ use courier::{Client, ErrorKind};
 
 #[tokio::test]
 async fn http_proxy_from_the_environment_is_used_unless_no_proxy_or_opted_out() {
-    let srv = common::server().await;
+    let srv = support::server().await;
     let dead = TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -30,7 +33,7 @@ async fn http_proxy_from_the_environment_is_used_unless_no_proxy_or_opted_out() 
         std::env::set_var("no_proxy", list);
         let client = Client::new();
         assert_eq!(
-            common::fetch(&client, srv.url("/bytes/1")).await.len(),
+            support::fetch(&client, srv.url("/bytes/1")).await.len(),
             1,
             "{list}"
         );
@@ -39,6 +42,6 @@ async fn http_proxy_from_the_environment_is_used_unless_no_proxy_or_opted_out() 
 
     // And the explicit opt-out.
     let client = Client::builder().no_env_proxy().build().unwrap();
-    assert_eq!(common::fetch(&client, srv.url("/bytes/2")).await.len(), 2);
+    assert_eq!(support::fetch(&client, srv.url("/bytes/2")).await.len(), 2);
     std::env::remove_var("HTTP_PROXY");
 }

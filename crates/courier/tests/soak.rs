@@ -6,15 +6,18 @@
 //! The short form runs with the other tests; the long one is
 //! `COURIER_SOAK_SECS=180 cargo test -p courier --test soak -- --ignored`.
 
-mod common;
+// The `it` binary's support, shared (what this binary leaves unused is not dead).
+#[allow(dead_code)]
+#[path = "it/support/mod.rs"]
+mod support;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{eventually, server, settled};
 use courier::{Client, ErrorKind};
+use support::{eventually, server, settled};
 
 /// Faults and the error kinds each may end in (HTTP/1.1 or HTTP/2).
 const FAULTS: &[(&str, &[ErrorKind])] = &[

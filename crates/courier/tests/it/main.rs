@@ -1,0 +1,58 @@
+//! courier's integration tests, one binary (as hyper and tokio do): each
+//! file here was a test binary of its own, and linking ~45 of them was most of
+//! CI's build. Select by module path:
+//! `cargo test -p courier --test it interop::`, `... --test it http2_wire::`.
+//!
+//! The tests share one process, so none may change what the others see:
+//! environment variables, a global tracing subscriber, metrics recorder or
+//! OpenTelemetry provider, or a budget on the whole process's CPU or memory.
+//! Those stay in binaries of their own (see `Cargo.toml`): `corpus`, `soak`,
+//! `proxy_env`, `native_roots`, `otel`, and `h2spec` (not libtest).
+//!
+//! The modules of features off by default are compiled with the feature:
+//! `cargo test -p courier --features native-roots,cookies,multipart,opentelemetry --test it`.
+
+mod support;
+
+mod cluster;
+mod connect;
+mod conveniences;
+#[cfg(feature = "cookies")]
+mod cookies;
+mod default_headers;
+mod differential;
+mod dns;
+mod expiry;
+mod factory;
+mod faults;
+mod faults_matrix;
+mod faults_raw;
+mod floods;
+mod hostile;
+mod http1_half_duplex;
+mod http1_interop;
+mod http2;
+mod http2_conformance;
+mod http2_refusal;
+mod http2_wire;
+mod interop;
+mod keepalive;
+mod limits;
+mod middleware_circuit;
+mod middleware_decompress;
+mod middleware_hedge;
+mod middleware_metrics;
+mod middleware_redirect;
+mod middleware_retry;
+mod middleware_timeout;
+mod middleware_trace;
+#[cfg(feature = "multipart")]
+mod multipart;
+mod nginx;
+mod proxy;
+mod reuse;
+mod stale;
+mod timeouts;
+mod tls;
+#[cfg(unix)]
+mod unix_socket;

@@ -1,0 +1,118 @@
+//! Shared helpers for the integration tests (the `it` binary, and the few
+//! binaries kept apart, which include this file with `#[path]`): the built-in
+//! server on loopback, a bounded wait for observable state, and the
+//! submodules [`h2`] (HTTP/2 frame by frame) and [`middleware`] (a scriptable
+//! HTTP/1.1 server).
+
+pub mod h2;
+pub mod middleware;
+
+use std::time::{Duration, Instant};
+
+use courier_server::{ServerConfig, ServerHandle};
+
+/// Starts the built-in server on 127.0.0.1 with an ephemeral port.
+pub async fn server() -> ServerHandle {
+    server_with(ServerConfig::default()).await
+}
+
+pub async fn server_with(config: ServerConfig) -> ServerHandle {
+    courier_server::start(config)
+        .await
+        .expect("start built-in server")
+}
+
+/// Waits until `cond` holds, polling observable state; fails the test after `limit`.
+pub async fn eventually(what: &str, limit: Duration, mut cond: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !cond() {
+        assert!(Instant::now() < deadline, "timed out waiting for: {what}");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+/// Reads one request head (enough for GETs: no body); false if the peer
+/// closed or failed first.
+pub async fn read_head<S: tokio::io::AsyncRead + Unpin>(stream: &mut S) -> bool {
+    use tokio::io::AsyncReadExt;
+    let mut head = Vec::new();
+    let mut buf = [0u8; 1024];
+    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+        match stream.read(&mut buf).await {
+            Ok(0) | Err(_) => return false,
+            Ok(n) => head.extend_from_slice(&buf[..n]),
+        }
+    }
+    true
+}
+
+/// A loopback port nobody listens on right now.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("free port")
+}
+
+/// The `x-connection-id` the built-in server stamps on every response.
+pub fn connection_id(res: &courier::Response) -> u64 {
+    res.headers()
+        .get("x-connection-id")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse().ok())
+        .expect("x-connection-id header")
+}
+
+/// Starts a GET of `url` on a task of its own, reading the body to its end.
+pub fn spawn_get(
+    client: &courier::Client,
+    url: impl AsRef<str>,
+) -> tokio::task::JoinHandle<Result<bytes::Bytes, courier::Error>> {
+    let request = client.get(url.as_ref());
+    tokio::spawn(async move { request.send().await?.bytes().await })
+}
+
+/// GETs `url` and reads the whole body; any error fails the test.
+pub async fn fetch(client: &courier::Client, url: impl AsRef<str>) -> bytes::Bytes {
+    client
+        .get(url.as_ref())
+        .send()
+        .await
+        .unwrap()
+        .bytes()
+        .await
+        .unwrap()
+}
+
+/// Nothing in flight, queued or connecting, and every open connection idle.
+pub fn settled(m: &courier::MetricsSnapshot) -> bool {
+    m.requests_active == 0
+        && m.requests_queued == 0
+        && m.http2_streams_active == 0
+        && m.connect_attempts_current == 0
+        && m.connections_open == m.connections_idle
+}
+
+/// A streamed request body: `pieces` in order, then its end; or, with
+/// `stall`, nothing more, ever (a producer that has stopped).
+pub struct Pieces<I> {
+    pub pieces: I,
+    pub stall: bool,
+}
+
+impl<I: Iterator<Item = bytes::Bytes> + Unpin> http_body::Body for Pieces<I> {
+    type Data = bytes::Bytes;
+    type Error = std::io::Error;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        _cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<bytes::Bytes>, std::io::Error>>> {
+        use std::task::Poll;
+        match self.pieces.next() {
+            Some(piece) => Poll::Ready(Some(Ok(http_body::Frame::data(piece)))),
+            None if self.stall => Poll::Pending,
+            None => Poll::Ready(None),
+        }
+    }
+}
