@@ -22,7 +22,8 @@ mod settings;
 pub use crate::support::h2::{within, LIMIT};
 
 /// This process's resident set size in bytes (Linux), to show that a peer
-/// cannot drive the client's memory.
+/// cannot drive the client's memory (the tests that read it run in a process
+/// of their own: [`crate::support::alone`]).
 pub fn rss() -> Option<u64> {
     let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
     let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;

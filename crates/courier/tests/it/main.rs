@@ -3,11 +3,13 @@
 //! CI's build. Select by module path:
 //! `cargo test -p courier --test it interop::`, `... --test it http2_wire::`.
 //!
-//! The tests share one process, so none may change what the others see:
-//! environment variables, a global tracing subscriber, metrics recorder or
-//! OpenTelemetry provider, or a budget on the whole process's CPU or memory.
-//! Those stay in binaries of their own (see `Cargo.toml`): `corpus`, `soak`,
-//! `proxy_env`, `native_roots`, `otel`, and `h2spec` (not libtest).
+//! The tests share one process, so none may change what the others see
+//! (environment variables, a global tracing subscriber, metrics recorder or
+//! OpenTelemetry provider): those stay in binaries of their own (see
+//! `Cargo.toml`): `proxy_env`, `native_roots`, `otel`, and `h2spec` (not
+//! libtest). A test that measures the whole process (CPU time, RSS: the
+//! corpus, the soak, two of `hostile`) runs again in a process of its own,
+//! this binary filtered to it (`support::alone`).
 //!
 //! The modules of features off by default are compiled with the feature:
 //! `cargo test -p courier --features native-roots,cookies,multipart,opentelemetry --test it`.
@@ -19,6 +21,7 @@ mod connect;
 mod conveniences;
 #[cfg(feature = "cookies")]
 mod cookies;
+mod corpus;
 mod default_headers;
 mod differential;
 mod dns;
@@ -51,6 +54,7 @@ mod multipart;
 mod nginx;
 mod proxy;
 mod reuse;
+mod soak;
 mod stale;
 mod timeouts;
 mod tls;

@@ -15,6 +15,7 @@ use super::h2_wire::{
     self, frame, head_200, rst_stream, Peer, ACK, CANCEL, DATA, HEADERS, SETTINGS, WINDOW_UPDATE,
 };
 use super::{rss, within, LIMIT};
+use crate::support::alone;
 
 /// What the servers declare.
 const DECLARED: [&str; 2] = ["1000000000000", "9999999999999999999"];
@@ -79,6 +80,12 @@ fn h1_route(path: &str) -> Reply {
 
 #[tokio::test]
 async fn h1_a_declared_content_length_sizes_no_buffer() {
+    if !alone(
+        module_path!(),
+        "h1_a_declared_content_length_sizes_no_buffer",
+    ) {
+        return;
+    }
     let server = h1_wire::Server::start(h1_route).await;
     let before = rss();
     for (name, builder) in clients() {
@@ -156,6 +163,12 @@ const MAX_FRAME: usize = 16_384;
 
 #[tokio::test]
 async fn h2_a_declared_content_length_sizes_no_buffer() {
+    if !alone(
+        module_path!(),
+        "h2_a_declared_content_length_sizes_no_buffer",
+    ) {
+        return;
+    }
     let (listener, url) = h2_wire::listen().await;
     tokio::spawn(h2_server(listener));
     let before = rss();

@@ -46,6 +46,39 @@ pub async fn read_head<S: tokio::io::AsyncRead + Unpin>(stream: &mut S) -> bool 
     true
 }
 
+/// For a test that measures the whole process (its CPU time, its RSS),
+/// which the binary's other tests, running beside it on other threads,
+/// would add to: runs the test again in a process of its own, this binary
+/// filtered to that one test (`module` is the caller's `module_path!()`,
+/// `test` its function's name). Returns true in that process, where the
+/// test goes on; false in the first, once the second has passed (its
+/// failure fails the test here; what it printed is printed here).
+pub fn alone(module: &str, test: &str) -> bool {
+    const VAR: &str = "COURIER_TEST_ALONE";
+    // libtest's name for the test: its path without the crate's name.
+    let name = match module.split_once("::") {
+        Some((_, path)) => format!("{path}::{test}"),
+        None => test.to_owned(),
+    };
+    if std::env::var(VAR).is_ok_and(|v| v == name) {
+        return true;
+    }
+    let out = std::process::Command::new(std::env::current_exe().expect("this test binary"))
+        .args([&name, "--exact", "--include-ignored", "--nocapture"])
+        .env(VAR, &name)
+        .output()
+        .expect("run this test binary");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    print!("{stdout}");
+    eprint!("{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success() && stdout.contains("test result: ok. 1 passed"),
+        "{name}, in a process of its own: {}",
+        out.status
+    );
+    false
+}
+
 /// A loopback port nobody listens on right now.
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")

@@ -4,20 +4,17 @@
 //! idle connections, and memory has not grown.
 //!
 //! The short form runs with the other tests; the long one is
-//! `COURIER_SOAK_SECS=180 cargo test -p courier --test soak -- --ignored`.
-
-// The `it` binary's support, shared (what this binary leaves unused is not dead).
-#[allow(dead_code)]
-#[path = "it/support/mod.rs"]
-mod support;
+//! `COURIER_SOAK_SECS=180 cargo test -p courier --test it soak:: -- --ignored`.
+//! Both check the whole process's RSS, so they run in a process of their
+//! own ([`alone`]), not beside the binary's other tests.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::support::{alone, eventually, server, settled};
 use courier::{Client, ErrorKind};
-use support::{eventually, server, settled};
 
 /// Faults and the error kinds each may end in (HTTP/1.1 or HTTP/2).
 const FAULTS: &[(&str, &[ErrorKind])] = &[
@@ -177,12 +174,18 @@ async fn soak(duration: Duration) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn soak_short() {
+    if !alone(module_path!(), "soak_short") {
+        return;
+    }
     soak(Duration::from_secs(3)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "long soak: COURIER_SOAK_SECS=180 cargo test -p courier --test soak -- --ignored"]
+#[ignore = "long soak: COURIER_SOAK_SECS=180 cargo test -p courier --test it soak:: -- --ignored"]
 async fn soak_long() {
+    if !alone(module_path!(), "soak_long") {
+        return;
+    }
     let secs = std::env::var("COURIER_SOAK_SECS")
         .ok()
         .and_then(|s| s.parse().ok())

@@ -8,35 +8,31 @@
 //! byte of the hostile response reaches, and that no connection and no
 //! task is left behind.
 //!
-//! `cargo test -p courier --test corpus` runs the short set (every case
+//! `cargo test -p courier --test it corpus::` runs the short set (every case
 //! that does not wait out a timeout, on its first transport);
-//! `COURIER_CORPUS=full cargo test -p courier --test corpus -- --nocapture`
+//! `COURIER_CORPUS=full cargo test -p courier --test it corpus:: -- --nocapture`
 //! runs every case on every transport and prints a table per class.
 //! `COURIER_CORPUS_CASE=<substring>` runs the cases whose name has it.
+//!
+//! The budgets are the whole process's CPU time and peak RSS, so the test
+//! runs in a process of its own ([`alone`]), not beside the binary's others.
 
-// The `it` binary's support, shared (what this binary leaves unused is not dead).
-#[allow(dead_code)]
-#[path = "it/support/mod.rs"]
-mod support;
-
-#[path = "corpus"]
-mod corpus {
-    pub mod budget;
-    pub mod case;
-    pub mod cases;
-    pub mod h1_server;
-    pub mod h2_server;
-    pub mod harness;
-    pub mod io;
-    pub mod report;
-    pub mod server;
-    pub mod tasks;
-    pub mod tls;
-}
+pub mod budget;
+pub mod case;
+pub mod cases;
+pub mod h1_server;
+pub mod h2_server;
+pub mod harness;
+pub mod io;
+pub mod report;
+pub mod server;
+pub mod tasks;
+pub mod tls;
 
 use std::time::Instant;
 
-use corpus::case::Case;
+use crate::support::alone;
+use case::Case;
 
 fn selected(case: &Case, full: bool, filter: Option<&str>) -> bool {
     match filter {
@@ -47,11 +43,14 @@ fn selected(case: &Case, full: bool, filter: Option<&str>) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hostile_servers() {
+    if !alone(module_path!(), "hostile_servers") {
+        return;
+    }
     let full = std::env::var("COURIER_CORPUS").is_ok_and(|v| v == "full");
     let filter = std::env::var("COURIER_CORPUS_CASE").ok();
     let began = Instant::now();
     let mut runs = Vec::new();
-    let all = corpus::cases::all().await;
+    let all = cases::all().await;
     for case in all.iter().filter(|c| selected(c, full, filter.as_deref())) {
         let transports = if full || filter.is_some() {
             &case.transports[..]
@@ -59,12 +58,12 @@ async fn hostile_servers() {
             &case.transports[..1]
         };
         for &transport in transports {
-            let run = corpus::harness::run(case, transport).await;
-            println!("{}", corpus::report::line(case, &run));
+            let run = harness::run(case, transport).await;
+            println!("{}", report::line(case, &run));
             runs.push((case.class, run));
         }
     }
-    println!("{}", corpus::report::table(&all, &runs, began.elapsed()));
+    println!("{}", report::table(&all, &runs, began.elapsed()));
     let failed: Vec<String> = runs
         .iter()
         .filter(|(_, r)| !r.failures.is_empty())
