@@ -5,11 +5,12 @@
 //!
 //! The tests share one process, so none may change what the others see
 //! (environment variables, a global tracing subscriber, metrics recorder or
-//! OpenTelemetry provider): those stay in binaries of their own (see
-//! `Cargo.toml`): `proxy_env`, `native_roots`, `otel`, and `h2spec` (not
-//! libtest). A test that measures the whole process (CPU time, RSS: the
-//! corpus, the soak, two of `hostile`) runs again in a process of its own,
-//! this binary filtered to it (`support::alone`).
+//! OpenTelemetry provider) or measure the whole process (CPU time, RSS). A
+//! test that must (`proxy_env`, `native_roots`, `otel`: the environment and
+//! the global tracer provider; the corpus, the soak and two of `hostile`:
+//! the process's CPU and RSS) runs again in a process of its own, this
+//! binary filtered to that one test (`support::alone`). Only `h2spec` is a
+//! binary apart (not libtest: h2specd runs it once per case).
 //!
 //! The modules of features off by default are compiled with the feature:
 //! `cargo test -p courier --features native-roots,cookies,multipart,opentelemetry --test it`.
@@ -51,8 +52,12 @@ mod middleware_timeout;
 mod middleware_trace;
 #[cfg(feature = "multipart")]
 mod multipart;
+mod native_roots;
 mod nginx;
+#[cfg(feature = "opentelemetry")]
+mod otel;
 mod proxy;
+mod proxy_env;
 mod reuse;
 mod soak;
 mod stale;

@@ -1,8 +1,7 @@
-//! Shared helpers for the integration tests (the `it` binary, and the few
-//! binaries kept apart, which include this file with `#[path]`): the built-in
-//! server on loopback, a bounded wait for observable state, and the
-//! submodules [`h2`] (HTTP/2 frame by frame) and [`middleware`] (a scriptable
-//! HTTP/1.1 server).
+//! Shared helpers for the integration tests: the built-in server on
+//! loopback, a bounded wait for observable state, a test run alone in a
+//! process of its own ([`alone`]), and the submodules [`h2`] (HTTP/2 frame by
+//! frame) and [`middleware`] (a scriptable HTTP/1.1 server).
 
 pub mod h2;
 pub mod middleware;

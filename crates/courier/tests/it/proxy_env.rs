@@ -1,18 +1,22 @@
-//! The environment's proxy variables, read by default. One test in a binary
-//! of its own: the environment is the process's, shared by its threads.
-
-// The `it` binary's support, shared (what this binary leaves unused is not dead).
-#[allow(dead_code)]
-#[path = "it/support/mod.rs"]
-mod support;
+//! The environment's proxy variables, read by default. The environment is
+//! the process's, read by every other test's clients: the test sets it in a
+//! process of its own ([`alone`]), where nothing else runs.
 
 use std::net::TcpListener;
 
 use courier::{Client, ErrorKind};
 
+use crate::support::alone;
+
 #[tokio::test]
 async fn http_proxy_from_the_environment_is_used_unless_no_proxy_or_opted_out() {
-    let srv = support::server().await;
+    if !alone(
+        module_path!(),
+        "http_proxy_from_the_environment_is_used_unless_no_proxy_or_opted_out",
+    ) {
+        return;
+    }
+    let srv = crate::support::server().await;
     let dead = TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -33,7 +37,9 @@ async fn http_proxy_from_the_environment_is_used_unless_no_proxy_or_opted_out() 
         std::env::set_var("no_proxy", list);
         let client = Client::new();
         assert_eq!(
-            support::fetch(&client, srv.url("/bytes/1")).await.len(),
+            crate::support::fetch(&client, srv.url("/bytes/1"))
+                .await
+                .len(),
             1,
             "{list}"
         );
@@ -42,6 +48,11 @@ async fn http_proxy_from_the_environment_is_used_unless_no_proxy_or_opted_out() 
 
     // And the explicit opt-out.
     let client = Client::builder().no_env_proxy().build().unwrap();
-    assert_eq!(support::fetch(&client, srv.url("/bytes/2")).await.len(), 2);
+    assert_eq!(
+        crate::support::fetch(&client, srv.url("/bytes/2"))
+            .await
+            .len(),
+        2
+    );
     std::env::remove_var("HTTP_PROXY");
 }

@@ -3,23 +3,21 @@
 //! the HTTP client semantic-convention attributes, under the caller's
 //! current OpenTelemetry span, and `traceparent` names the attempt span.
 //!
-//! Run with `cargo test -p courier --features opentelemetry --test otel`.
-
-// The `it` binary's support, shared (what this binary leaves unused is not dead).
-#[allow(dead_code)]
-#[path = "it/support/mod.rs"]
-mod support;
+//! Run with `cargo test -p courier --features opentelemetry --test it otel::`.
+//! The tests set the global tracer provider, which every trace middleware
+//! in the process would export to: each runs in a process of its own
+//! ([`alone`]), where nothing else runs.
 
 use std::sync::OnceLock;
 
+use crate::support::middleware::{reply, scripted};
+use crate::support::{alone, free_port};
 use courier::middleware::{RetryConfig, Stack};
 use courier::Client;
 use opentelemetry::context::FutureExt;
 use opentelemetry::trace::{SpanKind, Status, TraceContextExt, Tracer, TracerProvider};
 use opentelemetry::{global, Context, Value};
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
-use support::free_port;
-use support::middleware::{reply, scripted};
 
 /// One provider for the whole binary (the global provider is process-wide);
 /// each test finds its own spans by trace id.
@@ -60,6 +58,12 @@ fn has(span: &SpanData, key: &str, value: impl Into<Value>) {
 
 #[tokio::test]
 async fn spans_continue_the_callers_context_and_reach_the_exporter() {
+    if !alone(
+        module_path!(),
+        "spans_continue_the_callers_context_and_reach_the_exporter",
+    ) {
+        return;
+    }
     let (_, provider) = exporter();
     let server = scripted(|req| async move { reply(if req.n == 1 { 503 } else { 200 }, "") }).await;
     let port = i64::from(server.addr.port());
@@ -132,6 +136,12 @@ async fn spans_continue_the_callers_context_and_reach_the_exporter() {
 
 #[tokio::test]
 async fn a_traceparent_header_is_a_remote_parent_and_errors_carry_error_type() {
+    if !alone(
+        module_path!(),
+        "a_traceparent_header_is_a_remote_parent_and_errors_carry_error_type",
+    ) {
+        return;
+    }
     exporter();
     let dead = free_port();
     let client = Stack::new().trace(Default::default()).client(Client::new());

@@ -1,22 +1,23 @@
 //! The operating system's trust store (`tls_native_roots`). rustls-native-certs
-//! reads `SSL_CERT_FILE` where set, so a test CA stands in for the system's:
-//! one test in a binary of its own, since the environment is the process's.
-
-#[cfg(feature = "native-roots")]
-// The `it` binary's support, shared (what this binary leaves unused is not dead).
-#[allow(dead_code)]
-#[path = "it/support/mod.rs"]
-mod support;
+//! reads `SSL_CERT_FILE` where set, so a test CA stands in for the system's.
+//! The environment is the process's: the test sets it in a process of its
+//! own ([`crate::support::alone`]), where nothing else runs.
 
 use courier::{Client, ErrorKind};
 #[cfg(feature = "native-roots")]
 use courier_server::{ServerConfig, TestPki};
 
 #[cfg(feature = "native-roots")]
+use crate::support::{alone, fetch, server_with};
+
+#[cfg(feature = "native-roots")]
 #[tokio::test]
 async fn the_system_store_is_trusted_when_asked() {
+    if !alone(module_path!(), "the_system_store_is_trusted_when_asked") {
+        return;
+    }
     let pki = TestPki::new();
-    let srv = support::server_with(ServerConfig {
+    let srv = server_with(ServerConfig {
         tls: Some(pki.server_config(&["localhost"])),
         ..ServerConfig::default()
     })
@@ -34,7 +35,7 @@ async fn the_system_store_is_trusted_when_asked() {
         .tls_native_roots(true)
         .build()
         .unwrap();
-    assert_eq!(support::fetch(&client, &url).await.len(), 3);
+    assert_eq!(fetch(&client, &url).await.len(), 3);
     // Without it, the same server is unknown.
     let client = Client::builder().no_env_proxy().build().unwrap();
     let err = client.get(&url).send().await.unwrap_err();
