@@ -1,28 +1,10 @@
 //! Decompression: the four codecs, streaming, the size limit, pass-through cases.
 
+use crate::support::compress;
 use crate::support::middleware::{reply, scripted, with_header};
-use async_compression::tokio::bufread as enc;
 use bytes::Bytes;
 use courier::middleware::{DecompressionConfig, Stack};
 use courier::{Client, ErrorKind};
-use tokio::io::{AsyncRead, AsyncReadExt};
-
-async fn read_all(mut r: impl AsyncRead + Unpin) -> Vec<u8> {
-    let mut out = Vec::new();
-    r.read_to_end(&mut out).await.unwrap();
-    out
-}
-
-async fn compress(encoding: &str, data: &[u8]) -> Vec<u8> {
-    match encoding {
-        "gzip" => read_all(enc::GzipEncoder::new(data)).await,
-        "deflate" => read_all(enc::ZlibEncoder::new(data)).await,
-        "raw-deflate" => read_all(enc::DeflateEncoder::new(data)).await,
-        "br" => read_all(enc::BrotliEncoder::new(data)).await,
-        "zstd" => read_all(enc::ZstdEncoder::new(data)).await,
-        other => panic!("{other}"),
-    }
-}
 
 /// Text that compresses well but is not trivial.
 fn sample(len: usize) -> Vec<u8> {

@@ -4,6 +4,7 @@ use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::support::h2::within_for;
 use crate::support::middleware::{reply, scripted};
 use crate::support::server;
 use courier::middleware::{RetryConfig, Stack, TimeoutConfig};
@@ -87,10 +88,13 @@ async fn the_total_timeout_bounds_the_body_too() {
     let client = Stack::new()
         .timeout(TimeoutConfig::total(Duration::from_millis(200)))
         .client(Client::new());
-    // The head arrives at once; the body never ends.
+    // The head arrives at once; the body never ends. Bounded here too, so
+    // a body the total timeout misses fails the test instead of hanging it.
     let res = client.get(srv.url("/fault/endless")).send().await.unwrap();
     let started = Instant::now();
-    let err = res.bytes().await.unwrap_err();
+    let err = within_for(Duration::from_secs(5), "the endless body", res.bytes())
+        .await
+        .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Timeout, "{err}");
     assert!(started.elapsed() < Duration::from_secs(2));
 

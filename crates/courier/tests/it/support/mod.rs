@@ -78,6 +78,35 @@ pub fn alone(module: &str, test: &str) -> bool {
     false
 }
 
+/// `data` in a content coding: `gzip`, `deflate` (zlib), `raw-deflate`
+/// (deflate without the zlib wrapper), `br` (at its fastest level: bombs
+/// of many MiB are compressed here) or `zstd`.
+pub async fn compress(encoding: &str, data: &[u8]) -> Vec<u8> {
+    use async_compression::tokio::bufread as enc;
+    use tokio::io::{AsyncRead, AsyncReadExt};
+
+    async fn read_all(mut r: impl AsyncRead + Unpin) -> Vec<u8> {
+        let mut out = Vec::new();
+        r.read_to_end(&mut out).await.unwrap();
+        out
+    }
+
+    match encoding {
+        "gzip" => read_all(enc::GzipEncoder::new(data)).await,
+        "deflate" => read_all(enc::ZlibEncoder::new(data)).await,
+        "raw-deflate" => read_all(enc::DeflateEncoder::new(data)).await,
+        "br" => {
+            read_all(enc::BrotliEncoder::with_quality(
+                data,
+                async_compression::Level::Fastest,
+            ))
+            .await
+        }
+        "zstd" => read_all(enc::ZstdEncoder::new(data)).await,
+        other => panic!("{other}"),
+    }
+}
+
 /// A loopback port nobody listens on right now.
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")

@@ -3,13 +3,12 @@
 //! within the memory budget; corrupt and truncated streams with
 //! Decompression.
 
-use async_compression::tokio::bufread as enc;
 use courier::middleware::{DecompressionConfig, Stack};
 use courier::ErrorKind::*;
-use tokio::io::{AsyncRead, AsyncReadExt};
 
 use super::{block_200, cat, data, h2_headers, resp, w};
 use crate::corpus::case::{Case, Class};
+use crate::support::compress;
 
 const CLASS: Class = Class::Decompression;
 
@@ -25,28 +24,6 @@ fn limited() -> Stack {
 
 fn default_limit() -> Stack {
     Stack::new().decompression(DecompressionConfig::default())
-}
-
-async fn read_all(mut r: impl AsyncRead + Unpin) -> Vec<u8> {
-    let mut out = Vec::new();
-    r.read_to_end(&mut out).await.unwrap();
-    out
-}
-
-async fn compress(encoding: &str, data: &[u8]) -> Vec<u8> {
-    match encoding {
-        "gzip" => read_all(enc::GzipEncoder::new(data)).await,
-        "deflate" => read_all(enc::ZlibEncoder::new(data)).await,
-        "br" => {
-            read_all(enc::BrotliEncoder::with_quality(
-                data,
-                async_compression::Level::Fastest,
-            ))
-            .await
-        }
-        "zstd" => read_all(enc::ZstdEncoder::new(data)).await,
-        other => panic!("{other}"),
-    }
 }
 
 fn encoded(encoding: &str, body: &[u8]) -> Vec<u8> {
