@@ -2,6 +2,7 @@
 
 use std::time::{Duration, Instant};
 
+use crate::support::h2::within_for;
 use crate::support::{eventually, server, spawn_get};
 use courier::ErrorKind;
 
@@ -41,13 +42,18 @@ async fn client_default_timeout_applies_to_the_body_too() {
         .build()
         .unwrap();
     let mut res = client.get(srv.url("/fault/endless")).send().await.unwrap();
-    let err = loop {
-        match res.chunk().await {
-            Ok(Some(_)) => continue,
-            Ok(None) => panic!("endless body ended"),
-            Err(e) => break e,
+    // Bounded here too, so a body the timeout misses fails the test instead
+    // of hanging it.
+    let err = within_for(Duration::from_secs(5), "the endless body", async {
+        loop {
+            match res.chunk().await {
+                Ok(Some(_)) => continue,
+                Ok(None) => panic!("endless body ended"),
+                Err(e) => break e,
+            }
         }
-    };
+    })
+    .await;
     assert_eq!(err.kind(), ErrorKind::Timeout);
     drop(res);
     eventually("connection closed", Duration::from_secs(2), || {
