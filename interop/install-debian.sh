@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian-packaged servers of courier's interop suite
-# (crates/courier/tests/interop.rs): nginx, Apache httpd (mod_http2, mod_ssl,
+# (crates/courier/tests/it/interop.rs): nginx, Apache httpd (mod_http2, mod_ssl,
 # mod_proxy ship with the apache2 package), h2o, Caddy, lighttpd (HTTP/2
 # built in) and HAProxy. The suite writes its own config for each one into a
 # temp dir and starts it itself, so the system services are neither
@@ -9,7 +9,7 @@
 set -euo pipefail
 
 PACKAGES=(nginx apache2 h2o caddy lighttpd haproxy)
-# The proxies crates/courier/tests/proxy.rs goes through (HTTP forward and
+# The proxies crates/courier/tests/it/proxy.rs goes through (HTTP forward and
 # CONNECT; SOCKS5).
 PACKAGES+=(tinyproxy microsocks)
 # lighttpd's TLS and compression are modules of their own, only recommended

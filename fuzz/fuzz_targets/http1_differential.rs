@@ -1,5 +1,5 @@
 //! Arbitrary bytes as an HTTP/1.1 server's answer, read by courier and by
-//! hyper's client (the harness of `tests/differential.rs`): any disagreement
+//! hyper's client (the harness of `tests/it/differential.rs`): any disagreement
 //! about where the first response ends or whether the connection can carry
 //! the second request is a finding, as is courier taking a body hyper
 //! refuses, unless the harness knows hyper to be wrong about the input.
@@ -12,7 +12,7 @@ use http::Method;
 use libfuzzer_sys::fuzz_target;
 
 #[allow(dead_code)]
-#[path = "../../crates/courier/tests/differential/harness.rs"]
+#[path = "../../crates/courier/tests/it/differential/harness.rs"]
 mod harness;
 
 use harness::{Script, Verdict};

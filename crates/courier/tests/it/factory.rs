@@ -1,0 +1,355 @@
+//! ClientFactory: named clients, handler lifetime, pool rotation, configuration.
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::support::middleware::{headers_json, reply, scripted};
+use crate::support::{eventually, server};
+use courier::{ClientFactory, ErrorKind};
+
+/// Runs `workers` concurrent request loops for `duration`, collecting the
+/// server connection ids seen; every request must succeed.
+async fn load(
+    client: &courier::ServiceClient,
+    url: String,
+    workers: usize,
+    duration: Duration,
+) -> (BTreeSet<u64>, usize) {
+    let ids = Arc::new(Mutex::new(BTreeSet::new()));
+    let started = Instant::now();
+    let tasks: Vec<_> = (0..workers)
+        .map(|_| {
+            let client = client.clone();
+            let url = url.clone();
+            let ids = ids.clone();
+            tokio::spawn(async move {
+                let mut n = 0;
+                while started.elapsed() < duration {
+                    let res = client.get(&url).send().await.expect("no request fails");
+                    assert_eq!(res.status(), 200);
+                    let id: u64 = res.headers()["x-connection-id"]
+                        .to_str()
+                        .unwrap()
+                        .parse()
+                        .unwrap();
+                    ids.lock().unwrap().insert(id);
+                    res.bytes().await.unwrap();
+                    n += 1;
+                }
+                n
+            })
+        })
+        .collect();
+    let mut requests = 0;
+    for t in tasks {
+        requests += t.await.unwrap();
+    }
+    let ids = ids.lock().unwrap().clone();
+    (ids, requests)
+}
+
+#[tokio::test]
+async fn a_client_held_for_5s_rotates_with_a_1s_handler_lifetime() {
+    let srv = server().await;
+    let factory = ClientFactory::builder()
+        .handler_lifetime(Some(Duration::from_secs(1)))
+        .build()
+        .unwrap();
+    // Obtained once and held, as a long-lived service would.
+    let client = factory.client("catalog");
+    let workers = 4;
+    let (ids, requests) = load(
+        &client,
+        srv.url("/delay/5"),
+        workers,
+        Duration::from_secs(5),
+    )
+    .await;
+    let m = client.metrics();
+    assert!(m.connections_established >= 4, "{m:?}");
+    // Every worker's connection was replaced about every second.
+    assert!(ids.len() >= 4 * workers, "{} connections", ids.len());
+    assert_eq!(ids.len() as u64, m.connections_established);
+    assert_eq!(m.requests_failed, 0);
+    assert!(requests > 200, "{requests} requests");
+}
+
+#[tokio::test]
+async fn handler_lifetime_sets_the_connection_lifetime_unless_set_explicitly() {
+    let factory = ClientFactory::builder()
+        .handler_lifetime(Some(Duration::from_secs(7)))
+        .configure("pinned", |b| {
+            b.pooled_connection_lifetime(Some(Duration::from_secs(30)))
+        })
+        .configure("forever", |b| b.pooled_connection_lifetime(None))
+        .build()
+        .unwrap();
+    let debug = |name: &str| format!("{:?}", factory.client(name).client());
+    assert!(
+        debug("any").contains("pooled_connection_lifetime: Some(7s)"),
+        "{}",
+        debug("any")
+    );
+    assert!(debug("pinned").contains("pooled_connection_lifetime: Some(30s)"));
+    assert!(debug("forever").contains("pooled_connection_lifetime: None"));
+    // The default handler lifetime is 2 minutes.
+    let default = ClientFactory::new();
+    let d = format!("{:?}", default.client("x").client());
+    assert!(d.contains("pooled_connection_lifetime: Some(120s)"), "{d}");
+}
+
+#[tokio::test]
+async fn one_name_one_pool() {
+    let srv = server().await;
+    let factory = ClientFactory::new();
+    let a = factory.client("billing");
+    let b = factory.client("billing");
+    let other = factory.client("search");
+    for client in [&a, &b] {
+        client
+            .get(srv.url("/bytes/1"))
+            .send()
+            .await
+            .unwrap()
+            .bytes()
+            .await
+            .unwrap();
+    }
+    assert_eq!(a.metrics().requests_total, 2);
+    assert_eq!(b.metrics().connections_established, 1);
+    assert_eq!(other.metrics().requests_total, 0);
+    assert_eq!(a.name(), Some("billing"));
+}
+
+#[tokio::test]
+async fn full_pool_rotation_replaces_the_pool_and_closes_the_old_one() {
+    let srv = server().await;
+    // "HL only": a fresh pool every 300 ms, connections without a lifetime of their own.
+    let factory = ClientFactory::builder()
+        .handler_lifetime(Some(Duration::from_millis(300)))
+        .options("rotating", |o| o.rotate_pool = true)
+        .configure("rotating", |b| b.pooled_connection_lifetime(None))
+        .build()
+        .unwrap();
+    let client = factory.client("rotating");
+    let (ids, _) = load(&client, srv.url("/delay/2"), 2, Duration::from_millis(1600)).await;
+    let m = client.metrics();
+    assert!(
+        ids.len() >= 6,
+        "about 2 connections per pool, 5 pools: {}",
+        ids.len()
+    );
+    assert_eq!(m.connections_established, ids.len() as u64, "{m:?}");
+    assert_eq!(m.requests_failed, 0);
+    assert!(client.pool_rotations() >= 4, "{}", client.pool_rotations());
+    // Retired pools are closed once nothing uses them: on the server, only
+    // the current pool's connections (if any) stay open.
+    eventually("old pools closed", Duration::from_secs(5), || {
+        srv.connections_open() <= 2
+    })
+    .await;
+    let m = client.metrics();
+    assert!(m.connections_open <= 2, "{m:?}");
+}
+
+#[tokio::test]
+async fn a_config_file_sets_defaults_and_per_name_overrides() {
+    let srv = server().await;
+    let flaky = scripted(|req| async move {
+        if req.n == 1 {
+            reply(503, "busy")
+        } else {
+            reply(200, "ok")
+        }
+    })
+    .await;
+    let toml = format!(
+        r#"
+        [defaults]
+        handler_lifetime = "90s"
+        max_connections_per_host = 8
+        retry = true
+
+        [clients.billing]
+        base_url = "{base}"
+        headers = {{ user-agent = "shop/1.0", x-team = "payments" }}
+        timeout = "5s"
+        total_timeout = "3s"
+        attempt_timeout = "1s"
+        max_connections_per_host = 2
+
+        [clients.billing.retry]
+        max_attempts = 4
+        base_delay = "1ms"
+
+        [clients.billing.circuit_breaker]
+        failure_ratio = 0.5
+        minimum_throughput = 10
+
+        [clients.flaky]
+        base_url = "{flaky}"
+        [clients.flaky.retry]
+        base_delay = "1ms"
+
+        [clients.plain]
+        retry = false
+        handler_lifetime = "none"
+        "#,
+        base = srv.url(""),
+        flaky = flaky.url("/"),
+    );
+    let factory = ClientFactory::builder()
+        .config_toml(&toml)
+        .unwrap()
+        // Code wins over the file for the same name.
+        .configure("billing", |b| b.max_connections_per_host(3))
+        .build()
+        .unwrap();
+
+    let billing = factory.client_options("billing");
+    assert_eq!(billing.handler_lifetime, Some(Duration::from_secs(90)));
+    let retry = billing.middleware.retry.clone().unwrap();
+    assert_eq!(retry.max_attempts, 4);
+    assert_eq!(retry.base_delay, Duration::from_millis(1));
+    let timeout = billing.middleware.timeout.clone().unwrap();
+    assert_eq!(timeout.total, Some(Duration::from_secs(3)));
+    assert_eq!(timeout.per_attempt, Some(Duration::from_secs(1)));
+    assert_eq!(
+        billing
+            .middleware
+            .circuit_breaker
+            .clone()
+            .unwrap()
+            .failure_ratio,
+        0.5
+    );
+    let debug = format!("{:?}", factory.client("billing").client());
+    assert!(debug.contains("max_connections_per_host: 3"), "{debug}");
+    assert!(debug.contains("timeout: Some(5s)"), "{debug}");
+    assert!(
+        debug.contains("pooled_connection_lifetime: Some(90s)"),
+        "{debug}"
+    );
+
+    // Defaults reach unnamed clients; `retry = false` turns it off for one name.
+    assert!(factory.client_options("other").middleware.retry.is_some());
+    let other = format!("{:?}", factory.client("other").client());
+    assert!(other.contains("max_connections_per_host: 8"), "{other}");
+    let plain = factory.client_options("plain");
+    assert!(plain.middleware.retry.is_none());
+    assert_eq!(plain.handler_lifetime, None);
+    assert!(format!("{:?}", factory.client("plain").client())
+        .contains("pooled_connection_lifetime: None"));
+
+    // Base URL, default headers and the timeout header, end to end.
+    let res = factory
+        .client("billing")
+        .get("headers")
+        .send()
+        .await
+        .unwrap();
+    let headers = headers_json(res).await;
+    assert_eq!(headers["user-agent"], "shop/1.0");
+    assert_eq!(headers["x-team"], "payments");
+    let left: u64 = headers["x-request-timeout-ms"].parse().unwrap();
+    assert!((900..=1000).contains(&left), "{left}");
+
+    // The retry settings work: one 503, then success.
+    let res = factory.client("flaky").get("/x").send().await.unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(flaky.hits(), 2);
+}
+
+#[tokio::test]
+async fn bad_configuration_fails_when_the_factory_is_built() {
+    let err = ClientFactory::builder()
+        .config_toml("[clients.a]\nconect_timeout = \"1s\"\n")
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Config);
+    assert!(err.to_string().contains("conect_timeout"), "{err}");
+
+    let err = ClientFactory::builder()
+        .config_toml("[clients.a]\nconnect_timeout = \"1 fortnight\"\n")
+        .unwrap_err();
+    assert!(err.to_string().contains("unknown unit"), "{err}");
+
+    let err = ClientFactory::builder()
+        .configure("zero", |b| b.max_connections_per_host(0))
+        .build()
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Config);
+
+    let err = ClientFactory::builder()
+        .config_file("/nonexistent/clients.toml")
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Config);
+}
+
+#[tokio::test]
+async fn a_config_file_on_disk_with_a_certificate_path() {
+    let pki = courier_server::TestPki::new();
+    let dir = std::env::temp_dir().join(format!("courier-factory-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("ca.pem"), pki.ca_pem()).unwrap();
+    std::fs::write(
+        dir.join("clients.toml"),
+        "[clients.secure]\nroot_certificates = [\"ca.pem\"]\ntls_built_in_root_certs = false\n",
+    )
+    .unwrap();
+    let srv = courier_server::start(courier_server::ServerConfig {
+        tls: Some(pki.server_config(&["localhost"])),
+        ..courier_server::ServerConfig::default()
+    })
+    .await
+    .unwrap();
+    let factory = ClientFactory::builder()
+        .config_file(dir.join("clients.toml"))
+        .unwrap()
+        .build()
+        .unwrap();
+    let url = format!("https://localhost:{}/bytes/3", srv.local_addr().port());
+    let res = factory.client("secure").get(&url).send().await.unwrap();
+    assert_eq!(res.bytes().await.unwrap().len(), 3);
+    // Without the file's CA the server is not trusted.
+    let err = factory.client("other").get(&url).send().await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Tls);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test]
+async fn rotated_pools_resume_the_tls_sessions_of_the_pools_before_them() {
+    let pki = courier_server::TestPki::new();
+    let srv = courier_server::start(courier_server::ServerConfig {
+        tls: Some(pki.server_config(&["localhost"])),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let ca = pki.ca_pem();
+    let factory = ClientFactory::builder()
+        .handler_lifetime(Some(Duration::from_millis(300)))
+        .options("tls", |o| o.rotate_pool = true)
+        .configure("tls", move |b| b.add_root_certificate(&ca))
+        .build()
+        .unwrap();
+    let client = factory.client("tls");
+    let url = format!("https://localhost:{}/bytes/10", srv.local_addr().port());
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_millis(1300) {
+        client
+            .get(&url)
+            .send()
+            .await
+            .unwrap()
+            .bytes()
+            .await
+            .unwrap();
+    }
+    assert!(client.pool_rotations() >= 3, "{}", client.pool_rotations());
+    let m = client.metrics();
+    // The first pool does a full handshake; the pools after it resume.
+    assert!(m.tls_handshakes >= 4, "{m:?}");
+    assert!(m.tls_resumed >= m.tls_handshakes - 1, "{m:?}");
+    assert_eq!(srv.tls_resumed(), m.tls_resumed);
+}

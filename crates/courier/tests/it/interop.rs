@@ -1,0 +1,56 @@
+//! Interop with servers nobody here wrote (issue 13): nginx, Apache httpd,
+//! h2o, Caddy, lighttpd, HAProxy (in front of nginx), and the programmable
+//! Node, hypercorn and Go servers under `interop/servers/`, each started on
+//! loopback with a config of its own in two profiles (its defaults, and a
+//! tight one), spoken to over HTTP/1.1, h2c, TLS+h2 and TLS+http/1.1.
+//!
+//! Short run (part of `cargo test`): `cargo test -p courier --test it interop::`.
+//! Full run (10 MiB bodies, longer load runs, more requests):
+//! `COURIER_INTEROP=full cargo test -p courier --test it interop:: -- --nocapture`.
+//! `COURIER_INTEROP_REPORT=path` writes the matrix as markdown;
+//! `COURIER_INTEROP_SERVERS=nginx,caddy` runs only those servers;
+//! `COURIER_INTEROP_ROOT=dir` takes `interop/servers/` from another
+//! checkout; `COURIER_BIN` is the `courier` binary of the full run's bench
+//! (default: `target/debug/courier`, from `cargo build -p courier-cli`);
+//! `COURIER_INTEROP_KEEP=1` keeps each server's temp dir (config, logs).
+//! Servers that are not installed are skipped with a message, except with
+//! `CI=true`, where a missing server fails the run (`interop/install.sh`
+//! and `interop/install-debian.sh` install them).
+
+mod checks;
+mod fixtures;
+mod matrix;
+mod panics;
+mod process;
+mod run;
+mod servers;
+mod target;
+
+#[test]
+fn interop_with_real_servers() {
+    panics::record();
+    let mode = target::Mode::from_env();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name(panics::THREADS)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let mut matrix = runtime.block_on(run::run(mode));
+    matrix.errors.extend(panics::taken());
+    let table = matrix.markdown();
+    println!("\n{table}");
+    for note in matrix.notes() {
+        println!("  {note}");
+    }
+    if let Ok(path) = std::env::var("COURIER_INTEROP_REPORT") {
+        std::fs::write(&path, &table).expect("write COURIER_INTEROP_REPORT");
+    }
+    let failures = matrix.failures();
+    assert!(
+        failures.is_empty(),
+        "{} failed checks:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}

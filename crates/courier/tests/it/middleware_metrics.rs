@@ -1,0 +1,342 @@
+//! Metrics export through the `metrics` facade, with OpenTelemetry names.
+
+use std::collections::BTreeMap;
+
+use crate::support::server;
+use courier::Client;
+use metrics::Unit;
+use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
+use metrics_util::MetricKind;
+
+#[derive(Debug, Default)]
+struct Seen {
+    counters: BTreeMap<String, u64>,
+    gauges: BTreeMap<String, f64>,
+    histograms: BTreeMap<String, Vec<f64>>,
+    units: BTreeMap<String, Unit>,
+}
+
+/// `name{k=v,...}` for every series.
+fn take(snapshotter: &Snapshotter) -> Seen {
+    let mut seen = Seen::default();
+    for (key, unit, _, value) in snapshotter.snapshot().into_vec() {
+        let mut labels: Vec<String> = key
+            .key()
+            .labels()
+            .map(|l| format!("{}={}", l.key(), l.value()))
+            .collect();
+        labels.sort();
+        let name = format!("{}{{{}}}", key.key().name(), labels.join(","));
+        if let Some(unit) = unit {
+            seen.units.insert(key.key().name().to_owned(), unit);
+        }
+        match (key.kind(), value) {
+            (MetricKind::Counter, DebugValue::Counter(v)) => {
+                seen.counters.insert(name, v);
+            }
+            (MetricKind::Gauge, DebugValue::Gauge(v)) => {
+                seen.gauges.insert(name, v.0);
+            }
+            (MetricKind::Histogram, DebugValue::Histogram(v)) => {
+                seen.histograms
+                    .insert(name, v.into_iter().map(|x| x.0).collect());
+            }
+            _ => {}
+        }
+    }
+    seen
+}
+
+#[tokio::test]
+async fn pool_metrics_are_exported_with_opentelemetry_names() {
+    let srv = server().await;
+    let client = Client::new();
+    for _ in 0..5 {
+        let res = client.get(srv.url("/bytes/10")).send().await.unwrap();
+        res.bytes().await.unwrap();
+    }
+    let recorder = DebuggingRecorder::new();
+    let snapshotter = recorder.snapshotter();
+    let exporter = client.metrics_exporter("billing");
+    metrics::with_local_recorder(&recorder, || assert!(exporter.record()));
+
+    let seen = take(&snapshotter);
+    assert_eq!(
+        seen.counters["courier.client.requests_total{client=billing}"],
+        5
+    );
+    assert_eq!(
+        seen.counters
+            ["courier.client.connections.established_total{client=billing,network.protocol.version=1.1}"],
+        1
+    );
+    assert_eq!(
+        seen.gauges["http.client.open_connections{client=billing,http.connection.state=idle}"],
+        1.0
+    );
+    assert_eq!(
+        seen.gauges["http.client.open_connections{client=billing,http.connection.state=active}"],
+        0.0
+    );
+    assert_eq!(
+        seen.gauges["http.client.active_requests{client=billing}"],
+        0.0
+    );
+    let durations = &seen.histograms["http.client.request.duration{client=billing}"];
+    assert_eq!(durations.len(), 5);
+    assert!(
+        durations.iter().all(|s| *s > 0.0 && *s < 5.0),
+        "{durations:?} (seconds)"
+    );
+    assert_eq!(seen.units["http.client.request.duration"], Unit::Seconds);
+    assert!(seen
+        .histograms
+        .contains_key("courier.client.connect.duration{client=billing}"));
+
+    // The next export records what happened since: counters add up,
+    // histograms get only the new values.
+    for _ in 0..3 {
+        let res = client.get(srv.url("/bytes/10")).send().await.unwrap();
+        res.bytes().await.unwrap();
+    }
+    metrics::with_local_recorder(&recorder, || assert!(exporter.record()));
+    let seen = take(&snapshotter);
+    assert_eq!(
+        seen.counters["courier.client.requests_total{client=billing}"],
+        8
+    );
+    assert_eq!(
+        seen.histograms["http.client.request.duration{client=billing}"].len(),
+        3
+    );
+    assert_eq!(
+        seen.counters
+            ["courier.client.connections.established_total{client=billing,network.protocol.version=1.1}"],
+        1
+    );
+}
+
+#[tokio::test]
+async fn the_factory_exports_every_named_client() {
+    let srv = server().await;
+    let factory = courier::ClientFactory::new();
+    for name in ["billing", "search"] {
+        factory
+            .client(name)
+            .get(srv.url("/bytes/1"))
+            .send()
+            .await
+            .unwrap()
+            .bytes()
+            .await
+            .unwrap();
+    }
+    let recorder = DebuggingRecorder::new();
+    let snapshotter = recorder.snapshotter();
+    for (name, client) in factory.clients() {
+        let exporter = client.metrics_exporter(name);
+        metrics::with_local_recorder(&recorder, || exporter.record());
+    }
+    let seen = take(&snapshotter);
+    assert_eq!(
+        seen.counters["courier.client.requests_total{client=billing}"],
+        1
+    );
+    assert_eq!(
+        seen.counters["courier.client.requests_total{client=search}"],
+        1
+    );
+
+    // Middleware counts of a ServiceClient are exported too.
+    let flaky = crate::support::middleware::scripted(|req| async move {
+        crate::support::middleware::reply(if req.n == 1 { 503 } else { 200 }, "")
+    })
+    .await;
+    let client = courier::middleware::Stack::new()
+        .retry(
+            courier::middleware::RetryConfig::default()
+                .base_delay(std::time::Duration::from_millis(1)),
+        )
+        .client(courier::Client::new());
+    client.get(flaky.url("/")).send().await.unwrap();
+    let exporter = client.metrics_exporter("flaky");
+    metrics::with_local_recorder(&recorder, || exporter.record());
+    let seen = take(&snapshotter);
+    assert_eq!(
+        seen.counters["courier.client.middleware.retries_total{client=flaky}"],
+        1
+    );
+    assert_eq!(
+        seen.counters["courier.client.requests_total{client=flaky}"],
+        2
+    );
+
+    // The periodic task runs until dropped.
+    let task = factory.export_metrics(std::time::Duration::from_millis(10));
+    task.stop();
+}
+
+/// With tracing, `http.client.request.duration` carries the OpenTelemetry
+/// HTTP client attributes, one value per attempt; failures carry `error.type`.
+#[tokio::test]
+async fn request_durations_carry_the_semantic_convention_attributes() {
+    let flaky = crate::support::middleware::scripted(|req| async move {
+        crate::support::middleware::reply(if req.n == 1 { 503 } else { 200 }, "")
+    })
+    .await;
+    let client = courier::middleware::Stack::new()
+        .trace(Default::default())
+        .retry(
+            courier::middleware::RetryConfig::default()
+                .base_delay(std::time::Duration::from_millis(1)),
+        )
+        .client(Client::new());
+    client.get(flaky.url("/")).send().await.unwrap();
+    let dead = crate::support::free_port();
+    let err = client
+        .delete(format!("http://127.0.0.1:{dead}/"))
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), courier::ErrorKind::Connect);
+
+    let recorder = DebuggingRecorder::new();
+    let snapshotter = recorder.snapshotter();
+    let exporter = client.metrics_exporter("api");
+    metrics::with_local_recorder(&recorder, || assert!(exporter.record()));
+    let seen = take(&snapshotter);
+    let port = flaky
+        .url("/")
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .trim_end_matches('/')
+        .to_owned();
+    let ok = format!(
+        "http.client.request.duration{{client=api,http.request.method=GET,\
+         http.response.status_code=200,network.protocol.version=1.1,\
+         server.address=127.0.0.1,server.port={port}}}"
+    );
+    let unavailable = format!(
+        "http.client.request.duration{{client=api,error.type=503,http.request.method=GET,\
+         http.response.status_code=503,network.protocol.version=1.1,\
+         server.address=127.0.0.1,server.port={port}}}"
+    );
+    let refused = format!(
+        "http.client.request.duration{{client=api,error.type=connect,\
+         http.request.method=DELETE,server.address=127.0.0.1,server.port={dead}}}"
+    );
+    let durations: Vec<&String> = seen
+        .histograms
+        .keys()
+        .filter(|k| k.starts_with("http.client.request.duration"))
+        .collect();
+    assert_eq!(durations.len(), 3, "{durations:#?}");
+    for key in [&ok, &unavailable, &refused] {
+        let values = seen
+            .histograms
+            .get(key)
+            .unwrap_or_else(|| panic!("{key} not in {durations:#?}"));
+        // The refused DELETE may be retried (it is idempotent); the GET was
+        // answered once with 503 and once with 200.
+        assert!(key == &refused || values.len() == 1, "{key}: {values:?}");
+        assert!(values.iter().all(|v| *v > 0.0 && *v < 5.0), "{values:?}");
+    }
+    // The pool's attribute-less series is not exported beside them (it would
+    // count every request twice).
+    assert!(!seen
+        .histograms
+        .contains_key("http.client.request.duration{client=api}"));
+    assert!(seen.counters["courier.client.connect_failures_total{client=api}"] >= 1);
+
+    // A second export adds only what is new.
+    client.get(flaky.url("/")).send().await.unwrap();
+    metrics::with_local_recorder(&recorder, || assert!(exporter.record()));
+    let seen = take(&snapshotter);
+    assert_eq!(seen.histograms[&ok].len(), 1);
+    assert_eq!(seen.histograms.get(&refused).map_or(0, Vec::len), 0);
+}
+
+/// What Prometheus scrapes through `metrics-exporter-prometheus` (the README
+/// recipe and `examples/prometheus.rs`): counters end in `_total`, and the
+/// request duration's attributes become labels.
+#[tokio::test]
+async fn prometheus_sees_total_counters_and_attribute_labels() {
+    let srv = server().await;
+    let client = courier::middleware::Stack::new()
+        .trace(Default::default())
+        .client(Client::new());
+    for path in ["/bytes/10", "/status/404"] {
+        client
+            .get(srv.url(path))
+            .send()
+            .await
+            .unwrap()
+            .bytes()
+            .await
+            .unwrap();
+    }
+    let recorder = metrics_exporter_prometheus::PrometheusBuilder::new().build_recorder();
+    let exporter = client.metrics_exporter("shop");
+    metrics::with_local_recorder(&recorder, || assert!(exporter.record()));
+    let text = recorder.handle().render();
+    let lines: Vec<&str> = text.lines().collect();
+    let has = |want: &str| {
+        assert!(
+            lines.iter().any(|l| l.starts_with(want)),
+            "no line starting with {want:?} in\n{text}"
+        )
+    };
+    has("# TYPE courier_client_requests_total counter");
+    has("courier_client_requests_total{client=\"shop\"} 2");
+    has("# TYPE courier_client_connections_established_total counter");
+    has("courier_client_connect_attempts_total{client=\"shop\"} 1");
+    has("http_client_open_connections{client=\"shop\",http_connection_state=\"idle\"} 1");
+    let port = srv
+        .url("/")
+        .rsplit(':')
+        .next()
+        .unwrap()
+        .trim_end_matches('/')
+        .to_owned();
+    has(&format!(
+        "http_client_request_duration_count{{client=\"shop\",http_request_method=\"GET\",\
+         server_address=\"127.0.0.1\",server_port=\"{port}\",http_response_status_code=\"404\",\
+         network_protocol_version=\"1.1\",error_type=\"404\"}} 1"
+    ));
+    // No counter is left without the suffix.
+    for l in lines
+        .iter()
+        .filter(|l| l.starts_with("# TYPE") && l.ends_with(" counter"))
+    {
+        assert!(l.split(' ').nth(2).unwrap().ends_with("_total"), "{l}");
+    }
+}
+
+#[tokio::test]
+async fn closed_connections_report_how_long_they_lived() {
+    let srv = server().await;
+    let client = Client::new();
+    // `/close` answers with `Connection: close`: two connections, both closed.
+    for _ in 0..2 {
+        let res = client.get(srv.url("/close")).send().await.unwrap();
+        res.bytes().await.unwrap();
+    }
+    let recorder = DebuggingRecorder::new();
+    let snapshotter = recorder.snapshotter();
+    let exporter = client.metrics_exporter("lived");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while client.metrics().connections_open > 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "connections still open"
+        );
+        tokio::task::yield_now().await;
+    }
+    metrics::with_local_recorder(&recorder, || assert!(exporter.record()));
+    let seen = take(&snapshotter);
+    let lived = &seen.histograms["http.client.connection.duration{client=lived}"];
+    assert_eq!(lived.len(), 2, "{lived:?}");
+    assert!(lived.iter().all(|s| *s >= 0.0 && *s < 5.0), "{lived:?}");
+    assert_eq!(seen.units["http.client.connection.duration"], Unit::Seconds);
+}

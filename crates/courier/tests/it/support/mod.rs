@@ -1,0 +1,179 @@
+//! Shared helpers for the integration tests: the built-in server on
+//! loopback, a bounded wait for observable state, a test run alone in a
+//! process of its own ([`alone`]), and the submodules [`h2`] (HTTP/2 frame by
+//! frame) and [`middleware`] (a scriptable HTTP/1.1 server).
+
+pub mod h2;
+pub mod middleware;
+
+use std::time::{Duration, Instant};
+
+use courier_server::{ServerConfig, ServerHandle};
+
+/// Starts the built-in server on 127.0.0.1 with an ephemeral port.
+pub async fn server() -> ServerHandle {
+    server_with(ServerConfig::default()).await
+}
+
+pub async fn server_with(config: ServerConfig) -> ServerHandle {
+    courier_server::start(config)
+        .await
+        .expect("start built-in server")
+}
+
+/// Waits until `cond` holds, polling observable state; fails the test after `limit`.
+pub async fn eventually(what: &str, limit: Duration, mut cond: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !cond() {
+        assert!(Instant::now() < deadline, "timed out waiting for: {what}");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+/// Reads one request head (enough for GETs: no body); false if the peer
+/// closed or failed first.
+pub async fn read_head<S: tokio::io::AsyncRead + Unpin>(stream: &mut S) -> bool {
+    use tokio::io::AsyncReadExt;
+    let mut head = Vec::new();
+    let mut buf = [0u8; 1024];
+    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+        match stream.read(&mut buf).await {
+            Ok(0) | Err(_) => return false,
+            Ok(n) => head.extend_from_slice(&buf[..n]),
+        }
+    }
+    true
+}
+
+/// For a test that measures the whole process (its CPU time, its RSS),
+/// which the binary's other tests, running beside it on other threads,
+/// would add to: runs the test again in a process of its own, this binary
+/// filtered to that one test (`module` is the caller's `module_path!()`,
+/// `test` its function's name). Returns true in that process, where the
+/// test goes on; false in the first, once the second has passed (its
+/// failure fails the test here; what it printed is printed here).
+pub fn alone(module: &str, test: &str) -> bool {
+    const VAR: &str = "COURIER_TEST_ALONE";
+    // libtest's name for the test: its path without the crate's name.
+    let name = match module.split_once("::") {
+        Some((_, path)) => format!("{path}::{test}"),
+        None => test.to_owned(),
+    };
+    if std::env::var(VAR).is_ok_and(|v| v == name) {
+        return true;
+    }
+    let out = std::process::Command::new(std::env::current_exe().expect("this test binary"))
+        .args([&name, "--exact", "--include-ignored", "--nocapture"])
+        .env(VAR, &name)
+        .output()
+        .expect("run this test binary");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    print!("{stdout}");
+    eprint!("{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success() && stdout.contains("test result: ok. 1 passed"),
+        "{name}, in a process of its own: {}",
+        out.status
+    );
+    false
+}
+
+/// `data` in a content coding: `gzip`, `deflate` (zlib), `raw-deflate`
+/// (deflate without the zlib wrapper), `br` (at its fastest level: bombs
+/// of many MiB are compressed here) or `zstd`.
+pub async fn compress(encoding: &str, data: &[u8]) -> Vec<u8> {
+    use async_compression::tokio::bufread as enc;
+    use tokio::io::{AsyncRead, AsyncReadExt};
+
+    async fn read_all(mut r: impl AsyncRead + Unpin) -> Vec<u8> {
+        let mut out = Vec::new();
+        r.read_to_end(&mut out).await.unwrap();
+        out
+    }
+
+    match encoding {
+        "gzip" => read_all(enc::GzipEncoder::new(data)).await,
+        "deflate" => read_all(enc::ZlibEncoder::new(data)).await,
+        "raw-deflate" => read_all(enc::DeflateEncoder::new(data)).await,
+        "br" => {
+            read_all(enc::BrotliEncoder::with_quality(
+                data,
+                async_compression::Level::Fastest,
+            ))
+            .await
+        }
+        "zstd" => read_all(enc::ZstdEncoder::new(data)).await,
+        other => panic!("{other}"),
+    }
+}
+
+/// A loopback port nobody listens on right now.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("free port")
+}
+
+/// The `x-connection-id` the built-in server stamps on every response.
+pub fn connection_id(res: &courier::Response) -> u64 {
+    res.headers()
+        .get("x-connection-id")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse().ok())
+        .expect("x-connection-id header")
+}
+
+/// Starts a GET of `url` on a task of its own, reading the body to its end.
+pub fn spawn_get(
+    client: &courier::Client,
+    url: impl AsRef<str>,
+) -> tokio::task::JoinHandle<Result<bytes::Bytes, courier::Error>> {
+    let request = client.get(url.as_ref());
+    tokio::spawn(async move { request.send().await?.bytes().await })
+}
+
+/// GETs `url` and reads the whole body; any error fails the test.
+pub async fn fetch(client: &courier::Client, url: impl AsRef<str>) -> bytes::Bytes {
+    client
+        .get(url.as_ref())
+        .send()
+        .await
+        .unwrap()
+        .bytes()
+        .await
+        .unwrap()
+}
+
+/// Nothing in flight, queued or connecting, and every open connection idle.
+pub fn settled(m: &courier::MetricsSnapshot) -> bool {
+    m.requests_active == 0
+        && m.requests_queued == 0
+        && m.http2_streams_active == 0
+        && m.connect_attempts_current == 0
+        && m.connections_open == m.connections_idle
+}
+
+/// A streamed request body: `pieces` in order, then its end; or, with
+/// `stall`, nothing more, ever (a producer that has stopped).
+pub struct Pieces<I> {
+    pub pieces: I,
+    pub stall: bool,
+}
+
+impl<I: Iterator<Item = bytes::Bytes> + Unpin> http_body::Body for Pieces<I> {
+    type Data = bytes::Bytes;
+    type Error = std::io::Error;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        _cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<bytes::Bytes>, std::io::Error>>> {
+        use std::task::Poll;
+        match self.pieces.next() {
+            Some(piece) => Poll::Ready(Some(Ok(http_body::Frame::data(piece)))),
+            None if self.stall => Poll::Pending,
+            None => Poll::Ready(None),
+        }
+    }
+}

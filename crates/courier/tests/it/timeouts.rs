@@ -1,0 +1,157 @@
+//! Request timeouts and cancellation leave nothing behind.
+
+use std::time::{Duration, Instant};
+
+use crate::support::h2::within_for;
+use crate::support::{eventually, server, spawn_get};
+use courier::ErrorKind;
+
+#[tokio::test]
+async fn request_timeout_fires_on_time_and_frees_the_connection() {
+    let srv = server().await;
+    let client = courier::Client::new();
+    assert_eq!(client.metrics().connections_open, 0);
+    let started = Instant::now();
+    let err = client
+        .get(srv.url("/delay/5000"))
+        .timeout(Duration::from_millis(100))
+        .send()
+        .await
+        .unwrap_err();
+    let took = started.elapsed();
+    assert_eq!(err.kind(), ErrorKind::Timeout, "{err}");
+    assert!(err.is_timeout());
+    assert!(took >= Duration::from_millis(100), "{took:?}");
+    assert!(took < Duration::from_millis(150), "{took:?}");
+    eventually("connection closed", Duration::from_secs(2), || {
+        let m = client.metrics();
+        m.connections_open == 0 && m.requests_active == 0
+    })
+    .await;
+    eventually("server side closed", Duration::from_secs(2), || {
+        srv.connections_open() == 0
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn client_default_timeout_applies_to_the_body_too() {
+    let srv = server().await;
+    let client = courier::Client::builder()
+        .timeout(Duration::from_millis(200))
+        .build()
+        .unwrap();
+    let mut res = client.get(srv.url("/fault/endless")).send().await.unwrap();
+    // Bounded here too, so a body the timeout misses fails the test instead
+    // of hanging it.
+    let err = within_for(Duration::from_secs(5), "the endless body", async {
+        loop {
+            match res.chunk().await {
+                Ok(Some(_)) => continue,
+                Ok(None) => panic!("endless body ended"),
+                Err(e) => break e,
+            }
+        }
+    })
+    .await;
+    assert_eq!(err.kind(), ErrorKind::Timeout);
+    drop(res);
+    eventually("connection closed", Duration::from_secs(2), || {
+        client.metrics().connections_open == 0
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn dropping_a_request_mid_flight_leaks_nothing() {
+    let srv = server().await;
+    let client = courier::Client::new();
+    let request = client.get(srv.url("/delay/5000"));
+    let task = tokio::spawn(async move { request.send().await.map(|_| ()) });
+    eventually("request in flight", Duration::from_secs(2), || {
+        let m = client.metrics();
+        m.requests_active == 1 && m.connections_open == 1
+    })
+    .await;
+    task.abort();
+    assert!(task.await.unwrap_err().is_cancelled());
+    eventually("everything released", Duration::from_secs(2), || {
+        let m = client.metrics();
+        m.requests_active == 0 && m.connections_open == 0 && m.connections_idle == 0
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn dropping_a_queued_request_leaves_no_queue_entry() {
+    let srv = server().await;
+    let client = courier::Client::builder()
+        .max_connections_per_host(1)
+        .build()
+        .unwrap();
+    let holder = spawn_get(&client, srv.url("/delay/300"));
+    eventually("holder active", Duration::from_secs(2), || {
+        client.metrics().connections_open == 1
+    })
+    .await;
+    let queued: Vec<_> = (0..10)
+        .map(|_| {
+            let request = client.get(srv.url("/bytes/1"));
+            tokio::spawn(async move { request.send().await.map(|_| ()) })
+        })
+        .collect();
+    eventually("all queued", Duration::from_secs(2), || {
+        client.metrics().requests_queued == 10
+    })
+    .await;
+    for t in &queued {
+        t.abort();
+    }
+    eventually("queue empty", Duration::from_secs(2), || {
+        client.metrics().requests_queued == 0
+    })
+    .await;
+    holder.await.unwrap().unwrap();
+    // The connection went back to the pool, not to a cancelled waiter.
+    let res = client.get(srv.url("/bytes/1")).send().await.unwrap();
+    res.bytes().await.unwrap();
+    let m = client.metrics();
+    assert_eq!(m.connections_established, 1, "{m:?}");
+    assert_eq!(m.connections_open, 1);
+}
+
+#[tokio::test]
+async fn cancelling_requests_at_random_points_leaks_nothing() {
+    let srv = server().await;
+    let client = courier::Client::builder()
+        .max_connections_per_host(4)
+        .build()
+        .unwrap();
+    let mut tasks = Vec::new();
+    for i in 0..400u64 {
+        let request = client.get(srv.url(&format!("/delay/{}", i % 7)));
+        let task = tokio::spawn(async move {
+            let res = request.send().await?;
+            res.bytes().await
+        });
+        // Cancel a third of them after varying amounts of progress.
+        if i % 3 == 0 {
+            tokio::time::sleep(Duration::from_micros(i * 37 % 3000)).await;
+            task.abort();
+        } else {
+            tasks.push(task);
+        }
+    }
+    for t in tasks {
+        t.await.unwrap().unwrap();
+    }
+    eventually("pool settles", Duration::from_secs(5), || {
+        let m = client.metrics();
+        m.requests_active == 0
+            && m.requests_queued == 0
+            && m.connect_attempts_current == 0
+            && m.connections_open == m.connections_idle
+    })
+    .await;
+    assert!(client.metrics().connections_open <= 4);
+}
