@@ -425,6 +425,13 @@ impl ResponseBody {
 /// doubling as the body comes.
 const PREALLOC_MAX: u64 = 256 * 1024;
 
+fn body_timeout() -> Error {
+    Error::msg(
+        ErrorKind::Timeout,
+        "response body not received within the request timeout",
+    )
+}
+
 fn too_large() -> Error {
     Error::msg(
         ErrorKind::BodyTooLarge,
@@ -448,6 +455,12 @@ impl http_body::Body for ResponseBody {
             return Poll::Ready(None);
         };
         match source.poll_frame(this.lease.as_mut(), cx) {
+            // A body that always has bytes ready never returns Pending, where
+            // the timer below is polled: its deadline is checked here too.
+            Poll::Ready(Some(Ok(_))) if this.deadline.is_some_and(|d| Instant::now() >= d) => {
+                this.abort();
+                Poll::Ready(Some(Err(body_timeout())))
+            }
             Poll::Ready(Some(Ok(frame))) => {
                 if let (Some(data), Some(rem)) = (frame.data_ref(), this.remaining.as_mut()) {
                     *rem = rem.saturating_sub(data.len() as u64);
@@ -474,10 +487,7 @@ impl http_body::Body for ResponseBody {
                         .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline.into())));
                     if timer.as_mut().poll(cx).is_ready() {
                         this.abort();
-                        return Poll::Ready(Some(Err(Error::msg(
-                            ErrorKind::Timeout,
-                            "response body not received within the request timeout",
-                        ))));
+                        return Poll::Ready(Some(Err(body_timeout())));
                     }
                 }
                 Poll::Pending

@@ -175,6 +175,9 @@ mod enabled {
         // The conventions name an HTTP client span after its method
         // (`_OTHER` becomes `HTTP`).
         let name = if method == "_OTHER" { "HTTP" } else { method };
+        // What a no-op span would repeat: the context it was started in (for
+        // an attempt, the request span's, which may be the incoming one).
+        let inherited = parent_cx.span().span_context().span_id();
         let tracer = global::tracer_with_scope(scope());
         let span = tracer
             .span_builder(name)
@@ -184,9 +187,10 @@ mod enabled {
         let cx = parent_cx.with_span(span);
 
         // A real span (an SDK's) has its own id: propagate that one. A no-op
-        // provider's span repeats its parent's context, or has none.
+        // provider's span repeats the context it was started in, or has none.
         let sc = cx.span().span_context().clone();
-        let me = if sc.is_valid() && sc.span_id() != to_span_context(parent).span_id() {
+        let own_id = sc.span_id() != to_span_context(parent).span_id() && sc.span_id() != inherited;
+        let me = if sc.is_valid() && own_id {
             from_span_context(&sc)
         } else {
             parent.child()

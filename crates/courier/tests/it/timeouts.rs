@@ -155,3 +155,86 @@ async fn cancelling_requests_at_random_points_leaks_nothing() {
     .await;
     assert!(client.metrics().connections_open <= 4);
 }
+
+/// A byte stream that always has more of an endless response ready: reads
+/// never return `Pending`, where the body's timer used to be polled.
+struct AlwaysReady {
+    head: &'static [u8],
+}
+
+impl tokio::io::AsyncRead for AlwaysReady {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        _cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let n = if self.head.is_empty() {
+            let n = buf.remaining().min(16 * 1024);
+            buf.put_slice(&vec![b'z'; n]);
+            n
+        } else {
+            let n = buf.remaining().min(self.head.len());
+            buf.put_slice(&self.head[..n]);
+            n
+        };
+        self.head = &self.head[n.min(self.head.len())..];
+        std::task::Poll::Ready(Ok(()))
+    }
+}
+
+impl tokio::io::AsyncWrite for AlwaysReady {
+    fn poll_write(
+        self: std::pin::Pin<&mut Self>,
+        _cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::task::Poll::Ready(Ok(buf.len()))
+    }
+    fn poll_flush(
+        self: std::pin::Pin<&mut Self>,
+        _cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+    fn poll_shutdown(
+        self: std::pin::Pin<&mut Self>,
+        _cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+}
+
+struct Endless;
+
+impl courier::connect::Connect for Endless {
+    fn connect(&self, _host: &str, _port: u16) -> courier::connect::Connecting {
+        Box::pin(async {
+            let head = b"HTTP/1.1 200 OK\r\ntransfer-encoding: identity\r\n\r\n";
+            Ok(Box::new(AlwaysReady { head }) as Box<dyn courier::connect::AsyncIo>)
+        })
+    }
+}
+
+/// The deadline holds for a body whose bytes are always ready (a fast
+/// server with an endless body): it was only checked when a read would
+/// wait, so such a body ran past its timeout for as long as it lasted.
+#[tokio::test]
+async fn the_timeout_holds_for_a_body_that_never_waits() {
+    let client = courier::Client::builder()
+        .connector(Endless)
+        .timeout(Duration::from_millis(100))
+        .max_response_body_size(None)
+        .build()
+        .unwrap();
+    let mut res = client.get("http://endless.invalid/").send().await.unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_millis(150);
+    let err = loop {
+        match res.chunk().await {
+            Ok(Some(_)) if std::time::Instant::now() < deadline => continue,
+            Ok(Some(_)) => panic!("a chunk past the deadline instead of a timeout"),
+            Ok(None) => panic!("the endless body ended"),
+            Err(e) => break e,
+        }
+    };
+    assert_eq!(err.kind(), ErrorKind::Timeout, "{err}");
+}
