@@ -17,6 +17,7 @@ use super::error::StreamError;
 use super::flood::Glitch;
 use super::flow::RecvWindow;
 use super::frame::{self, setting, Head, Reason};
+use super::grow::{Adaptive, Growth};
 pub(crate) use super::keepalive::KeepAliveConfig;
 use super::keepalive::Watch;
 use super::recv::{self, ConnError, Reader};
@@ -71,9 +72,23 @@ pub(crate) struct Driver<S> {
 
 /// Starts a connection over `io`: the preface and courier's SETTINGS are
 /// queued, to be written by the driver's first run.
+#[cfg(any(test, feature = "internal-hooks"))]
 pub(crate) fn handshake<S>(
     io: S,
     local: Local,
+    keep_alive: KeepAliveConfig,
+    assumed_max_streams: usize,
+    signals: Arc<Signals>,
+) -> (Handle, Driver<S>) {
+    handshake_with(io, local, None, keep_alive, assumed_max_streams, signals)
+}
+
+/// [`handshake`], with receive windows that grow up to `adaptive`'s
+/// ceilings (see [`super::grow`]); `None`: fixed windows.
+pub(crate) fn handshake_with<S>(
+    io: S,
+    local: Local,
+    adaptive: Option<Adaptive>,
     keep_alive: KeepAliveConfig,
     assumed_max_streams: usize,
     signals: Arc<Signals>,
@@ -108,6 +123,7 @@ pub(crate) fn handshake<S>(
         frame::encode_window_update(&mut state.out, 0, raise);
     }
     state.recv_window = RecvWindow::new(local.conn_window);
+    state.growth = Growth::new(&local, adaptive, tokio::time::Instant::now());
     let shared = state.into_shared();
     let driver = Driver {
         io,

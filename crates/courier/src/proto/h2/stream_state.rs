@@ -154,8 +154,8 @@ impl StreamState {
 
 #[cfg(test)]
 mod tests {
-    use crate::proto::h2::frame::Reason;
     use super::*;
+    use crate::proto::h2::frame::Reason;
 
     fn cancel() -> StreamError {
         StreamError::Reset(Reason::CANCEL)
