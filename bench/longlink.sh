@@ -62,13 +62,16 @@ trap 'exit 130' INT TERM
 
 port_free() { ! ss -ltnH "( sport = :$1 )" | grep -q .; }
 next_port=25080
-free_port() {
+# sets PORT to the next free port from next_port up (no subshell: next_port must advance)
+take_port() {
     while ! port_free "$next_port"; do next_port=$((next_port + 1)); done
-    echo "$next_port"
+    PORT=$next_port
     next_port=$((next_port + 1))
 }
 
-H1="$(free_port)" H2C="$(free_port)" TLS="$(free_port)"
+take_port; H1=$PORT
+take_port; H2C=$PORT
+take_port; TLS=$PORT
 mkdir -p "$WORK/www" "$WORK/tmp"
 chmod 755 "$WORK" "$WORK/www"
 head -c $((SIZE_MIB << 20)) /dev/urandom >"$WORK/www/big.bin"
@@ -158,7 +161,9 @@ PY
 
 for rtt in $RTTS; do
     half="$(awk "BEGIN{print $rtt/2}")"
-    P1="$(free_port)" P2="$(free_port)" P3="$(free_port)"
+    take_port; P1=$PORT
+    take_port; P2=$PORT
+    take_port; P3=$PORT
     for pair in "$P1 $H1" "$P2 $H2C" "$P3 $TLS"; do
         read -r from to <<<"$pair"
         "$PROXY" "127.0.0.1:$from" "127.0.0.1:$to" "$half" 2>>"$WORK/proxy.log" &

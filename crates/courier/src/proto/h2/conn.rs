@@ -379,7 +379,7 @@ impl State {
 
     /// The same for one stream's window.
     pub(crate) fn release_stream(&mut self, key: Key, id: u32, n: usize) {
-        let threshold = self.local.stream_window / 2;
+        let threshold = self.growth.threshold(self.local.stream_window);
         let Some(stream) = self.streams.get(key, id) else {
             return;
         };

@@ -9,7 +9,8 @@
 //!   needs no ramp). One frame, whatever the number of streams, and no
 //!   per-stream record: per-stream WINDOW_UPDATEs would need each stream to
 //!   remember its own target, bytes every long poll's slot would pay.
-//! - **The connection: WINDOW_UPDATE, grown lazily.** The connection window
+//! - **The connection: WINDOW_UPDATE, grown lazily**, to twice the stream
+//!   window (up to its own ceiling). The connection window
 //!   bounds what all streams together may have received and not read: it
 //!   is the client's memory bound. It grows only when the application
 //!   consumes: each WINDOW_UPDATE that gives back bytes read adds at most as
@@ -76,11 +77,7 @@ impl Growth {
         let max_stream = a.max_stream_window.clamp(local.stream_window, MAX_WINDOW);
         let max_conn = a.max_connection_window.clamp(local.conn_window, MAX_WINDOW);
         Growth {
-            estimator: Some(Estimator::new(
-                local.stream_window,
-                max_stream.max(max_conn),
-                now,
-            )),
+            estimator: Some(Estimator::new(local.stream_window, max_stream, now)),
             max_stream,
             max_conn,
             ..Growth::fixed(local)
@@ -91,6 +88,18 @@ impl Growth {
     #[cfg(test)]
     pub(crate) fn conn_advertised(&self) -> u32 {
         self.conn_advertised
+    }
+
+    /// Read bytes are granted back once this many of `window` wait: half
+    /// of fixed windows (the server waits at most half a window for more
+    /// room), a quarter of adaptive ones (grpc-go's `limit/4`): large
+    /// windows are sized to the link, and one that is only ever half open
+    /// would carry half of what it was grown for.
+    pub(crate) fn threshold(&self, window: u32) -> u32 {
+        match self.estimator {
+            Some(_) => window / 4,
+            None => window / 2,
+        }
     }
 
     /// A SETTINGS ACK arrived: true if it answers one of growth's SETTINGS.
@@ -134,7 +143,9 @@ impl State {
     /// connection's target.
     fn grow_to(&mut self, estimate: u32) {
         let g = &mut self.growth;
-        g.conn_target = estimate.clamp(g.conn_target, g.max_conn);
+        // Room for the stream window twice over: another busy stream, or
+        // bytes of finished ones not yet granted back (below the threshold).
+        g.conn_target = estimate.saturating_mul(2).clamp(g.conn_target, g.max_conn);
         let stream_window = estimate.min(g.max_stream);
         let old = self.local.stream_window;
         if stream_window <= old {
@@ -180,7 +191,7 @@ impl State {
         if n == 0 {
             return;
         }
-        let threshold = self.growth.conn_advertised / 2;
+        let threshold = self.growth.threshold(self.growth.conn_advertised);
         let Some(increment) = self.recv_window.release(n, threshold) else {
             return;
         };
