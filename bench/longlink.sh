@@ -15,6 +15,8 @@
 #   COURIER_BEFORE=path  another courier binary for the courier-h2c-before row (e.g. an older commit)
 #   SIZE_MIB=64          the file's size
 #   NO_BUILD=1           do not build anything (skip rows whose binaries are missing)
+#   OUT_DIR=dir          keep each client's output (courier's --json, with latency percentiles) there
+#   H2_CHUNK=8k          nginx's http2_chunk_size (its DATA frame size; 8k is nginx's default)
 #
 # courier bench has no flag for fixed HTTP/2 windows: the "before" row is another binary
 # (COURIER_BEFORE, e.g. built from the commit before adaptive windows); skipped without it.
@@ -53,7 +55,7 @@ PIDS=()
 cleanup() {
     local rc=$?
     [ -f "$WORK/nginx.pid" ] && kill "$(cat "$WORK/nginx.pid")" 2>/dev/null || true
-    for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+    for p in ${PIDS[@]+"${PIDS[@]}"}; do kill "$p" 2>/dev/null || true; done
     rm -rf "$WORK"
     exit $rc
 }
@@ -91,6 +93,7 @@ http {
     tcp_nopush on;
     keepalive_timeout 300s;
     keepalive_requests 1000000;
+    http2_chunk_size ${H2_CHUNK:-8k};
     client_body_temp_path $WORK/tmp/body;
     proxy_temp_path $WORK/tmp/proxy;
     fastcgi_temp_path $WORK/tmp/fastcgi;
@@ -106,7 +109,9 @@ http {
     }
 }
 EOF
-nginx -p "$WORK" -c nginx.conf -e "$WORK/error.log"
+# Its output, and the proxies', go to files: a daemon holding the caller's pipe would keep a
+# `| grep` waiting after this script ends.
+nginx -p "$WORK" -c nginx.conf -e "$WORK/error.log" >"$WORK/nginx.out" 2>&1 </dev/null
 for _ in $(seq 50); do port_free "$TLS" || break; sleep 0.1; done
 
 # client -> "command" for a proxied base (scheme://host:port), or nothing to skip
@@ -166,7 +171,7 @@ for rtt in $RTTS; do
     take_port; P3=$PORT
     for pair in "$P1 $H1" "$P2 $H2C" "$P3 $TLS"; do
         read -r from to <<<"$pair"
-        "$PROXY" "127.0.0.1:$from" "127.0.0.1:$to" "$half" 2>>"$WORK/proxy.log" &
+        "$PROXY" "127.0.0.1:$from" "127.0.0.1:$to" "$half" >>"$WORK/proxy.log" 2>&1 </dev/null &
         PIDS+=($!)
     done
     for _ in $(seq 50); do port_free "$P3" || break; sleep 0.1; done
@@ -181,7 +186,13 @@ for rtt in $RTTS; do
         fi
         echo "$cmd" >>"$WORK/commands"
         # shellcheck disable=SC2086
-        if ! $cmd >"$WORK/out" 2>"$WORK/err"; then
+        timeout "$((DURATION * 3 + 30))" $cmd >"$WORK/out" 2>"$WORK/err" </dev/null && ok=1 || ok=""
+        if [ -n "${OUT_DIR:-}" ]; then
+            mkdir -p "$OUT_DIR"
+            cp "$WORK/out" "$OUT_DIR/$client.$rtt.out"
+            [ -f "$json" ] && cp "$json" "$OUT_DIR/"
+        fi
+        if [ -z "$ok" ]; then
             printf '| %s | failed: %s | | |\n' "$(label "$client")" "$(tail -1 "$WORK/err")"
             continue
         fi
@@ -190,7 +201,7 @@ for rtt in $RTTS; do
             if (n == 0) { printf "| %s | 0 | | |\n", l; exit }
             printf "| %s | %d | %.0f ms | %.0f MB/s |\n", l, n, 1000 * s / n, n * mib * 1.048576 / s }'
     done
-    for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+    for p in ${PIDS[@]+"${PIDS[@]}"}; do kill "$p" 2>/dev/null || true; done
     PIDS=()
 done
 echo
