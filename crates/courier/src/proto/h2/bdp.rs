@@ -8,8 +8,9 @@
 //! as gRPC and Go's gRPC do (grpc-go `internal/transport/bdp_estimator.go`,
 //! and hyper `src/proto/h2/ping.rs`, which follows it):
 //!
-//! 1. DATA arrives and no sample is running: a PING with [`BDP_PING`] goes
-//!    out, and the sample starts at zero.
+//! 1. DATA arrives (64 KiB of it since the last sample: small responses are
+//!    no burst) and no sample is running: a PING with [`BDP_PING`] goes out,
+//!    and the sample starts at zero.
 //! 2. Until its ACK, the sample counts bytes.
 //! 3. The ACK gives a round trip time (smoothed: the first sample as it is,
 //!    then 1/8 of each new one, hyper's average). The sample, at most about
@@ -53,6 +54,10 @@ use tokio::time::Instant;
 /// The payload of a BDP PING, telling its ACK from keep-alive ones.
 pub(crate) const BDP_PING: [u8; 8] = *b"bdp-ping";
 
+/// DATA a sample waits for: a response or two of a few KiB is no burst to
+/// measure, and sends no PING (nor do scripted peers see one after a small
+/// body).
+const MIN_BURST: u64 = 64 * 1024;
 /// Samples that do not grow the estimate before they are spaced out.
 const STABLE_SAMPLES: u8 = 2;
 /// The first spacing of samples once the estimate is stable, and the largest.
@@ -120,6 +125,9 @@ impl Estimator {
             return false;
         }
         self.received = self.received.saturating_add(n as u64);
+        if self.received < MIN_BURST {
+            return false;
+        }
         if now < self.next_at && self.received < u64::from(self.estimate / 2) {
             return false;
         }
@@ -201,7 +209,7 @@ mod tests {
     /// One sample: DATA arrives at `now`, the application consumes
     /// `consumed` bytes, and the ACK comes one RTT later.
     fn sample(e: &mut Estimator, now: &mut Instant, consumed: usize) -> Option<u32> {
-        assert!(e.on_data(16 * 1024, *now), "a sample starts");
+        assert!(e.on_data(MIN_BURST as usize, *now), "a sample starts");
         e.on_consumed(consumed);
         *now += RTT;
         e.on_ack(*now)
@@ -218,7 +226,7 @@ mod tests {
         assert_eq!(sample(&mut e, &mut now, 8 * MIB), Some(16 * MIB as u32));
         assert_eq!(sample(&mut e, &mut now, 16 * MIB), Some(32 * MIB as u32));
         // At the ceiling: no more samples, no more PINGs.
-        assert!(!e.on_data(16 * 1024, now));
+        assert!(!e.on_data(MIN_BURST as usize, now));
         assert_eq!(e.estimate(), 32 * MIB as u32);
     }
 
@@ -244,7 +252,7 @@ mod tests {
         assert_eq!(sample(&mut e, &mut now, 4 * MIB), Some(8 * MIB as u32));
         // 6 MiB is 2/3 of 8 MiB, but over a round trip twenty times longer
         // (168 ms once smoothed): less than half the bandwidth already seen.
-        assert!(e.on_data(1, now));
+        assert!(e.on_data(MIN_BURST as usize, now));
         e.on_consumed(6 * MIB);
         now += RTT * 20;
         assert_eq!(e.on_ack(now), None);
@@ -256,9 +264,16 @@ mod tests {
         let mut now = Instant::now();
         let mut e = Estimator::new(2 * MIB as u32, 32 * MIB as u32, now);
         e.on_consumed(2 * MIB); // before the sample: not counted
+        assert!(
+            !e.on_data(MIN_BURST as usize - 1, now),
+            "a small response is no burst"
+        );
         assert!(e.on_data(1, now));
         assert!(e.sampling());
-        assert!(!e.on_data(1, now), "one PING outstanding at a time");
+        assert!(
+            !e.on_data(MIN_BURST as usize, now),
+            "one PING outstanding at a time"
+        );
         now += RTT;
         assert_eq!(e.on_ack(now), None, "nothing consumed during the sample");
         assert!(!e.sampling());
