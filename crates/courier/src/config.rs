@@ -32,6 +32,12 @@ pub(crate) struct Http2Config {
     pub(crate) keep_alive_while_idle: bool,
     pub(crate) initial_stream_window_size: u32,
     pub(crate) initial_connection_window_size: u32,
+    /// Receive windows grow with the link's bandwidth-delay product.
+    pub(crate) adaptive_window: bool,
+    /// The adaptive stream window's ceiling.
+    pub(crate) max_stream_window_size: u32,
+    /// The adaptive connection window's ceiling.
+    pub(crate) max_connection_window_size: u32,
 }
 
 impl Default for Http2Config {
@@ -45,6 +51,10 @@ impl Default for Http2Config {
             // Room for a 1 MiB body without a window update round trip.
             initial_stream_window_size: 2 * 1024 * 1024,
             initial_connection_window_size: 8 * 1024 * 1024,
+            adaptive_window: true,
+            // 64 MiB per 50 ms round trip is 1.3 GB/s (see proto/h2/bdp.rs).
+            max_stream_window_size: 64 * 1024 * 1024,
+            max_connection_window_size: 64 * 1024 * 1024,
         }
     }
 }

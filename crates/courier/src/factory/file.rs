@@ -215,6 +215,9 @@ struct Settings {
     http2_keep_alive_while_idle: Option<bool>,
     http2_initial_stream_window_size: Option<u32>,
     http2_initial_connection_window_size: Option<u32>,
+    http2_adaptive_window: Option<bool>,
+    http2_max_stream_window_size: Option<u32>,
+    http2_max_connection_window_size: Option<u32>,
     root_certificates: Option<Vec<PathBuf>>,
     tls_built_in_root_certs: Option<bool>,
     identity: Option<IdentitySettings>,
@@ -569,6 +572,15 @@ impl Settings {
         }
         if let Some(v) = self.http2_initial_connection_window_size {
             b = b.http2_initial_connection_window_size(v);
+        }
+        if let Some(v) = self.http2_adaptive_window {
+            b = b.http2_adaptive_window(v);
+        }
+        if let Some(v) = self.http2_max_stream_window_size {
+            b = b.http2_max_stream_window_size(v);
+        }
+        if let Some(v) = self.http2_max_connection_window_size {
+            b = b.http2_max_connection_window_size(v);
         }
         for pem in roots.unwrap_or_default() {
             b = b.add_root_certificate(pem);

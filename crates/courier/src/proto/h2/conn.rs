@@ -23,6 +23,7 @@ use super::error::StreamError;
 use super::flood::{self, Budget};
 use super::flow::{self, RecvWindow, SendWindow};
 use super::frame::{self, Reason};
+use super::grow::Growth;
 use super::hpack;
 use super::signals::Signals;
 use super::stream_state::{legal, StreamState};
@@ -100,6 +101,8 @@ pub(crate) struct State {
     pub(crate) signals: Arc<Signals>,
     /// Frames the server may yet send that cost work and do nothing.
     pub(crate) flood: Budget,
+    /// Receive windows that grow with the link (or stay fixed).
+    pub(crate) growth: Growth,
 }
 
 /// What a request needs to open its stream. Borrowed: the request stays with
@@ -147,6 +150,7 @@ impl State {
             resets: Resets::default(),
             signals,
             flood: Budget::new(),
+            growth: Growth::fixed(&local),
         }
     }
 
@@ -366,22 +370,16 @@ impl State {
         self.deactivate(key, id);
     }
 
-    /// `n` bytes of DATA were read (or discarded): grants them back to the
-    /// server once half the connection window is used up.
+    /// `n` bytes of DATA were discarded (or never reached a reader): grants
+    /// them back to the server once half the connection window is used up.
+    /// Bytes the application read go through `release_read` instead.
     pub(crate) fn release_connection(&mut self, n: usize) {
-        if n == 0 {
-            return;
-        }
-        let threshold = self.local.conn_window / 2;
-        if let Some(increment) = self.recv_window.release(n, threshold) {
-            frame::encode_window_update(&mut self.out, 0, increment);
-            self.wake_driver();
-        }
+        self.release_connection_by(n, false);
     }
 
     /// The same for one stream's window.
     pub(crate) fn release_stream(&mut self, key: Key, id: u32, n: usize) {
-        let threshold = self.local.stream_window / 2;
+        let threshold = self.growth.threshold(self.local.stream_window);
         let Some(stream) = self.streams.get(key, id) else {
             return;
         };

@@ -7,11 +7,9 @@ use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
-use std::time::Duration;
 
 use bytes::{Buf, BytesMut};
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::time::{Instant, Sleep};
 
 use super::closed;
 use super::conn::{Local, Peer, Shared, State};
@@ -19,6 +17,9 @@ use super::error::StreamError;
 use super::flood::Glitch;
 use super::flow::RecvWindow;
 use super::frame::{self, setting, Head, Reason};
+use super::grow::{Adaptive, Growth};
+pub(crate) use super::keepalive::KeepAliveConfig;
+use super::keepalive::Watch;
 use super::recv::{self, ConnError, Reader};
 use super::signals::Signals;
 
@@ -29,36 +30,6 @@ const READ_CHUNK: usize = 16 * 1024;
 const MAX_BACKLOG: usize = 4 * 1024 * 1024;
 /// A write buffer that grew past this is freed once written.
 const KEEP_WRITE: usize = 64 * 1024;
-const PING_PAYLOAD: [u8; 8] = *b"courier!";
-
-/// Keep-alive PINGs: every `interval`, if set (while streams are open, or
-/// always with `while_idle`); a PONG later than `timeout` means the peer is
-/// gone. The timeout also bounds the PING sent after a GOAWAY.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct KeepAliveConfig {
-    pub(crate) interval: Option<Duration>,
-    pub(crate) timeout: Duration,
-    pub(crate) while_idle: bool,
-}
-
-impl KeepAliveConfig {
-    /// No keep-alive PINGs; 20 s for a PONG.
-    #[cfg(any(test, feature = "internal-hooks"))]
-    pub(crate) const OFF: KeepAliveConfig = KeepAliveConfig {
-        interval: None,
-        timeout: Duration::from_secs(20),
-        while_idle: false,
-    };
-}
-
-struct KeepAlive {
-    interval: Duration,
-    timeout: Duration,
-    while_idle: bool,
-    timer: Pin<Box<Sleep>>,
-    outstanding: bool,
-}
-
 /// The pool's handle on a connection. Dropping it lets the connection close
 /// once its last stream is done.
 pub(crate) struct Handle {
@@ -91,11 +62,8 @@ pub(crate) struct Driver<S> {
     /// No stream was open when last looked (no lock taken just to ask).
     idle: bool,
     wakers: Vec<Waker>,
-    keep_alive: Option<KeepAlive>,
-    /// How long a PING may go unanswered.
-    pong_timeout: Duration,
-    /// The deadline of the PING sent after a GOAWAY, while it is unanswered.
-    goaway_probe: Option<Pin<Box<Sleep>>>,
+    /// Keep-alive PINGs and the PING after a GOAWAY.
+    watch: Watch,
     /// See [`Driver::poll`].
     deferred: bool,
     /// Writing what is queued (a GOAWAY last), then done.
@@ -104,9 +72,23 @@ pub(crate) struct Driver<S> {
 
 /// Starts a connection over `io`: the preface and courier's SETTINGS are
 /// queued, to be written by the driver's first run.
+#[cfg(any(test, feature = "internal-hooks"))]
 pub(crate) fn handshake<S>(
     io: S,
     local: Local,
+    keep_alive: KeepAliveConfig,
+    assumed_max_streams: usize,
+    signals: Arc<Signals>,
+) -> (Handle, Driver<S>) {
+    handshake_with(io, local, None, keep_alive, assumed_max_streams, signals)
+}
+
+/// [`handshake`], with receive windows that grow up to `adaptive`'s
+/// ceilings (see [`super::grow`]); `None`: fixed windows.
+pub(crate) fn handshake_with<S>(
+    io: S,
+    local: Local,
+    adaptive: Option<Adaptive>,
     keep_alive: KeepAliveConfig,
     assumed_max_streams: usize,
     signals: Arc<Signals>,
@@ -141,6 +123,7 @@ pub(crate) fn handshake<S>(
         frame::encode_window_update(&mut state.out, 0, raise);
     }
     state.recv_window = RecvWindow::new(local.conn_window);
+    state.growth = Growth::new(&local, adaptive, tokio::time::Instant::now());
     let shared = state.into_shared();
     let driver = Driver {
         io,
@@ -153,15 +136,7 @@ pub(crate) fn handshake<S>(
         backlog: 0,
         idle: true,
         wakers: Vec::new(),
-        keep_alive: keep_alive.interval.map(|interval| KeepAlive {
-            interval,
-            timeout: keep_alive.timeout,
-            while_idle: keep_alive.while_idle,
-            timer: Box::pin(tokio::time::sleep(interval)),
-            outstanding: false,
-        }),
-        pong_timeout: keep_alive.timeout,
-        goaway_probe: None,
+        watch: Watch::new(keep_alive),
         deferred: false,
         closing: false,
     };
@@ -221,14 +196,14 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Driver<S> {
                     }
                 }
                 let pong = std::mem::take(&mut self.reader.pong);
-                if self.keep_alive_expired(cx, pong) {
+                if self.watch.keep_alive_expired(cx, pong, &self.shared) {
                     tracing::debug!("HTTP/2 peer stopped answering PINGs; closing the connection");
                     self.fail(StreamError::Closed(
                         "the server stopped answering keep-alive PINGs",
                     ));
                     return Poll::Ready(());
                 }
-                if self.goaway_probe_expired(cx, pong) {
+                if self.watch.goaway_probe_expired(cx, pong, &self.shared) {
                     tracing::debug!(
                         "HTTP/2 peer went silent after its GOAWAY; closing the connection"
                     );
@@ -399,49 +374,6 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Driver<S> {
             w.wake();
         }
     }
-
-    /// Runs the keep-alive timer; true when a PING went unanswered. `pong`:
-    /// a PING ACK arrived since the last call.
-    fn keep_alive_expired(&mut self, cx: &mut Context<'_>, pong: bool) -> bool {
-        let Some(ka) = self.keep_alive.as_mut() else {
-            return false;
-        };
-        if pong && ka.outstanding {
-            ka.outstanding = false;
-            ka.timer.as_mut().reset(Instant::now() + ka.interval);
-        }
-        while ka.timer.as_mut().poll(cx).is_ready() {
-            if ka.outstanding {
-                return true;
-            }
-            let mut st = self.shared.lock();
-            if st.active > 0 || ka.while_idle {
-                frame::encode_ping(&mut st.out, false, PING_PAYLOAD);
-                ka.outstanding = true;
-                ka.timer.as_mut().reset(Instant::now() + ka.timeout);
-            } else {
-                ka.timer.as_mut().reset(Instant::now() + ka.interval);
-            }
-        }
-        false
-    }
-
-    /// Arms and runs the deadline of the PING sent after a GOAWAY (see
-    /// `recv::probe_after_goaway`); true when it went unanswered: a server
-    /// that neither answers nor closes would hold the streams it kept until
-    /// their own deadlines.
-    fn goaway_probe_expired(&mut self, cx: &mut Context<'_>, pong: bool) -> bool {
-        if pong {
-            self.goaway_probe = None;
-        }
-        if self.goaway_probe.is_none() && std::mem::take(&mut self.shared.lock().goaway_probe) {
-            let deadline = Instant::now() + self.pong_timeout;
-            self.goaway_probe = Some(Box::pin(tokio::time::sleep_until(deadline)));
-        }
-        self.goaway_probe
-            .as_mut()
-            .is_some_and(|t| t.as_mut().poll(cx).is_ready())
-    }
 }
 
 impl<S: AsyncRead + AsyncWrite + Unpin> Future for Driver<S> {
@@ -490,6 +422,7 @@ impl<S> Drop for Driver<S> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
     use tokio::io::ReadBuf;
     use tokio::sync::Notify;
 

@@ -142,6 +142,14 @@ impl RecvWindow {
         Ok(())
     }
 
+    /// Courier advertised `n` bytes more (a WINDOW_UPDATE beyond what was
+    /// read, or a larger SETTINGS_INITIAL_WINDOW_SIZE): the server may send
+    /// that much more. The advertised total stays within 2^31−1 (the
+    /// ceilings are clamped to it).
+    pub(crate) fn raise(&mut self, n: u32) {
+        self.window = self.window.saturating_add(n).min(MAX_WINDOW);
+    }
+
     /// `n` received bytes were read (or dropped). Once `threshold` bytes wait
     /// to be granted back, returns the WINDOW_UPDATE increment to send, and
     /// the window is open again by that much.
@@ -263,6 +271,17 @@ mod tests {
         assert_eq!(w.release(10, 50), None);
         assert_eq!(w.release(40, 50), Some(50));
         assert_eq!(w.available(), 100, "back to what courier advertised");
+    }
+
+    #[test]
+    fn a_raised_receive_window_takes_more_data() {
+        let mut w = RecvWindow::new(10);
+        w.consume(10).unwrap();
+        w.raise(5);
+        assert_eq!(w.consume(5), Ok(()));
+        assert_eq!(w.consume(1), Err(FlowError));
+        assert_eq!(w.release(15, 15), Some(15), "what was read goes back");
+        assert_eq!(w.available(), 15);
     }
 
     #[test]

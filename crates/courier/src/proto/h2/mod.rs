@@ -20,10 +20,13 @@
 //! streams share, [`streams`] its slab; [`driver`] the task that runs the I/O
 //! and [`recv`] what it does with each frame ([`closed`]: on closed streams),
 //! [`flood`] how many that do nothing it puts up with; [`flow`] the
-//! flow-control windows; [`stream`] a request's handles (head, then body) and
+//! flow-control windows, [`bdp`] the estimate of the link they should fill
+//! and [`grow`] how they follow it; [`keepalive`] and [`goaway`] the PINGs
+//! that watch the peer and what a GOAWAY changes; [`stream`] a request's handles (head, then body) and
 //! [`send`] request bodies that wait for window; [`stream_state`] a
 //! stream's RFC 9113 state.
 
+pub(crate) mod bdp;
 pub(crate) mod closed;
 pub(crate) mod conn;
 pub(crate) mod driver;
@@ -32,8 +35,13 @@ pub(crate) mod error;
 pub(crate) mod flood;
 pub(crate) mod flow;
 pub(crate) mod frame;
+pub(crate) mod goaway;
+pub(crate) mod grow;
+#[cfg(test)]
+mod grow_tests;
 pub(crate) mod head;
 pub(crate) mod hpack;
+pub(crate) mod keepalive;
 pub(crate) mod recv;
 pub(crate) mod request;
 pub(crate) mod send;

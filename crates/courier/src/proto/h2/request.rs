@@ -17,6 +17,7 @@ use http::{HeaderMap, Request};
 use super::conn::{Head, Outgoing};
 use super::driver::{self, Handle, KeepAliveConfig};
 use super::error::StreamError;
+use super::grow::Adaptive;
 use super::send::Pipe;
 use super::signals::Signals;
 use super::stream::{RecvBody, StreamRef};
@@ -52,9 +53,14 @@ pub(crate) fn handshake<S: Io + 'static>(stream: S, config: &Config) -> Handshak
         timeout: h2.keep_alive_timeout,
         while_idle: h2.keep_alive_while_idle,
     };
-    let (handle, driver) = driver::handshake(
+    let adaptive = h2.adaptive_window.then_some(Adaptive {
+        max_stream_window: h2.max_stream_window_size,
+        max_connection_window: h2.max_connection_window_size,
+    });
+    let (handle, driver) = driver::handshake_with(
         stream,
         local,
+        adaptive,
         keep_alive,
         ASSUMED_MAX_STREAMS,
         Arc::clone(&signals),

@@ -96,8 +96,7 @@ impl RecvBody {
                 && stream.data.is_empty()
                 && stream.trailers.is_none()
                 && !stream.state.is_failed();
-            st.release_stream(key, id, n);
-            st.release_connection(n);
+            st.release_read(key, id, n);
             self.done = ended;
             return Poll::Ready(Some(Ok(Frame::data(data))));
         }

@@ -1,0 +1,121 @@
+//! The driver's own PINGs that watch the peer: keep-alive PINGs, and the
+//! deadline of the PING sent after a GOAWAY. (PINGs that measure the link
+//! are [`super::bdp`]'s.)
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::Context;
+use std::time::Duration;
+
+use tokio::time::{Instant, Sleep};
+
+use super::conn::Shared;
+use super::frame;
+
+const PING_PAYLOAD: [u8; 8] = *b"courier!";
+
+/// Keep-alive PINGs: every `interval`, if set (while streams are open, or
+/// always with `while_idle`); a PONG later than `timeout` means the peer is
+/// gone. The timeout also bounds the PING sent after a GOAWAY.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct KeepAliveConfig {
+    pub(crate) interval: Option<Duration>,
+    pub(crate) timeout: Duration,
+    pub(crate) while_idle: bool,
+}
+
+impl KeepAliveConfig {
+    /// No keep-alive PINGs; 20 s for a PONG.
+    #[cfg(any(test, feature = "internal-hooks"))]
+    pub(crate) const OFF: KeepAliveConfig = KeepAliveConfig {
+        interval: None,
+        timeout: Duration::from_secs(20),
+        while_idle: false,
+    };
+}
+
+struct KeepAlive {
+    interval: Duration,
+    timeout: Duration,
+    while_idle: bool,
+    timer: Pin<Box<Sleep>>,
+    outstanding: bool,
+}
+
+/// The timers of the PINGs that watch the peer.
+pub(crate) struct Watch {
+    keep_alive: Option<KeepAlive>,
+    /// How long a PING may go unanswered.
+    pong_timeout: Duration,
+    /// The deadline of the PING sent after a GOAWAY, while it is unanswered.
+    goaway_probe: Option<Pin<Box<Sleep>>>,
+}
+
+impl Watch {
+    pub(crate) fn new(config: KeepAliveConfig) -> Watch {
+        Watch {
+            keep_alive: config.interval.map(|interval| KeepAlive {
+                interval,
+                timeout: config.timeout,
+                while_idle: config.while_idle,
+                timer: Box::pin(tokio::time::sleep(interval)),
+                outstanding: false,
+            }),
+            pong_timeout: config.timeout,
+            goaway_probe: None,
+        }
+    }
+
+    /// Runs the keep-alive timer; true when a PING went unanswered. `pong`:
+    /// a PING ACK arrived since the last call.
+    pub(crate) fn keep_alive_expired(
+        &mut self,
+        cx: &mut Context<'_>,
+        pong: bool,
+        shared: &Shared,
+    ) -> bool {
+        let Some(ka) = self.keep_alive.as_mut() else {
+            return false;
+        };
+        if pong && ka.outstanding {
+            ka.outstanding = false;
+            ka.timer.as_mut().reset(Instant::now() + ka.interval);
+        }
+        while ka.timer.as_mut().poll(cx).is_ready() {
+            if ka.outstanding {
+                return true;
+            }
+            let mut st = shared.lock();
+            if st.active > 0 || ka.while_idle {
+                frame::encode_ping(&mut st.out, false, PING_PAYLOAD);
+                ka.outstanding = true;
+                ka.timer.as_mut().reset(Instant::now() + ka.timeout);
+            } else {
+                ka.timer.as_mut().reset(Instant::now() + ka.interval);
+            }
+        }
+        false
+    }
+
+    /// Arms and runs the deadline of the PING sent after a GOAWAY (see
+    /// `goaway::probe_after_goaway`); true when it went unanswered: a server
+    /// that neither answers nor closes would hold the streams it kept until
+    /// their own deadlines.
+    pub(crate) fn goaway_probe_expired(
+        &mut self,
+        cx: &mut Context<'_>,
+        pong: bool,
+        shared: &Shared,
+    ) -> bool {
+        if pong {
+            self.goaway_probe = None;
+        }
+        if self.goaway_probe.is_none() && std::mem::take(&mut shared.lock().goaway_probe) {
+            let deadline = Instant::now() + self.pong_timeout;
+            self.goaway_probe = Some(Box::pin(tokio::time::sleep_until(deadline)));
+        }
+        self.goaway_probe
+            .as_mut()
+            .is_some_and(|t| t.as_mut().poll(cx).is_ready())
+    }
+}
