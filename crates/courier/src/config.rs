@@ -52,9 +52,9 @@ impl Default for Http2Config {
             initial_stream_window_size: 2 * 1024 * 1024,
             initial_connection_window_size: 8 * 1024 * 1024,
             adaptive_window: true,
-            // 64 MiB per 50 ms round trip is 1.3 GB/s (see proto/h2/bdp.rs).
-            max_stream_window_size: 64 * 1024 * 1024,
-            max_connection_window_size: 64 * 1024 * 1024,
+            // Twice the BDP of 1 GB/s at 50 ms (see proto/h2/bdp.rs).
+            max_stream_window_size: 128 * 1024 * 1024,
+            max_connection_window_size: 128 * 1024 * 1024,
         }
     }
 }

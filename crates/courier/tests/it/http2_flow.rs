@@ -177,7 +177,7 @@ async fn a_reader_that_stops_holds_no_more_than_it_was_granted() {
     // is at most its initial 8 MiB plus that: the server blocks there, and
     // three PING round trips with nothing sent show it stays blocked
     // (the timeout only bounds a failure). A window grown by bytes merely
-    // received would let it send up to the ceilings (64 MiB).
+    // received would let it send up to the ceilings (128 MiB).
     let mut still = books.still.subscribe();
     tokio::time::timeout(Duration::from_secs(30), still.wait_for(|n| *n >= 3))
         .await

@@ -27,15 +27,17 @@
 //!   slower than the link, consumes less than 2/3 of the window per round
 //!   trip and earns nothing, however much arrives. With received bytes, a
 //!   stream nobody reads grows its window every round trip up to the ceiling.
-//! - **The ceilings are configurable**, 64 MiB per stream and per
+//! - **The ceilings are configurable**, 128 MiB per stream and per
 //!   connection by default (gRPC and hyper: 16 MiB): 16 MiB per 50 ms round
 //!   trip is 335 MB/s, less than HTTP/1.1 gets on the link of issue 19's
-//!   table (about 600 MB/s, a 30 MB BDP at 50 ms). Twice the BDP is what
-//!   the estimate aims at (gamma), and a window only just above the BDP
-//!   stalls between WINDOW_UPDATEs: measured there, 32 MiB left h2c at 0.84
-//!   × h2load's throughput. 64 MiB covers 5 Gbit/s at 100 ms. It is memory
-//!   only a reader that consumed 2/3 of 32 MiB in one round trip is given,
-//!   and the connection ceiling bounds all of a connection's streams.
+//!   table (0.6 to 1.1 GB/s through nginx's HTTP/2, a 30 to 55 MB BDP at
+//!   50 ms). Twice the BDP is what the estimate aims at (gamma), and a
+//!   window only just above the BDP stalls between WINDOW_UPDATEs: measured
+//!   there on a quiet machine, 64 MiB left h2c at 0.84 × h2load's
+//!   throughput and 128 MiB at 0.91 × (32 MiB, in a busier sitting: 0.84 ×).
+//!   It is memory only a reader that consumed 2/3 of 64 MiB within one
+//!   round trip is given, and the connection ceiling bounds all of a
+//!   connection's streams.
 //! - **Samples pace themselves** (hyper's idea, with other numbers): back to
 //!   back while the estimate grows; after two samples that do not grow it,
 //!   no new one for 100 ms, then four times longer each time up to 10 s —
