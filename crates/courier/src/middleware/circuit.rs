@@ -6,7 +6,11 @@ use std::collections::HashMap;
 use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+// tokio's clock (the system's, unless a test pauses it), so the window
+// and the break can be tested on paused time.
+use tokio::time::Instant;
 
 use http::uri::{Authority, Scheme};
 use http::{Request, Uri};
@@ -409,5 +413,74 @@ impl CircuitBreakerLayer {
             guard.finish(outcome);
             result
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn layer() -> CircuitBreakerLayer {
+        CircuitBreakerLayer::new(
+            CircuitBreakerConfig::default()
+                .failure_ratio(0.5)
+                .minimum_throughput(4)
+                .sampling_window(Duration::from_secs(10))
+                .break_duration(Duration::from_secs(30)),
+        )
+    }
+
+    fn send(shared: &Shared, breaker: &Breaker, outcome: Outcome) -> Result<Ticket, Duration> {
+        let ticket = shared.admit(breaker)?;
+        shared.record(breaker, ticket, outcome);
+        Ok(ticket)
+    }
+
+    /// Failures older than the sampling window are forgotten: two failures
+    /// and two more a window later are not four in a window.
+    #[tokio::test(start_paused = true)]
+    async fn the_window_forgets_what_is_older_than_it() {
+        let l = layer();
+        let uri: Uri = "http://svc".parse().unwrap();
+        let b = l.shared.breaker(OriginKey::of(&uri));
+        for _ in 0..2 {
+            send(&l.shared, &b, Outcome::Failure).unwrap();
+        }
+        tokio::time::advance(Duration::from_secs(11)).await;
+        for _ in 0..2 {
+            send(&l.shared, &b, Outcome::Failure).unwrap();
+        }
+        assert_eq!(l.state(&uri), CircuitState::Closed);
+        // Within one window, the fourth failure opens it.
+        send(&l.shared, &b, Outcome::Failure).unwrap();
+        send(&l.shared, &b, Outcome::Failure).unwrap();
+        assert_eq!(l.state(&uri), CircuitState::Open);
+    }
+
+    /// Open for the break, then one probe: a failed one opens it for
+    /// another break, a good one closes it.
+    #[tokio::test(start_paused = true)]
+    async fn the_break_ends_in_one_probe_that_decides() {
+        let l = layer();
+        let uri: Uri = "http://svc".parse().unwrap();
+        let b = l.shared.breaker(OriginKey::of(&uri));
+        for _ in 0..4 {
+            send(&l.shared, &b, Outcome::Failure).unwrap();
+        }
+        assert_eq!(l.state(&uri), CircuitState::Open);
+        let left = send(&l.shared, &b, Outcome::Success).unwrap_err();
+        assert_eq!(left, Duration::from_secs(30));
+        tokio::time::advance(Duration::from_secs(29)).await;
+        assert!(send(&l.shared, &b, Outcome::Success).is_err(), "still open");
+        tokio::time::advance(Duration::from_secs(1)).await;
+        assert_eq!(l.state(&uri), CircuitState::HalfOpen);
+        let probe = l.shared.admit(&b).unwrap();
+        assert_eq!(probe, Ticket::Probe);
+        assert!(l.shared.admit(&b).is_err(), "one probe at a time");
+        l.shared.record(&b, probe, Outcome::Failure);
+        assert_eq!(l.state(&uri), CircuitState::Open);
+        tokio::time::advance(Duration::from_secs(30)).await;
+        assert_eq!(send(&l.shared, &b, Outcome::Success), Ok(Ticket::Probe));
+        assert_eq!(l.state(&uri), CircuitState::Closed);
     }
 }
