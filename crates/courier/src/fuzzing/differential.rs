@@ -1,4 +1,4 @@
-//! courier's side of the HTTP/1.1 differential test (`tests/differential.rs`
+//! courier's side of the HTTP/1.1 differential test (`tests/it/differential.rs`
 //! and `fuzz/fuzz_targets/http1_differential.rs`): what courier made of a
 //! scripted server's bytes, as a plain record another client's reading can be
 //! compared with. A desync is a disagreement about where a response ends or
