@@ -132,20 +132,28 @@ async fn serve(args: ServeArgs) -> Result<()> {
     let server = courier_server::start(config)
         .await
         .map_err(|e| CliError::new(format!("cannot listen on {addr}: {e}")))?;
-    println!(
-        "courier serve: listening on {} ({protocols})",
+    // The server is already serving: a reader that stopped reading (a pipe
+    // closed after the first line) must not make `println!` panic and take
+    // the server down, as it did once under CI load.
+    let mut banner = format!(
+        "courier serve: listening on {} ({protocols})\n",
         server.url("/")
     );
     if args.tls {
-        println!(
-            "TLS: trust the CA certificate in {} (e.g. curl --cacert {} {})",
+        banner += &format!(
+            "TLS: trust the CA certificate in {} (e.g. curl --cacert {} {})\n",
             args.cert_out.display(),
             args.cert_out.display(),
             server.url("/bytes/16"),
         );
     }
-    println!("endpoints: /bytes/{{n}} /json/{{n}} /delay/{{ms}} /echo /status/{{code}} /headers /close /fault/...");
-    println!("press Ctrl-C to stop");
+    banner += "endpoints: /bytes/{n} /json/{n} /delay/{ms} /echo /status/{code} /headers /close /fault/...\n";
+    banner += "press Ctrl-C to stop\n";
+    {
+        use std::io::Write as _;
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(banner.as_bytes()).and_then(|()| out.flush());
+    }
     let signal = tokio::signal::ctrl_c().await;
     server.shutdown().await;
     signal.map_err(|e| CliError::new(format!("cannot wait for Ctrl-C: {e}")))

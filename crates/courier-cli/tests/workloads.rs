@@ -157,3 +157,52 @@ fn stages_ramp_the_target_rate_up_and_down_in_the_timeline() {
         "--chart shows the target"
     );
 }
+
+/// `courier serve` keeps serving when whoever reads its output stops: its
+/// banner went out with `println!`, which panics on a closed pipe, and the
+/// server died after the first requests when a test stopped reading (the
+/// stages test failed in CI that way: two responses, then refused).
+#[test]
+fn serve_outlives_a_closed_stdout() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut child = common::command()
+        .args(["serve", "-p", &port.to_string()])
+        // A panic's backtrace would take it long enough to exit that the
+        // requests below could all beat it.
+        .env("RUST_BACKTRACE", "0")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Nobody will read what it prints.
+    drop(child.stdout.take());
+    let get = || -> std::io::Result<String> {
+        use std::io::{Read, Write};
+        let mut conn = std::net::TcpStream::connect(("127.0.0.1", port))?;
+        conn.set_read_timeout(Some(std::time::Duration::from_secs(5)))?;
+        conn.write_all(b"GET /bytes/3 HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")?;
+        let mut reply = String::new();
+        conn.read_to_string(&mut reply)?;
+        Ok(reply)
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while get().is_err() {
+        let exited = child.try_wait().unwrap();
+        assert!(exited.is_none(), "courier serve exited: {exited:?}");
+        assert!(std::time::Instant::now() < deadline, "never listened");
+        std::thread::yield_now();
+    }
+    // It prints its banner right after it starts listening, and the first
+    // requests may beat that: it must go on serving well past it.
+    let mut served = String::new();
+    for _ in 0..200 {
+        served = get().expect("still serving");
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(served.starts_with("HTTP/1.1 200"), "{served:?}");
+}

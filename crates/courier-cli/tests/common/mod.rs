@@ -88,10 +88,11 @@ pub fn read_json(path: &Path) -> Value {
 pub fn lines(stream: impl std::io::Read + Send + 'static) -> mpsc::Receiver<String> {
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
+        // Read to the end even once nobody listens: closing the pipe early
+        // would make the child's next write fail (`courier serve` died of it
+        // once, after serving two requests).
         for line in BufReader::new(stream).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                break;
-            }
+            let _ = tx.send(line);
         }
     });
     rx
