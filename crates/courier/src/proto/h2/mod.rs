@@ -24,7 +24,9 @@
 //! and [`grow`] how they follow it; [`keepalive`] and [`goaway`] the PINGs
 //! that watch the peer and what a GOAWAY changes; [`stream`] a request's handles (head, then body) and
 //! [`send`] request bodies that wait for window; [`stream_state`] a
-//! stream's RFC 9113 state.
+//! stream's RFC 9113 state; [`request`] a request from its head to the
+//! response head, and the handshake; [`signals`] what a connection tells
+//! whoever keeps it (the pool), through a listener of its own.
 
 pub(crate) mod bdp;
 pub(crate) mod closed;
