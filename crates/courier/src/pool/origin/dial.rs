@@ -3,7 +3,7 @@
 //! they close (the drop guards below).
 
 use super::*;
-use crate::proto::h2::signals::Listener;
+use crate::proto::h2::signals::{Listener, Signals};
 
 impl OriginPool {
     /// One connection attempt. Its result goes to whoever is first in line
@@ -103,9 +103,7 @@ impl OriginPool {
             )));
         }
         let hs = h2::request::handshake(connected.stream, &shared.config);
-        let listener: Weak<OriginPool> = Arc::downgrade(self);
-        hs.signals.listen(listener as Weak<dyn Listener>, id);
-        self.track_http2(id, hs.driver);
+        self.track_http2(id, &hs.signals, hs.driver);
         // The stream limit is only known once the server's SETTINGS arrive;
         // they are the first thing it sends.
         if !hs.signals.wait_for_settings().await {
@@ -140,9 +138,11 @@ impl OriginPool {
         self.lock().open += 1;
     }
 
-    /// Counts an HTTP/2 connection as open and spawns its driver, which
-    /// reports the close when the connection ends.
-    pub(super) fn track_http2(self: &Arc<Self>, id: u64, driver: Driver) {
+    /// Listens to an HTTP/2 connection's signals, counts it as open and
+    /// spawns its driver, which reports the close when the connection ends.
+    pub(super) fn track_http2(self: &Arc<Self>, id: u64, signals: &Signals, driver: Driver) {
+        let listener: Weak<OriginPool> = Arc::downgrade(self);
+        signals.listen(listener as Weak<dyn Listener>, id);
         self.opened(true);
         let closed = Http2Closed {
             metrics: Arc::clone(&self.shared.metrics),
@@ -203,9 +203,7 @@ impl OriginPool {
     pub(crate) async fn adopt_http2<S: Io + 'static>(self: &Arc<Self>, stream: S) {
         let id = self.shared.next_conn_id();
         let hs = h2::request::handshake(stream, &self.shared.config);
-        let listener: Weak<OriginPool> = Arc::downgrade(self);
-        hs.signals.listen(listener as Weak<dyn Listener>, id);
-        self.track_http2(id, hs.driver);
+        self.track_http2(id, &hs.signals, hs.driver);
         if !hs.signals.wait_for_settings().await {
             return;
         }

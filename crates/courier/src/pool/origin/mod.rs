@@ -496,6 +496,7 @@ impl OriginPool {
         };
         let mut st = self.lock();
         let st = &mut *st;
+        // (`Vec::extract_if` would do, but it is newer than the MSRV.)
         let mut i = 0;
         while i < st.idle.len() {
             let idle = &mut st.idle[i];
