@@ -35,17 +35,18 @@ pub async fn serve(r: Replicas) -> Result<()> {
         .await
         .map_err(|e| CliError::new(format!("cannot start the replicas: {e}")))?;
     set.begin();
-    println!(
-        "courier serve: {} replicas, {} ms service time, {} worker(s) each ({capacity:.0} req/s healthy capacity), faults: {}",
+    let mut banner = format!(
+        "courier serve: {} replicas, {} ms service time, {} worker(s) each ({capacity:.0} req/s healthy capacity), faults: {}\n",
         r.count,
         r.service_time.as_secs_f64() * 1000.0,
         r.workers,
         if faults.is_empty() { "none".to_owned() } else { faults.join(" ") }
     );
     for (i, url) in set.urls().iter().enumerate() {
-        println!("replica {i}: {url}/");
+        banner += &format!("replica {i}: {url}/\n");
     }
-    println!("every path answers \"ok\" after the service time (or the replica's fault); press Ctrl-C to stop");
+    banner += "every path answers \"ok\" after the service time (or the replica's fault); press Ctrl-C to stop\n";
+    crate::serve::print_banner(&banner);
     let signal = tokio::signal::ctrl_c().await;
     set.shutdown().await;
     signal.map_err(|e| CliError::new(format!("cannot wait for Ctrl-C: {e}")))

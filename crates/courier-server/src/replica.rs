@@ -14,7 +14,6 @@
 //!
 //! Faults that answer at once (503, reset) or stall skip the queue.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 
@@ -61,7 +60,6 @@ pub(crate) struct ReplicaBehaviour {
     /// The load's start (set by `begin`); before it, only untimed faults apply and nothing is counted.
     epoch: OnceLock<Instant>,
     seconds: Mutex<Vec<ReplicaSecond>>,
-    before_begin: AtomicU64,
 }
 
 impl ReplicaBehaviour {
@@ -73,7 +71,6 @@ impl ReplicaBehaviour {
             workers: Mutex::new(vec![now; workers.max(1)]),
             epoch: OnceLock::new(),
             seconds: Mutex::new(Vec::new()),
-            before_begin: AtomicU64::new(0),
         }
     }
 
@@ -90,21 +87,14 @@ impl ReplicaBehaviour {
             .clone()
     }
 
-    /// Requests that arrived before `begin` (warm-up, not in `seconds`).
-    pub(crate) fn before_begin(&self) -> u64 {
-        self.before_begin.load(Ordering::Relaxed)
-    }
-
     /// Decides what to do with a request arriving now, and counts it.
     pub(crate) fn decide(&self) -> Action {
         let now = Instant::now();
         let since = self.epoch.get().map(|e| now.saturating_duration_since(*e));
         let action = self.action(now, since.unwrap_or(Duration::ZERO), since.is_some());
-        match since {
-            Some(t) => self.count(t, action),
-            None => {
-                self.before_begin.fetch_add(1, Ordering::Relaxed);
-            }
+        // Before `begin` (a warm-up) nothing is counted.
+        if let Some(t) = since {
+            self.count(t, action);
         }
         action
     }
@@ -216,7 +206,7 @@ mod tests {
             faults(&["0=slow:10", "0=503@2s+2s", "0=stall@5s+1s", "0=reset@7s"]),
         );
         assert_eq!(r.decide(), Action::Ok(Duration::from_millis(50)));
-        assert_eq!(r.before_begin(), 1);
+        assert!(r.seconds().is_empty(), "nothing counted before begin");
         r.begin(Instant::now());
         tokio::time::advance(Duration::from_secs(2)).await;
         assert_eq!(r.decide(), Action::Unavailable(Duration::ZERO));

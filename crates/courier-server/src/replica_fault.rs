@@ -177,8 +177,12 @@ fn duration(text: &str, whole: &str) -> Result<Duration, String> {
     } else {
         (t, 1.0)
     };
-    match number.parse::<f64>() {
-        Ok(n) if n.is_finite() && n >= 0.0 => Ok(Duration::from_secs_f64(n * unit)),
+    // `try_from`: a number too large for a `Duration` is an error, not a panic.
+    match number
+        .parse::<f64>()
+        .map(|n| Duration::try_from_secs_f64(n * unit))
+    {
+        Ok(Ok(d)) => Ok(d),
         _ => Err(format!(
             "`{whole}`: `{text}` is not a duration (e.g. 500ms, 2s, 1m)"
         )),
@@ -187,10 +191,11 @@ fn duration(text: &str, whole: &str) -> Result<Duration, String> {
 
 /// A duration as the syntax writes it.
 fn show(d: Duration) -> String {
-    if d.subsec_millis() == 0 && d.subsec_nanos() == 0 {
+    if d.subsec_nanos() == 0 {
         format!("{}s", d.as_secs())
     } else {
-        format!("{}ms", d.as_millis())
+        // Not rounded: what is shown parses back to the same duration.
+        format!("{}ms", d.as_secs_f64() * 1000.0)
     }
 }
 
@@ -222,6 +227,16 @@ mod tests {
         assert_eq!(f.start, Duration::from_secs(10));
         assert_eq!(f.end(), Some(Duration::from_secs(40)));
         assert_eq!(parse("3=slow:2.5").kind, FaultKind::Slow(2.5));
+        // Below a millisecond, printing back loses nothing (it rounded to
+        // 0 ms, and `flap:0ms` is refused: the fault was dropped).
+        let sub_ms = parse("2=flap:0.5ms");
+        assert_eq!(parse(&sub_ms.to_string()), sub_ms);
+    }
+
+    #[test]
+    fn a_duration_too_large_is_an_error_not_a_panic() {
+        assert!(parse_duration("1e20").is_err());
+        assert!("1=stall:1e30s".parse::<ReplicaFault>().is_err());
     }
 
     #[test]

@@ -142,15 +142,9 @@ impl ReplicaSet {
             .collect()
     }
 
-    /// The listeners, in index order (counters, addresses).
-    pub fn handles(&self) -> &[ServerHandle] {
-        &self.handles
-    }
-
     /// Starts the fault clock and the per-second counters now. Before it,
     /// faults that start at 0 are on, timed ones off, and requests are
-    /// counted only in [`before_begin`](Self::before_begin). Only the first
-    /// call counts.
+    /// not counted. Only the first call counts.
     pub fn begin(&self) {
         let now = Instant::now();
         for b in &self.behaviours {
@@ -161,11 +155,6 @@ impl ReplicaSet {
     /// Per replica, what it did in each second since [`begin`](Self::begin).
     pub fn seconds(&self) -> Vec<Vec<ReplicaSecond>> {
         self.behaviours.iter().map(|b| b.seconds()).collect()
-    }
-
-    /// Per replica, requests that arrived before [`begin`](Self::begin).
-    pub fn before_begin(&self) -> Vec<u64> {
-        self.behaviours.iter().map(|b| b.before_begin()).collect()
     }
 
     /// Stops every replica and waits for their connections to close.

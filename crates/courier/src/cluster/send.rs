@@ -118,11 +118,14 @@ async fn send(
             attempt = i as u64,
             verdict = Empty,
         );
+        // Resolved here, so the attempt's future holds a URI, not a copy
+        // of the target.
+        let uri = state.replica.resolve(&target);
         let attempt = attempt(
             Arc::clone(inner),
             state,
             request,
-            target.clone(),
+            uri,
             deadline,
             head_timeout,
             span.clone(),
@@ -157,12 +160,12 @@ async fn attempt(
     inner: Arc<Inner>,
     state: Arc<ReplicaState>,
     request: Result<Request<Body>, ()>,
-    target: String,
+    uri: Result<http::Uri, Error>,
     deadline: tokio::time::Instant,
     head_timeout: Duration,
     request_span: tracing::Span,
 ) -> (Verdict, Result<Response, Error>) {
-    let request = match (request, state.replica.resolve(&target)) {
+    let request = match (request, uri) {
         (Ok(mut r), Ok(uri)) => {
             *r.uri_mut() = uri;
             r

@@ -277,6 +277,14 @@ mod tests {
             after.latency_ewma >= Duration::from_millis(300),
             "{after:?}"
         );
+        assert_eq!(reported(&s), 1, "a sample for the relative weights");
+    }
+
+    /// Latency samples the relative weights hold for the current period.
+    fn reported(s: &ReplicaState) -> u64 {
+        let mut count = 0;
+        s.with_relative(&mut |r| count = r.take_period().count);
+        count
     }
 
     /// One cancelled quickly (another replica answered first) says nothing
@@ -297,5 +305,8 @@ mod tests {
             after + Duration::from_millis(1) >= before,
             "{before:?} -> {after:?}"
         );
+        // What the check guards: a short sample must not reach the relative
+        // weights either, where it would make the replica look fast.
+        assert_eq!(reported(&s), 0);
     }
 }

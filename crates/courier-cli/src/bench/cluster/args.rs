@@ -47,7 +47,8 @@ pub struct ClusterArgs {
     pub faults: Vec<String>,
 
     /// --scenario cluster: forkingN (a new replica every budget/N or on a reject, first
-    /// accepted answer wins), sequentialN (one after another), or single [default: forking3].
+    /// accepted answer wins), sequentialN (one after another), parallelN (N at once), or single
+    /// [default: forking3].
     #[arg(long, value_name = "STRATEGY", value_parser = parse_strategy)]
     pub cluster_strategy: Option<String>,
 
@@ -100,7 +101,10 @@ impl ClusterArgs {
 
     /// The faults, parsed (validated when the flags were).
     pub fn fault_list(&self) -> Vec<ReplicaFault> {
-        self.faults.iter().filter_map(|f| f.parse().ok()).collect()
+        self.faults
+            .iter()
+            .map(|f| f.parse().expect("checked by parse_fault"))
+            .collect()
     }
 
     /// The strategy asked for.
@@ -142,9 +146,11 @@ pub fn strategy(text: &str) -> Result<Strategy, String> {
         Ok(Strategy::forking(count(n)?))
     } else if let Some(n) = text.strip_prefix("sequential") {
         Ok(Strategy::sequential(count(n)?))
+    } else if let Some(n) = text.strip_prefix("parallel") {
+        Ok(Strategy::parallel(count(n)?))
     } else {
         Err(format!(
-            "`{text}` is not a strategy: forkingN, sequentialN or single (e.g. forking3)"
+            "`{text}` is not a strategy: forkingN, sequentialN, parallelN or single (e.g. forking3)"
         ))
     }
 }
@@ -155,7 +161,8 @@ pub fn strategy_name(strategy: Strategy) -> String {
         Strategy::SingleReplica => "single".to_owned(),
         Strategy::Sequential { replicas } => format!("sequential{replicas}"),
         Strategy::Forking { replicas } => format!("forking{replicas}"),
-        other => format!("{other:?}"),
+        Strategy::Parallel { replicas } => format!("parallel{replicas}"),
+        other => other.to_string(),
     }
 }
 
@@ -163,8 +170,10 @@ fn parse_strategy(text: &str) -> Result<String, String> {
     strategy(text).map(|_| text.to_owned())
 }
 
+/// Checks a fault and keeps it as written: parsed again for the run, it is
+/// the same fault.
 fn parse_fault(text: &str) -> Result<String, String> {
-    text.parse::<ReplicaFault>().map(|f| f.to_string())
+    text.parse::<ReplicaFault>().map(|_| text.to_owned())
 }
 
 fn parse_service_time(text: &str) -> Result<String, String> {
@@ -189,7 +198,8 @@ mod tests {
         assert_eq!(strategy("sequential2"), Ok(Strategy::sequential(2)));
         assert_eq!(strategy("single"), Ok(Strategy::single_replica()));
         assert!(strategy("forking").is_err());
-        assert!(strategy("parallel3").is_err());
+        assert_eq!(strategy("parallel3"), Ok(Strategy::parallel(3)));
+        assert_eq!(strategy_name(Strategy::parallel(2)), "parallel2");
         assert_eq!(strategy_name(Strategy::forking(3)), "forking3");
     }
 
