@@ -44,7 +44,9 @@ fn main() {
     let delay = Duration::from_secs_f64(args[2].parse::<f64>().unwrap_or_else(|_| usage()) / 1e3);
     let max_mib: usize = args
         .get(3)
-        .map_or(256, |s| s.parse().unwrap_or_else(|_| usage()));
+        .map_or(256, |s| s.parse().unwrap_or_else(|_| usage()))
+        // No room at all would hold the first chunk for ever.
+        .max(1);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -91,6 +93,8 @@ async fn direction(
             let ok = to.write_all(&chunk).await.is_ok();
             writer_room.add_permits(permits as usize);
             if !ok {
+                // Wakes a reader waiting for room, which then ends too.
+                writer_room.close();
                 return;
             }
         }

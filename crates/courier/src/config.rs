@@ -54,7 +54,7 @@ impl Default for Http2Config {
             adaptive_window: true,
             // Twice the BDP of 1 GB/s at 50 ms (see proto/h2/bdp.rs).
             max_stream_window_size: 128 * 1024 * 1024,
-            max_connection_window_size: 128 * 1024 * 1024,
+            max_connection_window_size: 256 * 1024 * 1024,
         }
     }
 }

@@ -302,6 +302,10 @@ impl ServiceClient {
         )
         .await??;
         let call = service.call(request);
+        if self.inner.layers.total_timeout.is_some() {
+            // Its layer bounds the call by the same deadline: one timer, not two.
+            return call.await;
+        }
         within_deadline(deadline, "no response within the request's timeout", call).await?
     }
 }

@@ -369,7 +369,9 @@ impl ClientBuilder {
     /// twice the bandwidth-delay product of 1 GB/s at 50 ms round trip (gRPC
     /// and hyper stop at 16 MiB, 335 MB/s at 50 ms). Only a reader that
     /// consumed 2/3 of 64 MiB within one round trip earns it. Never
-    /// below the initial stream window.
+    /// below the initial stream window, nor above half the connection's
+    /// ceiling (a raised window applies to every stream, and one nobody
+    /// reads must not hold the whole connection's window).
     ///
     /// ```
     /// // A 10 Gbit/s link across an ocean (120 ms): 150 MB in flight.
@@ -385,8 +387,8 @@ impl ClientBuilder {
     }
 
     /// The most an adaptive HTTP/2 connection window grows to: the most the
-    /// connection's streams together may hold unread. Default: 128 MiB (one
-    /// stream may use all of it).
+    /// connection's streams together may hold unread. Default: 256 MiB
+    /// (twice the stream window's, so one unread stream takes at most half).
     /// Never below the initial connection window.
     pub fn http2_max_connection_window_size(mut self, bytes: u32) -> Self {
         self.config.http2.max_connection_window_size = bytes;

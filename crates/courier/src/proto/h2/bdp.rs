@@ -27,8 +27,9 @@
 //!   slower than the link, consumes less than 2/3 of the window per round
 //!   trip and earns nothing, however much arrives. With received bytes, a
 //!   stream nobody reads grows its window every round trip up to the ceiling.
-//! - **The ceilings are configurable**, 128 MiB per stream and per
-//!   connection by default (gRPC and hyper: 16 MiB): 16 MiB per 50 ms round
+//! - **The ceilings are configurable**, 128 MiB per stream and 256 MiB per
+//!   connection by default, a stream at most half its connection's (gRPC
+//!   and hyper: 16 MiB): 16 MiB per 50 ms round
 //!   trip is 335 MB/s, less than HTTP/1.1 gets on the link of issue 19's
 //!   table (0.6 to 1.1 GB/s through nginx's HTTP/2, a 30 to 55 MB BDP at
 //!   50 ms). Twice the BDP is what the estimate aims at (gamma), and a
@@ -41,8 +42,10 @@
 //! - **Samples pace themselves** (hyper's idea, with other numbers): back to
 //!   back while the estimate grows; after two samples that do not grow it,
 //!   no new one for 100 ms, then four times longer each time up to 10 s —
-//!   unless half a window's worth arrives in the meantime, which means real
-//!   traffic that a larger window could help. A connection of small
+//!   unless half a window's worth arrives within a round trip of the last
+//!   sample, which is traffic the window holds back (a steady transfer the
+//!   window does not limit, a LAN or a slow reader, keeps the spacing: it
+//!   sent a PING per half window before, hundreds a second on a LAN). A connection of small
 //!   responses sends a PING a few times a minute; one whose streams are idle
 //!   (long polls) receives no DATA, so sends none; at the ceiling, none.
 //!
@@ -83,8 +86,11 @@ pub(crate) struct Estimator {
     rtt: Option<Duration>,
     /// The largest bandwidth seen, bytes per second.
     max_bandwidth: f64,
-    /// No sample before this (unless half a window arrives first).
+    /// No sample before this (unless half a window arrives within a round
+    /// trip of `ended_at`).
     next_at: Instant,
+    /// When the last sample ended.
+    ended_at: Instant,
     delay: Duration,
     /// Samples in a row that did not grow the estimate.
     stable: u8,
@@ -103,6 +109,7 @@ impl Estimator {
             rtt: None,
             max_bandwidth: 0.0,
             next_at: now,
+            ended_at: now,
             delay: Duration::ZERO,
             stable: 0,
         }
@@ -121,8 +128,9 @@ impl Estimator {
     }
 
     /// DATA of `n` bytes arrived: true if a BDP PING must be sent now (the
-    /// sample starts).
-    pub(crate) fn on_data(&mut self, n: usize, now: Instant) -> bool {
+    /// sample starts). `now` is called only past the cheap checks: this
+    /// runs for every DATA frame.
+    pub(crate) fn on_data(&mut self, n: usize, now: impl FnOnce() -> Instant) -> bool {
         if self.sent_at.is_some() || self.estimate >= self.ceiling {
             return false;
         }
@@ -130,13 +138,23 @@ impl Estimator {
         if self.received < MIN_BURST {
             return false;
         }
-        if now < self.next_at && self.received < u64::from(self.estimate / 2) {
+        let now = now();
+        if now < self.next_at && !self.window_limited(now) {
             return false;
         }
         self.sent_at = Some(now);
         self.sample = 0;
         self.received = 0;
         true
+    }
+
+    /// Half a window arrived within a round trip of the last sample: the
+    /// window, not the sender, may be what holds the transfer back.
+    fn window_limited(&self, now: Instant) -> bool {
+        self.received >= u64::from(self.estimate / 2)
+            && self
+                .rtt
+                .is_some_and(|rtt| now.saturating_duration_since(self.ended_at) <= rtt)
     }
 
     /// The application consumed `n` bytes of DATA.
@@ -154,6 +172,7 @@ impl Estimator {
     /// The BDP PING's ACK arrived: the new estimate if it grew.
     pub(crate) fn on_ack(&mut self, now: Instant) -> Option<u32> {
         let sent = self.sent_at.take()?;
+        self.ended_at = now;
         let rtt_sample = now
             .saturating_duration_since(sent)
             .max(Duration::from_micros(1));
@@ -211,7 +230,7 @@ mod tests {
     /// One sample: DATA arrives at `now`, the application consumes
     /// `consumed` bytes, and the ACK comes one RTT later.
     fn sample(e: &mut Estimator, now: &mut Instant, consumed: usize) -> Option<u32> {
-        assert!(e.on_data(MIN_BURST as usize, *now), "a sample starts");
+        assert!(e.on_data(MIN_BURST as usize, || *now), "a sample starts");
         e.on_consumed(consumed);
         *now += RTT;
         e.on_ack(*now)
@@ -228,7 +247,7 @@ mod tests {
         assert_eq!(sample(&mut e, &mut now, 8 * MIB), Some(16 * MIB as u32));
         assert_eq!(sample(&mut e, &mut now, 16 * MIB), Some(32 * MIB as u32));
         // At the ceiling: no more samples, no more PINGs.
-        assert!(!e.on_data(MIN_BURST as usize, now));
+        assert!(!e.on_data(MIN_BURST as usize, || now));
         assert_eq!(e.estimate(), 32 * MIB as u32);
     }
 
@@ -254,7 +273,7 @@ mod tests {
         assert_eq!(sample(&mut e, &mut now, 4 * MIB), Some(8 * MIB as u32));
         // 6 MiB is 2/3 of 8 MiB, but over a round trip twenty times longer
         // (168 ms once smoothed): less than half the bandwidth already seen.
-        assert!(e.on_data(MIN_BURST as usize, now));
+        assert!(e.on_data(MIN_BURST as usize, || now));
         e.on_consumed(6 * MIB);
         now += RTT * 20;
         assert_eq!(e.on_ack(now), None);
@@ -267,13 +286,13 @@ mod tests {
         let mut e = Estimator::new(2 * MIB as u32, 32 * MIB as u32, now);
         e.on_consumed(2 * MIB); // before the sample: not counted
         assert!(
-            !e.on_data(MIN_BURST as usize - 1, now),
+            !e.on_data(MIN_BURST as usize - 1, || now),
             "a small response is no burst"
         );
-        assert!(e.on_data(1, now));
+        assert!(e.on_data(1, || now));
         assert!(e.sampling());
         assert!(
-            !e.on_data(MIN_BURST as usize, now),
+            !e.on_data(MIN_BURST as usize, || now),
             "one PING outstanding at a time"
         );
         now += RTT;
@@ -291,7 +310,7 @@ mod tests {
         for _ in 0..12 {
             if !e.delay.is_zero() {
                 let early = now + e.delay - Duration::from_millis(1);
-                assert!(!e.on_data(128, early), "no sample before the delay");
+                assert!(!e.on_data(128, || early), "no sample before the delay");
             }
             now += e.delay;
             assert_eq!(sample(&mut e, &mut now, 128), None);
@@ -299,8 +318,30 @@ mod tests {
         }
         assert_eq!(delays[..6], [0, 100, 100, 400, 400, 1600]);
         assert_eq!(delays.last(), Some(&MAX_DELAY.as_millis()));
-        // Half a window arriving within the delay starts a sample at once.
-        assert!(!e.on_data(MIB - 1000, now));
-        assert!(e.on_data(1000, now));
+        // Half a window arriving within a round trip of the last sample
+        // starts one at once.
+        assert!(!e.on_data(MIB - 1000, || now));
+        assert!(e.on_data(1000, || now));
+    }
+
+    /// A steady transfer the window does not hold back (a LAN, a reader
+    /// slower than the link) keeps the spacing: half a window arriving
+    /// over more than a round trip is no reason to sample. It started one
+    /// for every half window, hundreds a second on a fast link.
+    #[test]
+    fn half_a_window_over_more_than_a_round_trip_waits_for_the_spacing() {
+        let mut now = Instant::now();
+        let mut e = Estimator::new(2 * MIB as u32, 32 * MIB as u32, now);
+        for _ in 0..4 {
+            now += e.delay;
+            assert_eq!(sample(&mut e, &mut now, 128), None);
+        }
+        assert_eq!(e.delay, Duration::from_millis(400));
+        for _ in 0..4 {
+            now += RTT;
+            assert!(!e.on_data(MIB / 4, || now), "no sample before the spacing");
+        }
+        now = e.next_at;
+        assert!(e.on_data(1, || now), "the spacing is over");
     }
 }

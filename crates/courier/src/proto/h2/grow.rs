@@ -74,14 +74,26 @@ impl Growth {
         let Some(a) = adaptive else {
             return Growth::fixed(local);
         };
-        let max_stream = a.max_stream_window.clamp(local.stream_window, MAX_WINDOW);
         let max_conn = a.max_connection_window.clamp(local.conn_window, MAX_WINDOW);
+        // At most half the connection's window: the raised window applies to
+        // every stream, read or not, and one stream nobody reads must not
+        // take the whole connection's window from the others.
+        let max_stream = a
+            .max_stream_window
+            .min(max_conn / 2)
+            .clamp(local.stream_window, MAX_WINDOW);
         Growth {
             estimator: Some(Estimator::new(local.stream_window, max_stream, now)),
             max_stream,
             max_conn,
             ..Growth::fixed(local)
         }
+    }
+
+    /// The most the stream window grows to.
+    #[cfg(test)]
+    pub(crate) fn stream_ceiling(&self) -> u32 {
+        self.max_stream
     }
 
     /// The connection window courier has advertised.
@@ -118,7 +130,7 @@ impl State {
         let Some(e) = self.growth.estimator.as_mut() else {
             return;
         };
-        if n > 0 && e.on_data(n, Instant::now()) {
+        if n > 0 && e.on_data(n, Instant::now) {
             frame::encode_ping(&mut self.out, false, BDP_PING);
             self.wake_driver();
         }

@@ -247,6 +247,12 @@ async fn a_reader_that_stops_buffers_no_more_than_it_was_granted_while_reading()
         advertised > 8 * MIB,
         "the connection window grew: {advertised}"
     );
+    // It grew by no more than was read (the server's books alone keep
+    // `buffered <= advertised` below).
+    assert!(
+        u64::from(advertised) <= u64::from(8 * MIB) + read,
+        "{advertised} advertised after reading {read}"
+    );
     // The reader stops: 200 round trips go by (virtual time).
     tokio::time::sleep(Duration::from_secs(10)).await;
     let sent = x.books.lock().unwrap().sent;
@@ -280,4 +286,29 @@ async fn a_connection_whose_streams_wait_sends_no_bdp_pings() {
     let x = get(ADAPTIVE, None).await;
     tokio::time::sleep(Duration::from_secs(60)).await;
     assert_eq!(x.books.lock().unwrap().pings, 0);
+}
+
+/// A stream window grows to at most half the connection's ceiling: the
+/// raised window applies to every stream, and one nobody reads must not
+/// hold the whole connection window (with equal ceilings, it could).
+#[test]
+fn a_stream_window_grows_to_half_the_connection_ceiling_at_most() {
+    let local = Local {
+        stream_window: 2 << 20,
+        conn_window: 8 << 20,
+        max_header_list: 16 << 10,
+    };
+    let equal = Adaptive {
+        max_stream_window: 128 << 20,
+        max_connection_window: 128 << 20,
+    };
+    let g = super::grow::Growth::new(&local, Some(equal), Instant::now());
+    assert_eq!(g.stream_ceiling(), 64 << 20);
+    let defaults = crate::config::Config::default().http2;
+    let adaptive = Adaptive {
+        max_stream_window: defaults.max_stream_window_size,
+        max_connection_window: defaults.max_connection_window_size,
+    };
+    let g = super::grow::Growth::new(&local, Some(adaptive), Instant::now());
+    assert_eq!(g.stream_ceiling(), defaults.max_stream_window_size);
 }
