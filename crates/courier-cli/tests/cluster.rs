@@ -131,7 +131,7 @@ fn mistakes_are_refused_before_the_run() {
     for (args, says) in [
         (&["--fault", "12=503"][..], "there are 10 replicas"),
         (&["--fault", "3=teapot"], "unknown fault `teapot`"),
-        (&["--cluster-strategy", "parallel3"], "is not a strategy"),
+        (&["--cluster-strategy", "hedging3"], "is not a strategy"),
         (
             &["--html", "x.html"],
             "--html does not apply to --scenario cluster",
