@@ -6,6 +6,7 @@ use super::budget::ReplicaBudgetConfig;
 use super::client::ClusterClient;
 use super::config::ClusterConfig;
 use super::criteria::ResponseCriteria;
+use super::fork_delay::ForkDelay;
 use super::health::HealthConfig;
 use super::ordering::ReplicaOrdering;
 use super::outlier::OutlierConfig;
@@ -67,6 +68,12 @@ impl ClusterClientBuilder {
     /// See [`ClusterConfig::strategy`].
     pub fn strategy(mut self, strategy: Strategy) -> Self {
         self.config.strategy = strategy;
+        self
+    }
+
+    /// See [`ClusterConfig::fork_delay`].
+    pub fn fork_delay(mut self, delay: ForkDelay) -> Self {
+        self.config.fork_delay = delay;
         self
     }
 

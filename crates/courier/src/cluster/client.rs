@@ -14,6 +14,7 @@ use http::{Method, Request};
 use super::budget::ReplicaBudget;
 use super::builder::ClusterClientBuilder;
 use super::config::ClusterConfig;
+use super::latency::Latencies;
 use super::metrics::ClusterSnapshot;
 use super::relative::Updater;
 use super::replica::Replica;
@@ -52,7 +53,9 @@ pub(super) struct Inner {
     members: Mutex<Members>,
     pub(super) rng: Mutex<fastrand::Rng>,
     pub(super) throttle: Option<Throttle>,
-    pub(super) budget: Option<ReplicaBudget>,
+    pub(super) budget: Option<Arc<ReplicaBudget>>,
+    /// Recent answer times, for [`ForkDelay::Quantile`](super::ForkDelay::Quantile).
+    pub(super) latencies: Option<Latencies>,
     /// Relative weights' round keeper (`try_lock`ed on the request path).
     pub(super) relative: Mutex<Updater>,
     /// Held while deciding an ejection (the cap counts the others).
@@ -102,7 +105,11 @@ impl ClusterClient {
                 client,
                 topology,
                 throttle: config.throttle.clone().map(Throttle::new),
-                budget: config.replica_budget.clone().map(ReplicaBudget::new),
+                budget: config
+                    .replica_budget
+                    .clone()
+                    .map(|c| Arc::new(ReplicaBudget::new(c))),
+                latencies: config.fork_delay.latencies(),
                 relative: Mutex::new(Updater::new()),
                 ejecting: Mutex::new(()),
                 config,

@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use super::budget::ReplicaBudgetConfig;
 use super::criteria::ResponseCriteria;
+use super::fork_delay::ForkDelay;
 use super::health::HealthConfig;
 use super::ordering::ReplicaOrdering;
 use super::outlier::OutlierConfig;
@@ -17,6 +18,9 @@ use super::throttle::ThrottleConfig;
 pub struct ClusterConfig {
     /// Default: [`Strategy::forking`]`(3)`.
     pub strategy: Strategy,
+    /// When forking starts the next replica. Default: [`ForkDelay::Equal`]
+    /// (budget ÷ n, Vostok's).
+    pub fork_delay: ForkDelay,
     /// Default: [`ReplicaOrdering::WeightedHealth`].
     pub ordering: ReplicaOrdering,
     /// Which answers reject a replica. Default: Vostok's (see [`ResponseCriteria`]).
@@ -56,6 +60,7 @@ impl Default for ClusterConfig {
     fn default() -> Self {
         ClusterConfig {
             strategy: Strategy::default(),
+            fork_delay: ForkDelay::default(),
             ordering: ReplicaOrdering::default(),
             criteria: ResponseCriteria::default(),
             throttle: Some(ThrottleConfig::default()),
@@ -75,6 +80,11 @@ impl ClusterConfig {
     /// Sets the strategy.
     pub fn strategy(mut self, strategy: Strategy) -> Self {
         self.strategy = strategy;
+        self
+    }
+    /// Sets when forking starts the next replica.
+    pub fn fork_delay(mut self, delay: ForkDelay) -> Self {
+        self.fork_delay = delay;
         self
     }
     /// Sets the ordering.

@@ -88,10 +88,13 @@ async fn send(
     } else {
         1
     };
-    if max > 1 && inner.budget.as_ref().is_some_and(|b| !b.allows_extra()) {
+    // Over the ratio now: the one attempt gets the whole budget. Under it,
+    // each attempt past the first asks again when it would start.
+    if max > 1 && inner.budget.as_ref().is_some_and(|b| b.over_ratio()) {
         counters.budget_limited.fetch_add(1, Relaxed);
         max = 1;
     }
+    let _request_in_flight = inner.budget.as_ref().map(|b| b.begin());
     let order = {
         let (candidates, panic) = ordering::candidates(&states, &inner.config, now);
         if panic {
@@ -104,7 +107,18 @@ async fn send(
     let deadline = tokio::time::Instant::now() + budget;
     let attempts = AtomicU64::new(0);
     let mut original = Some(request);
-    let start = |i: usize, head_timeout: Duration| -> AttemptFuture {
+    let start = |i: usize, head_timeout: Duration| -> Option<AttemptFuture> {
+        let extra = match &inner.budget {
+            Some(budget) if i > 0 => match budget.try_extra() {
+                Some(extra) => Some(extra),
+                None => {
+                    // Counted once: a refusal ends the request's attempts.
+                    counters.budget_limited.fetch_add(1, Relaxed);
+                    return None;
+                }
+            },
+            _ => None,
+        };
         attempts.fetch_add(1, Relaxed);
         let request = match original.as_ref().and_then(crate::middleware::clone_request) {
             Some(copy) if i + 1 < order.len() => Ok(copy),
@@ -130,14 +144,28 @@ async fn send(
             head_timeout,
             span.clone(),
         );
-        Box::pin(attempt.instrument(attempt_span))
+        // The extra attempt's place in the budget is held as long as the
+        // attempt runs, or until it is cancelled.
+        let attempt = async move {
+            let _extra = extra;
+            attempt.await
+        };
+        Some(Box::pin(attempt.instrument(attempt_span)))
     };
-    let (verdict, answer) = strategy::run(inner.config.strategy, order.len(), budget, start).await;
+    let fork_after = inner
+        .config
+        .fork_delay
+        .after(budget, order.len(), inner.latencies.as_ref());
+    let (verdict, answer) = strategy::run(
+        inner.config.strategy,
+        order.len(),
+        budget,
+        fork_after,
+        start,
+    )
+    .await;
     let attempts = attempts.load(Relaxed);
     counters.attempts.fetch_add(attempts, Relaxed);
-    if let Some(b) = &inner.budget {
-        b.record(attempts);
-    }
     span.record("attempts", attempts);
     span.record("verdict", verdict_name(verdict));
     if verdict == Verdict::Accept {
@@ -188,7 +216,11 @@ async fn attempt(
         )),
     };
     let verdict = inner.config.criteria.judge(&answer);
-    let due = in_flight.judged(verdict, started.elapsed(), &inner.config);
+    let took = started.elapsed();
+    if let (Verdict::Accept, Some(latencies)) = (verdict, &inner.latencies) {
+        latencies.record(took);
+    }
+    let due = in_flight.judged(verdict, took, &inner.config);
     if due {
         maybe_eject(&inner, &state);
     }

@@ -111,19 +111,22 @@ pub(crate) type Outcome = (Verdict, Result<Response, Error>);
 pub(crate) type AttemptFuture = Pin<Box<dyn Future<Output = Outcome> + Send>>;
 
 /// Runs a request over `replicas` replicas (already capped by the caller)
-/// within `budget`. `start(i, timeout)` starts the attempt on the `i`th
-/// replica of the order, its response head due within `timeout`.
+/// within `budget`, forking (if the strategy does) every `fork_after`
+/// without an answer. `start(i, timeout)` starts the attempt on the `i`th
+/// replica of the order, its response head due within `timeout`; it may
+/// refuse an attempt past the first (`None`: the replica budget has no room),
+/// and then the request makes no more.
 pub(crate) async fn run(
     strategy: Strategy,
     replicas: usize,
     budget: Duration,
-    mut start: impl FnMut(usize, Duration) -> AttemptFuture + Send,
+    fork_after: Duration,
+    mut start: impl FnMut(usize, Duration) -> Option<AttemptFuture> + Send,
 ) -> Outcome {
     let deadline = Instant::now() + budget;
     match strategy {
         Strategy::Forking { .. } if replicas > 1 => {
-            let every = budget / replicas as u32;
-            fork(replicas, 1, Some(every), deadline, start).await
+            fork(replicas, 1, Some(fork_after), deadline, start).await
         }
         Strategy::Parallel { .. } if replicas > 1 => {
             fork(replicas, replicas, None, deadline, start).await
@@ -135,7 +138,10 @@ pub(crate) async fn run(
                 if left.is_zero() {
                     break;
                 }
-                let (verdict, answer) = start(i, left / (replicas - i) as u32).await;
+                let Some(attempt) = start(i, left / (replicas - i) as u32) else {
+                    break;
+                };
+                let (verdict, answer) = attempt.await;
                 if verdict == Verdict::Accept {
                     return (verdict, answer);
                 }
@@ -156,11 +162,18 @@ async fn fork(
     initial: usize,
     every: Option<Duration>,
     deadline: Instant,
-    mut start: impl FnMut(usize, Duration) -> AttemptFuture + Send,
+    mut start: impl FnMut(usize, Duration) -> Option<AttemptFuture> + Send,
 ) -> Outcome {
     let left = |deadline: Instant| deadline.saturating_duration_since(Instant::now());
-    let mut running: Vec<AttemptFuture> = (0..initial).map(|i| start(i, left(deadline))).collect();
-    let mut started = initial;
+    let mut running: Vec<AttemptFuture> = (0..initial)
+        .map_while(|i| start(i, left(deadline)))
+        .collect();
+    // A refused attempt ends the starting.
+    let mut started = if running.len() < initial {
+        replicas
+    } else {
+        initial
+    };
     let every = every.unwrap_or(Duration::MAX);
     let mut next = Box::pin(tokio::time::sleep_until(
         Instant::now().checked_add(every).unwrap_or(deadline),
@@ -190,10 +203,15 @@ async fn fork(
             start_one = true;
         }
         if start_one && started < replicas && !left(deadline).is_zero() {
-            running.push(start(started, left(deadline)));
-            started += 1;
-            next.as_mut()
-                .reset(Instant::now().checked_add(every).unwrap_or(deadline));
+            match start(started, left(deadline)) {
+                Some(attempt) => {
+                    running.push(attempt);
+                    started += 1;
+                    next.as_mut()
+                        .reset(Instant::now().checked_add(every).unwrap_or(deadline));
+                }
+                None => started = replicas,
+            }
             continue;
         }
         if running.is_empty() {
@@ -220,20 +238,20 @@ mod tests {
         delays: Vec<u64>,
         verdicts: Vec<Verdict>,
         log: Arc<Mutex<Vec<(usize, Duration, Duration)>>>,
-    ) -> impl FnMut(usize, Duration) -> AttemptFuture + Send {
+    ) -> impl FnMut(usize, Duration) -> Option<AttemptFuture> + Send {
         let t0 = Instant::now();
         move |i, timeout| {
             log.lock().unwrap().push((i, t0.elapsed(), timeout));
-            let delay = Duration::from_millis(delays[i]);
+            let delay = Duration::from_millis(*delays.get(i)?);
             let verdict = verdicts[i];
-            Box::pin(async move {
+            Some(Box::pin(async move {
                 if delay > timeout {
                     tokio::time::sleep(timeout).await;
                     return (Verdict::Reject, Err(out_of_budget()));
                 }
                 tokio::time::sleep(delay).await;
                 (verdict, Err(Error::msg(ErrorKind::Connect, "scripted")))
-            })
+            }))
         }
     }
 
@@ -251,7 +269,7 @@ mod tests {
             vec![Accept, Reject, Accept],
             Arc::clone(&log),
         );
-        let (v, _) = run(Strategy::sequential(3), 3, ms(3000), start).await;
+        let (v, _) = run(Strategy::sequential(3), 3, ms(3000), ms(1000), start).await;
         assert_eq!(v, Accept);
         let log = log.lock().unwrap().clone();
         // 3000/3 = 1000 (timed out); then 2000/2; then 1900/1.
@@ -274,7 +292,7 @@ mod tests {
             Arc::clone(&log),
         );
         let t0 = Instant::now();
-        let (v, _) = run(Strategy::forking(3), 3, ms(3000), start).await;
+        let (v, _) = run(Strategy::forking(3), 3, ms(3000), ms(1000), start).await;
         assert_eq!(v, Accept);
         // Attempt 1 at 1000 ms, rejected at 1050, so attempt 2 at once; it wins at 1750.
         assert_eq!(t0.elapsed(), ms(1750));
@@ -286,13 +304,13 @@ mod tests {
     async fn all_rejected_is_the_last_rejection_and_single_is_one() {
         let log = Arc::default();
         let start = scripted(vec![10, 10], vec![Reject, Reject], Arc::clone(&log));
-        let (v, _) = run(Strategy::forking(2), 2, ms(1000), start).await;
+        let (v, _) = run(Strategy::forking(2), 2, ms(1000), ms(500), start).await;
         assert_eq!(v, Reject);
         assert_eq!(log.lock().unwrap().len(), 2);
 
         let log = Arc::default();
         let start = scripted(vec![10, 10], vec![Reject, Accept], Arc::clone(&log));
-        let (v, _) = run(Strategy::single_replica(), 1, ms(1000), start).await;
+        let (v, _) = run(Strategy::single_replica(), 1, ms(1000), ms(1000), start).await;
         assert_eq!(v, Reject);
         assert_eq!(log.lock().unwrap().len(), 1);
     }
@@ -306,7 +324,7 @@ mod tests {
             Arc::clone(&log),
         );
         let t0 = Instant::now();
-        let (v, _) = run(Strategy::parallel(3), 3, ms(3000), start).await;
+        let (v, _) = run(Strategy::parallel(3), 3, ms(3000), ms(1000), start).await;
         assert_eq!(v, Accept);
         assert_eq!(
             t0.elapsed(),
@@ -325,5 +343,34 @@ mod tests {
         );
         assert_eq!(Strategy::parallel(2).to_string(), "parallel(2)");
         assert_eq!(Strategy::default().to_string(), "forking(3)");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_refused_attempt_ends_the_starting() {
+        // Scripts shorter than the strategy's n: `start` refuses the rest,
+        // as the replica budget does.
+        let log = Arc::default();
+        let start = scripted(vec![2000], vec![Accept], Arc::clone(&log));
+        let t0 = Instant::now();
+        let (v, _) = run(Strategy::forking(3), 3, ms(3000), ms(1000), start).await;
+        assert_eq!(v, Accept, "the running attempt still answers");
+        assert_eq!(t0.elapsed(), ms(2000));
+        assert_eq!(
+            log.lock().unwrap().len(),
+            2,
+            "asked once at 1000 ms, then never"
+        );
+
+        let log = Arc::default();
+        let start = scripted(vec![10], vec![Reject], Arc::clone(&log));
+        let (v, _) = run(Strategy::sequential(3), 3, ms(3000), ms(1000), start).await;
+        assert_eq!(v, Reject);
+        assert_eq!(log.lock().unwrap().len(), 2);
+
+        let log = Arc::default();
+        let start = scripted(vec![10, 20], vec![Reject, Accept], Arc::clone(&log));
+        let (v, _) = run(Strategy::parallel(3), 3, ms(3000), ms(1000), start).await;
+        assert_eq!(v, Accept);
+        assert_eq!(log.lock().unwrap().len(), 3);
     }
 }

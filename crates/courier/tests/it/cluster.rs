@@ -11,9 +11,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use courier::cluster::{
-    is_throttled, ClusterClient, FileTopology, HealthConfig, OutlierConfig, RelativeWeightConfig,
-    Replica, ReplicaBudgetConfig, ReplicaOrdering, ReplicaSnapshot, SharedTopology, Strategy,
-    ThrottleConfig,
+    is_throttled, ClusterClient, FileTopology, ForkDelay, HealthConfig, OutlierConfig,
+    RelativeWeightConfig, Replica, ReplicaBudgetConfig, ReplicaOrdering, ReplicaSnapshot,
+    SharedTopology, Strategy, ThrottleConfig,
 };
 use courier::{Body, Client};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -744,6 +744,83 @@ async fn the_replica_budget_holds_attempts_to_one_point_two_per_request() {
         "{}",
         snap.replica_budget_ratio
     );
+}
+
+#[tokio::test]
+async fn a_burst_of_slow_requests_cannot_fork_past_the_replica_budget() {
+    // Every request is still waiting when its fork is due (at 200 ms of a
+    // 600 ms budget; answers take 300 ms), and all of them started before
+    // any ended: a budget that counted attempts when requests end, and
+    // decided when they start, let all 100 fork (200 attempts).
+    let replicas = [
+        Scripted::start("a", 200, 300).await,
+        Scripted::start("b", 200, 300).await,
+        Scripted::start("c", 200, 300).await,
+    ];
+    let cluster = ClusterClient::builder("svc")
+        .replicas(replicas.iter().map(|r| r.url.as_str()))
+        .strategy(Strategy::forking(3))
+        .timeout(Duration::from_millis(600))
+        .replica_budget(Some(ReplicaBudgetConfig::default()))
+        .outlier(None)
+        .throttle(None)
+        .build(
+            Client::builder()
+                .max_connections_per_host(200)
+                .build()
+                .unwrap(),
+        )
+        .unwrap();
+    let requests = (0..100).map(|_| {
+        let cluster = cluster.clone();
+        async move { cluster.get("/x").send().await.map(|r| r.status()) }
+    });
+    for status in futures_util::future::join_all(requests).await {
+        assert_eq!(status.unwrap(), 200);
+    }
+    let sent: u64 = replicas.iter().map(Scripted::requests).sum();
+    let snap = cluster.snapshot();
+    assert_eq!(snap.attempts, sent);
+    assert!(sent <= 120, "{sent} attempts for 100 requests");
+    assert!(snap.budget_limited >= 80, "{}", snap.budget_limited);
+}
+
+#[tokio::test]
+async fn a_quantile_fork_delay_forks_late_requests_long_before_the_equal_share() {
+    let replicas = [
+        Scripted::start("a", 200, 0).await,
+        Scripted::start("b", 200, 0).await,
+        Scripted::start("c", 200, 0).await,
+    ];
+    let cluster = ClusterClient::builder("svc")
+        .replicas(replicas.iter().map(|r| r.url.as_str()))
+        .strategy(Strategy::forking(3))
+        .fork_delay(ForkDelay::quantile(0.9))
+        // The equal share would be 1 s.
+        .timeout(Duration::from_secs(3))
+        .outlier(None)
+        .relative_weights(None)
+        .seed(7)
+        .build(Client::new())
+        .unwrap();
+    // 100 answers before the quantile means anything.
+    for _ in 0..150 {
+        assert_eq!(cluster.get("/x").send().await.unwrap().status(), 200);
+    }
+    let slow = &replicas[0];
+    slow.delay_ms.store(2_000, SeqCst);
+    let before = slow.requests();
+    for _ in 0..20 {
+        let t0 = Instant::now();
+        assert_eq!(cluster.get("/x").send().await.unwrap().status(), 200);
+        // Forked at the p90 of answers of a few ms, not at 1 s.
+        assert!(
+            t0.elapsed() < Duration::from_millis(600),
+            "{:?}",
+            t0.elapsed()
+        );
+    }
+    assert!(slow.requests() > before, "the slow replica was drawn first");
 }
 
 #[tokio::test]
