@@ -315,4 +315,44 @@ mod tests {
             }
         );
     }
+
+    /// The README's example, as written there.
+    #[test]
+    fn the_readme_example_reads() {
+        let text = r#"
+[clients.inventory.cluster]
+replicas = ["http://10.0.0.1:8080", "http://10.0.0.2:8080", "http://10.0.0.3:8080"]
+strategy = "sequential3"              # single | sequentialN | forkingN | parallelN (as courier bench)
+ordering = "weighted"                 # weighted | p2c
+timeout = "2s"
+throttle = { k = 2.0, window = "2m" } # or throttle = false
+replica_budget = { max_ratio = 1.2 }  # or replica_budget = false
+criteria = { reject_statuses = [500, 502, 503, 504], dont_retry_header = "none" }
+"#;
+        let (_, named) = parse(text, None).unwrap();
+        let mut o = crate::factory::ClientOptions::default();
+        for f in &named["inventory"].options {
+            f(&mut o);
+        }
+        let c = o.cluster.unwrap().config;
+        assert_eq!(c.strategy, crate::cluster::Strategy::sequential(3));
+        assert_eq!(c.timeout, Some(std::time::Duration::from_secs(2)));
+        assert_eq!(
+            c.throttle.unwrap().window,
+            std::time::Duration::from_secs(120)
+        );
+        assert_eq!(c.criteria.reject_statuses.len(), 4);
+        assert_eq!(c.criteria.dont_retry_header, None);
+        let (_, named) = parse(
+            "[clients.i.cluster]\nreplicas = [\"http://a:1\"]\nthrottle = false\nreplica_budget = false\noutlier = false\n",
+            None,
+        )
+        .unwrap();
+        let mut o = crate::factory::ClientOptions::default();
+        for f in &named["i"].options {
+            f(&mut o);
+        }
+        let c = o.cluster.unwrap().config;
+        assert!(c.throttle.is_none() && c.replica_budget.is_none() && c.outlier.is_none());
+    }
 }
