@@ -27,6 +27,7 @@ async fn a_static_cluster_from_toml_spreads_requests_over_its_replicas_in_one_po
         r#"
         [clients.billing]
         max_connections_per_host = 4
+        handler_lifetime = "7s"
         [clients.billing.cluster]
         replicas = ["{}", "{}", "{}"]
         strategy = "single"
@@ -54,6 +55,12 @@ async fn a_static_cluster_from_toml_spreads_requests_over_its_replicas_in_one_po
     assert_eq!(m.requests_total, 60, "{m:?}");
     assert_eq!(m.connections_established, 3, "{m:?}");
     assert_eq!(factory.clusters().len(), 1);
+    // The handler lifetime renews the cluster's connections as any client's.
+    let pool = format!("{:?}", cluster.client());
+    assert!(
+        pool.contains("pooled_connection_lifetime: Some(7s)"),
+        "{pool}"
+    );
 }
 
 #[tokio::test]

@@ -511,3 +511,53 @@ async fn cluster_metrics_are_exported_per_replica() {
         limited
     );
 }
+
+/// The factory's periodic export includes the clusters it built, under
+/// their client's name (this runtime's one thread runs the export task, so
+/// it sees the thread's recorder).
+#[tokio::test]
+async fn the_factory_exports_its_clusters() {
+    let replica = crate::cluster::Scripted::start("one", 200, 0).await;
+    let factory = courier::ClientFactory::builder()
+        .config_toml(&format!(
+            "[clients.inventory.cluster]\nreplicas = [\"{}\"]\n",
+            replica.url
+        ))
+        .unwrap()
+        .build()
+        .unwrap();
+    let cluster = factory.cluster("inventory").await.unwrap();
+    for _ in 0..3 {
+        cluster.get("/x").send().await.unwrap();
+    }
+    let recorder = DebuggingRecorder::new();
+    let snapshotter = recorder.snapshotter();
+    let _local = metrics::set_default_local_recorder(&recorder);
+    let task = factory.export_metrics(std::time::Duration::from_millis(5));
+    let weight = format!(
+        "courier.cluster.replica.weight{{client=inventory,replica={}/}}",
+        replica.url
+    );
+    let mut seen = Seen::default();
+    crate::support::eventually(
+        "the export task records the cluster",
+        std::time::Duration::from_secs(5),
+        || {
+            let now = take(&snapshotter);
+            seen.counters.extend(now.counters);
+            seen.gauges.extend(now.gauges);
+            seen.gauges.contains_key(&weight)
+        },
+    )
+    .await;
+    task.stop();
+    assert_eq!(
+        seen.counters["courier.cluster.requests_total{client=inventory}"],
+        3
+    );
+    assert_eq!(
+        seen.counters["courier.client.requests_total{client=inventory}"],
+        3
+    );
+    assert_eq!(seen.gauges[&weight], 1.0);
+}
