@@ -204,3 +204,16 @@ fn middleware_names(stack: &Stack) -> Vec<&'static str> {
     add(stack.cookies.is_some(), "cookies");
     names
 }
+
+#[cfg(test)]
+mod tests {
+    /// `cluster()` can be awaited in a spawned task (no lock held across
+    /// its awaits).
+    #[test]
+    fn the_cluster_future_is_send() {
+        fn send<T: Send>(_: &T) {}
+        let factory = crate::ClientFactory::new();
+        let future = factory.cluster("x");
+        send(&future);
+    }
+}

@@ -15,7 +15,7 @@
 //! A named client may also be a cluster of replicas
 //! ([`ClientOptions::cluster`], or a `[clients.NAME.cluster]` table):
 //! [`ClientFactory::cluster`] hands out its
-//! [`ClusterClient`](crate::cluster::ClusterClient), over the same pool.
+//! [`ClusterClient`], over the same pool.
 
 mod cluster;
 #[cfg(feature = "config-file")]
