@@ -34,6 +34,32 @@
 //!
 //! Past 512 attribute sets, request durations share one series labelled
 //! `otel.metric.overflow = true`, as the OpenTelemetry SDK does.
+//!
+//! `http.client.open_connections` carries the state but not the protocol
+//! (and `courier.client.open_connections.by_protocol` the protocol but not
+//! the state): the pool publishes one idle count per origin, HTTP/1.1 idle
+//! connections and HTTP/2 connections without streams added together, so
+//! the idle/active split per protocol would take a second idle gauge
+//! maintained where the pool publishes the first.
+//!
+//! A [`ClusterClient`]'s exporter ([`ClusterClient::metrics_exporter`], and
+//! [`ClientFactory::export_metrics`] for the clusters it built) adds the
+//! cluster's numbers to its pool's (see `metrics_export/cluster.rs`):
+//!
+//! | metric | kind | labels |
+//! |---|---|---|
+//! | `courier.cluster.replica.weight`, `courier.cluster.replica.health`, `courier.cluster.replica.relative_weight` | gauge | `client`, `replica` (its URL) |
+//! | `courier.cluster.replica.latency_ewma` | gauge (s) | `client`, `replica` |
+//! | `courier.cluster.replica.in_flight`, `courier.cluster.replica.ejected`, `courier.cluster.replica.gray_listed` (0 \| 1) | gauge | `client`, `replica` |
+//! | `courier.cluster.replica.verdicts_total` | counter | `client`, `replica`, `verdict` = `accepted` \| `rejected` |
+//! | `courier.cluster.replica.cancelled_total`, `courier.cluster.replica.ejections_total` | counter | `client`, `replica` |
+//! | `courier.cluster.requests_total`, `courier.cluster.attempts_total`, `courier.cluster.throttled_total`, `courier.cluster.replica_budget.limited_total`, `courier.cluster.panics_total` | counter | `client` |
+//! | `courier.cluster.throttle.probability`, `courier.cluster.replica_budget.ratio` | gauge | `client` |
+//!
+//! A replica that leaves the topology has its weight and in-flight gauges
+//! set to 0 once (the facade cannot remove a series).
+
+mod cluster;
 
 use std::collections::HashMap;
 use std::sync::{Mutex, Weak};
@@ -44,6 +70,7 @@ use metrics::{
 };
 
 use crate::client::Client;
+use crate::cluster::ClusterClient;
 use crate::factory::ClientFactory;
 use crate::metrics::{HistogramSnapshot, MetricsSnapshot};
 use crate::middleware::{SeriesSnapshot, StackLayers};
@@ -59,6 +86,7 @@ pub struct MetricsExporter {
     name: String,
     source: Source,
     layers: Option<StackLayers>,
+    cluster: Option<ClusterClient>,
     last: Mutex<Option<Last>>,
 }
 
@@ -68,6 +96,7 @@ struct Last {
     counts: MiddlewareCounts,
     /// Request-duration series by their (stable) slot.
     series: HashMap<usize, HistogramSnapshot>,
+    cluster: Option<cluster::Last>,
 }
 
 /// What the middleware counted, for deltas.
@@ -129,6 +158,7 @@ impl MetricsExporter {
             name: name.into(),
             source,
             layers,
+            cluster: None,
             last: Mutex::new(None),
         }
     }
@@ -171,10 +201,18 @@ impl MetricsExporter {
             let before = last.as_ref().map(|l| l.counts).unwrap_or_default();
             record_middleware(&self.name, layers, counts, before);
         }
+        let cluster = self.cluster.as_ref().map(|c| {
+            let before = last.as_ref().and_then(|l| l.cluster.as_ref());
+            if before.is_none() {
+                cluster::describe();
+            }
+            cluster::record(&self.name, &c.snapshot(), before)
+        });
         *last = Some(Last {
             pool: now,
             counts,
             series,
+            cluster,
         });
         true
     }
@@ -239,10 +277,29 @@ impl ServiceClient {
     }
 }
 
+impl ClusterClient {
+    /// An exporter of this cluster's numbers, per replica and its own, and
+    /// of its pool's metrics, labelled `client = name` (see the module docs).
+    /// It holds a clone of the cluster until it is dropped.
+    pub fn metrics_exporter(&self, name: impl Into<String>) -> MetricsExporter {
+        let client = self.client().clone();
+        let mut exporter =
+            MetricsExporter::new(name, Box::new(move || Some(client.metrics())), None);
+        exporter.cluster = Some(self.clone());
+        exporter
+    }
+
+    /// Exports this cluster's metrics every `period` until the task is dropped.
+    pub fn export_metrics(&self, name: impl Into<String>, period: Duration) -> MetricsExportTask {
+        self.metrics_exporter(name).spawn(period)
+    }
+}
+
 impl ClientFactory {
     /// Exports the metrics of every named client (labelled with its name),
-    /// including clients created later, every `period`, until the task is
-    /// dropped or the factory is gone.
+    /// and of every cluster built ([`ClientFactory::cluster`], with the
+    /// client of its name), including those created later, every `period`,
+    /// until the task is dropped or the factory is gone.
     ///
     /// # Panics
     ///
@@ -261,6 +318,12 @@ impl ClientFactory {
                     if !exporters.iter().any(|(n, _)| *n == name) {
                         let exporter = client.metrics_exporter(name.clone());
                         exporters.push((name, exporter));
+                    }
+                }
+                for (name, cluster) in factory.clusters() {
+                    // `cluster(name)` made the client of that name first.
+                    if let Some((_, e)) = exporters.iter_mut().find(|(n, _)| *n == name) {
+                        e.cluster.get_or_insert(cluster);
                     }
                 }
                 for (_, e) in &exporters {

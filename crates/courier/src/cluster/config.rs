@@ -1,4 +1,6 @@
-//! A cluster's settings, apart from its replicas.
+//! A cluster's settings, apart from its replicas, and the text forms of
+//! the strategy and the ordering (`forking3`, `p2c`) that a configuration
+//! file and a command line spell them in.
 
 use std::time::Duration;
 
@@ -141,5 +143,76 @@ impl ClusterConfig {
     pub fn replica_budget(mut self, budget: Option<ReplicaBudgetConfig>) -> Self {
         self.replica_budget = budget;
         self
+    }
+}
+
+/// `single`, `sequentialN`, `forkingN`, `parallelN` (N from 1 to 100): the
+/// spelling of `courier bench --cluster-strategy` and of a factory file's
+/// `[clients.NAME.cluster] strategy`.
+impl std::str::FromStr for Strategy {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Strategy, String> {
+        let count = |n: &str| match n.parse::<usize>() {
+            Ok(n @ 1..=100) => Ok(n),
+            _ => Err(format!(
+                "{text:?}: the replica count must be 1 to 100, e.g. forking3"
+            )),
+        };
+        if text == "single" {
+            Ok(Strategy::single_replica())
+        } else if let Some(n) = text.strip_prefix("forking") {
+            Ok(Strategy::forking(count(n)?))
+        } else if let Some(n) = text.strip_prefix("sequential") {
+            Ok(Strategy::sequential(count(n)?))
+        } else if let Some(n) = text.strip_prefix("parallel") {
+            Ok(Strategy::parallel(count(n)?))
+        } else {
+            Err(format!(
+                "{text:?} is not a strategy: forkingN, sequentialN, parallelN or single (e.g. forking3)"
+            ))
+        }
+    }
+}
+
+/// `weighted` ([`ReplicaOrdering::WeightedHealth`]) or `p2c`
+/// ([`ReplicaOrdering::PeakEwma`]), as `courier bench --cluster-ordering`
+/// names them; the bench's `round-robin` is the bench's own, not an ordering
+/// of the library, and is refused with a word saying so.
+impl std::str::FromStr for ReplicaOrdering {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<ReplicaOrdering, String> {
+        match text {
+            "weighted" => Ok(ReplicaOrdering::WeightedHealth),
+            "p2c" => Ok(ReplicaOrdering::PeakEwma),
+            "round-robin" => Err(
+                "\"round-robin\" is a courier bench baseline, not a cluster ordering: weighted or p2c"
+                    .to_owned(),
+            ),
+            other => Err(format!(
+                "{other:?} is not an ordering: weighted (health × relative weight) or p2c (peak EWMA)"
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strategies_and_orderings_parse_as_the_cli_spells_them() {
+        assert_eq!("single".parse(), Ok(Strategy::single_replica()));
+        assert_eq!("sequential3".parse(), Ok(Strategy::sequential(3)));
+        assert_eq!("parallel2".parse(), Ok(Strategy::parallel(2)));
+        assert_eq!("forking3".parse(), Ok(Strategy::forking(3)));
+        for bad in ["forking", "forking0", "forking101", "hedging3", "Single"] {
+            assert!(bad.parse::<Strategy>().is_err(), "{bad}");
+        }
+        assert_eq!("weighted".parse(), Ok(ReplicaOrdering::WeightedHealth));
+        assert_eq!("p2c".parse(), Ok(ReplicaOrdering::PeakEwma));
+        let err = "round-robin".parse::<ReplicaOrdering>().unwrap_err();
+        assert!(err.contains("weighted or p2c"), "{err}");
     }
 }

@@ -11,10 +11,18 @@
 //! connections (and new DNS answers) every 2 minutes; courier does the same.
 //! The older scheme, a fresh pool every handler lifetime, is available too
 //! ([`ClientOptions::rotate_pool`]), so both can be compared.
+//!
+//! A named client may also be a cluster of replicas
+//! ([`ClientOptions::cluster`], or a `[clients.NAME.cluster]` table):
+//! [`ClientFactory::cluster`] hands out its
+//! [`ClusterClient`], over the same pool.
 
+mod cluster;
 #[cfg(feature = "config-file")]
 mod file;
 mod rotation;
+
+pub use cluster::{ClusterOptions, ReplicaSource, DEFAULT_DNS_REFRESH, DEFAULT_FILE_REFRESH};
 
 pub(crate) use rotation::Rotation;
 
@@ -26,7 +34,8 @@ use http::{HeaderMap, Uri};
 
 use crate::client::builder::ClientBuilder;
 use crate::client::Client;
-use crate::error::Error;
+use crate::cluster::ClusterClient;
+use crate::error::{Error, ErrorKind};
 use crate::middleware::Stack;
 use crate::service::{Backend, ServiceClient};
 
@@ -55,6 +64,11 @@ pub struct ClientOptions {
     pub default_headers: HeaderMap,
     /// The middleware.
     pub middleware: Stack,
+    /// The replicas, when the client is a cluster: [`ClientFactory::cluster`]
+    /// builds a [`ClusterClient`] over this client's pool (see
+    /// [`ClusterOptions`]). Not with a `base_url`, nor with `rotate_pool`.
+    /// Default: `None`.
+    pub cluster: Option<ClusterOptions>,
 }
 
 impl Default for ClientOptions {
@@ -65,8 +79,25 @@ impl Default for ClientOptions {
             base_url: None,
             default_headers: HeaderMap::new(),
             middleware: Stack::new(),
+            cluster: None,
         }
     }
+}
+
+#[derive(Debug)]
+struct ConfigError(String);
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// An [`ErrorKind::Config`] error saying `message`.
+pub(crate) fn config_error(message: String) -> Error {
+    Error::new(ErrorKind::Config, ConfigError(message))
 }
 
 type PoolFn = Arc<dyn Fn(ClientBuilder) -> ClientBuilder + Send + Sync>;
@@ -209,7 +240,7 @@ impl ClientFactoryBuilder {
     pub fn config_file(mut self, path: impl AsRef<std::path::Path>) -> Result<Self, Error> {
         let path = path.as_ref();
         let text = std::fs::read_to_string(path)
-            .map_err(|e| file::config_error(format!("cannot read {}: {e}", path.display())))?;
+            .map_err(|e| config_error(format!("cannot read {}: {e}", path.display())))?;
         let (defaults, named) = file::parse(&text, path.parent())?;
         self.file_defaults = defaults;
         self.file_named = named;
@@ -230,6 +261,7 @@ impl ClientFactoryBuilder {
                 defaults,
                 named,
                 clients: Mutex::new(HashMap::new()),
+                clusters: Mutex::new(HashMap::new()),
             }),
         };
         // A name nobody configured gets the defaults: check they build.
@@ -267,6 +299,7 @@ pub(crate) struct FactoryInner {
     defaults: Steps,
     named: BTreeMap<String, Steps>,
     clients: Mutex<HashMap<String, ServiceClient>>,
+    clusters: Mutex<HashMap<String, ClusterClient>>,
 }
 
 impl std::fmt::Debug for ClientFactory {
@@ -322,6 +355,45 @@ impl ClientFactory {
         Ok(client)
     }
 
+    /// The cluster `name` ([`ClientOptions::cluster`], a
+    /// `[clients.NAME.cluster]` table): one [`ClusterClient`] per name, over
+    /// the pool of [`client(name)`](Self::client), so callers share the
+    /// replicas' states. The first call resolves a DNS topology or reads a
+    /// replica file (and starts the task that follows it), hence `async`;
+    /// later calls return a clone at once.
+    ///
+    /// Fails with [`ErrorKind::Config`] if `name` has no cluster, and as
+    /// [`DnsTopology::resolve`](crate::cluster::DnsTopology::resolve) or
+    /// [`FileTopology::watch`](crate::cluster::FileTopology::watch) do.
+    pub async fn cluster(&self, name: &str) -> Result<ClusterClient, Error> {
+        if let Some(c) = lock(&self.inner.clusters).get(name) {
+            return Ok(c.clone());
+        }
+        let service = self.try_client(name)?;
+        let options = self.options_for(name);
+        let Some(cluster) = options.cluster else {
+            return Err(config_error(format!(
+                "client {name:?} is not a cluster: give it a [clients.{name}.cluster] table or \
+                 ClientOptions::cluster"
+            )));
+        };
+        let built = cluster::build(name, cluster, &options.middleware, service.client()).await?;
+        // Two first callers may both have built one: the first stored wins,
+        // the other is dropped (its topology's task stops with it).
+        let mut clusters = lock(&self.inner.clusters);
+        Ok(clusters.entry(name.to_owned()).or_insert(built).clone())
+    }
+
+    /// Every cluster built so far, by name.
+    pub fn clusters(&self) -> Vec<(String, ClusterClient)> {
+        let mut all: Vec<(String, ClusterClient)> = lock(&self.inner.clusters)
+            .iter()
+            .map(|(n, c)| (n.clone(), c.clone()))
+            .collect();
+        all.sort_by(|a, b| a.0.cmp(&b.0));
+        all
+    }
+
     #[cfg_attr(not(feature = "metrics"), allow(dead_code))]
     pub(crate) fn downgrade(&self) -> std::sync::Weak<FactoryInner> {
         Arc::downgrade(&self.inner)
@@ -369,8 +441,15 @@ impl ClientFactory {
         for f in &steps.options {
             f(&mut options);
         }
+        cluster::check(name, &options)?;
         let lifetime = options.handler_lifetime;
         let pool = steps.pool;
+        // A cluster's requests go out on the pool, not through the service
+        // client, so the pool sends the default headers.
+        let pool_headers = match &options.cluster {
+            Some(_) if !options.default_headers.is_empty() => Some(options.default_headers.clone()),
+            _ => None,
+        };
         // One TLS configuration (and session cache) per name, outliving its
         // pools: after a rotation the new pool resumes sessions instead of
         // doing full handshakes.
@@ -379,6 +458,9 @@ impl ClientFactory {
             let mut b = ClientBuilder::new().shared_tls(Arc::clone(&tls));
             for f in &pool {
                 b = f(b);
+            }
+            if let Some(headers) = &pool_headers {
+                b = b.default_headers(headers.clone());
             }
             if let Some(lifetime) = lifetime {
                 b = b.default_pooled_connection_lifetime(lifetime);

@@ -19,19 +19,19 @@ use courier::{Body, Client};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
-/// A scripted replica.
+/// A scripted replica (the factory's cluster tests use it too).
 #[derive(Clone)]
-struct Scripted {
+pub(crate) struct Scripted {
     name: &'static str,
-    url: String,
-    status: Arc<AtomicU16>,
+    pub(crate) url: String,
+    pub(crate) status: Arc<AtomicU16>,
     delay_ms: Arc<AtomicU64>,
     requests: Arc<AtomicU64>,
-    cancelled: Arc<AtomicU64>,
+    pub(crate) cancelled: Arc<AtomicU64>,
 }
 
 impl Scripted {
-    async fn start(name: &'static str, status: u16, delay_ms: u64) -> Scripted {
+    pub(crate) async fn start(name: &'static str, status: u16, delay_ms: u64) -> Scripted {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let s = Scripted {
             name,
@@ -50,7 +50,7 @@ impl Scripted {
         s
     }
 
-    fn requests(&self) -> u64 {
+    pub(crate) fn requests(&self) -> u64 {
         self.requests.load(SeqCst)
     }
 
@@ -141,7 +141,7 @@ fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
     hay.windows(needle.len()).position(|w| w == needle)
 }
 
-fn replica_of(res: &courier::Response) -> String {
+pub(crate) fn replica_of(res: &courier::Response) -> String {
     res.headers()["x-replica"].to_str().unwrap().to_owned()
 }
 

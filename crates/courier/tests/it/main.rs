@@ -28,6 +28,7 @@ mod differential;
 mod dns;
 mod expiry;
 mod factory;
+mod factory_cluster;
 mod faults;
 mod faults_matrix;
 mod faults_raw;

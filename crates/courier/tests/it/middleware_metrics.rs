@@ -340,3 +340,224 @@ async fn closed_connections_report_how_long_they_lived() {
     assert!(lived.iter().all(|s| *s >= 0.0 && *s < 5.0), "{lived:?}");
     assert_eq!(seen.units["http.client.connection.duration"], Unit::Seconds);
 }
+
+/// A cluster's exporter: per replica gauges and counters labelled `client`
+/// and `replica`, the cluster's own counters labelled `client`, counters as
+/// deltas between exports, and a replica that left zeroed.
+#[tokio::test]
+async fn cluster_metrics_are_exported_per_replica() {
+    use crate::cluster::Scripted;
+    use courier::cluster::{
+        ClusterClient, OutlierConfig, Replica, ReplicaBudgetConfig, SharedTopology, Strategy,
+        ThrottleConfig,
+    };
+
+    let ok1 = Scripted::start("ok1", 200, 0).await;
+    let ok2 = Scripted::start("ok2", 200, 0).await;
+    let bad = Scripted::start("bad", 503, 0).await;
+    let replicas = |list: &[&Scripted]| -> Vec<Replica> {
+        list.iter()
+            .map(|s| Replica::new(s.url.as_str()).unwrap())
+            .collect()
+    };
+    let topology = SharedTopology::new(replicas(&[&ok1, &ok2, &bad]));
+    let cluster = ClusterClient::builder("svc")
+        .topology(topology.clone())
+        .strategy(Strategy::sequential(3))
+        .throttle(None)
+        .replica_budget(None)
+        .outlier(Some(OutlierConfig::default().consecutive_rejects(2)))
+        .seed(3)
+        .build(Client::new())
+        .unwrap();
+    for _ in 0..20 {
+        assert_eq!(cluster.get("/x").send().await.unwrap().status(), 200);
+    }
+    let recorder = DebuggingRecorder::new();
+    let snapshotter = recorder.snapshotter();
+    let exporter = cluster.metrics_exporter("svc");
+    metrics::with_local_recorder(&recorder, || assert!(exporter.record()));
+    let seen = take(&snapshotter);
+    let snap = cluster.snapshot();
+    let series = |metric: &str, s: &Scripted, extra: &str| {
+        format!("{metric}{{client=svc,replica={}/{extra}}}", s.url)
+    };
+    assert_eq!(
+        seen.counters["courier.cluster.requests_total{client=svc}"],
+        20
+    );
+    assert_eq!(
+        seen.counters["courier.cluster.attempts_total{client=svc}"],
+        snap.attempts
+    );
+    let r_bad = snap
+        .replicas
+        .iter()
+        .find(|r| r.replica.url().to_string() == format!("{}/", bad.url))
+        .unwrap();
+    assert!(r_bad.failures >= 1 && r_bad.ejections >= 1, "{r_bad:?}");
+    assert_eq!(
+        seen.counters[&series(
+            "courier.cluster.replica.verdicts_total",
+            &bad,
+            ",verdict=rejected"
+        )],
+        r_bad.failures
+    );
+    assert_eq!(
+        seen.counters[&series("courier.cluster.replica.ejections_total", &bad, "")],
+        r_bad.ejections
+    );
+    let accepted: u64 = [&ok1, &ok2]
+        .iter()
+        .map(|s| {
+            seen.counters[&series(
+                "courier.cluster.replica.verdicts_total",
+                s,
+                ",verdict=accepted",
+            )]
+        })
+        .sum();
+    assert_eq!(accepted, 20);
+    assert_eq!(
+        seen.gauges[&series("courier.cluster.replica.health", &ok1, "")],
+        1.0
+    );
+    assert!(seen.gauges[&series("courier.cluster.replica.health", &bad, "")] < 1.0);
+    assert_eq!(
+        seen.gauges[&series("courier.cluster.replica.ejected", &bad, "")],
+        1.0
+    );
+    assert_eq!(
+        seen.gauges[&series("courier.cluster.replica.weight", &bad, "")],
+        0.0
+    );
+    assert!(seen.gauges[&series("courier.cluster.replica.latency_ewma", &ok1, "")] > 0.0);
+    assert_eq!(
+        seen.gauges[&series("courier.cluster.replica.in_flight", &ok1, "")],
+        0.0
+    );
+    assert_eq!(
+        seen.units["courier.cluster.replica.latency_ewma"],
+        Unit::Seconds
+    );
+    // The pool under it, under the same name.
+    assert_eq!(
+        seen.counters["courier.client.requests_total{client=svc}"],
+        snap.attempts
+    );
+
+    // Deltas: the recorder adds them up to the cluster's own counts.
+    for _ in 0..5 {
+        cluster.get("/x").send().await.unwrap();
+    }
+    topology.set(replicas(&[&ok1, &bad]));
+    metrics::with_local_recorder(&recorder, || assert!(exporter.record()));
+    let seen = take(&snapshotter);
+    assert_eq!(
+        seen.counters["courier.cluster.requests_total{client=svc}"],
+        25
+    );
+    assert_eq!(
+        seen.counters["courier.cluster.attempts_total{client=svc}"],
+        cluster.snapshot().attempts
+    );
+    assert_eq!(
+        seen.gauges[&series("courier.cluster.replica.weight", &ok2, "")],
+        0.0,
+        "left"
+    );
+    assert!(seen.gauges[&series("courier.cluster.replica.weight", &ok1, "")] > 0.0);
+
+    // Local refusals: throttling and the replica budget, on a failing service.
+    let down = ClusterClient::builder("down")
+        .replicas([&bad.url])
+        .strategy(Strategy::sequential(2))
+        .throttle(Some(ThrottleConfig::default().min_requests(5)))
+        .replica_budget(Some(ReplicaBudgetConfig::default().min_requests(1)))
+        .outlier(None)
+        .seed(5)
+        .build(Client::new())
+        .unwrap();
+    let twice = ClusterClient::builder("twice")
+        .replicas([&bad.url, &ok1.url])
+        .strategy(Strategy::sequential(2))
+        .throttle(None)
+        .replica_budget(Some(ReplicaBudgetConfig::default().min_requests(1)))
+        .outlier(None)
+        .seed(5)
+        .build(Client::new())
+        .unwrap();
+    for _ in 0..40 {
+        let _ = down.get("/x").send().await;
+        let _ = twice.get("/x").send().await;
+    }
+    for (name, c) in [("down", &down), ("twice", &twice)] {
+        let exporter = c.metrics_exporter(name);
+        metrics::with_local_recorder(&recorder, || assert!(exporter.record()));
+    }
+    let seen = take(&snapshotter);
+    let throttled = down.snapshot().throttled;
+    assert!(throttled > 0);
+    assert_eq!(
+        seen.counters["courier.cluster.throttled_total{client=down}"],
+        throttled
+    );
+    assert!(seen.gauges["courier.cluster.throttle.probability{client=down}"] > 0.0);
+    let limited = twice.snapshot().budget_limited;
+    assert!(limited > 0);
+    assert_eq!(
+        seen.counters["courier.cluster.replica_budget.limited_total{client=twice}"],
+        limited
+    );
+}
+
+/// The factory's periodic export includes the clusters it built, under
+/// their client's name (this runtime's one thread runs the export task, so
+/// it sees the thread's recorder).
+#[tokio::test]
+async fn the_factory_exports_its_clusters() {
+    let replica = crate::cluster::Scripted::start("one", 200, 0).await;
+    let factory = courier::ClientFactory::builder()
+        .config_toml(&format!(
+            "[clients.inventory.cluster]\nreplicas = [\"{}\"]\n",
+            replica.url
+        ))
+        .unwrap()
+        .build()
+        .unwrap();
+    let cluster = factory.cluster("inventory").await.unwrap();
+    for _ in 0..3 {
+        cluster.get("/x").send().await.unwrap();
+    }
+    let recorder = DebuggingRecorder::new();
+    let snapshotter = recorder.snapshotter();
+    let _local = metrics::set_default_local_recorder(&recorder);
+    let task = factory.export_metrics(std::time::Duration::from_millis(5));
+    let weight = format!(
+        "courier.cluster.replica.weight{{client=inventory,replica={}/}}",
+        replica.url
+    );
+    let mut seen = Seen::default();
+    crate::support::eventually(
+        "the export task records the cluster",
+        std::time::Duration::from_secs(5),
+        || {
+            let now = take(&snapshotter);
+            seen.counters.extend(now.counters);
+            seen.gauges.extend(now.gauges);
+            seen.gauges.contains_key(&weight)
+        },
+    )
+    .await;
+    task.stop();
+    assert_eq!(
+        seen.counters["courier.cluster.requests_total{client=inventory}"],
+        3
+    );
+    assert_eq!(
+        seen.counters["courier.client.requests_total{client=inventory}"],
+        3
+    );
+    assert_eq!(seen.gauges[&weight], 1.0);
+}
