@@ -2,7 +2,9 @@
 # Large downloads over a long link (issue 19): nginx serves a 64 MiB file behind bench/delay-proxy,
 # which delays each direction by RTT/2 with no bandwidth limit, and each client downloads it one
 # request at a time (closed loop, one in flight, one connection) for DURATION seconds. Prints, per
-# RTT, the time per download (the mean: elapsed / downloads) and the throughput.
+# RTT, the time per download (the mean: elapsed / downloads), the throughput, and the client's CPU
+# time (user + system) per GB downloaded: on a machine the client shares with nginx and the proxy,
+# CPU spent per byte is throughput taken from the others.
 #
 #   bench/longlink.sh                               # RTTS="5 50" DURATION=10
 #   RTTS=50 DURATION=6 CLIENTS="courier-h1 courier-h2c h2load" bench/longlink.sh
@@ -17,6 +19,11 @@
 #   NO_BUILD=1           do not build anything (skip rows whose binaries are missing)
 #   OUT_DIR=dir          keep each client's output (courier's --json, with latency percentiles) there
 #   H2_CHUNK=8k          nginx's http2_chunk_size (its DATA frame size; 8k is nginx's default)
+#   SERVER=nginx         or `courier`: courier's built-in server (`courier serve`, /bytes/N, HTTP/1.1
+#                        and h2c on one port, TLS on another), whose HTTP/2 sends 16 KiB DATA frames
+#                        as fast as the windows allow: nginx's HTTP/2 is slower than its HTTP/1.1 on
+#                        this link (h2load gets about 0.75 x courier's HTTP/1.1 there), so its rows
+#                        measure the server; with this one they measure the clients
 #
 # courier bench has no flag for fixed HTTP/2 windows: the "before" row is another binary
 # (COURIER_BEFORE, e.g. built from the commit before adaptive windows); skipped without it.
@@ -37,7 +44,12 @@ PROXY="$ROOT/target/release/delay-proxy"
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 die() { printf '\033[31merror: %s\033[0m\n' "$*" >&2; exit 1; }
 
-command -v nginx >/dev/null || die "nginx is needed (apt-get install nginx)"
+SERVER="${SERVER:-nginx}"
+case "$SERVER" in
+nginx) command -v nginx >/dev/null || die "nginx is needed (apt-get install nginx)" ;;
+courier) ;;
+*) die "SERVER is nginx or courier, not $SERVER" ;;
+esac
 if [ -z "${NO_BUILD:-}" ]; then
     log "building delay-proxy and courier-cli"
     (cd "$ROOT" && cargo build --release --quiet -p delay-proxy -p courier-cli)
@@ -74,6 +86,17 @@ take_port() {
 take_port; H1=$PORT
 take_port; H2C=$PORT
 take_port; TLS=$PORT
+if [ "$SERVER" = courier ]; then
+    # One port for HTTP/1.1 and h2c (the server tells them apart), one for TLS.
+    H2C=$H1
+    FILE="/bytes/$((SIZE_MIB << 20))"
+    "$COURIER" serve -p "$H1" >"$WORK/serve.out" 2>&1 </dev/null &
+    PIDS+=($!)
+    "$COURIER" serve -p "$TLS" --tls --cert-out "$WORK/serve-ca.pem" >"$WORK/serve-tls.out" 2>&1 </dev/null &
+    PIDS+=($!)
+    for _ in $(seq 50); do port_free "$TLS" || break; sleep 0.1; done
+else
+FILE=/big.bin
 mkdir -p "$WORK/www" "$WORK/tmp"
 chmod 755 "$WORK" "$WORK/www"
 head -c $((SIZE_MIB << 20)) /dev/urandom >"$WORK/www/big.bin"
@@ -113,20 +136,22 @@ EOF
 # `| grep` waiting after this script ends.
 nginx -p "$WORK" -c nginx.conf -e "$WORK/error.log" >"$WORK/nginx.out" 2>&1 </dev/null
 for _ in $(seq 50); do port_free "$TLS" || break; sleep 0.1; done
+fi
+SERVER_PIDS=(${PIDS[@]+"${PIDS[@]}"})
 
 # client -> "command" for a proxied base (scheme://host:port), or nothing to skip
 client_cmd() {
     local client=$1 h1=$2 h2c=$3 tls=$4 json=$5
     local c="-c 1 --threads 1 -d $DURATION --progress none --json $json"
     case "$client" in
-    courier-h1) echo "$COURIER bench $h1/big.bin $c --http 1.1" ;;
-    courier-h2c) echo "$COURIER bench $h2c/big.bin $c --http 2" ;;
-    courier-h2c-before) [ -x "${COURIER_BEFORE:-}" ] && echo "$COURIER_BEFORE bench $h2c/big.bin $c --http 2" ;;
-    courier-h2tls) echo "$COURIER bench ${tls/http:/https:}/big.bin $c --http 2 --insecure" ;;
-    h2load) command -v h2load >/dev/null && echo "h2load -c 1 -m 1 -t 1 -w 30 -W 30 -D $DURATION $h2c/big.bin" ;;
-    go) [ -x "$PEERS/go-load" ] && echo "$PEERS/go-load $h2c/big.bin -c 1 -d $DURATION -threads 1 -http 2" ;;
-    hyper-util) [ -x "$PEERS/release/hyper-load" ] && echo "$PEERS/release/hyper-load $h2c/big.bin -c 1 -d $DURATION --threads 1 --http 2" ;;
-    reqwest) [ -x "$PEERS/release/reqwest-load" ] && echo "$PEERS/release/reqwest-load $h2c/big.bin -c 1 -d $DURATION --threads 1 --http 2" ;;
+    courier-h1) echo "$COURIER bench $h1$FILE $c --http 1.1" ;;
+    courier-h2c) echo "$COURIER bench $h2c$FILE $c --http 2" ;;
+    courier-h2c-before) [ -x "${COURIER_BEFORE:-}" ] && echo "$COURIER_BEFORE bench $h2c$FILE $c --http 2" ;;
+    courier-h2tls) echo "$COURIER bench ${tls/http:/https:}$FILE $c --http 2 --insecure" ;;
+    h2load) command -v h2load >/dev/null && echo "h2load -c 1 -m 1 -t 1 -w 30 -W 30 -D $DURATION $h2c$FILE" ;;
+    go) [ -x "$PEERS/go-load" ] && echo "$PEERS/go-load $h2c$FILE -c 1 -d $DURATION -threads 1 -http 2" ;;
+    hyper-util) [ -x "$PEERS/release/hyper-load" ] && echo "$PEERS/release/hyper-load $h2c$FILE -c 1 -d $DURATION --threads 1 --http 2" ;;
+    reqwest) [ -x "$PEERS/release/reqwest-load" ] && echo "$PEERS/release/reqwest-load $h2c$FILE -c 1 -d $DURATION --threads 1 --http 2" ;;
     *) die "unknown client $client" ;;
     esac
     return 0
@@ -176,33 +201,38 @@ for rtt in $RTTS; do
     done
     for _ in $(seq 50); do port_free "$P3" || break; sleep 0.1; done
     log "$SIZE_MIB MiB at $rtt ms RTT (delay-proxy: $half ms each way), one request at a time, ${DURATION}s per client"
-    printf '\n| client, %s MiB at %s ms RTT | downloads | time per download | throughput |\n|---|---:|---:|---:|\n' "$SIZE_MIB" "$rtt"
+    printf '\n| client, %s MiB at %s ms RTT | downloads | time per download | throughput | client CPU per GB |\n|---|---:|---:|---:|---:|\n' "$SIZE_MIB" "$rtt"
     for client in $CLIENTS; do
         json="$WORK/$client.$rtt.json"
         cmd="$(client_cmd "$client" "http://127.0.0.1:$P1" "http://127.0.0.1:$P2" "http://127.0.0.1:$P3" "$json")"
         if [ -z "$cmd" ]; then
-            printf '| %s | skipped (no binary) | | |\n' "$(label "$client")"
+            printf '| %s | skipped (no binary) | | | |\n' "$(label "$client")"
             continue
         fi
         echo "$cmd" >>"$WORK/commands"
         # shellcheck disable=SC2086
-        timeout "$((DURATION * 3 + 30))" $cmd >"$WORK/out" 2>"$WORK/err" </dev/null && ok=1 || ok=""
+        # The client's CPU (user + system seconds), from /usr/bin/time's last stderr line.
+        /usr/bin/time -f 'cpu %U %S' timeout "$((DURATION * 3 + 30))" $cmd >"$WORK/out" 2>"$WORK/err" </dev/null && ok=1 || ok=""
+        cpu="$(awk '$1 == "cpu" { s = $2 + $3 } END { print s + 0 }' "$WORK/err")"
         if [ -n "${OUT_DIR:-}" ]; then
             mkdir -p "$OUT_DIR"
             cp "$WORK/out" "$OUT_DIR/$client.$rtt.out"
             [ -f "$json" ] && cp "$json" "$OUT_DIR/"
         fi
         if [ -z "$ok" ]; then
-            printf '| %s | failed: %s | | |\n' "$(label "$client")" "$(tail -1 "$WORK/err")"
+            printf '| %s | failed: %s | | | |\n' "$(label "$client")" "$(grep -v '^cpu ' "$WORK/err" | tail -1)"
             continue
         fi
         read -r n secs <<<"$(parse "$client" "$WORK/out" "$json")"
-        awk -v l="$(label "$client")" -v n="$n" -v s="$secs" -v mib="$SIZE_MIB" 'BEGIN {
-            if (n == 0) { printf "| %s | 0 | | |\n", l; exit }
-            printf "| %s | %d | %.0f ms | %.0f MB/s |\n", l, n, 1000 * s / n, n * mib * 1.048576 / s }'
+        awk -v l="$(label "$client")" -v n="$n" -v s="$secs" -v mib="$SIZE_MIB" -v cpu="$cpu" 'BEGIN {
+            if (n == 0) { printf "| %s | 0 | | | |\n", l; exit }
+            gb = n * mib * 1.048576 / 1000
+            printf "| %s | %d | %.0f ms | %.0f MB/s | %.2f s |\n", l, n, 1000 * s / n, 1000 * gb / s, cpu / gb }'
     done
-    for p in ${PIDS[@]+"${PIDS[@]}"}; do kill "$p" 2>/dev/null || true; done
-    PIDS=()
+    for p in ${PIDS[@]+"${PIDS[@]}"}; do
+        [[ " ${SERVER_PIDS[*]-} " == *" $p "* ]] || kill "$p" 2>/dev/null || true
+    done
+    PIDS=(${SERVER_PIDS[@]+"${SERVER_PIDS[@]}"})
 done
 echo
 log "commands:"

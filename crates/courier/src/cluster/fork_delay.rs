@@ -86,6 +86,24 @@ impl std::fmt::Display for ForkDelay {
     }
 }
 
+/// `equal`, or `pNN` (`p95`, `p99.9`): the quantile at NN %, as
+/// `courier bench --fork-delay` and the factory's TOML spell it.
+impl std::str::FromStr for ForkDelay {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<ForkDelay, String> {
+        if text == "equal" {
+            return Ok(ForkDelay::Equal);
+        }
+        match text.strip_prefix('p').map(str::parse::<f64>) {
+            Some(Ok(p)) if p > 0.0 && p < 100.0 => Ok(ForkDelay::quantile(p / 100.0)),
+            _ => Err(format!(
+                "{text:?} is not a fork delay: equal, or a quantile such as p95 or p99.9"
+            )),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -121,5 +139,16 @@ mod tests {
         assert_eq!(delay.after(budget, 3, Some(&l)), equal);
         assert_eq!(ForkDelay::Equal.after(budget, 3, None), equal);
         assert_eq!(ForkDelay::quantile(0.95).to_string(), "p95");
+    }
+
+    #[test]
+    fn fork_delays_parse_as_they_print() {
+        for text in ["equal", "p95", "p99.9", "p50"] {
+            let d: ForkDelay = text.parse().unwrap();
+            assert_eq!(d.to_string(), text);
+        }
+        for bad in ["p0", "p100", "p", "95", "pp9", "quantile"] {
+            assert!(bad.parse::<ForkDelay>().is_err(), "{bad}");
+        }
     }
 }

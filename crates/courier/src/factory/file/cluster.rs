@@ -6,7 +6,8 @@
 //! replicas = ["http://10.0.0.1:8080", "http://10.0.0.2:8080"]
 //! # or: dns = "billing.internal:8080"  refresh = "30s"
 //! # or: file = "billing.replicas"      refresh = "5s"
-//! strategy = "sequential3"      # single | sequentialN | forkingN | parallelN
+//! strategy = "forking3"         # single | sequentialN | forkingN | parallelN
+//! fork_delay = "p95"            # equal (budget ÷ n) | pNN (a quantile of recent answers)
 //! ordering = "p2c"              # weighted | p2c
 //! timeout = "2s"
 //!
@@ -33,7 +34,7 @@ use serde::Deserialize;
 use super::middleware::{section, Section};
 use super::values::{is_none, Dur, IntoValue, OptDur};
 use crate::cluster::{
-    HealthConfig, OutlierConfig, RelativeWeightConfig, Replica, ReplicaBudgetConfig,
+    ForkDelay, HealthConfig, OutlierConfig, RelativeWeightConfig, Replica, ReplicaBudgetConfig,
     ReplicaOrdering, Strategy, ThrottleConfig,
 };
 use crate::error::Error;
@@ -49,6 +50,7 @@ pub(super) struct ClusterSettings {
     file: Option<PathBuf>,
     refresh: Option<Dur>,
     strategy: Option<String>,
+    fork_delay: Option<String>,
     ordering: Option<String>,
     timeout: Option<OptDur>,
     seed: Option<u64>,
@@ -81,6 +83,8 @@ struct BudgetSettings {
     window: Option<Dur>,
     buckets: Option<u32>,
     min_requests: Option<u64>,
+    max_in_flight_share: Option<f64>,
+    min_in_flight: Option<u64>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -174,6 +178,9 @@ impl ClusterSettings {
         if let Some(s) = &self.strategy {
             c.strategy = Strategy::from_str(s).map_err(|e| err("strategy", &e))?;
         }
+        if let Some(s) = &self.fork_delay {
+            c.fork_delay = ForkDelay::from_str(s).map_err(|e| err("fork_delay", &e))?;
+        }
         if let Some(s) = &self.ordering {
             c.ordering = ReplicaOrdering::from_str(s).map_err(|e| err("ordering", &e))?;
         }
@@ -202,7 +209,8 @@ impl ClusterSettings {
             self.replica_budget,
             |s| s.enabled,
             |b: &mut ReplicaBudgetConfig, s| {
-                set!(b, s; max_ratio, window, buckets, min_requests);
+                set!(b, s; max_ratio, window, buckets, min_requests, max_in_flight_share,
+                 min_in_flight);
             },
         );
         section(
@@ -323,6 +331,7 @@ mod tests {
 [clients.inventory.cluster]
 replicas = ["http://10.0.0.1:8080", "http://10.0.0.2:8080", "http://10.0.0.3:8080"]
 strategy = "sequential3"              # single | sequentialN | forkingN | parallelN (as courier bench)
+fork_delay = "equal"                  # equal (budget ÷ n) | pNN, e.g. p95: a quantile of recent answers
 ordering = "weighted"                 # weighted | p2c
 timeout = "2s"
 throttle = { k = 2.0, window = "2m" } # or throttle = false
