@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{courier, read_json, text, TempDir};
+use common::{bench_json, courier, text, TempDir};
 use serde_json::Value;
 
 fn f(v: &Value) -> f64 {
@@ -15,31 +15,29 @@ fn f(v: &Value) -> f64 {
 #[test]
 fn faults_take_effect_and_the_report_has_its_shape() {
     let dir = TempDir::new("cluster");
-    let json = dir.file("cluster.json");
     // Sequential: a stalled attempt times out (budget / 3) and is judged, so the stalled
     // replica's health, and with it its share, falls. The stall starts at 1 s, so the first
     // second shows the replica at its fair share.
-    let output = courier(&[
-        "bench",
-        "--scenario",
+    let (report, out) = bench_json(
+        &dir,
         "cluster",
-        "-d",
-        "4",
-        "--rate",
-        "200",
-        "--timeout",
-        "0.3",
-        "--cluster-strategy",
-        "sequential3",
-        "--fault",
-        "7=503",
-        "--fault",
-        "5=stall@1s",
-        "--json",
-        &json,
-    ]);
-    let out = text(&output);
-    assert!(output.status.success(), "{out}");
+        &[
+            "--scenario",
+            "cluster",
+            "-d",
+            "4",
+            "--rate",
+            "200",
+            "--timeout",
+            "0.3",
+            "--cluster-strategy",
+            "sequential3",
+            "--fault",
+            "7=503",
+            "--fault",
+            "5=stall@1s",
+        ],
+    );
     for line in [
         "10 replicas, 5.00 ms service time",
         "faults: 7=503 5=stall@1s",
@@ -49,7 +47,6 @@ fn faults_take_effect_and_the_report_has_its_shape() {
     ] {
         assert!(out.contains(line), "missing `{line}` in:\n{out}");
     }
-    let report = read_json(std::path::Path::new(&json));
     assert_eq!(report["scenario"], "cluster");
     let run = &report["runs"][0];
     let requests = f(&run["requests"]);
@@ -82,26 +79,23 @@ fn faults_take_effect_and_the_report_has_its_shape() {
 #[test]
 fn baselines_run_in_the_same_invocation() {
     let dir = TempDir::new("cluster-baselines");
-    let json = dir.file("cluster.json");
-    let output = courier(&[
-        "bench",
-        "--scenario",
+    let (report, out) = bench_json(
+        &dir,
         "cluster",
-        "--replicas",
-        "4",
-        "-d",
-        "1",
-        "--rate",
-        "100",
-        "--fault",
-        "1=503",
-        "--compare-baselines",
-        "--json",
-        &json,
-    ]);
-    let out = text(&output);
-    assert!(output.status.success(), "{out}");
-    let report = read_json(std::path::Path::new(&json));
+        &[
+            "--scenario",
+            "cluster",
+            "--replicas",
+            "4",
+            "-d",
+            "1",
+            "--rate",
+            "100",
+            "--fault",
+            "1=503",
+            "--compare-baselines",
+        ],
+    );
     let names: Vec<&str> = report["runs"]
         .as_array()
         .expect("runs")
@@ -150,4 +144,38 @@ fn mistakes_are_refused_before_the_run() {
         "{}",
         text(&output)
     );
+}
+
+#[test]
+fn a_huge_in_flight_cap_neither_panics_nor_abandons_requests() {
+    // `-c` takes any u64. u64::MAX is above tokio's Semaphore::MAX_PERMITS (`Semaphore::new`
+    // panicked); 2^32 is below it but above the u32 that the wait for every slot at the end
+    // takes at once (the wait returned at once and the requests still in flight were abandoned
+    // as "unfinished at the end"). 200 ms per request: the last one, due at 0.4 s, is in
+    // flight when the run's 0.5 s are over.
+    for cap in ["18446744073709551615", "4294967296"] {
+        let dir = TempDir::new("cluster-cap");
+        let (report, _) = bench_json(
+            &dir,
+            "cluster",
+            &[
+                "--scenario",
+                "cluster",
+                "--replicas",
+                "4",
+                "--service-time",
+                "200ms",
+                "-d",
+                "0.5",
+                "--rate",
+                "10",
+                "-c",
+                cap,
+            ],
+        );
+        let run = &report["runs"][0];
+        assert_eq!(f(&run["requests"]), 5.0, "-c {cap}: {run:#}");
+        assert_eq!(run["failures"], serde_json::json!({}), "-c {cap}: {run:#}");
+        assert_eq!(f(&run["success_rate"]), 1.0, "-c {cap}: {run:#}");
+    }
 }

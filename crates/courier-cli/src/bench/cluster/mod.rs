@@ -229,7 +229,7 @@ async fn one_run(
         rate: setup.rate,
         duration: setup.duration,
         budget: setup.budget,
-        cap: usize::try_from(cap).unwrap_or(usize::MAX),
+        cap,
     };
     let sent = load::run(&sender, schedule, &tally, || set.begin()).await;
     let tallies = tally.snapshot();
@@ -269,8 +269,8 @@ fn refuse_other_flags(args: &BenchArgs) -> Result<()> {
         ("--tls", args.tls),
         ("--chart", args.chart),
     ];
-    match set.iter().find(|(_, on)| *on) {
-        Some((flag, _)) => Err(CliError::new(format!(
+    match first_given(&set) {
+        Some(flag) => Err(CliError::new(format!(
             "{flag} does not apply to --scenario cluster (it runs its own replicas, open loop, \
              for -d seconds; see --help)"
         ))),
@@ -291,10 +291,18 @@ pub fn refuse_cluster_flags(args: &BenchArgs) -> Result<()> {
         ("--no-cluster-throttle", c.no_cluster_throttle),
         ("--compare-baselines", c.compare_baselines),
     ];
-    match set.iter().find(|(_, on)| *on) {
-        Some((flag, _)) => Err(CliError::new(format!(
+    match first_given(&set) {
+        Some(flag) => Err(CliError::new(format!(
             "{flag} applies to --scenario cluster only"
         ))),
         None => Ok(()),
     }
+}
+
+/// The first flag of `(name, given)` pairs that was given.
+fn first_given(flags: &[(&'static str, bool)]) -> Option<&'static str> {
+    flags
+        .iter()
+        .find(|(_, given)| *given)
+        .map(|(flag, _)| *flag)
 }
