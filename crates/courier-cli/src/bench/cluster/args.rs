@@ -2,7 +2,7 @@
 //! appear in `--help` and in the JSON report's `config` with the rest).
 //!
 //! Why their own struct: they mean nothing to the other scenarios, and their parsing (fault
-//! profiles, `forking3`) belongs with the scenario, not in the 700 lines of general flags.
+//! profiles, `forking3`) belongs with the scenario, not with the general flags (`bench/args`).
 
 use std::time::Duration;
 
