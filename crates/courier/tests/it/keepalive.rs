@@ -5,6 +5,11 @@
 //! one interval of silence, then the PING's timeout. The silent server runs on
 //! the test's runtime over loopback, so the clock does not jump while the
 //! handshake is on its way.
+//!
+//! The client's own request timeout is not on that clock: `client/send.rs`
+//! sets its deadline from `std::time::Instant`, so a test that moved the paused
+//! clock further ahead of the wall clock than that timeout (100 s here unless
+//! set) would see requests time out at once; these move it by a second at most.
 
 use std::time::Duration;
 

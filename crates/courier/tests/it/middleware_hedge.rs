@@ -9,6 +9,11 @@
 //! peer as it returns, so the runtime is never idle with I/O under way and the
 //! clock never jumps past a reply still in flight. (A runtime on another thread,
 //! or a server in another process, would let it.)
+//!
+//! The client's own request timeout is not on that clock: `client/send.rs`
+//! sets its deadline from `std::time::Instant`, so a test that moved the paused
+//! clock further ahead of the wall clock than that timeout (100 s here unless
+//! set) would see requests time out at once; these move it by a second at most.
 
 use std::time::Duration;
 
