@@ -179,3 +179,24 @@ fn a_huge_in_flight_cap_neither_panics_nor_abandons_requests() {
         assert_eq!(f(&run["success_rate"]), 1.0, "-c {cap}: {run:#}");
     }
 }
+
+#[test]
+fn a_low_soft_open_file_limit_is_raised_before_the_run() {
+    // Replica 0 stalls: its attempts hold their connections for a share of the budget, and
+    // the replicas run in the same process (two descriptors per connection). Some 400 in
+    // flight need more than a soft limit of 200; the run raises it to the hard limit, as the
+    // other scenarios do, instead of failing attempts with "too many open files" (connect).
+    let dir = TempDir::new("cluster-nofile");
+    let json = dir.file("cluster.json");
+    let run = "ulimit -Sn 200 && exec \"$0\" bench --scenario cluster --replicas 2 \
+               --fault 0=stall --rate 400 -d 1 --timeout 1 --json \"$1\"";
+    let output = std::process::Command::new("sh")
+        .args(["-c", run, env!("CARGO_BIN_EXE_courier"), &json])
+        .output()
+        .expect("run sh");
+    let out = text(&output);
+    assert!(output.status.success(), "{out}");
+    let report = common::read_json(std::path::Path::new(&json));
+    let run = &report["runs"][0];
+    assert_eq!(run["failures"].get("connect"), None, "{run:#}\n{out}");
+}

@@ -166,6 +166,15 @@ pub fn strategy_name(strategy: Strategy) -> String {
     }
 }
 
+/// The most attempts one request can have in flight at once under `strategy`.
+pub fn attempts_at_most(strategy: Strategy) -> u64 {
+    match strategy {
+        Strategy::Forking { replicas } | Strategy::Parallel { replicas } => replicas as u64,
+        // One at a time (sequential: the next starts when the last ended).
+        _ => 1,
+    }
+}
+
 fn parse_strategy(text: &str) -> Result<String, String> {
     strategy(text).map(|_| text.to_owned())
 }

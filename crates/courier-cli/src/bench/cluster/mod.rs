@@ -110,6 +110,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     if let Some(path) = &args.json {
         super::output::check_writable("--json", path)?;
     }
+    open_file_limit(args, &setup);
     let runs = plan(args, !faults.is_empty());
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     let threads = |n: Option<u64>| n.map_or(cores, |n| n as usize).max(1);
@@ -164,6 +165,38 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         return Err(CliError::new("no request of the cluster run succeeded"));
     }
     Ok(())
+}
+
+/// Raises the open-file limit as the other scenarios do (`limits::discover`): the replicas run
+/// in this process, so each HTTP/1.1 attempt in flight costs two descriptors, and a stalled
+/// replica holds its attempts for their share of the budget. Left at a low soft limit, the run
+/// failed attempts with "too many open files" (connect errors) and blamed the balancer. Says
+/// so when even the raised limit is short of what the load can hold in flight: the requests
+/// started within one budget, each with as many attempts at once as the strategy makes.
+/// (Not `Limits::check`'s notes: they suggest `--server process`, which this scenario does
+/// not have, and local ports are no limit here, each replica having its own port.)
+fn open_file_limit(args: &BenchArgs, setup: &ScenarioSetup) {
+    let limits = super::limits::discover();
+    let attempts = match args.cluster.ordering() {
+        ClusterOrdering::RoundRobin => 1,
+        _ => args::attempts_at_most(args.cluster.strategy()),
+    };
+    let due_within_budget = (setup.rate * setup.budget.as_secs_f64()).ceil() as u64;
+    let cap = args.concurrency.unwrap_or(DEFAULT_CAP);
+    let in_flight = cap.min(due_within_budget).saturating_mul(attempts);
+    let group = |n: u64| super::report::group_thousands(&n.to_string());
+    if let (Some(files), Some(max)) = (limits.open_files, limits.max_connections(true)) {
+        if setup.protocol != "h2c" && in_flight > max {
+            eprintln!(
+                "courier bench: note: open-file limit {}: client and replicas share this \
+                 process, so HTTP/1.1 holds at most ~{} attempts in flight (this load may \
+                 need ~{}; --http 2 needs one connection per replica)",
+                group(files),
+                group(max),
+                group(in_flight)
+            );
+        }
+    }
 }
 
 /// The runs: the one asked for, then with `--compare-baselines` the same on healthy
