@@ -12,18 +12,22 @@ fn f(v: &Value) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
 }
 
+/// Runs `courier bench --scenario cluster ARGS --json DIR/cluster.json`, which must succeed.
+fn cluster(dir: &TempDir, args: &[&str]) -> (Value, String) {
+    let mut all = vec!["--scenario", "cluster"];
+    all.extend_from_slice(args);
+    bench_json(dir, "cluster", &all)
+}
+
 #[test]
 fn faults_take_effect_and_the_report_has_its_shape() {
     let dir = TempDir::new("cluster");
     // Sequential: a stalled attempt times out (budget / 3) and is judged, so the stalled
     // replica's health, and with it its share, falls. The stall starts at 1 s, so the first
     // second shows the replica at its fair share.
-    let (report, out) = bench_json(
+    let (report, out) = cluster(
         &dir,
-        "cluster",
         &[
-            "--scenario",
-            "cluster",
             "-d",
             "4",
             "--rate",
@@ -79,12 +83,9 @@ fn faults_take_effect_and_the_report_has_its_shape() {
 #[test]
 fn baselines_run_in_the_same_invocation() {
     let dir = TempDir::new("cluster-baselines");
-    let (report, out) = bench_json(
+    let (report, out) = cluster(
         &dir,
-        "cluster",
         &[
-            "--scenario",
-            "cluster",
             "--replicas",
             "4",
             "-d",
@@ -155,12 +156,9 @@ fn a_huge_in_flight_cap_neither_panics_nor_abandons_requests() {
     // flight when the run's 0.5 s are over.
     for cap in ["18446744073709551615", "4294967296"] {
         let dir = TempDir::new("cluster-cap");
-        let (report, _) = bench_json(
+        let (report, _) = cluster(
             &dir,
-            "cluster",
             &[
-                "--scenario",
-                "cluster",
                 "--replicas",
                 "4",
                 "--service-time",
