@@ -16,7 +16,7 @@ use clap::Args;
 use crate::bench::histograms::{self, Histograms};
 use crate::bench::json::BenchReport;
 use crate::bench::stats::{add_histogram, ratio, Percentiles};
-use crate::bench::{html, output, report, verdict};
+use crate::bench::{output, verdict};
 use crate::error::{CliError, Result};
 use crate::threshold::{self, Threshold};
 
@@ -55,19 +55,15 @@ pub fn run(args: MergeArgs) -> Result<()> {
         .map(|path| BenchReport::read(path))
         .collect::<Result<Vec<_>>>()?;
     let mut merged = merge(&reports, &args.reports)?;
-    merged.thresholds = args
-        .fail_if
-        .iter()
-        .map(|t| t.check(&merged, None))
-        .collect::<Result<_>>()?;
-    print!("{}", report::render(&merged));
-    print!("{}", threshold::render("thresholds", &merged.thresholds));
-    if let Some(path) = &args.json {
-        merged.write(path)?;
-    }
-    if let Some(path) = &args.html {
-        html::write(&merged, path)?;
-    }
+    output::publish(
+        &mut merged,
+        output::Outputs {
+            fail_if: &args.fail_if,
+            chart: false,
+            json: args.json.as_deref(),
+            html: args.html.as_deref(),
+        },
+    )?;
     if verdict::all_failed(&merged) {
         return Err(CliError::new("no request of any agent got a response"));
     }

@@ -4,70 +4,12 @@
 //! report file), so they catch wiring mistakes that unit tests of the parts cannot. Each run
 //! is kept to a few seconds.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+mod common;
+
 use std::time::{Duration, Instant};
 
+use common::{assert_success, bench_json, courier, TempDir};
 use serde_json::Value;
-
-/// A scratch directory unique to this test process and test, removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(test: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!(
-            "courier-cli-{test}-{}-{}",
-            std::process::id(),
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_nanos())
-        ));
-        std::fs::create_dir_all(&dir).expect("create temp dir");
-        Self(dir)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn courier(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_courier"))
-        .args(args)
-        .output()
-        .expect("run the courier binary")
-}
-
-fn assert_success(output: &Output) {
-    assert!(
-        output.status.success(),
-        "courier failed ({}):\nstdout:\n{}\nstderr:\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-}
-
-fn read_json(path: &std::path::Path) -> Value {
-    let text = std::fs::read_to_string(path).expect("JSON report written");
-    serde_json::from_str(&text).expect("JSON report parses")
-}
-
-/// Runs `courier bench ARGS --json FILE` and returns the parsed report and stdout.
-fn bench_json(dir: &TempDir, name: &str, args: &[&str]) -> (Value, String) {
-    let json = dir.0.join(format!("{name}.json"));
-    let mut full = vec!["bench"];
-    full.extend_from_slice(args);
-    full.extend_from_slice(&["--json", json.to_str().expect("temp path is UTF-8")]);
-    let output = courier(&full);
-    assert_success(&output);
-    (
-        read_json(&json),
-        String::from_utf8_lossy(&output.stdout).into_owned(),
-    )
-}
 
 fn f64_at(value: &Value, pointer: &str) -> f64 {
     value

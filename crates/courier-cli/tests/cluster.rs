@@ -5,41 +5,43 @@
 
 mod common;
 
-use common::{courier, read_json, text, TempDir};
+use common::{bench_json, courier, text, TempDir};
 use serde_json::Value;
 
 fn f(v: &Value) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
 }
 
+/// Runs `courier bench --scenario cluster ARGS --json DIR/cluster.json`, which must succeed.
+fn cluster(dir: &TempDir, args: &[&str]) -> (Value, String) {
+    let mut all = vec!["--scenario", "cluster"];
+    all.extend_from_slice(args);
+    bench_json(dir, "cluster", &all)
+}
+
 #[test]
 fn faults_take_effect_and_the_report_has_its_shape() {
     let dir = TempDir::new("cluster");
-    let json = dir.file("cluster.json");
     // Sequential: a stalled attempt times out (budget / 3) and is judged, so the stalled
     // replica's health, and with it its share, falls. The stall starts at 1 s, so the first
     // second shows the replica at its fair share.
-    let output = courier(&[
-        "bench",
-        "--scenario",
-        "cluster",
-        "-d",
-        "4",
-        "--rate",
-        "200",
-        "--timeout",
-        "0.3",
-        "--cluster-strategy",
-        "sequential3",
-        "--fault",
-        "7=503",
-        "--fault",
-        "5=stall@1s",
-        "--json",
-        &json,
-    ]);
-    let out = text(&output);
-    assert!(output.status.success(), "{out}");
+    let (report, out) = cluster(
+        &dir,
+        &[
+            "-d",
+            "4",
+            "--rate",
+            "200",
+            "--timeout",
+            "0.3",
+            "--cluster-strategy",
+            "sequential3",
+            "--fault",
+            "7=503",
+            "--fault",
+            "5=stall@1s",
+        ],
+    );
     for line in [
         "10 replicas, 5.00 ms service time",
         "faults: 7=503 5=stall@1s",
@@ -49,7 +51,6 @@ fn faults_take_effect_and_the_report_has_its_shape() {
     ] {
         assert!(out.contains(line), "missing `{line}` in:\n{out}");
     }
-    let report = read_json(std::path::Path::new(&json));
     assert_eq!(report["scenario"], "cluster");
     let run = &report["runs"][0];
     let requests = f(&run["requests"]);
@@ -82,26 +83,20 @@ fn faults_take_effect_and_the_report_has_its_shape() {
 #[test]
 fn baselines_run_in_the_same_invocation() {
     let dir = TempDir::new("cluster-baselines");
-    let json = dir.file("cluster.json");
-    let output = courier(&[
-        "bench",
-        "--scenario",
-        "cluster",
-        "--replicas",
-        "4",
-        "-d",
-        "1",
-        "--rate",
-        "100",
-        "--fault",
-        "1=503",
-        "--compare-baselines",
-        "--json",
-        &json,
-    ]);
-    let out = text(&output);
-    assert!(output.status.success(), "{out}");
-    let report = read_json(std::path::Path::new(&json));
+    let (report, out) = cluster(
+        &dir,
+        &[
+            "--replicas",
+            "4",
+            "-d",
+            "1",
+            "--rate",
+            "100",
+            "--fault",
+            "1=503",
+            "--compare-baselines",
+        ],
+    );
     let names: Vec<&str> = report["runs"]
         .as_array()
         .expect("runs")
@@ -150,4 +145,56 @@ fn mistakes_are_refused_before_the_run() {
         "{}",
         text(&output)
     );
+}
+
+#[test]
+fn a_huge_in_flight_cap_neither_panics_nor_abandons_requests() {
+    // `-c` takes any u64. u64::MAX is above tokio's Semaphore::MAX_PERMITS (`Semaphore::new`
+    // panicked); 2^32 is below it but above the u32 that the wait for every slot at the end
+    // takes at once (the wait returned at once and the requests still in flight were abandoned
+    // as "unfinished at the end"). 200 ms per request: the last one, due at 0.4 s, is in
+    // flight when the run's 0.5 s are over.
+    for cap in ["18446744073709551615", "4294967296"] {
+        let dir = TempDir::new("cluster-cap");
+        let (report, _) = cluster(
+            &dir,
+            &[
+                "--replicas",
+                "4",
+                "--service-time",
+                "200ms",
+                "-d",
+                "0.5",
+                "--rate",
+                "10",
+                "-c",
+                cap,
+            ],
+        );
+        let run = &report["runs"][0];
+        assert_eq!(f(&run["requests"]), 5.0, "-c {cap}: {run:#}");
+        assert_eq!(run["failures"], serde_json::json!({}), "-c {cap}: {run:#}");
+        assert_eq!(f(&run["success_rate"]), 1.0, "-c {cap}: {run:#}");
+    }
+}
+
+#[test]
+fn a_low_soft_open_file_limit_is_raised_before_the_run() {
+    // Replica 0 stalls: its attempts hold their connections for a share of the budget, and
+    // the replicas run in the same process (two descriptors per connection). Some 400 in
+    // flight need more than a soft limit of 200; the run raises it to the hard limit, as the
+    // other scenarios do, instead of failing attempts with "too many open files" (connect).
+    let dir = TempDir::new("cluster-nofile");
+    let json = dir.file("cluster.json");
+    let run = "ulimit -Sn 200 && exec \"$0\" bench --scenario cluster --replicas 2 \
+               --fault 0=stall --rate 400 -d 1 --timeout 1 --json \"$1\"";
+    let output = std::process::Command::new("sh")
+        .args(["-c", run, env!("CARGO_BIN_EXE_courier"), &json])
+        .output()
+        .expect("run sh");
+    let out = text(&output);
+    assert!(output.status.success(), "{out}");
+    let report = common::read_json(std::path::Path::new(&json));
+    let run = &report["runs"][0];
+    assert_eq!(run["failures"].get("connect"), None, "{run:#}\n{out}");
 }

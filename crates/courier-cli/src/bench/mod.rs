@@ -170,22 +170,15 @@ pub fn run(args: BenchArgs) -> Result<()> {
         },
         &outcome,
     );
-    report.thresholds = args
-        .fail_if
-        .iter()
-        .map(|t| t.check(&report, None))
-        .collect::<Result<_>>()?;
-    print!("{}", report::render(&report));
-    if args.chart {
-        print!("\n{}", chart::render(&report));
-    }
-    print!("{}", threshold::render("thresholds", &report.thresholds));
-    if let Some(path) = &args.json {
-        report.write(path)?;
-    }
-    if let Some(path) = &args.html {
-        html::write(&report, path)?;
-    }
+    output::publish(
+        &mut report,
+        output::Outputs {
+            fail_if: &args.fail_if,
+            chart: args.chart,
+            json: args.json.as_deref(),
+            html: args.html.as_deref(),
+        },
+    )?;
     if report.interrupted {
         return Err(CliError::with_code(
             EXIT_INTERRUPTED,

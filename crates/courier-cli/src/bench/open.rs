@@ -56,10 +56,7 @@ pub async fn run(
     if clients.is_empty() {
         return Err(CliError::new("no client to send requests with"));
     }
-    // Bounded by u32 too: waiting for every slot at the end takes them all in one call.
-    let permits = usize::try_from(cap.min(u64::from(u32::MAX)))
-        .unwrap_or(usize::MAX)
-        .min(Semaphore::MAX_PERMITS);
+    let permits = slots_for(cap);
     let slots = Arc::new(Semaphore::new(permits));
     let clock = plan.clock;
     let limit = match stop {
@@ -128,22 +125,39 @@ pub async fn run(
         (None, None, None) => schedule.sent,
     };
     // Every slot free again means every request sent has finished.
-    let all = u32::try_from(permits).unwrap_or(u32::MAX);
     let cancelled = match clock.deadline {
         // Requests still in flight abandon themselves at the deadline.
         Some(deadline) => interrupt::cancelled_before(&plan.stop, Some(deadline)).await,
         // With `-n`, every request finishes.
         None => tokio::select! {
-            _ = slots.acquire_many(all) => false,
+            () = all_free(&slots, permits) => false,
             () = plan.stop.cancelled() => true,
         },
     };
     if cancelled {
         let grace = Instant::now() + interrupt::GRACE;
         let limit = clock.deadline.map_or(grace, |deadline| deadline.min(grace));
-        let _ = tokio::time::timeout_at(limit, slots.acquire_many(all)).await;
+        let _ = tokio::time::timeout_at(limit, all_free(&slots, permits)).await;
     }
     Ok(schedule)
+}
+
+/// The in-flight slots of an open loop capped at `cap` (`-c` can be any `u64`): at most
+/// tokio's `Semaphore::MAX_PERMITS` (`Semaphore::new` panics above it), and at most `u32::MAX`,
+/// since waiting for every slot at the end takes them all in one `acquire_many(u32)` call (with
+/// more slots than that, the wait would return while requests were still in flight).
+pub fn slots_for(cap: u64) -> usize {
+    usize::try_from(cap.min(u64::from(u32::MAX)))
+        .unwrap_or(usize::MAX)
+        .min(Semaphore::MAX_PERMITS)
+}
+
+/// Waits until every one of `permits` slots is free again (every request sent has finished):
+/// `permits` comes from [`slots_for`], so it fits one `acquire_many`.
+pub async fn all_free(slots: &Semaphore, permits: usize) {
+    let all = u32::try_from(permits).unwrap_or(u32::MAX);
+    // Err only if the semaphore was closed, which neither loop does.
+    let _ = slots.acquire_many(all).await;
 }
 
 /// A free slot, or `None` once the deadline has passed or Ctrl-C was pressed.

@@ -1,4 +1,5 @@
-//! Checks, before a run starts, that the files it was asked to write can be written.
+//! Where a report goes: the files it was asked to write, checked before a run starts, and
+//! the report printed and written once it is known (`courier bench` and `courier merge` alike).
 //!
 //! Finding out that `--json` points into a missing directory after a ten-minute run loses the
 //! run. So each output path is tried first: an existing file must open for writing (it is not
@@ -7,7 +8,42 @@
 use std::fs::OpenOptions;
 use std::path::Path;
 
+use super::json::BenchReport;
+use super::{chart, html, report};
 use crate::error::{CliError, Result};
+use crate::threshold::{self, Threshold};
+
+/// What to do with a finished report.
+pub struct Outputs<'a> {
+    /// `--fail-if`: judged against the report and printed after it.
+    pub fail_if: &'a [Threshold],
+    /// `--chart`: the timeline drawn below the table.
+    pub chart: bool,
+    pub json: Option<&'a Path>,
+    pub html: Option<&'a Path>,
+}
+
+/// Judges the thresholds into `report`, prints it (table, chart, thresholds) and writes its
+/// files. What the outcome means (an exit code) is the caller's.
+pub fn publish(report: &mut BenchReport, to: Outputs<'_>) -> Result<()> {
+    report.thresholds = to
+        .fail_if
+        .iter()
+        .map(|t| t.check(report, None))
+        .collect::<Result<_>>()?;
+    print!("{}", report::render(report));
+    if to.chart {
+        print!("\n{}", chart::render(report));
+    }
+    print!("{}", threshold::render("thresholds", &report.thresholds));
+    if let Some(path) = to.json {
+        report.write(path)?;
+    }
+    if let Some(path) = to.html {
+        html::write(report, path)?;
+    }
+    Ok(())
+}
 
 /// Fails with a message naming `flag` and `path` if the report could not be written there.
 pub fn check_writable(flag: &str, path: &Path) -> Result<()> {

@@ -83,6 +83,21 @@ pub fn read_json(path: &Path) -> Value {
     serde_json::from_str(&text).expect("JSON report parses")
 }
 
+/// Runs `courier bench ARGS --json DIR/NAME.json`, checks that it succeeded, and returns the
+/// parsed report and stdout.
+pub fn bench_json(dir: &TempDir, name: &str, args: &[&str]) -> (Value, String) {
+    let json = dir.file(&format!("{name}.json"));
+    let mut full = vec!["bench"];
+    full.extend_from_slice(args);
+    full.extend_from_slice(&["--json", &json]);
+    let output = courier(&full);
+    assert_success(&output);
+    (
+        read_json(Path::new(&json)),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+    )
+}
+
 /// The lines a child writes to `stream`, read on a thread so waits on them can have deadlines
 /// (and so a full pipe never blocks the child).
 pub fn lines(stream: impl std::io::Read + Send + 'static) -> mpsc::Receiver<String> {

@@ -1,4 +1,11 @@
 //! Connection lifetime (rotation) and idle timeout.
+//!
+//! On the wall clock, not paused time: the scavenger ticks on a tokio interval
+//! but judges idle time and lifetimes by `std::time::Instant` (`pool/expiry.rs`,
+//! `pool/origin`), which paused time does not move, so an idle connection would
+//! never expire (tried: the idle-timeout test times out, and the rotation test's
+//! requests time out once the paused clock runs ahead of the wall clock that
+//! sets their deadlines).
 
 use std::time::{Duration, Instant};
 

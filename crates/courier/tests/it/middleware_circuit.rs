@@ -1,4 +1,15 @@
 //! Circuit breaker: opens on failures, fails fast, probes, closes.
+//!
+//! The breaker's clock is tokio's (`tokio::time::Instant` in
+//! `middleware/circuit.rs`), so the test that waits out its break duration runs
+//! on paused time: `eventually`'s sleeps move the clock, and the break passes in
+//! no time. The scripted server runs on the test's runtime over loopback, so the
+//! clock does not jump while a reply is on its way.
+//!
+//! The client's own request timeout is not on that clock: `client/send.rs`
+//! sets its deadline from `std::time::Instant`, so a test that moved the paused
+//! clock further ahead of the wall clock than that timeout (100 s here unless
+//! set) would see requests time out at once; these move it by a second at most.
 
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::sync::Arc;
@@ -8,6 +19,7 @@ use crate::support::eventually;
 use crate::support::middleware::{get_request, reply, scripted};
 use courier::middleware::{CircuitBreakerConfig, CircuitBreakerLayer, CircuitState};
 use courier::{Client, ErrorKind};
+use tokio::time::Instant;
 use tower::{ServiceBuilder, ServiceExt};
 
 fn config() -> CircuitBreakerConfig {
@@ -18,7 +30,7 @@ fn config() -> CircuitBreakerConfig {
         .break_duration(Duration::from_millis(200))
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn opens_fails_fast_and_closes_after_a_good_probe() {
     let healthy = Arc::new(AtomicBool::new(false));
     let srv = {
@@ -53,6 +65,7 @@ async fn opens_fails_fast_and_closes_after_a_good_probe() {
         assert_eq!(res.status(), 500);
     }
     assert_eq!(breaker.state(&uri), CircuitState::Open);
+    let opened = Instant::now();
 
     // Open: fails fast, the server sees nothing.
     for _ in 0..10 {
@@ -72,14 +85,12 @@ async fn opens_fails_fast_and_closes_after_a_good_probe() {
     assert_eq!(res.status(), 200);
 
     // After the break, one probe goes through; it fails: open again.
-    eventually("half-open", Duration::from_secs(5), || {
-        breaker.state(&uri) == CircuitState::HalfOpen
-    })
-    .await;
+    half_open_after_the_break(&breaker, &uri, opened).await;
     let res = svc.clone().oneshot(get()).await.unwrap();
     assert_eq!(res.status(), 500);
     assert_eq!(srv.hits(), 5);
     assert_eq!(breaker.state(&uri), CircuitState::Open);
+    let opened = Instant::now();
     assert_eq!(
         svc.clone().oneshot(get()).await.unwrap_err().kind(),
         ErrorKind::CircuitOpen
@@ -87,10 +98,7 @@ async fn opens_fails_fast_and_closes_after_a_good_probe() {
 
     // The origin recovers: the next probe succeeds and closes the circuit.
     healthy.store(true, SeqCst);
-    eventually("half-open again", Duration::from_secs(5), || {
-        breaker.state(&uri) == CircuitState::HalfOpen
-    })
-    .await;
+    half_open_after_the_break(&breaker, &uri, opened).await;
     let res = svc.clone().oneshot(get()).await.unwrap();
     assert_eq!(res.status(), 200);
     assert_eq!(breaker.state(&uri), CircuitState::Closed);
@@ -98,6 +106,26 @@ async fn opens_fails_fast_and_closes_after_a_good_probe() {
         assert_eq!(svc.clone().oneshot(get()).await.unwrap().status(), 200);
     }
     assert_eq!(srv.hits(), 11);
+}
+
+/// Waits for the circuit opened at `opened` to turn half-open, and checks that
+/// it did so at the break duration: `eventually` polls every 5 ms, and on
+/// paused time its wall-clock limit alone would let any break pass.
+async fn half_open_after_the_break(
+    breaker: &CircuitBreakerLayer,
+    uri: &http::Uri,
+    opened: Instant,
+) {
+    eventually("half-open", Duration::from_secs(5), || {
+        breaker.state(uri) == CircuitState::HalfOpen
+    })
+    .await;
+    let after = opened.elapsed();
+    let expected = config().break_duration;
+    assert!(
+        after >= expected && after < expected + Duration::from_millis(50),
+        "half-open after {after:?}, not {expected:?}"
+    );
 }
 
 #[tokio::test]

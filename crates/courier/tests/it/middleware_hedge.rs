@@ -1,7 +1,21 @@
 //! Hedging: a stalled first attempt is overtaken by a second one, which wins;
 //! the stalled one is cancelled and the server sees its connection close.
+//!
+//! The hedge's timer is tokio's (`tokio::time::sleep` in `middleware/hedge.rs`),
+//! and so are the built-in server's `/delay` timers, so the tests that wait for
+//! them run on paused time: the clock jumps to the next timer once every task
+//! is idle, and the figures are exact instead of wall-clock bounds. The servers
+//! run on the test's own runtime over loopback, where a write is readable by the
+//! peer as it returns, so the runtime is never idle with I/O under way and the
+//! clock never jumps past a reply still in flight. (A runtime on another thread,
+//! or a server in another process, would let it.)
+//!
+//! The client's own request timeout is not on that clock: `client/send.rs`
+//! sets its deadline from `std::time::Instant`, so a test that moved the paused
+//! clock further ahead of the wall clock than that timeout (100 s here unless
+//! set) would see requests time out at once; these move it by a second at most.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::support::h2::within_for;
 use crate::support::middleware::{get_request, reply, scripted};
@@ -57,22 +71,27 @@ async fn first_stalls() -> (String, mpsc::UnboundedReceiver<&'static str>) {
     (format!("http://{addr}/slow-or-fast"), rx)
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_stalled_attempt_is_hedged_and_cancelled() {
     let (url, mut events) = first_stalls().await;
-    let hedge = HedgeLayer::new(HedgeConfig::default().delay(Duration::from_millis(100)));
+    let delay = Duration::from_millis(100);
+    let hedge = HedgeLayer::new(HedgeConfig::default().delay(delay));
     let svc = ServiceBuilder::new()
         .layer(hedge.clone())
         .service(Client::new());
-    let started = Instant::now();
+    let started = tokio::time::Instant::now();
     let req = get_request(&url);
     let res = within_for(Duration::from_secs(10), "hedged request", svc.oneshot(req))
         .await
         .unwrap();
     assert_eq!(res.text().await.unwrap(), "fast");
+    // Paused time moves only to timers: the hedge went out at its delay (not
+    // before, and not a delay later), and its answer took no time.
     let elapsed = started.elapsed();
-    assert!(elapsed >= Duration::from_millis(100), "{elapsed:?}");
-    assert!(elapsed < Duration::from_secs(5), "{elapsed:?}");
+    assert!(
+        elapsed >= delay && elapsed < 2 * delay,
+        "hedged after {elapsed:?}, not {delay:?}"
+    );
 
     let stats = hedge.stats();
     assert_eq!((stats.hedges, stats.hedges_won), (1, 1), "{stats:?}");
@@ -103,7 +122,9 @@ async fn fast_answers_are_not_hedged() {
     assert_eq!(hedge.stats().hedges, 0);
 }
 
-#[tokio::test]
+/// The answer takes 200 ms, ten times the hedge's delay: a hedge would have
+/// gone out (in no time, on paused time).
+#[tokio::test(start_paused = true)]
 async fn post_is_not_hedged_by_default() {
     let srv = server().await;
     let hedge = HedgeLayer::new(HedgeConfig::default().delay(Duration::from_millis(20)));
@@ -119,7 +140,7 @@ async fn post_is_not_hedged_by_default() {
     assert_eq!(srv.requests_served(), 1);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn hedged_http2_stream_is_reset_not_the_connection() {
     // Over h2c both attempts share one connection; the loser's stream is reset.
     let srv = server().await;

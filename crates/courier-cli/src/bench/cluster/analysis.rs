@@ -13,7 +13,8 @@ use courier_server::{ReplicaFault, ReplicaSecond, ReplicaSelector};
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
-use super::tally::{histogram, Tallies};
+use super::super::stats::new_histogram;
+use super::tally::Tallies;
 
 /// p99 counts as back when it is at most this × the p99 before the fault (the bound).
 pub const P99_BOUND: f64 = 1.25;
@@ -21,6 +22,9 @@ pub const P99_BOUND: f64 = 1.25;
 pub const RECOVERED_SHARE: f64 = 0.5;
 
 /// Latency percentiles, ms.
+///
+/// Not `stats::Percentiles`: the cluster's targets are at the far tail (p99.9, p99.99, which
+/// that one does not have), and this is the shape of the cluster report's JSON (`p99_9`).
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize)]
 pub struct Percentiles {
     pub p50: f64,
@@ -156,7 +160,11 @@ pub fn figures(d: RunData<'_>) -> RunFigures {
         successes: t.successes,
         success_rate: t.successes as f64 / t.requests.max(1) as f64,
         throttled: t.throttled,
-        failures: t.failures.clone(),
+        failures: t
+            .failures
+            .iter()
+            .map(|(failure, n)| (failure.to_string(), *n))
+            .collect(),
         attempts_per_request: per_request(attempts),
         client_attempts_per_request: d
             .client
@@ -220,7 +228,7 @@ fn fault(
     // Before: whole seconds before the fault, the first left out (connections opening) when
     // there are others.
     let before_from = usize::from(first_in > 1);
-    let mut before = histogram();
+    let mut before = new_histogram();
     for s in t.seconds.iter().take(first_in).skip(before_from) {
         let _ = before.add(&s.latency);
     }
@@ -232,7 +240,7 @@ fn fault(
         // Walking back from the fault's last second: the p99 of every request due from second
         // `s` to the end of the fault. Back at the first `s` whose p99 is within the bound
         // (one second's p99 alone is too noisy to tell).
-        let mut rest = histogram();
+        let mut rest = new_histogram();
         let mut back = None;
         for s in (first_in..end_s).rev() {
             if let Some(second) = t.seconds.get(s) {

@@ -2,7 +2,7 @@
 //! appear in `--help` and in the JSON report's `config` with the rest).
 //!
 //! Why their own struct: they mean nothing to the other scenarios, and their parsing (fault
-//! profiles, `forking3`) belongs with the scenario, not in the 700 lines of general flags.
+//! profiles, `forking3`) belongs with the scenario, not with the general flags (`bench/args`).
 
 use std::time::Duration;
 
@@ -163,6 +163,15 @@ pub fn strategy_name(strategy: Strategy) -> String {
         Strategy::Forking { replicas } => format!("forking{replicas}"),
         Strategy::Parallel { replicas } => format!("parallel{replicas}"),
         other => other.to_string(),
+    }
+}
+
+/// The most attempts one request can have in flight at once under `strategy`.
+pub fn attempts_at_most(strategy: Strategy) -> u64 {
+    match strategy {
+        Strategy::Forking { replicas } | Strategy::Parallel { replicas } => replicas as u64,
+        // One at a time (sequential: the next starts when the last ended).
+        _ => 1,
     }
 }
 

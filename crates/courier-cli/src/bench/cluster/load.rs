@@ -1,11 +1,14 @@
 //! The cluster scenario's open loop: requests due at a constant rate, each timed from when it
 //! was due (corrected for coordinated omission) and from when it was sent.
 //!
-//! Why not the general open loop (`open.rs`): that one is built around request templates and
-//! the pool-sampling pipeline; this one sends through a `ClusterClient` (or the round-robin
-//! baseline) and needs each request's due second for the fault figures. The schedule is the
-//! same idea: one scheduler wakes when the next request is due and sends everything due; a
-//! request that finds every in-flight slot taken waits, and that wait counts in its latency.
+//! Why not the general open loop (`open.rs`): that one is built around request templates, the
+//! pool-sampling pipeline, warmup, `-n` and Ctrl-C; this one sends through a `ClusterClient` (or
+//! the round-robin baseline) and needs each request's due second for the fault figures. What
+//! means the same is shared: when request `i` is due (`Pacer`), how many in-flight slots a cap
+//! allows and the wait for all of them (`open::slots_for`, `open::all_free`), and what counts
+//! as late (`open::LATE_AFTER`). The schedule is the same idea: one scheduler wakes when the
+//! next request is due and sends everything due; a request that finds every in-flight slot
+//! taken waits, and that wait counts in its latency.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,8 +17,10 @@ use tokio::sync::Semaphore;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use super::super::open::{self, LATE_AFTER};
+use super::super::pacer::Pacer;
 use super::sender::Sender;
-use super::tally::Tally;
+use super::tally::{Failure, Tally};
 
 /// How long requests still in flight at the end get beyond their budget.
 const GRACE: Duration = Duration::from_millis(500);
@@ -29,8 +34,8 @@ pub struct Schedule {
     pub duration: Duration,
     /// A request's whole budget: in flight at the end for longer than it, it is abandoned.
     pub budget: Duration,
-    /// Requests in flight at most.
-    pub cap: usize,
+    /// Requests in flight at most (`-c`: any `u64`, clamped by `open::slots_for`).
+    pub cap: u64,
 }
 
 /// What the scheduler saw.
@@ -38,7 +43,7 @@ pub struct Schedule {
 pub struct Sent {
     /// Requests due, and sent.
     pub requests: u64,
-    /// Sent more than 5 ms after they were due (no slot free in time, or a busy machine).
+    /// Sent more than `LATE_AFTER` after they were due (no slot free in time, or a busy machine).
     pub late: u64,
     /// The most in flight at once.
     pub max_in_flight: u64,
@@ -56,15 +61,17 @@ pub async fn run(
     tally: &Arc<Tally>,
     begin: impl FnOnce(),
 ) -> Sent {
-    let slots = Arc::new(Semaphore::new(schedule.cap));
+    let permits = open::slots_for(schedule.cap);
+    let slots = Arc::new(Semaphore::new(permits));
+    let pacer = Pacer::constant(schedule.rate);
     let stop = CancellationToken::new();
     let mut sent = Sent::default();
     let start = Instant::now();
     begin();
     let end = start + schedule.duration;
     let mut i: u64 = 0;
-    loop {
-        let offset = Duration::from_secs_f64(i as f64 / schedule.rate);
+    // A constant rate: `due` is never `None`.
+    while let Some(offset) = pacer.due(i) {
         let due = start + offset;
         if due >= end {
             break;
@@ -73,15 +80,15 @@ pub async fn run(
         // Bounded: requests that outlive their budget (they should not) must not hang the run.
         let Ok(Ok(permit)) = tokio::time::timeout_at(end, Arc::clone(&slots).acquire_owned()).await
         else {
-            let total = (schedule.duration.as_secs_f64() * schedule.rate).ceil() as u64;
+            let total = pacer.due_between(Duration::ZERO, schedule.duration);
             sent.not_sent = total.saturating_sub(i);
             break;
         };
         let sent_at = Instant::now();
-        if sent_at - due > Duration::from_millis(5) {
+        if sent_at - due > LATE_AFTER {
             sent.late += 1;
         }
-        let in_flight = (schedule.cap - slots.available_permits()) as u64;
+        let in_flight = (permits - slots.available_permits()) as u64;
         sent.max_in_flight = sent.max_in_flight.max(in_flight);
         sent.requests += 1;
         let (sender, tally, stop) = (sender.clone(), Arc::clone(tally), stop.clone());
@@ -97,14 +104,11 @@ pub async fn run(
         });
         i += 1;
     }
-    let all = u32::try_from(schedule.cap).unwrap_or(u32::MAX);
     let give_up = Instant::now() + schedule.budget + GRACE;
-    if let Ok(Ok(permits)) = tokio::time::timeout_at(give_up, slots.acquire_many(all)).await {
-        drop(permits);
-    }
-    sent.abandoned = (schedule.cap - slots.available_permits()) as u64;
+    let _ = tokio::time::timeout_at(give_up, open::all_free(&slots, permits)).await;
+    sent.abandoned = (permits - slots.available_permits()) as u64;
     stop.cancel();
-    tally.abandoned(sent.abandoned);
-    tally.not_sent(sent.not_sent);
+    tally.unfinished(Failure::Unfinished, sent.abandoned);
+    tally.unfinished(Failure::NotSent, sent.not_sent);
     sent
 }

@@ -13,7 +13,7 @@ use courier::cluster::{ClusterClient, ClusterSnapshot, ReplicaOrdering, Strategy
 use courier::Client;
 
 use super::args::strategy_name;
-use super::tally::Outcome;
+use super::tally::{Failure, Outcome};
 
 /// Which balancer a run uses.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -130,13 +130,13 @@ impl Sender {
         let response = match answer {
             Ok(response) => response,
             Err(e) if courier::cluster::is_throttled(&e) => return Outcome::Throttled,
-            Err(e) => return Outcome::Error(e.kind().as_str().to_owned()),
+            Err(e) => return Outcome::Failed(Failure::Error(e.kind().as_str())),
         };
         let status = response.status().as_u16();
         match response.bytes().await {
             Ok(_) if (200..300).contains(&status) => Outcome::Success,
-            Ok(_) => Outcome::Status(status),
-            Err(e) => Outcome::Error(format!("{} (body)", e.kind().as_str())),
+            Ok(_) => Outcome::Failed(Failure::Status(status)),
+            Err(e) => Outcome::Failed(Failure::Body(e.kind().as_str())),
         }
     }
 

@@ -6,6 +6,11 @@
 //! second whose requests were held up shows it even if they finished later. One lock for the
 //! whole run: at the scenario's few thousand requests per second it is never contended enough
 //! to matter, and it keeps the code small.
+//!
+//! Why not `stats::Tally`: that one is per runtime thread and cut into seconds of wall time by
+//! the sampler, and keeps headers-vs-last-byte and per-status figures this scenario does not
+//! report; this one files each request under the second it was due in. The histograms are the
+//! shared ones (`stats::new_histogram`, `record`, `micros`).
 
 use std::collections::BTreeMap;
 use std::sync::{Mutex, PoisonError};
@@ -13,20 +18,46 @@ use std::time::Duration;
 
 use hdrhistogram::Histogram;
 
-/// Highest latency recorded (µs); anything slower is clamped to it.
-const MAX_US: u64 = 120_000_000;
+use super::super::stats::{micros, new_histogram, record};
 
 /// How one request ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
     /// A 2xx response, body read.
     Success,
-    /// Any other status (the last rejected answer).
-    Status(u16),
     /// Refused locally by adaptive throttling.
     Throttled,
-    /// An error, by kind.
-    Error(String),
+    /// Anything else.
+    Failed(Failure),
+}
+
+/// Why a request failed. `Copy`, with the error kind as the library's `&'static str`: a run
+/// that fails thousands of requests a second records each without allocating; the label the
+/// report shows is made once per distinct failure, at the end ([`Failure`]'s `Display`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Failure {
+    /// Any status but 2xx (the last rejected answer).
+    Status(u16),
+    /// An error before the response, by `ErrorKind::as_str()`.
+    Error(&'static str),
+    /// An error while reading the body, by `ErrorKind::as_str()`.
+    Body(&'static str),
+    /// Still in flight when the run gave up on it.
+    Unfinished,
+    /// Due, but never sent: every in-flight slot was taken until the end.
+    NotSent,
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failure::Status(code) => write!(f, "status {code}"),
+            Failure::Error(kind) => f.write_str(kind),
+            Failure::Body(kind) => write!(f, "{kind} (body)"),
+            Failure::Unfinished => f.write_str("unfinished at the end"),
+            Failure::NotSent => f.write_str("not sent (every in-flight slot taken)"),
+        }
+    }
 }
 
 /// One second of the run (by intended start).
@@ -45,7 +76,7 @@ pub struct Tallies {
     pub successes: u64,
     pub throttled: u64,
     /// Failures other than throttling, by cause.
-    pub failures: BTreeMap<String, u64>,
+    pub failures: BTreeMap<Failure, u64>,
     /// From the intended start to the last byte (corrected for coordinated omission), µs.
     pub corrected: Histogram<u64>,
     /// From the actual send to the last byte, µs.
@@ -57,11 +88,6 @@ pub struct Tallies {
 #[derive(Debug)]
 pub struct Tally(Mutex<Tallies>);
 
-/// A histogram of 1 µs to 120 s at 3 significant digits.
-pub fn histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, MAX_US, 3).expect("static histogram bounds are valid")
-}
-
 impl Tally {
     pub fn new() -> Self {
         Tally(Mutex::new(Tallies {
@@ -69,8 +95,8 @@ impl Tally {
             successes: 0,
             throttled: 0,
             failures: BTreeMap::new(),
-            corrected: histogram(),
-            uncorrected: histogram(),
+            corrected: new_histogram(),
+            uncorrected: new_histogram(),
             seconds: Vec::new(),
         }))
     }
@@ -90,48 +116,34 @@ impl Tally {
             t.seconds.push(Second {
                 requests: 0,
                 successes: 0,
-                latency: histogram(),
+                latency: new_histogram(),
             });
         }
         t.requests += 1;
         t.seconds[second].requests += 1;
         match outcome {
             Outcome::Success => {
-                let c = us(corrected);
+                let c = micros(corrected);
                 t.successes += 1;
-                t.corrected.saturating_record(c);
-                t.uncorrected.saturating_record(us(uncorrected));
+                record(&mut t.corrected, c);
+                record(&mut t.uncorrected, micros(uncorrected));
                 t.seconds[second].successes += 1;
-                t.seconds[second].latency.saturating_record(c);
+                record(&mut t.seconds[second].latency, c);
             }
             Outcome::Throttled => t.throttled += 1,
-            Outcome::Status(code) => *t.failures.entry(format!("status {code}")).or_default() += 1,
-            Outcome::Error(kind) => *t.failures.entry(kind).or_default() += 1,
+            Outcome::Failed(failure) => *t.failures.entry(failure).or_default() += 1,
         }
     }
 
-    /// Counts requests that were due but never finished (abandoned at the end).
-    pub fn abandoned(&self, n: u64) {
+    /// Counts `n` requests that were due but never finished, for `failure`: still in flight
+    /// at the end ([`Failure::Unfinished`]) or never sent ([`Failure::NotSent`]).
+    pub fn unfinished(&self, failure: Failure, n: u64) {
         if n == 0 {
             return;
         }
         let mut t = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         t.requests += n;
-        *t.failures
-            .entry("unfinished at the end".to_owned())
-            .or_default() += n;
-    }
-
-    /// Counts requests that were due but never sent (no in-flight slot free before the end).
-    pub fn not_sent(&self, n: u64) {
-        if n == 0 {
-            return;
-        }
-        let mut t = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        t.requests += n;
-        *t.failures
-            .entry("not sent (every in-flight slot taken)".to_owned())
-            .or_default() += n;
+        *t.failures.entry(failure).or_default() += n;
     }
 
     /// A copy of what was recorded.
@@ -143,12 +155,6 @@ impl Tally {
     }
 }
 
-fn us(d: Duration) -> u64 {
-    u64::try_from(d.as_micros())
-        .unwrap_or(MAX_US)
-        .clamp(1, MAX_US)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -158,15 +164,36 @@ mod tests {
         let t = Tally::new();
         let ms = Duration::from_millis;
         t.record(ms(100), Outcome::Success, ms(7), ms(6));
-        t.record(ms(2100), Outcome::Status(503), ms(1), ms(1));
+        t.record(
+            ms(2100),
+            Outcome::Failed(Failure::Status(503)),
+            ms(1),
+            ms(1),
+        );
         t.record(ms(2200), Outcome::Throttled, ms(0), ms(0));
-        t.abandoned(2);
+        t.unfinished(Failure::Unfinished, 2);
         let s = t.snapshot();
         assert_eq!((s.requests, s.successes, s.throttled), (5, 1, 1));
-        assert_eq!(s.failures["status 503"], 1);
-        assert_eq!(s.failures["unfinished at the end"], 2);
+        assert_eq!(s.failures[&Failure::Status(503)], 1);
+        assert_eq!(s.failures[&Failure::Unfinished], 2);
         assert_eq!(s.seconds.len(), 3);
         assert_eq!((s.seconds[2].requests, s.seconds[2].successes), (2, 0));
         assert_eq!(s.seconds[0].latency.len(), 1);
+    }
+
+    #[test]
+    fn failures_are_counted_without_a_string_each_and_keep_their_labels() {
+        // Recording a failure copies it: no `String` per failed request.
+        fn copy<T: Copy>() {}
+        copy::<Outcome>();
+        for (failure, label) in [
+            (Failure::Status(503), "status 503"),
+            (Failure::Error("timeout"), "timeout"),
+            (Failure::Body("connect"), "connect (body)"),
+            (Failure::Unfinished, "unfinished at the end"),
+            (Failure::NotSent, "not sent (every in-flight slot taken)"),
+        ] {
+            assert_eq!(failure.to_string(), label);
+        }
     }
 }

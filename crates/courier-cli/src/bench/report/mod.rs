@@ -6,9 +6,16 @@
 //! extra figures come after. Labels do not name the protocol, so runs over HTTP/1.1 and HTTP/2
 //! line up in `courier compare`. Each row knows whether a higher or a lower value is better,
 //! which is what the comparison's better/worse marks are made from.
+//!
+//! The parts: this file (the rows every run has, the title, the notes), `sections` (the rows
+//! of the open loop, long polls and allocation counts) and `table` (the text layout).
+
+mod sections;
+mod table;
 
 use std::fmt::Write as _;
 
+pub use self::table::{group_thousands, table};
 use super::json::BenchReport;
 use super::stats::{MeanMax, Percentiles};
 
@@ -199,84 +206,13 @@ pub fn rows(r: &BenchReport) -> Vec<Row> {
     rows.number("Duration (s)", r.duration_s, 2, Neither);
 
     if let Some(o) = &r.open_loop {
-        let asked = if r.config.stages.is_some() {
-            "Open loop - peak rate asked (req/s)"
-        } else {
-            "Open loop - rate asked (req/s)"
-        };
-        rows.number(asked, o.rate, 0, Neither);
-        rows.number("Open loop - sent (req/s)", o.sent_per_s, 0, Higher);
-        rows.count("Open loop - requests due", o.intended, Neither);
-        rows.count("Open loop - not sent (all slots busy)", o.not_sent, Lower);
-        rows.count("Open loop - sent late", o.late, Lower);
-        rows.count("Open loop - unfinished at the end", o.unfinished, Lower);
-        rows.count("Open loop - max in flight", o.max_in_flight, Neither);
-        rows.ms("Open loop - send lag (ms) - p99", o.send_lag_ms.p99);
-        rows.ms("Open loop - send lag (ms) - max", o.send_lag_ms.max);
-        rows.percentiles(
-            "Corrected time to response headers",
-            &o.latency_corrected_headers_ms,
-        );
-        rows.percentiles(
-            "Corrected time to last response content byte",
-            &o.latency_corrected_last_byte_ms,
-        );
+        rows.open_loop(o, r.config.stages.is_some());
     }
     if let Some(l) = &r.longpoll {
-        rows.count("Long polls in flight - target", l.target_in_flight, Neither);
-        rows.count("Long polls in flight - peak", l.peak_in_flight, Higher);
-        for (which, value) in [
-            ("p50", l.wake_up_ms.p50),
-            ("p90", l.wake_up_ms.p90),
-            ("p99", l.wake_up_ms.p99),
-            ("p99.9", l.wake_up_ms.p999),
-            ("max", l.wake_up_ms.max),
-        ] {
-            rows.ms(format!("Wake-up latency (ms) - {which}"), value);
-        }
-        rows.number("Working set before (MB)", l.rss_before_mb, 1, Neither);
-        rows.number("Working set at peak (MB)", l.rss_peak_mb, 1, Neither);
-        rows.number(
-            "Memory per in-flight request (bytes)",
-            l.memory_per_request_bytes,
-            0,
-            Lower,
-        );
-        rows.number(
-            "Heap per open connection (bytes)",
-            l.heap_per_connection_bytes,
-            0,
-            Lower,
-        );
-        rows.number(
-            "Heap per in-flight request (bytes)",
-            l.heap_per_request_bytes,
-            0,
-            Lower,
-        );
+        rows.longpoll(l);
     }
     if let Some(a) = &r.allocations {
-        rows.number(
-            "Allocations per request",
-            a.allocations_per_request,
-            2,
-            Lower,
-        );
-        rows.number("Bytes allocated per request", a.bytes_per_request, 0, Lower);
-        rows.count("Allocations", a.allocations, Neither);
-        rows.count("Bytes allocated", a.bytes, Neither);
-        rows.number(
-            "Building a request: allocations (caller's, not above)",
-            a.request_construction_allocations,
-            2,
-            Lower,
-        );
-        rows.number(
-            "Building a request: bytes",
-            a.request_construction_bytes,
-            0,
-            Lower,
-        );
+        rows.allocations(a);
     }
     rows.0
 }
@@ -447,84 +383,11 @@ pub fn notes(r: &BenchReport) -> Vec<String> {
     notes
 }
 
-/// Lays out rows of cells: the first column left-aligned, the others right-aligned, with the
-/// header row on top.
-pub fn table(header: &[String], rows: &[Vec<String>]) -> String {
-    let columns = header.len();
-    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
-    for row in rows {
-        for (i, cell) in row.iter().enumerate().take(columns) {
-            widths[i] = widths[i].max(cell.chars().count());
-        }
-    }
-    let mut out = String::new();
-    let mut line = |cells: &[String]| {
-        let mut text = String::new();
-        for (i, width) in widths.iter().enumerate() {
-            let cell = cells.get(i).map_or("", String::as_str);
-            if i == 0 {
-                let _ = write!(text, "{cell:<width$}");
-            } else {
-                let _ = write!(text, "  {cell:>width$}");
-            }
-        }
-        let _ = writeln!(out, "{}", text.trim_end());
-    };
-    line(header);
-    for row in rows {
-        line(row);
-    }
-    out
-}
-
-/// Inserts `,` every three digits of the integer part of a formatted number.
-pub fn group_thousands(number: &str) -> String {
-    let (sign, unsigned) = match number.strip_prefix('-') {
-        Some(rest) => ("-", rest),
-        None => ("", number),
-    };
-    let (int, frac) = match unsigned.split_once('.') {
-        Some((int, frac)) => (int, Some(frac)),
-        None => (unsigned, None),
-    };
-    let mut grouped = String::with_capacity(number.len() + int.len() / 3);
-    grouped.push_str(sign);
-    for (i, digit) in int.chars().enumerate() {
-        if i > 0 && (int.len() - i) % 3 == 0 {
-            grouped.push(',');
-        }
-        grouped.push(digit);
-    }
-    if let Some(frac) = frac {
-        grouped.push('.');
-        grouped.push_str(frac);
-    }
-    grouped
-}
-
 #[cfg(test)]
 mod tests {
     use super::super::json::tests::sample_report;
     use super::super::json::{OpenLoopReport, TlsReport};
     use super::*;
-
-    #[test]
-    fn thousands_separators() {
-        assert_eq!(group_thousands("0"), "0");
-        assert_eq!(group_thousands("999"), "999");
-        assert_eq!(group_thousands("1000"), "1,000");
-        assert_eq!(group_thousands("1648740"), "1,648,740");
-        assert_eq!(group_thousands("109959.61"), "109,959.61");
-        assert_eq!(group_thousands("-1234.5"), "-1,234.5");
-        assert_eq!(
-            Value::Number {
-                value: 7.6949,
-                decimals: 2
-            }
-            .display(),
-            "7.69"
-        );
-    }
 
     #[test]
     fn table_has_the_seed_rows_in_the_seed_order() {
@@ -605,6 +468,19 @@ mod tests {
         let tls = text.find("Total TLS").unwrap();
         assert!(tls > text.find("Connections established").unwrap());
         assert!(tls < text.find("Max CPU usage").unwrap());
+    }
+
+    #[test]
+    fn numbers_get_their_decimals_and_separators() {
+        assert_eq!(
+            Value::Number {
+                value: 7.6949,
+                decimals: 2
+            }
+            .display(),
+            "7.69"
+        );
+        assert_eq!(Value::Count(1_648_740).display(), "1,648,740");
     }
 
     #[test]

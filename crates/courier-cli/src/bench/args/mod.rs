@@ -1,34 +1,35 @@
-//! `courier bench` flags, and their resolution into a [`Load`] (who sends how much, how).
+//! `courier bench` flags: the clap struct and its value enums.
 //!
 //! The struct doubles as the `config` object of the JSON report (it is `Serialize`), so a report
 //! always records exactly what was asked for; the resolved values (defaults filled in) are in the
-//! report's `load` object. Values are validated while parsing, so a typo in a header or a URL is
-//! reported by clap with the flag's name instead of surfacing as a failed request later. Pool
-//! knobs left unset keep the library's defaults and appear as `null`.
+//! report's `load` object. Pool knobs left unset keep the library's defaults and appear as
+//! `null`.
 //!
 //! Protocol flags (`--http`, `--tls`, `--insecure`, …) belong next to the pool knobs; they are
 //! applied in `client.rs`, which is the one place that turns flags into a `ClientBuilder`.
+//!
+//! The parts: `parse` (the value parsers that check each flag as clap reads it), `load` (the
+//! flags checked against each other and resolved into a [`Load`]: who sends how much, how).
+//! The flags of `--scenario cluster` are in `cluster/args.rs`.
+
+mod load;
+mod parse;
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use clap::{Args, ValueEnum};
-use http::{HeaderName, HeaderValue, Method, Uri};
+use http::{HeaderName, HeaderValue, Method};
 use serde::{Deserialize, Serialize};
 
-use super::pacer::{self, Pacer};
+pub use self::load::{Load, Model, Stop, DEFAULT_DURATION};
+pub use self::parse::split_header;
+use self::parse::{
+    parse_duration, parse_header, parse_method, parse_path, parse_rate, parse_stages,
+    parse_start_at, parse_url,
+};
 use super::progress::ProgressMode;
 use crate::error::{CliError, Result};
 use crate::secs::{Secs, SecsOrNone};
-
-/// How long the test runs when neither `--duration` nor `--requests` is given.
-pub const DEFAULT_DURATION: Duration = Duration::from_secs(10);
-/// Requests in flight per client in the closed loop when `-c` is not given.
-pub const DEFAULT_CONCURRENCY: u64 = 64;
-/// In-flight cap per client of the open loop when neither `-c` nor a connection cap is given.
-pub const DEFAULT_OPEN_LOOP_CAP: u64 = 1000;
-/// How long a long poll waits on the server when `--delay` is not given.
-pub const DEFAULT_DELAY: Duration = Duration::from_secs(5);
 
 /// HTTP load generator: closed loop (`-c`), open loop (`--rate`) or long polls, with the latency,
 /// connection-pool and process figures of the usual HTTP client benchmark tables.
@@ -309,137 +310,7 @@ pub enum ServerMode {
     Process,
 }
 
-/// When a run ends.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stop {
-    /// After exactly this many measured requests (successful or not).
-    Requests(u64),
-    /// When this much measured time has passed; requests still in flight are abandoned.
-    Duration(Duration),
-    /// Long polls without `-d`/`-n`: every request slot sends exactly one request.
-    OneRound,
-}
-
-/// The load model, resolved from the flags.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Model {
-    /// Each request slot sends, waits for the response, and sends again.
-    Closed,
-    /// Requests start on a fixed schedule of `rate` per second.
-    Open { rate: f64 },
-    /// Request slots hold long polls of `delay`.
-    LongPoll { delay: Duration },
-}
-
-/// Who sends how much: the flags with every default filled in.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Load {
-    pub model: Model,
-    /// Independent `Client`s.
-    pub clients: u64,
-    /// Request slots per client (closed loop, long polls) or in-flight cap per client (open loop).
-    pub concurrency: u64,
-    /// Connection cap per origin and client (`--connections` sets 1).
-    pub max_connections_per_host: Option<u64>,
-    pub stop: Stop,
-    pub warmup: Duration,
-}
-
-impl Load {
-    /// Requests that can be in flight at once over all clients.
-    pub fn in_flight(&self) -> u64 {
-        self.clients.saturating_mul(self.concurrency)
-    }
-
-    /// Short name of the model, as the report shows it.
-    pub fn model_name(&self) -> &'static str {
-        match self.model {
-            Model::Closed => "closed",
-            Model::Open { .. } => "open",
-            Model::LongPoll { .. } => "longpoll",
-        }
-    }
-}
-
 impl BenchArgs {
-    /// Checks the flags against each other and fills in the defaults.
-    pub fn load(&self) -> Result<Load> {
-        let pacer = self.pacer()?;
-        let rate = match &pacer {
-            Some(pacer) => Some(pacer.peak()),
-            None => self.rate,
-        };
-        let model = match (self.scenario, rate) {
-            (Scenario::Longpoll, Some(_)) => {
-                return Err(CliError::new(
-                    "--rate and --stages do not apply to --scenario longpoll (long polls hold -c requests in flight)",
-                ))
-            }
-            (Scenario::Longpoll, None) => Model::LongPoll {
-                delay: self.delay.map_or(DEFAULT_DELAY, Secs::as_duration),
-            },
-            (Scenario::Requests, _) if self.delay.is_some() => {
-                return Err(CliError::new(
-                    "--delay applies to --scenario longpoll; for slow responses use --path /delay/{ms}",
-                ))
-            }
-            (Scenario::Requests | Scenario::Cluster, Some(rate)) => Model::Open { rate },
-            (Scenario::Requests | Scenario::Cluster, None) => Model::Closed,
-        };
-        let (clients, max_connections_per_host, explicit) = match self.connections {
-            Some(k) => (k, Some(1), Some(self.streams.unwrap_or(1))),
-            None => (
-                self.clients.unwrap_or(1),
-                self.max_connections_per_host,
-                self.concurrency,
-            ),
-        };
-        let concurrency = match (explicit, model) {
-            (Some(c), _) => c,
-            // An open loop's in-flight cap is the pool's connection cap by default, as in wrk2:
-            // a request then waits for a free connection in the load generator, where its
-            // delay counts as coordinated omission, not unseen in the pool's queue.
-            (None, Model::Open { .. }) => max_connections_per_host.unwrap_or(DEFAULT_OPEN_LOOP_CAP),
-            (None, _) => DEFAULT_CONCURRENCY,
-        };
-        let stop = match (self.requests, self.duration, model) {
-            _ if pacer.as_ref().and_then(Pacer::total).is_some() => {
-                Stop::Duration(pacer.as_ref().and_then(Pacer::total).unwrap_or_default())
-            }
-            (Some(n), _, _) => Stop::Requests(n),
-            (None, Some(secs), _) => Stop::Duration(secs.as_duration()),
-            (None, None, Model::LongPoll { .. }) => Stop::OneRound,
-            (None, None, _) => Stop::Duration(DEFAULT_DURATION),
-        };
-        let warmup = self.warmup.map_or(Duration::ZERO, Secs::as_duration);
-        if stop == Stop::OneRound && !warmup.is_zero() {
-            return Err(CliError::new(
-                "--warmup needs -d or -n with --scenario longpoll (by default each slot sends one long poll)",
-            ));
-        }
-        Ok(Load {
-            model,
-            clients,
-            concurrency,
-            max_connections_per_host,
-            stop,
-            warmup,
-        })
-    }
-
-    /// When open-loop requests are due: `--stages` (from `--rate`, else 0) or `--rate`; `None`
-    /// for the closed loop.
-    pub fn pacer(&self) -> Result<Option<Pacer>> {
-        match (&self.stages, self.rate) {
-            (Some(text), rate) => {
-                let stages = pacer::parse_stages(text).map_err(CliError::new)?;
-                Ok(Some(Pacer::staged(rate.unwrap_or(0.0), stages)))
-            }
-            (None, Some(rate)) => Ok(Some(Pacer::constant(rate))),
-            (None, None) => Ok(None),
-        }
-    }
-
     /// The method as `http` knows it (already validated by the parser).
     pub fn http_method(&self) -> Result<Method> {
         Method::from_bytes(self.method.as_bytes())
@@ -464,96 +335,11 @@ impl BenchArgs {
     }
 }
 
-/// Accepts absolute http(s) URLs only: a relative or scheme-less URL cannot be sent anywhere.
-fn parse_url(text: &str) -> Result<String, String> {
-    let uri: Uri = text
-        .parse()
-        .map_err(|e| format!("`{text}` is not a valid URL: {e}"))?;
-    match uri.scheme_str() {
-        Some("http" | "https") => {}
-        Some(other) => return Err(format!("unsupported scheme `{other}`: use http or https")),
-        None => return Err(format!("`{text}` has no scheme: write http://{text}")),
-    }
-    if uri.authority().is_none() {
-        return Err(format!("`{text}` has no host"));
-    }
-    Ok(text.to_owned())
-}
-
-/// A path (with optional query) for the built-in server.
-fn parse_path(text: &str) -> Result<String, String> {
-    if !text.starts_with('/') {
-        return Err(format!("`{text}` must start with `/`, e.g. /delay/50"));
-    }
-    http::uri::PathAndQuery::try_from(text).map_err(|e| format!("`{text}` is not a path: {e}"))?;
-    Ok(text.to_owned())
-}
-
-/// A run length: a duration of more than zero (an empty run would report nothing, rc 0).
-fn parse_duration(text: &str) -> Result<Secs, String> {
-    let refused =
-        || format!("`{text}`: the run must last more than 0 seconds, e.g. 10, 0.5 or 500ms");
-    let secs: Secs = text.parse().map_err(|_| refused())?;
-    if secs.as_duration().is_zero() {
-        return Err(refused());
-    }
-    Ok(secs)
-}
-
-/// An RFC 3339 time, kept as written (the report records what was asked for).
-fn parse_start_at(text: &str) -> Result<String, String> {
-    super::start_at::parse(text)?;
-    Ok(text.trim().to_owned())
-}
-
-/// `--stages`, checked and kept as written (the report records what was asked for).
-fn parse_stages(text: &str) -> Result<String, String> {
-    pacer::parse_stages(text)?;
-    Ok(text.trim().to_owned())
-}
-
-/// A positive, finite rate.
-fn parse_rate(text: &str) -> Result<f64, String> {
-    match text.trim().parse::<f64>() {
-        Ok(rate) if rate.is_finite() && rate > 0.0 => Ok(rate),
-        _ => Err(format!(
-            "`{text}` is not a rate: expected requests per second, e.g. 500"
-        )),
-    }
-}
-
-/// Upper-cases the method: methods are case-sensitive, and `post` almost always means POST.
-fn parse_method(text: &str) -> Result<String, String> {
-    let upper = text.trim().to_ascii_uppercase();
-    Method::from_bytes(upper.as_bytes()).map_err(|_| format!("`{text}` is not an HTTP method"))?;
-    Ok(upper)
-}
-
-/// Checks a "name: value" header and returns it normalized.
-fn parse_header(text: &str) -> Result<String, String> {
-    let (name, value) = split_header(text)?;
-    let value = value
-        .to_str()
-        .map_err(|_| format!("header `{text}`: value must be visible ASCII"))?;
-    Ok(format!("{name}: {value}"))
-}
-
-/// Splits and validates "name: value".
-pub fn split_header(text: &str) -> Result<(HeaderName, HeaderValue), String> {
-    let (name, value) = text
-        .split_once(':')
-        .ok_or_else(|| format!("header `{text}` must look like \"name: value\""))?;
-    let name = HeaderName::from_bytes(name.trim().as_bytes())
-        .map_err(|_| format!("header `{text}`: `{}` is not a valid name", name.trim()))?;
-    let value = HeaderValue::from_str(value.trim())
-        .map_err(|_| format!("header `{text}`: the value has invalid characters"))?;
-    Ok((name, value))
-}
-
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
     use clap::Parser;
+    use std::time::Duration;
 
     /// Wraps the flags the way `main` does, so parsing is tested end to end.
     #[derive(Parser)]
@@ -566,23 +352,6 @@ pub(crate) mod tests {
         let mut full = vec!["bench"];
         full.extend_from_slice(argv);
         Wrapper::try_parse_from(full).map(|w| w.args)
-    }
-
-    #[test]
-    fn defaults() {
-        let args = parse(&[]).unwrap();
-        assert_eq!(args.url, None);
-        assert_eq!(args.concurrency, None);
-        assert_eq!(args.read_bytes, None);
-        assert_eq!(args.method, "GET");
-        assert_eq!(args.response_size, 128);
-        assert_eq!(args.pool_idle_timeout, None);
-        let load = args.load().unwrap();
-        assert_eq!(load.model, Model::Closed);
-        assert_eq!((load.clients, load.concurrency), (1, DEFAULT_CONCURRENCY));
-        assert_eq!(load.stop, Stop::Duration(DEFAULT_DURATION));
-        assert_eq!(load.warmup, Duration::ZERO);
-        assert!(!args.server_in_child_process());
     }
 
     #[test]
@@ -656,86 +425,6 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn connections_and_streams_are_h2loads_model() {
-        let load = parse(&["--connections", "4", "--streams", "10"])
-            .unwrap()
-            .load()
-            .unwrap();
-        assert_eq!(load.clients, 4);
-        assert_eq!(load.concurrency, 10);
-        assert_eq!(load.max_connections_per_host, Some(1));
-        let load = parse(&["--connections", "4"]).unwrap().load().unwrap();
-        assert_eq!(load.concurrency, 1);
-    }
-
-    #[test]
-    fn open_loop_cap_follows_the_connection_cap() {
-        let load = parse(&["--rate", "200", "--max-connections-per-host", "2"])
-            .unwrap()
-            .load()
-            .unwrap();
-        assert_eq!(load.model, Model::Open { rate: 200.0 });
-        assert_eq!(load.concurrency, 2);
-        let load = parse(&["--rate", "200"]).unwrap().load().unwrap();
-        assert_eq!(load.concurrency, DEFAULT_OPEN_LOOP_CAP);
-        let load = parse(&["--rate", "200", "-c", "7"])
-            .unwrap()
-            .load()
-            .unwrap();
-        assert_eq!(load.concurrency, 7);
-    }
-
-    #[test]
-    fn stages_make_an_open_loop_as_long_as_the_stages() {
-        let args = parse(&["--stages", "1s:100,500ms:300,2s:0"]).unwrap();
-        let load = args.load().unwrap();
-        assert_eq!(load.model, Model::Open { rate: 300.0 });
-        assert_eq!(load.stop, Stop::Duration(Duration::from_millis(3500)));
-        assert_eq!(load.concurrency, DEFAULT_OPEN_LOOP_CAP);
-        let pacer = parse(&["--stages", "1s:100", "--rate", "50"])
-            .unwrap()
-            .pacer()
-            .unwrap()
-            .unwrap();
-        assert_eq!(pacer.rate_at(0.0), 50.0);
-        for argv in [
-            &["--stages", "1s:100", "-d", "5"][..],
-            &["--stages", "1s:100", "-n", "5"],
-            &["--stages", "1s:100", "--warmup", "1"],
-            &["--stages", "1s"],
-        ] {
-            assert!(parse(argv).is_err(), "{argv:?} should be refused");
-        }
-        let err = parse(&["--stages", "1s:5", "--scenario", "longpoll"])
-            .unwrap()
-            .load()
-            .unwrap_err();
-        assert!(err.to_string().contains("--stages"), "{err}");
-    }
-
-    #[test]
-    fn longpoll_defaults_to_one_round_in_a_child_server() {
-        let args = parse(&["--scenario", "longpoll", "-c", "200", "--delay", "1"]).unwrap();
-        let load = args.load().unwrap();
-        assert_eq!(
-            load.model,
-            Model::LongPoll {
-                delay: Duration::from_secs(1)
-            }
-        );
-        assert_eq!(load.stop, Stop::OneRound);
-        assert!(args.server_in_child_process());
-        let args = parse(&["--scenario", "longpoll", "--server", "in-process"]).unwrap();
-        assert!(!args.server_in_child_process());
-    }
-
-    #[test]
-    fn duration_flag() {
-        let load = parse(&["-d", "1"]).unwrap().load().unwrap();
-        assert_eq!(load.stop, Stop::Duration(Duration::from_secs(1)));
-    }
-
-    #[test]
     fn refuses_bad_input() {
         for argv in [
             &["-c", "0"][..],
@@ -766,18 +455,6 @@ pub(crate) mod tests {
         for bad in ["-1", "0", "0ms", "-0.5"] {
             let err = parse(&["-d", bad]).unwrap_err().to_string();
             assert!(err.contains("more than 0 seconds"), "{bad}: {err}");
-        }
-    }
-
-    #[test]
-    fn refuses_contradicting_flags_with_a_reason() {
-        for (argv, needle) in [
-            (&["--scenario", "longpoll", "--rate", "5"][..], "--rate"),
-            (&["--delay", "1"], "--delay"),
-            (&["--scenario", "longpoll", "--warmup", "1"], "--warmup"),
-        ] {
-            let err = parse(argv).unwrap().load().unwrap_err();
-            assert!(err.to_string().contains(needle), "{argv:?}: {err}");
         }
     }
 }
