@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use clap::{Args, ValueEnum};
-use courier::cluster::{ReplicaOrdering, Strategy};
+use courier::cluster::{ForkDelay, ReplicaOrdering, Strategy};
 use courier_server::ReplicaFault;
 use serde::{Deserialize, Serialize};
 
@@ -51,6 +51,12 @@ pub struct ClusterArgs {
     /// [default: forking3].
     #[arg(long, value_name = "STRATEGY", value_parser = parse_strategy)]
     pub cluster_strategy: Option<String>,
+
+    /// --scenario cluster: when forking starts the next replica: equal (every budget/N, as
+    /// Vostok) or pNN (once the attempt has run longer than NN % of the cluster's recent
+    /// accepted answers took, e.g. p95; within 1 ms and budget/N) [default: equal].
+    #[arg(long, value_name = "DELAY", value_parser = parse_fork_delay)]
+    pub fork_delay: Option<String>,
 
     /// --scenario cluster: replica order: weighted (random by adaptive health), p2c (power of two
     /// choices on peak EWMA latency x in flight) or round-robin (the bench picks the replica in
@@ -115,6 +121,14 @@ impl ClusterArgs {
             .unwrap_or_default()
     }
 
+    /// The fork delay asked for.
+    pub fn fork_delay(&self) -> ForkDelay {
+        self.fork_delay
+            .as_deref()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_default()
+    }
+
     /// The ordering asked for.
     pub fn ordering(&self) -> ClusterOrdering {
         self.cluster_ordering.unwrap_or(ClusterOrdering::Weighted)
@@ -132,27 +146,10 @@ impl ClusterOrdering {
     }
 }
 
-/// `forking3`, `sequential2`, `single`.
+/// `forking3`, `sequential2`, `parallel2`, `single`: the library's spelling
+/// (the factory's TOML reads the same).
 pub fn strategy(text: &str) -> Result<Strategy, String> {
-    let count = |n: &str| match n.parse::<usize>() {
-        Ok(n @ 1..=100) => Ok(n),
-        _ => Err(format!(
-            "`{text}`: the replica count must be 1 to 100, e.g. forking3"
-        )),
-    };
-    if text == "single" {
-        Ok(Strategy::single_replica())
-    } else if let Some(n) = text.strip_prefix("forking") {
-        Ok(Strategy::forking(count(n)?))
-    } else if let Some(n) = text.strip_prefix("sequential") {
-        Ok(Strategy::sequential(count(n)?))
-    } else if let Some(n) = text.strip_prefix("parallel") {
-        Ok(Strategy::parallel(count(n)?))
-    } else {
-        Err(format!(
-            "`{text}` is not a strategy: forkingN, sequentialN, parallelN or single (e.g. forking3)"
-        ))
-    }
+    text.parse()
 }
 
 /// The name the report gives a strategy.
@@ -177,6 +174,10 @@ pub fn attempts_at_most(strategy: Strategy) -> u64 {
 
 fn parse_strategy(text: &str) -> Result<String, String> {
     strategy(text).map(|_| text.to_owned())
+}
+
+fn parse_fork_delay(text: &str) -> Result<String, String> {
+    text.parse::<ForkDelay>().map(|_| text.to_owned())
 }
 
 /// Checks a fault and keeps it as written: parsed again for the run, it is

@@ -207,6 +207,7 @@ fn plan(args: &BenchArgs, faulty: bool) -> Vec<Run> {
         ClusterOrdering::RoundRobin => Balancer::RoundRobin,
         ordering => Balancer::Cluster {
             strategy: c.strategy(),
+            fork_delay: c.fork_delay(),
             ordering: ordering.library().unwrap_or_default(),
             throttle: !c.no_cluster_throttle,
         },
@@ -320,6 +321,7 @@ pub fn refuse_cluster_flags(args: &BenchArgs) -> Result<()> {
         ("--replica-workers", c.replica_workers.is_some()),
         ("--fault", !c.faults.is_empty()),
         ("--cluster-strategy", c.cluster_strategy.is_some()),
+        ("--fork-delay", c.fork_delay.is_some()),
         ("--cluster-ordering", c.cluster_ordering.is_some()),
         ("--no-cluster-throttle", c.no_cluster_throttle),
         ("--compare-baselines", c.compare_baselines),

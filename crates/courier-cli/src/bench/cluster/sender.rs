@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use courier::cluster::{ClusterClient, ClusterSnapshot, ReplicaOrdering, Strategy};
+use courier::cluster::{ClusterClient, ClusterSnapshot, ForkDelay, ReplicaOrdering, Strategy};
 use courier::Client;
 
 use super::args::strategy_name;
@@ -21,6 +21,7 @@ pub enum Balancer {
     /// `ClusterClient` with these settings.
     Cluster {
         strategy: Strategy,
+        fork_delay: ForkDelay,
         ordering: ReplicaOrdering,
         throttle: bool,
     },
@@ -33,6 +34,7 @@ impl Balancer {
     pub fn p2c_no_retries() -> Balancer {
         Balancer::Cluster {
             strategy: Strategy::single_replica(),
+            fork_delay: ForkDelay::Equal,
             ordering: ReplicaOrdering::PeakEwma,
             throttle: false,
         }
@@ -44,6 +46,7 @@ impl Balancer {
             Balancer::RoundRobin => "round robin, no retries".to_owned(),
             Balancer::Cluster {
                 strategy,
+                fork_delay,
                 ordering,
                 throttle,
             } => {
@@ -51,9 +54,12 @@ impl Balancer {
                     ReplicaOrdering::PeakEwma => "p2c peak EWMA",
                     _ => "weighted health",
                 };
-                let strategy = match strategy {
-                    Strategy::SingleReplica => "no retries".to_owned(),
-                    s => strategy_name(s),
+                let strategy = match (strategy, fork_delay) {
+                    (Strategy::SingleReplica, _) => "no retries".to_owned(),
+                    (s @ Strategy::Forking { .. }, ForkDelay::Quantile { .. }) => {
+                        format!("{} after {fork_delay}", strategy_name(s))
+                    }
+                    (s, _) => strategy_name(s),
                 };
                 let throttle = if throttle { "" } else { ", no throttling" };
                 format!("{ordering}, {strategy}{throttle}")
@@ -94,12 +100,14 @@ impl Sender {
             },
             Balancer::Cluster {
                 strategy,
+                fork_delay,
                 ordering,
                 throttle,
             } => {
                 let mut builder = ClusterClient::builder("bench")
                     .replicas(urls.iter().map(String::as_str))
                     .strategy(strategy)
+                    .fork_delay(fork_delay)
                     .ordering(ordering)
                     .timeout(budget);
                 if !throttle {
