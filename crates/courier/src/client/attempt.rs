@@ -27,10 +27,12 @@ use tokio_util::either::Either;
 
 use crate::body::Body;
 use crate::client::response::Response;
+use crate::client::transport::Lease;
 use crate::client::{is_idempotent, ClientInner};
 use crate::error::Error;
-use crate::pool::{Lease, OriginPool};
 use crate::proto::exchange::{Answer, HandedBack, SendError};
+
+type OriginPool = crate::pool::OriginPool<crate::client::transport::Transport>;
 
 /// Waiting in line for a connection or stream (the pool's slow path: a new
 /// connection, or the per-host cap reached). Boxed: rarely needed, and a
@@ -159,7 +161,7 @@ where
 {
     let config = inner.pool.config();
     Stage::Sending {
-        stale_retry: retries == 0 && config.retry_stale_connections && lease.may_be_stale_http1(),
+        stale_retry: retries == 0 && config.retry_stale_connections && lease.may_be_stale(),
         idempotent: is_idempotent(request.method()),
         send: send(lease, request),
     }

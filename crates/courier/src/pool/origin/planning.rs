@@ -1,15 +1,16 @@
 //! Connection planning: how many connection attempts the waiters call for,
 //! within the per-host cap, counting attempts in flight (but not stalled
-//! ones), HTTP/1.1 connections coming back from a drain, and HTTP/2 streams
-//! per connection (the server's limit, or the budget learnt from GOAWAYs).
+//! ones), exclusive (HTTP/1.1) connections coming back from a drain, and
+//! slots per shared (HTTP/2) connection (the server's limit, or the budget
+//! learnt from GOAWAYs).
 
 use super::*;
 
-impl OriginPool {
+impl<P: Protocol> OriginPool<P> {
     /// How many new connection attempts to start for the waiters that no
     /// attempt in flight (or draining HTTP/1.1 connection) already covers,
     /// within the per-host cap.
-    pub(super) fn connects_needed(&self, st: &mut State) -> usize {
+    pub(super) fn connects_needed(&self, st: &mut State<P>) -> usize {
         let config = &self.shared.config;
         let cap = config.max_connections_per_host;
         let waiting = st.waiters.len();
@@ -17,17 +18,17 @@ impl OriginPool {
         let covering = st.connecting - st.stalled;
         let mut n = 0;
         match st.protocol {
-            Protocol::Unknown => {
+            Speaks::Unknown => {
                 if waiting > 0 && covering == 0 && st.open + st.connecting < cap {
                     n = 1;
                 }
             }
-            Protocol::Http1 => {
+            Speaks::Exclusive => {
                 while waiting > covering + st.draining + n && st.open + st.connecting + n < cap {
                     n += 1;
                 }
             }
-            Protocol::Http2 => {
+            Speaks::Shared => {
                 let Some(per_conn) = st.h2_streams_hint.map(|n| n.max(1)) else {
                     // Until one connection has told us the stream limit, one
                     // probe: guessing could open several connections where
@@ -85,7 +86,7 @@ impl OriginPool {
     }
 }
 
-impl State {
+impl<P: Protocol> State<P> {
     /// With a learnt budget: streams are in demand and the connections still
     /// serving have less than half a connection's worth of them left, so
     /// the next connection should be opened before anyone has to wait for it.

@@ -1,12 +1,12 @@
-//! HTTP/2 connections of the origin: the slots they offer, what a GOAWAY
-//! teaches about the server's request limit, and retiring them.
+//! Shared (HTTP/2) connections of the origin: the slots they offer, what a
+//! GOAWAY teaches about the server's request limit, and retiring them.
 
 use super::*;
-use crate::proto::h2::signals::Listener;
+use crate::pool::protocol::{Changes, Shared as _};
 
-impl OriginPool {
-    /// Gives waiters streams on HTTP/2 connection `i` while it has room.
-    pub(super) fn serve_streams(&self, st: &mut State, i: usize) {
+impl<P: Protocol> OriginPool<P> {
+    /// Gives waiters slots on shared connection `i` while it has room.
+    pub(super) fn serve_streams(&self, st: &mut State<P>, i: usize) {
         let budget = st.h2_budget.get();
         while !st.waiters.is_empty() {
             let slot = &st.h2[i];
@@ -17,7 +17,7 @@ impl OriginPool {
             let Some(waiter) = st.waiters.pop_front() else {
                 return;
             };
-            if waiter.tx.send(Ok(Conn::Http2(conn))).is_ok() {
+            if waiter.tx.send(Ok(Conn::Shared(conn))).is_ok() {
                 self.add_stream(&mut st.h2[i], budget);
             }
         }
@@ -25,7 +25,7 @@ impl OriginPool {
 
     /// Counts a new stream on `slot`; its first one makes the connection
     /// active, and the last of its budget retires it.
-    pub(super) fn add_stream(&self, slot: &mut H2Slot, budget: Option<usize>) {
+    pub(super) fn add_stream(&self, slot: &mut H2Slot<P>, budget: Option<usize>) {
         slot.active += 1;
         slot.opened += 1;
         if budget.is_some_and(|b| slot.opened >= b) {
@@ -35,7 +35,7 @@ impl OriginPool {
 
     /// A GOAWAY showed how many streams the server serves per connection:
     /// connections that had their share already take no new streams.
-    pub(super) fn learn_budget(&self, st: &mut State, served: Served) {
+    pub(super) fn learn_budget(&self, st: &mut State<P>, served: Served) {
         let Some(budget) = st.h2_budget.learn(served, Instant::now()) else {
             return;
         };
@@ -55,18 +55,18 @@ impl OriginPool {
     }
 }
 
-/// What an HTTP/2 connection reports (see
-/// [`Signals::report`](crate::proto::h2::signals::Signals::report)): a stream
-/// limit that rose lets waiters in, a GOAWAY retires the connection (and may
-/// teach the origin a budget); either may call for connections.
-impl Listener for OriginPool {
+/// What a shared connection reports through its
+/// [`Reporter`](crate::pool::protocol::Reporter): a slot limit that rose lets
+/// waiters in, a GOAWAY retires the connection (and may teach the origin a
+/// budget); either may call for connections.
+impl<P: Protocol> Changes for OriginPool<P> {
     fn changed(self: Arc<Self>, id: u64) {
         let connects = {
             let mut st = self.lock();
             let Some(i) = st.h2.iter().position(|s| s.conn.id == id) else {
                 return; // not pooled yet (it reads the signals then), or gone
             };
-            if let Some(served) = st.h2[i].conn.signals.take_served() {
+            if let Some(served) = st.h2[i].conn.conn.take_served() {
                 self.learn_budget(&mut st, served);
             }
             // Learning may have closed idle connections: find it again.
@@ -87,10 +87,10 @@ impl Listener for OriginPool {
     }
 }
 
-impl OriginPool {
-    /// Drops the pool's handle on idle HTTP/2 connections matching `forget`,
+impl<P: Protocol> OriginPool<P> {
+    /// Drops the pool's handle on idle shared connections matching `forget`,
     /// which closes them.
-    pub(super) fn forget_idle_h2(&self, st: &mut State, forget: impl Fn(&H2Slot) -> bool) {
+    pub(super) fn forget_idle_h2(&self, st: &mut State<P>, forget: impl Fn(&H2Slot<P>) -> bool) {
         st.h2.retain(|s| s.active > 0 || !forget(s));
     }
 }
