@@ -228,19 +228,19 @@ impl<P: Protocol> OriginPool<P> {
             }
             Conn::Shared(c) => {
                 st.protocol = Speaks::Shared;
-                st.h2_streams_hint = Some(c.max_streams().max(1));
-                st.h2_budget.expire(Instant::now());
+                st.slots_hint = Some(c.max_streams().max(1));
+                st.budget.expire(Instant::now());
                 if let Some(served) = c.conn.take_served() {
                     self.learn_budget(&mut st, served);
                 }
-                st.h2.push(H2Slot {
+                st.shared_conns.push(SharedSlot {
                     conn: c,
                     active: 0,
                     opened: 0,
                     idle_since: Instant::now(),
                     retiring: false,
                 });
-                let i = st.h2.len() - 1;
+                let i = st.shared_conns.len() - 1;
                 self.serve_streams(&mut st, i);
             }
         }

@@ -86,7 +86,7 @@ impl<P: Protocol> Drop for Locked<'_, P> {
 fn publish<P: Protocol>(st: &mut State<P>, metrics: &Metrics) {
     // One pass over the HTTP/2 slots: a checkout already makes one.
     let (mut idle, mut streams) = (st.idle.len() as u64, 0);
-    for slot in &st.h2 {
+    for slot in &st.shared_conns {
         idle += u64::from(slot.active == 0);
         streams += slot.active as u64;
     }

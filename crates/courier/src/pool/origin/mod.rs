@@ -92,7 +92,7 @@ struct State<P: Protocol> {
     /// finds them).
     idle: Vec<Idle<P>>,
     /// Shared connections with their slot counts.
-    h2: Vec<H2Slot<P>>,
+    shared_conns: Vec<SharedSlot<P>>,
     /// FIFO: the request that waited longest gets the next connection or stream.
     waiters: VecDeque<Waiter<P>>,
     /// Connections established and not yet closed.
@@ -109,11 +109,11 @@ struct State<P: Protocol> {
     /// Slots per shared connection, for planning how many to open; known
     /// once a connection of this origin is ready (HTTP/2: the server's
     /// SETTINGS arrived).
-    h2_streams_hint: Option<usize>,
+    slots_hint: Option<usize>,
     /// Requests the server serves on one shared connection in all, learnt
     /// from GOAWAYs (see [`StreamBudget`]): each connection is given at most
     /// that many, then retires, and the next one is opened in advance.
-    h2_budget: StreamBudget,
+    budget: StreamBudget,
     /// Exclusive connections taken out of the state to be closed once the
     /// lock is released (see [`locked`]).
     closing: Vec<ExclusiveConn<P>>,
@@ -126,17 +126,17 @@ struct Idle<P: Protocol> {
     since: Instant,
 }
 
-struct H2Slot<P: Protocol> {
+struct SharedSlot<P: Protocol> {
     conn: Arc<SharedConn<P>>,
     active: usize,
-    /// Streams given out on it so far, against the origin's `h2_budget`.
+    /// Streams given out on it so far, against the origin's `budget`.
     opened: usize,
     idle_since: Instant,
     /// Takes no new streams (expired, GOAWAY); closes when `active` reaches 0.
     retiring: bool,
 }
 
-impl<P: Protocol> H2Slot<P> {
+impl<P: Protocol> SharedSlot<P> {
     /// May take one more stream: not retiring, under the server's current
     /// limit, and under the origin's learnt budget.
     fn has_room(&self, budget: Option<usize>) -> bool {
@@ -179,14 +179,14 @@ impl<P: Protocol> OriginPool<P> {
             state: Mutex::new(State {
                 protocol: speaks,
                 idle: Vec::new(),
-                h2: Vec::new(),
+                shared_conns: Vec::new(),
                 waiters: VecDeque::new(),
                 open: 0,
                 connecting: 0,
                 stalled: 0,
                 draining: 0,
-                h2_streams_hint: None,
-                h2_budget: StreamBudget::default(),
+                slots_hint: None,
+                budget: StreamBudget::default(),
                 closing: Vec::new(),
                 published: Published::default(),
             }),
@@ -289,7 +289,7 @@ impl<P: Protocol> OriginPool<P> {
             if let Some(conn) = self.reserve_stream(&mut st, now) {
                 // A server that closes connections after a number of
                 // streams: the next one may be due before anyone waits.
-                let connects = match st.h2_budget.get() {
+                let connects = match st.budget.get() {
                     Some(_) => self.connects_needed(&mut st),
                     None => 0,
                 };
@@ -321,12 +321,12 @@ impl<P: Protocol> OriginPool<P> {
     /// Reserves a slot on the shared connection with room that keeps the
     /// fewest connections busy: the busiest one that is not full.
     fn reserve_stream(&self, st: &mut State<P>, now: Instant) -> Option<Arc<SharedConn<P>>> {
-        if st.h2.is_empty() {
+        if st.shared_conns.is_empty() {
             return None;
         }
         let mut best: Option<(usize, usize)> = None;
         let mut retired = false;
-        for (i, slot) in st.h2.iter_mut().enumerate() {
+        for (i, slot) in st.shared_conns.iter_mut().enumerate() {
             if !slot.retiring && !slot.conn.accepts_streams(now) {
                 slot.retiring = true;
             }
@@ -334,18 +334,18 @@ impl<P: Protocol> OriginPool<P> {
                 retired |= slot.active == 0;
                 continue;
             }
-            if slot.has_room(st.h2_budget.get()) && best.is_none_or(|(_, a)| slot.active > a) {
+            if slot.has_room(st.budget.get()) && best.is_none_or(|(_, a)| slot.active > a) {
                 best = Some((i, slot.active));
             }
         }
-        let budget = st.h2_budget.get();
+        let budget = st.budget.get();
         let reserved = best.map(|(i, _)| {
-            self.add_stream(&mut st.h2[i], budget);
-            Arc::clone(&st.h2[i].conn)
+            self.add_stream(&mut st.shared_conns[i], budget);
+            Arc::clone(&st.shared_conns[i].conn)
         });
         if retired {
             // Retiring and idle: dropping the pool's handle lets it close.
-            self.forget_idle_h2(st, |s| s.retiring);
+            self.forget_idle_shared(st, |s| s.retiring);
         }
         reserved
     }
@@ -423,14 +423,14 @@ impl<P: Protocol> OriginPool<P> {
     pub(crate) fn stream_done(&self, id: u64) {
         let now = Instant::now();
         let mut st = self.lock();
-        let Some(i) = st.h2.iter().position(|s| s.conn.id == id) else {
+        let Some(i) = st.shared_conns.iter().position(|s| s.conn.id == id) else {
             return; // already closed and forgotten
         };
-        let slot = &mut st.h2[i];
+        let slot = &mut st.shared_conns[i];
         slot.active -= 1;
         if slot.active == 0 {
             if slot.retiring || !slot.conn.accepts_streams(now) {
-                st.h2.swap_remove(i);
+                st.shared_conns.swap_remove(i);
                 return;
             }
             slot.idle_since = now;
@@ -480,9 +480,9 @@ impl<P: Protocol> OriginPool<P> {
         let connects = {
             let mut st = self.lock();
             st.open = st.open.saturating_sub(1);
-            if let Some(pos) = st.h2.iter().position(|s| s.conn.id == id) {
+            if let Some(pos) = st.shared_conns.iter().position(|s| s.conn.id == id) {
                 // Leases still holding streams find it gone when they end.
-                st.h2.swap_remove(pos);
+                st.shared_conns.swap_remove(pos);
             }
             // A freed slot lets a waiter at the cap get a connection of its own.
             self.connects_needed(&mut st)
@@ -508,12 +508,12 @@ impl<P: Protocol> OriginPool<P> {
                 i += 1;
             }
         }
-        for slot in st.h2.iter_mut() {
+        for slot in st.shared_conns.iter_mut() {
             if !slot.conn.accepts_streams(now) {
                 slot.retiring = true;
             }
         }
-        self.forget_idle_h2(st, |s| s.retiring || idle_too_long(s.idle_since));
+        self.forget_idle_shared(st, |s| s.retiring || idle_too_long(s.idle_since));
         st.holds_nothing()
     }
 

@@ -29,7 +29,7 @@ impl<P: Protocol> OriginPool<P> {
                 }
             }
             Speaks::Shared => {
-                let Some(per_conn) = st.h2_streams_hint.map(|n| n.max(1)) else {
+                let Some(per_conn) = st.slots_hint.map(|n| n.max(1)) else {
                     // Until one connection has told us the stream limit, one
                     // probe: guessing could open several connections where
                     // one would have carried everything.
@@ -39,9 +39,9 @@ impl<P: Protocol> OriginPool<P> {
                     st.connecting += n;
                     return n;
                 };
-                let per_conn = st.h2_budget.get().map_or(per_conn, |b| per_conn.min(b));
+                let per_conn = st.budget.get().map_or(per_conn, |b| per_conn.min(b));
                 if st
-                    .h2
+                    .shared_conns
                     .iter()
                     .any(|s| !s.retiring && s.conn.max_streams() == 0)
                 {
@@ -49,7 +49,7 @@ impl<P: Protocol> OriginPool<P> {
                     // waiters wait for the limit to rise (or their deadline);
                     // another connection would most likely be told the same.
                 } else if !config.http2.multiple_connections {
-                    let serving = st.h2.iter().any(|s| !s.retiring);
+                    let serving = st.shared_conns.iter().any(|s| !s.retiring);
                     if waiting > 0 && !serving && covering == 0 && st.open + st.connecting < cap {
                         n = 1;
                     }
@@ -91,12 +91,12 @@ impl<P: Protocol> State<P> {
     /// serving have less than half a connection's worth of them left, so
     /// the next connection should be opened before anyone has to wait for it.
     pub(super) fn runs_short(&self, per_conn: usize) -> bool {
-        let Some(budget) = self.h2_budget.get() else {
+        let Some(budget) = self.budget.get() else {
             return false;
         };
-        let demand = !self.waiters.is_empty() || self.h2.iter().any(|s| s.active > 0);
+        let demand = !self.waiters.is_empty() || self.shared_conns.iter().any(|s| s.active > 0);
         let left: usize = self
-            .h2
+            .shared_conns
             .iter()
             .filter(|s| !s.retiring)
             .map(|s| budget.saturating_sub(s.opened))

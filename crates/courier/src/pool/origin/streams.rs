@@ -7,9 +7,9 @@ use crate::pool::protocol::{Changes, Shared as _};
 impl<P: Protocol> OriginPool<P> {
     /// Gives waiters slots on shared connection `i` while it has room.
     pub(super) fn serve_streams(&self, st: &mut State<P>, i: usize) {
-        let budget = st.h2_budget.get();
+        let budget = st.budget.get();
         while !st.waiters.is_empty() {
-            let slot = &st.h2[i];
+            let slot = &st.shared_conns[i];
             if !slot.has_room(budget) {
                 return;
             }
@@ -18,14 +18,14 @@ impl<P: Protocol> OriginPool<P> {
                 return;
             };
             if waiter.tx.send(Ok(Conn::Shared(conn))).is_ok() {
-                self.add_stream(&mut st.h2[i], budget);
+                self.add_stream(&mut st.shared_conns[i], budget);
             }
         }
     }
 
     /// Counts a new stream on `slot`; its first one makes the connection
     /// active, and the last of its budget retires it.
-    pub(super) fn add_stream(&self, slot: &mut H2Slot<P>, budget: Option<usize>) {
+    pub(super) fn add_stream(&self, slot: &mut SharedSlot<P>, budget: Option<usize>) {
         slot.active += 1;
         slot.opened += 1;
         if budget.is_some_and(|b| slot.opened >= b) {
@@ -36,7 +36,7 @@ impl<P: Protocol> OriginPool<P> {
     /// A GOAWAY showed how many streams the server serves per connection:
     /// connections that had their share already take no new streams.
     pub(super) fn learn_budget(&self, st: &mut State<P>, served: Served) {
-        let Some(budget) = st.h2_budget.learn(served, Instant::now()) else {
+        let Some(budget) = st.budget.learn(served, Instant::now()) else {
             return;
         };
         tracing::debug!(
@@ -46,12 +46,12 @@ impl<P: Protocol> OriginPool<P> {
             certain = served.certain,
             "HTTP/2 server closes connections after this many streams"
         );
-        for slot in st.h2.iter_mut() {
+        for slot in st.shared_conns.iter_mut() {
             if slot.opened >= budget {
                 slot.retiring = true;
             }
         }
-        self.forget_idle_h2(st, |s| s.retiring);
+        self.forget_idle_shared(st, |s| s.retiring);
     }
 }
 
@@ -63,20 +63,20 @@ impl<P: Protocol> Changes for OriginPool<P> {
     fn changed(self: Arc<Self>, id: u64) {
         let connects = {
             let mut st = self.lock();
-            let Some(i) = st.h2.iter().position(|s| s.conn.id == id) else {
+            let Some(i) = st.shared_conns.iter().position(|s| s.conn.id == id) else {
                 return; // not pooled yet (it reads the signals then), or gone
             };
-            if let Some(served) = st.h2[i].conn.conn.take_served() {
+            if let Some(served) = st.shared_conns[i].conn.conn.take_served() {
                 self.learn_budget(&mut st, served);
             }
             // Learning may have closed idle connections: find it again.
-            if let Some(i) = st.h2.iter().position(|s| s.conn.id == id) {
-                let slot = &mut st.h2[i];
+            if let Some(i) = st.shared_conns.iter().position(|s| s.conn.id == id) {
+                let slot = &mut st.shared_conns[i];
                 if !slot.conn.accepts_streams(Instant::now()) {
                     slot.retiring = true;
                 }
                 if slot.retiring {
-                    self.forget_idle_h2(&mut st, |s| s.retiring);
+                    self.forget_idle_shared(&mut st, |s| s.retiring);
                 } else {
                     self.serve_streams(&mut st, i);
                 }
@@ -90,7 +90,11 @@ impl<P: Protocol> Changes for OriginPool<P> {
 impl<P: Protocol> OriginPool<P> {
     /// Drops the pool's handle on idle shared connections matching `forget`,
     /// which closes them.
-    pub(super) fn forget_idle_h2(&self, st: &mut State<P>, forget: impl Fn(&H2Slot<P>) -> bool) {
-        st.h2.retain(|s| s.active > 0 || !forget(s));
+    pub(super) fn forget_idle_shared(
+        &self,
+        st: &mut State<P>,
+        forget: impl Fn(&SharedSlot<P>) -> bool,
+    ) {
+        st.shared_conns.retain(|s| s.active > 0 || !forget(s));
     }
 }
