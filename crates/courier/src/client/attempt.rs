@@ -133,20 +133,29 @@ fn begin<S, F>(
 where
     S: Fn(Lease, Request<Body>) -> F,
 {
-    match origin.try_checkout(fresh_only) {
+    match checkout(inner, origin, fresh_only) {
         Ok(lease) => sending(inner, send, lease, request, retries),
-        Err(slot) => {
-            let queue_timeout = inner.pool.config().pool_queue_timeout;
-            Stage::Queued {
-                request: Some(request),
-                lease: Box::pin(Arc::clone(origin).checkout_queued(
-                    slot,
-                    fresh_only,
-                    queue_timeout,
-                )),
-            }
-        }
+        Err(lease) => Stage::Queued {
+            request: Some(request),
+            lease,
+        },
     }
+}
+
+/// A connection or stream at hand, else the wait for one. Not generic, and
+/// so compiled once, here: the pool is generic over its protocols, and
+/// called from the attempt's generic code its checkout, and everything a
+/// checkout may start (dialing, handshakes), would be compiled again in
+/// every crate that polls a request.
+fn checkout(
+    inner: &ClientInner,
+    origin: &Arc<OriginPool>,
+    fresh_only: bool,
+) -> Result<Lease, Queued> {
+    origin.try_checkout(fresh_only).map_err(|slot| {
+        let queue_timeout = inner.pool.config().pool_queue_timeout;
+        Box::pin(Arc::clone(origin).checkout_queued(slot, fresh_only, queue_timeout)) as Queued
+    })
 }
 
 fn sending<S, F>(

@@ -120,7 +120,7 @@ impl<P: Protocol> OriginPool<P> {
                 self.opened(Kind::Shared);
                 let closed = SharedClosed {
                     metrics: Arc::clone(&self.shared.metrics),
-                    origin: Arc::downgrade(self),
+                    origin: Arc::downgrade(self) as Weak<dyn Closes>,
                     id,
                     established: Instant::now(),
                 };
@@ -170,7 +170,7 @@ impl<P: Protocol> OriginPool<P> {
             remote,
             _open: OpenExclusive {
                 id,
-                origin: Arc::downgrade(self),
+                origin: Arc::downgrade(self) as Weak<dyn Closes>,
                 metrics: Arc::clone(&self.shared.metrics),
                 established: Instant::now(),
             },
@@ -264,16 +264,31 @@ impl<P: Protocol> OriginPool<P> {
     }
 }
 
+/// Where a closed connection is taken off the books: the origin, behind a
+/// `dyn` so that the guards below are not generic. A connection is dropped
+/// in code compiled in every crate that polls a request (the request future
+/// is generic), and a generic guard there would compile the close's
+/// accounting, and the dialing it may start, again in each of them.
+pub(super) trait Closes: Send + Sync {
+    fn closed(self: Arc<Self>, id: u64);
+}
+
+impl<P: Protocol> Closes for OriginPool<P> {
+    fn closed(self: Arc<Self>, id: u64) {
+        self.connection_closed(id);
+    }
+}
+
 /// Counts an exclusive connection as open for as long as it exists: it has
 /// no task of its own whose end could report the close.
-pub(crate) struct OpenExclusive<P: Protocol> {
+pub(crate) struct OpenExclusive {
     id: u64,
-    origin: Weak<OriginPool<P>>,
+    origin: Weak<dyn Closes>,
     metrics: Arc<Metrics>,
     established: Instant,
 }
 
-impl<P: Protocol> Drop for OpenExclusive<P> {
+impl Drop for OpenExclusive {
     fn drop(&mut self) {
         self.metrics
             .connection_duration
@@ -289,20 +304,20 @@ impl<P: Protocol> Drop for OpenExclusive<P> {
             !super::locked::holds_lock(),
             "an exclusive connection dropped under its origin's lock"
         );
-        origin.connection_closed(self.id);
+        origin.closed(self.id);
     }
 }
 
 /// Counts a shared connection as closed when its driver task ends, whether
 /// the driver returned or was dropped unfinished (its runtime shut down).
-struct SharedClosed<P: Protocol> {
+struct SharedClosed {
     metrics: Arc<crate::metrics::Metrics>,
-    origin: std::sync::Weak<OriginPool<P>>,
+    origin: Weak<dyn Closes>,
     id: u64,
     established: Instant,
 }
 
-impl<P: Protocol> Drop for SharedClosed<P> {
+impl Drop for SharedClosed {
     fn drop(&mut self) {
         self.metrics
             .connection_duration
@@ -310,7 +325,7 @@ impl<P: Protocol> Drop for SharedClosed<P> {
         self.metrics.connections_open.dec();
         self.metrics.connections_open_http2.dec();
         if let Some(origin) = self.origin.upgrade() {
-            origin.connection_closed(self.id);
+            origin.closed(self.id);
         }
     }
 }
