@@ -29,7 +29,7 @@ impl InMemory {
         for _ in 0..connections {
             let (near, far) = tokio::io::duplex(64 * 1024);
             tokio::spawn(respond(far, body));
-            origin.adopt_http1(near);
+            origin.adopt_exclusive(near);
         }
         Ok(InMemory { client, uri })
     }

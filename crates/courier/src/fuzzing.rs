@@ -161,7 +161,7 @@ pub async fn respond_with(data: &[u8]) {
         let _ = far.write_all(&answer).await;
         let _ = far.shutdown().await;
     });
-    origin.adopt_http1(near);
+    origin.adopt_exclusive(near);
     if let Ok(res) = client.get(&uri).send().await {
         let _ = res.bytes().await;
     }
@@ -215,7 +215,7 @@ pub async fn respond_with_http2(data: &[u8]) -> Result<bytes::Bytes, crate::Erro
         // Keep reading so the client's writes never block.
         while far.read(&mut buf).await.unwrap_or(0) > 0 {}
     });
-    origin.adopt_http2(near).await;
+    origin.adopt_shared(near).await;
     let outcome = match client.get(&uri).send().await {
         Ok(res) => res.bytes().await,
         Err(e) => Err(e),

@@ -27,10 +27,12 @@ use tokio_util::either::Either;
 
 use crate::body::Body;
 use crate::client::response::Response;
+use crate::client::transport::Lease;
 use crate::client::{is_idempotent, ClientInner};
 use crate::error::Error;
-use crate::pool::{Lease, OriginPool};
 use crate::proto::exchange::{Answer, HandedBack, SendError};
+
+type OriginPool = crate::pool::OriginPool<crate::client::transport::Transport>;
 
 /// Waiting in line for a connection or stream (the pool's slow path: a new
 /// connection, or the per-host cap reached). Boxed: rarely needed, and a
@@ -131,20 +133,29 @@ fn begin<S, F>(
 where
     S: Fn(Lease, Request<Body>) -> F,
 {
-    match origin.try_checkout(fresh_only) {
+    match checkout(inner, origin, fresh_only) {
         Ok(lease) => sending(inner, send, lease, request, retries),
-        Err(slot) => {
-            let queue_timeout = inner.pool.config().pool_queue_timeout;
-            Stage::Queued {
-                request: Some(request),
-                lease: Box::pin(Arc::clone(origin).checkout_queued(
-                    slot,
-                    fresh_only,
-                    queue_timeout,
-                )),
-            }
-        }
+        Err(lease) => Stage::Queued {
+            request: Some(request),
+            lease,
+        },
     }
+}
+
+/// A connection or stream at hand, else the wait for one. Not generic, and
+/// so compiled once, here: the pool is generic over its protocols, and
+/// called from the attempt's generic code its checkout, and everything a
+/// checkout may start (dialing, handshakes), would be compiled again in
+/// every crate that polls a request.
+fn checkout(
+    inner: &ClientInner,
+    origin: &Arc<OriginPool>,
+    fresh_only: bool,
+) -> Result<Lease, Queued> {
+    origin.try_checkout(fresh_only).map_err(|slot| {
+        let queue_timeout = inner.pool.config().pool_queue_timeout;
+        Box::pin(Arc::clone(origin).checkout_queued(slot, fresh_only, queue_timeout)) as Queued
+    })
 }
 
 fn sending<S, F>(
@@ -159,7 +170,7 @@ where
 {
     let config = inner.pool.config();
     Stage::Sending {
-        stale_retry: retries == 0 && config.retry_stale_connections && lease.may_be_stale_http1(),
+        stale_retry: retries == 0 && config.retry_stale_connections && lease.may_be_stale(),
         idempotent: is_idempotent(request.method()),
         send: send(lease, request),
     }

@@ -16,8 +16,8 @@ use std::time::Duration;
 use std::future::poll_fn;
 
 use crate::client::response::Source;
+use crate::client::transport::Lease;
 use crate::metrics::Metrics;
-use crate::pool::Lease;
 
 /// How long a waiter may count on a draining connection before dialing.
 pub(crate) const DRAIN_GRACE: Duration = Duration::from_millis(100);

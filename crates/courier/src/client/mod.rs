@@ -6,7 +6,8 @@
 //! [`attempt`] checks a connection out, sends, and makes the one retry a
 //! dead connection calls for, [`response`] reads the answer, and [`drain`]
 //! reads what a dropped body left so its connection is reused; [`verbs`]
-//! gives every client type the same `get`/`post`/….
+//! gives every client type the same `get`/`post`/…; [`transport`] binds
+//! HTTP/1.1 and HTTP/2 to the pool, which is generic over its protocols.
 
 pub(crate) mod attempt;
 pub(crate) mod builder;
@@ -14,6 +15,7 @@ pub(crate) mod drain;
 pub(crate) mod request;
 pub(crate) mod response;
 pub(crate) mod send;
+pub(crate) mod transport;
 pub(crate) mod verbs;
 
 pub use builder::ClientBuilder;
@@ -30,10 +32,10 @@ use crate::body::Body;
 use crate::config::Config;
 use crate::error::Error;
 use crate::metrics::{Metrics, MetricsSnapshot};
-use crate::pool::{Lease, Pool};
 use attempt::Attempt;
 use drain::DrainPolicy;
 use send::SendFuture;
+use transport::{Lease, Pool};
 
 /// An HTTP client with a connection pool per origin.
 ///

@@ -12,8 +12,8 @@ use http_body::{Body as _, Frame, SizeHint};
 use tokio::time::Sleep;
 
 use crate::client::drain::DrainPolicy;
+use crate::client::transport::Lease;
 use crate::error::{Error, ErrorKind};
-use crate::pool::Lease;
 use crate::proto::exchange::Answer;
 use crate::proto::h2::stream::RecvBody;
 
@@ -287,7 +287,10 @@ impl Source {
             (Source::Http2(body), _) => body
                 .poll_frame(cx)
                 .map(|f| f.map(|r| r.map_err(|e| Error::new(ErrorKind::Body, e)))),
-            (Source::Http1, Some(lease)) => lease.poll_http1_body(cx),
+            (Source::Http1, Some(lease)) => match lease.exclusive_mut() {
+                Some(conn) => conn.poll_frame(cx),
+                None => Poll::Ready(None),
+            },
             (Source::Http1, None) => Poll::Ready(None),
         }
     }
@@ -295,7 +298,9 @@ impl Source {
     pub(crate) fn is_end(&self, lease: Option<&Lease>) -> bool {
         match self {
             Source::Http2(body) => body.is_end_stream(),
-            Source::Http1 => lease.is_none_or(Lease::http1_body_done),
+            Source::Http1 => {
+                lease.is_none_or(|l| l.exclusive().is_none_or(|conn| conn.body_done()))
+            }
         }
     }
 }
@@ -522,7 +527,7 @@ impl Drop for ResponseBody {
         };
         match self.source.take() {
             // HTTP/2: dropping the body resets just this stream; nothing to drain.
-            Some(source) if !source.is_end(Some(&lease)) && !lease.is_http2() => {
+            Some(source) if !source.is_end(Some(&lease)) && !lease.is_shared() => {
                 self.drain.start(source, lease, self.remaining)
             }
             _ => lease.release(),

@@ -70,7 +70,7 @@ where
         .expect("valid configuration");
     let uri = Uri::from_static("http://fuzz.invalid/");
     let origin = client.pool().origin(&uri).expect("valid origin");
-    origin.adopt_http1(stream);
+    origin.adopt_exclusive(stream);
     let first = answer(&client, &method, &uri).await;
     let pooled = client.metrics().connections_idle == 1;
     let second = match pooled {

@@ -1,19 +1,19 @@
-//! Pooled connections: an exclusive HTTP/1.1 connection, or a shared HTTP/2
-//! connection whose streams are counted by the pool.
+//! Pooled connections: an exclusive one (one request at a time, owned by
+//! its lease) or a shared one whose slots are counted by the pool, with
+//! what the pool keeps beside each (its id, lifetime, remote address).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::origin::OpenHttp1;
-use crate::proto::h1;
-use crate::proto::h2::signals::Signals;
+use super::origin::OpenExclusive;
+use super::protocol::{Protocol, Shared as _};
 
-/// An HTTP/1.1 connection: one request at a time, owned by its lease.
-pub(crate) struct Http1Conn {
+/// An exclusive connection: one request at a time, owned by its lease.
+pub(crate) struct ExclusiveConn<P: Protocol> {
     pub(crate) id: u64,
     // Boxed: a lease and every idle-stack entry move only a pointer.
-    pub(crate) conn: Box<h1::Connection>,
+    pub(crate) conn: Box<P::Exclusive>,
     /// When this connection must stop taking requests (lifetime + jitter).
     pub(crate) expires_at: Option<Instant>,
     /// Handed straight from its dial to a request, and not used yet. Once it
@@ -25,54 +25,52 @@ pub(crate) struct Http1Conn {
     /// The server's address (none over an in-memory stream).
     pub(crate) remote: Option<SocketAddr>,
     /// Counts the connection as open until it is dropped, which closes it.
-    pub(crate) _open: OpenHttp1,
+    pub(crate) _open: OpenExclusive,
 }
 
-/// What an HTTP/1.1 send future owns while the request is on the wire.
-impl AsMut<h1::Connection> for Http1Conn {
-    fn as_mut(&mut self) -> &mut h1::Connection {
+/// What an exclusive send future owns while the request is on the wire.
+impl<P: Protocol> AsMut<P::Exclusive> for ExclusiveConn<P> {
+    fn as_mut(&mut self) -> &mut P::Exclusive {
         &mut self.conn
     }
 }
 
-impl Http1Conn {
+impl<P: Protocol> ExclusiveConn<P> {
     pub(crate) fn is_expired(&self, now: Instant) -> bool {
         self.expires_at.is_some_and(|at| at <= now)
     }
 
-    /// The server may have closed it while it waited: see [`Http1Conn::fresh`].
+    /// The server may have closed it while it waited: see [`ExclusiveConn::fresh`].
     pub(crate) fn may_be_stale(&self) -> bool {
         !self.fresh
     }
 }
 
-/// An HTTP/2 connection, shared by every request that holds one of its streams.
-pub(crate) struct Http2Conn {
+/// A shared connection, held by every request that holds one of its slots.
+pub(crate) struct SharedConn<P: Protocol> {
     pub(crate) id: u64,
     /// The server's address (none over an in-memory stream).
     pub(crate) remote: Option<SocketAddr>,
-    pub(crate) handle: crate::proto::h2::driver::Handle,
+    pub(crate) conn: P::Shared,
     pub(crate) expires_at: Option<Instant>,
-    pub(crate) signals: Arc<Signals>,
 }
 
-impl Http2Conn {
-    /// The server's SETTINGS_MAX_CONCURRENT_STREAMS, as of the last frame read.
+impl<P: Protocol> SharedConn<P> {
+    /// The slots the peer allows now (HTTP/2: its
+    /// SETTINGS_MAX_CONCURRENT_STREAMS, as of the last frame read).
     pub(crate) fn max_streams(&self) -> usize {
-        self.signals.max_streams()
+        self.conn.slots()
     }
 
-    /// May take new streams: open, not expired, no GOAWAY received.
+    /// May take new requests: open, not expired, not going away.
     pub(crate) fn accepts_streams(&self, now: Instant) -> bool {
-        !self.signals.is_closed()
-            && !self.signals.goaway_received()
-            && self.expires_at.is_none_or(|at| at > now)
+        self.conn.accepts_requests() && self.expires_at.is_none_or(|at| at > now)
     }
 }
 
 /// What a checkout hands out.
-pub(crate) enum Conn {
-    Http1(Http1Conn),
-    /// A reserved stream on a shared connection.
-    Http2(Arc<Http2Conn>),
+pub(crate) enum Conn<P: Protocol> {
+    Exclusive(ExclusiveConn<P>),
+    /// A reserved slot on a shared connection.
+    Shared(Arc<SharedConn<P>>),
 }

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::Notify;
 
-use super::PoolInner;
+use super::{PoolInner, Protocol};
 use crate::config::Config;
 
 /// How often to sweep: a quarter of the shortest limit, so a connection
@@ -36,7 +36,11 @@ pub(crate) fn retire_at(now: Instant, lifetime: Duration, jitter: Duration) -> O
 /// `PoolInner`'s `Drop`), so the task ends with its client instead of at
 /// its next tick, up to a period later (5 s by default), which left a task
 /// and a timer behind every dropped client.
-pub(crate) fn spawn_scavenger(pool: Weak<PoolInner>, stop: Arc<Notify>, period: Duration) {
+pub(crate) fn spawn_scavenger<P: Protocol>(
+    pool: Weak<PoolInner<P>>,
+    stop: Arc<Notify>,
+    period: Duration,
+) {
     // The pool may be created outside a runtime; then the first request's
     // runtime starts the scavenger (see `Pool::origin`).
     let Ok(handle) = tokio::runtime::Handle::try_current() else {

@@ -9,9 +9,11 @@ mod conn;
 mod expiry;
 mod lease;
 mod origin;
+pub(crate) mod protocol;
 
 pub(crate) use lease::Lease;
 pub(crate) use origin::OriginPool;
+pub(crate) use protocol::Protocol;
 
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
@@ -84,34 +86,35 @@ impl Hash for OriginKey {
     }
 }
 
-/// The client's connection pool.
-pub(crate) struct Pool {
-    inner: Arc<PoolInner>,
+/// The client's connection pool, generic over the protocols its
+/// connections speak (see [`protocol`]).
+pub(crate) struct Pool<P: Protocol> {
+    inner: Arc<PoolInner<P>>,
 }
 
-pub(crate) struct PoolInner {
+pub(crate) struct PoolInner<P: Protocol> {
     /// Looked up on every request: hashed with foldhash (seeded per
     /// process), which costs a fraction of SipHash on a short key.
-    origins: RwLock<HashMap<OriginKey, Arc<OriginPool>, foldhash::quality::RandomState>>,
+    origins: RwLock<HashMap<OriginKey, Arc<OriginPool<P>>, foldhash::quality::RandomState>>,
     shared: Arc<Shared>,
     scavenger_started: AtomicBool,
     /// Ends the scavenger when the pool goes.
     scavenger_stop: Arc<tokio::sync::Notify>,
 }
 
-impl Drop for PoolInner {
+impl<P: Protocol> Drop for PoolInner<P> {
     fn drop(&mut self) {
         // A permit is stored if the scavenger is not waiting right now.
         self.scavenger_stop.notify_one();
     }
 }
 
-impl Pool {
+impl<P: Protocol> Pool<P> {
     pub(crate) fn new(
         config: Config,
         metrics: Arc<Metrics>,
         tls: Option<Arc<rustls::ClientConfig>>,
-    ) -> Pool {
+    ) -> Pool<P> {
         let connector = Connector::new(
             config.resolver.clone(),
             config.resolve_overrides.clone(),
@@ -136,7 +139,7 @@ impl Pool {
     }
 
     /// The pool for `uri`'s origin, created on first use.
-    pub(crate) fn origin(&self, uri: &Uri) -> Result<Arc<OriginPool>, Error> {
+    pub(crate) fn origin(&self, uri: &Uri) -> Result<Arc<OriginPool<P>>, Error> {
         let https = match uri.scheme() {
             Some(s) if *s == Scheme::HTTP => false,
             Some(s) if *s == Scheme::HTTPS => true,
@@ -208,12 +211,12 @@ impl Pool {
     }
 }
 
-impl PoolInner {
+impl<P: Protocol> PoolInner<P> {
     /// One scavenger pass over every origin; forgets origins that hold nothing
     /// and that no request is using.
     pub(crate) fn scavenge(&self, now: Instant) {
         let idle_timeout = self.shared.config.pool_idle_timeout;
-        let origins: Vec<Arc<OriginPool>> = read(&self.origins).values().cloned().collect();
+        let origins: Vec<Arc<OriginPool<P>>> = read(&self.origins).values().cloned().collect();
         let mut empty = false;
         for origin in &origins {
             empty |= origin.scavenge(now, idle_timeout);

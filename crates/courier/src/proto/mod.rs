@@ -1,11 +1,14 @@
 //! courier's own protocols: [`h1`] (HTTP/1.1) and [`h2`] (HTTP/2).
 //!
-//! They know nothing of the pool. A connection reports what the pool needs
-//! through what it exposes ([`h2::signals::Signals`] for HTTP/2: stream limit,
-//! GOAWAY, closed, and a [`Listener`](h2::signals::Listener) the pool
-//! installs), and a send ends in an [`exchange::SendResult`] that says
-//! whether the request can be sent again. The pool decides what to do with
-//! that; the protocols never import it.
+//! They know nothing of the pool, and the pool nothing of them: the client's
+//! binding (`client/transport.rs`) makes them the pool's exclusive and shared
+//! connections. A connection reports what the pool needs through what it
+//! exposes ([`h2::signals::Signals`] for HTTP/2: stream limit, GOAWAY,
+//! closed, and a [`Listener`](h2::signals::Listener) the binding installs,
+//! which passes it on to the pool), and a send ends in an
+//! [`exchange::SendResult`] that says whether the request can be sent again.
+//! The retry decision (`client/attempt.rs`) reads that; the pool only passes
+//! it through.
 
 pub(crate) mod exchange;
 pub(crate) mod h1;

@@ -3,9 +3,17 @@
 //! they close (the drop guards below).
 
 use super::*;
-use crate::proto::h2::signals::{Listener, Signals};
+use crate::connect::AsyncIo;
+use crate::pool::protocol::{Changes, Handshake, Reporter, Shared as _};
 
-impl OriginPool {
+/// A connection the protocol made, before it is pooled.
+enum Handshaken<P: Protocol> {
+    Exclusive(P::Exclusive),
+    /// Counted open, its driver running.
+    Shared(P::Shared),
+}
+
+impl<P: Protocol> OriginPool<P> {
     /// One connection attempt. Its result goes to whoever is first in line
     /// when it completes, not to the request that triggered it: that request
     /// may have been served by a returned connection in the meantime.
@@ -58,9 +66,9 @@ impl OriginPool {
         self.spawn_connects(connects);
     }
 
-    /// Connects, negotiates and handshakes one connection; an HTTP/2
+    /// Connects, negotiates and handshakes one connection; a shared
     /// connection's driver task is running when this returns.
-    pub(super) async fn establish(self: &Arc<Self>) -> Result<Conn, Error> {
+    pub(super) async fn establish(self: &Arc<Self>) -> Result<Conn<P>, Error> {
         let shared = &self.shared;
         let rotation = self.next_addr.fetch_add(1, Relaxed);
         let connected = shared
@@ -73,111 +81,96 @@ impl OriginPool {
                 self.proxy.as_ref(),
             )
             .await?;
-        let h2 = match shared.config.versions {
-            Versions::Http2Only => {
-                if self.forward.is_some() {
-                    return Err(Error::msg(
-                        ErrorKind::Config,
-                        "HTTP/2 by prior knowledge cannot go through an HTTP proxy's forwarding (only https URLs are tunnelled)",
-                    ));
-                }
-                if self.tls && !connected.alpn_h2 {
-                    return Err(Error::msg(
-                        ErrorKind::Protocol,
-                        "the server did not negotiate HTTP/2 (ALPN h2)",
-                    ));
-                }
-                true
-            }
-            Versions::Http1Only => false,
-            Versions::Auto => connected.alpn_h2,
-        };
+        let kind = P::negotiate(&shared.config, &self.protocol, self.tls, connected.alpn_h2)?;
         let id = shared.next_conn_id();
         let expires_at = shared.expiry(Instant::now());
-        if !h2 {
-            return Ok(Conn::Http1(self.open_http1(
+        match self.handshake(id, connected.stream, kind) {
+            Handshaken::Exclusive(conn) => Ok(Conn::Exclusive(self.open_exclusive(
                 id,
-                connected.stream,
+                conn,
                 expires_at,
                 connected.remote,
-            )));
+            ))),
+            Handshaken::Shared(conn) => {
+                // Its slots are only known once it is ready (HTTP/2: the
+                // server's SETTINGS, the first thing it sends).
+                conn.ready().await?;
+                Ok(Conn::Shared(Arc::new(SharedConn {
+                    id,
+                    remote: connected.remote,
+                    conn,
+                    expires_at,
+                })))
+            }
         }
-        let hs = h2::request::handshake(connected.stream, &shared.config);
-        self.track_http2(id, &hs.signals, hs.driver);
-        // The stream limit is only known once the server's SETTINGS arrive;
-        // they are the first thing it sends.
-        if !hs.signals.wait_for_settings().await {
-            return Err(h2::request::failure(&hs.handle).unwrap_or_else(|| {
-                Error::msg(
-                    ErrorKind::ConnectionClosed,
-                    "HTTP/2 connection closed before the server's SETTINGS",
-                )
-            }));
+    }
+
+    /// Makes connection `id` of `kind` over `stream`: an exclusive one is
+    /// returned as it is, to be counted by [`open_exclusive`]; a shared one
+    /// is counted open here and its driver spawned, which reports the close
+    /// when the connection ends.
+    ///
+    /// [`open_exclusive`]: Self::open_exclusive
+    fn handshake<S: AsyncIo>(self: &Arc<Self>, id: u64, stream: S, kind: Kind) -> Handshaken<P> {
+        let changes: Weak<Self> = Arc::downgrade(self);
+        let reporter = Reporter::new(changes as Weak<dyn Changes>, id);
+        match P::handshake(stream, kind, &self.shared.config, &self.protocol, reporter) {
+            Handshake::Exclusive(conn) => Handshaken::Exclusive(conn),
+            Handshake::Shared { conn, driver } => {
+                self.opened(Kind::Shared);
+                let closed = SharedClosed {
+                    metrics: Arc::clone(&self.shared.metrics),
+                    origin: Arc::downgrade(self) as Weak<dyn Closes>,
+                    id,
+                    established: Instant::now(),
+                };
+                tokio::spawn(async move {
+                    driver.await;
+                    drop(closed);
+                });
+                Handshaken::Shared(conn)
+            }
         }
-        Ok(Conn::Http2(Arc::new(Http2Conn {
-            id,
-            remote: connected.remote,
-            handle: hs.handle,
-            expires_at,
-            signals: hs.signals,
-        })))
     }
 
     /// Counts a new connection as open.
-    pub(super) fn opened(&self, h2: bool) {
+    pub(super) fn opened(&self, kind: Kind) {
         let metrics = &self.shared.metrics;
         metrics.connections_established.inc();
         metrics.connections_open.inc();
-        if h2 {
-            metrics.connections_established_http2.inc();
-            metrics.connections_open_http2.inc();
-        } else {
-            metrics.connections_established_http1.inc();
-            metrics.connections_open_http1.inc();
+        // (The per-protocol gauges are named for the protocols that are the
+        // kinds today: HTTP/1.1 exclusive, HTTP/2 shared.)
+        match kind {
+            Kind::Shared => {
+                metrics.connections_established_http2.inc();
+                metrics.connections_open_http2.inc();
+            }
+            Kind::Exclusive => {
+                metrics.connections_established_http1.inc();
+                metrics.connections_open_http1.inc();
+            }
         }
         self.lock().open += 1;
     }
 
-    /// Listens to an HTTP/2 connection's signals, counts it as open and
-    /// spawns its driver, which reports the close when the connection ends.
-    pub(super) fn track_http2(self: &Arc<Self>, id: u64, signals: &Signals, driver: Driver) {
-        let listener: Weak<OriginPool> = Arc::downgrade(self);
-        signals.listen(listener as Weak<dyn Listener>, id);
-        self.opened(true);
-        let closed = Http2Closed {
-            metrics: Arc::clone(&self.shared.metrics),
-            origin: Arc::downgrade(self),
-            id,
-            established: Instant::now(),
-        };
-        tokio::spawn(async move {
-            driver.await;
-            drop(closed);
-        });
-    }
-
-    /// An HTTP/1.1 connection over `stream`, counted as open until dropped.
-    pub(super) fn open_http1<S: Io + 'static>(
+    /// An exclusive connection, counted as open until dropped.
+    pub(super) fn open_exclusive(
         self: &Arc<Self>,
         id: u64,
-        stream: S,
+        conn: P::Exclusive,
         expires_at: Option<Instant>,
         remote: Option<SocketAddr>,
-    ) -> Http1Conn {
-        self.opened(false);
-        let mut conn = Box::new(h1::connection(stream, &self.shared.config));
-        if let Some(forward) = &self.forward {
-            conn.via_proxy(Arc::clone(forward));
-        }
-        Http1Conn {
+    ) -> ExclusiveConn<P> {
+        self.opened(Kind::Exclusive);
+        ExclusiveConn {
             id,
-            conn,
+            conn: Box::new(conn),
             expires_at,
             fresh: true,
             remote,
-            _open: OpenHttp1 {
+            _open: OpenExclusive {
                 id,
-                origin: Arc::downgrade(self),
+                origin: Arc::downgrade(self) as Weak<dyn Closes>,
                 metrics: Arc::clone(&self.shared.metrics),
                 established: Instant::now(),
             },
@@ -185,66 +178,69 @@ impl OriginPool {
     }
 
     #[cfg(any(test, feature = "internal-hooks"))]
-    /// Adds an HTTP/1.1 connection established elsewhere (over any byte
+    /// Adds an exclusive connection established elsewhere (over any byte
     /// stream) as if the pool had dialed it: for in-memory benchmarks.
-    pub(crate) fn adopt_http1<S: Io + 'static>(self: &Arc<Self>, stream: S) {
+    pub(crate) fn adopt_exclusive<S: AsyncIo>(self: &Arc<Self>, stream: S) {
         let id = self.shared.next_conn_id();
-        let conn = self.open_http1(id, stream, None, None);
+        let Handshaken::Exclusive(conn) = self.handshake(id, stream, Kind::Exclusive) else {
+            unreachable!("asked for an exclusive connection");
+        };
+        let conn = self.open_exclusive(id, conn, None, None);
         let mut st = self.lock();
-        st.protocol = Protocol::Http1;
+        st.protocol = Speaks::Exclusive;
         self.deliver_locked(&mut st, conn, true);
     }
 
     #[cfg(any(test, feature = "internal-hooks"))]
-    /// Adds an HTTP/2 connection established elsewhere (over any byte
-    /// stream) as if the pool had dialed it, once the server's SETTINGS
-    /// arrived: for the fuzz target that drives whole HTTP/2 responses
-    /// through the public API. A connection that fails first is dropped.
-    pub(crate) async fn adopt_http2<S: Io + 'static>(self: &Arc<Self>, stream: S) {
+    /// Adds a shared connection established elsewhere (over any byte
+    /// stream) as if the pool had dialed it, once it is ready: for the fuzz
+    /// target that drives whole HTTP/2 responses through the public API. A
+    /// connection that fails first is dropped.
+    pub(crate) async fn adopt_shared<S: AsyncIo>(self: &Arc<Self>, stream: S) {
         let id = self.shared.next_conn_id();
-        let hs = h2::request::handshake(stream, &self.shared.config);
-        self.track_http2(id, &hs.signals, hs.driver);
-        if !hs.signals.wait_for_settings().await {
+        let Handshaken::Shared(conn) = self.handshake(id, stream, Kind::Shared) else {
+            unreachable!("asked for a shared connection");
+        };
+        if conn.ready().await.is_err() {
             return;
         }
-        let conn = Arc::new(Http2Conn {
+        let conn = Arc::new(SharedConn {
             id,
             remote: None,
-            handle: hs.handle,
+            conn,
             expires_at: None,
-            signals: hs.signals,
         });
         // Delivered as a dialed connection is (`connected` counts it off).
         self.lock().connecting += 1;
-        let connects = self.connected(Conn::Http2(conn), false);
+        let connects = self.connected(Conn::Shared(conn), false);
         self.spawn_connects(connects);
     }
 
     /// A new connection is ready: it settles the protocol and goes to the waiters.
-    pub(super) fn connected(&self, conn: Conn, stalled: bool) -> usize {
+    pub(super) fn connected(&self, conn: Conn<P>, stalled: bool) -> usize {
         let mut st = self.lock();
         st.connecting -= 1;
         st.stalled -= usize::from(stalled);
         match conn {
-            Conn::Http1(c) => {
-                st.protocol = Protocol::Http1;
+            Conn::Exclusive(c) => {
+                st.protocol = Speaks::Exclusive;
                 self.deliver_locked(&mut st, c, true);
             }
-            Conn::Http2(c) => {
-                st.protocol = Protocol::Http2;
-                st.h2_streams_hint = Some(c.max_streams().max(1));
-                st.h2_budget.expire(Instant::now());
-                if let Some(served) = c.signals.take_served() {
+            Conn::Shared(c) => {
+                st.protocol = Speaks::Shared;
+                st.slots_hint = Some(c.max_streams().max(1));
+                st.budget.expire(Instant::now());
+                if let Some(served) = c.conn.take_served() {
                     self.learn_budget(&mut st, served);
                 }
-                st.h2.push(H2Slot {
+                st.shared_conns.push(SharedSlot {
                     conn: c,
                     active: 0,
                     opened: 0,
                     idle_since: Instant::now(),
                     retiring: false,
                 });
-                let i = st.h2.len() - 1;
+                let i = st.shared_conns.len() - 1;
                 self.serve_streams(&mut st, i);
             }
         }
@@ -268,16 +264,31 @@ impl OriginPool {
     }
 }
 
-/// Counts an HTTP/1.1 connection as open for as long as it exists: it has no
-/// task of its own whose end could report the close.
-pub(crate) struct OpenHttp1 {
+/// Where a closed connection is taken off the books: the origin, behind a
+/// `dyn` so that the guards below are not generic. A connection is dropped
+/// in code compiled in every crate that polls a request (the request future
+/// is generic), and a generic guard there would compile the close's
+/// accounting, and the dialing it may start, again in each of them.
+pub(super) trait Closes: Send + Sync {
+    fn closed(self: Arc<Self>, id: u64);
+}
+
+impl<P: Protocol> Closes for OriginPool<P> {
+    fn closed(self: Arc<Self>, id: u64) {
+        self.connection_closed(id);
+    }
+}
+
+/// Counts an exclusive connection as open for as long as it exists: it has
+/// no task of its own whose end could report the close.
+pub(crate) struct OpenExclusive {
     id: u64,
-    origin: Weak<OriginPool>,
+    origin: Weak<dyn Closes>,
     metrics: Arc<Metrics>,
     established: Instant,
 }
 
-impl Drop for OpenHttp1 {
+impl Drop for OpenExclusive {
     fn drop(&mut self) {
         self.metrics
             .connection_duration
@@ -291,22 +302,22 @@ impl Drop for OpenHttp1 {
         // (see `locked`), so the slot is freed here and now.
         debug_assert!(
             !super::locked::holds_lock(),
-            "an HTTP/1.1 connection dropped under its origin's lock"
+            "an exclusive connection dropped under its origin's lock"
         );
-        origin.connection_closed(self.id);
+        origin.closed(self.id);
     }
 }
 
-/// Counts an HTTP/2 connection as closed when its driver task ends, whether
+/// Counts a shared connection as closed when its driver task ends, whether
 /// the driver returned or was dropped unfinished (its runtime shut down).
-struct Http2Closed {
+struct SharedClosed {
     metrics: Arc<crate::metrics::Metrics>,
-    origin: std::sync::Weak<OriginPool>,
+    origin: Weak<dyn Closes>,
     id: u64,
     established: Instant,
 }
 
-impl Drop for Http2Closed {
+impl Drop for SharedClosed {
     fn drop(&mut self) {
         self.metrics
             .connection_duration
@@ -314,7 +325,7 @@ impl Drop for Http2Closed {
         self.metrics.connections_open.dec();
         self.metrics.connections_open_http2.dec();
         if let Some(origin) = self.origin.upgrade() {
-            origin.connection_closed(self.id);
+            origin.closed(self.id);
         }
     }
 }

@@ -7,7 +7,7 @@
 //!   places, and one missed path left them wrong for good. Now they are
 //!   derived: on unlock, each is recomputed from the state and the global
 //!   gauge moves by the difference from what this origin last published.
-//! - **Connections dropped under the lock.** Closing an HTTP/1.1 connection
+//! - **Connections dropped under the lock.** Closing an exclusive connection
 //!   frees its slot, which takes the lock again. Whatever the critical
 //!   section retires goes to `State::closing`, and is dropped after the
 //!   mutex is released, so a closing connection keeps its books at once (no
@@ -19,6 +19,7 @@ use std::sync::MutexGuard;
 
 use super::State;
 use crate::metrics::Metrics;
+use crate::pool::protocol::Protocol;
 
 thread_local! {
     /// This thread holds an origin's lock: a connection dropped now would
@@ -39,13 +40,13 @@ pub(super) struct Published {
 }
 
 /// The locked state; derefs to [`State`].
-pub(super) struct Locked<'a> {
-    guard: Option<MutexGuard<'a, State>>,
+pub(super) struct Locked<'a, P: Protocol> {
+    guard: Option<MutexGuard<'a, State<P>>>,
     metrics: &'a Metrics,
 }
 
-impl<'a> Locked<'a> {
-    pub(super) fn new(guard: MutexGuard<'a, State>, metrics: &'a Metrics) -> Locked<'a> {
+impl<'a, P: Protocol> Locked<'a, P> {
+    pub(super) fn new(guard: MutexGuard<'a, State<P>>, metrics: &'a Metrics) -> Locked<'a, P> {
         HOLDING.set(true);
         Locked {
             guard: Some(guard),
@@ -54,21 +55,21 @@ impl<'a> Locked<'a> {
     }
 }
 
-impl Deref for Locked<'_> {
-    type Target = State;
+impl<P: Protocol> Deref for Locked<'_, P> {
+    type Target = State<P>;
 
-    fn deref(&self) -> &State {
+    fn deref(&self) -> &State<P> {
         self.guard.as_deref().expect("locked until dropped")
     }
 }
 
-impl DerefMut for Locked<'_> {
-    fn deref_mut(&mut self) -> &mut State {
+impl<P: Protocol> DerefMut for Locked<'_, P> {
+    fn deref_mut(&mut self) -> &mut State<P> {
         self.guard.as_deref_mut().expect("locked until dropped")
     }
 }
 
-impl Drop for Locked<'_> {
+impl<P: Protocol> Drop for Locked<'_, P> {
     fn drop(&mut self) {
         let Some(mut st) = self.guard.take() else {
             return;
@@ -82,10 +83,10 @@ impl Drop for Locked<'_> {
 }
 
 /// Moves the client's gauges by what changed in this origin's state.
-fn publish(st: &mut State, metrics: &Metrics) {
+fn publish<P: Protocol>(st: &mut State<P>, metrics: &Metrics) {
     // One pass over the HTTP/2 slots: a checkout already makes one.
     let (mut idle, mut streams) = (st.idle.len() as u64, 0);
-    for slot in &st.h2 {
+    for slot in &st.shared_conns {
         idle += u64::from(slot.active == 0);
         streams += slot.active as u64;
     }
@@ -95,7 +96,7 @@ fn publish(st: &mut State, metrics: &Metrics) {
 }
 
 /// Takes this origin's share out of the gauges (the origin is going away).
-pub(super) fn unpublish(st: &mut State, metrics: &Metrics) {
+pub(super) fn unpublish<P: Protocol>(st: &mut State<P>, metrics: &Metrics) {
     let was = std::mem::take(&mut st.published);
     metrics.connections_idle.adjust(was.idle, 0);
     metrics.http2_streams_active.adjust(was.streams, 0);

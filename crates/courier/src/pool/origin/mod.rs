@@ -1,13 +1,15 @@
 //! One origin's pool: the connection cap, the fair wait queue, the LIFO idle
-//! stack of HTTP/1.1 connections, HTTP/2 stream accounting, and connection
-//! attempts that belong to the pool, not to a request.
+//! stack of exclusive (HTTP/1.1) connections, the slots of shared (HTTP/2)
+//! connections, and connection attempts that belong to the pool, not to a
+//! request.
 //!
-//! HTTP/2 streams are counted against each connection's current
-//! SETTINGS_MAX_CONCURRENT_STREAMS (0 means "wait", never "dial more") and
-//! against the streams per connection a GOAWAY taught (a server that closes
-//! connections after N requests gets N per connection, and the next
-//! connection is opened before the last is spent). Connections report
-//! changes of either through their [`Signals`](crate::proto::h2::signals::Signals).
+//! A shared connection's slots (streams) are counted against the number its
+//! peer allows now (HTTP/2: SETTINGS_MAX_CONCURRENT_STREAMS; 0 means "wait",
+//! never "dial more") and against the requests per connection a GOAWAY
+//! taught (a server that closes connections after N requests gets N per
+//! connection, and the next connection is opened before the last is spent).
+//! Connections report changes of either through the
+//! [`Reporter`](super::protocol::Reporter) the pool gives them.
 //!
 //! All state sits behind one `std::sync::Mutex` that is only ever held for a
 //! few pointer moves and never across an `.await`.
@@ -15,14 +17,14 @@
 //! This file holds the state and the request side (checkout, the queue,
 //! connections coming back); [`planning`] decides how many connections to
 //! open, [`dial`] opens them and keeps the books when they close, and
-//! [`streams`] runs the HTTP/2 connections' slots.
+//! [`streams`] runs the shared connections' slots.
 
 mod dial;
 mod locked;
 mod planning;
 mod streams;
 
-pub(crate) use dial::OpenHttp1;
+pub(crate) use dial::OpenExclusive;
 use locked::{Locked, Published};
 use planning::stall_after;
 
@@ -37,20 +39,16 @@ use http::HeaderValue;
 use tokio::sync::oneshot;
 
 use super::budget::StreamBudget;
-use super::conn::{Conn, Http1Conn, Http2Conn};
+use super::conn::{Conn, ExclusiveConn, SharedConn};
 use super::lease::Lease;
+use super::protocol::{Exclusive as _, Kind, Protocol, Served};
 use super::Shared;
-use crate::config::Versions;
-use crate::connect::{ProxyEndpoint, ProxyKind};
+use crate::connect::ProxyEndpoint;
 use crate::error::{Error, ErrorKind};
 use crate::metrics::{GaugeGuard, Metrics};
-use crate::proto::exchange::Driver;
-use crate::proto::h2::signals::Served;
-use crate::proto::Io;
-use crate::proto::{h1, h2};
 
 /// Connection management for one scheme + host + port.
-pub(crate) struct OriginPool {
+pub(crate) struct OriginPool<P: Protocol> {
     scheme: Scheme,
     authority: Authority,
     host: Box<str>,
@@ -60,33 +58,43 @@ pub(crate) struct OriginPool {
     pub(crate) host_header: HeaderValue,
     /// The proxy this origin's connections go through.
     proxy: Option<ProxyEndpoint>,
-    /// For `http` through an HTTP proxy: how requests are written for it.
-    forward: Option<Arc<h1::Forward>>,
+    /// What the protocols keep for this origin.
+    protocol: P::Origin,
     /// Where the next new connection starts in the resolved address list.
     next_addr: AtomicUsize,
-    state: Mutex<State>,
+    state: Mutex<State<P>>,
     shared: Arc<Shared>,
 }
 
-/// What this origin is known to speak.
+/// What this origin's connections are known to be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Protocol {
+enum Speaks {
     /// TLS with ALPN and nothing connected yet: probe with one connection
     /// rather than dial one per waiting request.
     Unknown,
-    Http1,
-    Http2,
+    Exclusive,
+    Shared,
 }
 
-struct State {
-    protocol: Protocol,
-    /// HTTP/1.1, LIFO: the most recently used connection is the warmest (and
-    /// the oldest sink to the bottom where the idle timeout finds them).
-    idle: Vec<Idle>,
-    /// HTTP/2 connections with their stream counts.
-    h2: Vec<H2Slot>,
+impl From<Kind> for Speaks {
+    fn from(kind: Kind) -> Speaks {
+        match kind {
+            Kind::Exclusive => Speaks::Exclusive,
+            Kind::Shared => Speaks::Shared,
+        }
+    }
+}
+
+struct State<P: Protocol> {
+    protocol: Speaks,
+    /// Exclusive connections, LIFO: the most recently used connection is the
+    /// warmest (and the oldest sink to the bottom where the idle timeout
+    /// finds them).
+    idle: Vec<Idle<P>>,
+    /// Shared connections with their slot counts.
+    shared_conns: Vec<SharedSlot<P>>,
     /// FIFO: the request that waited longest gets the next connection or stream.
-    waiters: VecDeque<Waiter>,
+    waiters: VecDeque<Waiter<P>>,
     /// Connections established and not yet closed.
     open: usize,
     /// Connection attempts in progress.
@@ -95,39 +103,40 @@ struct State {
     /// count against the per-host cap, but no longer stand for a waiter's
     /// connection, so a waiter behind a stuck handshake gets a dial of its own.
     stalled: usize,
-    /// HTTP/1.1 connections whose dropped body is being drained and that are
-    /// expected back within the drain grace period: waiters count on them.
+    /// Exclusive connections whose dropped body is being drained and that
+    /// are expected back within the drain grace period: waiters count on them.
     draining: usize,
-    /// Streams per HTTP/2 connection, for planning how many to open; known
-    /// once a connection of this origin has received the server's SETTINGS.
-    h2_streams_hint: Option<usize>,
-    /// Streams the server serves on one HTTP/2 connection in all, learnt
+    /// Slots per shared connection, for planning how many to open; known
+    /// once a connection of this origin is ready (HTTP/2: the server's
+    /// SETTINGS arrived).
+    slots_hint: Option<usize>,
+    /// Requests the server serves on one shared connection in all, learnt
     /// from GOAWAYs (see [`StreamBudget`]): each connection is given at most
     /// that many, then retires, and the next one is opened in advance.
-    h2_budget: StreamBudget,
-    /// HTTP/1.1 connections taken out of the state to be closed once the
+    budget: StreamBudget,
+    /// Exclusive connections taken out of the state to be closed once the
     /// lock is released (see [`locked`]).
-    closing: Vec<Http1Conn>,
+    closing: Vec<ExclusiveConn<P>>,
     /// This origin's share of the client's gauges, derived from the above.
     published: Published,
 }
 
-struct Idle {
-    conn: Http1Conn,
+struct Idle<P: Protocol> {
+    conn: ExclusiveConn<P>,
     since: Instant,
 }
 
-struct H2Slot {
-    conn: Arc<Http2Conn>,
+struct SharedSlot<P: Protocol> {
+    conn: Arc<SharedConn<P>>,
     active: usize,
-    /// Streams given out on it so far, against the origin's `h2_budget`.
+    /// Streams given out on it so far, against the origin's `budget`.
     opened: usize,
     idle_since: Instant,
     /// Takes no new streams (expired, GOAWAY); closes when `active` reaches 0.
     retiring: bool,
 }
 
-impl H2Slot {
+impl<P: Protocol> SharedSlot<P> {
     /// May take one more stream: not retiring, under the server's current
     /// limit, and under the origin's learnt budget.
     fn has_room(&self, budget: Option<usize>) -> bool {
@@ -137,15 +146,15 @@ impl H2Slot {
     }
 }
 
-type Delivery = Result<Conn, Error>;
+type Delivery<P> = Result<Conn<P>, Error>;
 
-struct Waiter {
-    tx: oneshot::Sender<Delivery>,
+struct Waiter<P: Protocol> {
+    tx: oneshot::Sender<Delivery<P>>,
     /// Only a newly established connection will do (the stale-connection retry).
     fresh_only: bool,
 }
 
-impl OriginPool {
+impl<P: Protocol> OriginPool<P> {
     pub(crate) fn new(
         scheme: Scheme,
         authority: Authority,
@@ -155,18 +164,8 @@ impl OriginPool {
         shared: Arc<Shared>,
     ) -> Self {
         let tls = scheme == Scheme::HTTPS;
-        let forward = proxy.as_ref().and_then(|p| match &p.kind {
-            ProxyKind::Http { auth } if !tls => Some(Arc::new(h1::Forward {
-                origin: format!("http://{authority}"),
-                auth: auth.clone(),
-            })),
-            _ => None,
-        });
-        let protocol = match (shared.config.versions, tls) {
-            (Versions::Http2Only, _) => Protocol::Http2,
-            (Versions::Http1Only, _) | (Versions::Auto, false) => Protocol::Http1,
-            (Versions::Auto, true) => Protocol::Unknown,
-        };
+        let protocol = P::origin(&scheme, &authority, proxy.as_ref(), &shared.config);
+        let speaks = P::expect(&shared.config, tls).map_or(Speaks::Unknown, Speaks::from);
         OriginPool {
             host: authority.host().into(),
             scheme,
@@ -174,20 +173,20 @@ impl OriginPool {
             port,
             tls,
             host_header,
-            forward,
+            protocol,
             proxy,
             next_addr: AtomicUsize::new(0),
             state: Mutex::new(State {
-                protocol,
+                protocol: speaks,
                 idle: Vec::new(),
-                h2: Vec::new(),
+                shared_conns: Vec::new(),
                 waiters: VecDeque::new(),
                 open: 0,
                 connecting: 0,
                 stalled: 0,
                 draining: 0,
-                h2_streams_hint: None,
-                h2_budget: StreamBudget::default(),
+                slots_hint: None,
+                budget: StreamBudget::default(),
                 closing: Vec::new(),
                 published: Published::default(),
             }),
@@ -219,7 +218,7 @@ impl OriginPool {
 
     /// The state, until the guard drops: then the gauges follow it and the
     /// connections it retired close (see [`locked`]).
-    fn lock(&self) -> Locked<'_> {
+    fn lock(&self) -> Locked<'_, P> {
         // A panic elsewhere while holding the lock leaves consistent-enough
         // counters; keep serving rather than poisoning every request.
         let st = self.state.lock().unwrap_or_else(|p| p.into_inner());
@@ -227,16 +226,16 @@ impl OriginPool {
     }
 
     #[cfg(any(test, feature = "internal-hooks"))]
-    /// Gets a connection or stream: an HTTP/2 stream on a connection with room,
-    /// else an idle HTTP/1.1 connection (most recent first), else waits in line
-    /// for a returned one or a new one.
+    /// Gets a connection or slot: a slot on a shared connection with room,
+    /// else an idle exclusive connection (most recent first), else waits in
+    /// line for a returned one or a new one.
     ///
-    /// `fresh_only` skips pooled HTTP/1.1 connections; `queue_timeout` bounds the wait.
+    /// `fresh_only` skips pooled exclusive connections; `queue_timeout` bounds the wait.
     pub(crate) async fn checkout(
         self: &Arc<Self>,
         fresh_only: bool,
         queue_timeout: Option<Duration>,
-    ) -> Result<Lease, Error> {
+    ) -> Result<Lease<P>, Error> {
         match self.try_checkout(fresh_only) {
             Ok(lease) => Ok(lease),
             Err(slot) => {
@@ -249,7 +248,10 @@ impl OriginPool {
 
     /// [`checkout`](Self::checkout) when a connection or stream is at hand
     /// (the common case, and no future needed), else the place in line.
-    pub(crate) fn try_checkout(self: &Arc<Self>, fresh_only: bool) -> Result<Lease, WaitSlot> {
+    pub(crate) fn try_checkout(
+        self: &Arc<Self>,
+        fresh_only: bool,
+    ) -> Result<Lease<P>, WaitSlot<P>> {
         loop {
             let conn = self.take_or_enqueue(fresh_only)?;
             let mut lease = Lease::new(conn, Arc::clone(self));
@@ -264,10 +266,10 @@ impl OriginPool {
     /// The rest of a [`checkout`](Self::checkout) that had to wait in line.
     pub(crate) async fn checkout_queued(
         self: Arc<Self>,
-        mut slot: WaitSlot,
+        mut slot: WaitSlot<P>,
         fresh_only: bool,
         queue_timeout: Option<Duration>,
-    ) -> Result<Lease, Error> {
+    ) -> Result<Lease<P>, Error> {
         loop {
             let mut lease = Lease::new(self.wait(slot, queue_timeout).await?, Arc::clone(&self));
             if lease.ready() {
@@ -280,25 +282,25 @@ impl OriginPool {
         }
     }
 
-    fn take_or_enqueue(self: &Arc<Self>, fresh_only: bool) -> Result<Conn, WaitSlot> {
+    fn take_or_enqueue(self: &Arc<Self>, fresh_only: bool) -> Result<Conn<P>, WaitSlot<P>> {
         let now = Instant::now();
         let (rx, connects) = {
             let mut st = self.lock();
             if let Some(conn) = self.reserve_stream(&mut st, now) {
                 // A server that closes connections after a number of
                 // streams: the next one may be due before anyone waits.
-                let connects = match st.h2_budget.get() {
+                let connects = match st.budget.get() {
                     Some(_) => self.connects_needed(&mut st),
                     None => 0,
                 };
                 drop(st);
                 self.spawn_connects(connects);
-                return Ok(Conn::Http2(conn));
+                return Ok(Conn::Shared(conn));
             }
             if !fresh_only {
                 while let Some(idle) = st.idle.pop() {
                     if !idle.conn.is_expired(now) {
-                        return Ok(Conn::Http1(idle.conn));
+                        return Ok(Conn::Exclusive(idle.conn));
                     }
                     // Expired: closed once the lock is released.
                     st.closing.push(idle.conn);
@@ -316,15 +318,15 @@ impl OriginPool {
         })
     }
 
-    /// Reserves a stream on the HTTP/2 connection with room that keeps the
+    /// Reserves a slot on the shared connection with room that keeps the
     /// fewest connections busy: the busiest one that is not full.
-    fn reserve_stream(&self, st: &mut State, now: Instant) -> Option<Arc<Http2Conn>> {
-        if st.h2.is_empty() {
+    fn reserve_stream(&self, st: &mut State<P>, now: Instant) -> Option<Arc<SharedConn<P>>> {
+        if st.shared_conns.is_empty() {
             return None;
         }
         let mut best: Option<(usize, usize)> = None;
         let mut retired = false;
-        for (i, slot) in st.h2.iter_mut().enumerate() {
+        for (i, slot) in st.shared_conns.iter_mut().enumerate() {
             if !slot.retiring && !slot.conn.accepts_streams(now) {
                 slot.retiring = true;
             }
@@ -332,27 +334,27 @@ impl OriginPool {
                 retired |= slot.active == 0;
                 continue;
             }
-            if slot.has_room(st.h2_budget.get()) && best.is_none_or(|(_, a)| slot.active > a) {
+            if slot.has_room(st.budget.get()) && best.is_none_or(|(_, a)| slot.active > a) {
                 best = Some((i, slot.active));
             }
         }
-        let budget = st.h2_budget.get();
+        let budget = st.budget.get();
         let reserved = best.map(|(i, _)| {
-            self.add_stream(&mut st.h2[i], budget);
-            Arc::clone(&st.h2[i].conn)
+            self.add_stream(&mut st.shared_conns[i], budget);
+            Arc::clone(&st.shared_conns[i].conn)
         });
         if retired {
             // Retiring and idle: dropping the pool's handle lets it close.
-            self.forget_idle_h2(st, |s| s.retiring);
+            self.forget_idle_shared(st, |s| s.retiring);
         }
         reserved
     }
 
     async fn wait(
         &self,
-        mut slot: WaitSlot,
+        mut slot: WaitSlot<P>,
         queue_timeout: Option<Duration>,
-    ) -> Result<Conn, Error> {
+    ) -> Result<Conn<P>, Error> {
         let metrics = &self.shared.metrics;
         let _queued = GaugeGuard::new(&metrics.requests_queued);
         let started = Instant::now();
@@ -379,9 +381,9 @@ impl OriginPool {
         }
     }
 
-    /// Hands an HTTP/1.1 connection to the first waiter that takes it, or parks
-    /// it on the idle stack.
-    fn deliver_locked(&self, st: &mut State, mut conn: Http1Conn, is_new: bool) {
+    /// Hands an exclusive connection to the first waiter that takes it, or
+    /// parks it on the idle stack.
+    fn deliver_locked(&self, st: &mut State<P>, mut conn: ExclusiveConn<P>, is_new: bool) {
         let mut i = 0;
         while i < st.waiters.len() {
             if !is_new && st.waiters[i].fresh_only {
@@ -391,10 +393,10 @@ impl OriginPool {
             let Some(waiter) = st.waiters.remove(i) else {
                 break;
             };
-            match waiter.tx.send(Ok(Conn::Http1(conn))) {
+            match waiter.tx.send(Ok(Conn::Exclusive(conn))) {
                 Ok(()) => return,
                 // That waiter gave up (timeout, cancelled): try the next one.
-                Err(Ok(Conn::Http1(back))) => conn = back,
+                Err(Ok(Conn::Exclusive(back))) => conn = back,
                 Err(_) => return,
             }
         }
@@ -406,8 +408,8 @@ impl OriginPool {
         });
     }
 
-    /// A lease gives its HTTP/1.1 connection back after a complete response.
-    pub(crate) fn put_back(&self, conn: Http1Conn) {
+    /// A lease gives its exclusive connection back after a complete response.
+    pub(crate) fn put_back(&self, conn: ExclusiveConn<P>) {
         // Lifetime is checked on return as well as on checkout, so an expired
         // connection is closed as soon as its last request is done.
         if conn.is_expired(Instant::now()) {
@@ -417,18 +419,18 @@ impl OriginPool {
         self.deliver_locked(&mut st, conn, false);
     }
 
-    /// An HTTP/2 stream ended (response read, dropped, or failed).
+    /// A shared connection's slot is free again (response read, dropped, or failed).
     pub(crate) fn stream_done(&self, id: u64) {
         let now = Instant::now();
         let mut st = self.lock();
-        let Some(i) = st.h2.iter().position(|s| s.conn.id == id) else {
+        let Some(i) = st.shared_conns.iter().position(|s| s.conn.id == id) else {
             return; // already closed and forgotten
         };
-        let slot = &mut st.h2[i];
+        let slot = &mut st.shared_conns[i];
         slot.active -= 1;
         if slot.active == 0 {
             if slot.retiring || !slot.conn.accepts_streams(now) {
-                st.h2.swap_remove(i);
+                st.shared_conns.swap_remove(i);
                 return;
             }
             slot.idle_since = now;
@@ -457,11 +459,11 @@ impl OriginPool {
     ///
     /// Waiters that counted on it are planned for again either way: its
     /// close may have been reported while it still counted as draining.
-    pub(crate) fn drain_finished(self: &Arc<Self>, conn: Option<Conn>) {
+    pub(crate) fn drain_finished(self: &Arc<Self>, conn: Option<Conn<P>>) {
         let connects = {
             let mut st = self.lock();
             st.draining = st.draining.saturating_sub(1);
-            if let Some(Conn::Http1(conn)) = conn {
+            if let Some(Conn::Exclusive(conn)) = conn {
                 if conn.is_expired(Instant::now()) {
                     st.closing.push(conn);
                 } else {
@@ -473,14 +475,14 @@ impl OriginPool {
         self.spawn_connects(connects);
     }
 
-    /// The connection is closed (HTTP/1.1: dropped; HTTP/2: its driver ended).
+    /// The connection is closed (exclusive: dropped; shared: its driver ended).
     fn connection_closed(self: &Arc<Self>, id: u64) {
         let connects = {
             let mut st = self.lock();
             st.open = st.open.saturating_sub(1);
-            if let Some(pos) = st.h2.iter().position(|s| s.conn.id == id) {
+            if let Some(pos) = st.shared_conns.iter().position(|s| s.conn.id == id) {
                 // Leases still holding streams find it gone when they end.
-                st.h2.swap_remove(pos);
+                st.shared_conns.swap_remove(pos);
             }
             // A freed slot lets a waiter at the cap get a connection of its own.
             self.connects_needed(&mut st)
@@ -506,12 +508,12 @@ impl OriginPool {
                 i += 1;
             }
         }
-        for slot in st.h2.iter_mut() {
+        for slot in st.shared_conns.iter_mut() {
             if !slot.conn.accepts_streams(now) {
                 slot.retiring = true;
             }
         }
-        self.forget_idle_h2(st, |s| s.retiring || idle_too_long(s.idle_since));
+        self.forget_idle_shared(st, |s| s.retiring || idle_too_long(s.idle_since));
         st.holds_nothing()
     }
 
@@ -521,7 +523,7 @@ impl OriginPool {
     }
 }
 
-impl State {
+impl<P: Protocol> State<P> {
     fn holds_nothing(&self) -> bool {
         self.open == 0 && self.connecting == 0 && self.waiters.is_empty()
     }
@@ -538,7 +540,7 @@ impl State {
     }
 }
 
-impl Drop for OriginPool {
+impl<P: Protocol> Drop for OriginPool<P> {
     fn drop(&mut self) {
         let st = self.state.get_mut().unwrap_or_else(|p| p.into_inner());
         locked::unpublish(st, &self.shared.metrics);
@@ -549,17 +551,17 @@ impl Drop for OriginPool {
 ///
 /// Dropping it (timeout, cancelled request) closes the channel; a connection
 /// or stream handed over in that instant is given back instead of being lost.
-pub(crate) struct WaitSlot {
-    rx: oneshot::Receiver<Delivery>,
-    origin: Arc<OriginPool>,
+pub(crate) struct WaitSlot<P: Protocol> {
+    rx: oneshot::Receiver<Delivery<P>>,
+    origin: Arc<OriginPool<P>>,
 }
 
-impl Drop for WaitSlot {
+impl<P: Protocol> Drop for WaitSlot<P> {
     fn drop(&mut self) {
         self.rx.close();
         match self.rx.try_recv() {
-            Ok(Ok(Conn::Http1(conn))) => self.origin.put_back(conn),
-            Ok(Ok(Conn::Http2(conn))) => self.origin.stream_done(conn.id),
+            Ok(Ok(Conn::Exclusive(conn))) => self.origin.put_back(conn),
+            Ok(Ok(Conn::Shared(conn))) => self.origin.stream_done(conn.id),
             _ => {}
         }
     }

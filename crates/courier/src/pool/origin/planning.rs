@@ -1,15 +1,16 @@
 //! Connection planning: how many connection attempts the waiters call for,
 //! within the per-host cap, counting attempts in flight (but not stalled
-//! ones), HTTP/1.1 connections coming back from a drain, and HTTP/2 streams
-//! per connection (the server's limit, or the budget learnt from GOAWAYs).
+//! ones), exclusive (HTTP/1.1) connections coming back from a drain, and
+//! slots per shared (HTTP/2) connection (the server's limit, or the budget
+//! learnt from GOAWAYs).
 
 use super::*;
 
-impl OriginPool {
+impl<P: Protocol> OriginPool<P> {
     /// How many new connection attempts to start for the waiters that no
     /// attempt in flight (or draining HTTP/1.1 connection) already covers,
     /// within the per-host cap.
-    pub(super) fn connects_needed(&self, st: &mut State) -> usize {
+    pub(super) fn connects_needed(&self, st: &mut State<P>) -> usize {
         let config = &self.shared.config;
         let cap = config.max_connections_per_host;
         let waiting = st.waiters.len();
@@ -17,18 +18,18 @@ impl OriginPool {
         let covering = st.connecting - st.stalled;
         let mut n = 0;
         match st.protocol {
-            Protocol::Unknown => {
+            Speaks::Unknown => {
                 if waiting > 0 && covering == 0 && st.open + st.connecting < cap {
                     n = 1;
                 }
             }
-            Protocol::Http1 => {
+            Speaks::Exclusive => {
                 while waiting > covering + st.draining + n && st.open + st.connecting + n < cap {
                     n += 1;
                 }
             }
-            Protocol::Http2 => {
-                let Some(per_conn) = st.h2_streams_hint.map(|n| n.max(1)) else {
+            Speaks::Shared => {
+                let Some(per_conn) = st.slots_hint.map(|n| n.max(1)) else {
                     // Until one connection has told us the stream limit, one
                     // probe: guessing could open several connections where
                     // one would have carried everything.
@@ -38,9 +39,9 @@ impl OriginPool {
                     st.connecting += n;
                     return n;
                 };
-                let per_conn = st.h2_budget.get().map_or(per_conn, |b| per_conn.min(b));
+                let per_conn = st.budget.get().map_or(per_conn, |b| per_conn.min(b));
                 if st
-                    .h2
+                    .shared_conns
                     .iter()
                     .any(|s| !s.retiring && s.conn.max_streams() == 0)
                 {
@@ -48,7 +49,7 @@ impl OriginPool {
                     // waiters wait for the limit to rise (or their deadline);
                     // another connection would most likely be told the same.
                 } else if !config.http2.multiple_connections {
-                    let serving = st.h2.iter().any(|s| !s.retiring);
+                    let serving = st.shared_conns.iter().any(|s| !s.retiring);
                     if waiting > 0 && !serving && covering == 0 && st.open + st.connecting < cap {
                         n = 1;
                     }
@@ -85,17 +86,17 @@ impl OriginPool {
     }
 }
 
-impl State {
+impl<P: Protocol> State<P> {
     /// With a learnt budget: streams are in demand and the connections still
     /// serving have less than half a connection's worth of them left, so
     /// the next connection should be opened before anyone has to wait for it.
     pub(super) fn runs_short(&self, per_conn: usize) -> bool {
-        let Some(budget) = self.h2_budget.get() else {
+        let Some(budget) = self.budget.get() else {
             return false;
         };
-        let demand = !self.waiters.is_empty() || self.h2.iter().any(|s| s.active > 0);
+        let demand = !self.waiters.is_empty() || self.shared_conns.iter().any(|s| s.active > 0);
         let left: usize = self
-            .h2
+            .shared_conns
             .iter()
             .filter(|s| !s.retiring)
             .map(|s| budget.saturating_sub(s.opened))

@@ -1,15 +1,15 @@
-//! HTTP/2 connections of the origin: the slots they offer, what a GOAWAY
-//! teaches about the server's request limit, and retiring them.
+//! Shared (HTTP/2) connections of the origin: the slots they offer, what a
+//! GOAWAY teaches about the server's request limit, and retiring them.
 
 use super::*;
-use crate::proto::h2::signals::Listener;
+use crate::pool::protocol::{Changes, Shared as _};
 
-impl OriginPool {
-    /// Gives waiters streams on HTTP/2 connection `i` while it has room.
-    pub(super) fn serve_streams(&self, st: &mut State, i: usize) {
-        let budget = st.h2_budget.get();
+impl<P: Protocol> OriginPool<P> {
+    /// Gives waiters slots on shared connection `i` while it has room.
+    pub(super) fn serve_streams(&self, st: &mut State<P>, i: usize) {
+        let budget = st.budget.get();
         while !st.waiters.is_empty() {
-            let slot = &st.h2[i];
+            let slot = &st.shared_conns[i];
             if !slot.has_room(budget) {
                 return;
             }
@@ -17,15 +17,15 @@ impl OriginPool {
             let Some(waiter) = st.waiters.pop_front() else {
                 return;
             };
-            if waiter.tx.send(Ok(Conn::Http2(conn))).is_ok() {
-                self.add_stream(&mut st.h2[i], budget);
+            if waiter.tx.send(Ok(Conn::Shared(conn))).is_ok() {
+                self.add_stream(&mut st.shared_conns[i], budget);
             }
         }
     }
 
     /// Counts a new stream on `slot`; its first one makes the connection
     /// active, and the last of its budget retires it.
-    pub(super) fn add_stream(&self, slot: &mut H2Slot, budget: Option<usize>) {
+    pub(super) fn add_stream(&self, slot: &mut SharedSlot<P>, budget: Option<usize>) {
         slot.active += 1;
         slot.opened += 1;
         if budget.is_some_and(|b| slot.opened >= b) {
@@ -35,8 +35,8 @@ impl OriginPool {
 
     /// A GOAWAY showed how many streams the server serves per connection:
     /// connections that had their share already take no new streams.
-    pub(super) fn learn_budget(&self, st: &mut State, served: Served) {
-        let Some(budget) = st.h2_budget.learn(served, Instant::now()) else {
+    pub(super) fn learn_budget(&self, st: &mut State<P>, served: Served) {
+        let Some(budget) = st.budget.learn(served, Instant::now()) else {
             return;
         };
         tracing::debug!(
@@ -46,37 +46,37 @@ impl OriginPool {
             certain = served.certain,
             "HTTP/2 server closes connections after this many streams"
         );
-        for slot in st.h2.iter_mut() {
+        for slot in st.shared_conns.iter_mut() {
             if slot.opened >= budget {
                 slot.retiring = true;
             }
         }
-        self.forget_idle_h2(st, |s| s.retiring);
+        self.forget_idle_shared(st, |s| s.retiring);
     }
 }
 
-/// What an HTTP/2 connection reports (see
-/// [`Signals::report`](crate::proto::h2::signals::Signals::report)): a stream
-/// limit that rose lets waiters in, a GOAWAY retires the connection (and may
-/// teach the origin a budget); either may call for connections.
-impl Listener for OriginPool {
+/// What a shared connection reports through its
+/// [`Reporter`](crate::pool::protocol::Reporter): a slot limit that rose lets
+/// waiters in, a GOAWAY retires the connection (and may teach the origin a
+/// budget); either may call for connections.
+impl<P: Protocol> Changes for OriginPool<P> {
     fn changed(self: Arc<Self>, id: u64) {
         let connects = {
             let mut st = self.lock();
-            let Some(i) = st.h2.iter().position(|s| s.conn.id == id) else {
+            let Some(i) = st.shared_conns.iter().position(|s| s.conn.id == id) else {
                 return; // not pooled yet (it reads the signals then), or gone
             };
-            if let Some(served) = st.h2[i].conn.signals.take_served() {
+            if let Some(served) = st.shared_conns[i].conn.conn.take_served() {
                 self.learn_budget(&mut st, served);
             }
             // Learning may have closed idle connections: find it again.
-            if let Some(i) = st.h2.iter().position(|s| s.conn.id == id) {
-                let slot = &mut st.h2[i];
+            if let Some(i) = st.shared_conns.iter().position(|s| s.conn.id == id) {
+                let slot = &mut st.shared_conns[i];
                 if !slot.conn.accepts_streams(Instant::now()) {
                     slot.retiring = true;
                 }
                 if slot.retiring {
-                    self.forget_idle_h2(&mut st, |s| s.retiring);
+                    self.forget_idle_shared(&mut st, |s| s.retiring);
                 } else {
                     self.serve_streams(&mut st, i);
                 }
@@ -87,10 +87,14 @@ impl Listener for OriginPool {
     }
 }
 
-impl OriginPool {
-    /// Drops the pool's handle on idle HTTP/2 connections matching `forget`,
+impl<P: Protocol> OriginPool<P> {
+    /// Drops the pool's handle on idle shared connections matching `forget`,
     /// which closes them.
-    pub(super) fn forget_idle_h2(&self, st: &mut State, forget: impl Fn(&H2Slot) -> bool) {
-        st.h2.retain(|s| s.active > 0 || !forget(s));
+    pub(super) fn forget_idle_shared(
+        &self,
+        st: &mut State<P>,
+        forget: impl Fn(&SharedSlot<P>) -> bool,
+    ) {
+        st.shared_conns.retain(|s| s.active > 0 || !forget(s));
     }
 }

@@ -53,6 +53,12 @@ pub(crate) struct Connection {
     forward: Option<Arc<Forward>>,
 }
 
+/// A request whose head [`Connection::prepare`] encoded, ready for its exchange.
+pub(crate) struct Prepared {
+    framing: Result<BodyFraming, Error>,
+    head_request: bool,
+}
+
 /// How a step of writing a request ended.
 enum Written<T> {
     Done(T),
@@ -157,7 +163,7 @@ impl Connection {
     /// lets it go on after the head when the server answers early.
     pub(crate) fn send<C>(
         mut conn: C,
-        mut req: Request<Body>,
+        req: Request<Body>,
         host: &HeaderValue,
         defaults: &HeaderMap,
     ) -> impl Future<Output = (C, SendResult)> + Send
@@ -166,16 +172,48 @@ impl Connection {
     {
         // The head is encoded before the future exists, so the future keeps
         // no reference to the host or the defaults.
-        let this = conn.as_mut();
-        this.write_buf.clear();
-        let min_size = this.expect.min_size;
-        let forward = this.forward.as_deref();
-        let framing = encode::head(&req, host, defaults, min_size, forward, &mut this.write_buf);
-        let held = matches!(framing, Ok(f) if encode::asks_continue(&req, f, defaults, min_size));
-        this.upload
-            .hold_body(held.then_some(this.write_buf.len()), this.expect.wait);
-        this.keep_alive = !decode::connection_has(req.headers(), b"close");
-        let head_request = req.method() == Method::HEAD;
+        let prepared = conn.as_mut().prepare(&req, host, defaults);
+        Connection::send_prepared(conn, req, prepared)
+    }
+
+    /// The first half of [`send`](Connection::send): encodes the request
+    /// head (the only step that needs the host and the default headers) and
+    /// readies the connection for the exchange.
+    pub(crate) fn prepare(
+        &mut self,
+        req: &Request<Body>,
+        host: &HeaderValue,
+        defaults: &HeaderMap,
+    ) -> Prepared {
+        self.write_buf.clear();
+        let min_size = self.expect.min_size;
+        let forward = self.forward.as_deref();
+        let framing = encode::head(req, host, defaults, min_size, forward, &mut self.write_buf);
+        let held = matches!(framing, Ok(f) if encode::asks_continue(req, f, defaults, min_size));
+        self.upload
+            .hold_body(held.then_some(self.write_buf.len()), self.expect.wait);
+        self.keep_alive = !decode::connection_has(req.headers(), b"close");
+        Prepared {
+            framing,
+            head_request: req.method() == Method::HEAD,
+        }
+    }
+
+    /// The second half of [`send`](Connection::send): the exchange of the
+    /// request [`prepare`](Connection::prepare)d, a future that borrows
+    /// nothing.
+    pub(crate) fn send_prepared<C>(
+        mut conn: C,
+        mut req: Request<Body>,
+        prepared: Prepared,
+    ) -> impl Future<Output = (C, SendResult)> + Send
+    where
+        C: AsMut<Connection> + Send,
+    {
+        let Prepared {
+            framing,
+            head_request,
+        } = prepared;
         // The request lives here once; `exchange` works on it by reference.
         async move {
             let result = match conn

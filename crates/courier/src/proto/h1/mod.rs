@@ -23,7 +23,7 @@ pub(crate) mod decode;
 pub(crate) mod encode;
 pub(crate) mod upload;
 
-pub(crate) use conn::Connection;
+pub(crate) use conn::{Connection, Prepared};
 pub(crate) use encode::{ExpectContinue, Forward};
 
 use crate::config::Config;

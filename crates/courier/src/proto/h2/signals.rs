@@ -7,11 +7,12 @@
 //!
 //! A change the pool must act on at once (a limit that rose lets waiters in;
 //! a GOAWAY retires the connection and teaches a budget) is also reported to
-//! a [`Listener`] the pool installs, by [`Signals::report`]: the connection's
-//! driver calls it once it has let go of the connection's lock (the pool
-//! takes its own lock, and holds it while it drops connections, which takes
-//! theirs). The listener is a trait of this module, so HTTP/2 needs nothing
-//! of the pool.
+//! a [`Listener`] installed for the pool (by the client's binding,
+//! `client/transport.rs`), by [`Signals::report`]: the connection's driver
+//! calls it once it has let go of the connection's lock (the pool takes its
+//! own lock, and holds it while it drops connections, which takes theirs).
+//! The listener is a trait of this module, so HTTP/2 needs nothing of the
+//! pool.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
