@@ -83,6 +83,12 @@ impl ClusterClientBuilder {
         self
     }
 
+    /// See [`ClusterConfig::active_request_bias`].
+    pub fn active_request_bias(mut self, bias: f64) -> Self {
+        self.config.active_request_bias = bias.max(0.0);
+        self
+    }
+
     /// See [`ClusterConfig::criteria`].
     pub fn criteria(mut self, criteria: ResponseCriteria) -> Self {
         self.config.criteria = criteria;

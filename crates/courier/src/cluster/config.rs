@@ -25,6 +25,10 @@ pub struct ClusterConfig {
     pub fork_delay: ForkDelay,
     /// Default: [`ReplicaOrdering::WeightedHealth`].
     pub ordering: ReplicaOrdering,
+    /// With [`ReplicaOrdering::WeightedHealth`], each weight is divided by
+    /// (the replica's attempts in flight + 1) to this power (Envoy's
+    /// `active_request_bias`); 0 turns it off (Vostok's ordering). Default: 1.
+    pub active_request_bias: f64,
     /// Which answers reject a replica. Default: Vostok's (see [`ResponseCriteria`]).
     pub criteria: ResponseCriteria,
     /// Adaptive throttling; `None` turns it off. Default: on, K = 2.
@@ -64,6 +68,7 @@ impl Default for ClusterConfig {
             strategy: Strategy::default(),
             fork_delay: ForkDelay::default(),
             ordering: ReplicaOrdering::default(),
+            active_request_bias: 1.0,
             criteria: ResponseCriteria::default(),
             throttle: Some(ThrottleConfig::default()),
             timeout: None,
@@ -92,6 +97,11 @@ impl ClusterConfig {
     /// Sets the ordering.
     pub fn ordering(mut self, ordering: ReplicaOrdering) -> Self {
         self.ordering = ordering;
+        self
+    }
+    /// Sets the active request bias (at least 0).
+    pub fn active_request_bias(mut self, bias: f64) -> Self {
+        self.active_request_bias = bias.max(0.0);
         self
     }
     /// Sets the response criteria.

@@ -824,6 +824,45 @@ async fn a_quantile_fork_delay_forks_late_requests_long_before_the_equal_share()
 }
 
 #[tokio::test]
+async fn weighted_ordering_sends_less_to_a_replica_with_requests_piling_up() {
+    // Health and relative weights learn over seconds (the relative weights'
+    // round is 10 s); the requests a slow replica holds say it at once.
+    async fn slow_share(bias: f64) -> f64 {
+        let slow = Scripted::start("slow", 200, 300).await;
+        let fast = Scripted::start("fast", 200, 0).await;
+        let cluster = ClusterClient::builder("svc")
+            .replicas([&slow.url, &fast.url])
+            .strategy(Strategy::single_replica())
+            .active_request_bias(bias)
+            .outlier(None)
+            .seed(11)
+            .build(Client::new())
+            .unwrap();
+        // Open loop: a request every 10 ms, whatever the answers do.
+        let mut tick = tokio::time::interval(Duration::from_millis(10));
+        let mut sent = Vec::new();
+        for _ in 0..100 {
+            tick.tick().await;
+            let cluster = cluster.clone();
+            sent.push(tokio::spawn(async move {
+                cluster.get("/x").send().await.map(|r| r.status())
+            }));
+        }
+        for request in sent {
+            assert_eq!(request.await.unwrap().unwrap(), 200);
+        }
+        slow.requests() as f64 / 100.0
+    }
+    let even = slow_share(0.0).await;
+    let biased = slow_share(1.0).await;
+    assert!(even > 0.3, "without the bias, about half: {even}");
+    assert!(
+        biased < 0.2,
+        "with it, the pile-up steers requests away: {biased}"
+    );
+}
+
+#[tokio::test]
 async fn a_file_topology_follows_the_file_and_keeps_requests_in_flight() {
     let old = Scripted::start("old", 200, 300).await;
     let new = Scripted::start("new", 200, 0).await;

@@ -9,6 +9,7 @@
 //! strategy = "forking3"         # single | sequentialN | forkingN | parallelN
 //! fork_delay = "p95"            # equal (budget ÷ n) | pNN (a quantile of recent answers)
 //! ordering = "p2c"              # weighted | p2c
+//! active_request_bias = 1.0     # weighted: weight ÷ (in flight + 1)^bias; 0 = Vostok's
 //! timeout = "2s"
 //!
 //! [clients.billing.cluster.throttle]  # or throttle = false
@@ -52,6 +53,7 @@ pub(super) struct ClusterSettings {
     strategy: Option<String>,
     fork_delay: Option<String>,
     ordering: Option<String>,
+    active_request_bias: Option<f64>,
     timeout: Option<OptDur>,
     seed: Option<u64>,
     replay_non_idempotent: Option<bool>,
@@ -183,6 +185,9 @@ impl ClusterSettings {
         }
         if let Some(s) = &self.ordering {
             c.ordering = ReplicaOrdering::from_str(s).map_err(|e| err("ordering", &e))?;
+        }
+        if let Some(bias) = self.active_request_bias {
+            c.active_request_bias = bias.max(0.0);
         }
         if let Some(t) = self.timeout {
             c.timeout = t.0;

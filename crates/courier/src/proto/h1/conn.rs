@@ -161,6 +161,9 @@ impl Connection {
     /// small: each step is one `poll_fn` over the connection's own state; the
     /// request's writing is in the connection (see [`super::upload`]), which
     /// lets it go on after the head when the server answers early.
+    // The pool sends in two steps (`prepare`, then `send_prepared`); this is
+    // the one-step form for the tests and the fuzzing hooks.
+    #[cfg(any(test, feature = "internal-hooks"))]
     pub(crate) fn send<C>(
         mut conn: C,
         req: Request<Body>,
