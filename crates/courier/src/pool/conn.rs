@@ -25,7 +25,7 @@ pub(crate) struct ExclusiveConn<P: Protocol> {
     /// The server's address (none over an in-memory stream).
     pub(crate) remote: Option<SocketAddr>,
     /// Counts the connection as open until it is dropped, which closes it.
-    pub(crate) _open: OpenExclusive,
+    pub(crate) _open: OpenExclusive<P>,
 }
 
 /// What an exclusive send future owns while the request is on the wire.

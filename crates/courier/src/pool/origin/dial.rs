@@ -120,7 +120,7 @@ impl<P: Protocol> OriginPool<P> {
                 self.opened(Kind::Shared);
                 let closed = SharedClosed {
                     metrics: Arc::clone(&self.shared.metrics),
-                    origin: Arc::downgrade(self) as Weak<dyn Closes>,
+                    origin: Arc::downgrade(self),
                     id,
                     established: Instant::now(),
                 };
@@ -170,7 +170,7 @@ impl<P: Protocol> OriginPool<P> {
             remote,
             _open: OpenExclusive {
                 id,
-                origin: Arc::downgrade(self) as Weak<dyn Closes>,
+                origin: Arc::downgrade(self),
                 metrics: Arc::clone(&self.shared.metrics),
                 established: Instant::now(),
             },
@@ -264,31 +264,16 @@ impl<P: Protocol> OriginPool<P> {
     }
 }
 
-/// Where a closed connection is taken off the books: the origin, behind a
-/// `dyn` so that the guards below are not generic. A connection is dropped
-/// in code compiled in every crate that polls a request (the request future
-/// is generic), and a generic guard there would compile the close's
-/// accounting, and the dialing it may start, again in each of them.
-pub(super) trait Closes: Send + Sync {
-    fn closed(self: Arc<Self>, id: u64);
-}
-
-impl<P: Protocol> Closes for OriginPool<P> {
-    fn closed(self: Arc<Self>, id: u64) {
-        self.connection_closed(id);
-    }
-}
-
 /// Counts an exclusive connection as open for as long as it exists: it has
 /// no task of its own whose end could report the close.
-pub(crate) struct OpenExclusive {
+pub(crate) struct OpenExclusive<P: Protocol> {
     id: u64,
-    origin: Weak<dyn Closes>,
+    origin: Weak<OriginPool<P>>,
     metrics: Arc<Metrics>,
     established: Instant,
 }
 
-impl Drop for OpenExclusive {
+impl<P: Protocol> Drop for OpenExclusive<P> {
     fn drop(&mut self) {
         self.metrics
             .connection_duration
@@ -304,20 +289,20 @@ impl Drop for OpenExclusive {
             !super::locked::holds_lock(),
             "an exclusive connection dropped under its origin's lock"
         );
-        origin.closed(self.id);
+        origin.connection_closed(self.id);
     }
 }
 
 /// Counts a shared connection as closed when its driver task ends, whether
 /// the driver returned or was dropped unfinished (its runtime shut down).
-struct SharedClosed {
+struct SharedClosed<P: Protocol> {
     metrics: Arc<crate::metrics::Metrics>,
-    origin: Weak<dyn Closes>,
+    origin: std::sync::Weak<OriginPool<P>>,
     id: u64,
     established: Instant,
 }
 
-impl Drop for SharedClosed {
+impl<P: Protocol> Drop for SharedClosed<P> {
     fn drop(&mut self) {
         self.metrics
             .connection_duration
@@ -325,7 +310,7 @@ impl Drop for SharedClosed {
         self.metrics.connections_open.dec();
         self.metrics.connections_open_http2.dec();
         if let Some(origin) = self.origin.upgrade() {
-            origin.closed(self.id);
+            origin.connection_closed(self.id);
         }
     }
 }
