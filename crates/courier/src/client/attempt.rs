@@ -19,10 +19,11 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{ready, Context, Poll};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use http::Request;
 use pin_project_lite::pin_project;
+use tokio::time::Instant;
 use tokio_util::either::Either;
 
 use crate::body::Body;

@@ -24,9 +24,10 @@ pub use response::{RemoteAddr, Response, ResponseBody, ResponseUrl};
 
 use std::future::Future;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use http::{Method, Request};
+use tokio::time::Instant;
 
 use crate::body::Body;
 use crate::config::Config;

@@ -4,12 +4,11 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::task::{Context, Poll};
-use std::time::Instant;
 
 use bytes::{Bytes, BytesMut};
 use http::{HeaderMap, StatusCode, Uri, Version};
 use http_body::{Body as _, Frame, SizeHint};
-use tokio::time::Sleep;
+use tokio::time::{Instant, Sleep};
 
 use crate::client::drain::DrainPolicy;
 use crate::client::transport::Lease;
@@ -489,7 +488,7 @@ impl http_body::Body for ResponseBody {
                 if let Some(deadline) = this.deadline {
                     let timer = this
                         .timer
-                        .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline.into())));
+                        .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
                     if timer.as_mut().poll(cx).is_ready() {
                         this.abort();
                         return Poll::Ready(Some(Err(body_timeout())));

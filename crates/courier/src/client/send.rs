@@ -9,9 +9,9 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use tokio::time::Timeout;
+use tokio::time::{Instant, Timeout};
 
 use crate::client::response::Response;
 use crate::error::{Error, ErrorKind};
@@ -56,7 +56,7 @@ where
         SendFuture {
             // One timer for the whole request; on expiry the attempt (and with
             // it any lease) is dropped, which closes a half-used connection.
-            attempt: tokio::time::timeout_at(deadline.into(), attempt),
+            attempt: tokio::time::timeout_at(deadline, attempt),
             active: Active(metrics),
             started,
         }

@@ -26,8 +26,8 @@ use std::io;
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Instant;
 
+use tokio::time::Instant;
 use tokio_rustls::client::TlsStream;
 
 use crate::error::{Error, ErrorKind};

@@ -60,8 +60,8 @@ pub async fn http1_two_requests<S>(stream: S, method: Method) -> Http1Outcome
 where
     S: AsyncRead + AsyncWrite + Send + Sync + Unpin + 'static,
 {
-    // The deadlines are tokio's own (`answer`): the client's timeout starts
-    // from the system clock, which tokio's paused clock does not move.
+    // The deadlines are `answer`'s, one per step; the client has no
+    // timeout of its own.
     let client = crate::Client::builder()
         .no_timeout()
         .max_response_body_size(Some(MAX_BODY))

@@ -8,7 +8,9 @@
 //! Recording is relaxed atomics over a ring of time slots: no lock.
 
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 /// How much extra load retries (or hedges) may add.
 #[derive(Debug, Clone, PartialEq)]

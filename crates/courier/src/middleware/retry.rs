@@ -2,9 +2,10 @@
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, SystemTime};
 
 use http::{Request, StatusCode};
+use tokio::time::Instant;
 
 use super::budget::{Budget, BudgetConfig};
 use super::timeout::Deadline;
@@ -267,7 +268,7 @@ impl RetryLayer {
                     return result;
                 }
                 let delay = after.unwrap_or_else(|| config.backoff(attempt));
-                if deadline.is_some_and(|d| Instant::now() + delay >= d.instant()) {
+                if deadline.is_some_and(|d| Instant::now() + delay >= d.tokio_instant()) {
                     tracing::debug!(?delay, "no time left for a retry");
                     return result;
                 }

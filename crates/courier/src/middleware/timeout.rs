@@ -5,9 +5,10 @@
 
 use std::fmt;
 use std::future::Future;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use http::{HeaderName, HeaderValue, Request};
+use tokio::time::Instant;
 
 use super::{call, HttpService, ResponseFuture};
 use crate::body::Body;
@@ -20,6 +21,11 @@ use crate::error::{Error, ErrorKind};
 /// [`Client`](crate::Client)'s `tower::Service` implementation uses it as the
 /// request timeout, so reading the response body is bounded by it too, and
 /// [`RetryLayer`](super::RetryLayer) does not start a retry it cannot finish.
+///
+/// It is kept on tokio's clock (`tokio::time::Instant`), like the timers that
+/// enforce it, so that it follows paused time in tests; the public API takes
+/// and gives `std::time::Instant`, which is the same instant outside paused
+/// time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Deadline(Instant);
 
@@ -31,12 +37,18 @@ impl Deadline {
     }
 
     /// At `instant`.
-    pub fn at(instant: Instant) -> Deadline {
-        Deadline(instant)
+    pub fn at(instant: std::time::Instant) -> Deadline {
+        Deadline(Instant::from_std(instant))
     }
 
     /// The instant.
-    pub fn instant(self) -> Instant {
+    pub fn instant(self) -> std::time::Instant {
+        self.0.into_std()
+    }
+
+    /// The instant on tokio's clock, for the timers and the comparisons
+    /// with `tokio::time::Instant::now()` inside the crate.
+    pub(crate) fn tokio_instant(self) -> Instant {
         self.0
     }
 
@@ -68,7 +80,7 @@ pub(crate) async fn within_deadline<F: Future>(
     fut: F,
 ) -> Result<F::Output, Error> {
     match deadline {
-        Some(d) => tokio::time::timeout_at(d.instant().into(), fut)
+        Some(d) => tokio::time::timeout_at(d.tokio_instant(), fut)
             .await
             .map_err(|_| Error::msg(ErrorKind::Timeout, what)),
         None => Ok(fut.await),
@@ -184,18 +196,18 @@ impl TimeoutLayer {
         let TimeoutLayer { timeout, scope } = *self;
         let own = Deadline::after(timeout);
         let at = match scope {
-            Scope::Total => own.tighten(&mut req).instant(),
+            Scope::Total => own.tighten(&mut req).tokio_instant(),
             Scope::Attempt => {
                 let at = match req.extensions().get::<Deadline>() {
-                    Some(total) => total.instant().min(own.instant()),
-                    None => own.instant(),
+                    Some(total) => total.tokio_instant().min(own.tokio_instant()),
+                    None => own.tokio_instant(),
                 };
                 req.extensions_mut().insert(AttemptDeadline(at));
                 at
             }
         };
         Box::pin(async move {
-            match tokio::time::timeout_at(at.into(), call(inner, req)).await {
+            match tokio::time::timeout_at(at, call(inner, req)).await {
                 Ok(result) => result,
                 Err(_) => Err(Error::new(ErrorKind::Timeout, Elapsed { scope, timeout })),
             }
@@ -227,7 +239,10 @@ layer_service!(
 
 impl PropagateDeadlineLayer {
     fn handle<S: HttpService>(&self, inner: S, mut req: Request<Body>) -> ResponseFuture {
-        let total = req.extensions().get::<Deadline>().map(|d| d.instant());
+        let total = req
+            .extensions()
+            .get::<Deadline>()
+            .map(|d| d.tokio_instant());
         let attempt = req.extensions().get::<AttemptDeadline>().map(|d| d.0);
         let at = match (total, attempt) {
             (Some(a), Some(b)) => Some(a.min(b)),

@@ -36,9 +36,9 @@
 use std::fmt;
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use std::sync::Arc;
-use std::time::Instant;
 
 use http::{HeaderMap, HeaderName, HeaderValue, Request, Uri, Version};
+use tokio::time::Instant;
 use tracing::field::Empty;
 use tracing::{Instrument, Level, Span};
 

@@ -22,7 +22,9 @@
 //! (it names the highest stream it has read, which may be past the one that
 //! made it go away).
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 /// How many requests a GOAWAY showed the server serves on one connection
 /// (the pool's own type: the protocol binding translates its protocol's).

@@ -4,7 +4,8 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Instant;
+
+use tokio::time::Instant;
 
 use super::origin::OpenExclusive;
 use super::protocol::{Protocol, Shared as _};

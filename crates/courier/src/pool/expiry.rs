@@ -2,9 +2,10 @@
 //! sit unused (a connection in use is only retired when it comes back).
 
 use std::sync::{Arc, Weak};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tokio::sync::Notify;
+use tokio::time::Instant;
 
 use super::{PoolInner, Protocol};
 use crate::config::Config;

@@ -19,10 +19,10 @@ use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, RwLock};
-use std::time::Instant;
 
 use http::uri::{Authority, Scheme};
 use http::{HeaderValue, Uri};
+use tokio::time::Instant;
 
 use crate::config::Config;
 use crate::connect::Connector;

@@ -1,17 +1,20 @@
 //! Connection lifetime (rotation) and idle timeout.
 //!
-//! On the wall clock, not paused time: the scavenger ticks on a tokio interval
-//! but judges idle time and lifetimes by `std::time::Instant` (`pool/expiry.rs`,
-//! `pool/origin`), which paused time does not move, so an idle connection would
-//! never expire (tried: the idle-timeout test times out, and the rotation test's
-//! requests time out once the paused clock runs ahead of the wall clock that
-//! sets their deadlines).
+//! On paused time: the pool judges idle time and lifetimes, and the client
+//! its deadlines, by `tokio::time::Instant`, the clock its timers run on, so
+//! paused time moves all of them together. The server is the built-in one,
+//! in this runtime, and its `/delay` waits are timers too, so time advances
+//! only when every task waits for a timer, never while bytes are on their
+//! way over loopback (which the kernel delivers within the write). The bounds
+//! on waits for observable state ([`eventually`]) stay on the wall clock.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 use crate::support::{connection_id, eventually, fetch, server, spawn_get};
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn lifetime_rotates_connections_without_failing_requests() {
     let srv = server().await;
     let client = courier::Client::builder()
@@ -34,7 +37,7 @@ async fn lifetime_rotates_connections_without_failing_requests() {
     assert!(requests > 100);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn lifetime_never_interrupts_a_request_in_flight() {
     let srv = server().await;
     let client = courier::Client::builder()
@@ -44,14 +47,22 @@ async fn lifetime_never_interrupts_a_request_in_flight() {
     // The response takes 3x the lifetime; it must complete on its connection.
     let res = client.get(srv.url("/delay/300")).send().await.unwrap();
     assert_eq!(res.text().await.unwrap(), "ok");
-    // On return the expired connection is closed, not pooled.
-    eventually("expired connection closed", Duration::from_secs(2), || {
-        client.metrics().connections_open == 0
-    })
-    .await;
+    // On return the expired connection is closed, not pooled: at once, with
+    // no time passing, so not by the scavenger (whose next tick is a timer,
+    // which paused time does not reach while this task stays ready).
+    let paused_at = Instant::now();
+    for _ in 0..100 {
+        if client.metrics().connections_open == 0 {
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+    let m = client.metrics();
+    assert_eq!((m.connections_open, m.connections_idle), (0, 0), "{m:?}");
+    assert_eq!(Instant::now(), paused_at, "no time passed");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn lifetime_jitter_spreads_expiry() {
     let srv = server().await;
     let client = courier::Client::builder()
@@ -64,11 +75,14 @@ async fn lifetime_jitter_spreads_expiry() {
         fetch(&client, srv.url("/delay/5")).await;
     }
     let n = client.metrics().connections_established;
-    // Lifetimes are between 200 and 400 ms: 5 to 10 rotations in 2 s.
-    assert!((5..=12).contains(&n), "{n} connections");
+    // Lifetimes are between 200 and 400 ms: 5 to 10 connections in 2 s. On
+    // paused time each request takes its 5 ms exactly, so without jitter
+    // it is always 10 (each lives 200 ms); with it, 10 needs nine lifetimes
+    // adding up to under 2 s, all near 200 ms (odds of about 1 in 360,000).
+    assert!((5..=9).contains(&n), "{n} connections");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn idle_timeout_closes_idle_connections_in_the_background() {
     let srv = server().await;
     let client = courier::Client::builder()
@@ -82,8 +96,12 @@ async fn idle_timeout_closes_idle_connections_in_the_background() {
         t.await.unwrap().unwrap();
     }
     assert_eq!(client.metrics().connections_open, 3);
-    // Silence: nobody touches the pool, so only the scavenger can close them.
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    // Silence: nobody touches the pool, so only the scavenger can close them,
+    // and not before they have been idle for the timeout (it sweeps every
+    // 250 ms: a quarter of the timeout).
+    tokio::time::sleep(Duration::from_millis(750)).await;
+    assert_eq!(client.metrics().connections_idle, 3, "closed too early");
+    tokio::time::sleep(Duration::from_millis(1250)).await;
     eventually("idle connections closed", Duration::from_secs(1), || {
         client.metrics().connections_open == 0
     })

@@ -197,7 +197,9 @@ async fn reset_stream_is_an_error_for_that_request_only() {
     assert_eq!(client.metrics().connections_established, 1);
 }
 
-#[tokio::test]
+/// On paused time (the lifetimes are on tokio's clock, and the server's
+/// delays are timers in this runtime): 2.5 s of load in a fraction of it.
+#[tokio::test(start_paused = true)]
 async fn lifetime_rotates_http2_connections_without_failures() {
     let srv = server_with(h2c_server(100)).await;
     let client = Client::builder()
@@ -205,7 +207,7 @@ async fn lifetime_rotates_http2_connections_without_failures() {
         .pooled_connection_lifetime(Some(Duration::from_millis(500)))
         .build()
         .unwrap();
-    let started = Instant::now();
+    let started = tokio::time::Instant::now();
     let workers: Vec<_> = (0..20)
         .map(|_| {
             let client = client.clone();
@@ -230,7 +232,9 @@ async fn lifetime_rotates_http2_connections_without_failures() {
     .await;
 }
 
-#[tokio::test]
+/// On paused time: still open 250 ms into the 300 ms idle timeout (the
+/// scavenger sweeps every 75 ms), closed after it.
+#[tokio::test(start_paused = true)]
 async fn idle_http2_connections_are_closed() {
     let srv = server_with(h2c_server(100)).await;
     let client = Client::builder()
@@ -240,6 +244,8 @@ async fn idle_http2_connections_are_closed() {
         .unwrap();
     fetch(&client, srv.url("/bytes/1")).await;
     assert_eq!(client.metrics().connections_open_http2, 1);
+    tokio::time::sleep(Duration::from_millis(250)).await;
+    assert_eq!(client.metrics().connections_open, 1, "closed too early");
     eventually("idle h2 connection closed", Duration::from_secs(3), || {
         client.metrics().connections_open == 0
     })

@@ -6,10 +6,9 @@
 //! no time. The scripted server runs on the test's runtime over loopback, so the
 //! clock does not jump while a reply is on its way.
 //!
-//! The client's own request timeout is not on that clock: `client/send.rs`
-//! sets its deadline from `std::time::Instant`, so a test that moved the paused
-//! clock further ahead of the wall clock than that timeout (100 s here unless
-//! set) would see requests time out at once; these move it by a second at most.
+//! The client's own request timeout is on that clock too (`client/send.rs`
+//! takes its deadline from `tokio::time::Instant`), so it counts paused time
+//! like everything else here, however far the clock is moved.
 
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::sync::Arc;

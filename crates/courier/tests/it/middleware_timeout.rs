@@ -1,4 +1,9 @@
 //! Timeouts (total, per attempt, the deadline header) and the concurrency limit.
+//!
+//! The deadlines are on tokio's clock: the tests that wait for one run on
+//! paused time, with the servers' waits as timers in the same runtime.
+//! Not the endless body (`the_total_timeout_bounds_the_body_too`): its
+//! bytes keep the runtime busy, so paused time would never move.
 
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::Arc;
@@ -61,7 +66,7 @@ async fn the_server_is_told_the_time_left() {
     assert_eq!(timeout_header_seen(client.get(srv.url("/"))).await, "none");
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn per_attempt_timeouts_are_retried_within_the_total() {
     let srv = server().await;
     let client = Stack::new()
@@ -76,14 +81,15 @@ async fn per_attempt_timeouts_are_retried_within_the_total() {
                 .base_delay(Duration::from_millis(1)),
         )
         .client(Client::new());
-    let started = Instant::now();
+    let started = tokio::time::Instant::now();
     let err = client.get(srv.url("/delay/1000")).send().await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Timeout);
     assert!(err.to_string().contains("attempt timed out"), "{err}");
+    // Three attempts of 100 ms and two short backoffs, on paused time.
+    let took = started.elapsed();
     assert!(
-        started.elapsed() < Duration::from_millis(1000),
-        "{:?}",
-        started.elapsed()
+        took >= Duration::from_millis(300) && took < Duration::from_millis(400),
+        "{took:?}"
     );
     let retry = client.layers().retry.as_ref().unwrap().stats();
     assert_eq!(retry.retries, 2);
@@ -111,7 +117,7 @@ async fn the_total_timeout_bounds_the_body_too() {
     assert!(started.elapsed() < Duration::from_secs(1));
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn the_concurrency_limit_holds_until_the_body_ends() {
     let in_flight = Arc::new(AtomicUsize::new(0));
     let most = Arc::new(AtomicUsize::new(0));
@@ -150,13 +156,16 @@ async fn the_concurrency_limit_holds_until_the_body_ends() {
     // Waiting for a slot counts against the deadline.
     let first = client.get(srv.url("/")).send().await.unwrap();
     let second = client.get(srv.url("/")).send().await.unwrap();
-    let err = client
+    let started = tokio::time::Instant::now();
+    let third = client
         .get(srv.url("/"))
         .timeout(Duration::from_millis(50))
-        .send()
+        .send();
+    let err = within_for(Duration::from_secs(5), "a slot or the deadline", third)
         .await
         .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Timeout);
+    assert_eq!(started.elapsed(), Duration::from_millis(50));
     assert!(err.to_string().contains("concurrency limit"), "{err}");
     drop((first, second));
 

@@ -1,12 +1,20 @@
 //! Request timeouts and cancellation leave nothing behind.
+//!
+//! The deadlines are on tokio's clock, so the tests of a timeout firing run
+//! on paused time where the server's waits are timers too (its `/delay`),
+//! and exact. The endless body stays on the wall clock: its bytes are always
+//! on their way, so the runtime is never idle and paused time would never
+//! reach the deadline (nor the test's own bound).
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 use crate::support::h2::within_for;
 use crate::support::{eventually, server, spawn_get};
 use courier::ErrorKind;
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn request_timeout_fires_on_time_and_frees_the_connection() {
     let srv = server().await;
     let client = courier::Client::new();
@@ -21,8 +29,9 @@ async fn request_timeout_fires_on_time_and_frees_the_connection() {
     let took = started.elapsed();
     assert_eq!(err.kind(), ErrorKind::Timeout, "{err}");
     assert!(err.is_timeout());
+    // Paused time: to the millisecond of the timer wheel.
     assert!(took >= Duration::from_millis(100), "{took:?}");
-    assert!(took < Duration::from_millis(150), "{took:?}");
+    assert!(took <= Duration::from_millis(101), "{took:?}");
     eventually("connection closed", Duration::from_secs(2), || {
         let m = client.metrics();
         m.connections_open == 0 && m.requests_active == 0
@@ -218,7 +227,11 @@ impl courier::connect::Connect for Endless {
 /// The deadline holds for a body whose bytes are always ready (a fast
 /// server with an endless body): it was only checked when a read would
 /// wait, so such a body ran past its timeout for as long as it lasted.
-#[tokio::test]
+///
+/// On paused time, moved by hand: a body that never waits leaves the
+/// runtime no idle moment to move it. A millisecond per chunk, so the
+/// deadline passes at the 100th chunk and the 101st must be the timeout.
+#[tokio::test(start_paused = true)]
 async fn the_timeout_holds_for_a_body_that_never_waits() {
     let client = courier::Client::builder()
         .connector(Endless)
@@ -226,15 +239,18 @@ async fn the_timeout_holds_for_a_body_that_never_waits() {
         .max_response_body_size(None)
         .build()
         .unwrap();
+    let started = Instant::now();
     let mut res = client.get("http://endless.invalid/").send().await.unwrap();
-    let deadline = std::time::Instant::now() + Duration::from_millis(150);
     let err = loop {
         match res.chunk().await {
-            Ok(Some(_)) if std::time::Instant::now() < deadline => continue,
+            Ok(Some(_)) if started.elapsed() <= Duration::from_millis(100) => {
+                tokio::time::advance(Duration::from_millis(1)).await;
+            }
             Ok(Some(_)) => panic!("a chunk past the deadline instead of a timeout"),
             Ok(None) => panic!("the endless body ended"),
             Err(e) => break e,
         }
     };
     assert_eq!(err.kind(), ErrorKind::Timeout, "{err}");
+    assert_eq!(started.elapsed(), Duration::from_millis(100));
 }

@@ -32,11 +32,12 @@ use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, Weak};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use http::uri::{Authority, Scheme};
 use http::HeaderValue;
 use tokio::sync::oneshot;
+use tokio::time::Instant;
 
 use super::budget::StreamBudget;
 use super::conn::{Conn, ExclusiveConn, SharedConn};
