@@ -8,7 +8,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
-use bytes::{Buf, BufMut, BytesMut};
+use bytes::{Buf, BytesMut};
 use tokio::io::{AsyncRead, AsyncWrite};
 
 use super::closed;
@@ -26,16 +26,6 @@ use super::signals::Signals;
 /// Read buffer growth. Freed when no stream is open, so an idle connection
 /// holds none.
 const READ_CHUNK: usize = 16 * 1024;
-/// Read buffer growth while reads fill what they are given (a download):
-/// fewer system calls per byte. Back to `READ_CHUNK` after a small read,
-/// so connections of long polls and small responses never hold it.
-const BIG_READ_CHUNK: usize = 64 * 1024;
-/// Room a read leaves free at the buffer's end: enough for the rest of any
-/// frame the read cut (courier never raises SETTINGS_MAX_FRAME_SIZE), so
-/// the frame is completed in place. Without it the cut part was copied to a
-/// new buffer, nearly once per DATA frame of a download (the bytes of a
-/// whole frame are handed to its stream without a copy).
-const FRAME_ROOM: usize = frame::HEADER_LEN + frame::DEFAULT_MAX_FRAME_SIZE as usize;
 /// Unwritten bytes past which the driver stops reading (see [`Driver::run`]).
 const MAX_BACKLOG: usize = 4 * 1024 * 1024;
 /// A write buffer that grew past this is freed once written.
@@ -62,8 +52,6 @@ pub(crate) struct Driver<S> {
     signals: Arc<Signals>,
     reader: Reader,
     rbuf: BytesMut,
-    /// What a new read buffer is given: `READ_CHUNK` or `BIG_READ_CHUNK`.
-    read_chunk: usize,
     writing: BytesMut,
     /// Bytes were written since the last flush that completed: a flush
     /// left pending (a TLS record the socket had no room for) must be
@@ -143,7 +131,6 @@ pub(crate) fn handshake_with<S>(
         signals,
         reader: Reader::new(local.max_header_list),
         rbuf: BytesMut::new(),
-        read_chunk: READ_CHUNK,
         writing: BytesMut::new(),
         unflushed: false,
         backlog: 0,
@@ -245,9 +232,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Driver<S> {
 
     /// Reads once and handles every whole frame read so far.
     fn read(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), End>> {
-        let limit = self.read_limit();
-        let mut into = (&mut self.rbuf).limit(limit);
-        let n = match tokio_util::io::poll_read_buf(Pin::new(&mut self.io), cx, &mut into) {
+        if self.rbuf.capacity() - self.rbuf.len() < frame::HEADER_LEN * 64 {
+            self.rbuf.reserve(READ_CHUNK);
+        }
+        let n = match tokio_util::io::poll_read_buf(Pin::new(&mut self.io), cx, &mut self.rbuf) {
             Poll::Pending => return Poll::Pending,
             Poll::Ready(Err(e)) => return Poll::Ready(Err(End::Io(e))),
             Poll::Ready(Ok(n)) => n,
@@ -255,16 +243,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Driver<S> {
         if n == 0 {
             return Poll::Ready(Err(End::Eof));
         }
-        if n == limit && limit > FRAME_ROOM {
-            self.read_chunk = BIG_READ_CHUNK;
-        } else if n < limit / 4 {
-            self.read_chunk = READ_CHUNK;
-        }
         let result = self.handle_frames();
-        if self.rbuf.is_empty() && self.rbuf.capacity() > 2 * (self.read_chunk + FRAME_ROOM) {
-            // Grown for a download that is over.
-            self.rbuf = BytesMut::new();
-        }
         // Before the streams are woken: a request refused by a GOAWAY must
         // find the pool already knowing the connection is retired (and what
         // the GOAWAY taught) when it asks for another.
@@ -273,19 +252,6 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Driver<S> {
             w.wake();
         }
         Poll::Ready(result)
-    }
-
-    /// How much the next read may take, after a new buffer if the room is
-    /// spent (see [`room_for_read`]).
-    fn read_limit(&mut self) -> usize {
-        let free = self.rbuf.capacity() - self.rbuf.len();
-        if let Some(n) = room_for_read(&self.rbuf, free) {
-            return n;
-        }
-        // Copies what is buffered: nothing, or a cut frame the room could
-        // not hold (never, with frames of at most 16 KiB).
-        self.rbuf.reserve(self.read_chunk + FRAME_ROOM);
-        self.rbuf.capacity() - self.rbuf.len() - FRAME_ROOM
     }
 
     fn handle_frames(&mut self) -> Result<(), End> {
@@ -303,7 +269,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Driver<S> {
             }
             let whole = frame::HEADER_LEN + head.len as usize;
             if self.rbuf.len() < whole {
-                // The rest of the frame is still to come (see `read_limit`).
+                // The rest of the frame is still to come: make room for it.
+                self.rbuf.reserve(whole - self.rbuf.len());
                 break;
             }
             self.rbuf.advance(frame::HEADER_LEN);
@@ -452,28 +419,6 @@ impl<S> Drop for Driver<S> {
     }
 }
 
-/// What a read may take into a buffer that holds `buffered` (unhandled
-/// bytes: nothing, or the start of a frame the last read cut) and has `free`
-/// bytes of room: what is free short of [`FRAME_ROOM`], or exactly the rest
-/// of the cut frame, which the room holds. `None`: the buffer needs a new
-/// allocation.
-fn room_for_read(buffered: &[u8], free: usize) -> Option<usize> {
-    if free > FRAME_ROOM + frame::HEADER_LEN * 64 {
-        return Some(free - FRAME_ROOM);
-    }
-    let missing = match buffered.len() {
-        0 => return None,
-        cut if cut < frame::HEADER_LEN => frame::HEADER_LEN - cut,
-        cut => {
-            let len = (usize::from(buffered[0]) << 16)
-                | (usize::from(buffered[1]) << 8)
-                | usize::from(buffered[2]);
-            (frame::HEADER_LEN + len).saturating_sub(cut)
-        }
-    };
-    (missing > 0 && missing <= free).then_some(missing)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -605,30 +550,5 @@ mod tests {
         .expect("the stream fails")
         .expect_err("no response on a closed connection");
         assert!(failed.is_unprocessed(), "{failed}");
-    }
-
-    #[test]
-    fn a_cut_frame_is_completed_in_the_room_left_for_it() {
-        let big = 64 * 1024 + FRAME_ROOM;
-        assert_eq!(
-            room_for_read(&[], big),
-            Some(64 * 1024),
-            "the room stays free"
-        );
-        // A read cut a 16 KiB frame 100 bytes in: exactly its rest, in place.
-        let mut cut = vec![0x00, 0x40, 0x00, 0x0, 0x0, 0, 0, 0, 1];
-        cut.resize(100, 0);
-        assert_eq!(room_for_read(&cut, FRAME_ROOM), Some(FRAME_ROOM - 100));
-        assert_eq!(
-            room_for_read(&cut[..5], FRAME_ROOM),
-            Some(4),
-            "a cut header first"
-        );
-        assert_eq!(room_for_read(&cut, 50), None, "no room: a new buffer");
-        assert_eq!(
-            room_for_read(&[], FRAME_ROOM),
-            None,
-            "nothing buffered: a new buffer"
-        );
     }
 }
