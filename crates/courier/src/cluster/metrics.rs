@@ -63,7 +63,8 @@ pub struct ClusterSnapshot {
     pub replicas: Vec<ReplicaSnapshot>,
     /// Replica attempts made (all requests, all replicas).
     pub attempts: u64,
-    /// Requests held to one replica by the replica budget.
+    /// Requests the replica budget held to fewer replicas than their
+    /// strategy allows (refused at the start, or when an extra attempt was due).
     pub budget_limited: u64,
     /// Attempts ÷ requests over the replica budget's window.
     pub replica_budget_ratio: f64,
