@@ -121,12 +121,19 @@ impl Latencies {
     }
 
     fn compute(&self, q: f64, epoch: u64) -> Option<u64> {
-        let recent = |g: &&Generation| {
+        let recent = |g: &Generation| {
             let e = g.epoch.load(Relaxed);
             e == epoch || e.checked_add(1) == Some(epoch)
         };
-        let live: Vec<&Generation> = self.generations.iter().filter(recent).collect();
-        let count = |i: usize| live.iter().map(|g| g.counts[i].load(Relaxed)).sum::<u64>();
+        // Read on the request path (every request, while there are too few
+        // answers): no allocation.
+        let live = [&self.generations[0], &self.generations[1]].map(|g| recent(g).then_some(g));
+        let count = |i: usize| {
+            live.iter()
+                .flatten()
+                .map(|g| g.counts[i].load(Relaxed))
+                .sum::<u64>()
+        };
         let total: u64 = (0..BUCKETS).map(count).sum();
         if total < MIN_SAMPLES {
             return None;

@@ -207,11 +207,7 @@ async fn sequential_skips_a_503_replica_and_then_rarely_chooses_it() {
         "chosen {later} times in 200 after its health fell"
     );
     let snap = cluster.snapshot();
-    let bad_snap = snap
-        .replicas
-        .iter()
-        .find(|r| r.replica == bad.replica())
-        .unwrap();
+    let bad_snap = snap_of(&cluster, &bad);
     assert_eq!(bad_snap.failures, bad.requests());
     assert_eq!(bad_snap.requests, bad.requests());
     assert_eq!(snap.requests, 300);
@@ -251,12 +247,7 @@ async fn forking_answers_from_the_fast_replica_and_cancels_the_slow() {
         || slow.cancelled.load(SeqCst) == started,
     )
     .await;
-    let snap = cluster.snapshot();
-    let s = snap
-        .replicas
-        .iter()
-        .find(|r| r.replica == slow.replica())
-        .unwrap();
+    let s = snap_of(&cluster, &slow);
     assert_eq!(
         (s.failures, s.health),
         (0, 1.0),
@@ -512,12 +503,7 @@ async fn sequential_gives_a_hung_replica_only_its_share_of_the_budget() {
         || hung.cancelled.load(SeqCst) == tried,
     )
     .await;
-    let snap = cluster.snapshot();
-    let h = snap
-        .replicas
-        .iter()
-        .find(|r| r.replica == hung.replica())
-        .unwrap();
+    let h = snap_of(&cluster, &hung);
     assert_eq!(h.failures, tried, "a timed-out attempt is a failure");
     let expected = 0.5f64.powi(tried as i32);
     assert!(
