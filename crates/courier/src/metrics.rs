@@ -18,7 +18,10 @@ use serde::ser::{Serialize, SerializeStruct, Serializer};
 #[derive(Debug, Default)]
 pub(crate) struct Metrics {
     pub(crate) connections_open: Gauge,
-    pub(crate) connections_idle: Gauge,
+    /// Idle exclusive (HTTP/1.1) connections; derived by the pool on unlock.
+    pub(crate) connections_idle_http1: Gauge,
+    /// Shared (HTTP/2) connections without a stream; derived the same way.
+    pub(crate) connections_idle_http2: Gauge,
     pub(crate) connections_established: Counter,
     pub(crate) connect_attempts_current: Gauge,
     pub(crate) connect_attempts_total: Counter,
@@ -56,7 +59,15 @@ pub(crate) struct Metrics {
 impl Metrics {
     pub(crate) fn snapshot(&self) -> MetricsSnapshot {
         let open = self.connections_open.get();
-        let idle = self.connections_idle.get();
+        let (open_http1, open_http2) = (
+            self.connections_open_http1.get(),
+            self.connections_open_http2.get(),
+        );
+        let (idle_http1, idle_http2) = (
+            self.connections_idle_http1.get(),
+            self.connections_idle_http2.get(),
+        );
+        let idle = idle_http1 + idle_http2;
         MetricsSnapshot {
             connections_open: open,
             connections_idle: idle,
@@ -78,8 +89,12 @@ impl Metrics {
             refused_stream_retries: self.refused_stream_retries.get(),
             dns_lookups: self.dns_lookups.get(),
             dns_failures: self.dns_failures.get(),
-            connections_open_http1: self.connections_open_http1.get(),
-            connections_open_http2: self.connections_open_http2.get(),
+            connections_open_http1: open_http1,
+            connections_open_http2: open_http2,
+            connections_idle_http1: idle_http1,
+            connections_idle_http2: idle_http2,
+            connections_active_http1: open_http1.saturating_sub(idle_http1),
+            connections_active_http2: open_http2.saturating_sub(idle_http2),
             connections_established_http1: self.connections_established_http1.get(),
             connections_established_http2: self.connections_established_http2.get(),
             requests_http1: self.requests_http1.get(),
@@ -152,6 +167,14 @@ pub struct MetricsSnapshot {
     pub connections_open_http1: u64,
     /// Open HTTP/2 connections.
     pub connections_open_http2: u64,
+    /// Idle HTTP/1.1 connections (in the idle stack).
+    pub connections_idle_http1: u64,
+    /// Idle HTTP/2 connections (no open stream).
+    pub connections_idle_http2: u64,
+    /// HTTP/1.1 connections leased to a request or draining a body.
+    pub connections_active_http1: u64,
+    /// HTTP/2 connections with at least one open stream.
+    pub connections_active_http2: u64,
     /// HTTP/1.1 connections established, total.
     pub connections_established_http1: u64,
     /// HTTP/2 connections established, total.
@@ -229,6 +252,10 @@ impl MetricsSnapshot {
                 requests_queued,
                 connections_open_http1,
                 connections_open_http2,
+                connections_idle_http1,
+                connections_idle_http2,
+                connections_active_http1,
+                connections_active_http2,
                 http2_streams_active,
                 tls_handshakes_current
             );
@@ -253,6 +280,10 @@ impl MetricsSnapshot {
         s.requests_queued = 0;
         s.connections_open_http1 = 0;
         s.connections_open_http2 = 0;
+        s.connections_idle_http1 = 0;
+        s.connections_idle_http2 = 0;
+        s.connections_active_http1 = 0;
+        s.connections_active_http2 = 0;
         s.http2_streams_active = 0;
         s.tls_handshakes_current = 0;
         s

@@ -15,8 +15,8 @@
 //! | metric | kind | labels |
 //! |---|---|---|
 //! | `http.client.request.duration` | histogram (s) | with a [`TraceAttemptLayer`](crate::middleware::TraceAttemptLayer) (a [`ServiceClient`] with tracing): `http.request.method`, `server.address`, `server.port`, and `http.response.status_code` + `network.protocol.version` (a response) or `error.type` (an error kind, or the status when ≥ 400); one value per attempt. Without it: no attributes, one value per request the pool sent |
-//! | `http.client.open_connections` | gauge | `http.connection.state` = `idle` \| `active` |
-//! | `courier.client.open_connections.by_protocol` | gauge | `network.protocol.version` = `1.1` \| `2` |
+//! | `http.client.open_connections` | gauge | `http.connection.state` = `idle` \| `active`, `network.protocol.version` = `1.1` \| `2` |
+//! | `courier.client.open_connections.by_protocol` | gauge | `network.protocol.version` = `1.1` \| `2` (the same connections summed over states; kept for dashboards that read it) |
 //! | `http.client.active_requests` | gauge | |
 //! | `http.client.request.time_in_queue` | histogram (s) | |
 //! | `dns.lookup.duration` | histogram (s) | |
@@ -34,13 +34,6 @@
 //!
 //! Past 512 attribute sets, request durations share one series labelled
 //! `otel.metric.overflow = true`, as the OpenTelemetry SDK does.
-//!
-//! `http.client.open_connections` carries the state but not the protocol
-//! (and `courier.client.open_connections.by_protocol` the protocol but not
-//! the state): the pool publishes one idle count per origin, HTTP/1.1 idle
-//! connections and HTTP/2 connections without streams added together, so
-//! the idle/active split per protocol would take a second idle gauge
-//! maintained where the pool publishes the first.
 //!
 //! A [`ClusterClient`]'s exporter ([`ClusterClient::metrics_exporter`], and
 //! [`ClientFactory::export_metrics`] for the clusters it built) adds the
@@ -385,7 +378,11 @@ fn record_middleware(
 }
 
 fn describe() {
-    describe_gauge!(OPEN, Unit::Count, "Open HTTP connections, by state");
+    describe_gauge!(
+        OPEN,
+        Unit::Count,
+        "Open HTTP connections, by state and protocol"
+    );
     describe_gauge!(
         OPEN_BY_PROTOCOL,
         Unit::Count,
@@ -494,10 +491,16 @@ fn record(name: &str, now: &MetricsSnapshot, last: Option<&MetricsSnapshot>, poo
     let g = |metric: &'static str, value: u64| {
         gauge!(metric, "client" => client.clone()).set(value as f64);
     };
-    gauge!(OPEN, "client" => client.clone(), "http.connection.state" => "idle")
-        .set(now.connections_idle as f64);
-    gauge!(OPEN, "client" => client.clone(), "http.connection.state" => "active")
-        .set(now.connections_active as f64);
+    for (state, protocol, value) in [
+        ("idle", "1.1", now.connections_idle_http1),
+        ("active", "1.1", now.connections_active_http1),
+        ("idle", "2", now.connections_idle_http2),
+        ("active", "2", now.connections_active_http2),
+    ] {
+        gauge!(OPEN, "client" => client.clone(), "http.connection.state" => state,
+            "network.protocol.version" => protocol)
+        .set(value as f64);
+    }
     gauge!(OPEN_BY_PROTOCOL, "client" => client.clone(), "network.protocol.version" => "1.1")
         .set(now.connections_open_http1 as f64);
     gauge!(OPEN_BY_PROTOCOL, "client" => client.clone(), "network.protocol.version" => "2")

@@ -1,8 +1,10 @@
 //! Metrics export through the `metrics` facade, with OpenTelemetry names.
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
-use crate::support::server;
+use crate::support::h2::h2c;
+use crate::support::{eventually, fetch, server, spawn_get};
 use courier::Client;
 use metrics::Unit;
 use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
@@ -47,6 +49,80 @@ fn take(snapshotter: &Snapshotter) -> Seen {
     seen
 }
 
+/// `(idle, active)` open connections of each protocol, as the exporter
+/// records them: `[HTTP/1.1, HTTP/2]`.
+fn open_by_state_and_protocol(client: &Client) -> [(f64, f64); 2] {
+    let recorder = DebuggingRecorder::new();
+    let snapshotter = recorder.snapshotter();
+    let exporter = client.metrics_exporter("c");
+    metrics::with_local_recorder(&recorder, || assert!(exporter.record()));
+    let seen = take(&snapshotter);
+    let open = |state: &str, protocol: &str| {
+        seen.gauges[&format!(
+            "http.client.open_connections{{client=c,http.connection.state={state},network.protocol.version={protocol}}}"
+        )]
+    };
+    [
+        (open("idle", "1.1"), open("active", "1.1")),
+        (open("idle", "2"), open("active", "2")),
+    ]
+}
+
+#[tokio::test]
+async fn open_connections_are_split_by_state_and_protocol() {
+    let srv = server().await;
+    let h1 = Client::new();
+    let h2 = h2c().build().unwrap();
+
+    // One idle connection each.
+    fetch(&h1, srv.url("/bytes/10")).await;
+    fetch(&h2, srv.url("/bytes/10")).await;
+    let m = h2.metrics();
+    assert_eq!(
+        (
+            m.connections_idle_http2,
+            m.connections_active_http2,
+            m.connections_open_http1
+        ),
+        (1, 0, 0),
+        "{m:?}"
+    );
+    assert_eq!(open_by_state_and_protocol(&h1), [(1.0, 0.0), (0.0, 0.0)]);
+    assert_eq!(open_by_state_and_protocol(&h2), [(0.0, 0.0), (1.0, 0.0)]);
+
+    // A request in flight makes each one active, and the snapshot's idle
+    // total is the sum of both protocols'.
+    let slow1 = spawn_get(&h1, srv.url("/delay/10000"));
+    let slow2 = spawn_get(&h2, srv.url("/delay/10000"));
+    eventually("both requests in flight", Duration::from_secs(5), || {
+        h1.metrics().requests_active == 1 && h2.metrics().http2_streams_active == 1
+    })
+    .await;
+    let (m1, m2) = (h1.metrics(), h2.metrics());
+    assert_eq!(
+        (
+            m1.connections_idle_http1,
+            m1.connections_active_http1,
+            m1.connections_idle
+        ),
+        (0, 1, 0),
+        "{m1:?}"
+    );
+    assert_eq!(
+        (
+            m2.connections_idle_http2,
+            m2.connections_active_http2,
+            m2.connections_idle
+        ),
+        (0, 1, 0),
+        "{m2:?}"
+    );
+    assert_eq!(open_by_state_and_protocol(&h1), [(0.0, 1.0), (0.0, 0.0)]);
+    assert_eq!(open_by_state_and_protocol(&h2), [(0.0, 0.0), (0.0, 1.0)]);
+    slow1.abort();
+    slow2.abort();
+}
+
 #[tokio::test]
 async fn pool_metrics_are_exported_with_opentelemetry_names() {
     let srv = server().await;
@@ -70,14 +146,15 @@ async fn pool_metrics_are_exported_with_opentelemetry_names() {
             ["courier.client.connections.established_total{client=billing,network.protocol.version=1.1}"],
         1
     );
-    assert_eq!(
-        seen.gauges["http.client.open_connections{client=billing,http.connection.state=idle}"],
-        1.0
-    );
-    assert_eq!(
-        seen.gauges["http.client.open_connections{client=billing,http.connection.state=active}"],
-        0.0
-    );
+    let open = |state: &str, protocol: &str| {
+        seen.gauges[&format!(
+            "http.client.open_connections{{client=billing,http.connection.state={state},network.protocol.version={protocol}}}"
+        )]
+    };
+    assert_eq!(open("idle", "1.1"), 1.0);
+    assert_eq!(open("active", "1.1"), 0.0);
+    assert_eq!(open("idle", "2"), 0.0);
+    assert_eq!(open("active", "2"), 0.0);
     assert_eq!(
         seen.gauges["http.client.active_requests{client=billing}"],
         0.0
@@ -291,7 +368,7 @@ async fn prometheus_sees_total_counters_and_attribute_labels() {
     has("courier_client_requests_total{client=\"shop\"} 2");
     has("# TYPE courier_client_connections_established_total counter");
     has("courier_client_connect_attempts_total{client=\"shop\"} 1");
-    has("http_client_open_connections{client=\"shop\",http_connection_state=\"idle\"} 1");
+    has("http_client_open_connections{client=\"shop\",http_connection_state=\"idle\",network_protocol_version=\"1.1\"} 1");
     let port = srv
         .url("/")
         .rsplit(':')

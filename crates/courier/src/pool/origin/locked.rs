@@ -2,7 +2,7 @@
 //!
 //! Two things must not happen while the lock is held, and both used to be
 //! left to whoever changed the state:
-//! - **Gauges adjusted by hand.** `connections_idle` and
+//! - **Gauges adjusted by hand.** `connections_idle_*` and
 //!   `http2_streams_active` were incremented and decremented at a dozen
 //!   places, and one missed path left them wrong for good. Now they are
 //!   derived: on unlock, each is recomputed from the state and the global
@@ -35,7 +35,8 @@ pub(super) fn holds_lock() -> bool {
 /// Gauge values this origin has added to the client's totals.
 #[derive(Debug, Default)]
 pub(super) struct Published {
-    idle: u64,
+    idle_exclusive: u64,
+    idle_shared: u64,
     streams: u64,
 }
 
@@ -84,20 +85,35 @@ impl<P: Protocol> Drop for Locked<'_, P> {
 
 /// Moves the client's gauges by what changed in this origin's state.
 fn publish<P: Protocol>(st: &mut State<P>, metrics: &Metrics) {
-    // One pass over the HTTP/2 slots: a checkout already makes one.
-    let (mut idle, mut streams) = (st.idle.len() as u64, 0);
+    // One pass over the shared slots: a checkout already makes one.
+    let (mut idle_shared, mut streams) = (0, 0);
     for slot in &st.shared_conns {
-        idle += u64::from(slot.active == 0);
+        idle_shared += u64::from(slot.active == 0);
         streams += slot.active as u64;
     }
-    let was = std::mem::replace(&mut st.published, Published { idle, streams });
-    metrics.connections_idle.adjust(was.idle, idle);
-    metrics.http2_streams_active.adjust(was.streams, streams);
+    let now = Published {
+        idle_exclusive: st.idle.len() as u64,
+        idle_shared,
+        streams,
+    };
+    let was = std::mem::replace(&mut st.published, now);
+    adjust(metrics, &was, &st.published);
+}
+
+fn adjust(metrics: &Metrics, was: &Published, now: &Published) {
+    metrics
+        .connections_idle_http1
+        .adjust(was.idle_exclusive, now.idle_exclusive);
+    metrics
+        .connections_idle_http2
+        .adjust(was.idle_shared, now.idle_shared);
+    metrics
+        .http2_streams_active
+        .adjust(was.streams, now.streams);
 }
 
 /// Takes this origin's share out of the gauges (the origin is going away).
 pub(super) fn unpublish<P: Protocol>(st: &mut State<P>, metrics: &Metrics) {
     let was = std::mem::take(&mut st.published);
-    metrics.connections_idle.adjust(was.idle, 0);
-    metrics.http2_streams_active.adjust(was.streams, 0);
+    adjust(metrics, &was, &Published::default());
 }
