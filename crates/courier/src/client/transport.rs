@@ -53,12 +53,7 @@ impl pool::Protocol for Transport {
     type Failure = SendError;
     type Origin = Origin;
 
-    fn origin(
-        scheme: &Scheme,
-        authority: &Authority,
-        proxy: Option<&ProxyEndpoint>,
-        _config: &Config,
-    ) -> Origin {
+    fn origin(scheme: &Scheme, authority: &Authority, proxy: Option<&ProxyEndpoint>) -> Origin {
         let tls = *scheme == Scheme::HTTPS;
         let forward = proxy.and_then(|p| match &p.kind {
             ProxyKind::Http { auth } if !tls => Some(Arc::new(h1::Forward {

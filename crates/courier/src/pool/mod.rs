@@ -7,6 +7,8 @@
 mod budget;
 mod conn;
 mod expiry;
+#[cfg(test)]
+mod fake_tests;
 mod lease;
 mod origin;
 pub(crate) mod protocol;

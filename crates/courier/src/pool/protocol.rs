@@ -60,7 +60,6 @@ pub(crate) trait Protocol: Sized + Send + Sync + 'static {
         scheme: &Scheme,
         authority: &Authority,
         proxy: Option<&ProxyEndpoint>,
-        config: &Config,
     ) -> Self::Origin;
 
     /// The kind of connection this origin's will be, if the configuration

@@ -165,7 +165,7 @@ impl<P: Protocol> OriginPool<P> {
         shared: Arc<Shared>,
     ) -> Self {
         let tls = scheme == Scheme::HTTPS;
-        let protocol = P::origin(&scheme, &authority, proxy.as_ref(), &shared.config);
+        let protocol = P::origin(&scheme, &authority, proxy.as_ref());
         let speaks = P::expect(&shared.config, tls).map_or(Speaks::Unknown, Speaks::from);
         OriginPool {
             host: authority.host().into(),
