@@ -288,26 +288,37 @@ impl ServiceClient {
     /// head, and the body (through the client).
     pub async fn execute(&self, mut request: Request<Body>) -> Result<Response, Error> {
         self.prepare(&mut request)?;
-        // The total timeout starts here, not in its layer, so that the wait
-        // for readiness counts.
-        if let Some(total) = self.inner.layers.total_timeout.and_then(|t| t.deadline()) {
-            total.tighten(&mut request);
-        }
-        let deadline = request.extensions().get::<Deadline>().copied();
-        let mut service = self.inner.service.clone();
-        within_deadline(
-            deadline,
-            "deadline passed waiting for a slot under the concurrency limit",
-            service.ready(),
-        )
-        .await??;
-        let call = service.call(request);
-        if self.inner.layers.total_timeout.is_some() {
-            // Its layer bounds the call by the same deadline: one timer, not two.
-            return call.await;
-        }
-        within_deadline(deadline, "no response within the request's timeout", call).await?
+        call_stack(&self.inner.service, &self.inner.layers, request).await
     }
+}
+
+/// Sends `request` through `service`, the stack `layers` built: the total
+/// timeout starts here, not in its layer, so that the wait for readiness (a
+/// full concurrency limit) counts, and a [`Deadline`] extension bounds that
+/// wait and the call. A [`ClusterClient`](crate::cluster::ClusterClient)
+/// with middleware sends the same way.
+pub(crate) async fn call_stack(
+    service: &BoxHttpService,
+    layers: &StackLayers,
+    mut request: Request<Body>,
+) -> Result<Response, Error> {
+    if let Some(total) = layers.total_timeout.and_then(|t| t.deadline()) {
+        total.tighten(&mut request);
+    }
+    let deadline = request.extensions().get::<Deadline>().copied();
+    let mut service = service.clone();
+    within_deadline(
+        deadline,
+        "deadline passed waiting for a slot under the concurrency limit",
+        service.ready(),
+    )
+    .await??;
+    let call = service.call(request);
+    if layers.total_timeout.is_some() {
+        // Its layer bounds the call by the same deadline: one timer, not two.
+        return call.await;
+    }
+    within_deadline(deadline, "no response within the request's timeout", call).await?
 }
 
 always_ready!(

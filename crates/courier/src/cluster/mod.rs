@@ -21,6 +21,18 @@
 //! shows every figure per replica; each request runs in a `cluster.request`
 //! tracing span with its strategy and the replica that answered.
 //!
+//! Middleware: [`ClusterClientBuilder::middleware`] takes the
+//! [`Stack`](crate::middleware::Stack) a [`ServiceClient`](crate::ServiceClient)
+//! would (the factory passes the named client's), split as Vostok splits
+//! request modules from its transport: trace, total timeout, concurrency
+//! limit and retry (the whole cluster request again, only when no replica's
+//! answer was accepted) around the whole request; decompression, redirects,
+//! cookies, circuit breaker (per replica), the attempt span with its
+//! `traceparent`, per-attempt timeout and deadline header around each replica
+//! attempt; hedging is refused (the strategy forks). `layers.rs` says why
+//! for each. A [`ClusterClient`] is also a `tower::Service` (its requests
+//! name a path), so any tower layer can go around it.
+//!
 //! DNS SRV records are not followed: the system resolver (`getaddrinfo`)
 //! has no SRV lookup and courier has no DNS client of its own; a
 //! [`Topology`] over a DNS library (hickory-resolver's `srv_lookup`) feeding
@@ -53,9 +65,11 @@ mod dns;
 mod ewma;
 mod file;
 mod fork_delay;
+mod front;
 mod gray;
 mod health;
 mod latency;
+mod layers;
 mod metrics;
 mod ordering;
 mod outlier;
@@ -71,7 +85,10 @@ mod state;
 mod strategy;
 mod throttle;
 mod topology;
+mod transport;
 mod window;
+
+pub(crate) use layers::check as check_middleware;
 
 pub use budget::ReplicaBudgetConfig;
 pub use builder::ClusterClientBuilder;

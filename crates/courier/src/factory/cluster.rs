@@ -11,13 +11,14 @@
 //! [`ServiceClient`](crate::ServiceClient): every caller shares the
 //! replicas' health, weights and budgets.
 //!
-//! What a cluster does not get is the named client's middleware stack: a
-//! [`ClusterClient`] sends each attempt on a `Client`, not through a
-//! [`Stack`], and its strategies already do what retries and hedging would
-//! (on other replicas). A stack configured for the name is logged at `warn`
-//! when the cluster is built, so it is not dropped in silence. Nor does a
-//! cluster rotate whole pools ([`ClientOptions::rotate_pool`]): its
-//! replicas' states live with one `Client`, so the factory refuses the
+//! The cluster gets the name's middleware too, the very layers of
+//! [`client(name)`](super::ClientFactory::client) (one concurrency limit,
+//! retry budget, cookie jar and set of request metrics per name), split
+//! between the whole cluster request and each replica attempt as
+//! [`ClusterClientBuilder::middleware`](crate::cluster::ClusterClientBuilder::middleware)
+//! says; hedging is refused when the factory is built (the strategy forks).
+//! Nor does a cluster rotate whole pools ([`ClientOptions::rotate_pool`]):
+//! its replicas' states live with one `Client`, so the factory refuses the
 //! combination; the default handler lifetime (connections renewed every
 //! lifetime) works as for any client.
 
@@ -28,12 +29,11 @@ use http::Uri;
 
 use super::{config_error, ClientOptions};
 use crate::client::request::IntoUri;
-use crate::client::Client;
 use crate::cluster::{
     ClusterClient, ClusterConfig, DnsTopology, FileTopology, Replica, StaticTopology,
 };
 use crate::error::Error;
-use crate::middleware::Stack;
+use crate::service::ServiceClient;
 
 /// How often a DNS topology is resolved again by default.
 pub const DEFAULT_DNS_REFRESH: Duration = Duration::from_secs(30);
@@ -152,26 +152,22 @@ pub(super) fn check(name: &str, options: &ClientOptions) -> Result<(), Error> {
              (pooled_connection_lifetime), so remove rotate_pool"
         )));
     }
+    if options.middleware.hedging.is_some() {
+        crate::cluster::check_middleware(name, &options.middleware.layers())?;
+    }
     Ok(())
 }
 
-/// Builds the cluster `name` over `client` (DNS resolved, file read once).
+/// Builds the cluster `name` over `service`'s pool and middleware layers
+/// (DNS resolved, file read once).
 pub(super) async fn build(
     name: &str,
     cluster: ClusterOptions,
-    middleware: &Stack,
-    client: Client,
+    service: &ServiceClient,
 ) -> Result<ClusterClient, Error> {
-    let unused = middleware_names(middleware);
-    if !unused.is_empty() {
-        tracing::warn!(
-            client = name,
-            middleware = ?unused,
-            "a cluster's requests do not go through the client's middleware; its strategy \
-             retries and forks on other replicas"
-        );
-    }
-    let builder = ClusterClient::builder(name).config(cluster.config);
+    let builder = ClusterClient::builder(name)
+        .config(cluster.config)
+        .middleware_layers(service.layers().clone());
     let builder = match cluster.replicas {
         ReplicaSource::Static(list) => builder.topology(StaticTopology::new(list)),
         ReplicaSource::Dns { url, refresh } => {
@@ -181,28 +177,7 @@ pub(super) async fn build(
             builder.topology(FileTopology::watch(path, refresh).await?)
         }
     };
-    builder.build(client)
-}
-
-/// The middleware set in `stack`.
-fn middleware_names(stack: &Stack) -> Vec<&'static str> {
-    let mut names = Vec::new();
-    let mut add = |set: bool, name| {
-        if set {
-            names.push(name);
-        }
-    };
-    add(stack.trace.is_some(), "trace");
-    add(stack.decompression.is_some(), "decompression");
-    add(stack.concurrency_limit.is_some(), "concurrency_limit");
-    add(stack.timeout.is_some(), "timeout");
-    add(stack.redirect.is_some(), "redirect");
-    add(stack.retry.is_some(), "retry");
-    add(stack.hedging.is_some(), "hedging");
-    add(stack.circuit_breaker.is_some(), "circuit_breaker");
-    #[cfg(feature = "cookies")]
-    add(stack.cookies.is_some(), "cookies");
-    names
+    builder.build(service.client())
 }
 
 #[cfg(test)]

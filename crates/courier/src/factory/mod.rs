@@ -377,7 +377,7 @@ impl ClientFactory {
                  ClientOptions::cluster"
             )));
         };
-        let built = cluster::build(name, cluster, &options.middleware, service.client()).await?;
+        let built = cluster::build(name, cluster, &service).await?;
         // Two first callers may both have built one: the first stored wins,
         // the other is dropped (its topology's task stops with it).
         let mut clusters = lock(&self.inner.clusters);

@@ -18,6 +18,7 @@
 mod support;
 
 mod cluster;
+mod cluster_middleware;
 mod connect;
 mod conveniences;
 #[cfg(feature = "cookies")]
