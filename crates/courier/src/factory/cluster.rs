@@ -22,6 +22,7 @@
 //! combination; the default handler lifetime (connections renewed every
 //! lifetime) works as for any client.
 
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -58,6 +59,17 @@ pub enum ReplicaSource {
         /// The file.
         path: PathBuf,
         /// The interval between checks.
+        refresh: Duration,
+    },
+    /// A name's DNS SRV records (`cluster::SrvTopology`, the `dns-srv`
+    /// feature; without it the factory refuses the name), resolved again
+    /// every `refresh`.
+    Srv {
+        /// `_http._tcp.billing.svc` (`_https.…`: https replicas).
+        name: String,
+        /// The nameserver to ask; `None`: the system's configuration.
+        nameserver: Option<SocketAddr>,
+        /// The interval between resolutions.
         refresh: Duration,
     },
 }
@@ -112,6 +124,16 @@ impl ClusterOptions {
         Ok(Self::new(ReplicaSource::Dns { url, refresh }))
     }
 
+    /// The targets of `name`'s SRV records, resolved again every `refresh`
+    /// (the `dns-srv` feature).
+    pub fn srv(name: impl Into<String>, nameserver: Option<SocketAddr>, refresh: Duration) -> Self {
+        Self::new(ReplicaSource::Srv {
+            name: name.into(),
+            nameserver,
+            refresh,
+        })
+    }
+
     /// The replicas a file lists, checked every `refresh`.
     pub fn file(path: impl Into<PathBuf>, refresh: Duration) -> Self {
         Self::new(ReplicaSource::File {
@@ -152,6 +174,16 @@ pub(super) fn check(name: &str, options: &ClientOptions) -> Result<(), Error> {
              (pooled_connection_lifetime), so remove rotate_pool"
         )));
     }
+    #[cfg(not(feature = "dns-srv"))]
+    if let Some(ClusterOptions {
+        replicas: ReplicaSource::Srv { .. },
+        ..
+    }) = &options.cluster
+    {
+        return Err(config_error(format!(
+            "client {name:?}: SRV records need courier's `dns-srv` feature"
+        )));
+    }
     if options.middleware.hedging.is_some() {
         crate::cluster::check_middleware(name, &options.middleware.layers())?;
     }
@@ -175,6 +207,24 @@ pub(super) async fn build(
         }
         ReplicaSource::File { path, refresh } => {
             builder.topology(FileTopology::watch(path, refresh).await?)
+        }
+        #[cfg(feature = "dns-srv")]
+        ReplicaSource::Srv {
+            name,
+            nameserver,
+            refresh,
+        } => {
+            let mut srv = crate::cluster::SrvTopology::builder(name).refresh(refresh);
+            if let Some(addr) = nameserver {
+                srv = srv.nameserver(addr);
+            }
+            builder.topology(srv.resolve().await?)
+        }
+        #[cfg(not(feature = "dns-srv"))]
+        ReplicaSource::Srv { .. } => {
+            return Err(config_error(format!(
+                "client {name:?}: SRV records need courier's `dns-srv` feature"
+            )))
         }
     };
     builder.build(service.client())
