@@ -11,7 +11,6 @@
 
 use std::str::FromStr;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use http::uri::PathAndQuery;
@@ -21,7 +20,6 @@ use super::client::{ClusterClient, Inner};
 use crate::body::Body;
 use crate::client::response::Response;
 use crate::error::Error;
-use crate::middleware::ResponseFuture;
 
 /// What a request carries through the layers to the strategy.
 #[derive(Clone)]
@@ -35,24 +33,15 @@ struct Target {
 #[derive(Clone)]
 pub(super) struct Core(pub(super) Arc<Inner>);
 
-impl tower::Service<Request<Body>> for Core {
-    type Response = Response;
-    type Error = Error;
-    type Future = ResponseFuture;
-
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, mut request: Request<Body>) -> ResponseFuture {
-        let (target, budget) = match request.extensions_mut().remove::<Target>() {
-            Some(t) => (t.text.to_string(), t.budget),
-            None => (path_of(request.uri()), None),
-        };
-        let inner = Arc::clone(&self.0);
-        Box::pin(async move { super::send::send(&inner, request, target, budget).await })
-    }
-}
+crate::service::always_ready!(Core, |this, request| {
+    let mut request = request;
+    let (target, budget) = match request.extensions_mut().remove::<Target>() {
+        Some(t) => (t.text.to_string(), t.budget),
+        None => (path_of(request.uri()), None),
+    };
+    let inner = Arc::clone(&this.0);
+    Box::pin(async move { super::send::send(&inner, request, target, budget).await })
+});
 
 fn path_of(uri: &Uri) -> String {
     uri.path_and_query().map_or("/", |p| p.as_str()).to_owned()
@@ -97,21 +86,12 @@ impl ClusterClient {
     }
 }
 
+crate::service::always_ready!(
 /// A cluster as a tower service (requests name a path, as for
 /// [`ClusterClient::execute`]), so any tower layer can go around it.
 /// `poll_ready` is always `Ready`: a concurrency limit in the cluster's
 /// middleware is waited for inside the call, within the request's deadline.
-impl tower::Service<Request<Body>> for ClusterClient {
-    type Response = Response;
-    type Error = Error;
-    type Future = ResponseFuture;
-
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, request: Request<Body>) -> ResponseFuture {
-        let this = self.clone();
-        Box::pin(async move { this.execute(request).await })
-    }
-}
+ClusterClient, |this, request| {
+    let this = this.clone();
+    Box::pin(async move { this.execute(request).await })
+});

@@ -11,7 +11,6 @@
 //! the client's request future (HTTP/2: the stream is reset; HTTP/1.1: the
 //! pool closes the connection, whose request is half sent or unanswered).
 
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use http::Request;
@@ -22,7 +21,7 @@ use crate::body::Body;
 use crate::client::response::Response;
 use crate::client::Client;
 use crate::error::Error;
-use crate::middleware::{AttemptDeadline, BoxHttpService, Deadline, ResponseFuture};
+use crate::middleware::{AttemptDeadline, BoxHttpService, Deadline};
 
 /// The attempt side of a cluster.
 pub(super) enum Transport {
@@ -67,21 +66,11 @@ impl Transport {
 #[derive(Clone)]
 pub(super) struct AttemptSend(pub(super) Client);
 
-impl tower::Service<Request<Body>> for AttemptSend {
-    type Response = Response;
-    type Error = Error;
-    type Future = ResponseFuture;
-
-    fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, request: Request<Body>) -> ResponseFuture {
-        let timeout = request
-            .extensions()
-            .get::<Deadline>()
-            .map(|d| d.remaining())
-            .or_else(|| self.0.default_timeout());
-        Box::pin(self.0.clone().send(request, timeout))
-    }
-}
+crate::service::always_ready!(AttemptSend, |this, request| {
+    let timeout = request
+        .extensions()
+        .get::<Deadline>()
+        .map(|d| d.remaining())
+        .or_else(|| this.0.default_timeout());
+    Box::pin(this.0.clone().send(request, timeout))
+});
