@@ -52,7 +52,7 @@ use crate::middleware::{BoxHttpService, HttpService, RetryGate, StackLayers};
 /// that has no place around a cluster (hedging).
 pub(crate) fn check(name: &str, layers: &StackLayers) -> Result<(), Error> {
     if layers.hedge.is_some() {
-        return Err(crate::factory::config_error(format!(
+        return Err(crate::error::config_error(format!(
             "client {name:?}: hedging with a cluster: the cluster's strategy already sends the \
              request to another replica when one is slow (strategy = \"forkingN\"; fork_delay = \
              \"p95\" forks at a quantile of recent answers, as a hedge would); remove hedging \
