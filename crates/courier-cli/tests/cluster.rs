@@ -148,6 +148,85 @@ fn mistakes_are_refused_before_the_run() {
 }
 
 #[test]
+fn request_flags_shape_every_request_and_the_rest_are_refused() {
+    let dir = TempDir::new("cluster-request");
+    let (report, out) = cluster(
+        &dir,
+        &[
+            "--replicas",
+            "3",
+            "-d",
+            "0.5",
+            "--rate",
+            "40",
+            "-m",
+            "POST",
+            "--path",
+            "/orders?x=1",
+            "-H",
+            "idempotency-key: k1",
+            "--body-size",
+            "100",
+            "--fault",
+            "1=503",
+        ],
+    );
+    assert!(
+        out.contains("requests: POST /orders?x=1, 1 header, 100-byte body"),
+        "{out}"
+    );
+    let run = &report["runs"][0];
+    // The idempotency key lets a POST rejected by the 503 replica go to another.
+    assert_eq!(f(&run["success_rate"]), 1.0, "{run:#}");
+    assert!(f(&run["replicas"][1]["unavailable"]) > 0.0, "{run:#}");
+    assert_eq!(report["config"]["method"], "POST");
+
+    let output = courier(&[
+        "bench",
+        "--scenario",
+        "cluster",
+        "--replicas",
+        "2",
+        "-d",
+        "0.2",
+        "--rate",
+        "10",
+        "-m",
+        "POST",
+    ]);
+    assert!(output.status.success(), "{}", text(&output));
+    assert!(
+        text(&output).contains("POST is not idempotent: the cluster sends each request to one"),
+        "{}",
+        text(&output)
+    );
+
+    for (args, says) in [
+        (&["--read-bytes", "1"][..], "--read-bytes does not apply"),
+        (
+            &["--response-size", "4096"],
+            "--response-size does not apply",
+        ),
+        (&["--server", "process"], "--server does not apply"),
+        (
+            &["--count-allocations"],
+            "--count-allocations does not apply",
+        ),
+        (&["--insecure"], "--insecure does not apply"),
+    ] {
+        let mut all = vec!["bench", "--scenario", "cluster", "-d", "1"];
+        all.extend_from_slice(args);
+        let output = courier(&all);
+        let out = text(&output);
+        assert!(!output.status.success(), "{args:?}: {out}");
+        assert!(out.contains(says), "{args:?}: {out}");
+        let why = out.contains("--scenario cluster: the replicas")
+            || out.contains("counted by the other scenarios");
+        assert!(why, "says why: {args:?}: {out}");
+    }
+}
+
+#[test]
 fn a_huge_in_flight_cap_neither_panics_nor_abandons_requests() {
     // `-c` takes any u64. u64::MAX is above tokio's Semaphore::MAX_PERMITS (`Semaphore::new`
     // panicked); 2^32 is below it but above the u32 that the wait for every slot at the end

@@ -229,6 +229,24 @@ impl Error {
     }
 }
 
+/// The source of a [`ErrorKind::Config`] error: what is wrong, and how to fix it.
+#[derive(Debug)]
+struct ConfigError(String);
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl StdError for ConfigError {}
+
+/// An [`ErrorKind::Config`] error saying `message` (the factory's, a
+/// cluster's middleware).
+pub(crate) fn config_error(message: String) -> Error {
+    Error::new(ErrorKind::Config, ConfigError(message))
+}
+
 impl fmt::Debug for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut d = f.debug_struct("courier::Error");

@@ -271,13 +271,16 @@ impl ServiceClient {
 }
 
 impl ClusterClient {
-    /// An exporter of this cluster's numbers, per replica and its own, and
-    /// of its pool's metrics, labelled `client = name` (see the module docs).
-    /// It holds a clone of the cluster until it is dropped.
+    /// An exporter of this cluster's numbers, per replica and its own, of
+    /// its pool's metrics, and of its middleware's (each attempt's
+    /// `http.client.request.duration` with the trace middleware, retries),
+    /// labelled `client = name` (see the module docs). It holds a clone of
+    /// the cluster until it is dropped.
     pub fn metrics_exporter(&self, name: impl Into<String>) -> MetricsExporter {
         let client = self.client().clone();
+        let layers = Some(self.layers().clone());
         let mut exporter =
-            MetricsExporter::new(name, Box::new(move || Some(client.metrics())), None);
+            MetricsExporter::new(name, Box::new(move || Some(client.metrics())), layers);
         exporter.cluster = Some(self.clone());
         exporter
     }

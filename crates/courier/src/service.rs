@@ -2,7 +2,6 @@
 //! middleware stack, with the same request-building API.
 
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use http::header::HeaderMap;
@@ -15,32 +14,35 @@ use crate::client::response::Response;
 use crate::client::Client;
 use crate::error::{Error, ErrorKind};
 use crate::metrics::MetricsSnapshot;
-use crate::middleware::{
-    within_deadline, BoxHttpService, Deadline, Idempotent, ResponseFuture, StackLayers,
-};
+use crate::middleware::{within_deadline, BoxHttpService, Deadline, Idempotent, StackLayers};
 
 /// `tower::Service` for a type that is always ready (it waits, if at all,
 /// inside the call): the associated types and `poll_ready` of [`Client`],
-/// [`ServiceClient`] and [`Backend`]; `$this` is `&mut self` in `$call`.
+/// [`ServiceClient`], [`Backend`] and the cluster's services; `$this` is
+/// `&mut self` in `$call`.
 macro_rules! always_ready {
     ($(#[$doc:meta])* $ty:ty, |$this:ident, $req:ident| $call:expr) => {
         $(#[$doc])*
-        impl tower::Service<Request<Body>> for $ty {
-            type Response = Response;
-            type Error = Error;
-            type Future = ResponseFuture;
+        impl tower::Service<http::Request<$crate::Body>> for $ty {
+            type Response = $crate::Response;
+            type Error = $crate::Error;
+            type Future = $crate::middleware::ResponseFuture;
 
-            fn poll_ready(&mut self, _cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
-                Poll::Ready(Ok(()))
+            fn poll_ready(
+                &mut self,
+                _cx: &mut std::task::Context<'_>,
+            ) -> std::task::Poll<Result<(), $crate::Error>> {
+                std::task::Poll::Ready(Ok(()))
             }
 
-            fn call(&mut self, $req: Request<Body>) -> ResponseFuture {
+            fn call(&mut self, $req: http::Request<$crate::Body>) -> Self::Future {
                 let $this = self;
                 $call
             }
         }
     };
 }
+pub(crate) use always_ready;
 
 always_ready!(
 /// `Client` as a tower service: `Response = courier::Response` (head now, body
@@ -288,26 +290,37 @@ impl ServiceClient {
     /// head, and the body (through the client).
     pub async fn execute(&self, mut request: Request<Body>) -> Result<Response, Error> {
         self.prepare(&mut request)?;
-        // The total timeout starts here, not in its layer, so that the wait
-        // for readiness counts.
-        if let Some(total) = self.inner.layers.total_timeout.and_then(|t| t.deadline()) {
-            total.tighten(&mut request);
-        }
-        let deadline = request.extensions().get::<Deadline>().copied();
-        let mut service = self.inner.service.clone();
-        within_deadline(
-            deadline,
-            "deadline passed waiting for a slot under the concurrency limit",
-            service.ready(),
-        )
-        .await??;
-        let call = service.call(request);
-        if self.inner.layers.total_timeout.is_some() {
-            // Its layer bounds the call by the same deadline: one timer, not two.
-            return call.await;
-        }
-        within_deadline(deadline, "no response within the request's timeout", call).await?
+        call_stack(&self.inner.service, &self.inner.layers, request).await
     }
+}
+
+/// Sends `request` through `service`, the stack `layers` built: the total
+/// timeout starts here, not in its layer, so that the wait for readiness (a
+/// full concurrency limit) counts, and a [`Deadline`] extension bounds that
+/// wait and the call. A [`ClusterClient`](crate::cluster::ClusterClient)
+/// with middleware sends the same way.
+pub(crate) async fn call_stack(
+    service: &BoxHttpService,
+    layers: &StackLayers,
+    mut request: Request<Body>,
+) -> Result<Response, Error> {
+    if let Some(total) = layers.total_timeout.and_then(|t| t.deadline()) {
+        total.tighten(&mut request);
+    }
+    let deadline = request.extensions().get::<Deadline>().copied();
+    let mut service = service.clone();
+    within_deadline(
+        deadline,
+        "deadline passed waiting for a slot under the concurrency limit",
+        service.ready(),
+    )
+    .await??;
+    let call = service.call(request);
+    if layers.total_timeout.is_some() {
+        // Its layer bounds the call by the same deadline: one timer, not two.
+        return call.await;
+    }
+    within_deadline(deadline, "no response within the request's timeout", call).await?
 }
 
 always_ready!(

@@ -18,6 +18,7 @@ use super::topology::{StaticTopology, Topology};
 use crate::client::request::IntoUri;
 use crate::client::Client;
 use crate::error::Error;
+use crate::middleware::{Stack, StackLayers};
 
 /// Builds a [`ClusterClient`].
 #[must_use]
@@ -26,6 +27,7 @@ pub struct ClusterClientBuilder {
     replicas: Result<Vec<Replica>, Error>,
     topology: Option<Box<dyn Topology>>,
     config: ClusterConfig,
+    layers: StackLayers,
 }
 
 impl std::fmt::Debug for ClusterClientBuilder {
@@ -44,6 +46,7 @@ impl ClusterClientBuilder {
             replicas: Ok(Vec::new()),
             topology: None,
             config: ClusterConfig::default(),
+            layers: StackLayers::default(),
         }
     }
 
@@ -143,13 +146,58 @@ impl ClusterClientBuilder {
         self
     }
 
+    /// Middleware, as for a [`ServiceClient`](crate::ServiceClient), split
+    /// between the whole request and each replica attempt: trace, total
+    /// timeout, concurrency limit and retry (the whole cluster request again
+    /// when no replica's answer was accepted) around the request;
+    /// decompression, redirects, cookies, circuit breaker, the attempt span,
+    /// per-attempt timeout and deadline header around each attempt. Hedging
+    /// is refused (the strategy forks). See the module docs.
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), courier::Error> {
+    /// use std::time::Duration;
+    /// use courier::middleware::{DecompressionConfig, Stack, TimeoutConfig};
+    /// let cluster = courier::cluster::ClusterClient::builder("billing")
+    ///     .replicas(["http://10.0.0.1:8080", "http://10.0.0.2:8080"])
+    ///     .middleware(
+    ///         Stack::new()
+    ///             .trace(Default::default())
+    ///             .decompression(DecompressionConfig::default())
+    ///             .timeout(TimeoutConfig::default().total(Duration::from_secs(3))),
+    ///     )
+    ///     .build(courier::Client::new())?;
+    /// # Ok(()) }
+    /// ```
+    pub fn middleware(self, stack: Stack) -> Self {
+        self.middleware_layers(stack.layers())
+    }
+
+    /// As [`middleware`](Self::middleware), with layers already made, whose
+    /// state (concurrency limit, retry budget, circuits, cookie jar, request
+    /// metrics) is shared with whatever else uses them, such as a
+    /// [`ServiceClient`](crate::ServiceClient)'s
+    /// ([`ServiceClient::layers`](crate::ServiceClient::layers)).
+    pub fn middleware_layers(mut self, layers: StackLayers) -> Self {
+        self.layers = layers;
+        self
+    }
+
     /// The cluster over `client`. Fails with [`ErrorKind::InvalidUrl`](crate::ErrorKind::InvalidUrl) for an
-    /// invalid replica URL.
+    /// invalid replica URL, and with [`ErrorKind::Config`](crate::ErrorKind::Config) for hedging in the
+    /// middleware.
     pub fn build(self, client: Client) -> Result<ClusterClient, Error> {
+        super::layers::check(&self.name, &self.layers)?;
         let topology = match self.topology {
             Some(t) => t,
             None => Box::new(StaticTopology::new(self.replicas?)),
         };
-        Ok(ClusterClient::new(self.name, client, topology, self.config))
+        Ok(ClusterClient::new(
+            self.name,
+            client,
+            topology,
+            self.config,
+            self.layers,
+        ))
     }
 }

@@ -3,13 +3,14 @@
 //!
 //! This file holds the client's state and its public face; a request's
 //! way through it (throttling, ordering, budget, strategy, verdicts) is
-//! `send.rs`.
+//! `send.rs`, through the named client's middleware `front.rs` (around the
+//! whole request) and `transport.rs` (around each attempt).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 
-use http::{Method, Request};
+use http::Method;
 
 use super::budget::ReplicaBudget;
 use super::builder::ClusterClientBuilder;
@@ -22,10 +23,9 @@ use super::request::ClusterRequestBuilder;
 use super::state::ReplicaState;
 use super::throttle::Throttle;
 use super::topology::Topology;
-use crate::body::Body;
-use crate::client::response::Response;
+use super::transport::Transport;
 use crate::client::Client;
-use crate::error::{Error, ErrorKind};
+use crate::middleware::{BoxHttpService, StackLayers};
 
 /// A client for a service of several replicas. Cheap to clone (clones share
 /// the replicas' state).
@@ -43,11 +43,18 @@ use crate::error::{Error, ErrorKind};
 #[derive(Clone)]
 pub struct ClusterClient {
     pub(super) inner: Arc<Inner>,
+    /// The request-side middleware around the strategy (`front.rs`), if
+    /// any; outside `Inner`, which the innermost service holds.
+    pub(super) front: Option<Arc<BoxHttpService>>,
 }
 
 pub(super) struct Inner {
     pub(super) name: String,
     pub(super) client: Client,
+    /// How attempts are sent: on `client`, or through the attempt-side layers.
+    pub(super) transport: Transport,
+    /// The middleware's layers (both sides), for their state and statistics.
+    pub(super) layers: StackLayers,
     topology: Box<dyn Topology>,
     pub(super) config: ClusterConfig,
     members: Mutex<Members>,
@@ -94,33 +101,41 @@ impl ClusterClient {
         client: Client,
         topology: Box<dyn Topology>,
         config: ClusterConfig,
+        layers: StackLayers,
     ) -> ClusterClient {
         let rng = match config.seed {
             Some(seed) => fastrand::Rng::with_seed(seed),
             None => fastrand::Rng::new(),
         };
-        ClusterClient {
-            inner: Arc::new(Inner {
-                name,
-                client,
-                topology,
-                throttle: config.throttle.clone().map(Throttle::new),
-                budget: config
-                    .replica_budget
-                    .clone()
-                    .map(|c| Arc::new(ReplicaBudget::new(c))),
-                latencies: config.fork_delay.latencies(),
-                relative: Mutex::new(Updater::new()),
-                ejecting: Mutex::new(()),
-                config,
-                members: Mutex::new(Members {
-                    list: Arc::new([]),
-                    states: Arc::new([]),
-                }),
-                rng: Mutex::new(rng),
-                counters: Counters::default(),
+        let transport = match super::layers::attempt(&layers, client.clone()) {
+            Some(service) => Transport::Layers(service),
+            None => Transport::Client,
+        };
+        let inner = Arc::new(Inner {
+            name,
+            client,
+            transport,
+            layers,
+            topology,
+            throttle: config.throttle.clone().map(Throttle::new),
+            budget: config
+                .replica_budget
+                .clone()
+                .map(|c| Arc::new(ReplicaBudget::new(c))),
+            latencies: config.fork_delay.latencies(),
+            relative: Mutex::new(Updater::new()),
+            ejecting: Mutex::new(()),
+            config,
+            members: Mutex::new(Members {
+                list: Arc::new([]),
+                states: Arc::new([]),
             }),
-        }
+            rng: Mutex::new(rng),
+            counters: Counters::default(),
+        });
+        let core = super::front::Core(Arc::clone(&inner));
+        let front = super::layers::front(&inner.layers, &inner.config.criteria, core).map(Arc::new);
+        ClusterClient { inner, front }
     }
 
     /// Starts building a cluster client for the service `name`.
@@ -143,6 +158,13 @@ impl ClusterClient {
         &self.inner.client
     }
 
+    /// The middleware's layers (empty without middleware), for their
+    /// statistics: [`RetryLayer::stats`](crate::middleware::RetryLayer::stats)
+    /// counts whole-request retries.
+    pub fn layers(&self) -> &StackLayers {
+        &self.inner.layers
+    }
+
     // `get`, `post`, …: each `self.request(Method::X, target)`, where the
     // target is a path (`/invoices/42`) resolved against the replica chosen.
     crate::client::verbs::http_verbs!(target: &str => ClusterRequestBuilder);
@@ -150,23 +172,6 @@ impl ClusterClient {
     /// A request with any method.
     pub fn request(&self, method: Method, target: &str) -> ClusterRequestBuilder {
         ClusterRequestBuilder::new(self.clone(), method, target)
-    }
-
-    /// Sends an `http::Request` whose URI is a path (`/invoices/42?x=1`):
-    /// a URI with a scheme or host fails with [`ErrorKind::InvalidUrl`].
-    pub async fn execute(&self, request: Request<Body>) -> Result<Response, Error> {
-        if request.uri().authority().is_some() {
-            return Err(Error::msg(
-                ErrorKind::InvalidUrl,
-                "a cluster request names a path; the replica gives the origin",
-            ));
-        }
-        let target = request
-            .uri()
-            .path_and_query()
-            .map_or("/", |p| p.as_str())
-            .to_owned();
-        self.send(request, target, None).await
     }
 
     /// Every number the cluster keeps: its own and each current replica's.

@@ -7,12 +7,15 @@
 //! must not empty the cluster), and a changed answer swaps the list without
 //! touching requests in flight.
 
+use std::future::Future;
 use std::net::SocketAddr;
-use std::sync::{Arc, Weak};
+use std::pin::Pin;
+use std::sync::Arc;
 use std::time::Duration;
 
 use http::Uri;
 
+use super::refresh::{self, Lookup};
 use super::replica::Replica;
 use super::topology::{SharedTopology, Topology};
 use crate::client::request::IntoUri;
@@ -57,12 +60,7 @@ impl DnsTopology {
     ) -> Result<DnsTopology, Error> {
         let url = url.into_uri()?;
         let target = Target::new(&url)?;
-        let first = target.lookup(&resolver).await?;
-        if first.is_empty() {
-            return Err(Error::msg(ErrorKind::Dns, "the name has no address"));
-        }
-        let shared = Arc::new(SharedTopology::new(first));
-        tokio::spawn(refresh(Arc::downgrade(&shared), target, interval, resolver));
+        let shared = refresh::start(AddressLookup { target, resolver }, interval).await?;
         Ok(DnsTopology { shared })
     }
 }
@@ -114,34 +112,19 @@ impl Target {
     }
 }
 
-async fn refresh(
-    shared: Weak<SharedTopology>,
+/// A host's addresses, for [`refresh`].
+struct AddressLookup<R> {
     target: Target,
-    every: Duration,
-    resolver: impl Resolve,
-) {
-    loop {
-        tokio::time::sleep(every).await;
-        if shared.strong_count() == 0 {
-            return;
-        }
-        match target.lookup(&resolver).await {
-            Ok(list) if !list.is_empty() => {
-                let Some(shared) = shared.upgrade() else {
-                    return;
-                };
-                if *shared.replicas() != *list {
-                    tracing::debug!(host = %target.host, replicas = list.len(), "cluster: DNS topology changed");
-                    shared.set(list);
-                }
-            }
-            Ok(_) => {
-                tracing::debug!(host = %target.host, "cluster: empty DNS answer, keeping the replicas")
-            }
-            Err(e) => {
-                tracing::debug!(host = %target.host, error = %e, "cluster: DNS failed, keeping the replicas")
-            }
-        }
+    resolver: R,
+}
+
+impl<R: Resolve> Lookup for AddressLookup<R> {
+    fn lookup(&self) -> Pin<Box<dyn Future<Output = Result<Vec<Replica>, Error>> + Send + '_>> {
+        Box::pin(self.target.lookup(&self.resolver))
+    }
+
+    fn name(&self) -> &str {
+        &self.target.host
     }
 }
 

@@ -16,15 +16,26 @@
 //! ([`ReplicaBudgetConfig`]); and refuses requests locally when the service
 //! accepts too few ([`ThrottleConfig`], the SRE book's adaptive throttling).
 //! The replicas come from a [`Topology`] (a static list, [`DnsTopology`],
-//! [`FileTopology`], or anything), all share one courier
+//! SRV records, [`FileTopology`], or anything), all share one courier
 //! [`Client`](crate::Client) and its pool. [`ClusterClient::snapshot`]
 //! shows every figure per replica; each request runs in a `cluster.request`
 //! tracing span with its strategy and the replica that answered.
 //!
-//! DNS SRV records are not followed: the system resolver (`getaddrinfo`)
-//! has no SRV lookup and courier has no DNS client of its own; a
-//! [`Topology`] over a DNS library (hickory-resolver's `srv_lookup`) feeding
-//! a [`SharedTopology`] does it in a few lines.
+//! Middleware: [`ClusterClientBuilder::middleware`] takes the
+//! [`Stack`](crate::middleware::Stack) a [`ServiceClient`](crate::ServiceClient)
+//! would (the factory passes the named client's), split as Vostok splits
+//! request modules from its transport: trace, total timeout, concurrency
+//! limit and retry (the whole cluster request again, only when no replica's
+//! answer was accepted) around the whole request; decompression, redirects,
+//! cookies, circuit breaker (per replica), the attempt span with its
+//! `traceparent`, per-attempt timeout and deadline header around each replica
+//! attempt; hedging is refused (the strategy forks). `layers.rs` says why
+//! for each. A [`ClusterClient`] is also a `tower::Service` (its requests
+//! name a path), so any tower layer can go around it.
+//!
+//! DNS SRV records (RFC 2782: priority groups, the record's port) are
+//! `SrvTopology`, behind the `dns-srv` feature (hickory-resolver: the
+//! system resolver, `getaddrinfo`, has no SRV lookup).
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), courier::Error> {
@@ -53,12 +64,15 @@ mod dns;
 mod ewma;
 mod file;
 mod fork_delay;
+mod front;
 mod gray;
 mod health;
 mod latency;
+mod layers;
 mod metrics;
 mod ordering;
 mod outlier;
+mod refresh;
 mod refusal;
 mod relative;
 mod relative_stats;
@@ -67,11 +81,16 @@ mod request;
 mod send;
 #[cfg(test)]
 mod simulation;
+#[cfg(feature = "dns-srv")]
+mod srv;
 mod state;
 mod strategy;
 mod throttle;
 mod topology;
+mod transport;
 mod window;
+
+pub(crate) use layers::check as check_middleware;
 
 pub use budget::ReplicaBudgetConfig;
 pub use builder::ClusterClientBuilder;
@@ -90,6 +109,8 @@ pub use refusal::{is_throttled, NoReplicas, Throttled};
 pub use relative::RelativeWeightConfig;
 pub use replica::Replica;
 pub use request::ClusterRequestBuilder;
+#[cfg(feature = "dns-srv")]
+pub use srv::{SrvTopology, SrvTopologyBuilder};
 pub use strategy::Strategy;
 pub use throttle::ThrottleConfig;
 pub use topology::{SharedTopology, StaticTopology, Topology};

@@ -71,6 +71,6 @@ impl ClusterRequestBuilder {
             target.push(if target.contains('?') { '&' } else { '?' });
             target.push_str(query);
         }
-        self.cluster.send(request, target, self.timeout).await
+        self.cluster.dispatch(request, target, self.timeout).await
     }
 }

@@ -20,7 +20,7 @@ use http::Request;
 use tracing::field::Empty;
 use tracing::Instrument;
 
-use super::client::{ClusterClient, Inner};
+use super::client::Inner;
 use super::criteria::Verdict;
 use super::latency::Latencies;
 use super::ordering::{self, ReplicaOrdering};
@@ -30,33 +30,34 @@ use super::strategy::{self, AttemptFuture};
 use crate::body::Body;
 use crate::client::response::Response;
 use crate::error::{Error, ErrorKind};
+use crate::middleware::Deadline;
 
 /// The budget when neither the request, the cluster nor the client sets one.
 const FALLBACK_BUDGET: Duration = Duration::from_secs(30);
 
-impl ClusterClient {
-    pub(crate) async fn send(
-        &self,
-        request: Request<Body>,
-        target: String,
-        timeout: Option<Duration>,
-    ) -> Result<Response, Error> {
-        let inner = &self.inner;
-        let span = tracing::info_span!(
-            "cluster.request",
-            cluster = %inner.name,
-            strategy = %inner.config.strategy,
-            replica = Empty,
-            attempts = Empty,
-            verdict = Empty,
-        );
-        send(inner, request, target, timeout, span.clone())
-            .instrument(span)
-            .await
-    }
+/// Sends `request` to the replicas at `target` (a path, resolved against
+/// each), within `timeout` (else the cluster's, else the client's) and a
+/// [`Deadline`] extension if it has one.
+pub(super) async fn send(
+    inner: &Arc<Inner>,
+    request: Request<Body>,
+    target: String,
+    timeout: Option<Duration>,
+) -> Result<Response, Error> {
+    let span = tracing::info_span!(
+        "cluster.request",
+        cluster = %inner.name,
+        strategy = %inner.config.strategy,
+        replica = Empty,
+        attempts = Empty,
+        verdict = Empty,
+    );
+    run(inner, request, target, timeout, span.clone())
+        .instrument(span)
+        .await
 }
 
-async fn send(
+async fn run(
     inner: &Arc<Inner>,
     request: Request<Body>,
     target: String,
@@ -72,10 +73,14 @@ async fn send(
             return Err(refusal::throttled(&inner.name, throttle.probability()));
         }
     }
-    let budget = timeout
+    let mut budget = timeout
         .or(inner.config.timeout)
         .or(inner.client.default_timeout())
         .unwrap_or(FALLBACK_BUDGET);
+    // A total timeout around the cluster (or the caller's deadline) leaves this much.
+    if let Some(deadline) = request.extensions().get::<Deadline>() {
+        budget = budget.min(deadline.remaining());
+    }
     let states = inner.members();
     if states.is_empty() {
         return Err(refusal::no_replicas(&inner.name));
@@ -211,8 +216,9 @@ async fn attempt(
         started: tokio::time::Instant::now(),
     };
     let started = timing.started;
-    let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-    let call = inner.client.clone().send(request, Some(left));
+    let call = inner
+        .transport
+        .send(&inner.client, request, deadline, head_timeout);
     let answer = match tokio::time::timeout(head_timeout, call).await {
         Ok(answer) => answer,
         Err(_) => Err(Error::msg(

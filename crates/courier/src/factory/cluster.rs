@@ -11,16 +11,18 @@
 //! [`ServiceClient`](crate::ServiceClient): every caller shares the
 //! replicas' health, weights and budgets.
 //!
-//! What a cluster does not get is the named client's middleware stack: a
-//! [`ClusterClient`] sends each attempt on a `Client`, not through a
-//! [`Stack`], and its strategies already do what retries and hedging would
-//! (on other replicas). A stack configured for the name is logged at `warn`
-//! when the cluster is built, so it is not dropped in silence. Nor does a
-//! cluster rotate whole pools ([`ClientOptions::rotate_pool`]): its
-//! replicas' states live with one `Client`, so the factory refuses the
+//! The cluster gets the name's middleware too, the very layers of
+//! [`client(name)`](super::ClientFactory::client) (one concurrency limit,
+//! retry budget, cookie jar and set of request metrics per name), split
+//! between the whole cluster request and each replica attempt as
+//! [`ClusterClientBuilder::middleware`](crate::cluster::ClusterClientBuilder::middleware)
+//! says; hedging is refused when the factory is built (the strategy forks).
+//! Nor does a cluster rotate whole pools ([`ClientOptions::rotate_pool`]):
+//! its replicas' states live with one `Client`, so the factory refuses the
 //! combination; the default handler lifetime (connections renewed every
 //! lifetime) works as for any client.
 
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -28,12 +30,11 @@ use http::Uri;
 
 use super::{config_error, ClientOptions};
 use crate::client::request::IntoUri;
-use crate::client::Client;
 use crate::cluster::{
     ClusterClient, ClusterConfig, DnsTopology, FileTopology, Replica, StaticTopology,
 };
 use crate::error::Error;
-use crate::middleware::Stack;
+use crate::service::ServiceClient;
 
 /// How often a DNS topology is resolved again by default.
 pub const DEFAULT_DNS_REFRESH: Duration = Duration::from_secs(30);
@@ -58,6 +59,17 @@ pub enum ReplicaSource {
         /// The file.
         path: PathBuf,
         /// The interval between checks.
+        refresh: Duration,
+    },
+    /// A name's DNS SRV records (`cluster::SrvTopology`, the `dns-srv`
+    /// feature; without it the factory refuses the name), resolved again
+    /// every `refresh`.
+    Srv {
+        /// `_http._tcp.billing.svc` (`_https.…`: https replicas).
+        name: String,
+        /// The nameserver to ask; `None`: the system's configuration.
+        nameserver: Option<SocketAddr>,
+        /// The interval between resolutions.
         refresh: Duration,
     },
 }
@@ -112,6 +124,16 @@ impl ClusterOptions {
         Ok(Self::new(ReplicaSource::Dns { url, refresh }))
     }
 
+    /// The targets of `name`'s SRV records, resolved again every `refresh`
+    /// (the `dns-srv` feature).
+    pub fn srv(name: impl Into<String>, nameserver: Option<SocketAddr>, refresh: Duration) -> Self {
+        Self::new(ReplicaSource::Srv {
+            name: name.into(),
+            nameserver,
+            refresh,
+        })
+    }
+
     /// The replicas a file lists, checked every `refresh`.
     pub fn file(path: impl Into<PathBuf>, refresh: Duration) -> Self {
         Self::new(ReplicaSource::File {
@@ -152,26 +174,32 @@ pub(super) fn check(name: &str, options: &ClientOptions) -> Result<(), Error> {
              (pooled_connection_lifetime), so remove rotate_pool"
         )));
     }
+    #[cfg(not(feature = "dns-srv"))]
+    if let Some(ClusterOptions {
+        replicas: ReplicaSource::Srv { .. },
+        ..
+    }) = &options.cluster
+    {
+        return Err(config_error(format!(
+            "client {name:?}: SRV records need courier's `dns-srv` feature"
+        )));
+    }
+    if options.middleware.hedging.is_some() {
+        crate::cluster::check_middleware(name, &options.middleware.layers())?;
+    }
     Ok(())
 }
 
-/// Builds the cluster `name` over `client` (DNS resolved, file read once).
+/// Builds the cluster `name` over `service`'s pool and middleware layers
+/// (DNS resolved, file read once).
 pub(super) async fn build(
     name: &str,
     cluster: ClusterOptions,
-    middleware: &Stack,
-    client: Client,
+    service: &ServiceClient,
 ) -> Result<ClusterClient, Error> {
-    let unused = middleware_names(middleware);
-    if !unused.is_empty() {
-        tracing::warn!(
-            client = name,
-            middleware = ?unused,
-            "a cluster's requests do not go through the client's middleware; its strategy \
-             retries and forks on other replicas"
-        );
-    }
-    let builder = ClusterClient::builder(name).config(cluster.config);
+    let builder = ClusterClient::builder(name)
+        .config(cluster.config)
+        .middleware_layers(service.layers().clone());
     let builder = match cluster.replicas {
         ReplicaSource::Static(list) => builder.topology(StaticTopology::new(list)),
         ReplicaSource::Dns { url, refresh } => {
@@ -180,29 +208,26 @@ pub(super) async fn build(
         ReplicaSource::File { path, refresh } => {
             builder.topology(FileTopology::watch(path, refresh).await?)
         }
-    };
-    builder.build(client)
-}
-
-/// The middleware set in `stack`.
-fn middleware_names(stack: &Stack) -> Vec<&'static str> {
-    let mut names = Vec::new();
-    let mut add = |set: bool, name| {
-        if set {
-            names.push(name);
+        #[cfg(feature = "dns-srv")]
+        ReplicaSource::Srv {
+            name,
+            nameserver,
+            refresh,
+        } => {
+            let mut srv = crate::cluster::SrvTopology::builder(name).refresh(refresh);
+            if let Some(addr) = nameserver {
+                srv = srv.nameserver(addr);
+            }
+            builder.topology(srv.resolve().await?)
+        }
+        #[cfg(not(feature = "dns-srv"))]
+        ReplicaSource::Srv { .. } => {
+            return Err(config_error(format!(
+                "client {name:?}: SRV records need courier's `dns-srv` feature"
+            )))
         }
     };
-    add(stack.trace.is_some(), "trace");
-    add(stack.decompression.is_some(), "decompression");
-    add(stack.concurrency_limit.is_some(), "concurrency_limit");
-    add(stack.timeout.is_some(), "timeout");
-    add(stack.redirect.is_some(), "redirect");
-    add(stack.retry.is_some(), "retry");
-    add(stack.hedging.is_some(), "hedging");
-    add(stack.circuit_breaker.is_some(), "circuit_breaker");
-    #[cfg(feature = "cookies")]
-    add(stack.cookies.is_some(), "cookies");
-    names
+    builder.build(service.client())
 }
 
 #[cfg(test)]

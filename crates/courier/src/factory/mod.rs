@@ -35,7 +35,7 @@ use http::{HeaderMap, Uri};
 use crate::client::builder::ClientBuilder;
 use crate::client::Client;
 use crate::cluster::ClusterClient;
-use crate::error::{Error, ErrorKind};
+use crate::error::Error;
 use crate::middleware::Stack;
 use crate::service::{Backend, ServiceClient};
 
@@ -84,21 +84,7 @@ impl Default for ClientOptions {
     }
 }
 
-#[derive(Debug)]
-struct ConfigError(String);
-
-impl std::fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for ConfigError {}
-
-/// An [`ErrorKind::Config`] error saying `message`.
-pub(crate) fn config_error(message: String) -> Error {
-    Error::new(ErrorKind::Config, ConfigError(message))
-}
+pub(crate) use crate::error::config_error;
 
 type PoolFn = Arc<dyn Fn(ClientBuilder) -> ClientBuilder + Send + Sync>;
 type OptionsFn = Arc<dyn Fn(&mut ClientOptions) + Send + Sync>;
@@ -362,7 +348,7 @@ impl ClientFactory {
     /// replica file (and starts the task that follows it), hence `async`;
     /// later calls return a clone at once.
     ///
-    /// Fails with [`ErrorKind::Config`] if `name` has no cluster, and as
+    /// Fails with [`ErrorKind::Config`](crate::ErrorKind::Config) if `name` has no cluster, and as
     /// [`DnsTopology::resolve`](crate::cluster::DnsTopology::resolve) or
     /// [`FileTopology::watch`](crate::cluster::FileTopology::watch) do.
     pub async fn cluster(&self, name: &str) -> Result<ClusterClient, Error> {
@@ -377,7 +363,7 @@ impl ClientFactory {
                  ClientOptions::cluster"
             )));
         };
-        let built = cluster::build(name, cluster, &options.middleware, service.client()).await?;
+        let built = cluster::build(name, cluster, &service).await?;
         // Two first callers may both have built one: the first stored wins,
         // the other is dropped (its topology's task stops with it).
         let mut clusters = lock(&self.inner.clusters);

@@ -186,7 +186,8 @@ pub use trace::{Trace, TraceAttempt, TraceAttemptLayer, TraceConfig, TraceContex
 pub(crate) use redirect::resolve as resolve_reference;
 #[cfg(feature = "metrics")]
 pub(crate) use request_metrics::SeriesSnapshot;
-pub(crate) use timeout::within_deadline;
+pub(crate) use retry::RetryGate;
+pub(crate) use timeout::{within_deadline, AttemptDeadline};
 
 /// The future every courier service returns.
 pub type ResponseFuture = Pin<Box<dyn Future<Output = Result<Response, Error>> + Send>>;

@@ -130,7 +130,13 @@ struct Counters {
 #[derive(Clone)]
 pub struct RetryLayer {
     shared: Arc<Shared>,
+    gate: Option<RetryGate>,
 }
+
+/// A say from the service below on whether an answer may be retried at all,
+/// asked after the layer's own rules said yes: a cluster lets through only
+/// the answers none of its replicas gave acceptably (see `cluster/layers.rs`).
+pub(crate) type RetryGate = Arc<dyn Fn(&Result<Response, Error>) -> bool + Send + Sync>;
 
 struct Shared {
     config: RetryConfig,
@@ -147,6 +153,16 @@ impl RetryLayer {
                 config,
                 counters: Counters::default(),
             }),
+            gate: None,
+        }
+    }
+
+    /// The same layer (budget and counts shared) retrying only what `gate`
+    /// also allows.
+    pub(crate) fn gated(&self, gate: RetryGate) -> RetryLayer {
+        RetryLayer {
+            shared: Arc::clone(&self.shared),
+            gate: Some(gate),
         }
     }
 
@@ -239,6 +255,7 @@ impl RetryLayer {
     fn handle<S: HttpService>(&self, inner: S, req: Request<Body>) -> ResponseFuture {
         let mut inner = Attempts::new(inner);
         let shared = Arc::clone(&self.shared);
+        let gate = self.gate.clone();
         Box::pin(async move {
             let config = &shared.config;
             shared.counters.requests.fetch_add(1, Relaxed);
@@ -260,8 +277,8 @@ impl RetryLayer {
                     return result;
                 };
                 let after = match shared.verdict(&result, replay_safe) {
-                    Verdict::Done => return result,
-                    Verdict::Retry { after } => after,
+                    Verdict::Retry { after } if gate.as_ref().is_none_or(|g| g(&result)) => after,
+                    _ => return result,
                 };
                 if after.is_some_and(|a| a > config.max_retry_after) {
                     tracing::debug!(retry_after = ?after, "Retry-After too long; not retrying");

@@ -46,6 +46,11 @@ impl Deadline {
         self.0.into_std()
     }
 
+    /// At `instant` on tokio's clock (the cluster's deadline for its attempts).
+    pub(crate) fn from_tokio(instant: Instant) -> Deadline {
+        Deadline(instant)
+    }
+
     /// The instant on tokio's clock, for the timers and the comparisons
     /// with `tokio::time::Instant::now()` inside the crate.
     pub(crate) fn tokio_instant(self) -> Instant {

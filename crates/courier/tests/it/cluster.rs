@@ -906,8 +906,8 @@ async fn a_file_topology_follows_the_file_and_keeps_requests_in_flight() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// Records spans (name, parent, fields) for the tracing test.
-mod spans {
+/// Records spans (name, parent, fields) for the tracing tests.
+pub(crate) mod spans {
     use std::collections::HashMap;
     use std::sync::{Arc, Mutex};
 
@@ -1032,7 +1032,7 @@ async fn the_request_span_names_the_strategy_and_the_replica_that_answered() {
 
 /// An HTTP/2 (h2c) replica from the `h2` crate: answers 200 after `delay`
 /// and counts the streams the client reset before that.
-async fn h2_replica(delay: Duration) -> (String, Arc<AtomicU64>, Arc<AtomicU64>) {
+pub(crate) async fn h2_replica(delay: Duration) -> (String, Arc<AtomicU64>, Arc<AtomicU64>) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let (streams, resets) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));

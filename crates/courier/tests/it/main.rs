@@ -13,11 +13,14 @@
 //! binary apart (not libtest: h2specd runs it once per case).
 //!
 //! The modules of features off by default are compiled with the feature:
-//! `cargo test -p courier --features native-roots,cookies,multipart,opentelemetry --test it`.
+//! `cargo test -p courier --features native-roots,cookies,multipart,opentelemetry,dns-srv --test it`.
 
 mod support;
 
 mod cluster;
+mod cluster_middleware;
+#[cfg(feature = "dns-srv")]
+mod cluster_srv;
 mod connect;
 mod conveniences;
 #[cfg(feature = "cookies")]

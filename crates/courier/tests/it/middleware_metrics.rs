@@ -638,3 +638,55 @@ async fn the_factory_exports_its_clusters() {
     );
     assert_eq!(seen.gauges[&weight], 1.0);
 }
+
+/// A cluster behind the trace middleware exports each replica attempt's
+/// `http.client.request.duration`, under that replica's address and the
+/// status it answered.
+#[tokio::test]
+async fn a_traced_cluster_exports_each_attempts_duration_per_replica() {
+    use crate::cluster::Scripted;
+    use courier::cluster::{ClusterClient, Strategy};
+    use courier::middleware::{Stack, TraceConfig};
+
+    let ok = Scripted::start("ok", 200, 0).await;
+    let bad = Scripted::start("bad", 503, 0).await;
+    let cluster = ClusterClient::builder("svc")
+        .replicas([&ok.url, &bad.url])
+        .strategy(Strategy::sequential(2))
+        .throttle(None)
+        .replica_budget(None)
+        .seed(3)
+        .middleware(Stack::new().trace(TraceConfig::default()))
+        .build(Client::new())
+        .unwrap();
+    for _ in 0..10 {
+        assert_eq!(cluster.get("/x").send().await.unwrap().status(), 200);
+    }
+    assert!(bad.requests() >= 1, "the seed tries the 503 replica");
+    let recorder = DebuggingRecorder::new();
+    let snapshotter = recorder.snapshotter();
+    let exporter = cluster.metrics_exporter("svc");
+    metrics::with_local_recorder(&recorder, || assert!(exporter.record()));
+    let seen = take(&snapshotter);
+    let key = |s: &Scripted, status: u16| {
+        let port = s.url.rsplit(':').next().unwrap();
+        let error = if status >= 400 {
+            format!("error.type={status},")
+        } else {
+            String::new()
+        };
+        format!(
+            "http.client.request.duration{{client=svc,{error}http.request.method=GET,\
+             http.response.status_code={status},network.protocol.version=1.1,\
+             server.address=127.0.0.1,server.port={port}}}"
+        )
+    };
+    let durations = |k: &str| seen.histograms.get(k).map_or(0, Vec::len) as u64;
+    assert_eq!(
+        durations(&key(&ok, 200)),
+        ok.requests(),
+        "{:#?}",
+        seen.histograms.keys()
+    );
+    assert_eq!(durations(&key(&bad, 503)), bad.requests());
+}

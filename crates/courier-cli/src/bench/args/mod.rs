@@ -55,7 +55,8 @@ pub struct BenchArgs {
     #[arg(long, value_enum, default_value_t = Scenario::Requests)]
     pub scenario: Scenario,
 
-    /// Path asked of the built-in server [default: /bytes/{--response-size}], e.g. `/delay/50`.
+    /// Path asked of the built-in server [default: /bytes/{--response-size}], e.g. `/delay/50`;
+    /// with `--scenario cluster`, of the replicas [default: /].
     #[arg(long, value_name = "PATH", value_parser = parse_path, conflicts_with = "url")]
     pub path: Option<String>,
 
@@ -216,7 +217,7 @@ pub struct BenchArgs {
     pub server_max_concurrent_streams: Option<u32>,
 
     /// Body size asked of the built-in server (used only when no URL is given).
-    #[arg(long, value_name = "BYTES", default_value_t = 128)]
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_RESPONSE_SIZE)]
     pub response_size: u64,
 
     /// Count the client's heap allocations and bytes allocated per request (without `-H`, the
@@ -296,6 +297,9 @@ pub enum HttpVersion {
     #[serde(rename = "2")]
     Http2,
 }
+
+/// `--response-size` when not given.
+pub const DEFAULT_RESPONSE_SIZE: u64 = 128;
 
 /// Where the built-in server runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]

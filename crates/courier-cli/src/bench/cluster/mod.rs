@@ -25,7 +25,7 @@ use serde::Serialize;
 
 use self::analysis::{RunData, RunFigures};
 use self::args::ClusterOrdering;
-use self::sender::{Balancer, Sender};
+use self::sender::{Balancer, Sender, Shape};
 use self::tally::Tally;
 use super::args::{BenchArgs, HttpVersion, Load, Model, Stop};
 use crate::error::{CliError, Result};
@@ -46,6 +46,8 @@ pub struct ScenarioSetup {
     pub duration: Duration,
     pub budget: Duration,
     pub protocol: String,
+    /// Every request's method, path, headers and body (`GET /`).
+    pub request: String,
 }
 
 /// The JSON report.
@@ -68,14 +70,21 @@ struct Run {
 /// Runs the scenario and prints its report.
 pub fn run(args: &BenchArgs) -> Result<()> {
     refuse_other_flags(args)?;
+    let shape = Arc::new(Shape::from_args(args)?);
     let c = &args.cluster;
     let faults = c.fault_list();
+    let defaults = courier_server::ServerConfig::default();
     let config = ReplicasConfig {
         replicas: c.replica_count(),
         service_time: c.service(),
         workers: c.workers(),
         faults: faults.clone(),
-        ..ReplicasConfig::default()
+        server: courier_server::ServerConfig {
+            max_concurrent_streams: args
+                .server_max_concurrent_streams
+                .or(defaults.max_concurrent_streams),
+            ..defaults
+        },
     };
     for f in &faults {
         if let courier_server::ReplicaSelector::One(i) = f.replica {
@@ -106,7 +115,15 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             HttpVersion::Http2 => "h2c".to_owned(),
             _ => "HTTP/1.1".to_owned(),
         },
+        request: shape.describe(args),
     };
+    if !shape.replayable() && !matches!(c.ordering(), ClusterOrdering::RoundRobin) {
+        eprintln!(
+            "courier bench: note: {} is not idempotent: the cluster sends each request to one \
+             replica (-H 'idempotency-key: …' lets it try others)",
+            args.method
+        );
+    }
     if let Some(path) = &args.json {
         super::output::check_writable("--json", path)?;
     }
@@ -141,7 +158,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         let set = server_rt
             .block_on(ReplicaSet::start(replicas_config))
             .map_err(|e| CliError::new(format!("cannot start the replicas: {e}")))?;
-        let result = client_rt.block_on(one_run(args, &setup, run, &set));
+        let result = client_rt.block_on(one_run(args, &setup, run, &set, Arc::clone(&shape)));
         server_rt.block_on(set.shutdown());
         figures.push(result?);
     }
@@ -243,6 +260,7 @@ async fn one_run(
     setup: &ScenarioSetup,
     run: &Run,
     set: &ReplicaSet,
+    shape: Arc<Shape>,
 ) -> Result<RunFigures> {
     let cap = args.concurrency.unwrap_or(DEFAULT_CAP);
     let load = Load {
@@ -256,7 +274,7 @@ async fn one_run(
     let client = super::client::builder(args, &load, None)?
         .build()
         .map_err(|e| CliError::new(format!("cannot build the HTTP client: {e}")))?;
-    let sender = Sender::new(run.balancer, client, &set.urls(), setup.budget)
+    let sender = Sender::new(run.balancer, client, &set.urls(), shape, setup.budget)
         .map_err(|e| CliError::new(format!("cannot build the cluster client: {e}")))?;
     let tally = Arc::new(Tally::new());
     let schedule = load::Schedule {
@@ -287,6 +305,40 @@ async fn one_run(
 
 /// Flags of the other scenarios that mean nothing here: refused rather than ignored.
 fn refuse_other_flags(args: &BenchArgs) -> Result<()> {
+    let replicas_answer = "the replicas answer every request with the same 2-byte body";
+    let why: [(&str, bool, &str); 6] = [
+        ("--read-bytes", args.read_bytes.is_some(), replicas_answer),
+        (
+            "--response-size",
+            args.response_size != super::args::DEFAULT_RESPONSE_SIZE,
+            replicas_answer,
+        ),
+        (
+            "--server",
+            args.server != super::args::ServerMode::Auto,
+            "the replicas run in this process, on a runtime of their own (--server-threads)",
+        ),
+        (
+            "--count-allocations",
+            args.count_allocations,
+            "allocations per request are counted by the other scenarios",
+        ),
+        (
+            "--insecure",
+            args.insecure,
+            "the replicas speak plain HTTP/1.1, or h2c with --http 2",
+        ),
+        (
+            "--cacert",
+            args.cacert.is_some(),
+            "the replicas speak plain HTTP/1.1, or h2c with --http 2",
+        ),
+    ];
+    if let Some((flag, _, why)) = why.iter().find(|(_, given, _)| *given) {
+        return Err(CliError::new(format!(
+            "{flag} does not apply to --scenario cluster: {why}"
+        )));
+    }
     let set: [(&str, bool); 14] = [
         ("a URL", args.url.is_some()),
         ("--targets", args.targets.is_some()),

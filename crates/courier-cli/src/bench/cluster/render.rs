@@ -35,6 +35,7 @@ pub fn render(setup: &ScenarioSetup, runs: &[RunFigures]) -> String {
         setup.faults.join(" ")
     };
     let _ = writeln!(out, "faults: {faults}");
+    let _ = writeln!(out, "requests: {}", setup.request);
     let _ = writeln!(
         out,
         "open loop {:.0} req/s ({:.0} % of capacity) for {} s, {}, budget {} ms per request",

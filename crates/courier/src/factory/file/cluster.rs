@@ -6,6 +6,7 @@
 //! replicas = ["http://10.0.0.1:8080", "http://10.0.0.2:8080"]
 //! # or: dns = "billing.internal:8080"  refresh = "30s"
 //! # or: file = "billing.replicas"      refresh = "5s"
+//! # or: srv = "_http._tcp.billing.svc"  refresh = "30s"  nameserver = "127.0.0.1:8600"  (dns-srv)
 //! strategy = "forking3"         # single | sequentialN | forkingN | parallelN
 //! fork_delay = "p95"            # equal (budget ÷ n) | pNN (a quantile of recent answers)
 //! ordering = "p2c"              # weighted | p2c
@@ -26,6 +27,7 @@
 //! ejection, health, relative weights), all checked here when the file is
 //! read, so a bad one fails the factory's build, not its first request.
 
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
@@ -49,6 +51,8 @@ pub(super) struct ClusterSettings {
     replicas: Option<Vec<String>>,
     dns: Option<String>,
     file: Option<PathBuf>,
+    srv: Option<String>,
+    nameserver: Option<String>,
     refresh: Option<Dur>,
     strategy: Option<String>,
     fork_delay: Option<String>,
@@ -131,8 +135,11 @@ impl ClusterSettings {
     /// paths are relative to `base_dir`.
     pub(super) fn into_options(self, ctx: &str, base_dir: &Path) -> Result<ClusterOptions, Error> {
         let err = |key: &str, e: &dyn std::fmt::Display| config_error(format!("{ctx}.{key}: {e}"));
-        let source = match (self.replicas, self.dns, self.file) {
-            (Some(urls), None, None) => {
+        if self.nameserver.is_some() && self.srv.is_none() {
+            return Err(err("nameserver", &"only with srv"));
+        }
+        let source = match (self.replicas, self.dns, self.file, self.srv) {
+            (Some(urls), None, None, None) => {
                 if self.refresh.is_some() {
                     return Err(err("refresh", &"only with dns or file"));
                 }
@@ -148,7 +155,7 @@ impl ClusterSettings {
                 }
                 ReplicaSource::Static(list)
             }
-            (None, Some(name), None) => {
+            (None, Some(name), None, None) => {
                 let text = if name.contains("://") {
                     name
                 } else {
@@ -165,13 +172,31 @@ impl ClusterSettings {
                 let refresh = self.refresh.map_or(DEFAULT_DNS_REFRESH, |d| d.0);
                 ReplicaSource::Dns { url, refresh }
             }
-            (None, None, Some(path)) => ReplicaSource::File {
+            (None, None, Some(path), None) => ReplicaSource::File {
                 path: base_dir.join(path),
                 refresh: self.refresh.map_or(DEFAULT_FILE_REFRESH, |d| d.0),
             },
+            (None, None, None, Some(name)) => {
+                let nameserver = self
+                    .nameserver
+                    .map(|text| {
+                        SocketAddr::from_str(&text).map_err(|e| {
+                            err(
+                                "nameserver",
+                                &format!("{text:?}: {e} (an IP address and a port)"),
+                            )
+                        })
+                    })
+                    .transpose()?;
+                ReplicaSource::Srv {
+                    name,
+                    nameserver,
+                    refresh: self.refresh.map_or(DEFAULT_DNS_REFRESH, |d| d.0),
+                }
+            }
             _ => {
                 return Err(config_error(format!(
-                    "{ctx}: exactly one of replicas, dns or file says where the replicas are"
+                    "{ctx}: exactly one of replicas, dns, srv or file says where the replicas are"
                 )))
             }
         };
@@ -290,7 +315,10 @@ mod tests {
             error("[clients.b.cluster]\nreplicas = [\"http://a:1\"]\nordering = \"round-robin\"\n");
         assert!(e.contains("clients.b.cluster.ordering"), "{e}");
         let e = error("[clients.b.cluster]\nreplicas = [\"http://a:1\"]\ndns = \"b:80\"\n");
-        assert!(e.contains("exactly one of replicas, dns or file"), "{e}");
+        assert!(
+            e.contains("exactly one of replicas, dns, srv or file"),
+            "{e}"
+        );
         let e = error("[clients.b.cluster]\nstrategy = \"single\"\n");
         assert!(e.contains("exactly one of"), "{e}");
         let e = error("[clients.b.cluster]\nreplicas = [\"a:1\"]\n");
@@ -329,10 +357,48 @@ mod tests {
         );
     }
 
+    #[test]
+    fn an_srv_name_with_its_nameserver_reads_and_a_stray_nameserver_is_refused() {
+        let (_, named) = parse(
+            "[clients.b.cluster]\nsrv = \"_http._tcp.billing.svc\"\nnameserver = \"127.0.0.1:8600\"\n",
+            None,
+        )
+        .unwrap();
+        let mut o = crate::factory::ClientOptions::default();
+        for f in &named["b"].options {
+            f(&mut o);
+        }
+        assert_eq!(
+            o.cluster.unwrap().replicas,
+            crate::factory::ReplicaSource::Srv {
+                name: "_http._tcp.billing.svc".to_owned(),
+                nameserver: Some("127.0.0.1:8600".parse().unwrap()),
+                refresh: crate::factory::DEFAULT_DNS_REFRESH,
+            }
+        );
+        let e = error(
+            "[clients.b.cluster]\nreplicas = [\"http://a:1\"]\nnameserver = \"127.0.0.1:53\"\n",
+        );
+        assert!(
+            e.contains("clients.b.cluster.nameserver") && e.contains("only with srv"),
+            "{e}"
+        );
+        let e = error("[clients.b.cluster]\nsrv = \"_http._tcp.b\"\nnameserver = \"dns.local\"\n");
+        assert!(
+            e.contains("clients.b.cluster.nameserver") && e.contains("dns.local"),
+            "{e}"
+        );
+        let e = error("[clients.b.cluster]\nsrv = \"_http._tcp.b\"\ndns = \"b:80\"\n");
+        assert!(e.contains("exactly one of"), "{e}");
+    }
+
     /// The README's example, as written there.
     #[test]
     fn the_readme_example_reads() {
         let text = r#"
+[clients.inventory]                   # its middleware wraps the cluster's requests and attempts
+total_timeout = "3s"                  # the whole request, every replica included
+decompression = true                  # each replica's answer
 [clients.inventory.cluster]
 replicas = ["http://10.0.0.1:8080", "http://10.0.0.2:8080", "http://10.0.0.3:8080"]
 strategy = "sequential3"              # single | sequentialN | forkingN | parallelN (as courier bench)
@@ -348,6 +414,7 @@ criteria = { reject_statuses = [500, 502, 503, 504], dont_retry_header = "none" 
         for f in &named["inventory"].options {
             f(&mut o);
         }
+        assert!(o.middleware.decompression.is_some());
         let c = o.cluster.unwrap().config;
         assert_eq!(c.strategy, crate::cluster::Strategy::sequential(3));
         assert_eq!(c.timeout, Some(std::time::Duration::from_secs(2)));
