@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::{Buf, BytesMut};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, DuplexStream};
+use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
 use tokio::time::Instant;
 
 use super::conn::{Head, Local, Outgoing, Shared};
@@ -35,23 +35,6 @@ struct Books {
     max_room: i64,
     /// PINGs courier sent.
     pings: u32,
-}
-
-/// One direction of the link: what goes in comes out `ONE_WAY` later, in order.
-async fn delay(mut from: impl AsyncRead + Unpin, mut to: impl AsyncWrite + Unpin + Send + 'static) {
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(Instant, Vec<u8>)>();
-    tokio::spawn(async move {
-        while let Some((at, chunk)) = rx.recv().await {
-            tokio::time::sleep_until(at).await;
-            if to.write_all(&chunk).await.is_err() {
-                return;
-            }
-        }
-    });
-    let mut buf = vec![0; 64 * 1024];
-    while let Ok(n @ 1..) = from.read(&mut buf).await {
-        let _ = tx.send((Instant::now() + ONE_WAY, buf[..n].to_vec()));
-    }
 }
 
 /// A server that answers stream 1 with `body` bytes (none, and no head, if
@@ -146,8 +129,9 @@ async fn get(adaptive: Option<Adaptive>, body: Option<u64>) -> Exchange {
     let (far, server) = tokio::io::duplex(1 << 20);
     let (near_rd, near_wr) = tokio::io::split(near);
     let (far_rd, far_wr) = tokio::io::split(far);
-    tokio::spawn(delay(near_rd, far_wr));
-    tokio::spawn(delay(far_rd, near_wr));
+    let link = delay_proxy::Link::delay(ONE_WAY);
+    tokio::spawn(delay_proxy::delay(near_rd, far_wr, link));
+    tokio::spawn(delay_proxy::delay(far_rd, near_wr, link));
     let books = Arc::new(Mutex::new(Books::default()));
     tokio::spawn(serve(server, body, Arc::clone(&books)));
     let local = Local {
