@@ -107,17 +107,14 @@ pub(crate) fn handshake_with<S>(
     };
     let mut state = State::new(local, peer, Arc::clone(&signals));
     state.out.extend_from_slice(frame::PREFACE);
-    frame::encode_settings(
-        &mut state.out,
-        &[
-            (setting::ENABLE_PUSH, 0),
-            (setting::INITIAL_WINDOW_SIZE, local.stream_window),
-            (
-                setting::MAX_HEADER_LIST_SIZE,
-                u32::try_from(local.max_header_list).unwrap_or(u32::MAX),
-            ),
-        ],
-    );
+    state.send_settings(&[
+        (setting::ENABLE_PUSH, 0),
+        (setting::INITIAL_WINDOW_SIZE, local.stream_window),
+        (
+            setting::MAX_HEADER_LIST_SIZE,
+            u32::try_from(local.max_header_list).unwrap_or(u32::MAX),
+        ),
+    ]);
     let raise = local.conn_window - frame::DEFAULT_WINDOW;
     if raise > 0 {
         frame::encode_window_update(&mut state.out, 0, raise);
