@@ -25,6 +25,8 @@ use tokio::time::Instant;
 
 /// Bytes one read may take.
 const READ: usize = 1 << 20;
+/// With a rate limit, a read is delivered in pieces of this many bytes.
+const PIECE: usize = 16 << 10;
 
 /// What a link does to the bytes that cross it, in each direction.
 #[derive(Clone, Copy, Debug)]
@@ -81,7 +83,7 @@ where
     // When the last chunk queued is fully sent (with a rate limit).
     let mut sent_until = Instant::now();
     let mut buf = BytesMut::new();
-    loop {
+    'read: loop {
         if buf.capacity() < READ / 4 {
             buf = BytesMut::with_capacity(READ);
         }
@@ -91,14 +93,6 @@ where
         }
         let read_at = Instant::now();
         let chunk = buf.split().freeze();
-        let due = match link.rate {
-            Some(rate) => {
-                let transmit = Duration::from_secs_f64(chunk.len() as f64 / rate.max(1) as f64);
-                sent_until = sent_until.max(read_at) + transmit;
-                sent_until + link.one_way
-            }
-            None => read_at + link.one_way,
-        };
         let permits = u32::try_from(chunk.len().div_ceil(1024))
             .unwrap_or(u32::MAX)
             .min(kib);
@@ -106,8 +100,24 @@ where
             break;
         };
         p.forget();
-        if tx.send((due, chunk, permits)).is_err() {
-            break;
+        let Some(rate) = link.rate else {
+            if tx.send((read_at + link.one_way, chunk, permits)).is_err() {
+                break;
+            }
+            continue;
+        };
+        // At a rate, what one read took arrives piece by piece, as a link
+        // delivers it, not in one burst at the end.
+        let pieces = chunk.len().div_ceil(PIECE);
+        for i in 0..pieces {
+            let piece = chunk.slice(i * PIECE..chunk.len().min((i + 1) * PIECE));
+            let transmit = Duration::from_secs_f64(piece.len() as f64 / rate.max(1) as f64);
+            sent_until = sent_until.max(read_at) + transmit;
+            // The permits go back with the last piece.
+            let held = if i + 1 == pieces { permits } else { 0 };
+            if tx.send((sent_until + link.one_way, piece, held)).is_err() {
+                break 'read;
+            }
         }
     }
     drop(tx);
