@@ -15,16 +15,18 @@
 //!   until they reach half the stream window the server has acknowledged;
 //!   then the clock is read once. Half of it within 3/4 of a round trip is
 //!   2/3 of the window per round trip (gRPC's beta): the window, not the
-//!   link nor the reader, is what limits the transfer, and it doubles, up to
-//!   a ceiling. A reader slower than that earns nothing, however much
-//!   arrives; a reader that stops stops the count.
+//!   link nor the reader, is what limits the transfer, and it doubles (four
+//!   times, if half of it went within a quarter of a round trip: at most
+//!   twice what the application showed it consumes per round trip, gRPC's
+//!   gamma), up to a ceiling. A reader slower than that earns nothing,
+//!   however much arrives; a reader that stops stops the count.
 //! - **One growth at a time, measured after it took effect.** The doubled
 //!   window goes out in a SETTINGS frame; the next tick starts when the
 //!   server acknowledges it, since what it sent before was still held to
 //!   the old window (RFC 9113 §6.5.3: it applies SETTINGS before it
-//!   acknowledges them). The server uses the doubled window at once, so the
-//!   next tick fills in a fraction of a round trip, and the window doubles
-//!   once a round trip: 2 MiB to 128 MiB in six. The previous estimator
+//!   acknowledges them). The server uses the grown window at once, so the
+//!   next tick fills in a fraction of a round trip, and the window grows
+//!   once a round trip: 2 MiB to 128 MiB in three to six. The previous estimator
 //!   (gRPC's and hyper's: a PING per sample, bytes counted until its ACK)
 //!   doubled every other round trip at best, since each sample right after
 //!   a growth still saw the old window, and a sample cut short by the end of
@@ -123,7 +125,11 @@ impl Tuner {
         if self.pending.is_some() || took * 4 >= rtt * 3 {
             return None;
         }
-        let grown = self.acked.saturating_mul(2).min(self.ceiling);
+        // Twice what the application showed it consumes per round trip, at
+        // most (gRPC's gamma): four times the window if half of it went
+        // within a quarter of a round trip.
+        let factor = if took * 4 <= rtt { 4 } else { 2 };
+        let grown = self.acked.saturating_mul(factor).min(self.ceiling);
         self.pending = Some((now, grown));
         Some(grown)
     }
@@ -180,13 +186,13 @@ mod tests {
         let mut t = tuner(&mut now);
         let mut window = 2 * MIB;
         for _ in 0..4 {
-            // The server sends the whole window at once; the reader takes
-            // it within a quarter of a round trip: the window is the limit.
-            assert_eq!(consume(&mut t, &mut now, window, RTT / 4), [window * 2]);
+            // The reader takes a window per round trip: half of it in half
+            // a round trip, the window is the limit.
+            assert_eq!(consume(&mut t, &mut now, window, RTT), [window * 2]);
             // No second growth before the server acknowledged the first,
             // however fast the reader: what it reads was sent within the
             // old window.
-            assert_eq!(consume(&mut t, &mut now, window * 2, RTT / 2), NONE);
+            assert_eq!(consume(&mut t, &mut now, window * 2, RTT / 8), NONE);
             now += RTT / 4;
             t.on_settings_acked(now);
             window *= 2;
@@ -194,6 +200,20 @@ mod tests {
         // At the ceiling: nothing more, and the clock is not read.
         assert_eq!(window, 32 * MIB);
         assert_eq!(t.on_consumed(64 * MIB as usize, || unreachable!()), None);
+    }
+
+    /// Half a window within a quarter of a round trip is two windows per
+    /// round trip: four times the window is twice that, no more.
+    #[test]
+    fn a_reader_twice_as_fast_as_the_window_grows_it_four_fold() {
+        let mut now = Instant::now();
+        let mut t = tuner(&mut now);
+        assert_eq!(consume(&mut t, &mut now, 2 * MIB, RTT / 2), [8 * MIB]);
+        now += RTT;
+        t.on_settings_acked(now);
+        // Just slower than that: doubled.
+        let over = RTT + Duration::from_millis(2);
+        assert_eq!(consume(&mut t, &mut now, 8 * MIB, over), [16 * MIB]);
     }
 
     #[test]
@@ -236,7 +256,7 @@ mod tests {
         now += RTT * 20;
         assert_eq!(consume(&mut t, &mut now, MIB / 2, RTT / 8), NONE);
         // The next half window, read as fast, grows it at once.
-        assert_eq!(consume(&mut t, &mut now, MIB, RTT / 4), [4 * MIB]);
+        assert_eq!(consume(&mut t, &mut now, MIB, RTT / 2), [4 * MIB]);
     }
 
     /// A SETTINGS frame queued behind the data its own window let the
@@ -246,11 +266,11 @@ mod tests {
     fn the_round_trip_is_the_shortest_timed() {
         let mut now = Instant::now();
         let mut t = tuner(&mut now);
-        assert_eq!(consume(&mut t, &mut now, MIB, RTT / 4), [4 * MIB]);
+        assert_eq!(consume(&mut t, &mut now, MIB, RTT / 2), [4 * MIB]);
         now += RTT * 3;
         t.on_settings_acked(now);
         assert_eq!(t.rtt(), Some(RTT));
-        assert_eq!(consume(&mut t, &mut now, 2 * MIB, RTT / 4), [8 * MIB]);
+        assert_eq!(consume(&mut t, &mut now, 2 * MIB, RTT / 2), [8 * MIB]);
         now += RTT / 2;
         t.on_settings_acked(now);
         assert_eq!(t.rtt(), Some(RTT / 2));
