@@ -18,7 +18,7 @@
 //! Layout: [`frame`] and [`hpack`] are the wire formats, [`encode`] and
 //! [`head`] the request and response heads in them; [`conn`] the state
 //! streams share, [`streams`] its slab; [`driver`] the task that runs the I/O
-//! and [`recv`] what it does with each frame ([`closed`]: on closed streams),
+//! ([`readbuf`] the buffers it reads into) and [`recv`] what it does with each frame ([`closed`]: on closed streams),
 //! [`flood`] how many that do nothing it puts up with; [`flow`] the
 //! flow-control windows, [`tune`] when they should grow and [`grow`] how;
 //! [`keepalive`] and [`goaway`] the PINGs that watch the peer and what a
@@ -43,6 +43,7 @@ mod grow_tests;
 pub(crate) mod head;
 pub(crate) mod hpack;
 pub(crate) mod keepalive;
+pub(crate) mod readbuf;
 pub(crate) mod recv;
 pub(crate) mod request;
 pub(crate) mod send;
