@@ -59,6 +59,22 @@ impl Shared {
         // still consistent enough to fail the streams, so keep going.
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
+
+    /// Opens a stream for a GET with no body, as a request would (tests).
+    #[cfg(test)]
+    pub(crate) async fn open_get(&self) -> Result<(Key, u32), StreamError> {
+        let headers = HeaderMap::new();
+        let head = Head {
+            method: &Method::GET,
+            scheme: &Scheme::HTTP,
+            authority: &Authority::from_static("test.invalid"),
+            path: "/",
+            headers: &headers,
+            defaults: &headers,
+            content_length: None,
+        };
+        std::future::poll_fn(|cx| self.lock().poll_open(cx, &head, &mut Outgoing::Empty)).await
+    }
 }
 
 /// Everything streams and driver share.

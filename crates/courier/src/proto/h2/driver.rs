@@ -522,7 +522,6 @@ mod tests {
     /// the allocator faulted them in again for every download.
     #[tokio::test]
     async fn a_fast_download_is_read_a_few_reads_ahead_of_its_reader() {
-        use crate::proto::h2::conn::{Head, Outgoing};
         use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
         const MIB: u32 = 1 << 20;
@@ -539,24 +538,7 @@ mod tests {
             100,
             Arc::new(Signals::new(100)),
         );
-        let headers = http::HeaderMap::new();
-        let head = Head {
-            method: &http::Method::GET,
-            scheme: &http::uri::Scheme::HTTP,
-            authority: &http::uri::Authority::from_static("test.invalid"),
-            path: "/",
-            headers: &headers,
-            defaults: &headers,
-            content_length: None,
-        };
-        let (key, id) = std::future::poll_fn(|cx| {
-            handle
-                .shared
-                .lock()
-                .poll_open(cx, &head, &mut Outgoing::Empty)
-        })
-        .await
-        .expect("opened");
+        let (key, id) = handle.shared.open_get().await.expect("opened");
         tokio::spawn(driver);
         // The server reads the request's HEADERS, then sends its answer
         // and 4 MiB of body in one write: all of it is in the socket before
@@ -605,7 +587,6 @@ mod tests {
 
     #[tokio::test]
     async fn a_request_not_yet_written_when_the_connection_fails_may_be_sent_again() {
-        use crate::proto::h2::conn::{Head, Outgoing};
         use tokio::io::AsyncWriteExt;
 
         let (near, mut far) = tokio::io::duplex(64 * 1024);
@@ -627,21 +608,7 @@ mod tests {
         // the end of the connection before it writes the request.
         far.shutdown().await.unwrap();
         drop(far);
-        let headers = http::HeaderMap::new();
-        let head = Head {
-            method: &http::Method::GET,
-            scheme: &http::uri::Scheme::HTTP,
-            authority: &http::uri::Authority::from_static("test.invalid"),
-            path: "/",
-            headers: &headers,
-            defaults: &headers,
-            content_length: None,
-        };
-        let mut body = Outgoing::Empty;
-        let (key, id) =
-            std::future::poll_fn(|cx| handle.shared.lock().poll_open(cx, &head, &mut body))
-                .await
-                .expect("opened");
+        let (key, id) = handle.shared.open_get().await.expect("opened");
         let mut stream =
             crate::proto::h2::stream::StreamRef::new(Arc::clone(&handle.shared), key, id);
         let failed = tokio::time::timeout(

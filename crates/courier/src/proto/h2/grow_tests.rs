@@ -13,7 +13,7 @@ use delay_proxy::Link;
 use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
 use tokio::time::Instant;
 
-use super::conn::{Head, Local, Outgoing, Shared};
+use super::conn::{Local, Shared};
 use super::driver::{self, Handle, KeepAliveConfig};
 use super::frame::{self, setting, Frame};
 use super::grow::Adaptive;
@@ -176,22 +176,8 @@ impl Conn {
 
     /// Opens a GET's stream.
     async fn open_stream(&self) -> StreamRef {
-        let headers = http::HeaderMap::new();
-        let head = Head {
-            method: &http::Method::GET,
-            scheme: &http::uri::Scheme::HTTP,
-            authority: &http::uri::Authority::from_static("test.invalid"),
-            path: "/big",
-            headers: &headers,
-            defaults: &headers,
-            content_length: None,
-        };
-        let shared = &self.shared;
-        let (key, id) =
-            std::future::poll_fn(|cx| shared.lock().poll_open(cx, &head, &mut Outgoing::Empty))
-                .await
-                .unwrap();
-        StreamRef::new(Arc::clone(shared), key, id)
+        let (key, id) = self.shared.open_get().await.unwrap();
+        StreamRef::new(Arc::clone(&self.shared), key, id)
     }
 
     /// A GET; its body once the head arrived.
