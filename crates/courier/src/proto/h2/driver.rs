@@ -27,12 +27,11 @@ use super::signals::Signals;
 /// Unwritten bytes past which the driver stops reading (see [`Driver::run`]).
 const MAX_BACKLOG: usize = 4 * 1024 * 1024;
 /// Reads one run makes before it lets the streams' readers run (it runs
-/// again after them). Read until the socket is empty, a fast download was
+/// again after them). Read until the socket was empty, a fast download was
 /// copied out of the kernel's socket buffer into megabytes of the client's
 /// own, faster than its reader took it, and the allocator trimmed and
-/// faulted those megabytes in again and again: 20,000 to 35,000 page faults
-/// for 30 downloads of 64 MiB, against 500 for HTTP/1.1, whose reader reads
-/// the socket itself.
+/// faulted those megabytes in again for every download (HTTP/1.1's reader
+/// reads the socket itself; the README's "Long links" has the figures).
 const READS_PER_RUN: usize = 4;
 /// A write buffer that grew past this is freed once written.
 const KEEP_WRITE: usize = 64 * 1024;

@@ -4,11 +4,10 @@
 //! Why: DATA payloads are handed to their streams as slices of the buffer
 //! they were read into (no copy), so a buffer cannot be written again until
 //! the application has read every frame cut from it. Allocating a fresh one
-//! whenever that is not yet so (as `BytesMut::reserve` does) made a 64 MiB
-//! download cost thousands of page faults: the allocator returned the freed
-//! buffers to the kernel and faulted new ones in (`/usr/bin/time`: 18,000 to
-//! 32,000 minor faults for 30 downloads, against 488 for HTTP/1.1, whose one
-//! buffer is reclaimed because its reader drops each chunk before the next
+//! whenever that is not yet so (as `BytesMut::reserve` does) made a large
+//! download cost page faults by the thousand: the allocator returned the
+//! freed buffers to the kernel and faulted new ones in (HTTP/1.1's one
+//! buffer is reclaimed, since its reader drops each chunk before the next
 //! read). Here a buffer whose frames were all read is reclaimed in place,
 //! or one of a few kept aside is, and only when all of them still hold
 //! unread frames is one allocated. An idle connection keeps none.

@@ -20,36 +20,34 @@
 //!   twice what the application showed it consumes per round trip, gRPC's
 //!   gamma), up to a ceiling. A reader slower than that earns nothing,
 //!   however much arrives; a reader that stops stops the count.
-//! - **One growth at a time, measured after it took effect.** The doubled
+//! - **One growth at a time, measured after it took effect.** The grown
 //!   window goes out in a SETTINGS frame; the next tick starts when the
 //!   server acknowledges it, since what it sent before was still held to
 //!   the old window (RFC 9113 §6.5.3: it applies SETTINGS before it
 //!   acknowledges them). The server uses the grown window at once, so the
 //!   next tick fills in a fraction of a round trip, and the window grows
-//!   once a round trip: 2 MiB to 128 MiB in three to six. The previous estimator
-//!   (gRPC's and hyper's: a PING per sample, bytes counted until its ACK)
-//!   doubled every other round trip at best, since each sample right after
-//!   a growth still saw the old window, and a sample cut short by the end of
-//!   a download counted as the link's limit and spaced the next samples out
-//!   by 100 ms, then 400 ms: on a 50 ms link it took some two seconds to
-//!   reach 108 MiB. A tick cut short by the end of a download just takes
+//!   once a round trip: 2 MiB to 128 MiB in three to six. The previous
+//!   estimator (gRPC's and hyper's: a PING per sample, bytes counted until
+//!   its ACK) doubled every other round trip at best, since each sample
+//!   right after a growth still saw the old window, and a sample cut short
+//!   by the end of a download counted as the link's limit and spaced the
+//!   next samples out by 100 ms, then 400 ms: on a long link the ceiling
+//!   took seconds. A tick cut short by the end of a download just takes
 //!   longer, and changes nothing.
 //! - **The round trip** is timed by the same SETTINGS frames: the one every
 //!   connection sends in its preface, then each growth; the shortest counts.
 //!   A SETTINGS frame sent during a download comes back behind the data the
 //!   window let the server queue (in its socket, on the link), and a
 //!   smoothed round trip that took that in grew the window past what the
-//!   link carries: on a 200 MB/s link of 50 ms, to 32 MiB where 16 MiB
-//!   (1.6 × its 10 MB bandwidth-delay product) already carried all it
-//!   could. No PING is ever sent for it: a
-//!   connection whose streams wait (long polls) consumes nothing, reads no
-//!   clock and sends nothing; one at its ceiling does no more than count.
+//!   link carries (the window tests' 200 MB/s link shows it). No PING is
+//!   ever sent for it: a connection whose streams wait (long polls)
+//!   consumes nothing, reads no clock and sends nothing; one at its ceiling
+//!   does no more than count.
 //!
 //! A window grown this way ends between 1.5 and 3 times what the
 //! application consumes per round trip, or at the ceiling (128 MiB by
-//! default, a stream at most half its connection's 256 MiB): gRPC and hyper
-//! stop at 16 MiB, 335 MB/s at 50 ms, half of what HTTP/1.1 carries on the
-//! link of issue 19's table.
+//! default, a stream at most half its connection's 256 MiB; gRPC and hyper
+//! stop at 16 MiB, 335 MB/s at 50 ms).
 //!
 //! The tuner is connection state (some 50 bytes): a stream slot pays nothing.
 
