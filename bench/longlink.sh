@@ -12,7 +12,7 @@
 # Environment (all optional):
 #   RTTS="5 50"          round trip times in ms (each direction is delayed by half)
 #   DURATION=10          seconds per client and RTT
-#   CLIENTS="courier-h1 courier-h2c courier-h2c-before courier-h2tls h2load go hyper-util reqwest"
+#   CLIENTS="courier-h1 courier-h2c courier-h2c-before courier-h1tls courier-h2tls h2load go hyper-util reqwest"
 #   COURIER_BIN=path     courier binary [target/release/courier, built if missing]
 #   COURIER_BEFORE=path  another courier binary for the courier-h2c-before row (e.g. an older commit)
 #   SIZE_MIB=64          the file's size
@@ -35,7 +35,7 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
 RTTS="${RTTS:-5 50}"
 DURATION="${DURATION:-10}"
-CLIENTS="${CLIENTS:-courier-h1 courier-h2c courier-h2c-before courier-h2tls h2load go hyper-util reqwest}"
+CLIENTS="${CLIENTS:-courier-h1 courier-h2c courier-h2c-before courier-h1tls courier-h2tls h2load go hyper-util reqwest}"
 SIZE_MIB="${SIZE_MIB:-64}"
 PEERS="$HERE/peers/target"
 COURIER="${COURIER_BIN:-$ROOT/target/release/courier}"
@@ -147,6 +147,7 @@ client_cmd() {
     courier-h1) echo "$COURIER bench $h1$FILE $c --http 1.1" ;;
     courier-h2c) echo "$COURIER bench $h2c$FILE $c --http 2" ;;
     courier-h2c-before) [ -x "${COURIER_BEFORE:-}" ] && echo "$COURIER_BEFORE bench $h2c$FILE $c --http 2" ;;
+    courier-h1tls) echo "$COURIER bench ${tls/http:/https:}$FILE $c --http 1.1 --insecure" ;;
     courier-h2tls) echo "$COURIER bench ${tls/http:/https:}$FILE $c --http 2 --insecure" ;;
     h2load) command -v h2load >/dev/null && echo "h2load -c 1 -m 1 -t 1 -w 30 -W 30 -D $DURATION $h2c$FILE" ;;
     go) [ -x "$PEERS/go-load" ] && echo "$PEERS/go-load $h2c$FILE -c 1 -d $DURATION -threads 1 -http 2" ;;
@@ -162,6 +163,7 @@ label() {
     courier-h1) echo "courier, HTTP/1.1 (same link, control)" ;;
     courier-h2c) echo "courier, h2c (adaptive windows)" ;;
     courier-h2c-before) echo "courier before, h2c (2 MiB / 8 MiB fixed windows)" ;;
+    courier-h1tls) echo "courier, TLS+HTTP/1.1" ;;
     courier-h2tls) echo "courier, TLS+h2 (adaptive windows)" ;;
     h2load) echo "h2load, h2c (1 GiB windows)" ;;
     go) echo "Go net/http, h2c" ;;

@@ -32,7 +32,7 @@ pub(crate) struct Http2Config {
     pub(crate) keep_alive_while_idle: bool,
     pub(crate) initial_stream_window_size: u32,
     pub(crate) initial_connection_window_size: u32,
-    /// Receive windows grow with the link's bandwidth-delay product.
+    /// Receive windows grow while the application consumes them fast.
     pub(crate) adaptive_window: bool,
     /// The adaptive stream window's ceiling.
     pub(crate) max_stream_window_size: u32,
@@ -52,7 +52,7 @@ impl Default for Http2Config {
             initial_stream_window_size: 2 * 1024 * 1024,
             initial_connection_window_size: 8 * 1024 * 1024,
             adaptive_window: true,
-            // Twice the BDP of 1 GB/s at 50 ms (see proto/h2/bdp.rs).
+            // Twice the BDP of 1 GB/s at 50 ms (see proto/h2/tune.rs).
             max_stream_window_size: 128 * 1024 * 1024,
             max_connection_window_size: 256 * 1024 * 1024,
         }

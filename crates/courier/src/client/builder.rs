@@ -340,16 +340,17 @@ impl ClientBuilder {
     /// product. Default: on.
     ///
     /// A stream window caps a download at one window per round trip: 2 MiB
-    /// at 50 ms is 40 MB/s. With this on, courier measures the link as gRPC
-    /// does (a PING sent with a burst of DATA, the bytes the application
-    /// consumed until its answer) and, while the application consumes at
-    /// least 2/3 of a window per round trip, doubles the windows, up to
+    /// at 50 ms is 40 MB/s. With this on, whenever the application consumes
+    /// half the stream window within 3/4 of a round trip (2/3 of it per
+    /// round trip, gRPC's threshold; the round trip is timed by courier's
+    /// own SETTINGS frames), courier doubles the window, once a round trip
+    /// at most, up to
     /// [`http2_max_stream_window_size`](Self::http2_max_stream_window_size)
     /// and [`http2_max_connection_window_size`](Self::http2_max_connection_window_size).
     /// The connection window, which bounds what the client buffers unread,
     /// grows only by what the application read: a slow reader keeps it
-    /// where it was. Connections whose streams wait (long polls) send no
-    /// such PINGs, and a stream costs no more memory.
+    /// where it was. No PING is sent for it, connections whose streams wait
+    /// (long polls) do nothing, and a stream costs no more memory.
     ///
     /// Off, the windows stay at their initial sizes:
     ///

@@ -55,24 +55,31 @@ fn get() -> Request<Body> {
         .unwrap()
 }
 
-/// Every courier layer, in [`Stack`]'s order, over a limit of one.
+/// Every courier layer over a limit of one, as [`Stack`] composes them
+/// (the limit under the trace, decompression and total timeout layers):
+/// the composition that ships, not one assembled here.
 fn every_layer_over_a_limit_of_one(gate: Gate) -> BoxHttpService {
-    let svc = ServiceBuilder::new()
-        .layer(TraceLayer::default())
-        .layer(DecompressionLayer::default())
-        .layer(TimeoutLayer::total(Duration::from_secs(60)))
-        .layer(FollowRedirectLayer::default())
-        .layer(RetryLayer::new(RetryConfig::default()))
-        .layer(HedgeLayer::new(HedgeConfig::default()))
-        .layer(CircuitBreakerLayer::new(CircuitBreakerConfig::default()))
-        .layer(TraceAttemptLayer::default())
-        .layer(TimeoutLayer::per_attempt(Duration::from_secs(60)))
-        .layer(PropagateDeadlineLayer::new(http::HeaderName::from_static(
-            "x-timeout",
-        )));
+    let minute = Duration::from_secs(60);
+    let stack = Stack::new()
+        .trace(TraceConfig::default())
+        .decompression(DecompressionConfig::default())
+        .timeout(TimeoutConfig::default().total(minute).per_attempt(minute))
+        .concurrency_limit(1)
+        .redirect(RedirectConfig::default())
+        .retry(RetryConfig::default())
+        .hedging(HedgeConfig::default())
+        .circuit_breaker(CircuitBreakerConfig::default());
     #[cfg(feature = "cookies")]
-    let svc = svc.layer(CookieLayer::new(Arc::new(CookieJar::new())));
-    BoxHttpService::new(svc.layer(ConcurrencyLimitLayer::new(1)).service(gate))
+    let stack = stack.cookies(Arc::new(CookieJar::new()));
+    let layers = stack.layers();
+    // Every layer is there: none left out by a default that turns it off.
+    assert!(layers.trace.is_some() && layers.trace_attempt.is_some());
+    assert!(layers.decompression.is_some() && layers.redirect.is_some());
+    assert!(layers.total_timeout.is_some() && layers.attempt_timeout.is_some());
+    assert!(layers.propagate_deadline.is_some() && layers.concurrency_limit.is_some());
+    assert!(layers.retry.is_some() && layers.hedge.is_some());
+    assert!(layers.circuit_breaker.is_some());
+    layers.service(gate)
 }
 
 #[tokio::test]

@@ -7,11 +7,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use courier::Client;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
-use tokio::time::Instant;
+use tokio::net::TcpListener;
 
 const MIB: u64 = 1 << 20;
 const ONE_WAY: Duration = Duration::from_millis(10);
@@ -27,46 +25,12 @@ struct Books {
     still: tokio::sync::watch::Sender<u64>,
 }
 
-/// One direction of the link: each chunk is written `ONE_WAY` after it was read, in order.
-async fn delayed(
-    mut from: tokio::net::tcp::OwnedReadHalf,
-    mut to: tokio::net::tcp::OwnedWriteHalf,
-) {
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(Instant, Bytes)>();
-    let writer = tokio::spawn(async move {
-        while let Some((due, chunk)) = rx.recv().await {
-            tokio::time::sleep_until(due).await;
-            if to.write_all(&chunk).await.is_err() {
-                return;
-            }
-        }
-    });
-    let mut buf = BytesMut::new();
-    loop {
-        buf.reserve(256 * 1024);
-        match from.read_buf(&mut buf).await {
-            Ok(1..) => {}
-            _ => break,
-        }
-        let _ = tx.send((Instant::now() + ONE_WAY, buf.split().freeze()));
-    }
-    drop(tx);
-    let _ = writer.await;
-}
-
 /// A relay in front of `upstream` that delays both directions; its address.
 async fn relay(upstream: std::net::SocketAddr) -> std::net::SocketAddr {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move {
-        while let Ok((client, _)) = listener.accept().await {
-            let server = TcpStream::connect(upstream).await.unwrap();
-            let (cr, cw) = client.into_split();
-            let (sr, sw) = server.into_split();
-            tokio::spawn(delayed(cr, sw));
-            tokio::spawn(delayed(sr, cw));
-        }
-    });
+    let link = delay_proxy::Link::delay(ONE_WAY);
+    tokio::spawn(delay_proxy::serve(listener, upstream, link));
     addr
 }
 

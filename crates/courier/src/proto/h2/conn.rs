@@ -59,6 +59,22 @@ impl Shared {
         // still consistent enough to fail the streams, so keep going.
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
+
+    /// Opens a stream for a GET with no body, as a request would (tests).
+    #[cfg(test)]
+    pub(crate) async fn open_get(&self) -> Result<(Key, u32), StreamError> {
+        let headers = HeaderMap::new();
+        let head = Head {
+            method: &Method::GET,
+            scheme: &Scheme::HTTP,
+            authority: &Authority::from_static("test.invalid"),
+            path: "/",
+            headers: &headers,
+            defaults: &headers,
+            content_length: None,
+        };
+        std::future::poll_fn(|cx| self.lock().poll_open(cx, &head, &mut Outgoing::Empty)).await
+    }
 }
 
 /// Everything streams and driver share.
@@ -103,6 +119,9 @@ pub(crate) struct State {
     pub(crate) flood: Budget,
     /// Receive windows that grow with the link (or stay fixed).
     pub(crate) growth: Growth,
+    /// SETTINGS frames courier sent (the preface's, then growth's) not yet
+    /// acknowledged: their ACKs are expected, any other is a glitch.
+    settings_unacked: u8,
 }
 
 /// What a request needs to open its stream. Borrowed: the request stays with
@@ -151,7 +170,26 @@ impl State {
             signals,
             flood: Budget::new(),
             growth: Growth::fixed(&local),
+            settings_unacked: 0,
         }
+    }
+
+    /// Queues a SETTINGS frame of courier's, whose ACK is then expected.
+    pub(crate) fn send_settings(&mut self, settings: &[(u16, u32)]) {
+        frame::encode_settings(&mut self.out, settings);
+        // Growth sends one at a time, after the preface's was acknowledged.
+        self.settings_unacked = self.settings_unacked.saturating_add(1);
+        self.wake_driver();
+    }
+
+    /// A SETTINGS ACK arrived: false if courier was owed none (a glitch).
+    pub(crate) fn settings_acked(&mut self) -> bool {
+        if self.settings_unacked == 0 {
+            return false;
+        }
+        self.settings_unacked -= 1;
+        self.growth.settings_acked();
+        true
     }
 
     pub(crate) fn into_shared(self) -> Arc<Shared> {

@@ -20,14 +20,19 @@ use super::frame::{self, setting, Head, Reason};
 use super::grow::{Adaptive, Growth};
 pub(crate) use super::keepalive::KeepAliveConfig;
 use super::keepalive::Watch;
+use super::readbuf::ReadBuf;
 use super::recv::{self, ConnError, Reader};
 use super::signals::Signals;
 
-/// Read buffer growth. Freed when no stream is open, so an idle connection
-/// holds none.
-const READ_CHUNK: usize = 16 * 1024;
 /// Unwritten bytes past which the driver stops reading (see [`Driver::run`]).
 const MAX_BACKLOG: usize = 4 * 1024 * 1024;
+/// Reads one run makes before it lets the streams' readers run (it runs
+/// again after them). Read until the socket was empty, a fast download was
+/// copied out of the kernel's socket buffer into megabytes of the client's
+/// own, faster than its reader took it, and the allocator trimmed and
+/// faulted those megabytes in again for every download (HTTP/1.1's reader
+/// reads the socket itself; the README's "Long links" has the figures).
+const READS_PER_RUN: usize = 4;
 /// A write buffer that grew past this is freed once written.
 const KEEP_WRITE: usize = 64 * 1024;
 /// The pool's handle on a connection. Dropping it lets the connection close
@@ -51,7 +56,10 @@ pub(crate) struct Driver<S> {
     /// What the pool is told, once the connection's lock is let go.
     signals: Arc<Signals>,
     reader: Reader,
-    rbuf: BytesMut,
+    /// Freed when no stream is open, so an idle connection holds none.
+    rbuf: ReadBuf,
+    /// Bytes the frame cut by the last read still needs.
+    frame_rest: usize,
     writing: BytesMut,
     /// Bytes were written since the last flush that completed: a flush
     /// left pending (a TLS record the socket had no room for) must be
@@ -107,17 +115,14 @@ pub(crate) fn handshake_with<S>(
     };
     let mut state = State::new(local, peer, Arc::clone(&signals));
     state.out.extend_from_slice(frame::PREFACE);
-    frame::encode_settings(
-        &mut state.out,
-        &[
-            (setting::ENABLE_PUSH, 0),
-            (setting::INITIAL_WINDOW_SIZE, local.stream_window),
-            (
-                setting::MAX_HEADER_LIST_SIZE,
-                u32::try_from(local.max_header_list).unwrap_or(u32::MAX),
-            ),
-        ],
-    );
+    state.send_settings(&[
+        (setting::ENABLE_PUSH, 0),
+        (setting::INITIAL_WINDOW_SIZE, local.stream_window),
+        (
+            setting::MAX_HEADER_LIST_SIZE,
+            u32::try_from(local.max_header_list).unwrap_or(u32::MAX),
+        ),
+    ]);
     let raise = local.conn_window - frame::DEFAULT_WINDOW;
     if raise > 0 {
         frame::encode_window_update(&mut state.out, 0, raise);
@@ -130,7 +135,8 @@ pub(crate) fn handshake_with<S>(
         shared: Arc::clone(&shared),
         signals,
         reader: Reader::new(local.max_header_list),
-        rbuf: BytesMut::new(),
+        rbuf: ReadBuf::default(),
+        frame_rest: 0,
         writing: BytesMut::new(),
         unflushed: false,
         backlog: 0,
@@ -152,13 +158,18 @@ enum End {
 
 impl<S: AsyncRead + AsyncWrite + Unpin> Driver<S> {
     fn run(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        let mut reads = 0;
         loop {
             let mut progress = false;
             // A server that sends without reading what courier writes (PINGs
             // to answer, say) would grow the write buffer without bound: past
             // this much unwritten, reading waits for writing.
             let backlog = self.writing.len() + self.backlog;
-            if !self.closing && backlog < MAX_BACKLOG {
+            if reads == READS_PER_RUN {
+                // The streams' readers run before more is read (see READS_PER_RUN).
+                cx.waker().wake_by_ref();
+            } else if !self.closing && backlog < MAX_BACKLOG {
+                reads += 1;
                 match self.read(cx) {
                     Poll::Ready(Ok(())) => progress = true,
                     Poll::Ready(Err(End::Conn(e))) => {
@@ -189,9 +200,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Driver<S> {
                         return Poll::Ready(());
                     }
                     Poll::Pending => {
-                        if self.rbuf.is_empty() && self.rbuf.capacity() > 0 && self.idle {
+                        if self.idle {
                             // No response due: hold no read buffer while idle.
-                            self.rbuf = BytesMut::new();
+                            self.rbuf.release();
                         }
                     }
                 }
@@ -232,14 +243,14 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Driver<S> {
 
     /// Reads once and handles every whole frame read so far.
     fn read(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), End>> {
-        if self.rbuf.capacity() - self.rbuf.len() < frame::HEADER_LEN * 64 {
-            self.rbuf.reserve(READ_CHUNK);
-        }
-        let n = match tokio_util::io::poll_read_buf(Pin::new(&mut self.io), cx, &mut self.rbuf) {
+        let rbuf = self.rbuf.for_reading(self.frame_rest);
+        let room = rbuf.capacity() - rbuf.len();
+        let n = match tokio_util::io::poll_read_buf(Pin::new(&mut self.io), cx, rbuf) {
             Poll::Pending => return Poll::Pending,
             Poll::Ready(Err(e)) => return Poll::Ready(Err(End::Io(e))),
             Poll::Ready(Ok(n)) => n,
         };
+        self.rbuf.read(n, room);
         if n == 0 {
             return Poll::Ready(Err(End::Eof));
         }
@@ -256,8 +267,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Driver<S> {
 
     fn handle_frames(&mut self) -> Result<(), End> {
         let mut st = self.shared.lock();
-        while self.rbuf.len() >= frame::HEADER_LEN {
-            let head: [u8; frame::HEADER_LEN] = self.rbuf[..frame::HEADER_LEN]
+        self.frame_rest = 0;
+        let rbuf = self.rbuf.bytes();
+        while rbuf.len() >= frame::HEADER_LEN {
+            let head: [u8; frame::HEADER_LEN] = rbuf[..frame::HEADER_LEN]
                 .try_into()
                 .expect("length checked");
             let head = Head::parse(&head);
@@ -268,13 +281,14 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Driver<S> {
                 }));
             }
             let whole = frame::HEADER_LEN + head.len as usize;
-            if self.rbuf.len() < whole {
-                // The rest of the frame is still to come: make room for it.
-                self.rbuf.reserve(whole - self.rbuf.len());
+            if rbuf.len() < whole {
+                // The rest of the frame is still to come: the next read
+                // makes room for it.
+                self.frame_rest = whole - rbuf.len();
                 break;
             }
-            self.rbuf.advance(frame::HEADER_LEN);
-            let payload = self.rbuf.split_to(head.len as usize).freeze();
+            rbuf.advance(frame::HEADER_LEN);
+            let payload = rbuf.split_to(head.len as usize).freeze();
             let frame = match frame::decode(head, payload) {
                 Ok(frame) => frame,
                 Err(e) => match e.stream {
@@ -501,9 +515,77 @@ mod tests {
         task.abort();
     }
 
+    /// A fast download is read a few reads ahead of its reader, not the
+    /// whole socket at once: read until the socket was empty, the driver
+    /// copied megabytes into buffers of its own before the reader ran, and
+    /// the allocator faulted them in again for every download.
+    #[tokio::test]
+    async fn a_fast_download_is_read_a_few_reads_ahead_of_its_reader() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+        const MIB: u32 = 1 << 20;
+        let (near, far) = tokio::io::duplex(16 << 20);
+        let local = Local {
+            stream_window: 8 * MIB,
+            conn_window: 16 * MIB,
+            max_header_list: 16 * 1024,
+        };
+        let (handle, driver) = handshake(
+            near,
+            local,
+            KeepAliveConfig::OFF,
+            100,
+            Arc::new(Signals::new(100)),
+        );
+        let (key, id) = handle.shared.open_get().await.expect("opened");
+        tokio::spawn(driver);
+        // The server reads the request's HEADERS, then sends its answer
+        // and 4 MiB of body in one write: all of it is in the socket before
+        // the driver reads any.
+        let (mut rd, mut wr) = tokio::io::split(far);
+        let mut seen = BytesMut::new();
+        let has_headers = |seen: &[u8]| {
+            let mut at = frame::PREFACE.len();
+            while let Some(head) = seen.get(at..at + frame::HEADER_LEN) {
+                let head = frame::Head::parse(head.try_into().expect("9 bytes"));
+                if head.kind == frame::kind::HEADERS {
+                    return true;
+                }
+                at += frame::HEADER_LEN + head.len as usize;
+            }
+            false
+        };
+        while !has_headers(&seen) {
+            rd.read_buf(&mut seen).await.unwrap();
+        }
+        let mut out = BytesMut::new();
+        frame::encode_settings(&mut out, &[]);
+        frame::encode_headers(&mut out, id, &[0x88], false, 16_384);
+        let chunk = vec![0u8; 16 * 1024];
+        for _ in 0..256 {
+            frame::encode_data(&mut out, id, &chunk, false);
+        }
+        // The reader is a task of its own, as a request's is (the test's
+        // own future is polled only between batches of tasks).
+        let (shared, shared2) = (Arc::clone(&handle.shared), Arc::clone(&handle.shared));
+        let reader = tokio::spawn(async move {
+            let mut stream = crate::proto::h2::stream::StreamRef::new(shared, key, id);
+            std::future::poll_fn(|cx| stream.poll_head(cx))
+                .await
+                .expect("the head");
+            let available = shared2.lock().recv_window.available();
+            16 * MIB - available
+        });
+        wr.write_all(&out).await.unwrap();
+        let taken = reader.await.unwrap();
+        assert!(
+            taken <= MIB,
+            "{taken} bytes of body read off the socket before its reader ran"
+        );
+    }
+
     #[tokio::test]
     async fn a_request_not_yet_written_when_the_connection_fails_may_be_sent_again() {
-        use crate::proto::h2::conn::{Head, Outgoing};
         use tokio::io::AsyncWriteExt;
 
         let (near, mut far) = tokio::io::duplex(64 * 1024);
@@ -525,21 +607,7 @@ mod tests {
         // the end of the connection before it writes the request.
         far.shutdown().await.unwrap();
         drop(far);
-        let headers = http::HeaderMap::new();
-        let head = Head {
-            method: &http::Method::GET,
-            scheme: &http::uri::Scheme::HTTP,
-            authority: &http::uri::Authority::from_static("test.invalid"),
-            path: "/",
-            headers: &headers,
-            defaults: &headers,
-            content_length: None,
-        };
-        let mut body = Outgoing::Empty;
-        let (key, id) =
-            std::future::poll_fn(|cx| handle.shared.lock().poll_open(cx, &head, &mut body))
-                .await
-                .expect("opened");
+        let (key, id) = handle.shared.open_get().await.expect("opened");
         let mut stream =
             crate::proto::h2::stream::StreamRef::new(Arc::clone(&handle.shared), key, id);
         let failed = tokio::time::timeout(

@@ -144,10 +144,15 @@ impl RecvWindow {
 
     /// Courier advertised `n` bytes more (a WINDOW_UPDATE beyond what was
     /// read, or a larger SETTINGS_INITIAL_WINDOW_SIZE): the server may send
-    /// that much more. The advertised total stays within 2^31−1 (the
-    /// ceilings are clamped to it).
+    /// that much more. The advertised total stays within 2^31−1: the
+    /// ceilings are clamped to it, and growth raises a window by no more
+    /// than the rise of what it advertises; past it is courier's bug, not
+    /// the server's (a debug build stops there; a release build keeps the
+    /// window at the maximum, which the frame could not carry anyway).
     pub(crate) fn raise(&mut self, n: u32) {
-        self.window = self.window.saturating_add(n).min(MAX_WINDOW);
+        let raised = self.window.checked_add(n).filter(|w| *w <= MAX_WINDOW);
+        debug_assert!(raised.is_some(), "window {} raised by {n}", self.window);
+        self.window = raised.unwrap_or(MAX_WINDOW);
     }
 
     /// `n` received bytes were read (or dropped). Once `threshold` bytes wait
@@ -282,6 +287,14 @@ mod tests {
         assert_eq!(w.consume(1), Err(FlowError));
         assert_eq!(w.release(15, 15), Some(15), "what was read goes back");
         assert_eq!(w.available(), 15);
+    }
+
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "raised by")]
+    fn raising_a_receive_window_past_the_maximum_is_a_bug() {
+        let mut w = RecvWindow::new(MAX_WINDOW - 1);
+        w.raise(2);
     }
 
     #[test]

@@ -1,7 +1,7 @@
-//! Receive windows that grow with the [`super::bdp`] estimate, up to the
+//! Receive windows that grow as [`super::tune`] decides, up to the
 //! configured ceilings, and only as fast as the application consumes.
 //!
-//! - **Streams: SETTINGS_INITIAL_WINDOW_SIZE.** When the estimate grows,
+//! - **Streams: SETTINGS_INITIAL_WINDOW_SIZE.** When the window grows,
 //!   courier sends one SETTINGS frame with the new stream window. Per RFC
 //!   9113 §6.9.2 the server applies the difference to every open stream, so
 //!   the download that earned it grows at once, and every later stream
@@ -22,14 +22,14 @@
 //!   together never more than that connection window).
 //!
 //! With adaptive windows off ([`Growth::fixed`]), nothing here does
-//! anything: the windows stay as configured and no PING is sent.
+//! anything: the windows stay as configured.
 
 use tokio::time::Instant;
 
-use super::bdp::{Estimator, BDP_PING};
 use super::conn::{Local, State};
 use super::frame::{self, setting, MAX_WINDOW};
 use super::streams::Key;
+use super::tune::Tuner;
 
 /// The ceilings of adaptive windows; `None` in the config: fixed windows.
 #[derive(Clone, Copy, Debug)]
@@ -38,38 +38,33 @@ pub(crate) struct Adaptive {
     pub(crate) max_connection_window: u32,
 }
 
-/// A connection's window growth: the estimate and the connection window's
-/// books.
+/// A connection's window growth: the tuner and the connection window's
+/// books. What the connection window may grow to is derived: twice the
+/// stream window, within the initial window and the ceiling.
 #[derive(Debug)]
 pub(crate) struct Growth {
-    estimator: Option<Estimator>,
-    max_stream: u32,
+    /// `None`: fixed windows.
+    tuner: Option<Tuner>,
+    /// The connection window's ceiling (its initial size when fixed).
     max_conn: u32,
     /// The connection window courier has advertised in all (what the server
     /// may send plus what was received and not yet granted back).
     conn_advertised: u32,
-    /// What the connection window may grow to.
-    conn_target: u32,
-    /// SETTINGS frames courier sent for growth, not yet acknowledged: their
-    /// ACKs are expected, not flood.
-    settings_unacked: u8,
 }
 
 impl Growth {
     /// Windows that stay as `local` says.
     pub(crate) fn fixed(local: &Local) -> Growth {
         Growth {
-            estimator: None,
-            max_stream: local.stream_window,
+            tuner: None,
             max_conn: local.conn_window,
             conn_advertised: local.conn_window,
-            conn_target: local.conn_window,
-            settings_unacked: 0,
         }
     }
 
     /// Windows that start as `local` says and grow up to `adaptive`'s
-    /// ceilings (never below the initial windows).
+    /// ceilings (never below the initial windows); the preface carrying
+    /// `local`'s SETTINGS goes out `now`.
     pub(crate) fn new(local: &Local, adaptive: Option<Adaptive>, now: Instant) -> Growth {
         let Some(a) = adaptive else {
             return Growth::fixed(local);
@@ -83,8 +78,7 @@ impl Growth {
             .min(max_conn / 2)
             .clamp(local.stream_window, MAX_WINDOW);
         Growth {
-            estimator: Some(Estimator::new(local.stream_window, max_stream, now)),
-            max_stream,
+            tuner: Some(Tuner::new(local.stream_window, max_stream, now)),
             max_conn,
             ..Growth::fixed(local)
         }
@@ -92,8 +86,8 @@ impl Growth {
 
     /// The most the stream window grows to.
     #[cfg(test)]
-    pub(crate) fn stream_ceiling(&self) -> u32 {
-        self.max_stream
+    pub(crate) fn stream_ceiling(&self) -> Option<u32> {
+        self.tuner.as_ref().map(Tuner::ceiling)
     }
 
     /// The connection window courier has advertised.
@@ -102,103 +96,76 @@ impl Growth {
         self.conn_advertised
     }
 
+    /// What the connection window may grow to, with stream window
+    /// `stream_window`: room for it twice over (another busy stream, or bytes
+    /// of finished ones not yet granted back, below the threshold).
+    fn conn_target(&self, local: &Local) -> u32 {
+        local
+            .stream_window
+            .saturating_mul(2)
+            .clamp(local.conn_window, self.max_conn)
+    }
+
     /// Read bytes are granted back once this many of `window` wait: half
     /// of fixed windows (the server waits at most half a window for more
     /// room), a quarter of adaptive ones (grpc-go's `limit/4`): large
     /// windows are sized to the link, and one that is only ever half open
     /// would carry half of what it was grown for.
     pub(crate) fn threshold(&self, window: u32) -> u32 {
-        match self.estimator {
+        match self.tuner {
             Some(_) => window / 4,
             None => window / 2,
         }
     }
 
-    /// A SETTINGS ACK arrived: true if it answers one of growth's SETTINGS.
-    pub(crate) fn settings_acked(&mut self) -> bool {
-        if self.settings_unacked == 0 {
-            return false;
+    /// courier's oldest SETTINGS frame not yet acknowledged was.
+    pub(crate) fn settings_acked(&mut self) {
+        if let Some(t) = self.tuner.as_mut() {
+            t.on_settings_acked(Instant::now());
         }
-        self.settings_unacked -= 1;
-        true
     }
 }
 
 impl State {
-    /// DATA of `n` bytes (padding included) arrived: may start a sample.
-    pub(crate) fn data_received(&mut self, n: usize) {
-        let Some(e) = self.growth.estimator.as_mut() else {
-            return;
-        };
-        if n > 0 && e.on_data(n, Instant::now) {
-            frame::encode_ping(&mut self.out, false, BDP_PING);
-            self.wake_driver();
-        }
-    }
-
-    /// A PING ACK with `payload` arrived: true if it ended a sample (it
-    /// is then no flood, and no keep-alive answer).
-    pub(crate) fn bdp_acked(&mut self, payload: [u8; 8]) -> bool {
-        let Some(e) = self.growth.estimator.as_mut() else {
-            return false;
-        };
-        if payload != BDP_PING || !e.sampling() {
-            return false;
-        }
-        if let Some(estimate) = e.on_ack(Instant::now()) {
-            self.grow_to(estimate);
-        }
-        true
-    }
-
-    /// The estimate grew: raise the stream window (SETTINGS) and the
-    /// connection's target.
-    fn grow_to(&mut self, estimate: u32) {
-        let g = &mut self.growth;
-        // Room for the stream window twice over: another busy stream, or
-        // bytes of finished ones not yet granted back (below the threshold).
-        g.conn_target = estimate.saturating_mul(2).clamp(g.conn_target, g.max_conn);
-        let stream_window = estimate.min(g.max_stream);
+    /// The stream window grew to `window`: raise it on every open stream
+    /// and announce it (SETTINGS); the connection's target follows.
+    fn grow_to(&mut self, window: u32) {
         let old = self.local.stream_window;
-        if stream_window <= old {
+        if window <= old {
             return;
         }
-        tracing::trace!(
-            stream_window,
-            conn_target = g.conn_target,
-            "HTTP/2 windows grow"
-        );
-        g.settings_unacked = g.settings_unacked.saturating_add(1);
-        frame::encode_settings(
-            &mut self.out,
-            &[(setting::INITIAL_WINDOW_SIZE, stream_window)],
-        );
+        tracing::trace!(window, "HTTP/2 stream window grows");
+        self.send_settings(&[(setting::INITIAL_WINDOW_SIZE, window)]);
         // The server may use the larger windows as soon as it reads the
         // SETTINGS: courier accepts them from now on (§6.9.2).
-        let raise = stream_window - old;
+        let raise = window - old;
         for (_, stream) in self.streams.iter_mut() {
             if !stream.state.is_recv_closed() {
                 stream.recv_window.raise(raise);
             }
         }
-        self.local.stream_window = stream_window;
-        self.wake_driver();
+        self.local.stream_window = window;
     }
 
     /// The application read `n` bytes of DATA from a stream: granted back
     /// to the stream and the connection (see `release_stream`), and counted
-    /// in the BDP sample; the connection window may grow by as much.
+    /// by the tuner; the connection window may grow by as much.
     pub(crate) fn release_read(&mut self, key: Key, id: u32, n: usize) {
         self.release_stream(key, id, n);
-        if let Some(e) = self.growth.estimator.as_mut() {
-            e.on_consumed(n);
+        let grown = self
+            .growth
+            .tuner
+            .as_mut()
+            .and_then(|t| t.on_consumed(n, Instant::now));
+        if let Some(window) = grown {
+            self.grow_to(window);
         }
         self.release_connection_by(n, true);
     }
 
     /// `n` bytes of DATA were read (`read`) or discarded: grants them back
-    /// to the server once half the connection window is used up; bytes read
-    /// also grow the window by as much, up to its target.
+    /// to the server once a threshold of the connection window is used up;
+    /// bytes read also grow the window by as much, up to its target.
     pub(crate) fn release_connection_by(&mut self, n: usize, read: bool) {
         if n == 0 {
             return;
@@ -210,7 +177,7 @@ impl State {
         let g = &mut self.growth;
         let extra = match read {
             true => g
-                .conn_target
+                .conn_target(&self.local)
                 .saturating_sub(g.conn_advertised)
                 .min(increment),
             false => 0,

@@ -1,6 +1,6 @@
 //! The driver's own PINGs that watch the peer: keep-alive PINGs, and the
-//! deadline of the PING sent after a GOAWAY. (PINGs that measure the link
-//! are [`super::bdp`]'s.)
+//! deadline of the PING sent after a GOAWAY. (They are courier's only PINGs:
+//! windows grow without any, see [`super::tune`].)
 
 use std::future::Future;
 use std::pin::Pin;

@@ -18,17 +18,16 @@
 //! Layout: [`frame`] and [`hpack`] are the wire formats, [`encode`] and
 //! [`head`] the request and response heads in them; [`conn`] the state
 //! streams share, [`streams`] its slab; [`driver`] the task that runs the I/O
-//! and [`recv`] what it does with each frame ([`closed`]: on closed streams),
+//! ([`readbuf`] the buffers it reads into) and [`recv`] what it does with each frame ([`closed`]: on closed streams),
 //! [`flood`] how many that do nothing it puts up with; [`flow`] the
-//! flow-control windows, [`bdp`] the estimate of the link they should fill
-//! and [`grow`] how they follow it; [`keepalive`] and [`goaway`] the PINGs
-//! that watch the peer and what a GOAWAY changes; [`stream`] a request's handles (head, then body) and
+//! flow-control windows, [`tune`] when they should grow and [`grow`] how;
+//! [`keepalive`] and [`goaway`] the PINGs that watch the peer and what a
+//! GOAWAY changes; [`stream`] a request's handles (head, then body) and
 //! [`send`] request bodies that wait for window; [`stream_state`] a
 //! stream's RFC 9113 state; [`request`] a request from its head to the
 //! response head, and the handshake; [`signals`] what a connection tells
 //! whoever keeps it (the pool), through a listener of its own.
 
-pub(crate) mod bdp;
 pub(crate) mod closed;
 pub(crate) mod conn;
 pub(crate) mod driver;
@@ -44,6 +43,7 @@ mod grow_tests;
 pub(crate) mod head;
 pub(crate) mod hpack;
 pub(crate) mod keepalive;
+pub(crate) mod readbuf;
 pub(crate) mod recv;
 pub(crate) mod request;
 pub(crate) mod send;
@@ -51,3 +51,4 @@ pub(crate) mod signals;
 pub(crate) mod stream;
 pub(crate) mod stream_state;
 pub(crate) mod streams;
+pub(crate) mod tune;

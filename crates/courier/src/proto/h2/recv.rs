@@ -181,8 +181,8 @@ impl Reader {
                 }
                 Ok(())
             }
-            // courier sends one SETTINGS: more ACKs are glitches.
-            Frame::Settings { ack: true, .. } if st.growth.settings_acked() => Ok(()),
+            // ACKs of SETTINGS courier did not send are glitches.
+            Frame::Settings { ack: true, .. } if st.settings_acked() => Ok(()),
             Frame::Settings { ack: true, .. } => glitch(st, Glitch::Settings),
             Frame::Settings { settings, .. } => {
                 glitch(st, Glitch::Settings)?;
@@ -192,8 +192,6 @@ impl Reader {
                 on_settings(st, settings.iter())
             }
             Frame::PushPromise { .. } => Err(protocol("PUSH_PROMISE, with push disabled")),
-            // The answer to a BDP PING: courier asked for it.
-            Frame::Ping { ack: true, payload } if st.bdp_acked(payload) => Ok(()),
             Frame::Ping { ack: true, .. } => {
                 // One a keep-alive interval: time pays for them.
                 glitch(st, Glitch::Ping)?;
@@ -352,7 +350,6 @@ fn on_data(
     if let Err(e) = st.recv_window.consume(flow_len) {
         return Err(conn_error(e.reason(), "DATA past the connection window"));
     }
-    st.data_received(flow_len as usize);
     if st.is_idle(id) {
         return Err(protocol("DATA on a stream courier did not open"));
     }

@@ -89,8 +89,9 @@ pub(crate) struct Queue {
     tail: BytesMut,
 }
 
-/// A frame this small is copied into the tail rather than queued.
-const SMALL: usize = 1024;
+/// A frame this small is copied into the tail rather than queued: one
+/// queued pins at most 16 times its size of read buffer.
+const SMALL: usize = super::readbuf::CHUNK / 16;
 
 /// The tail is queued once it holds this much.
 const TAIL_MAX: usize = 16 * 1024;
