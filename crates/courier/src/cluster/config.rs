@@ -10,6 +10,7 @@ use super::fork_delay::ForkDelay;
 use super::health::HealthConfig;
 use super::ordering::ReplicaOrdering;
 use super::outlier::OutlierConfig;
+use super::recent::RecentLatencyConfig;
 use super::relative::RelativeWeightConfig;
 use super::strategy::Strategy;
 use super::throttle::ThrottleConfig;
@@ -50,6 +51,12 @@ pub struct ClusterConfig {
     /// Relative weights (with [`ReplicaOrdering::WeightedHealth`]); `None`
     /// turns them off. Default: on, Vostok's settings.
     pub relative_weights: Option<RelativeWeightConfig>,
+    /// Recent latency (with [`ReplicaOrdering::WeightedHealth`]): a replica
+    /// whose answers over about the last second, or whose attempts in flight
+    /// unanswered, take more than twice the cluster's median + 5 ms loses
+    /// weight at once (see [`RecentLatencyConfig`]); `None` turns it off.
+    /// Default: on.
+    pub recent_latency: Option<RecentLatencyConfig>,
     /// The gray list: a replica that gives a rejected answer comes last in
     /// the ordering for this long. Default: `None` (off, as in Vostok's
     /// default ordering); [`DEFAULT_GRAY_PERIOD`](super::DEFAULT_GRAY_PERIOD) is 5 minutes.
@@ -76,6 +83,7 @@ impl Default for ClusterConfig {
             replay_non_idempotent: false,
             health: HealthConfig::default(),
             relative_weights: Some(RelativeWeightConfig::default()),
+            recent_latency: Some(RecentLatencyConfig::default()),
             gray_period: None,
             outlier: Some(OutlierConfig::default()),
             replica_budget: Some(ReplicaBudgetConfig::default()),
@@ -137,6 +145,11 @@ impl ClusterConfig {
     /// Sets (or, with `None`, turns off) relative weights.
     pub fn relative_weights(mut self, relative: Option<RelativeWeightConfig>) -> Self {
         self.relative_weights = relative;
+        self
+    }
+    /// Sets (or, with `None`, turns off) the recent-latency factor.
+    pub fn recent_latency(mut self, recent: Option<RecentLatencyConfig>) -> Self {
+        self.recent_latency = recent;
         self
     }
     /// Turns the gray list on with `period`.

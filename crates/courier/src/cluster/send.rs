@@ -205,7 +205,7 @@ async fn attempt(
             return (Verdict::Accept, Err(e));
         }
     };
-    let mut in_flight = state.start();
+    let mut in_flight = state.start(&inner.config);
     let mut timing = AnswerTime {
         latencies: inner.latencies.as_ref(),
         started: tokio::time::Instant::now(),

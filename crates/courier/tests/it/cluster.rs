@@ -810,6 +810,46 @@ async fn a_quantile_fork_delay_forks_late_requests_long_before_the_equal_share()
 }
 
 #[tokio::test]
+async fn a_slow_replica_loses_its_first_attempts_within_a_second() {
+    // Nine replicas answering in 5 ms, one in 50 ms: accepted, so health
+    // never falls; only latency tells. Vostok's ordering waits for its 10 s
+    // round, and until then the active request bias alone leaves the slow
+    // one a share that grows with the load.
+    let slow = Scripted::start("slow", 200, 50).await;
+    let mut fast = Vec::new();
+    for _ in 0..9 {
+        fast.push(Scripted::start("fast", 200, 5).await);
+    }
+    let cluster = ClusterClient::builder("svc")
+        .replicas(std::iter::once(&slow.url).chain(fast.iter().map(|s| &s.url)))
+        .seed(18)
+        .build(Client::new())
+        .unwrap();
+    // Open loop: 200 requests a second for 2 s.
+    let mut tick = tokio::time::interval(Duration::from_millis(5));
+    let mut sent = Vec::new();
+    for _ in 0..400 {
+        tick.tick().await;
+        let cluster = cluster.clone();
+        sent.push(tokio::spawn(async move {
+            cluster.get("/x").send().await.map(|r| r.status())
+        }));
+    }
+    for request in sent {
+        assert_eq!(request.await.unwrap().unwrap(), 200);
+    }
+    let all: u64 = slow.requests() + fast.iter().map(Scripted::requests).sum::<u64>();
+    assert_eq!(
+        all, 400,
+        "no request forked: answers come in 50 ms, forks at 333"
+    );
+    let share = slow.requests() as f64 / 400.0;
+    assert!(share < 0.025, "the slow replica had {share} (fair: 0.1)");
+    let s = snap_of(&cluster, &slow);
+    assert!(s.recent_weight < 0.01, "{s:?}");
+}
+
+#[tokio::test]
 async fn weighted_ordering_sends_less_to_a_replica_with_requests_piling_up() {
     // Health and relative weights learn over seconds (the relative weights'
     // round is 10 s); the requests a slow replica holds say it at once.
@@ -820,6 +860,8 @@ async fn weighted_ordering_sends_less_to_a_replica_with_requests_piling_up() {
             .replicas([&slow.url, &fast.url])
             .strategy(Strategy::single_replica())
             .active_request_bias(bias)
+            // The bias alone: recent latency would see the slow one too.
+            .recent_latency(None)
             .outlier(None)
             .seed(11)
             .build(Client::new())
