@@ -48,8 +48,12 @@ pub struct ClusterConfig {
     pub replay_non_idempotent: bool,
     /// Adaptive health: factors, floor, recovery over time. Default: see [`HealthConfig`].
     pub health: HealthConfig,
-    /// Relative weights (with [`ReplicaOrdering::WeightedHealth`]); `None`
-    /// turns them off. Default: on, Vostok's settings.
+    /// Vostok's relative weights (with [`ReplicaOrdering::WeightedHealth`]),
+    /// recomputed every 10 s. Default: `None` (off): under load, when a
+    /// replica's latency is mostly its queue, they herd (see
+    /// [`RelativeWeightConfig`]); recent latency does their work without
+    /// it. With them on and `recent_latency` and `active_request_bias` off,
+    /// the ordering is Vostok's.
     pub relative_weights: Option<RelativeWeightConfig>,
     /// Recent latency (with [`ReplicaOrdering::WeightedHealth`]): a replica
     /// whose answers over about the last second, or whose attempts in flight
@@ -82,7 +86,7 @@ impl Default for ClusterConfig {
             seed: None,
             replay_non_idempotent: false,
             health: HealthConfig::default(),
-            relative_weights: Some(RelativeWeightConfig::default()),
+            relative_weights: None,
             recent_latency: Some(RecentLatencyConfig::default()),
             gray_period: None,
             outlier: Some(OutlierConfig::default()),

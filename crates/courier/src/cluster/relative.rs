@@ -25,6 +25,21 @@
 //! against 10 s): a weight that falls only a little per round is mostly
 //! restored by the division by the largest, as all weights fall together.
 //!
+//! Off by default in courier (`ClusterConfig::relative_weights`): where a
+//! replica's latency is mostly its queue, latency follows the load a
+//! replica got, and a round that weighs the replicas that got more load
+//! down to a fraction (^4, falling within the round) moves their load to
+//! the others, which the next round weighs down in turn. The swings grow
+//! round by round, the more so the more alike the replicas (the z-test
+//! divides by the cluster's spread). In the queued simulation
+//! (`simulation/queued.rs`: one 10× slow and one failing replica of 10, at
+//! 70 % of capacity) with recent latency keeping the slow one out, at 50 s
+//! three replicas weighed 0.01, the other five took their load past their
+//! capacity, and 10 % of requests failed; without recent latency the p99
+//! of seconds 20 to 60 was 1.25–2.75 × recent latency's alone (four seeds),
+//! and the cluster bench's p99 rose from 22 ms to 60–70 ms within a minute. Recent latency (`recent.rs`)
+//! finds slow replicas without that loop.
+//!
 //! Differences from Vostok: the statistics are per cluster client, not per
 //! process; the update runs on the request path, as Vostok's, but under a
 //! `try_lock` (one request does it, the others go on with the old weights);
@@ -38,6 +53,12 @@ use tokio::time::Instant;
 use super::relative_stats::{self as stats, Aggregated, Bucket};
 
 /// Relative weight settings (Vostok's `RelativeWeightSettings` defaults).
+///
+/// Off unless set ([`ClusterConfig::relative_weights`](super::ClusterConfig::relative_weights)):
+/// where a replica's latency is mostly its queue they herd, load swinging
+/// from the replicas weighed down in one round to the others, more each
+/// round (measured in courier's cluster bench: p99 from 22 to 60–70 ms
+/// within a minute, and a collapse in the simulation).
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct RelativeWeightConfig {

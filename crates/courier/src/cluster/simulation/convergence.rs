@@ -6,6 +6,7 @@
 use std::time::Duration;
 
 use super::super::config::ClusterConfig;
+use super::super::relative::RelativeWeightConfig;
 use super::queued::{first_share, quantile, Fault, QueuedSim, Record};
 
 const SERVICE: Duration = Duration::from_millis(5);
@@ -68,6 +69,26 @@ async fn a_replica_that_turns_slow_loses_its_first_attempts_within_a_second() {
     assert!(share < 0.005, "{share}");
     let p99 = quantile(due_in(&r, 11, 20), 0.99);
     assert!(p99 < ms(40), "{p99:?}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_default_ordering_does_not_herd_where_relative_weights_do() {
+    let length = Duration::from_secs(60);
+    let r = main_case(ClusterConfig::default().seed(1), Duration::ZERO, length).await;
+    assert!(r.iter().all(|r| r.accepted));
+    let attempts: u64 = r.iter().map(|r| r.attempts).sum();
+    assert!(attempts as f64 / (r.len() as f64) < 1.01, "{attempts}");
+    let p99 = quantile(due_in(&r, 20, 60), 0.99);
+    assert!(p99 < ms(40), "{p99:?}");
+    // Vostok's relative weights, round after round, move load from the
+    // replicas that got more of it to the others, more each round, until
+    // some are overloaded: why they are off by default.
+    let relative = ClusterConfig::default()
+        .seed(1)
+        .relative_weights(Some(RelativeWeightConfig::default()));
+    let r = main_case(relative, Duration::ZERO, length).await;
+    let p99 = quantile(due_in(&r, 20, 60), 0.99);
+    assert!(p99 > ms(100), "{p99:?}");
 }
 
 #[tokio::test(start_paused = true)]
