@@ -233,7 +233,7 @@ impl ReplicaState {
             failures: self.failures.load(Relaxed),
             in_flight: self.in_flight(),
             latency_ewma: a.latency.estimate(),
-            recent_latency: Duration::from_secs_f64(standing.recent),
+            recent_latency: Duration::try_from_secs_f64(standing.recent).unwrap_or_default(),
             recent_weight,
             health: standing.health,
             accepted: self.accepted.load(Relaxed),
