@@ -20,13 +20,14 @@ use http::Request;
 use tracing::field::Empty;
 use tracing::Instrument;
 
+use super::budget::NoRoom;
 use super::client::{ClusterClient, Inner};
 use super::criteria::Verdict;
 use super::latency::Latencies;
 use super::ordering::{self, ReplicaOrdering};
 use super::refusal;
 use super::state::ReplicaState;
-use super::strategy::{self, AttemptFuture};
+use super::strategy::{self, Start};
 use crate::body::Body;
 use crate::client::response::Response;
 use crate::error::{Error, ErrorKind};
@@ -108,14 +109,16 @@ async fn send(
     let deadline = tokio::time::Instant::now() + budget;
     let attempts = AtomicU64::new(0);
     let mut original = Some(request);
-    let start = |i: usize, head_timeout: Duration| -> Option<AttemptFuture> {
+    let start = |i: usize, head_timeout: Duration| -> Start {
         let extra = match &inner.budget {
             Some(budget) if i > 0 => match budget.try_extra() {
-                Some(extra) => Some(extra),
-                None => {
+                Ok(extra) => Some(extra),
+                // Room comes back as an extra attempt ends: asked again.
+                Err(NoRoom::InFlight) => return Start::Busy,
+                Err(NoRoom::Ratio) => {
                     // Counted once: a refusal ends the request's attempts.
                     counters.budget_limited.fetch_add(1, Relaxed);
-                    return None;
+                    return Start::Refused;
                 }
             },
             _ => None,
@@ -151,7 +154,7 @@ async fn send(
             let _extra = extra;
             attempt.await
         };
-        Some(Box::pin(attempt.instrument(attempt_span)))
+        Start::Attempt(Box::pin(attempt.instrument(attempt_span)))
     };
     let fork_after = inner
         .config

@@ -772,6 +772,43 @@ async fn a_burst_of_slow_requests_cannot_fork_past_the_replica_budget() {
 }
 
 #[tokio::test]
+async fn forks_the_budget_has_no_room_for_yet_wait_for_room_instead_of_giving_up() {
+    // Twenty requests at once over a stuck replica and a fast one: those
+    // that draw the stuck one first all fork at 150 ms, and the budget lets
+    // one extra attempt run at a time. Each fork takes a millisecond, so
+    // all fit in the budget if the others ask again; given up, they waited
+    // for the stuck replica until their budget ran out.
+    let stuck = Scripted::start("stuck", 200, 5000).await;
+    let fast = Scripted::start("fast", 200, 0).await;
+    let cluster = ClusterClient::builder("svc")
+        .replicas([&stuck.url, &fast.url])
+        .strategy(Strategy::forking(2))
+        .timeout(Duration::from_millis(400))
+        .replica_budget(Some(
+            ReplicaBudgetConfig::default()
+                .max_in_flight_share(0.0)
+                .min_in_flight(1),
+        ))
+        // An even draw, whatever the replicas did before.
+        .recent_latency(None)
+        .active_request_bias(0.0)
+        .outlier(None)
+        .throttle(None)
+        .seed(5)
+        .build(Client::new())
+        .unwrap();
+    let requests = (0..20).map(|_| {
+        let cluster = cluster.clone();
+        async move { cluster.get("/x").send().await.map(|r| r.status()) }
+    });
+    for status in futures_util::future::join_all(requests).await {
+        assert_eq!(status.unwrap(), 200);
+    }
+    assert!(stuck.requests() >= 3, "some drew the stuck one first");
+    assert_eq!(cluster.snapshot().budget_limited, 0);
+}
+
+#[tokio::test]
 async fn a_quantile_fork_delay_forks_late_requests_long_before_the_equal_share() {
     let replicas = [
         Scripted::start("a", 200, 0).await,

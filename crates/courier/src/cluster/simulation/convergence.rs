@@ -114,3 +114,22 @@ async fn a_stuck_replica_is_left_at_once_and_back_after_it_recovers() {
     let back = (40..70).find(|&s| first_share(due_in(&r, s, s + 1), 0) >= 0.5 / 11.0);
     assert!(back.is_some(), "never back");
 }
+
+#[tokio::test(start_paused = true)]
+async fn requests_sent_in_bursts_fork_off_a_stuck_replica_when_the_budget_has_room() {
+    // A client that falls behind and catches up sends a fifth of a second's
+    // requests at once; those that draw the stuck replica fork at once, more
+    // than the replica budget lets run at the same time (3, or 20 % of the
+    // requests in flight). The others must wait for room, not for the
+    // stuck replica past their budget.
+    let sim = QueuedSim::new(11, SERVICE, ClusterConfig::default());
+    let r = sim
+        .run_in_steps(RATE, Duration::from_secs(20), ms(200), |t, sim| {
+            if t >= Duration::from_secs(10) {
+                sim.set(0, Fault::Stall(Duration::from_secs(2)));
+            }
+        })
+        .await;
+    let failed = r.iter().filter(|r| !r.accepted).count();
+    assert_eq!(failed, 0);
+}

@@ -20,14 +20,14 @@ use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
-use super::super::budget::{ExtraInFlight, ReplicaBudget};
+use super::super::budget::{ExtraInFlight, NoRoom, ReplicaBudget};
 use super::super::config::ClusterConfig;
 use super::super::criteria::Verdict;
 use super::super::ordering::candidates;
 use super::super::relative::Updater;
 use super::super::replica::Replica;
 use super::super::state::ReplicaState;
-use super::super::strategy::{self, AttemptFuture, Outcome};
+use super::super::strategy::{self, Outcome, Start};
 use crate::error::{Error, ErrorKind};
 
 /// What a simulated replica does with a request.
@@ -161,12 +161,24 @@ impl QueuedSim {
         self: &Arc<Self>,
         rate: u64,
         length: Duration,
+        at: impl FnMut(Duration, &QueuedSim),
+    ) -> Vec<Record> {
+        self.run_in_steps(rate, length, Duration::from_millis(5), at)
+            .await
+    }
+
+    /// As [`run`](Self::run), the requests of each `step` sent at once at
+    /// its start (a client that falls behind and catches up).
+    pub(crate) async fn run_in_steps(
+        self: &Arc<Self>,
+        rate: u64,
+        length: Duration,
+        step: Duration,
         mut at: impl FnMut(Duration, &QueuedSim),
     ) -> Vec<Record> {
-        const STEP: Duration = Duration::from_millis(5);
-        let per_step = rate / 200;
+        let per_step = (rate as f64 * step.as_secs_f64()).round() as u64;
         let start = Instant::now();
-        let mut tick = tokio::time::interval(STEP);
+        let mut tick = tokio::time::interval(step);
         let mut requests = Vec::new();
         while start.elapsed() < length {
             tick.tick().await;
@@ -208,14 +220,18 @@ impl QueuedSim {
             .fork_delay
             .after(self.timeout, order.len(), None);
         let attempts = AtomicU64::new(0);
-        let start = |i: usize, head_timeout: Duration| -> Option<AttemptFuture> {
+        let start = |i: usize, head_timeout: Duration| -> Start {
             let extra = match &self.budget {
-                Some(b) if i > 0 => Some(b.try_extra()?),
+                Some(b) if i > 0 => match b.try_extra() {
+                    Ok(extra) => Some(extra),
+                    Err(NoRoom::InFlight) => return Start::Busy,
+                    Err(NoRoom::Ratio) => return Start::Refused,
+                },
                 _ => None,
             };
             attempts.fetch_add(1, Relaxed);
             let attempt = Arc::clone(&self).attempt(order[i], head_timeout, extra);
-            Some(Box::pin(attempt))
+            Start::Attempt(Box::pin(attempt))
         };
         let (verdict, _) = strategy::run(
             self.config.strategy,
