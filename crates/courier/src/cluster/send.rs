@@ -66,13 +66,17 @@ async fn send(
 ) -> Result<Response, Error> {
     let counters = &inner.counters;
     counters.requests.fetch_add(1, Relaxed);
-    if let Some(throttle) = &inner.throttle {
-        let admitted = throttle.admit(&mut inner.rng.lock().unwrap_or_else(|e| e.into_inner()));
-        if !admitted {
-            counters.throttled.fetch_add(1, Relaxed);
-            return Err(refusal::throttled(&inner.name, throttle.probability()));
+    let admitted = match &inner.throttle {
+        Some(throttle) => {
+            let mut rng = inner.rng.lock().unwrap_or_else(|e| e.into_inner());
+            let Some(admitted) = throttle.admit(&mut rng) else {
+                counters.throttled.fetch_add(1, Relaxed);
+                return Err(refusal::throttled(&inner.name, throttle.probability()));
+            };
+            Some(admitted)
         }
-    }
+        None => None,
+    };
     let budget = timeout
         .or(inner.config.timeout)
         .or(inner.client.default_timeout())
@@ -172,10 +176,8 @@ async fn send(
     counters.attempts.fetch_add(attempts, Relaxed);
     span.record("attempts", attempts);
     span.record("verdict", verdict_name(verdict));
-    if verdict == Verdict::Accept {
-        if let Some(throttle) = &inner.throttle {
-            throttle.accepted();
-        }
+    if let (Verdict::Accept, Some(admitted)) = (verdict, admitted) {
+        admitted.accepted();
     }
     answer
 }

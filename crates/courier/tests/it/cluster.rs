@@ -304,6 +304,30 @@ async fn throttling_refuses_locally_while_most_fail_and_recovers() {
 }
 
 #[tokio::test]
+async fn requests_still_in_flight_are_not_failures_to_the_throttle() {
+    // Sixty requests at once, each answered (200) after 100 ms: none has
+    // failed, so none may be refused. Counted as requests when they
+    // started, with their accepts only when they ended, the 30 first made
+    // the 30 next look like a service that accepts nothing.
+    let a = Scripted::start("a", 200, 100).await;
+    let b = Scripted::start("b", 200, 100).await;
+    let cluster = ClusterClient::builder("svc")
+        .replicas([&a.url, &b.url])
+        .throttle(Some(ThrottleConfig::default()))
+        .seed(3)
+        .build(Client::new())
+        .unwrap();
+    let requests = (0..60).map(|_| {
+        let cluster = cluster.clone();
+        async move { cluster.get("/x").send().await.map(|r| r.status()) }
+    });
+    for status in futures_util::future::join_all(requests).await {
+        assert_eq!(status.unwrap(), 200);
+    }
+    assert_eq!(cluster.snapshot().throttled, 0);
+}
+
+#[tokio::test]
 async fn a_removed_replica_finishes_its_request_and_gets_no_new_one() {
     let old = Scripted::start("old", 200, 300).await;
     let new = Scripted::start("new", 200, 0).await;
