@@ -29,7 +29,7 @@ pub struct ReplicaSnapshot {
     /// second, or how long its attempts in flight have gone unanswered,
     /// whichever is larger (zero when turned off or nothing is known).
     pub recent_latency: Duration,
-    /// The factor recent latency puts on its weight, in [0.001, 1] (1 up to
+    /// The factor recent latency puts on its weight, in [0.0001, 1] (1 up to
     /// twice the cluster's median + 5 ms, or when turned off).
     pub recent_weight: f64,
     /// Adaptive health, in [0.001, 1], with its recovery over time.

@@ -40,7 +40,7 @@ pub enum ReplicaOrdering {
     /// factor (× its [relative weight](ClusterConfig::relative_weights), if
     /// on) ÷ (attempts in flight + 1)^[bias](ClusterConfig::active_request_bias):
     /// healthy, fast replicas first, replicas that keep failing (health down
-    /// to 0.001) or are much slower than the cluster (down to 0.001) rarely.
+    /// to 0.001) or are much slower than the cluster (down to 0.0001) rarely.
     /// The default.
     #[default]
     WeightedHealth,

@@ -158,7 +158,7 @@ pub(super) fn describe() {
     describe_gauge!(
         RECENT_WEIGHT,
         Unit::Count,
-        "The factor recent latency puts on the replica's weight, 0.001 to 1"
+        "The factor recent latency puts on the replica's weight, 0.0001 to 1"
     );
     describe_gauge!(IN_FLIGHT, Unit::Count, "Attempts in flight on the replica");
     describe_gauge!(EJECTED, Unit::Count, "1 while the replica is ejected");

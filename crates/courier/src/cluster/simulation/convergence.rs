@@ -96,7 +96,7 @@ async fn a_stuck_replica_is_left_at_once_and_back_after_it_recovers() {
     // Finagle's test: 11 replicas, one answering after 2 s from 10 s to 40 s.
     let sim = QueuedSim::new(11, SERVICE, ClusterConfig::default());
     let r = sim
-        .run(RATE, Duration::from_secs(80), |t, sim| {
+        .run(RATE, Duration::from_secs(60), |t, sim| {
             let stuck = (10..40).contains(&t.as_secs());
             let fault = if stuck {
                 Fault::Stall(Duration::from_secs(2))
@@ -107,11 +107,13 @@ async fn a_stuck_replica_is_left_at_once_and_back_after_it_recovers() {
         })
         .await;
     assert!(r.iter().all(|r| r.accepted));
-    // Fast through p99.99: hardly a request waits for a fork interval.
-    let p9999 = quantile(r.iter(), 0.9999);
-    assert!(p9999 < ms(100), "{p9999:?}");
-    // Back to half its fair share (1/11) within 30 s of its recovery.
-    let back = (40..70).find(|&s| first_share(due_in(&r, s, s + 1), 0) >= 0.5 / 11.0);
+    // Fast through p99.99: fewer than one request in 10,000 waits for a
+    // fork interval (those that drew it in its first milliseconds, and
+    // the few the weight's floor still sends it).
+    let waited = r.iter().filter(|r| r.latency >= ms(300)).count();
+    assert!(waited * 10_000 < r.len(), "{waited} of {}", r.len());
+    // Back to half its fair share (1/11) within 20 s of its recovery.
+    let back = (40..60).find(|&s| first_share(due_in(&r, s, s + 1), 0) >= 0.5 / 11.0);
     assert!(back.is_some(), "never back");
 }
 
