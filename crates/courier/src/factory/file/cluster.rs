@@ -9,7 +9,7 @@
 //! strategy = "forking3"         # single | sequentialN | forkingN | parallelN
 //! fork_delay = "p95"            # equal (budget ÷ n) | pNN (a quantile of recent answers)
 //! ordering = "p2c"              # weighted | p2c
-//! active_request_bias = 1.0     # weighted: weight ÷ (in flight + 1)^bias; 0 = Vostok's
+//! active_request_bias = 2.0     # weighted: weight ÷ (in flight + 1)^bias; 0 = Vostok's
 //! timeout = "2s"
 //! relative_weights = true       # Vostok's 10 s rounds (off by default: they herd under load)
 //!
