@@ -165,6 +165,31 @@ async fn scripted(specs: &[(&'static str, u16, u64)]) -> Vec<Scripted> {
     out
 }
 
+/// `n` GETs through `cluster` at once; each must be answered 200.
+async fn all_at_once(cluster: &ClusterClient, n: usize) {
+    let requests = (0..n).map(|_| async { cluster.get("/x").send().await.map(|r| r.status()) });
+    for status in futures_util::future::join_all(requests).await {
+        assert_eq!(status.unwrap(), 200);
+    }
+}
+
+/// `n` GETs through `cluster`, one every `every` whatever the answers do
+/// (an open loop); each must be answered 200.
+async fn open_loop(cluster: &ClusterClient, n: usize, every: Duration) {
+    let mut tick = tokio::time::interval(every);
+    let mut sent = Vec::new();
+    for _ in 0..n {
+        tick.tick().await;
+        let cluster = cluster.clone();
+        sent.push(tokio::spawn(async move {
+            cluster.get("/x").send().await.map(|r| r.status())
+        }));
+    }
+    for request in sent {
+        assert_eq!(request.await.unwrap().unwrap(), 200);
+    }
+}
+
 #[tokio::test]
 async fn sequential_skips_a_503_replica_and_then_rarely_chooses_it() {
     let bad = Scripted::start("bad", 503, 0).await;
@@ -317,13 +342,7 @@ async fn requests_still_in_flight_are_not_failures_to_the_throttle() {
         .seed(3)
         .build(Client::new())
         .unwrap();
-    let requests = (0..60).map(|_| {
-        let cluster = cluster.clone();
-        async move { cluster.get("/x").send().await.map(|r| r.status()) }
-    });
-    for status in futures_util::future::join_all(requests).await {
-        assert_eq!(status.unwrap(), 200);
-    }
+    all_at_once(&cluster, 60).await;
     assert_eq!(cluster.snapshot().throttled, 0);
 }
 
@@ -781,13 +800,7 @@ async fn a_burst_of_slow_requests_cannot_fork_past_the_replica_budget() {
                 .unwrap(),
         )
         .unwrap();
-    let requests = (0..100).map(|_| {
-        let cluster = cluster.clone();
-        async move { cluster.get("/x").send().await.map(|r| r.status()) }
-    });
-    for status in futures_util::future::join_all(requests).await {
-        assert_eq!(status.unwrap(), 200);
-    }
+    all_at_once(&cluster, 100).await;
     let sent: u64 = replicas.iter().map(Scripted::requests).sum();
     let snap = cluster.snapshot();
     assert_eq!(snap.attempts, sent);
@@ -821,13 +834,7 @@ async fn forks_the_budget_has_no_room_for_yet_wait_for_room_instead_of_giving_up
         .seed(5)
         .build(Client::new())
         .unwrap();
-    let requests = (0..20).map(|_| {
-        let cluster = cluster.clone();
-        async move { cluster.get("/x").send().await.map(|r| r.status()) }
-    });
-    for status in futures_util::future::join_all(requests).await {
-        assert_eq!(status.unwrap(), 200);
-    }
+    all_at_once(&cluster, 20).await;
     assert!(stuck.requests() >= 3, "some drew the stuck one first");
     assert_eq!(cluster.snapshot().budget_limited, 0);
 }
@@ -886,19 +893,8 @@ async fn a_slow_replica_loses_its_first_attempts_within_a_second() {
         .seed(18)
         .build(Client::new())
         .unwrap();
-    // Open loop: 200 requests a second for 2 s.
-    let mut tick = tokio::time::interval(Duration::from_millis(5));
-    let mut sent = Vec::new();
-    for _ in 0..400 {
-        tick.tick().await;
-        let cluster = cluster.clone();
-        sent.push(tokio::spawn(async move {
-            cluster.get("/x").send().await.map(|r| r.status())
-        }));
-    }
-    for request in sent {
-        assert_eq!(request.await.unwrap().unwrap(), 200);
-    }
+    // 200 requests a second for 2 s.
+    open_loop(&cluster, 400, Duration::from_millis(5)).await;
     let all: u64 = slow.requests() + fast.iter().map(Scripted::requests).sum::<u64>();
     assert_eq!(
         all, 400,
@@ -927,19 +923,7 @@ async fn weighted_ordering_sends_less_to_a_replica_with_requests_piling_up() {
             .seed(11)
             .build(Client::new())
             .unwrap();
-        // Open loop: a request every 10 ms, whatever the answers do.
-        let mut tick = tokio::time::interval(Duration::from_millis(10));
-        let mut sent = Vec::new();
-        for _ in 0..100 {
-            tick.tick().await;
-            let cluster = cluster.clone();
-            sent.push(tokio::spawn(async move {
-                cluster.get("/x").send().await.map(|r| r.status())
-            }));
-        }
-        for request in sent {
-            assert_eq!(request.await.unwrap().unwrap(), 200);
-        }
+        open_loop(&cluster, 100, Duration::from_millis(10)).await;
         slow.requests() as f64 / 100.0
     }
     let even = slow_share(0.0).await;
