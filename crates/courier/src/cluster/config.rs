@@ -29,8 +29,8 @@ pub struct ClusterConfig {
     /// With [`ReplicaOrdering::WeightedHealth`], each weight is divided by
     /// (the replica's attempts in flight + 1) to this power (Envoy's
     /// `active_request_bias`); 0 turns it off (Vostok's ordering). Default: 2
-    /// (Envoy's is 1; 2 follows the replicas' queues more closely: in the
-    /// cluster bench p99 fell by a fifth, healthy replicas or not).
+    /// (Envoy's is 1; 2 follows the replicas' queues more closely, and the
+    /// cluster bench's p99 is lower with it, healthy replicas or not).
     pub active_request_bias: f64,
     /// Which answers reject a replica. Default: Vostok's (see [`ResponseCriteria`]).
     pub criteria: ResponseCriteria,

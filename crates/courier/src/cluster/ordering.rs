@@ -11,9 +11,8 @@
 //! replica is a candidate with the same weight.
 //!
 //! Weights are divided by (attempts in flight + 1)^bias (Envoy's
-//! `active_request_bias`; 2 by default, Envoy's 1 balanced the replicas'
-//! queues less well: p99 a fifth higher in the cluster bench, healthy or
-//! not): health and relative weights learn
+//! `active_request_bias`; 2 by default, as Envoy's 1 balanced the
+//! replicas' queues less well): health and relative weights learn
 //! over seconds, and under load they herd. Measured in the cluster bench
 //! (8 healthy replicas at 87.5 % of their capacity): timeouts halved the
 //! health of the busiest replicas, the weighted draw sent their share to

@@ -31,16 +31,12 @@
 //! down to a fraction (^4, falling within the round) moves their load to
 //! the others, which the next round weighs down in turn. The swings grow
 //! round by round, the more so the more alike the replicas (the z-test
-//! divides by the cluster's spread). In the queued simulation
-//! (`simulation/queued.rs`: one 10× slow and one failing replica of 10, at
-//! 70 % of capacity) with recent latency keeping the slow one out, at 50 s
-//! three replicas weighed 0.01, the other five took their load past their
-//! capacity, and 10 % of requests failed; without recent latency the p99
-//! of seconds 20 to 60 was 1.25–2.75 × recent latency's alone (four seeds),
-//! and the cluster bench's p99 rose from 22 ms to 60–70 ms within a minute.
-//! (All with Envoy's active request bias, 1. The default, 2, damps the
-//! swings, but the weights then add nothing over recent latency alone.) Recent latency (`recent.rs`)
-//! finds slow replicas without that loop.
+//! divides by the cluster's spread): in the queued simulation
+//! (`simulation/convergence.rs`) some replicas end up overloaded and
+//! requests fail, and the cluster bench's p99 grew over a minute (the
+//! README's cluster bench section). With the default active request bias,
+//! 2, the swings are damped, but the weights then add nothing over recent
+//! latency (`recent.rs`), which finds slow replicas without that loop.
 //!
 //! Differences from Vostok: the statistics are per cluster client, not per
 //! process; the update runs on the request path, as Vostok's, but under a
@@ -59,8 +55,7 @@ use super::relative_stats::{self as stats, Aggregated, Bucket};
 /// Off unless set ([`ClusterConfig::relative_weights`](super::ClusterConfig::relative_weights)):
 /// where a replica's latency is mostly its queue they herd, load swinging
 /// from the replicas weighed down in one round to the others, more each
-/// round (measured in courier's cluster bench: p99 from 22 to 60–70 ms
-/// within a minute, and a collapse in the simulation).
+/// round (measured in the README's cluster bench section).
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct RelativeWeightConfig {

@@ -14,7 +14,7 @@
 //! accepted if it is dropped first): counted when it started, requests in
 //! flight weighed as failures, and a burst at a cold start (the first 30
 //! requests still waiting) made the next ones look like a service that
-//! accepts nothing: 80 % of them were refused.
+//! accepts nothing, and refused most of them.
 
 use std::time::Duration;
 
