@@ -42,7 +42,8 @@
 //! | metric | kind | labels |
 //! |---|---|---|
 //! | `courier.cluster.replica.weight`, `courier.cluster.replica.health`, `courier.cluster.replica.relative_weight` | gauge | `client`, `replica` (its URL) |
-//! | `courier.cluster.replica.latency_ewma` | gauge (s) | `client`, `replica` |
+//! | `courier.cluster.replica.latency_ewma`, `courier.cluster.replica.recent_latency` | gauge (s) | `client`, `replica` |
+//! | `courier.cluster.replica.recent_weight` | gauge | `client`, `replica` |
 //! | `courier.cluster.replica.in_flight`, `courier.cluster.replica.ejected`, `courier.cluster.replica.gray_listed` (0 \| 1) | gauge | `client`, `replica` |
 //! | `courier.cluster.replica.verdicts_total` | counter | `client`, `replica`, `verdict` = `accepted` \| `rejected` |
 //! | `courier.cluster.replica.cancelled_total`, `courier.cluster.replica.ejections_total` | counter | `client`, `replica` |

@@ -8,7 +8,10 @@
 //!   requests is at or above 1.2 (and the window holds at least 30 requests).
 //! - **In flight**: extra attempts running at once are at most 20 % of the
 //!   requests running (and at least 3 may run): Envoy's retry budget
-//!   (`retry_budget.budget_percent`, `min_retry_concurrency`).
+//!   (`retry_budget.budget_percent`, `min_retry_concurrency`). Unlike a
+//!   refusal by the ratio, which ends the request's extra attempts, this
+//!   one is for now: the request asks again a few milliseconds later, within
+//!   its budget (see `strategy::Start::Busy`).
 //!
 //! Why: retries on other replicas multiply the load exactly when the service
 //! is failing, and failures spread (a retry storm). Capping the ratio lets
@@ -141,19 +144,29 @@ impl ReplicaBudget {
 
     /// An attempt past a request's first, if the budget has room for it:
     /// counted in the window at once, and in flight until the guard drops.
-    pub(crate) fn try_extra(self: &Arc<Self>) -> Option<ExtraInFlight> {
+    pub(crate) fn try_extra(self: &Arc<Self>) -> Result<ExtraInFlight, NoRoom> {
         if self.over_ratio() {
-            return None;
+            return Err(NoRoom::Ratio);
         }
         let running = self.requests_in_flight.load(Relaxed) as f64;
         let cap = (running * self.config.max_in_flight_share) as u64;
         let cap = cap.max(self.config.min_in_flight);
         self.extras_in_flight
             .fetch_update(Relaxed, Relaxed, |n| (n < cap).then_some(n + 1))
-            .ok()?;
+            .map_err(|_| NoRoom::InFlight)?;
         self.window.add(0, 1);
-        Some(ExtraInFlight(Arc::clone(self)))
+        Ok(ExtraInFlight(Arc::clone(self)))
     }
+}
+
+/// Why the budget has no room for an extra attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum NoRoom {
+    /// Attempts ÷ requests is at the limit: no more for this request.
+    Ratio,
+    /// The extra attempts in flight are at their cap: room comes back as
+    /// soon as one of them ends, so the request may ask again shortly.
+    InFlight,
 }
 
 /// A request the budget counts as running.
@@ -195,7 +208,11 @@ mod tests {
         record(&b, 29, 3);
         {
             let _request = b.begin();
-            assert!(b.try_extra().is_none(), "30 requests and 88 attempts");
+            assert_eq!(
+                b.try_extra().err(),
+                Some(NoRoom::Ratio),
+                "30 requests and 88 attempts"
+            );
         }
         assert_eq!(b.ratio(), 88.0 / 30.0);
         // Single attempts bring the ratio down: 88 + n = 1.2·(30 + n) at n = 260,
@@ -203,7 +220,7 @@ mod tests {
         record(&b, 260, 1);
         assert_eq!(b.ratio(), 1.2);
         let _request = b.begin();
-        assert!(b.try_extra().is_some(), "{}", b.ratio());
+        assert!(b.try_extra().is_ok(), "{}", b.ratio());
         tokio::time::advance(Duration::from_secs(121)).await;
         assert_eq!(b.ratio(), 0.0, "two minutes later the window is empty");
     }
@@ -214,7 +231,7 @@ mod tests {
         let b = Arc::new(ReplicaBudget::new(config));
         // 100 requests start together, then each wants two more replicas.
         let requests: Vec<_> = (0..100).map(|_| b.begin()).collect();
-        let extras: Vec<_> = (0..200).filter_map(|_| b.try_extra()).collect();
+        let extras: Vec<_> = (0..200).filter_map(|_| b.try_extra().ok()).collect();
         assert_eq!(extras.len(), 20, "120 attempts for 100 requests");
         assert!(b.ratio() <= 1.2, "{}", b.ratio());
         drop((requests, extras));
@@ -226,18 +243,19 @@ mod tests {
         // Two minutes of single attempts save up 20 % of them as extras.
         record(&b, 10_000, 1);
         let requests: Vec<_> = (0..50).map(|_| b.begin()).collect();
-        let mut extras: Vec<_> = (0..50).filter_map(|_| b.try_extra()).collect();
+        let mut extras: Vec<_> = (0..50).filter_map(|_| b.try_extra().ok()).collect();
         assert_eq!(extras.len(), 10, "20 % of the 50 requests in flight");
+        assert_eq!(b.try_extra().err(), Some(NoRoom::InFlight));
         extras.pop();
         assert!(
-            b.try_extra().is_some(),
+            b.try_extra().is_ok(),
             "an extra attempt's end frees its place"
         );
         drop(requests);
         extras.clear();
         // Nothing in flight: the floor still lets a lone request fork.
         let _one = b.begin();
-        let floor: Vec<_> = (0..5).filter_map(|_| b.try_extra()).collect();
+        let floor: Vec<_> = (0..5).filter_map(|_| b.try_extra().ok()).collect();
         assert_eq!(floor.len(), 3);
     }
 }

@@ -10,6 +10,7 @@ use super::fork_delay::ForkDelay;
 use super::health::HealthConfig;
 use super::ordering::ReplicaOrdering;
 use super::outlier::OutlierConfig;
+use super::recent::RecentLatencyConfig;
 use super::relative::RelativeWeightConfig;
 use super::replica::Replica;
 use super::strategy::Strategy;
@@ -125,6 +126,12 @@ impl ClusterClientBuilder {
     /// See [`ClusterConfig::relative_weights`].
     pub fn relative_weights(mut self, relative: Option<RelativeWeightConfig>) -> Self {
         self.config.relative_weights = relative;
+        self
+    }
+
+    /// See [`ClusterConfig::recent_latency`].
+    pub fn recent_latency(mut self, recent: Option<RecentLatencyConfig>) -> Self {
+        self.config.recent_latency = recent;
         self
     }
 

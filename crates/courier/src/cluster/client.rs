@@ -17,6 +17,7 @@ use super::builder::ClusterClientBuilder;
 use super::config::ClusterConfig;
 use super::latency::Latencies;
 use super::metrics::ClusterSnapshot;
+use super::ordering;
 use super::relative::Updater;
 use super::replica::Replica;
 use super::request::ClusterRequestBuilder;
@@ -184,11 +185,7 @@ impl ClusterClient {
             requests: c.requests.load(Relaxed),
             throttled: c.throttled.load(Relaxed),
             throttle_probability: inner.throttle.as_ref().map_or(0.0, |t| t.probability()),
-            replicas: inner
-                .members()
-                .iter()
-                .map(|s| s.snapshot(&inner.config, now))
-                .collect(),
+            replicas: ordering::snapshots(&inner.members(), &inner.config, now),
             attempts: c.attempts.load(Relaxed),
             budget_limited: c.budget_limited.load(Relaxed),
             replica_budget_ratio: inner.budget.as_ref().map_or(0.0, |b| b.ratio()),

@@ -25,6 +25,13 @@ pub struct ReplicaSnapshot {
     pub in_flight: u64,
     /// Peak EWMA of its response times (30 ms before any).
     pub latency_ewma: Duration,
+    /// Recent latency: the average of its answer times over about the last
+    /// second, or how long its attempts in flight have gone unanswered,
+    /// whichever is larger (zero when turned off or nothing is known).
+    pub recent_latency: Duration,
+    /// The factor recent latency puts on its weight, in [0.0001, 1] (1 up to
+    /// twice the cluster's median + 5 ms, or when turned off).
+    pub recent_weight: f64,
     /// Adaptive health, in [0.001, 1], with its recovery over time.
     pub health: f64,
     /// Attempts accepted.
@@ -34,8 +41,8 @@ pub struct ReplicaSnapshot {
     pub cancelled: u64,
     /// Relative weight, in [0, 1] (1 when turned off or not yet computed).
     pub relative_weight: f64,
-    /// The weight the ordering gives it now: health × relative weight, 0
-    /// when gray-listed or ejected.
+    /// The weight the ordering gives it now, before the requests in flight:
+    /// health × relative weight × recent weight, 0 when gray-listed or ejected.
     pub weight: f64,
     /// On the gray list now.
     pub gray_listed: bool,

@@ -1,29 +1,35 @@
 //! Replica ordering: in which order a request's attempts visit the replicas.
 //!
-//! Why two: weighted random by adaptive health × relative weight (Vostok's
-//! `WeighedReplicaOrdering`) spreads load evenly and steers it away from
-//! failing and slow replicas; power of two choices on peak EWMA latency ×
-//! load (Finagle, linkerd) steers it away from slow and busy ones at once.
-//! In both, ejected replicas are left out and gray-listed ones come last
-//! (as Vostok orders zero weights: last, shuffled), unless the cluster
-//! panics (fewer healthy replicas than the panic threshold, see
-//! `outlier.rs`): then every replica is a candidate with the same weight.
+//! Why two: weighted random by adaptive health × recent latency (after
+//! Vostok's `WeighedReplicaOrdering`, with its relative weights as an
+//! option) spreads load evenly and steers it away from failing and slow
+//! replicas; power of two choices on peak EWMA latency × load (Finagle,
+//! linkerd) steers it away from slow and busy ones at once. In both,
+//! ejected replicas are left out and gray-listed ones come last (as Vostok
+//! orders zero weights: last, shuffled), unless the cluster panics (fewer
+//! healthy replicas than the panic threshold, see `outlier.rs`): then every
+//! replica is a candidate with the same weight.
 //!
 //! Weights are divided by (attempts in flight + 1)^bias (Envoy's
-//! `active_request_bias`, 1 by default): health and relative weights learn
+//! `active_request_bias`; 2 by default, as Envoy's 1 balanced the
+//! replicas' queues less well): health and relative weights learn
 //! over seconds, and under load they herd. Measured in the cluster bench
 //! (8 healthy replicas at 87.5 % of their capacity): timeouts halved the
 //! health of the busiest replicas, the weighted draw sent their share to
 //! the few still at health 1, those overloaded in turn (one replica's
 //! share went from 3 % to 29 % within two seconds), and 12 % of requests
 //! failed. A replica that gets more than it serves builds a queue, so
-//! requests in flight see the herd within one service time.
+//! requests in flight see the herd within one service time. Recent latency
+//! (`recent.rs`) is measured against the median of the replicas, so it
+//! weighs nothing down when all slow down together.
 
 use std::sync::Arc;
 
 use tokio::time::Instant;
 
 use super::config::ClusterConfig;
+use super::metrics::ReplicaSnapshot;
+use super::recent;
 use super::state::{ReplicaState, Standing};
 
 /// How replicas are ordered for a request.
@@ -31,10 +37,12 @@ use super::state::{ReplicaState, Standing};
 #[non_exhaustive]
 pub enum ReplicaOrdering {
     /// Weighted random sampling without replacement, each replica weighted
-    /// by its adaptive health × its relative weight ÷ (attempts in flight +
-    /// 1)^[bias](ClusterConfig::active_request_bias): healthy, fast replicas
-    /// first, replicas that keep failing (health down to 0.001) or are much
-    /// slower than the cluster (relative weight down to 0.001) rarely. The default.
+    /// by its adaptive health × its [recent latency](ClusterConfig::recent_latency)
+    /// factor (× its [relative weight](ClusterConfig::relative_weights), if
+    /// on) ÷ (attempts in flight + 1)^[bias](ClusterConfig::active_request_bias):
+    /// healthy, fast replicas first, replicas that keep failing (health down
+    /// to 0.001) or are much slower than the cluster (down to 0.0001) rarely.
+    /// The default.
     #[default]
     WeightedHealth,
     /// Power of two choices: of two replicas drawn at random, the one with
@@ -71,9 +79,16 @@ pub(crate) fn candidates(
         };
         return (all.into_iter().map(even).collect(), true);
     }
+    let weighted = config.ordering == ReplicaOrdering::WeightedHealth;
+    let median = if weighted {
+        recent_median(&all, config)
+    } else {
+        None
+    };
     let bias = config.active_request_bias;
-    let by_load = |(s, mut st): (Arc<ReplicaState>, Standing)| {
-        if bias > 0.0 {
+    let by_speed_and_load = |(s, mut st): (Arc<ReplicaState>, Standing)| {
+        st.weight *= recent_weight(&st, config, median);
+        if bias > 0.0 && weighted {
             st.weight /= (s.in_flight() as f64 + 1.0).powf(bias);
         }
         (s, st)
@@ -81,10 +96,47 @@ pub(crate) fn candidates(
     (
         all.into_iter()
             .filter(|(_, st)| !st.ejected)
-            .map(by_load)
+            .map(by_speed_and_load)
             .collect(),
         false,
     )
+}
+
+/// The median of the recent latencies of the replicas not ejected (see
+/// `recent.rs`); `None` when recent latency is off or nothing is known.
+fn recent_median(all: &[(Arc<ReplicaState>, Standing)], config: &ClusterConfig) -> Option<f64> {
+    config.recent_latency?;
+    let mut typical: Vec<f64> = all
+        .iter()
+        .filter(|(_, st)| !st.ejected)
+        .filter_map(|(_, st)| st.typical)
+        .collect();
+    recent::median(&mut typical)
+}
+
+/// The recent-latency factor of a replica's weight (1 when off).
+fn recent_weight(st: &Standing, config: &ClusterConfig, median: Option<f64>) -> f64 {
+    match (&config.recent_latency, median) {
+        (Some(c), Some(m)) => c.weight(st.recent, m),
+        _ => 1.0,
+    }
+}
+
+/// Every replica's snapshot, its weight as the ordering computes it (but
+/// for the requests in flight).
+pub(crate) fn snapshots(
+    states: &[Arc<ReplicaState>],
+    config: &ClusterConfig,
+    now: Instant,
+) -> Vec<ReplicaSnapshot> {
+    let all: Vec<(Arc<ReplicaState>, Standing)> = states
+        .iter()
+        .map(|s| (Arc::clone(s), s.standing(config, now)))
+        .collect();
+    let median = recent_median(&all, config);
+    all.iter()
+        .map(|(s, st)| s.snapshot(config, st, recent_weight(st, config, median)))
+        .collect()
 }
 
 impl ReplicaOrdering {
@@ -219,7 +271,7 @@ mod tests {
         s[0].judged(Verdict::Accept, Duration::from_secs(2), &config());
         let counts = firsts(ReplicaOrdering::PeakEwma, &s, 3);
         assert_eq!(counts[0], 0, "the slow one never wins a pair: {counts:?}");
-        let _busy: Vec<_> = (0..5).map(|_| s[1].start()).collect();
+        let _busy: Vec<_> = (0..5).map(|_| s[1].start(&config())).collect();
         let counts = firsts(ReplicaOrdering::PeakEwma, &s, 3);
         assert!(counts[2] > counts[1] && counts[2] > 550, "{counts:?}");
     }
@@ -287,7 +339,7 @@ mod tests {
     #[test]
     fn a_replica_with_attempts_in_flight_draws_fewer_first_attempts() {
         let s = states(2);
-        let busy: Vec<_> = (0..9).map(|_| s[0].start()).collect();
+        let busy: Vec<_> = (0..9).map(|_| s[0].start(&config())).collect();
         let now = Instant::now();
         let mut rng = fastrand::Rng::with_seed(7);
         let first_of = |config: &ClusterConfig, rng: &mut fastrand::Rng| {
@@ -298,9 +350,13 @@ mod tests {
                 })
                 .count()
         };
-        // Weights 1/10 and 1/1: the busy one first about 9 % of the time.
-        let busy_first = first_of(&ClusterConfig::default(), &mut rng);
+        // Weights 1/10 and 1/1 with Envoy's bias: the busy one first about
+        // 9 % of the time; 1/100 with the default bias, 2: about 1 %.
+        let envoy = ClusterConfig::default().active_request_bias(1.0);
+        let busy_first = first_of(&envoy, &mut rng);
         assert!((700..1100).contains(&busy_first), "{busy_first}");
+        let busy_first = first_of(&ClusterConfig::default(), &mut rng);
+        assert!((50..150).contains(&busy_first), "{busy_first}");
         let unbiased = ClusterConfig::default().active_request_bias(0.0);
         let even = first_of(&unbiased, &mut rng);
         assert!((4700..5300).contains(&even), "{even}");

@@ -25,6 +25,19 @@
 //! against 10 s): a weight that falls only a little per round is mostly
 //! restored by the division by the largest, as all weights fall together.
 //!
+//! Off by default in courier (`ClusterConfig::relative_weights`): where a
+//! replica's latency is mostly its queue, latency follows the load a
+//! replica got, and a round that weighs the replicas that got more load
+//! down to a fraction (^4, falling within the round) moves their load to
+//! the others, which the next round weighs down in turn. The swings grow
+//! round by round, the more so the more alike the replicas (the z-test
+//! divides by the cluster's spread): in the queued simulation
+//! (`simulation/convergence.rs`) some replicas end up overloaded and
+//! requests fail, and the cluster bench's p99 grew over a minute (the
+//! README's cluster bench section). With the default active request bias,
+//! 2, the swings are damped, but the weights then add nothing over recent
+//! latency (`recent.rs`), which finds slow replicas without that loop.
+//!
 //! Differences from Vostok: the statistics are per cluster client, not per
 //! process; the update runs on the request path, as Vostok's, but under a
 //! `try_lock` (one request does it, the others go on with the old weights);
@@ -38,6 +51,11 @@ use tokio::time::Instant;
 use super::relative_stats::{self as stats, Aggregated, Bucket};
 
 /// Relative weight settings (Vostok's `RelativeWeightSettings` defaults).
+///
+/// Off unless set ([`ClusterConfig::relative_weights`](super::ClusterConfig::relative_weights)):
+/// where a replica's latency is mostly its queue they herd, load swinging
+/// from the replicas weighed down in one round to the others, more each
+/// round (measured in the README's cluster bench section).
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct RelativeWeightConfig {

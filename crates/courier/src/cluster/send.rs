@@ -20,13 +20,14 @@ use http::Request;
 use tracing::field::Empty;
 use tracing::Instrument;
 
+use super::budget::NoRoom;
 use super::client::Inner;
 use super::criteria::Verdict;
 use super::latency::Latencies;
 use super::ordering::{self, ReplicaOrdering};
 use super::refusal;
 use super::state::ReplicaState;
-use super::strategy::{self, AttemptFuture};
+use super::strategy::{self, Start};
 use crate::body::Body;
 use crate::client::response::Response;
 use crate::error::{Error, ErrorKind};
@@ -66,13 +67,17 @@ async fn run(
 ) -> Result<Response, Error> {
     let counters = &inner.counters;
     counters.requests.fetch_add(1, Relaxed);
-    if let Some(throttle) = &inner.throttle {
-        let admitted = throttle.admit(&mut inner.rng.lock().unwrap_or_else(|e| e.into_inner()));
-        if !admitted {
-            counters.throttled.fetch_add(1, Relaxed);
-            return Err(refusal::throttled(&inner.name, throttle.probability()));
+    let admitted = match &inner.throttle {
+        Some(throttle) => {
+            let mut rng = inner.rng.lock().unwrap_or_else(|e| e.into_inner());
+            let Some(admitted) = throttle.admit(&mut rng) else {
+                counters.throttled.fetch_add(1, Relaxed);
+                return Err(refusal::throttled(&inner.name, throttle.probability()));
+            };
+            Some(admitted)
         }
-    }
+        None => None,
+    };
     let mut budget = timeout
         .or(inner.config.timeout)
         .or(inner.client.default_timeout())
@@ -113,14 +118,16 @@ async fn run(
     let deadline = tokio::time::Instant::now() + budget;
     let attempts = AtomicU64::new(0);
     let mut original = Some(request);
-    let start = |i: usize, head_timeout: Duration| -> Option<AttemptFuture> {
+    let start = |i: usize, head_timeout: Duration| -> Start {
         let extra = match &inner.budget {
             Some(budget) if i > 0 => match budget.try_extra() {
-                Some(extra) => Some(extra),
-                None => {
+                Ok(extra) => Some(extra),
+                // Room comes back as an extra attempt ends: asked again.
+                Err(NoRoom::InFlight) => return Start::Busy,
+                Err(NoRoom::Ratio) => {
                     // Counted once: a refusal ends the request's attempts.
                     counters.budget_limited.fetch_add(1, Relaxed);
-                    return None;
+                    return Start::Refused;
                 }
             },
             _ => None,
@@ -156,7 +163,7 @@ async fn run(
             let _extra = extra;
             attempt.await
         };
-        Some(Box::pin(attempt.instrument(attempt_span)))
+        Start::Attempt(Box::pin(attempt.instrument(attempt_span)))
     };
     let fork_after = inner
         .config
@@ -174,10 +181,8 @@ async fn run(
     counters.attempts.fetch_add(attempts, Relaxed);
     span.record("attempts", attempts);
     span.record("verdict", verdict_name(verdict));
-    if verdict == Verdict::Accept {
-        if let Some(throttle) = &inner.throttle {
-            throttle.accepted();
-        }
+    if let (Verdict::Accept, Some(admitted)) = (verdict, admitted) {
+        admitted.accepted();
     }
     answer
 }
@@ -210,7 +215,7 @@ async fn attempt(
             return (Verdict::Accept, Err(e));
         }
     };
-    let mut in_flight = state.start();
+    let mut in_flight = state.start(&inner.config);
     let mut timing = AnswerTime {
         latencies: inner.latencies.as_ref(),
         started: tokio::time::Instant::now(),

@@ -19,6 +19,7 @@ use super::gray::Gray;
 use super::health::Health;
 use super::metrics::ReplicaSnapshot;
 use super::outlier::Outlier;
+use super::recent::{Recent, RecentLatencyConfig};
 use super::relative::Relative;
 use super::replica::Replica;
 
@@ -39,6 +40,7 @@ struct Adaptive {
     health: Health,
     latency: PeakEwma,
     relative: Relative,
+    recent: Recent,
     gray: Gray,
     outlier: Outlier,
 }
@@ -52,6 +54,10 @@ pub(crate) struct Standing {
     pub(crate) health: f64,
     pub(crate) gray: bool,
     pub(crate) ejected: bool,
+    /// The recent latency average as of its last sample (for the median), s.
+    pub(crate) typical: Option<f64>,
+    /// The recent latency the factor reads now, s (see `recent.rs`).
+    pub(crate) recent: f64,
 }
 
 impl Standing {
@@ -76,6 +82,7 @@ impl ReplicaState {
                 health: Health::new(),
                 latency: PeakEwma::new(DEFAULT_RTT, DEFAULT_DECAY),
                 relative: Relative::default(),
+                recent: Recent::new(),
                 gray: Gray::default(),
                 outlier: Outlier::default(),
             }),
@@ -108,11 +115,17 @@ impl ReplicaState {
             None => 1.0,
         };
         let health = a.health.effective(&config.health, now);
+        let recent = match &config.recent_latency {
+            Some(c) => a.recent.latency(self.in_flight(), c, now),
+            None => 0.0,
+        };
         Standing {
             weight: health * relative,
             health,
             gray: a.gray.is_gray(now),
             ejected: a.outlier.is_ejected(now),
+            typical: a.recent.typical(),
+            recent,
         }
     }
 
@@ -125,13 +138,18 @@ impl ReplicaState {
     /// attempt cancelled by a strategy counts as neither success nor
     /// failure, but its time so far may count as latency: see
     /// [`InFlight`]'s `Drop`).
-    pub(crate) fn start(self: &Arc<Self>) -> InFlight {
+    pub(crate) fn start(self: &Arc<Self>, config: &ClusterConfig) -> InFlight {
         self.requests.fetch_add(1, Relaxed);
-        self.in_flight.fetch_add(1, Relaxed);
+        let idle = self.in_flight.fetch_add(1, Relaxed) == 0;
+        let now = Instant::now();
+        if config.recent_latency.is_some() {
+            self.adaptive().recent.started(idle, now);
+        }
         InFlight {
             state: Arc::clone(self),
             judged: false,
-            started: Instant::now(),
+            started: now,
+            recent: config.recent_latency,
         }
     }
 
@@ -140,9 +158,12 @@ impl ReplicaState {
     /// its latency estimate. Without this a replica that is stuck, and whose
     /// attempts are always the forks that lose, kept its full share: every
     /// request that drew it first waited a fork interval.
-    fn cancelled_after(&self, elapsed: Duration) {
+    fn cancelled_after(&self, elapsed: Duration, recent: Option<&RecentLatencyConfig>) {
         self.cancelled.fetch_add(1, Relaxed);
         let mut a = self.adaptive();
+        if let Some(c) = recent {
+            a.recent.ended(elapsed, false, c, Instant::now());
+        }
         if elapsed > a.latency.estimate() {
             a.latency.observe(elapsed);
             a.relative.report(false, elapsed);
@@ -171,6 +192,10 @@ impl ReplicaState {
         }
         a.latency.observe(rtt);
         a.relative.report(rejected, rtt);
+        if let Some(c) = &config.recent_latency {
+            // A rejection's time is a lower bound (a timeout), not an answer time.
+            a.recent.ended(rtt, !rejected, c, now);
+        }
         match &config.outlier {
             Some(c) => a.outlier.judged(rejected, c, now),
             None => false,
@@ -188,8 +213,15 @@ impl ReplicaState {
         self.adaptive().outlier.is_ejected(now)
     }
 
-    pub(crate) fn snapshot(&self, config: &ClusterConfig, now: Instant) -> ReplicaSnapshot {
-        let standing = self.standing(config, now);
+    /// The snapshot, from a `standing` just taken and the recent-latency
+    /// factor the ordering gives it.
+    pub(crate) fn snapshot(
+        &self,
+        config: &ClusterConfig,
+        standing: &Standing,
+        recent_weight: f64,
+    ) -> ReplicaSnapshot {
+        let now = Instant::now();
         let mut a = self.adaptive();
         let relative = config
             .relative_weights
@@ -201,6 +233,8 @@ impl ReplicaState {
             failures: self.failures.load(Relaxed),
             in_flight: self.in_flight(),
             latency_ewma: a.latency.estimate(),
+            recent_latency: Duration::try_from_secs_f64(standing.recent).unwrap_or_default(),
+            recent_weight,
             health: standing.health,
             accepted: self.accepted.load(Relaxed),
             cancelled: self.cancelled.load(Relaxed),
@@ -208,7 +242,7 @@ impl ReplicaState {
             weight: if standing.gray || standing.ejected {
                 0.0
             } else {
-                standing.weight
+                standing.weight * recent_weight
             },
             gray_listed: standing.gray,
             ejected: standing.ejected,
@@ -224,6 +258,7 @@ pub(crate) struct InFlight {
     state: Arc<ReplicaState>,
     judged: bool,
     started: Instant,
+    recent: Option<RecentLatencyConfig>,
 }
 
 impl InFlight {
@@ -243,7 +278,8 @@ impl Drop for InFlight {
     fn drop(&mut self) {
         self.state.in_flight.fetch_sub(1, Relaxed);
         if !self.judged {
-            self.state.cancelled_after(self.started.elapsed());
+            let recent = self.recent.as_ref();
+            self.state.cancelled_after(self.started.elapsed(), recent);
         }
     }
 }
@@ -251,6 +287,11 @@ impl Drop for InFlight {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn snap(s: &Arc<ReplicaState>) -> ReplicaSnapshot {
+        let config = ClusterConfig::default();
+        super::super::ordering::snapshots(&[Arc::clone(s)], &config, Instant::now()).remove(0)
+    }
 
     fn state() -> Arc<ReplicaState> {
         Arc::new(ReplicaState::new(
@@ -263,11 +304,11 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_cancelled_attempt_that_ran_long_raises_the_latency_estimate() {
         let s = state();
-        let before = s.snapshot(&ClusterConfig::default(), Instant::now());
-        let attempt = s.start();
+        let before = snap(&s);
+        let attempt = s.start(&ClusterConfig::default());
         tokio::time::advance(Duration::from_millis(300)).await;
         drop(attempt);
-        let after = s.snapshot(&ClusterConfig::default(), Instant::now());
+        let after = snap(&s);
         assert_eq!((after.cancelled, after.failures, after.accepted), (1, 0, 0));
         assert!(
             before.latency_ewma < Duration::from_millis(100),
@@ -292,15 +333,11 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_cancelled_attempt_shorter_than_the_estimate_teaches_nothing() {
         let s = state();
-        let before = s
-            .snapshot(&ClusterConfig::default(), Instant::now())
-            .latency_ewma;
-        let attempt = s.start();
+        let before = snap(&s).latency_ewma;
+        let attempt = s.start(&ClusterConfig::default());
         tokio::time::advance(Duration::from_millis(1)).await;
         drop(attempt);
-        let after = s
-            .snapshot(&ClusterConfig::default(), Instant::now())
-            .latency_ewma;
+        let after = snap(&s).latency_ewma;
         assert!(
             after + Duration::from_millis(1) >= before,
             "{before:?} -> {after:?}"

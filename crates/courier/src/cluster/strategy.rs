@@ -110,18 +110,38 @@ impl Strategy {
 pub(crate) type Outcome = (Verdict, Result<Response, Error>);
 pub(crate) type AttemptFuture = Pin<Box<dyn Future<Output = Outcome> + Send>>;
 
+/// What asking for an attempt gave.
+pub(crate) enum Start {
+    /// The attempt, running.
+    Attempt(AttemptFuture),
+    /// No room now (the replica budget's extra attempts in flight are at
+    /// their cap): ask again after [`BUSY_RETRY`].
+    Busy,
+    /// No more attempts for this request (the replica budget's ratio).
+    Refused,
+}
+
+/// How long a request waits before it asks again for an attempt refused
+/// as [`Start::Busy`]. Why it asks again at all: a fork refused for good
+/// left the request on the replica it was stuck on, and in a burst (a
+/// client that falls behind and catches up sends many requests at once,
+/// and they fork at once) requests timed out on a stalled replica while
+/// the cap was full for a few milliseconds.
+pub(crate) const BUSY_RETRY: Duration = Duration::from_millis(5);
+
 /// Runs a request over `replicas` replicas (already capped by the caller)
 /// within `budget`, forking (if the strategy does) every `fork_after`
 /// without an answer. `start(i, timeout)` starts the attempt on the `i`th
 /// replica of the order, its response head due within `timeout`; it may
-/// refuse an attempt past the first (`None`: the replica budget has no room),
-/// and then the request makes no more.
+/// refuse an attempt past the first, for now ([`Start::Busy`]: asked again
+/// a little later, within the budget) or for good ([`Start::Refused`]: the
+/// request makes no more).
 pub(crate) async fn run(
     strategy: Strategy,
     replicas: usize,
     budget: Duration,
     fork_after: Duration,
-    mut start: impl FnMut(usize, Duration) -> Option<AttemptFuture> + Send,
+    mut start: impl FnMut(usize, Duration) -> Start + Send,
 ) -> Outcome {
     let deadline = Instant::now() + budget;
     match strategy {
@@ -133,19 +153,26 @@ pub(crate) async fn run(
         }
         _ => {
             let mut last = None;
-            for i in 0..replicas {
+            let mut i = 0;
+            while i < replicas {
                 let left = deadline.saturating_duration_since(Instant::now());
                 if left.is_zero() {
                     break;
                 }
-                let Some(attempt) = start(i, left / (replicas - i) as u32) else {
-                    break;
+                let attempt = match start(i, left / (replicas - i) as u32) {
+                    Start::Attempt(attempt) => attempt,
+                    Start::Busy => {
+                        tokio::time::sleep(BUSY_RETRY.min(left)).await;
+                        continue;
+                    }
+                    Start::Refused => break,
                 };
                 let (verdict, answer) = attempt.await;
                 if verdict == Verdict::Accept {
                     return (verdict, answer);
                 }
                 last = Some(answer);
+                i += 1;
             }
             (
                 Verdict::Reject,
@@ -158,30 +185,25 @@ pub(crate) async fn run(
 /// `initial` attempts at once, then one more every `every` (if any) or on a
 /// reject, up to `replicas`; the first accepted answer wins.
 async fn fork(
-    replicas: usize,
+    mut replicas: usize,
     initial: usize,
     every: Option<Duration>,
     deadline: Instant,
-    mut start: impl FnMut(usize, Duration) -> Option<AttemptFuture> + Send,
+    mut start: impl FnMut(usize, Duration) -> Start + Send,
 ) -> Outcome {
     let left = |deadline: Instant| deadline.saturating_duration_since(Instant::now());
-    let mut running: Vec<AttemptFuture> = (0..initial)
-        .map_while(|i| start(i, left(deadline)))
-        .collect();
-    // A refused attempt ends the starting.
-    let mut started = if running.len() < initial {
-        replicas
-    } else {
-        initial
-    };
     let every = every.unwrap_or(Duration::MAX);
-    let mut next = Box::pin(tokio::time::sleep_until(
-        Instant::now().checked_add(every).unwrap_or(deadline),
-    ));
+    let later = |after: Duration| Instant::now().checked_add(after).unwrap_or(deadline);
+    let mut running: Vec<AttemptFuture> = Vec::with_capacity(initial);
+    let mut started = 0;
+    // Attempts due to start now (the initial ones, then one per fork
+    // interval or reject), and, while the budget is busy, when to ask again.
+    let mut owed = initial;
+    let mut next = Box::pin(tokio::time::sleep_until(later(every)));
+    let mut busy: Option<Pin<Box<tokio::time::Sleep>>> = None;
     let mut last: Option<Result<Response, Error>> = None;
     std::future::poll_fn(move |cx| loop {
         let mut i = 0;
-        let mut start_one = false;
         while i < running.len() {
             match running[i].as_mut().poll(cx) {
                 Poll::Ready((Verdict::Accept, answer)) => {
@@ -194,27 +216,42 @@ async fn fork(
                     if answer.is_ok() || !matches!(last, Some(Ok(_))) {
                         last = Some(answer);
                     }
-                    start_one = true;
+                    owed += 1;
                 }
                 Poll::Pending => i += 1,
             }
         }
-        if started < replicas && !start_one && next.as_mut().poll(cx).is_ready() {
-            start_one = true;
+        owed = owed.min(replicas - started);
+        if owed == 0 && started < replicas && next.as_mut().poll(cx).is_ready() {
+            owed = 1;
         }
-        if start_one && started < replicas && !left(deadline).is_zero() {
+        if busy
+            .as_mut()
+            .is_some_and(|b| b.as_mut().poll(cx).is_ready())
+        {
+            busy = None;
+        }
+        if owed > 0 && busy.is_none() && !left(deadline).is_zero() {
             match start(started, left(deadline)) {
-                Some(attempt) => {
+                Start::Attempt(attempt) => {
                     running.push(attempt);
                     started += 1;
-                    next.as_mut()
-                        .reset(Instant::now().checked_add(every).unwrap_or(deadline));
+                    owed -= 1;
+                    next.as_mut().reset(later(every));
                 }
-                None => started = replicas,
+                Start::Busy => {
+                    busy = Some(Box::pin(tokio::time::sleep_until(
+                        later(BUSY_RETRY).min(deadline),
+                    )));
+                }
+                Start::Refused => {
+                    replicas = started;
+                    owed = 0;
+                }
             }
             continue;
         }
-        if running.is_empty() {
+        if running.is_empty() && (owed == 0 || left(deadline).is_zero()) {
             let answer = last.take().unwrap_or_else(|| Err(out_of_budget()));
             return Poll::Ready((Verdict::Reject, answer));
         }
@@ -238,13 +275,16 @@ mod tests {
         delays: Vec<u64>,
         verdicts: Vec<Verdict>,
         log: Arc<Mutex<Vec<(usize, Duration, Duration)>>>,
-    ) -> impl FnMut(usize, Duration) -> Option<AttemptFuture> + Send {
+    ) -> impl FnMut(usize, Duration) -> Start + Send {
         let t0 = Instant::now();
         move |i, timeout| {
             log.lock().unwrap().push((i, t0.elapsed(), timeout));
-            let delay = Duration::from_millis(*delays.get(i)?);
+            let Some(&delay) = delays.get(i) else {
+                return Start::Refused;
+            };
+            let delay = Duration::from_millis(delay);
             let verdict = verdicts[i];
-            Some(Box::pin(async move {
+            Start::Attempt(Box::pin(async move {
                 if delay > timeout {
                     tokio::time::sleep(timeout).await;
                     return (Verdict::Reject, Err(out_of_budget()));
@@ -372,5 +412,62 @@ mod tests {
         let (v, _) = run(Strategy::parallel(3), 3, ms(3000), ms(1000), start).await;
         assert_eq!(v, Accept);
         assert_eq!(log.lock().unwrap().len(), 3);
+    }
+
+    /// `inner`, but its attempts past the first are refused as busy until
+    /// `until` after the start.
+    fn busy_until(
+        until: Duration,
+        mut inner: impl FnMut(usize, Duration) -> Start + Send,
+    ) -> impl FnMut(usize, Duration) -> Start + Send {
+        let t0 = Instant::now();
+        move |i, timeout| {
+            if i > 0 && t0.elapsed() < until {
+                return Start::Busy;
+            }
+            inner(i, timeout)
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_busy_budget_delays_an_attempt_and_does_not_end_the_starting() {
+        // The first replica is stuck; the fork at 1000 ms finds the budget
+        // busy until 1012 ms, and starts at the first retry after that.
+        let log = Arc::default();
+        let start = scripted(vec![5000, 50], vec![Accept, Accept], Arc::clone(&log));
+        let t0 = Instant::now();
+        let start = busy_until(ms(1012), start);
+        let (v, _) = run(Strategy::forking(2), 2, ms(3000), ms(1000), start).await;
+        assert_eq!(v, Accept);
+        assert_eq!(t0.elapsed(), ms(1065), "the fork started at 1015 ms");
+        let starts: Vec<_> = log.lock().unwrap().iter().map(|e| (e.0, e.1)).collect();
+        assert_eq!(starts, vec![(0, ms(0)), (1, ms(1015))]);
+
+        // Parallel: the attempts the budget had no room for start later.
+        let log = Arc::default();
+        let start = scripted(vec![100, 100, 100], vec![Reject; 3], Arc::clone(&log));
+        let start = busy_until(ms(7), start);
+        let (v, _) = run(Strategy::parallel(3), 3, ms(3000), ms(1000), start).await;
+        assert_eq!(v, Reject);
+        let starts: Vec<_> = log.lock().unwrap().iter().map(|e| (e.0, e.1)).collect();
+        assert_eq!(starts, vec![(0, ms(0)), (1, ms(10)), (2, ms(10))]);
+
+        // Sequential: after a reject, the next replica when there is room.
+        let log = Arc::default();
+        let start = scripted(vec![10, 10], vec![Reject, Accept], Arc::clone(&log));
+        let start = busy_until(ms(22), start);
+        let (v, _) = run(Strategy::sequential(2), 2, ms(3000), ms(1000), start).await;
+        assert_eq!(v, Accept);
+        let starts: Vec<_> = log.lock().unwrap().iter().map(|e| (e.0, e.1)).collect();
+        assert_eq!(starts, vec![(0, ms(0)), (1, ms(25))]);
+
+        // Busy up to the deadline: the request ends with it, not after.
+        let log = Arc::default();
+        let start = scripted(vec![10, 10], vec![Reject, Accept], Arc::clone(&log));
+        let start = busy_until(ms(10_000), start);
+        let t0 = Instant::now();
+        let (v, _) = run(Strategy::forking(2), 2, ms(300), ms(100), start).await;
+        assert_eq!(v, Reject);
+        assert_eq!(t0.elapsed(), ms(300));
     }
 }

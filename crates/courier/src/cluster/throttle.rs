@@ -9,6 +9,12 @@
 //! stop once enough of the requests let through are accepted again: the
 //! mechanism recovers without a timer. Below `min_requests` in the window it
 //! never refuses (Vostok: 30), so one failure on a quiet cluster does not.
+//!
+//! A request let through counts when it ends, with its verdict (or as not
+//! accepted if it is dropped first): counted when it started, requests in
+//! flight weighed as failures, and a burst at a cold start (the first 30
+//! requests still waiting) made the next ones look like a service that
+//! accepts nothing, and refused most of them.
 
 use std::time::Duration;
 
@@ -96,20 +102,35 @@ impl Throttle {
         p.clamp(0.0, self.config.max_probability)
     }
 
-    /// Counts a request and says whether it may go (`false`: refuse it).
-    pub(crate) fn admit(&self, rng: &mut fastrand::Rng) -> bool {
+    /// Whether a request may go: `None` refuses it (and counts it as a
+    /// request); `Some` counts it when the guard is told it was accepted,
+    /// or dropped.
+    pub(crate) fn admit(&self, rng: &mut fastrand::Rng) -> Option<Admitted<'_>> {
         let p = self.probability();
-        self.count(1, 0);
-        p == 0.0 || rng.f64() >= p
+        if p == 0.0 || rng.f64() >= p {
+            Some(Admitted(self))
+        } else {
+            self.window.add(1, 0);
+            None
+        }
     }
+}
 
-    /// Counts an accepted request (one [`admit`](Self::admit) let through).
-    pub(crate) fn accepted(&self) {
-        self.count(0, 1);
+/// A request [`Throttle::admit`] let through: a request not accepted
+/// unless [`accepted`](Admitted::accepted) says otherwise.
+pub(crate) struct Admitted<'a>(&'a Throttle);
+
+impl Admitted<'_> {
+    /// The request was accepted.
+    pub(crate) fn accepted(self) {
+        self.0.window.add(1, 1);
+        std::mem::forget(self);
     }
+}
 
-    fn count(&self, requests: u64, accepts: u64) {
-        self.window.add(requests, accepts);
+impl Drop for Admitted<'_> {
+    fn drop(&mut self) {
+        self.0.window.add(1, 0);
     }
 }
 
@@ -121,24 +142,24 @@ mod tests {
     async fn refuses_as_the_book_says_and_forgets_after_the_window() {
         let t = Throttle::new(ThrottleConfig::default());
         let mut rng = fastrand::Rng::with_seed(5);
-        for _ in 0..29 {
-            assert!(t.admit(&mut rng));
+        for _ in 0..20 {
+            t.admit(&mut rng).unwrap().accepted();
+        }
+        for _ in 0..9 {
+            drop(t.admit(&mut rng).unwrap());
         }
         assert_eq!(t.probability(), 0.0, "below min_requests");
-        // 100 requests, 20 accepted: (100 - 40) / 101.
+        // 100 requests (let through or refused), 20 accepted: (100 - 40) / 101.
         for _ in 0..71 {
-            t.admit(&mut rng);
-        }
-        for _ in 0..20 {
-            t.accepted();
+            drop(t.admit(&mut rng));
         }
         assert!((t.probability() - 60.0 / 101.0).abs() < 1e-9);
         // All failing: capped at 0.8, and about 80 % refused.
         for _ in 0..1000 {
-            t.admit(&mut rng);
+            drop(t.admit(&mut rng));
         }
         assert_eq!(t.probability(), 0.8);
-        let refused = (0..1000).filter(|_| !t.admit(&mut rng)).count();
+        let refused = (0..1000).filter(|_| t.admit(&mut rng).is_none()).count();
         assert!((700..900).contains(&refused), "{refused}");
         // Two minutes on, the window has slid past all of it.
         tokio::time::advance(Duration::from_secs(60)).await;
@@ -152,11 +173,22 @@ mod tests {
         let t = Throttle::new(ThrottleConfig::default());
         let mut rng = fastrand::Rng::with_seed(5);
         for i in 0..1000 {
-            assert!(t.admit(&mut rng), "request {i}");
+            let admitted = t.admit(&mut rng).expect("admitted");
             if i % 3 != 0 {
-                t.accepted();
+                admitted.accepted();
             }
             tokio::time::advance(Duration::from_millis(300)).await;
         }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn requests_in_flight_are_neither_accepted_nor_failed() {
+        let t = Throttle::new(ThrottleConfig::default());
+        let mut rng = fastrand::Rng::with_seed(5);
+        let in_flight: Vec<_> = (0..100).map(|_| t.admit(&mut rng).unwrap()).collect();
+        assert_eq!(t.probability(), 0.0);
+        // Dropped unaccepted (the caller gave up), they count as failures.
+        drop(in_flight);
+        assert!((t.probability() - 0.8).abs() < 1e-9);
     }
 }

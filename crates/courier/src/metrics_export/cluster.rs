@@ -22,6 +22,8 @@ const WEIGHT: &str = "courier.cluster.replica.weight";
 const HEALTH: &str = "courier.cluster.replica.health";
 const RELATIVE_WEIGHT: &str = "courier.cluster.replica.relative_weight";
 const LATENCY: &str = "courier.cluster.replica.latency_ewma";
+const RECENT_LATENCY: &str = "courier.cluster.replica.recent_latency";
+const RECENT_WEIGHT: &str = "courier.cluster.replica.recent_weight";
 const IN_FLIGHT: &str = "courier.cluster.replica.in_flight";
 const EJECTED: &str = "courier.cluster.replica.ejected";
 const GRAY: &str = "courier.cluster.replica.gray_listed";
@@ -87,6 +89,8 @@ pub(super) fn record(client: &str, now: &ClusterSnapshot, last: Option<&Last>) -
         g(HEALTH, r.health);
         g(RELATIVE_WEIGHT, r.relative_weight);
         g(LATENCY, r.latency_ewma.as_secs_f64());
+        g(RECENT_LATENCY, r.recent_latency.as_secs_f64());
+        g(RECENT_WEIGHT, r.recent_weight);
         g(IN_FLIGHT, r.in_flight as f64);
         g(EJECTED, f64::from(u8::from(r.ejected)));
         g(GRAY, f64::from(u8::from(r.gray_listed)));
@@ -129,7 +133,7 @@ pub(super) fn describe() {
     describe_gauge!(
         WEIGHT,
         Unit::Count,
-        "The replica's weight in the ordering: health x relative weight, 0 when ejected or gray-listed"
+        "The replica's weight in the ordering: health x recent weight (x relative weight), 0 when ejected or gray-listed"
     );
     describe_gauge!(
         HEALTH,
@@ -145,6 +149,16 @@ pub(super) fn describe() {
         LATENCY,
         Unit::Seconds,
         "Peak EWMA of the replica's response times"
+    );
+    describe_gauge!(
+        RECENT_LATENCY,
+        Unit::Seconds,
+        "The replica's answer times over about the last second, or how long its attempts in flight have gone unanswered"
+    );
+    describe_gauge!(
+        RECENT_WEIGHT,
+        Unit::Count,
+        "The factor recent latency puts on the replica's weight, 0.0001 to 1"
     );
     describe_gauge!(IN_FLIGHT, Unit::Count, "Attempts in flight on the replica");
     describe_gauge!(EJECTED, Unit::Count, "1 while the replica is ejected");

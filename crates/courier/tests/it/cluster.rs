@@ -165,6 +165,31 @@ async fn scripted(specs: &[(&'static str, u16, u64)]) -> Vec<Scripted> {
     out
 }
 
+/// `n` GETs through `cluster` at once; each must be answered 200.
+async fn all_at_once(cluster: &ClusterClient, n: usize) {
+    let requests = (0..n).map(|_| async { cluster.get("/x").send().await.map(|r| r.status()) });
+    for status in futures_util::future::join_all(requests).await {
+        assert_eq!(status.unwrap(), 200);
+    }
+}
+
+/// `n` GETs through `cluster`, one every `every` whatever the answers do
+/// (an open loop); each must be answered 200.
+async fn open_loop(cluster: &ClusterClient, n: usize, every: Duration) {
+    let mut tick = tokio::time::interval(every);
+    let mut sent = Vec::new();
+    for _ in 0..n {
+        tick.tick().await;
+        let cluster = cluster.clone();
+        sent.push(tokio::spawn(async move {
+            cluster.get("/x").send().await.map(|r| r.status())
+        }));
+    }
+    for request in sent {
+        assert_eq!(request.await.unwrap().unwrap(), 200);
+    }
+}
+
 #[tokio::test]
 async fn sequential_skips_a_503_replica_and_then_rarely_chooses_it() {
     let bad = Scripted::start("bad", 503, 0).await;
@@ -301,6 +326,24 @@ async fn throttling_refuses_locally_while_most_fail_and_recovers() {
         let res = cluster.get("/x").send().await.unwrap();
         assert_eq!(res.status(), 200);
     }
+}
+
+#[tokio::test]
+async fn requests_still_in_flight_are_not_failures_to_the_throttle() {
+    // Sixty requests at once, each answered (200) after 100 ms: none has
+    // failed, so none may be refused. Counted as requests when they
+    // started, with their accepts only when they ended, the 30 first made
+    // the 30 next look like a service that accepts nothing.
+    let a = Scripted::start("a", 200, 100).await;
+    let b = Scripted::start("b", 200, 100).await;
+    let cluster = ClusterClient::builder("svc")
+        .replicas([&a.url, &b.url])
+        .throttle(Some(ThrottleConfig::default()))
+        .seed(3)
+        .build(Client::new())
+        .unwrap();
+    all_at_once(&cluster, 60).await;
+    assert_eq!(cluster.snapshot().throttled, 0);
 }
 
 #[tokio::test]
@@ -757,18 +800,43 @@ async fn a_burst_of_slow_requests_cannot_fork_past_the_replica_budget() {
                 .unwrap(),
         )
         .unwrap();
-    let requests = (0..100).map(|_| {
-        let cluster = cluster.clone();
-        async move { cluster.get("/x").send().await.map(|r| r.status()) }
-    });
-    for status in futures_util::future::join_all(requests).await {
-        assert_eq!(status.unwrap(), 200);
-    }
+    all_at_once(&cluster, 100).await;
     let sent: u64 = replicas.iter().map(Scripted::requests).sum();
     let snap = cluster.snapshot();
     assert_eq!(snap.attempts, sent);
     assert!(sent <= 120, "{sent} attempts for 100 requests");
     assert!(snap.budget_limited >= 80, "{}", snap.budget_limited);
+}
+
+#[tokio::test]
+async fn forks_the_budget_has_no_room_for_yet_wait_for_room_instead_of_giving_up() {
+    // Twenty requests at once over a stuck replica and a fast one: those
+    // that draw the stuck one first all fork at 150 ms, and the budget lets
+    // one extra attempt run at a time. Each fork takes a millisecond, so
+    // all fit in the budget if the others ask again; given up, they waited
+    // for the stuck replica until their budget ran out.
+    let stuck = Scripted::start("stuck", 200, 5000).await;
+    let fast = Scripted::start("fast", 200, 0).await;
+    let cluster = ClusterClient::builder("svc")
+        .replicas([&stuck.url, &fast.url])
+        .strategy(Strategy::forking(2))
+        .timeout(Duration::from_millis(400))
+        .replica_budget(Some(
+            ReplicaBudgetConfig::default()
+                .max_in_flight_share(0.0)
+                .min_in_flight(1),
+        ))
+        // An even draw, whatever the replicas did before.
+        .recent_latency(None)
+        .active_request_bias(0.0)
+        .outlier(None)
+        .throttle(None)
+        .seed(5)
+        .build(Client::new())
+        .unwrap();
+    all_at_once(&cluster, 20).await;
+    assert!(stuck.requests() >= 3, "some drew the stuck one first");
+    assert_eq!(cluster.snapshot().budget_limited, 0);
 }
 
 #[tokio::test]
@@ -810,6 +878,35 @@ async fn a_quantile_fork_delay_forks_late_requests_long_before_the_equal_share()
 }
 
 #[tokio::test]
+async fn a_slow_replica_loses_its_first_attempts_within_a_second() {
+    // Nine replicas answering in 5 ms, one in 50 ms: accepted, so health
+    // never falls; only latency tells. Vostok's ordering waits for its 10 s
+    // round, and until then the active request bias alone leaves the slow
+    // one a share that grows with the load.
+    let slow = Scripted::start("slow", 200, 50).await;
+    let mut fast = Vec::new();
+    for _ in 0..9 {
+        fast.push(Scripted::start("fast", 200, 5).await);
+    }
+    let cluster = ClusterClient::builder("svc")
+        .replicas(std::iter::once(&slow.url).chain(fast.iter().map(|s| &s.url)))
+        .seed(18)
+        .build(Client::new())
+        .unwrap();
+    // 200 requests a second for 2 s.
+    open_loop(&cluster, 400, Duration::from_millis(5)).await;
+    let all: u64 = slow.requests() + fast.iter().map(Scripted::requests).sum::<u64>();
+    assert_eq!(
+        all, 400,
+        "no request forked: answers come in 50 ms, forks at 333"
+    );
+    let share = slow.requests() as f64 / 400.0;
+    assert!(share < 0.025, "the slow replica had {share} (fair: 0.1)");
+    let s = snap_of(&cluster, &slow);
+    assert!(s.recent_weight < 0.01, "{s:?}");
+}
+
+#[tokio::test]
 async fn weighted_ordering_sends_less_to_a_replica_with_requests_piling_up() {
     // Health and relative weights learn over seconds (the relative weights'
     // round is 10 s); the requests a slow replica holds say it at once.
@@ -820,23 +917,13 @@ async fn weighted_ordering_sends_less_to_a_replica_with_requests_piling_up() {
             .replicas([&slow.url, &fast.url])
             .strategy(Strategy::single_replica())
             .active_request_bias(bias)
+            // The bias alone: recent latency would see the slow one too.
+            .recent_latency(None)
             .outlier(None)
             .seed(11)
             .build(Client::new())
             .unwrap();
-        // Open loop: a request every 10 ms, whatever the answers do.
-        let mut tick = tokio::time::interval(Duration::from_millis(10));
-        let mut sent = Vec::new();
-        for _ in 0..100 {
-            tick.tick().await;
-            let cluster = cluster.clone();
-            sent.push(tokio::spawn(async move {
-                cluster.get("/x").send().await.map(|r| r.status())
-            }));
-        }
-        for request in sent {
-            assert_eq!(request.await.unwrap().unwrap(), 200);
-        }
+        open_loop(&cluster, 100, Duration::from_millis(10)).await;
         slow.requests() as f64 / 100.0
     }
     let even = slow_share(0.0).await;

@@ -510,6 +510,11 @@ async fn cluster_metrics_are_exported_per_replica() {
         0.0
     );
     assert!(seen.gauges[&series("courier.cluster.replica.latency_ewma", &ok1, "")] > 0.0);
+    assert!(seen.gauges[&series("courier.cluster.replica.recent_latency", &ok1, "")] > 0.0);
+    assert_eq!(
+        seen.gauges[&series("courier.cluster.replica.recent_weight", &ok1, "")],
+        1.0
+    );
     assert_eq!(
         seen.gauges[&series("courier.cluster.replica.in_flight", &ok1, "")],
         0.0

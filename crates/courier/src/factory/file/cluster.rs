@@ -10,8 +10,13 @@
 //! strategy = "forking3"         # single | sequentialN | forkingN | parallelN
 //! fork_delay = "p95"            # equal (budget ÷ n) | pNN (a quantile of recent answers)
 //! ordering = "p2c"              # weighted | p2c
-//! active_request_bias = 1.0     # weighted: weight ÷ (in flight + 1)^bias; 0 = Vostok's
+//! active_request_bias = 2.0     # weighted: weight ÷ (in flight + 1)^bias; 0 = Vostok's
 //! timeout = "2s"
+//! relative_weights = true       # Vostok's 10 s rounds (off by default: they herd under load)
+//!
+//! [clients.billing.cluster.recent_latency]  # or recent_latency = false
+//! threshold = 2.0               # slow past 2 × the median + slack
+//! slack = "5ms"
 //!
 //! [clients.billing.cluster.throttle]  # or throttle = false
 //! k = 2.0
@@ -24,7 +29,7 @@
 //!
 //! Why a file of its own: a cluster is a concept of its own (issue 18),
 //! with its own sections (throttle, replica budget, criteria, outlier
-//! ejection, health, relative weights), all checked here when the file is
+//! ejection, health, relative weights, recent latency), all checked here when the file is
 //! read, so a bad one fails the factory's build, not its first request.
 
 use std::net::SocketAddr;
@@ -37,8 +42,8 @@ use serde::Deserialize;
 use super::middleware::{section, Section};
 use super::values::{is_none, Dur, IntoValue, OptDur};
 use crate::cluster::{
-    ForkDelay, HealthConfig, OutlierConfig, RelativeWeightConfig, Replica, ReplicaBudgetConfig,
-    ReplicaOrdering, Strategy, ThrottleConfig,
+    ForkDelay, HealthConfig, OutlierConfig, RecentLatencyConfig, RelativeWeightConfig, Replica,
+    ReplicaBudgetConfig, ReplicaOrdering, Strategy, ThrottleConfig,
 };
 use crate::error::Error;
 use crate::factory::{
@@ -68,6 +73,7 @@ pub(super) struct ClusterSettings {
     outlier: Option<Section<OutlierSettings>>,
     health: Option<HealthSettings>,
     relative_weights: Option<Section<RelativeSettings>>,
+    recent_latency: Option<Section<RecentSettings>>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -128,6 +134,18 @@ struct RelativeSettings {
     sensitivity: Option<f64>,
     min_weight: Option<f64>,
     penalty_multiplier: Option<f64>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RecentSettings {
+    enabled: Option<bool>,
+    time_constant: Option<Dur>,
+    fade: Option<Dur>,
+    threshold: Option<f64>,
+    slack: Option<Dur>,
+    sensitivity: Option<f64>,
+    min_weight: Option<f64>,
 }
 
 impl ClusterSettings {
@@ -258,6 +276,14 @@ impl ClusterSettings {
             |s| s.enabled,
             |r: &mut RelativeWeightConfig, s| {
                 set!(r, s; update_period, sensitivity, min_weight, penalty_multiplier);
+            },
+        );
+        section(
+            &mut c.recent_latency,
+            self.recent_latency,
+            |s| s.enabled,
+            |r: &mut RecentLatencyConfig, s| {
+                set!(r, s; time_constant, fade, threshold, slack, sensitivity, min_weight);
             },
         );
         if let Some(h) = self.health {
@@ -435,5 +461,31 @@ criteria = { reject_statuses = [500, 502, 503, 504], dont_retry_header = "none" 
         }
         let c = o.cluster.unwrap().config;
         assert!(c.throttle.is_none() && c.replica_budget.is_none() && c.outlier.is_none());
+    }
+
+    #[test]
+    fn latency_weights_read_from_toml() {
+        let config = |extra: &str| {
+            let text = format!("[clients.i.cluster]\nreplicas = [\"http://a:1\"]\n{extra}");
+            let (_, named) = parse(&text, None).unwrap();
+            let mut o = crate::factory::ClientOptions::default();
+            for f in &named["i"].options {
+                f(&mut o);
+            }
+            o.cluster.unwrap().config
+        };
+        let c = config("");
+        assert!(c.relative_weights.is_none() && c.recent_latency.is_some());
+        let c = config("relative_weights = true\nrecent_latency = false\n");
+        assert!(c.relative_weights.is_some() && c.recent_latency.is_none());
+        let c = config("recent_latency = { threshold = 3.0, slack = \"1ms\", fade = \"20s\" }\n");
+        let r = c.recent_latency.unwrap();
+        assert_eq!(r.threshold, 3.0);
+        assert_eq!(r.slack, std::time::Duration::from_millis(1));
+        assert_eq!(r.fade, std::time::Duration::from_secs(20));
+        let e = error(
+            "[clients.i.cluster]\nreplicas = [\"http://a:1\"]\nrecent_latency = { treshold = 3 }\n",
+        );
+        assert!(e.contains("treshold"), "{e}");
     }
 }

@@ -14,10 +14,13 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+mod convergence;
+mod queued;
+
 use super::config::ClusterConfig;
 use super::criteria::Verdict;
-use super::ordering::{candidates, ReplicaOrdering};
-use super::relative::Updater;
+use super::ordering::{candidates, snapshots, ReplicaOrdering};
+use super::relative::{RelativeWeightConfig, Updater};
 use super::replica::Replica;
 use super::state::ReplicaState;
 
@@ -109,12 +112,7 @@ async fn a_recovered_replica_is_back_to_half_its_share_within_a_minute() {
     // Replica 0 fails everything for a minute: ejected, then rare.
     let faulty = sim.run(60, &|i| i == 0).await;
     assert!(faulty.iter().all(|&s| s < 0.01), "{faulty:?}");
-    assert!(
-        sim.states[0]
-            .snapshot(&sim.config, Instant::now())
-            .ejections
-            >= 1
-    );
+    assert!(snapshots(&sim.states, &sim.config, Instant::now())[0].ejections >= 1);
     // Recovered: within 60 s it is back to at least half its fair 10 %.
     let recovered = sim.run(60, &|_| false).await;
     assert!(recovered[5] >= 0.05, "{recovered:?}");
@@ -122,7 +120,10 @@ async fn a_recovered_replica_is_back_to_half_its_share_within_a_minute() {
 
 #[tokio::test(start_paused = true)]
 async fn a_slow_replica_loses_its_traffic_to_relative_weights() {
-    let mut sim = Sim::new(10, ClusterConfig::default());
+    let vostok = ClusterConfig::default()
+        .relative_weights(Some(RelativeWeightConfig::default()))
+        .recent_latency(None);
+    let mut sim = Sim::new(10, vostok);
     sim.run(10, &|_| false).await;
     // Replica 0 answers, accepted, but 10× slower: health stays at 1.
     let slow = Duration::from_millis(50);
@@ -148,7 +149,7 @@ async fn a_slow_replica_loses_its_traffic_to_relative_weights() {
         first.judged(Verdict::Accept, rtt, &sim.config);
         tokio::time::advance(Duration::from_millis(1)).await;
     }
-    let snap = sim.states[0].snapshot(&sim.config, Instant::now());
+    let snap = snapshots(&sim.states, &sim.config, Instant::now()).remove(0);
     assert!(snap.health > 0.99, "{snap:?}");
     assert!(snap.relative_weight < 0.05, "{snap:?}");
     assert!(firsts < 100, "{firsts} of 10,000 in the last 10 s");
