@@ -72,6 +72,9 @@ pub(crate) struct Driver<S> {
     wakers: Vec<Waker>,
     /// Keep-alive PINGs and the PING after a GOAWAY.
     watch: Watch,
+    /// The server's first frame header was read (and was a SETTINGS
+    /// frame's: its preface).
+    preface_read: bool,
     /// See [`Driver::poll`].
     deferred: bool,
     /// Writing what is queued (a GOAWAY last), then done.
@@ -143,6 +146,7 @@ pub(crate) fn handshake_with<S>(
         idle: true,
         wakers: Vec::new(),
         watch: Watch::new(keep_alive),
+        preface_read: false,
         deferred: false,
         closing: false,
     };
@@ -189,6 +193,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Driver<S> {
                         // dropped by a server going away, not lost in transit.
                         let why = if self.shared.lock().goaway.is_some() {
                             "the server closed the connection after its GOAWAY"
+                        } else if !self.preface_read {
+                            "the server closed the connection before its SETTINGS (does it speak HTTP/2?)"
                         } else {
                             "the server closed the connection"
                         };
@@ -273,6 +279,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Driver<S> {
             let head: [u8; frame::HEADER_LEN] = rbuf[..frame::HEADER_LEN]
                 .try_into()
                 .expect("length checked");
+            if !self.preface_read {
+                recv::preface(&head).map_err(End::Conn)?;
+                self.preface_read = true;
+            }
             let head = Head::parse(&head);
             if head.len > frame::DEFAULT_MAX_FRAME_SIZE {
                 return Err(End::Conn(ConnError {
