@@ -16,7 +16,8 @@ use std::time::{Duration, Instant};
 
 use courier::ErrorKind;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::task::JoinHandle;
 
 use crate::support::h2::*;
 
@@ -127,43 +128,38 @@ async fn streams_past_the_servers_first_limit_are_refused_and_sent_again() {
 #[tokio::test]
 async fn later_connections_are_given_no_more_than_the_limit_the_first_declared() {
     const LIMIT_STREAMS: usize = 2;
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/", listener.local_addr().unwrap());
     // The most requests one connection sent before it acknowledged the
     // server's SETTINGS (before it could have known the limit).
     let most = Arc::new(AtomicUsize::new(0));
-    let server = tokio::spawn({
-        let most = Arc::clone(&most);
+    let seen = Arc::clone(&most);
+    let (url, _, server) = raw_server(move |io| {
+        let most = Arc::clone(&seen);
         async move {
-            while let Ok((io, _)) = listener.accept().await {
-                let most = Arc::clone(&most);
-                tokio::spawn(async move {
-                    let limit = [(SETTINGS_MAX_CONCURRENT_STREAMS, LIMIT_STREAMS as u32)];
-                    let Some(peer) = Peer::handshake(io, &limit).await else {
-                        return;
-                    };
-                    let mut peer = peer.without_deadline();
-                    let (mut early, mut acked) = (0, false);
-                    while let Some(f) = peer.try_read().await {
-                        match f.ty {
-                            SETTINGS if f.has(ACK) => acked = true,
-                            SETTINGS => {
-                                peer.try_send(&frame(SETTINGS, ACK, 0, &[])).await;
-                            }
-                            HEADERS => {
-                                if !acked {
-                                    early += 1;
-                                    most.fetch_max(early, SeqCst);
-                                }
-                                peer.try_send(&ok(f.stream, b"ok")).await;
-                            }
-                            _ => {}
-                        }
+            let limit = [(SETTINGS_MAX_CONCURRENT_STREAMS, LIMIT_STREAMS as u32)];
+            let Some(peer) = Peer::handshake(io, &limit).await else {
+                return;
+            };
+            let mut peer = peer.without_deadline();
+            let (mut early, mut acked) = (0, false);
+            while let Some(f) = peer.try_read().await {
+                match f.ty {
+                    SETTINGS if f.has(ACK) => acked = true,
+                    SETTINGS => {
+                        peer.try_send(&frame(SETTINGS, ACK, 0, &[])).await;
                     }
-                });
+                    HEADERS => {
+                        if !acked {
+                            early += 1;
+                            most.fetch_max(early, SeqCst);
+                        }
+                        peer.try_send(&ok(f.stream, b"ok")).await;
+                    }
+                    _ => {}
+                }
             }
         }
-    });
+    })
+    .await;
     let client = h2c().build().unwrap();
     // The first connection learns the limit; then 6 at once need more.
     fetch(&client, &url).await.unwrap();
@@ -187,41 +183,47 @@ async fn later_connections_are_given_no_more_than_the_limit_the_first_declared()
     );
 }
 
+/// A server on 127.0.0.1 that runs `conn` on every connection it accepts,
+/// counting them: its URL, the count, and the accept loop's task.
+async fn raw_server<F, Fut>(conn: F) -> (String, Arc<AtomicUsize>, JoinHandle<()>)
+where
+    F: Fn(TcpStream) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&accepted);
+    let task = tokio::spawn(async move {
+        while let Ok((io, _)) = listener.accept().await {
+            counted.fetch_add(1, SeqCst);
+            tokio::spawn(conn(io));
+        }
+    });
+    (url, accepted, task)
+}
+
 /// An HTTP/1.1 server (nginx or Apache on a port without HTTP/2) answers
 /// the client's preface with a status line and closes.
-async fn http1_only(listener: TcpListener, accepted: Arc<AtomicUsize>) {
-    loop {
-        let Ok((mut io, _)) = listener.accept().await else {
-            return;
-        };
-        accepted.fetch_add(1, SeqCst);
-        tokio::spawn(async move {
-            let mut buf = vec![0u8; 4096];
-            let mut seen = Vec::new();
-            while !seen.windows(4).any(|w| w == b"\r\n\r\n") {
-                match io.read(&mut buf).await {
-                    Ok(0) | Err(_) => return,
-                    Ok(n) => seen.extend_from_slice(&buf[..n]),
-                }
-            }
-            let _ = io
-                .write_all(
-                    b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-                )
-                .await;
-            // Read what else comes, so the close is a FIN, not a reset.
-            let _ = io.shutdown().await;
-            while matches!(io.read(&mut buf).await, Ok(n) if n > 0) {}
-        });
+async fn http1_only(mut io: TcpStream) {
+    let mut buf = vec![0u8; 4096];
+    let mut seen = Vec::new();
+    while !seen.windows(4).any(|w| w == b"\r\n\r\n") {
+        match io.read(&mut buf).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => seen.extend_from_slice(&buf[..n]),
+        }
     }
+    let answer = b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+    let _ = io.write_all(answer).await;
+    // Read what else comes, so the close is a FIN, not a reset.
+    let _ = io.shutdown().await;
+    while matches!(io.read(&mut buf).await, Ok(n) if n > 0) {}
 }
 
 #[tokio::test]
 async fn prior_knowledge_to_an_http1_server_fails_each_request_once_as_a_protocol_error() {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/", listener.local_addr().unwrap());
-    let accepted = Arc::new(AtomicUsize::new(0));
-    let server = tokio::spawn(http1_only(listener, Arc::clone(&accepted)));
+    let (url, accepted, server) = raw_server(http1_only).await;
     let client = h2c().build().unwrap();
     let fetches: Vec<_> = (0..10)
         .map(|_| {
@@ -246,26 +248,15 @@ async fn prior_knowledge_to_an_http1_server_fails_each_request_once_as_a_protoco
     assert_eq!(m.refused_stream_retries + m.stale_retries, 0, "{m:?}");
 }
 
-/// Accepts and reads, never answers: no SETTINGS ever.
-async fn silent(listener: TcpListener, accepted: Arc<AtomicUsize>) {
-    loop {
-        let Ok((mut io, _)) = listener.accept().await else {
-            return;
-        };
-        accepted.fetch_add(1, SeqCst);
-        tokio::spawn(async move {
-            let mut buf = [0u8; 4096];
-            while matches!(io.read(&mut buf).await, Ok(n) if n > 0) {}
-        });
-    }
+/// Reads, never answers: no SETTINGS ever.
+async fn silent(mut io: TcpStream) {
+    let mut buf = [0u8; 4096];
+    while matches!(io.read(&mut buf).await, Ok(n) if n > 0) {}
 }
 
 #[tokio::test]
 async fn a_server_that_never_sends_its_settings_fails_the_request_at_the_connect_timeout() {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}/", listener.local_addr().unwrap());
-    let accepted = Arc::new(AtomicUsize::new(0));
-    let server = tokio::spawn(silent(listener, Arc::clone(&accepted)));
+    let (url, accepted, server) = raw_server(silent).await;
     let connect_timeout = Duration::from_millis(300);
     // The request's own deadline is far: the connect timeout must end it.
     let client = h2c().connect_timeout(connect_timeout).build().unwrap();
