@@ -12,9 +12,10 @@
 # Environment (all optional):
 #   RTTS="5 50"          round trip times in ms (each direction is delayed by half)
 #   DURATION=10          seconds per client and RTT
-#   CLIENTS="courier-h1 courier-h2c courier-h2c-before courier-h1tls courier-h2tls h2load go hyper-util reqwest"
+#   CLIENTS="courier-h1 courier-h2c courier-h2c-before courier-h1tls courier-h2tls courier-h2tls-before h2load go hyper-util reqwest"
 #   COURIER_BIN=path     courier binary [target/release/courier, built if missing]
-#   COURIER_BEFORE=path  another courier binary for the courier-h2c-before row (e.g. an older commit)
+#   COURIER_BEFORE=path  another courier binary for the courier-h2c-before and courier-h2tls-before rows
+#                        (e.g. an older commit; the server stays COURIER_BIN's)
 #   SIZE_MIB=64          the file's size
 #   NO_BUILD=1           do not build anything (skip rows whose binaries are missing)
 #   OUT_DIR=dir          keep each client's output (courier's --json, with latency percentiles) there
@@ -35,7 +36,7 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
 RTTS="${RTTS:-5 50}"
 DURATION="${DURATION:-10}"
-CLIENTS="${CLIENTS:-courier-h1 courier-h2c courier-h2c-before courier-h1tls courier-h2tls h2load go hyper-util reqwest}"
+CLIENTS="${CLIENTS:-courier-h1 courier-h2c courier-h2c-before courier-h1tls courier-h2tls courier-h2tls-before h2load go hyper-util reqwest}"
 SIZE_MIB="${SIZE_MIB:-64}"
 PEERS="$HERE/peers/target"
 COURIER="${COURIER_BIN:-$ROOT/target/release/courier}"
@@ -149,6 +150,7 @@ client_cmd() {
     courier-h2c-before) [ -x "${COURIER_BEFORE:-}" ] && echo "$COURIER_BEFORE bench $h2c$FILE $c --http 2" ;;
     courier-h1tls) echo "$COURIER bench ${tls/http:/https:}$FILE $c --http 1.1 --insecure" ;;
     courier-h2tls) echo "$COURIER bench ${tls/http:/https:}$FILE $c --http 2 --insecure" ;;
+    courier-h2tls-before) [ -x "${COURIER_BEFORE:-}" ] && echo "$COURIER_BEFORE bench ${tls/http:/https:}$FILE $c --http 2 --insecure" ;;
     h2load) command -v h2load >/dev/null && echo "h2load -c 1 -m 1 -t 1 -w 30 -W 30 -D $DURATION $h2c$FILE" ;;
     go) [ -x "$PEERS/go-load" ] && echo "$PEERS/go-load $h2c$FILE -c 1 -d $DURATION -threads 1 -http 2" ;;
     hyper-util) [ -x "$PEERS/release/hyper-load" ] && echo "$PEERS/release/hyper-load $h2c$FILE -c 1 -d $DURATION --threads 1 --http 2" ;;
@@ -162,9 +164,10 @@ label() {
     case "$1" in
     courier-h1) echo "courier, HTTP/1.1 (same link, control)" ;;
     courier-h2c) echo "courier, h2c (adaptive windows)" ;;
-    courier-h2c-before) echo "courier before, h2c (2 MiB / 8 MiB fixed windows)" ;;
+    courier-h2c-before) echo "courier before (COURIER_BEFORE), h2c" ;;
     courier-h1tls) echo "courier, TLS+HTTP/1.1" ;;
     courier-h2tls) echo "courier, TLS+h2 (adaptive windows)" ;;
+    courier-h2tls-before) echo "courier before (COURIER_BEFORE), TLS+h2" ;;
     h2load) echo "h2load, h2c (1 GiB windows)" ;;
     go) echo "Go net/http, h2c" ;;
     hyper-util) echo "hyper-util, h2c" ;;

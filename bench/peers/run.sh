@@ -23,7 +23,12 @@
 #                                is never the bottleneck (use DURATION=8 or more)
 #   COURIER_BIN=path             use this courier binary instead of building courier-cli
 #   RESULTS=path                 where to write the JSON [bench/peers/results.json]
-#   NO_INSTALL=1 NO_BUILD=1      skip apt-get / skip building the peer clients
+#   NO_INSTALL=1 NO_BUILD=1      skip apt-get / skip building the peer clients (a chosen peer whose
+#                                binary is missing is then skipped, with the reason in its row)
+#
+# Only what the chosen CLIENTS and SCENARIOS use is installed or built: wrk for wrk, h2load for
+# h2load, Go for go, the Rust peers for reqwest and hyper-util, openssl for the TLS scenarios,
+# valgrind with CALLGRIND; nginx, taskset, ss and /usr/bin/time always.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -51,15 +56,22 @@ die() { printf '\033[31merror: %s\033[0m\n' "$*" >&2; exit 1; }
 # ---------------------------------------------------------------------------------------------
 # 1. tools
 # ---------------------------------------------------------------------------------------------
+# Whether the word $1 is in the list $2.
+among() { [[ " $2 " == *" $1 "* ]]; }
+
+# A TLS scenario is chosen: nginx gets a TLS port and a certificate.
+wants_tls() { among h1tls "$SCENARIOS" || among h2tls "$SCENARIOS"; }
+
 install_tools() {
     local missing=()
     command -v nginx >/dev/null || missing+=(nginx)
-    command -v wrk >/dev/null || missing+=(wrk)
-    command -v h2load >/dev/null || missing+=(nghttp2-client)
+    if among wrk "$CLIENTS"; then command -v wrk >/dev/null || missing+=(wrk); fi
+    if among h2load "$CLIENTS"; then command -v h2load >/dev/null || missing+=(nghttp2-client); fi
     [ -x /usr/bin/time ] || missing+=(time)
     command -v taskset >/dev/null || missing+=(util-linux)
     command -v ss >/dev/null || missing+=(iproute2)
-    command -v openssl >/dev/null || missing+=(openssl)
+    if wants_tls; then command -v openssl >/dev/null || missing+=(openssl); fi
+    if [ -n "${CALLGRIND:-}" ]; then command -v valgrind >/dev/null || missing+=(valgrind); fi
     [ ${#missing[@]} -eq 0 ] && return 0
     [ -n "${NO_INSTALL:-}" ] && die "missing: ${missing[*]} (NO_INSTALL is set)"
     log "installing ${missing[*]}"
@@ -71,15 +83,25 @@ install_tools() {
     fi
 }
 
+# Builds the chosen peer clients (never with NO_BUILD: client_cmd skips those it cannot find).
 build_peers() {
+    [ -n "${NO_BUILD:-}" ] && return 0
     mkdir -p "$TARGET"
-    if [ -n "${NO_BUILD:-}" ] && [ -x "$TARGET/go-load" ] && [ -x "$TARGET/release/reqwest-load" ]; then
-        return 0
+    if among go "$CLIENTS"; then
+        command -v go >/dev/null || die "the go client needs Go to build it (or leave go out of CLIENTS, or NO_BUILD=1)"
+        log "building the Go load client"
+        (cd "$HERE/go" && GOTOOLCHAIN=local GOFLAGS=-mod=mod go build -o "$TARGET/go-load" .)
     fi
-    log "building the Go load client"
-    (cd "$HERE/go" && GOTOOLCHAIN=local GOFLAGS=-mod=mod go build -o "$TARGET/go-load" .)
-    log "building the reqwest and hyper-util load clients"
-    cargo build --release --quiet --manifest-path "$HERE/reqwest/Cargo.toml" --target-dir "$TARGET"
+    if among reqwest "$CLIENTS" || among hyper-util "$CLIENTS"; then
+        log "building the reqwest and hyper-util load clients"
+        cargo build --release --quiet --manifest-path "$HERE/reqwest/Cargo.toml" --target-dir "$TARGET"
+    fi
+}
+
+# Prints nothing if the peer binary $1 is there, else why the client is skipped (on fd 3).
+missing_binary() {
+    [ -x "$1" ] && return 1
+    echo "no $1 (NO_BUILD is set, or its build failed)" >&3
 }
 
 COURIER=""
@@ -140,9 +162,19 @@ start_nginx() {
     head -c 128 /dev/zero | tr '\0' 'x' >"$WORK/www/128.bin"
     head -c 1048576 /dev/urandom >"$WORK/www/1m.bin"
     chmod 644 "$WORK/www/"*
-    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
-        -subj /CN=localhost -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" \
-        -keyout "$WORK/key.pem" -out "$WORK/cert.pem" 2>/dev/null
+    local tls_server="" ports="$PORT_H1 $PORT_H2C"
+    if wants_tls; then
+        openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
+            -subj /CN=localhost -addext "subjectAltName=DNS:localhost,IP:127.0.0.1" \
+            -keyout "$WORK/key.pem" -out "$WORK/cert.pem" 2>/dev/null
+        tls_server="server {
+        listen 127.0.0.1:$PORT_TLS ssl http2;
+        ssl_certificate $WORK/cert.pem;
+        ssl_certificate_key $WORK/key.pem;
+        ssl_protocols TLSv1.2 TLSv1.3;
+    }"
+        ports+=" $PORT_TLS"
+    fi
     cat >"$WORK/nginx.conf" <<EOF
 worker_processes 1;
 pid $WORK/nginx.pid;
@@ -165,20 +197,15 @@ http {
     root $WORK/www;
     server { listen 127.0.0.1:$PORT_H1; }
     server { listen 127.0.0.1:$PORT_H2C http2; }
-    server {
-        listen 127.0.0.1:$PORT_TLS ssl http2;
-        ssl_certificate $WORK/cert.pem;
-        ssl_certificate_key $WORK/key.pem;
-        ssl_protocols TLSv1.2 TLSv1.3;
-    }
+    $tls_server
 }
 EOF
-    log "starting nginx on CPU $SERVER_CPU (ports $PORT_H1 http/1.1, $PORT_H2C h2c, $PORT_TLS tls+h2)"
+    log "starting nginx on CPU $SERVER_CPU (ports $PORT_H1 http/1.1, $PORT_H2C h2c$(wants_tls && echo ", $PORT_TLS tls+h2"))"
     taskset -c "$SERVER_CPU" nginx -p "$WORK" -c nginx.conf -e "$WORK/error.log"
     NGINX_STARTED=1
     for _ in $(seq 50); do
         curl_ok=1
-        for p in "$PORT_H1" "$PORT_H2C" "$PORT_TLS"; do port_free "$p" && curl_ok=0; done
+        for p in $ports; do port_free "$p" && curl_ok=0; done
         [ $curl_ok -eq 1 ] && break
         sleep 0.1
     done
@@ -223,10 +250,13 @@ client_cmd() {
         echo "h2load -t1 ${h2args//,/ } -D $DURATION $url" ;;
     go)
         [ -z "${CALLGRIND:-}" ] || { echo "Go's runtime does not run under valgrind" >&3; return; }
+        missing_binary "$TARGET/go-load" && return
         echo "$TARGET/go-load $url -c $c -d $DURATION -threads 1 -http $ver${tls:+ -insecure}" ;;
     reqwest)
+        missing_binary "$TARGET/release/reqwest-load" && return
         echo "$TARGET/release/reqwest-load $url -c $c -d $DURATION --threads 1 --http $ver${tls:+ --insecure}" ;;
     hyper-util)
+        missing_binary "$TARGET/release/hyper-load" && return
         echo "$TARGET/release/hyper-load $url -c $c -d $DURATION --threads 1 --http $ver${tls:+ --insecure}" ;;
     courier)
         [ -n "$COURIER" ] || { echo "no courier binary ($COURIER_NOTE)" >&3; return; }

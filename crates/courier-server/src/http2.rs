@@ -20,7 +20,7 @@ use crate::transport::Transport;
 /// Serves HTTP/2 on `transport` until the connection ends.
 pub(crate) async fn serve(transport: Transport, state: &Arc<ConnState>, control: &mut Control<'_>) {
     state.ctx().count_http2_connection();
-    let io = ConnIo::new(transport, Arc::clone(state));
+    let io = ConnIo::coalescing(transport, Arc::clone(state));
     let service = CourierService::new(Arc::clone(state), Protocol::Http2);
     let conn = state.ctx().http2.serve_connection(io, service);
     tokio::pin!(conn);

@@ -1,5 +1,6 @@
 //! The IO type hyper drives: a [`Transport`] that records whether its last
-//! write would block, and that can turn its close into a TCP reset.
+//! write would block (or its bytes wait in [`Coalesced`]'s buffer: HTTP/2's
+//! writes are coalesced), and that can turn its close into a TCP reset.
 //!
 //! The write-blocked bit lets a fault endpoint know whether hyper still
 //! holds bytes of an earlier response that must reach the client before the
@@ -18,29 +19,43 @@ use std::time::Duration;
 use hyper::rt::{Read, ReadBufCursor, Write};
 use hyper_util::rt::TokioIo;
 
+use crate::coalesce::Coalesced;
 use crate::conn::ConnState;
 use crate::transport::Transport;
 
 pub(crate) struct ConnIo {
-    inner: TokioIo<Transport>,
+    inner: Coalesced<TokioIo<Transport>>,
     conn: Arc<ConnState>,
 }
 
 impl ConnIo {
+    /// Writes go to the transport as hyper makes them (HTTP/1.1: hyper
+    /// coalesces them itself).
     pub(crate) fn new(transport: Transport, conn: Arc<ConnState>) -> Self {
         Self {
-            inner: TokioIo::new(transport),
+            inner: Coalesced::new(TokioIo::new(transport), false),
+            conn,
+        }
+    }
+
+    /// Writes made in one go share a system call (hyper's HTTP/2 writes a
+    /// frame at a time, see [`Coalesced`]).
+    pub(crate) fn coalescing(transport: Transport, conn: Arc<ConnState>) -> Self {
+        Self {
+            inner: Coalesced::new(TokioIo::new(transport), true),
             conn,
         }
     }
 
     /// The transport itself, for raw faults once hyper has let go.
     pub(crate) fn transport_mut(&mut self) -> &mut Transport {
-        self.inner.inner_mut()
+        self.inner.get_mut().inner_mut()
     }
 
+    /// Records whether written bytes have yet to reach the socket.
     fn note<T>(&self, res: Poll<T>) -> Poll<T> {
-        self.conn.set_write_blocked(res.is_pending());
+        self.conn
+            .set_write_blocked(res.is_pending() || self.inner.holds());
         res
     }
 }
@@ -50,7 +65,7 @@ impl Drop for ConnIo {
         if self.conn.reset_on_close() {
             // SO_LINGER 0 turns close() into an abortive close (RST).
             // Linger 0 never blocks, unlike other linger values.
-            let socket = socket2::SockRef::from(self.inner.inner().tcp());
+            let socket = socket2::SockRef::from(self.inner.get_ref().inner().tcp());
             if let Err(err) = socket.set_linger(Some(Duration::ZERO)) {
                 tracing::debug!(conn = self.conn.id(), "SO_LINGER for reset failed: {err}");
             }
@@ -98,7 +113,8 @@ impl Write for ConnIo {
     }
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.inner).poll_shutdown(cx)
+        let res = Pin::new(&mut self.inner).poll_shutdown(cx);
+        self.note(res)
     }
 }
 

@@ -36,6 +36,7 @@
 
 mod accept;
 mod body;
+mod coalesce;
 mod config;
 mod conn;
 mod control;

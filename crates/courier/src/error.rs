@@ -212,8 +212,9 @@ impl Error {
     }
 
     /// Classifies an HTTP/2 stream failure: an oversized header list, a
-    /// request the server did not process (refused, or never written), the
-    /// connection lost, or a protocol error (a reset or GOAWAY from the
+    /// request the server did not process (refused, or never written), a
+    /// connection whose server never sent its SETTINGS (a connect timeout),
+    /// the connection lost, or a protocol error (a reset or GOAWAY from the
     /// server after it took the request, a malformed response, a frame
     /// courier would not accept).
     pub(crate) fn from_http2(err: crate::proto::h2::error::StreamError) -> Error {
@@ -221,6 +222,7 @@ impl Error {
         let kind = match &err {
             StreamError::HeadersTooLarge => ErrorKind::HeadersTooLarge,
             StreamError::InvalidRequest(_) => ErrorKind::InvalidRequest,
+            StreamError::NoSettings => ErrorKind::ConnectTimeout,
             e if e.is_unprocessed() => ErrorKind::Refused,
             e if e.is_connection_lost() => ErrorKind::ConnectionClosed,
             _ => ErrorKind::Protocol,

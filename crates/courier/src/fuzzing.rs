@@ -185,7 +185,7 @@ pub async fn respond_with_http2(data: &[u8]) -> Result<bytes::Bytes, crate::Erro
     let (near, mut far) = tokio::io::duplex(64 * 1024);
     let answer = data.to_vec();
     tokio::spawn(async move {
-        // An empty SETTINGS frame: the connection is adopted once it arrives.
+        // An empty SETTINGS frame, the server's preface.
         if far.write_all(&[0, 0, 0, 4, 0, 0, 0, 0, 0]).await.is_err() {
             return;
         }
@@ -215,7 +215,7 @@ pub async fn respond_with_http2(data: &[u8]) -> Result<bytes::Bytes, crate::Erro
         // Keep reading so the client's writes never block.
         while far.read(&mut buf).await.unwrap_or(0) > 0 {}
     });
-    origin.adopt_shared(near).await;
+    origin.adopt_shared(near);
     let outcome = match client.get(&uri).send().await {
         Ok(res) => res.bytes().await,
         Err(e) => Err(e),

@@ -107,6 +107,7 @@ impl pool::Protocol for Transport {
         config: &Config,
         origin: &Origin,
         reporter: Reporter,
+        deadline: tokio::time::Instant,
     ) -> Handshake<Transport> {
         match kind {
             Kind::Exclusive => {
@@ -117,7 +118,7 @@ impl pool::Protocol for Transport {
                 Handshake::Exclusive(conn)
             }
             Kind::Shared => {
-                let hs = h2::handshake(stream, config);
+                let hs = h2::handshake(stream, config, deadline);
                 let listener = Arc::new(Report(reporter));
                 // The id is the reporter's; the signals' own is unused.
                 let weak: Weak<Report> = Arc::downgrade(&listener);
@@ -177,6 +178,10 @@ impl protocol::Shared<Transport> for Http2 {
         self.signals.max_streams()
     }
 
+    fn declared(&self) -> Option<usize> {
+        self.signals.declared_max_streams()
+    }
+
     fn accepts_requests(&self) -> bool {
         !self.signals.is_closed() && !self.signals.goaway_received()
     }
@@ -189,20 +194,6 @@ impl protocol::Shared<Transport> for Http2 {
         self.signals
             .take_served()
             .map(|signals::Served { count, certain }| Served { count, certain })
-    }
-
-    async fn ready(&self) -> Result<(), Error> {
-        // The stream limit is only known once the server's SETTINGS arrive;
-        // they are the first thing it sends.
-        if self.signals.wait_for_settings().await {
-            return Ok(());
-        }
-        Err(h2::failure(&self.handle).unwrap_or_else(|| {
-            Error::msg(
-                ErrorKind::ConnectionClosed,
-                "HTTP/2 connection closed before the server's SETTINGS",
-            )
-        }))
     }
 
     fn send(&self, req: Request<Body>) -> Http2Send {

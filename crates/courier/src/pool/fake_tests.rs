@@ -6,7 +6,9 @@
 //! with no request head, no frame, no socket) and pin the pool's own rules
 //! where no protocol can blur them: the per-origin cap, the FIFO queue, LIFO
 //! reuse, and a shared connection's slots (more connections when every slot
-//! is taken; none while the peer allows 0).
+//! is taken; none while the peer allows 0; before the peer declares them,
+//! the protocol's assumption, within what the origin's last connection
+//! declared).
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -31,8 +33,13 @@ use crate::metrics::Metrics;
 /// protocol's functions have no `self`).
 #[derive(Default)]
 struct Knobs {
-    /// Slots every shared connection allows now.
+    /// Slots every shared connection allows now, once declared.
     slots: AtomicUsize,
+    /// New shared connections leave their slots undeclared, assuming these
+    /// (0: they declare at once), until the test declares them.
+    assumed: AtomicUsize,
+    /// Each shared connection's declaration, in the order they were made.
+    declared: Mutex<Vec<Arc<AtomicBool>>>,
     /// Connections dialled.
     dials: AtomicUsize,
     /// Connections made (each one's id).
@@ -61,6 +68,16 @@ struct FakeShared {
     id: usize,
     knobs: Arc<Knobs>,
     closed: AtomicBool,
+    declared: Arc<AtomicBool>,
+}
+
+impl Knobs {
+    /// Shared connection `i` (in the order made) declares its slots, and
+    /// tells the pool.
+    fn declare(&self, i: usize) {
+        self.declared.lock().unwrap()[i].store(true, SeqCst);
+        self.reporters.lock().unwrap()[i].report();
+    }
 }
 
 impl<const SHARED: bool> Protocol for Fake<SHARED> {
@@ -92,17 +109,21 @@ impl<const SHARED: bool> Protocol for Fake<SHARED> {
         _: &Config,
         knobs: &Arc<Knobs>,
         reporter: Reporter,
+        _: tokio::time::Instant,
     ) -> Handshake<Self> {
         let id = knobs.made.fetch_add(1, SeqCst);
         match kind {
             Kind::Exclusive => Handshake::Exclusive(FakeExclusive { id }),
             Kind::Shared => {
                 knobs.reporters.lock().unwrap().push(reporter);
+                let declared = Arc::new(AtomicBool::new(knobs.assumed.load(SeqCst) == 0));
+                knobs.declared.lock().unwrap().push(Arc::clone(&declared));
                 Handshake::Shared {
                     conn: FakeShared {
                         id,
                         knobs: Arc::clone(knobs),
                         closed: AtomicBool::new(false),
+                        declared,
                     },
                     // Open until the runtime ends.
                     driver: Box::pin(std::future::pending()),
@@ -139,7 +160,16 @@ impl<const SHARED: bool> protocol::Shared<Fake<SHARED>> for FakeShared {
     type Exchange = usize;
 
     fn slots(&self) -> usize {
-        self.knobs.slots.load(SeqCst)
+        match self.declared.load(SeqCst) {
+            true => self.knobs.slots.load(SeqCst),
+            false => self.knobs.assumed.load(SeqCst),
+        }
+    }
+
+    fn declared(&self) -> Option<usize> {
+        self.declared
+            .load(SeqCst)
+            .then(|| self.knobs.slots.load(SeqCst))
     }
 
     fn accepts_requests(&self) -> bool {
@@ -152,10 +182,6 @@ impl<const SHARED: bool> protocol::Shared<Fake<SHARED>> for FakeShared {
 
     fn take_served(&self) -> Option<Served> {
         None
-    }
-
-    async fn ready(&self) -> Result<(), Error> {
-        Ok(())
     }
 
     fn send(&self, _: Request<Body>) -> usize {
@@ -345,6 +371,52 @@ async fn a_shared_connection_that_allows_no_slot_makes_requests_wait_not_dial() 
             task.await.unwrap();
         }
         assert_eq!(knobs.dials.load(SeqCst), 1);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_shared_connection_takes_requests_before_its_peer_declares_its_slots() {
+    within(async {
+        let (pool, metrics) = pool::<true>(usize::MAX);
+        let knobs = knobs("undeclared.test");
+        knobs.assumed.store(3, SeqCst);
+        knobs.slots.store(1, SeqCst);
+        let origin = origin(&pool, "undeclared.test");
+        let requests: Vec<_> = (0..5)
+            .map(|_| {
+                let origin = Arc::clone(&origin);
+                tokio::spawn(async move { send(origin.checkout(false, None).await.unwrap()).await })
+            })
+            .collect();
+        // The assumed 3 go on the new connection at once; the other two wait
+        // for it to declare its slots rather than dial on a guess.
+        until("two wait, three are on the first connection", || {
+            let m = metrics.snapshot();
+            m.requests_queued == 2 && m.http2_streams_active == 3
+        })
+        .await;
+        for _ in 0..10 {
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(knobs.dials.load(SeqCst), 1, "one probe until declared");
+
+        // It declares 1 slot: nothing more goes on it, and the next
+        // connections are given no more than 1 each before their own
+        // declarations (the origin's hint), so the two waiting get one each.
+        knobs.declare(0);
+        let mut leases = Vec::new();
+        for r in requests {
+            leases.push(r.await.unwrap());
+        }
+        let on = |id| leases.iter().filter(|(_, c)| *c == id).count();
+        assert_eq!(
+            knobs.dials.load(SeqCst),
+            3,
+            "{:?}",
+            leases.iter().map(|l| l.1).collect::<Vec<_>>()
+        );
+        assert_eq!((on(0), on(1), on(2)), (3, 1, 1));
     })
     .await;
 }

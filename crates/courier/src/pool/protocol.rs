@@ -13,8 +13,13 @@
 //!   number of slots its peer allows. The pool counts the slots in use;
 //!   each lease holds one.
 //!
-//! What a shared connection learns that the pool must act on at once (more
-//! or fewer slots, GOAWAY, a request limit) reaches the pool through a
+//! A shared connection takes requests as soon as it is made, before its
+//! peer has said how many (HTTP/2: the client may send with its preface, as
+//! Go's and Chromium's do, and a round trip is saved): up to what the
+//! protocol assumes, or fewer if the origin's last connection declared
+//! fewer. What a shared connection learns that the pool must act on at once
+//! (its slots declared, more or fewer slots, GOAWAY, a request limit)
+//! reaches the pool through a
 //! [`Reporter`] the pool hands over when the connection is made: an
 //! interface of the pool, so no protocol imports a pool type.
 //!
@@ -30,6 +35,7 @@ use std::task::{Context, Poll};
 
 use http::uri::{Authority, Scheme};
 use http::Request;
+use tokio::time::Instant;
 
 use super::OriginPool;
 use crate::body::Body;
@@ -76,15 +82,18 @@ pub(crate) trait Protocol: Sized + Send + Sync + 'static {
     ) -> Result<Kind, Error>;
 
     /// Makes a connection of `kind` over `stream`. A shared connection's
-    /// changes go to `reporter` from now on; its driver must be spawned for
-    /// anything to happen, and it takes no requests before
-    /// [`Shared::ready`].
+    /// changes go to `reporter` from now on, and its driver must be spawned
+    /// for anything to happen. It takes requests at once, before its peer
+    /// has said how many ([`Shared::declared`]); if the peer has not shown
+    /// it speaks the protocol by `deadline` (the pool's connect timeout),
+    /// the connection fails, and its requests with it.
     fn handshake<S: AsyncIo>(
         stream: S,
         kind: Kind,
         config: &Config,
         origin: &Self::Origin,
         reporter: Reporter,
+        deadline: Instant,
     ) -> Handshake<Self>;
 }
 
@@ -143,8 +152,16 @@ pub(crate) trait Shared<P: Protocol>: Send + Sync + 'static {
     /// One request on one of its slots, until the answer.
     type Exchange: Send;
 
-    /// The slots its peer allows now (0: none for now, wait).
+    /// The slots its peer allows now (0: none for now, wait); until the
+    /// peer has [`declared`](Shared::declared) them, what the protocol
+    /// assumes it allows.
     fn slots(&self) -> usize;
+
+    /// The slots its peer said it allows when it first said (HTTP/2: the
+    /// limit of its first SETTINGS frame, not a lowering under load later),
+    /// to plan connections by; `None` until then. Reported through the
+    /// [`Reporter`] when it comes.
+    fn declared(&self) -> Option<usize>;
 
     /// May take new requests as far as the protocol goes: open, and not
     /// going away. (Its lifetime is the pool's business.)
@@ -156,10 +173,6 @@ pub(crate) trait Shared<P: Protocol>: Send + Sync + 'static {
     /// How many requests the peer serves on one connection, once, when the
     /// connection going away showed it.
     fn take_served(&self) -> Option<Served>;
-
-    /// Resolves once the connection can take requests (HTTP/2: the peer's
-    /// first SETTINGS, which name the slots), or with why it never will.
-    fn ready(&self) -> impl Future<Output = Result<(), Error>> + Send + '_;
 
     /// Starts sending `req` on one of its slots (reserved by the pool).
     fn send(&self, req: Request<Body>) -> Self::Exchange;

@@ -338,13 +338,16 @@ async fn no_streams_allowed_then_raised_serves_the_waiting_request() {
     assert_eq!(per_conn.iter().sum::<usize>(), 1, "{per_conn:?}");
 }
 
+/// Refused as a server at its limit refuses (nginx, h2, Go's server): only
+/// the request sent with the preface, before the SETTINGS were read, comes.
 #[tokio::test]
 async fn no_streams_allowed_forever_times_out_without_dialing_more() {
     static PARAMS: [(u16, u32); 1] = [(SETTINGS_MAX_CONCURRENT_STREAMS, 0)];
     let (url, seen, server) = serve(&PARAMS, |mut peer, _| async move {
         let mut seen = 0;
-        while peer.next_request().await.is_some() {
+        while let Some(s) = peer.next_request().await {
             seen += 1;
+            peer.try_send(&rst_stream(s, REFUSED_STREAM)).await;
         }
         seen
     })
@@ -364,7 +367,10 @@ async fn no_streams_allowed_forever_times_out_without_dialing_more() {
     let per_conn = seen.per_connection().await;
     server.abort();
     assert!((1..=2).contains(&m.connections_established), "{m:?}");
-    assert_eq!(per_conn.iter().sum::<usize>(), 0, "no request may be sent");
+    assert!(
+        per_conn.iter().sum::<usize>() <= 1,
+        "nothing sent once the limit was known: {per_conn:?}"
+    );
 }
 
 /// A limit raised while every stream is held: the waiting requests go at

@@ -42,6 +42,7 @@ mod http1_interop;
 mod http2;
 mod http2_conformance;
 mod http2_flow;
+mod http2_preface;
 mod http2_refusal;
 mod http2_wire;
 mod interop;

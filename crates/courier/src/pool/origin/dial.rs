@@ -23,7 +23,8 @@ impl<P: Protocol> OriginPool<P> {
         let attempt = GaugeGuard::new(&metrics.connect_attempts_current);
         let started = Instant::now();
         let connect_timeout = self.shared.config.connect_timeout;
-        let establishing = tokio::time::timeout(connect_timeout, self.establish());
+        let deadline = started + connect_timeout;
+        let establishing = tokio::time::timeout_at(deadline, self.establish(deadline));
         tokio::pin!(establishing);
         let stall = tokio::time::sleep(stall_after(connect_timeout));
         tokio::pin!(stall);
@@ -67,8 +68,9 @@ impl<P: Protocol> OriginPool<P> {
     }
 
     /// Connects, negotiates and handshakes one connection; a shared
-    /// connection's driver task is running when this returns.
-    pub(super) async fn establish(self: &Arc<Self>) -> Result<Conn<P>, Error> {
+    /// connection's driver task is running when this returns, and its peer
+    /// has until `deadline` to show it speaks the protocol.
+    pub(super) async fn establish(self: &Arc<Self>, deadline: Instant) -> Result<Conn<P>, Error> {
         let shared = &self.shared;
         let rotation = self.next_addr.fetch_add(1, Relaxed);
         let connected = shared
@@ -84,24 +86,21 @@ impl<P: Protocol> OriginPool<P> {
         let kind = P::negotiate(&shared.config, &self.protocol, self.tls, connected.alpn_h2)?;
         let id = shared.next_conn_id();
         let expires_at = shared.expiry(Instant::now());
-        match self.handshake(id, connected.stream, kind) {
+        match self.handshake(id, connected.stream, kind, deadline) {
             Handshaken::Exclusive(conn) => Ok(Conn::Exclusive(self.open_exclusive(
                 id,
                 conn,
                 expires_at,
                 connected.remote,
             ))),
-            Handshaken::Shared(conn) => {
-                // Its slots are only known once it is ready (HTTP/2: the
-                // server's SETTINGS, the first thing it sends).
-                conn.ready().await?;
-                Ok(Conn::Shared(Arc::new(SharedConn {
-                    id,
-                    remote: connected.remote,
-                    conn,
-                    expires_at,
-                })))
-            }
+            // Usable at once: requests go out with the client's preface,
+            // not a round trip later behind the server's (see `protocol`).
+            Handshaken::Shared(conn) => Ok(Conn::Shared(Arc::new(SharedConn {
+                id,
+                remote: connected.remote,
+                conn,
+                expires_at,
+            }))),
         }
     }
 
@@ -111,10 +110,17 @@ impl<P: Protocol> OriginPool<P> {
     /// when the connection ends.
     ///
     /// [`open_exclusive`]: Self::open_exclusive
-    fn handshake<S: AsyncIo>(self: &Arc<Self>, id: u64, stream: S, kind: Kind) -> Handshaken<P> {
+    fn handshake<S: AsyncIo>(
+        self: &Arc<Self>,
+        id: u64,
+        stream: S,
+        kind: Kind,
+        deadline: Instant,
+    ) -> Handshaken<P> {
         let changes: Weak<Self> = Arc::downgrade(self);
         let reporter = Reporter::new(changes as Weak<dyn Changes>, id);
-        match P::handshake(stream, kind, &self.shared.config, &self.protocol, reporter) {
+        let config = &self.shared.config;
+        match P::handshake(stream, kind, config, &self.protocol, reporter, deadline) {
             Handshake::Exclusive(conn) => Handshaken::Exclusive(conn),
             Handshake::Shared { conn, driver } => {
                 self.opened(Kind::Shared);
@@ -182,7 +188,9 @@ impl<P: Protocol> OriginPool<P> {
     /// stream) as if the pool had dialed it: for in-memory benchmarks.
     pub(crate) fn adopt_exclusive<S: AsyncIo>(self: &Arc<Self>, stream: S) {
         let id = self.shared.next_conn_id();
-        let Handshaken::Exclusive(conn) = self.handshake(id, stream, Kind::Exclusive) else {
+        let deadline = Instant::now() + self.shared.config.connect_timeout;
+        let Handshaken::Exclusive(conn) = self.handshake(id, stream, Kind::Exclusive, deadline)
+        else {
             unreachable!("asked for an exclusive connection");
         };
         let conn = self.open_exclusive(id, conn, None, None);
@@ -193,17 +201,14 @@ impl<P: Protocol> OriginPool<P> {
 
     #[cfg(any(test, feature = "internal-hooks"))]
     /// Adds a shared connection established elsewhere (over any byte
-    /// stream) as if the pool had dialed it, once it is ready: for the fuzz
-    /// target that drives whole HTTP/2 responses through the public API. A
-    /// connection that fails first is dropped.
-    pub(crate) async fn adopt_shared<S: AsyncIo>(self: &Arc<Self>, stream: S) {
+    /// stream) as if the pool had dialed it: for the fuzz target that
+    /// drives whole HTTP/2 responses through the public API.
+    pub(crate) fn adopt_shared<S: AsyncIo>(self: &Arc<Self>, stream: S) {
         let id = self.shared.next_conn_id();
-        let Handshaken::Shared(conn) = self.handshake(id, stream, Kind::Shared) else {
+        let deadline = Instant::now() + self.shared.config.connect_timeout;
+        let Handshaken::Shared(conn) = self.handshake(id, stream, Kind::Shared, deadline) else {
             unreachable!("asked for a shared connection");
         };
-        if conn.ready().await.is_err() {
-            return;
-        }
         let conn = Arc::new(SharedConn {
             id,
             remote: None,
@@ -228,7 +233,12 @@ impl<P: Protocol> OriginPool<P> {
             }
             Conn::Shared(c) => {
                 st.protocol = Speaks::Shared;
-                st.slots_hint = Some(c.max_streams().max(1));
+                // Until its peer declares its slots, it offers what the
+                // protocol assumes (within the hint), and plans nothing.
+                let declared = c.conn.declared();
+                if let Some(slots) = declared {
+                    st.slots_hint = Some(slots.max(1));
+                }
                 st.budget.expire(Instant::now());
                 if let Some(served) = c.conn.take_served() {
                     self.learn_budget(&mut st, served);
@@ -239,6 +249,7 @@ impl<P: Protocol> OriginPool<P> {
                     opened: 0,
                     idle_since: Instant::now(),
                     retiring: false,
+                    declared: declared.is_some(),
                 });
                 let i = st.shared_conns.len() - 1;
                 self.serve_streams(&mut st, i);

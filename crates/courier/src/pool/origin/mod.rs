@@ -5,7 +5,9 @@
 //!
 //! A shared connection's slots (streams) are counted against the number its
 //! peer allows now (HTTP/2: SETTINGS_MAX_CONCURRENT_STREAMS; 0 means "wait",
-//! never "dial more") and against the requests per connection a GOAWAY
+//! never "dial more"; before its peer has said, the protocol's assumption,
+//! no more than the origin's connections declared) and against the
+//! requests per connection a GOAWAY
 //! taught (a server that closes connections after N requests gets N per
 //! connection, and the next connection is opened before the last is spent).
 //! Connections report changes of either through the
@@ -107,9 +109,10 @@ struct State<P: Protocol> {
     /// Exclusive connections whose dropped body is being drained and that
     /// are expected back within the drain grace period: waiters count on them.
     draining: usize,
-    /// Slots per shared connection, for planning how many to open; known
-    /// once a connection of this origin is ready (HTTP/2: the server's
-    /// SETTINGS arrived).
+    /// Slots per shared connection, for planning how many to open (and a
+    /// bound on what a new one is given before its peer declares its own);
+    /// known once a connection of this origin declared them (HTTP/2: the
+    /// server's first SETTINGS arrived).
     slots_hint: Option<usize>,
     /// Requests the server serves on one shared connection in all, learnt
     /// from GOAWAYs (see [`StreamBudget`]): each connection is given at most
@@ -135,15 +138,28 @@ struct SharedSlot<P: Protocol> {
     idle_since: Instant,
     /// Takes no new streams (expired, GOAWAY); closes when `active` reaches 0.
     retiring: bool,
+    /// Its peer's declared slots are known here (the origin's `slots_hint`
+    /// learnt them); until then it offers what the protocol assumes.
+    declared: bool,
 }
 
 impl<P: Protocol> SharedSlot<P> {
-    /// May take one more stream: not retiring, under the server's current
-    /// limit, and under the origin's learnt budget.
-    fn has_room(&self, budget: Option<usize>) -> bool {
-        !self.retiring
-            && self.active < self.conn.max_streams()
-            && budget.is_none_or(|b| self.opened < b)
+    /// May take one more stream: not retiring, under its slots (see
+    /// [`slots`](Self::slots)), and under the origin's learnt budget.
+    fn has_room(&self, budget: Option<usize>, hint: Option<usize>) -> bool {
+        !self.retiring && self.active < self.slots(hint) && budget.is_none_or(|b| self.opened < b)
+    }
+
+    /// The streams it may carry at once: what its peer declared; before
+    /// that, what the protocol assumes, but no more than the origin's
+    /// connections declared (`hint`): a server that allows 8 is not sent
+    /// 100 streams on each new connection only to refuse 92.
+    fn slots(&self, hint: Option<usize>) -> usize {
+        let slots = self.conn.max_streams();
+        match hint {
+            Some(hint) if !self.declared => slots.min(hint),
+            _ => slots,
+        }
     }
 }
 
@@ -335,7 +351,9 @@ impl<P: Protocol> OriginPool<P> {
                 retired |= slot.active == 0;
                 continue;
             }
-            if slot.has_room(st.budget.get()) && best.is_none_or(|(_, a)| slot.active > a) {
+            if slot.has_room(st.budget.get(), st.slots_hint)
+                && best.is_none_or(|(_, a)| slot.active > a)
+            {
                 best = Some((i, slot.active));
             }
         }

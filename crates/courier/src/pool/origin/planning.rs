@@ -31,9 +31,11 @@ impl<P: Protocol> OriginPool<P> {
             Speaks::Shared => {
                 let Some(per_conn) = st.slots_hint.map(|n| n.max(1)) else {
                     // Until one connection has told us the stream limit, one
-                    // probe: guessing could open several connections where
-                    // one would have carried everything.
-                    if waiting > 0 && covering == 0 && st.open + st.connecting < cap {
+                    // probe (an attempt, or a connection whose peer has not
+                    // declared its slots yet): guessing could open several
+                    // connections where one would have carried everything.
+                    let probing = covering > 0 || st.shared_conns.iter().any(|s| !s.retiring);
+                    if waiting > 0 && !probing && st.open + st.connecting < cap {
                         n = 1;
                     }
                     st.connecting += n;

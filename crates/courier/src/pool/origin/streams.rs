@@ -10,7 +10,7 @@ impl<P: Protocol> OriginPool<P> {
         let budget = st.budget.get();
         while !st.waiters.is_empty() {
             let slot = &st.shared_conns[i];
-            if !slot.has_room(budget) {
+            if !slot.has_room(budget, st.slots_hint) {
                 return;
             }
             let conn = Arc::clone(&slot.conn);
@@ -56,9 +56,10 @@ impl<P: Protocol> OriginPool<P> {
 }
 
 /// What a shared connection reports through its
-/// [`Reporter`](crate::pool::protocol::Reporter): a slot limit that rose lets
+/// [`Reporter`](crate::pool::protocol::Reporter): its slots declared (which
+/// tells the origin how many to plan for), a slot limit that rose lets
 /// waiters in, a GOAWAY retires the connection (and may teach the origin a
-/// budget); either may call for connections.
+/// budget); any of them may call for connections.
 impl<P: Protocol> Changes for OriginPool<P> {
     fn changed(self: Arc<Self>, id: u64) {
         let connects = {
@@ -71,6 +72,13 @@ impl<P: Protocol> Changes for OriginPool<P> {
             }
             // Learning may have closed idle connections: find it again.
             if let Some(i) = st.shared_conns.iter().position(|s| s.conn.id == id) {
+                let slot = &mut st.shared_conns[i];
+                if let (false, Some(declared)) = (slot.declared, slot.conn.conn.declared()) {
+                    // Its declaration plans the next connections, as if it
+                    // had come before the connection was pooled.
+                    slot.declared = true;
+                    st.slots_hint = Some(declared.max(1));
+                }
                 let slot = &mut st.shared_conns[i];
                 if !slot.conn.accepts_streams(Instant::now()) {
                     slot.retiring = true;

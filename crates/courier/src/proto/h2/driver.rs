@@ -1,6 +1,7 @@
 //! The task that runs one connection's I/O: writes what streams queued, reads
 //! frames and hands them out, answers PINGs, and sends its own to detect a
-//! dead peer.
+//! dead peer. Streams are written from the first write on, with the preface;
+//! the server's must be a SETTINGS frame, by a deadline.
 
 use std::future::Future;
 use std::io;
@@ -72,6 +73,9 @@ pub(crate) struct Driver<S> {
     wakers: Vec<Waker>,
     /// Keep-alive PINGs and the PING after a GOAWAY.
     watch: Watch,
+    /// The server's first frame header was read (and was a SETTINGS
+    /// frame's, its preface; the deadline holds until the frame is applied).
+    preface_read: bool,
     /// See [`Driver::poll`].
     deferred: bool,
     /// Writing what is queued (a GOAWAY last), then done.
@@ -88,11 +92,21 @@ pub(crate) fn handshake<S>(
     assumed_max_streams: usize,
     signals: Arc<Signals>,
 ) -> (Handle, Driver<S>) {
-    handshake_with(io, local, None, keep_alive, assumed_max_streams, signals)
+    handshake_with(
+        io,
+        local,
+        None,
+        keep_alive,
+        assumed_max_streams,
+        signals,
+        None,
+    )
 }
 
 /// [`handshake`], with receive windows that grow up to `adaptive`'s
-/// ceilings (see [`super::grow`]); `None`: fixed windows.
+/// ceilings (see [`super::grow`]; `None`: fixed windows), and a deadline
+/// for the server's SETTINGS (`preface_by`), past which the connection
+/// fails with [`StreamError::NoSettings`].
 pub(crate) fn handshake_with<S>(
     io: S,
     local: Local,
@@ -100,6 +114,7 @@ pub(crate) fn handshake_with<S>(
     keep_alive: KeepAliveConfig,
     assumed_max_streams: usize,
     signals: Arc<Signals>,
+    preface_by: Option<tokio::time::Instant>,
 ) -> (Handle, Driver<S>) {
     let local = Local {
         stream_window: local.stream_window.clamp(1, frame::MAX_WINDOW),
@@ -142,7 +157,8 @@ pub(crate) fn handshake_with<S>(
         backlog: 0,
         idle: true,
         wakers: Vec::new(),
-        watch: Watch::new(keep_alive),
+        watch: Watch::new(keep_alive, preface_by),
+        preface_read: false,
         deferred: false,
         closing: false,
     };
@@ -189,6 +205,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Driver<S> {
                         // dropped by a server going away, not lost in transit.
                         let why = if self.shared.lock().goaway.is_some() {
                             "the server closed the connection after its GOAWAY"
+                        } else if !self.preface_read {
+                            "the server closed the connection before its SETTINGS (does it speak HTTP/2?)"
                         } else {
                             "the server closed the connection"
                         };
@@ -212,6 +230,16 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Driver<S> {
                     self.fail(StreamError::Closed(
                         "the server stopped answering keep-alive PINGs",
                     ));
+                    return Poll::Ready(());
+                }
+                if self
+                    .watch
+                    .preface_expired(cx, self.signals.settings_received())
+                {
+                    tracing::debug!(
+                        "HTTP/2 server sent no SETTINGS in time; closing the connection"
+                    );
+                    self.fail(StreamError::NoSettings);
                     return Poll::Ready(());
                 }
                 if self.watch.goaway_probe_expired(cx, pong, &self.shared) {
@@ -273,6 +301,10 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Driver<S> {
             let head: [u8; frame::HEADER_LEN] = rbuf[..frame::HEADER_LEN]
                 .try_into()
                 .expect("length checked");
+            if !self.preface_read {
+                recv::preface(&head).map_err(End::Conn)?;
+                self.preface_read = true;
+            }
             let head = Head::parse(&head);
             if head.len > frame::DEFAULT_MAX_FRAME_SIZE {
                 return Err(End::Conn(ConnError {
@@ -582,6 +614,74 @@ mod tests {
             taken <= MIB,
             "{taken} bytes of body read off the socket before its reader ran"
         );
+    }
+
+    fn silent_server_connection(
+        near: tokio::io::DuplexStream,
+        deadline: tokio::time::Instant,
+    ) -> Handle {
+        let local = Local {
+            stream_window: frame::DEFAULT_WINDOW,
+            conn_window: frame::DEFAULT_WINDOW,
+            max_header_list: 16 * 1024,
+        };
+        let signals = Arc::new(Signals::new(100));
+        let (handle, driver) = handshake_with(
+            near,
+            local,
+            None,
+            KeepAliveConfig::OFF,
+            100,
+            signals,
+            Some(deadline),
+        );
+        tokio::spawn(driver);
+        handle
+    }
+
+    /// A request goes out before the server's SETTINGS; a server that never
+    /// sends them fails it at the deadline (the pool's connect timeout), as
+    /// a connection never established, not at the request's own deadline.
+    #[tokio::test(start_paused = true)]
+    async fn streams_fail_at_the_deadline_when_the_servers_settings_never_come() {
+        let (near, _far) = tokio::io::duplex(64 * 1024);
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        let handle = silent_server_connection(near, deadline);
+        let (key, id) = handle.shared.open_get().await.expect("opened at once");
+        let mut stream =
+            crate::proto::h2::stream::StreamRef::new(Arc::clone(&handle.shared), key, id);
+        let failed = tokio::time::timeout(
+            Duration::from_secs(60),
+            std::future::poll_fn(|cx| stream.poll_head(cx)),
+        )
+        .await
+        .expect("failed by the deadline")
+        .expect_err("no answer without SETTINGS");
+        assert!(matches!(failed, StreamError::NoSettings), "{failed}");
+        assert!(tokio::time::Instant::now() >= deadline, "failed early");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn settings_in_time_disarm_the_deadline() {
+        use tokio::io::AsyncWriteExt;
+
+        let (near, mut far) = tokio::io::duplex(64 * 1024);
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        let handle = silent_server_connection(near, deadline);
+        let (key, id) = handle.shared.open_get().await.expect("opened at once");
+        tokio::time::sleep(Duration::from_secs(9)).await;
+        let mut settings = BytesMut::new();
+        frame::encode_settings(&mut settings, &[]);
+        far.write_all(&settings).await.unwrap();
+        tokio::time::sleep(Duration::from_secs(60)).await;
+        let st = handle.shared.lock();
+        assert!(st.failed.is_none(), "{:?}", st.failed);
+        assert!(st.signals.settings_received());
+        drop(st);
+        let mut stream =
+            crate::proto::h2::stream::StreamRef::new(Arc::clone(&handle.shared), key, id);
+        let pending = stream.poll_head(&mut Context::from_waker(Waker::noop()));
+        assert!(pending.is_pending(), "the stream waits for its answer");
     }
 
     #[tokio::test]

@@ -36,6 +36,9 @@ pub(crate) enum StreamError {
     /// The stream was never opened: the connection had stopped taking
     /// streams (closed, GOAWAY, stream ids used up). Nothing was sent.
     NotOpened(&'static str),
+    /// The server's SETTINGS did not arrive within the connect timeout: the
+    /// connection was never established.
+    NoSettings,
 }
 
 impl StreamError {
@@ -81,6 +84,9 @@ impl fmt::Display for StreamError {
             StreamError::Closed(why) => write!(f, "HTTP/2 connection closed: {why}"),
             StreamError::NotOpened(why) => write!(f, "HTTP/2 stream not opened: {why}"),
             StreamError::InvalidRequest(what) => write!(f, "invalid request: {what}"),
+            StreamError::NoSettings => f.write_str(
+                "HTTP/2 connection not established: no SETTINGS from the server within connect_timeout",
+            ),
         }
     }
 }

@@ -163,8 +163,15 @@ impl Conn {
             max_header_list: 16 * 1024,
         };
         let signals = Arc::new(Signals::new(100));
-        let (handle, driver) =
-            driver::handshake_with(client, local, adaptive, KeepAliveConfig::OFF, 100, signals);
+        let (handle, driver) = driver::handshake_with(
+            client,
+            local,
+            adaptive,
+            KeepAliveConfig::OFF,
+            100,
+            signals,
+            None,
+        );
         tokio::spawn(driver);
         Conn {
             shared: Arc::clone(&handle.shared),

@@ -1,6 +1,7 @@
-//! The driver's own PINGs that watch the peer: keep-alive PINGs, and the
-//! deadline of the PING sent after a GOAWAY. (They are courier's only PINGs:
-//! windows grow without any, see [`super::tune`].)
+//! The timers that watch the peer: the deadline for its SETTINGS, the
+//! driver's keep-alive PINGs, and the deadline of the PING sent after a
+//! GOAWAY. (They are courier's only PINGs: windows grow without any, see
+//! [`super::tune`].)
 
 use std::future::Future;
 use std::pin::Pin;
@@ -49,10 +50,14 @@ pub(crate) struct Watch {
     pong_timeout: Duration,
     /// The deadline of the PING sent after a GOAWAY, while it is unanswered.
     goaway_probe: Option<Pin<Box<Sleep>>>,
+    /// The deadline for the server's SETTINGS, until they arrive: requests
+    /// are sent before them, and a server that never answers must not hold
+    /// them beyond the connect timeout (which used to cover the wait).
+    preface: Option<Pin<Box<Sleep>>>,
 }
 
 impl Watch {
-    pub(crate) fn new(config: KeepAliveConfig) -> Watch {
+    pub(crate) fn new(config: KeepAliveConfig, preface_by: Option<Instant>) -> Watch {
         Watch {
             keep_alive: config.interval.map(|interval| KeepAlive {
                 interval,
@@ -63,7 +68,19 @@ impl Watch {
             }),
             pong_timeout: config.timeout,
             goaway_probe: None,
+            preface: preface_by.map(|at| Box::pin(tokio::time::sleep_until(at))),
         }
+    }
+
+    /// Runs the deadline for the server's SETTINGS (`arrived`: they did, and
+    /// the timer is freed); true when it passed without them.
+    pub(crate) fn preface_expired(&mut self, cx: &mut Context<'_>, arrived: bool) -> bool {
+        if arrived {
+            self.preface = None;
+        }
+        self.preface
+            .as_mut()
+            .is_some_and(|t| t.as_mut().poll(cx).is_ready())
     }
 
     /// Runs the keep-alive timer; true when a PING went unanswered. `pong`:

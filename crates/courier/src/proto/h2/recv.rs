@@ -40,6 +40,26 @@ pub(crate) fn glitch(st: &mut State, glitch: Glitch) -> Result<(), ConnError> {
     st.flood.spend(glitch).map_err(flooded)
 }
 
+/// Checks the server's first frame header: its preface is a SETTINGS frame
+/// (RFC 9113 §3.4), anything else a connection error. A server that does not
+/// speak HTTP/2 shows here, mostly an HTTP/1.1 one answering the client's
+/// preface with a status line (whose bytes would otherwise read as a frame
+/// too large).
+pub(crate) fn preface(first: &[u8; frame::HEADER_LEN]) -> Result<(), ConnError> {
+    if first.starts_with(b"HTTP/1.") {
+        return Err(protocol(
+            "the server answered in HTTP/1.x: it does not speak HTTP/2 (by prior knowledge)",
+        ));
+    }
+    let head = frame::Head::parse(first);
+    if head.kind != frame::kind::SETTINGS || head.flags & frame::ACK != 0 {
+        return Err(protocol(
+            "the server's first frame was not SETTINGS: no HTTP/2 server preface",
+        ));
+    }
+    Ok(())
+}
+
 /// SETTINGS parameters one frame may carry; RFC 9113 defines 6 and a frame
 /// may hold 2730, each applied in turn (nghttp2's limit).
 const MAX_SETTINGS: usize = 32;

@@ -27,8 +27,11 @@ use crate::error::Error;
 use crate::proto::exchange::{Answer, Driver, HandedBack, SendError, SendResult};
 use crate::proto::Io;
 
-/// The stream limit assumed before the server's SETTINGS arrive (RFC 9113
-/// recommends servers allow at least 100; most use exactly that).
+/// The stream limit assumed before the server's SETTINGS arrive, so that
+/// requests go out with the preface (RFC 9113 §3.4 lets a client send
+/// before the server's SETTINGS; §6.5.2 recommends servers allow at least
+/// 100, most use exactly that; Go's transport and Chromium assume 100 too).
+/// Streams past what the SETTINGS then allow are refused, and sent again.
 pub(crate) const ASSUMED_MAX_STREAMS: usize = 100;
 
 /// A fresh HTTP/2 connection, before the pool takes it.
@@ -40,7 +43,13 @@ pub(crate) struct Handshaken {
 }
 
 /// Starts a connection; its driver must be spawned for anything to happen.
-pub(crate) fn handshake<S: Io + 'static>(stream: S, config: &Config) -> Handshaken {
+/// It takes requests at once; if the server's SETTINGS have not arrived by
+/// `deadline`, it fails.
+pub(crate) fn handshake<S: Io + 'static>(
+    stream: S,
+    config: &Config,
+    deadline: tokio::time::Instant,
+) -> Handshaken {
     let h2 = &config.http2;
     let signals = Arc::new(Signals::new(ASSUMED_MAX_STREAMS));
     let local = super::conn::Local {
@@ -64,17 +73,13 @@ pub(crate) fn handshake<S: Io + 'static>(stream: S, config: &Config) -> Handshak
         keep_alive,
         ASSUMED_MAX_STREAMS,
         Arc::clone(&signals),
+        Some(deadline),
     );
     Handshaken {
         handle,
         driver: Box::pin(driver),
         signals,
     }
-}
-
-/// Why a connection ended before it was usable.
-pub(crate) fn failure(handle: &Handle) -> Option<Error> {
-    handle.shared.lock().failed.clone().map(Error::from_http2)
 }
 
 /// A request on its way: opens its stream on first poll, then waits for the
@@ -200,8 +205,15 @@ impl Http2Send {
         let handed_back = if e.is_unprocessed() {
             self.request.take().map(HandedBack::Refused)
         } else if e.is_connection_lost() {
-            let after_goaway = self.shared.lock().goaway.is_some();
-            self.request.take().map(|request| HandedBack::Lost {
+            let st = self.shared.lock();
+            let (after_goaway, spoke) = (st.goaway.is_some(), st.signals.settings_received());
+            drop(st);
+            // Lost before the server's SETTINGS, the connection never showed
+            // it speaks HTTP/2: it failed to establish, and its requests fail
+            // with it, as when the pool waited for the SETTINGS to use it
+            // (a server that is no HTTP/2 server gets no second try).
+            let request = self.request.take().filter(|_| spoke);
+            request.map(|request| HandedBack::Lost {
                 request,
                 after_goaway,
             })

@@ -1,12 +1,14 @@
 //! What an HTTP/2 connection tells the pool: whether the server's first
-//! SETTINGS arrived (until then the stream limit is a guess), its
+//! SETTINGS arrived (until then the stream limit is an assumption, and the
+//! connection takes requests within it), its
 //! SETTINGS_MAX_CONCURRENT_STREAMS as it changes, GOAWAY (after which the
 //! connection takes no new streams), and how many streams the server serves
 //! on one connection when a GOAWAY shows it. Atomics, so the pool reads them
 //! without the connection's lock.
 //!
-//! A change the pool must act on at once (a limit that rose lets waiters in;
-//! a GOAWAY retires the connection and teaches a budget) is also reported to
+//! A change the pool must act on at once (the first SETTINGS tell it how
+//! many streams to plan for; a limit that rose lets waiters in; a GOAWAY
+//! retires the connection and teaches a budget) is also reported to
 //! a [`Listener`] installed for the pool (by the client's binding,
 //! `client/transport.rs`), by [`Signals::report`]: the connection's driver
 //! calls it once it has let go of the connection's lock (the pool takes its
@@ -37,6 +39,9 @@ pub(crate) struct Signals {
     goaway: AtomicBool,
     closed: AtomicBool,
     max_streams: AtomicUsize,
+    /// The limit the server's first SETTINGS frame left: what it declares,
+    /// as opposed to a lowering under load later (set before `settings`).
+    declared: AtomicUsize,
     /// A [`Served`] packed as `count << 1 | certain`; 0 until a GOAWAY
     /// showed one, and once the pool took it.
     served: AtomicUsize,
@@ -74,6 +79,7 @@ impl Signals {
             goaway: AtomicBool::new(false),
             closed: AtomicBool::new(false),
             max_streams: AtomicUsize::new(assumed_max_streams),
+            declared: AtomicUsize::new(assumed_max_streams),
             served: AtomicUsize::new(0),
             unreported: AtomicBool::new(false),
             changed: Notify::new(),
@@ -91,6 +97,13 @@ impl Signals {
         self.settings.load(Ordering::Acquire)
     }
 
+    /// The stream limit the server's first SETTINGS frame declared, once it
+    /// has been read.
+    pub(crate) fn declared_max_streams(&self) -> Option<usize> {
+        self.settings_received()
+            .then(|| self.declared.load(Ordering::Acquire))
+    }
+
     /// The server sent GOAWAY: no new streams on this connection.
     pub(crate) fn goaway_received(&self) -> bool {
         self.goaway.load(Ordering::Acquire)
@@ -102,6 +115,7 @@ impl Signals {
     }
 
     /// Waits for the server's first SETTINGS; false if the connection ended first.
+    #[cfg(test)]
     pub(crate) async fn wait_for_settings(&self) -> bool {
         loop {
             let changed = self.changed.notified();
@@ -125,10 +139,15 @@ impl Signals {
         self.changed.notify_waiters();
     }
 
-    /// The server's SETTINGS (all of them) have been applied.
+    /// A SETTINGS frame of the server's (all of it) has been applied.
     pub(crate) fn settings_arrived(&self) {
-        self.settings.store(true, Ordering::Release);
-        self.changed.notify_waiters();
+        // Only the driver calls this: the first call is the first frame.
+        if !self.settings.load(Ordering::Acquire) {
+            self.declared.store(self.max_streams(), Ordering::Release);
+            self.settings.store(true, Ordering::Release);
+            self.unreported.store(true, Ordering::Release);
+            self.changed.notify_waiters();
+        }
     }
 
     pub(crate) fn set_max_streams(&self, n: usize) {

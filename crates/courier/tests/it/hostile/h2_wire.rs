@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 // the names the hostile modules use.
 pub use crate::support::h2::{
     frame, h2c, head_200_declaring as head_200, listen, response as respond, rst_stream, settings,
-    Frame, Peer, ACK, CANCEL, DATA, END_STREAM, GOAWAY, HEADERS, RST_STREAM, SETTINGS,
+    Frame, Peer, ACK, CANCEL, DATA, END_STREAM, GOAWAY, HEADERS, PING, RST_STREAM, SETTINGS,
     WINDOW_UPDATE,
 };
 

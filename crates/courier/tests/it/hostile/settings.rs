@@ -4,7 +4,9 @@
 
 use tokio::net::TcpListener;
 
-use super::h2_wire::{frame, h2c, listen, respond, settings, Peer, ACK, GOAWAY, HEADERS, SETTINGS};
+use super::h2_wire::{
+    frame, h2c, listen, respond, settings, Peer, ACK, GOAWAY, HEADERS, PING, SETTINGS,
+};
 use super::within;
 
 const PROTOCOL_ERROR: u32 = 0x1;
@@ -66,6 +68,16 @@ async fn settings_the_rfc_forbids_end_the_connection_with_its_error_code() {
         (
             "SETTINGS on a stream",
             frame(SETTINGS, 0, 1, &[]),
+            PROTOCOL_ERROR,
+        ),
+        (
+            "a PING before the SETTINGS (no server preface, RFC 9113 §3.4)",
+            [frame(PING, 0, 0, &[0; 8]), settings(&[])].concat(),
+            PROTOCOL_ERROR,
+        ),
+        (
+            "a SETTINGS ACK before the SETTINGS",
+            [frame(SETTINGS, ACK, 0, &[]), settings(&[])].concat(),
             PROTOCOL_ERROR,
         ),
         (
