@@ -21,6 +21,7 @@ use super::frame::{self, setting, Head, Reason};
 use super::grow::{Adaptive, Growth};
 pub(crate) use super::keepalive::KeepAliveConfig;
 use super::keepalive::Watch;
+use super::linger::Linger;
 use super::readbuf::ReadBuf;
 use super::recv::{self, ConnError, Reader};
 use super::signals::Signals;
@@ -80,6 +81,8 @@ pub(crate) struct Driver<S> {
     deferred: bool,
     /// Writing what is queued (a GOAWAY last), then done.
     closing: bool,
+    /// After a GOAWAY for an error: close so that the peer reads it.
+    linger: Option<Linger>,
 }
 
 /// Starts a connection over `io`: the preface and courier's SETTINGS are
@@ -161,6 +164,7 @@ pub(crate) fn handshake_with<S>(
         preface_read: false,
         deferred: false,
         closing: false,
+        linger: None,
     };
     (Handle { shared }, driver)
 }
@@ -256,7 +260,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Driver<S> {
             match self.write(cx) {
                 Poll::Ready(Ok(true)) => progress = true,
                 // Everything queued (the GOAWAY last) is written and flushed.
-                Poll::Ready(Ok(false)) if self.closing => return Poll::Ready(()),
+                Poll::Ready(Ok(false)) if self.closing => {
+                    return match &mut self.linger {
+                        Some(linger) => linger.poll(&mut self.io, cx),
+                        None => Poll::Ready(()),
+                    };
+                }
                 Poll::Ready(Ok(false)) | Poll::Pending => {}
                 Poll::Ready(Err(e)) => {
                     self.fail(StreamError::Io(Arc::new(e)));
@@ -406,6 +415,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Driver<S> {
         st.fail_all(error, &mut self.wakers);
         drop(st);
         self.closing = true;
+        self.linger = Some(Linger::new());
         for w in self.wakers.drain(..) {
             w.wake();
         }
@@ -613,6 +623,101 @@ mod tests {
         assert!(
             taken <= MIB,
             "{taken} bytes of body read off the socket before its reader ran"
+        );
+    }
+
+    /// A server whose SETTINGS ACK carries a payload (a connection error,
+    /// FRAME_SIZE_ERROR): starts the driver over `near` and sends that from
+    /// `far`; returns the driver's task and `far`'s halves.
+    async fn connection_error(
+        near: tokio::io::DuplexStream,
+        far: tokio::io::DuplexStream,
+    ) -> (
+        tokio::task::JoinHandle<()>,
+        Handle,
+        tokio::io::ReadHalf<tokio::io::DuplexStream>,
+        tokio::io::WriteHalf<tokio::io::DuplexStream>,
+    ) {
+        use tokio::io::AsyncWriteExt;
+
+        let local = Local {
+            stream_window: frame::DEFAULT_WINDOW,
+            conn_window: frame::DEFAULT_WINDOW,
+            max_header_list: 16 * 1024,
+        };
+        let (handle, driver) = handshake(
+            near,
+            local,
+            KeepAliveConfig::OFF,
+            100,
+            Arc::new(Signals::new(100)),
+        );
+        let task = tokio::spawn(driver);
+        let (rd, mut wr) = tokio::io::split(far);
+        let mut out = BytesMut::new();
+        frame::encode_settings(&mut out, &[]);
+        // SETTINGS with ACK and a 6-byte payload.
+        out.extend_from_slice(&[0, 0, 6, frame::kind::SETTINGS, frame::ACK, 0, 0, 0, 0]);
+        out.extend_from_slice(&[0; 6]);
+        wr.write_all(&out).await.unwrap();
+        (task, handle, rd, wr)
+    }
+
+    /// The error code of the GOAWAY among the frames the client wrote.
+    fn goaway_code(written: &[u8]) -> Option<u32> {
+        let mut at = frame::PREFACE.len();
+        while let Some(head) = written.get(at..at + frame::HEADER_LEN) {
+            let head = frame::Head::parse(head.try_into().expect("9 bytes"));
+            let payload = at + frame::HEADER_LEN;
+            if head.kind == frame::kind::GOAWAY {
+                let code = written.get(payload + 4..payload + 8)?;
+                return Some(u32::from_be_bytes(code.try_into().expect("4 bytes")));
+            }
+            at = payload + head.len as usize;
+        }
+        None
+    }
+
+    /// After its GOAWAY for an error the connection shuts its side down and
+    /// waits for the peer to close: closed at once, with the peer's bytes
+    /// unread, a socket is reset, and the reset may erase the GOAWAY before
+    /// the peer reads it (h2spec read "connection reset by peer" about one
+    /// run in ten).
+    #[tokio::test(start_paused = true)]
+    async fn after_an_error_goaway_the_connection_waits_for_the_peer_to_close() {
+        use tokio::io::AsyncReadExt;
+
+        let (near, far) = tokio::io::duplex(64 * 1024);
+        let (task, _handle, mut rd, wr) = connection_error(near, far).await;
+        let mut written = Vec::new();
+        rd.read_to_end(&mut written).await.unwrap();
+        assert_eq!(goaway_code(&written), Some(Reason::FRAME_SIZE_ERROR.0));
+        assert!(
+            !task.is_finished(),
+            "the connection closed without waiting for the peer"
+        );
+        let started = tokio::time::Instant::now();
+        drop((rd, wr));
+        task.await.unwrap();
+        assert!(started.elapsed() < super::super::linger::LINGER);
+    }
+
+    /// A peer that never closes holds the connection for the linger time, no longer.
+    #[tokio::test(start_paused = true)]
+    async fn a_peer_that_never_closes_is_left_after_the_linger_time() {
+        use tokio::io::AsyncReadExt;
+
+        let started = tokio::time::Instant::now();
+        let (near, far) = tokio::io::duplex(64 * 1024);
+        let (task, _handle, mut rd, _wr) = connection_error(near, far).await;
+        let mut written = Vec::new();
+        rd.read_to_end(&mut written).await.unwrap();
+        task.await.unwrap();
+        let lingered = started.elapsed();
+        let linger = super::super::linger::LINGER;
+        assert!(
+            lingered >= linger && lingered < linger + Duration::from_millis(100),
+            "{lingered:?}"
         );
     }
 

@@ -43,6 +43,7 @@ mod grow_tests;
 pub(crate) mod head;
 pub(crate) mod hpack;
 pub(crate) mod keepalive;
+mod linger;
 pub(crate) mod readbuf;
 pub(crate) mod recv;
 pub(crate) mod request;
