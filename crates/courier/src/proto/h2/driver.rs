@@ -482,6 +482,25 @@ mod tests {
     use tokio::io::ReadBuf;
     use tokio::sync::Notify;
 
+    /// courier's settings at the RFC's default windows.
+    const DEFAULT_LOCAL: Local = Local {
+        stream_window: frame::DEFAULT_WINDOW,
+        conn_window: frame::DEFAULT_WINDOW,
+        max_header_list: 16 * 1024,
+    };
+
+    /// A connection over `io` advertising `local`, without keep-alive, that
+    /// assumes 100 streams until the server's SETTINGS.
+    fn connect<S: AsyncRead + AsyncWrite + Unpin>(
+        io: S,
+        local: Local,
+    ) -> (Handle, Driver<S>, Arc<Signals>) {
+        let signals = Arc::new(Signals::new(100));
+        let (handle, driver) =
+            handshake(io, local, KeepAliveConfig::OFF, 100, Arc::clone(&signals));
+        (handle, driver, signals)
+    }
+
     /// A connection whose first flush cannot complete (a TLS stream's, with
     /// the socket full): what was written stays buffered until a later flush.
     struct SlowFlush {
@@ -536,18 +555,7 @@ mod tests {
             unflushed: false,
             flushed: Arc::clone(&flushed),
         };
-        let local = Local {
-            stream_window: frame::DEFAULT_WINDOW,
-            conn_window: frame::DEFAULT_WINDOW,
-            max_header_list: 16 * 1024,
-        };
-        let (handle, driver) = handshake(
-            io,
-            local,
-            KeepAliveConfig::OFF,
-            100,
-            Arc::new(Signals::new(100)),
-        );
+        let (handle, driver, _) = connect(io, DEFAULT_LOCAL);
         let task = tokio::spawn(driver);
         // The preface and SETTINGS: written, then flushed on a later run.
         tokio::time::timeout(Duration::from_secs(5), flushed.notified())
@@ -572,13 +580,7 @@ mod tests {
             conn_window: 16 * MIB,
             max_header_list: 16 * 1024,
         };
-        let (handle, driver) = handshake(
-            near,
-            local,
-            KeepAliveConfig::OFF,
-            100,
-            Arc::new(Signals::new(100)),
-        );
+        let (handle, driver, _) = connect(near, local);
         let (key, id) = handle.shared.open_get().await.expect("opened");
         tokio::spawn(driver);
         // The server reads the request's HEADERS, then sends its answer
@@ -640,18 +642,7 @@ mod tests {
     ) {
         use tokio::io::AsyncWriteExt;
 
-        let local = Local {
-            stream_window: frame::DEFAULT_WINDOW,
-            conn_window: frame::DEFAULT_WINDOW,
-            max_header_list: 16 * 1024,
-        };
-        let (handle, driver) = handshake(
-            near,
-            local,
-            KeepAliveConfig::OFF,
-            100,
-            Arc::new(Signals::new(100)),
-        );
+        let (handle, driver, _) = connect(near, DEFAULT_LOCAL);
         let task = tokio::spawn(driver);
         let (rd, mut wr) = tokio::io::split(far);
         let mut out = BytesMut::new();
@@ -725,15 +716,10 @@ mod tests {
         near: tokio::io::DuplexStream,
         deadline: tokio::time::Instant,
     ) -> Handle {
-        let local = Local {
-            stream_window: frame::DEFAULT_WINDOW,
-            conn_window: frame::DEFAULT_WINDOW,
-            max_header_list: 16 * 1024,
-        };
         let signals = Arc::new(Signals::new(100));
         let (handle, driver) = handshake_with(
             near,
-            local,
+            DEFAULT_LOCAL,
             None,
             KeepAliveConfig::OFF,
             100,
@@ -794,14 +780,7 @@ mod tests {
         use tokio::io::AsyncWriteExt;
 
         let (near, mut far) = tokio::io::duplex(64 * 1024);
-        let local = Local {
-            stream_window: frame::DEFAULT_WINDOW,
-            conn_window: frame::DEFAULT_WINDOW,
-            max_header_list: 16 * 1024,
-        };
-        let signals = Arc::new(Signals::new(100));
-        let (handle, driver) =
-            handshake(near, local, KeepAliveConfig::OFF, 100, Arc::clone(&signals));
+        let (handle, driver, signals) = connect(near, DEFAULT_LOCAL);
         tokio::spawn(driver);
         let mut settings = BytesMut::new();
         frame::encode_settings(&mut settings, &[]);
