@@ -927,7 +927,9 @@ async fn weighted_ordering_sends_less_to_a_replica_with_requests_piling_up() {
         slow.requests() as f64 / 100.0
     }
     let even = slow_share(0.0).await;
-    let biased = slow_share(1.0).await;
+    // The default bias, 2: the slow replica gets 11 of the 100 (with 1,
+    // Envoy's, 19: one request from the bound, and it failed under load).
+    let biased = slow_share(2.0).await;
     assert!(even > 0.3, "without the bias, about half: {even}");
     assert!(
         biased < 0.2,
