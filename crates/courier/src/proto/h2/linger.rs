@@ -13,67 +13,27 @@
 //! frames sent after the bad one still unread on courier's side. Go's
 //! net/http lingers 500 ms the same way (`closeWriteAndWait`), nginx
 //! longer (`lingering_close`).
+//!
+//! It runs as a task of its own, after the connection's driver ended: the
+//! connection is over for its streams and the pool, whose books (and
+//! per-origin cap) do not wait for a peer that takes its time to close.
 
-use std::future::Future;
-use std::io;
-use std::pin::Pin;
-use std::task::{Context, Poll};
 use std::time::Duration;
 
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::time::Sleep;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 /// The longest a connection lingers after its GOAWAY.
 pub(super) const LINGER: Duration = Duration::from_millis(500);
 
-/// Reads one poll discards before it lets other tasks run.
-const READS_PER_POLL: usize = 16;
-
-/// A connection's close after its error GOAWAY was written and flushed.
-pub(super) struct Linger {
-    shut_down: bool,
-    // Boxed: only a connection that failed pays for the timer.
-    deadline: Pin<Box<Sleep>>,
-}
-
-impl Linger {
-    /// Starts lingering now.
-    pub(super) fn new() -> Linger {
-        Linger {
-            shut_down: false,
-            deadline: Box::pin(tokio::time::sleep(LINGER)),
-        }
-    }
-
-    /// Ready once the peer closed its side, the connection failed, or the
-    /// time is up: the connection can be dropped.
-    pub(super) fn poll<S: AsyncRead + AsyncWrite + Unpin>(
-        &mut self,
-        io: &mut S,
-        cx: &mut Context<'_>,
-    ) -> Poll<()> {
-        if self.deadline.as_mut().poll(cx).is_ready() {
-            return Poll::Ready(());
-        }
-        if !self.shut_down {
-            match Pin::new(&mut *io).poll_shutdown(cx) {
-                Poll::Pending => return Poll::Pending,
-                Poll::Ready(Ok(())) => self.shut_down = true,
-                Poll::Ready(Err(_)) => return Poll::Ready(()),
-            }
-        }
+/// Shuts `io` down and reads until the peer closes, it fails, or
+/// [`LINGER`] has passed; then drops it.
+pub(super) async fn close<S: AsyncRead + AsyncWrite + Unpin>(mut io: S) {
+    let drain = async {
+        io.shutdown().await?;
         let mut scratch = [0u8; 4096];
-        for _ in 0..READS_PER_POLL {
-            let mut buf = ReadBuf::new(&mut scratch);
-            match Pin::new(&mut *io).poll_read(cx, &mut buf) {
-                Poll::Pending => return Poll::Pending,
-                Poll::Ready(Ok(())) if buf.filled().is_empty() => return Poll::Ready(()),
-                Poll::Ready(Ok(())) => {}
-                Poll::Ready(Err(e)) if e.kind() == io::ErrorKind::Interrupted => {}
-                Poll::Ready(Err(_)) => return Poll::Ready(()),
-            }
-        }
-        cx.waker().wake_by_ref();
-        Poll::Pending
-    }
+        while io.read(&mut scratch).await? > 0 {}
+        Ok::<(), std::io::Error>(())
+    };
+    // Whichever way it ends, the socket is dropped: nothing to report.
+    let _ = tokio::time::timeout(LINGER, drain).await;
 }
