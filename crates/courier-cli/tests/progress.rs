@@ -36,3 +36,33 @@ fn progress_lines_print_one_line_per_second_and_auto_prints_none_off_a_terminal(
         "no progress off a terminal: {stderr}"
     );
 }
+
+/// The cluster scenario shows the same lines, from its own open loop: what finished each
+/// second against the target rate.
+#[test]
+fn the_cluster_scenario_prints_progress_lines_too() {
+    let output = courier(&[
+        "bench",
+        "--scenario",
+        "cluster",
+        "-d",
+        "3",
+        "--rate",
+        "200",
+        "--progress",
+        "lines",
+    ]);
+    assert_success(&output);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let seconds: Vec<&str> = stderr.lines().filter(|l| l.contains("in flight")).collect();
+    assert!((2..=3).contains(&seconds.len()), "{stderr}");
+    for line in &seconds {
+        assert!(
+            line.contains(" / 3 s ") && line.contains("(target 200)"),
+            "{line}"
+        );
+    }
+    // Requests finished: a second's throughput is not 0 (the first may be partial).
+    let last = seconds.last().expect("a line");
+    assert!(!last.contains(" 0 req/s"), "{last}");
+}

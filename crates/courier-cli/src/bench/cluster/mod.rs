@@ -7,8 +7,8 @@
 //! counters of what reached each replica, and figures the other scenarios do not have
 //! (attempts per request, share per replica over time, time for p99 to come back). The parts:
 //! `args` (flags), `sender` (cluster client or round robin), `load` (the open loop), `tally`
-//! (what the requests recorded), `analysis` (the figures), `render` (the text report); the
-//! JSON report is the figures serialized.
+//! (what the requests recorded), `watch` (`--progress`), `analysis` (the figures), `render`
+//! (the text report); the JSON report is the figures serialized.
 
 mod analysis;
 pub mod args;
@@ -16,6 +16,7 @@ mod load;
 mod render;
 mod sender;
 mod tally;
+mod watch;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -27,7 +28,9 @@ use self::analysis::{RunData, RunFigures};
 use self::args::ClusterOrdering;
 use self::sender::{Balancer, Sender, Shape};
 use self::tally::Tally;
+use self::watch::Watch;
 use super::args::{BenchArgs, HttpVersion, Load, Model, Stop};
+use super::progress::Progress;
 use crate::error::{CliError, Result};
 
 /// In-flight cap of the open loop when `-c` is not given.
@@ -141,6 +144,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     };
     let server_rt = runtime("courier-replicas", threads(args.server_threads))?;
     let client_rt = runtime("courier-bench", threads(args.threads))?;
+    let progress = Progress::new(args.progress);
     let mut figures = Vec::new();
     for (n, run) in runs.iter().enumerate() {
         eprintln!(
@@ -158,7 +162,15 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         let set = server_rt
             .block_on(ReplicaSet::start(replicas_config))
             .map_err(|e| CliError::new(format!("cannot start the replicas: {e}")))?;
-        let result = client_rt.block_on(one_run(args, &setup, run, &set, Arc::clone(&shape)));
+        let result = client_rt.block_on(one_run(
+            args,
+            &setup,
+            run,
+            &set,
+            Arc::clone(&shape),
+            &progress,
+        ));
+        progress.clear();
         server_rt.block_on(set.shutdown());
         figures.push(result?);
     }
@@ -261,6 +273,7 @@ async fn one_run(
     run: &Run,
     set: &ReplicaSet,
     shape: Arc<Shape>,
+    progress: &Progress,
 ) -> Result<RunFigures> {
     let cap = args.concurrency.unwrap_or(DEFAULT_CAP);
     let load = Load {
@@ -274,8 +287,14 @@ async fn one_run(
     let client = super::client::builder(args, &load, None)?
         .build()
         .map_err(|e| CliError::new(format!("cannot build the HTTP client: {e}")))?;
-    let sender = Sender::new(run.balancer, client, &set.urls(), shape, setup.budget)
-        .map_err(|e| CliError::new(format!("cannot build the cluster client: {e}")))?;
+    let sender = Sender::new(
+        run.balancer,
+        client.clone(),
+        &set.urls(),
+        shape,
+        setup.budget,
+    )
+    .map_err(|e| CliError::new(format!("cannot build the cluster client: {e}")))?;
     let tally = Arc::new(Tally::new());
     let schedule = load::Schedule {
         rate: setup.rate,
@@ -283,7 +302,17 @@ async fn one_run(
         budget: setup.budget,
         cap,
     };
-    let sent = load::run(&sender, schedule, &tally, || set.begin()).await;
+    let watch = Watch {
+        progress,
+        tally: &tally,
+        client: &client,
+        rate: setup.rate,
+        duration: setup.duration,
+    };
+    let sent = tokio::select! {
+        sent = load::run(&sender, schedule, &tally, || set.begin()) => sent,
+        never = watch.run() => match never {},
+    };
     let tallies = tally.snapshot();
     let seconds = set.seconds();
     let faults = if run.faulty {

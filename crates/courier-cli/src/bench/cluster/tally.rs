@@ -82,6 +82,19 @@ pub struct Tallies {
     /// From the actual send to the last byte, µs.
     pub uncorrected: Histogram<u64>,
     pub seconds: Vec<Second>,
+    /// Corrected latency of the successes since the progress line last took them
+    /// ([`Tally::take_recent`]), µs.
+    pub recent: Histogram<u64>,
+}
+
+/// What the progress line shows of the requests that finished so far.
+#[derive(Debug, Clone)]
+pub struct Finished {
+    pub requests: u64,
+    /// Failed or throttled.
+    pub errors: u64,
+    /// Corrected latency of the successes since the last call, µs.
+    pub recent: Histogram<u64>,
 }
 
 /// The run's recorder.
@@ -98,6 +111,7 @@ impl Tally {
             corrected: new_histogram(),
             uncorrected: new_histogram(),
             seconds: Vec::new(),
+            recent: new_histogram(),
         }))
     }
 
@@ -129,6 +143,7 @@ impl Tally {
                 record(&mut t.uncorrected, micros(uncorrected));
                 t.seconds[second].successes += 1;
                 record(&mut t.seconds[second].latency, c);
+                record(&mut t.recent, c);
             }
             Outcome::Throttled => t.throttled += 1,
             Outcome::Failed(failure) => *t.failures.entry(failure).or_default() += 1,
@@ -144,6 +159,19 @@ impl Tally {
         let mut t = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         t.requests += n;
         *t.failures.entry(failure).or_default() += n;
+    }
+
+    /// What finished so far, and the latencies since the last call (taken: the next call
+    /// starts afresh).
+    pub fn take_recent(&self) -> Finished {
+        let mut t = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut recent = new_histogram();
+        std::mem::swap(&mut recent, &mut t.recent);
+        Finished {
+            requests: t.requests,
+            errors: t.requests - t.successes,
+            recent,
+        }
     }
 
     /// A copy of what was recorded.
@@ -179,6 +207,29 @@ mod tests {
         assert_eq!(s.seconds.len(), 3);
         assert_eq!((s.seconds[2].requests, s.seconds[2].successes), (2, 0));
         assert_eq!(s.seconds[0].latency.len(), 1);
+    }
+
+    #[test]
+    fn the_progress_line_takes_the_latencies_since_it_last_looked() {
+        let t = Tally::new();
+        let ms = Duration::from_millis;
+        t.record(ms(100), Outcome::Success, ms(7), ms(6));
+        t.record(ms(200), Outcome::Throttled, ms(0), ms(0));
+        let first = t.take_recent();
+        assert_eq!(
+            (first.requests, first.errors, first.recent.len()),
+            (2, 1, 1)
+        );
+        t.record(ms(1100), Outcome::Success, ms(9), ms(9));
+        t.record(ms(1200), Outcome::Success, ms(3), ms(3));
+        let second = t.take_recent();
+        assert_eq!(
+            (second.requests, second.errors, second.recent.len()),
+            (4, 1, 2)
+        );
+        assert_eq!(t.take_recent().recent.len(), 0);
+        // The run's own figures keep everything.
+        assert_eq!(t.snapshot().corrected.len(), 3);
     }
 
     #[test]
