@@ -107,12 +107,40 @@ pub async fn compress(encoding: &str, data: &[u8]) -> Vec<u8> {
     }
 }
 
-/// A loopback port nobody listens on right now.
+/// A loopback port nobody listens on right now, and that no earlier call in
+/// this process returned.
+///
+/// Why once only: a port is free again as soon as this returns, so two calls
+/// may return the same one before either is bound (about one pair in 20,000
+/// here). HAProxy binds with SO_REUSEPORT, so when its plain and TLS
+/// listeners got the same port both bound, and the kernel split the
+/// connections between them: half the plain requests met TLS and the other
+/// way round.
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("free port")
+    use std::collections::BTreeSet;
+    use std::sync::{Mutex, PoisonError};
+
+    static GIVEN: Mutex<BTreeSet<u16>> = Mutex::new(BTreeSet::new());
+    let mut given = GIVEN.lock().unwrap_or_else(PoisonError::into_inner);
+    for _ in 0..1_000 {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .expect("free port");
+        if given.insert(port) {
+            return port;
+        }
+    }
+    panic!("no port left that was not handed out already");
+}
+
+#[test]
+fn free_ports_are_never_handed_out_twice() {
+    // Drawn at random from the ephemeral range as they are, 2,000 ports
+    // repeat some dozens of times.
+    let ports: Vec<u16> = (0..2_000).map(|_| free_port()).collect();
+    let distinct: std::collections::BTreeSet<u16> = ports.iter().copied().collect();
+    assert_eq!(distinct.len(), ports.len());
 }
 
 /// The `x-connection-id` the built-in server stamps on every response.
