@@ -12,8 +12,27 @@ use super::super::fixtures::SMALL;
 use super::super::target::Target;
 use super::{na, CheckResult, Failure, Outcome};
 
-/// `n` GETs of small.txt at once; the number that failed and the first error.
-async fn burst(t: &Target, client: &Client, n: usize) -> (usize, Option<Failure>) {
+/// What requests sent together came to.
+#[derive(Default)]
+struct Burst {
+    failed: usize,
+    first: Option<Failure>,
+    /// Responses the server itself cut after its GOAWAY, where it is known
+    /// to (`Caps::drops_streams_at_goaway`): counted apart, not failed.
+    cut: usize,
+}
+
+impl Burst {
+    fn add(&mut self, other: Burst) {
+        self.failed += other.failed;
+        self.first = self.first.take().or(other.first);
+        self.cut += other.cut;
+    }
+}
+
+/// `n` GETs of small.txt at once.
+async fn burst(t: &Target, client: &Client, n: usize) -> Burst {
+    let cuts_expected = t.proto.is_h2() && t.caps.drops_streams_at_goaway.is_some();
     let tasks: Vec<_> = (0..n)
         .map(|_| {
             let request = client.get(t.url("/static/small.txt"));
@@ -24,8 +43,7 @@ async fn burst(t: &Target, client: &Client, n: usize) -> (usize, Option<Failure>
             })
         })
         .collect();
-    let mut failed = 0;
-    let mut first = None;
+    let mut b = Burst::default();
     for task in tasks {
         let outcome = match task.await.expect("request task") {
             Ok((status, text)) if status == 200 && text == SMALL => None,
@@ -33,22 +51,42 @@ async fn burst(t: &Target, client: &Client, n: usize) -> (usize, Option<Failure>
                 "small.txt answered {status} with {} bytes",
                 text.len()
             ))),
+            Err(err) if cuts_expected && cut_by_goaway(&err) => {
+                b.cut += 1;
+                None
+            }
             Err(err) => Some(Failure::from(err)),
         };
         if let Some(f) = outcome {
-            failed += 1;
-            first.get_or_insert(f);
+            b.failed += 1;
+            b.first.get_or_insert(f);
         }
     }
-    (failed, first)
+    b
 }
 
-fn verdict(what: &str, failed: usize, of: usize, first: Option<Failure>) -> CheckResult {
-    match first {
-        None => Ok(Outcome::Ok(format!("{of} requests"))),
+fn verdict(t: &Target, what: &str, of: usize, b: Burst) -> CheckResult {
+    let mut note = format!("{of} requests");
+    if b.cut > 0 {
+        note += &format!(
+            ", {} cut by the server after its GOAWAY ({})",
+            b.cut,
+            t.caps.drops_streams_at_goaway.unwrap_or_default()
+        );
+        // One connection's streams at the most: courier learns the limit
+        // from the first GOAWAY, so no later connection reaches it.
+        let most = t.caps.max_streams.unwrap_or(100) as usize;
+        if b.cut > most {
+            return Err(super::mismatch(format!(
+                "{what}: {note}: more than one connection's worth ({most})"
+            )));
+        }
+    }
+    match b.first {
+        None => Ok(Outcome::Ok(note)),
         Some(f) => Err(Failure {
             kind: f.kind,
-            detail: format!("{what}: {failed} of {of} failed, first: {}", f.detail),
+            detail: format!("{what}: {} of {of} failed, first: {}", b.failed, f.detail),
         }),
     }
 }
@@ -59,8 +97,7 @@ fn verdict(what: &str, failed: usize, of: usize, first: Option<Failure>) -> Chec
 pub async fn concurrent(t: &Target) -> CheckResult {
     let n = t.mode.concurrent;
     let client = t.client();
-    let (failed, first) = burst(t, &client, n).await;
-    let outcome = verdict("concurrent", failed, n, first)?;
+    let outcome = verdict(t, "concurrent", n, burst(t, &client, n).await)?;
     // Connections dialed for requests that others already served may
     // still be connecting: compare counts once they are done.
     let deadline = Instant::now() + Duration::from_secs(3);
@@ -114,16 +151,13 @@ pub async fn idle_gap(t: &Target) -> CheckResult {
     }
     let client = t.client();
     let n = 50;
-    let (failed, first) = burst(t, &client, n).await;
-    verdict("first burst", failed, n, first)?;
+    verdict(t, "first burst", n, burst(t, &client, n).await)?;
     tokio::time::sleep(gap).await;
-    let (mut failed, mut first) = burst(t, &client, n).await;
+    let mut after = burst(t, &client, n).await;
     for _ in 0..10 {
-        let (f, e) = burst(t, &client, 1).await;
-        failed += f;
-        first = first.or(e);
+        after.add(burst(t, &client, 1).await);
     }
-    verdict(&format!("after {gap:?} idle"), failed, n + 10, first)
+    verdict(t, &format!("after {gap:?} idle"), n + 10, after)
 }
 
 /// More requests in a row on one client than the tight profile's
@@ -132,19 +166,16 @@ pub async fn idle_gap(t: &Target) -> CheckResult {
 pub async fn request_limit(t: &Target) -> CheckResult {
     let client = t.client();
     let n = t.mode.sequential;
-    let mut failed = 0;
-    let mut first = None;
+    let mut all = Burst::default();
     for _ in 0..n {
-        let (f, e) = burst(t, &client, 1).await;
-        failed += f;
-        first = first.or(e);
+        all.add(burst(t, &client, 1).await);
     }
     let limit = match t.caps.request_limit {
         Some(limit) => format!("{n} in a row, limit {limit}"),
         None => format!("{n} in a row (no limit)"),
     };
-    verdict(&limit, failed, n, first).map(|o| match o {
-        Outcome::Ok(_) => Outcome::Ok(limit),
+    verdict(t, &limit, n, all).map(|o| match o {
+        Outcome::Ok(note) => Outcome::Ok(note.replacen(&format!("{n} requests"), &limit, 1)),
         other => other,
     })
 }
