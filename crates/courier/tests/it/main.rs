@@ -28,6 +28,7 @@ mod cookies;
 mod corpus;
 mod default_headers;
 mod differential;
+mod differential_h2;
 mod dns;
 mod expiry;
 mod factory;
