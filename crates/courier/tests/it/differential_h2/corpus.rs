@@ -5,26 +5,23 @@ use super::harness::Class;
 use super::{case, Allowed, Case};
 use crate::support::h2::*;
 
-const PUSH_PROMISE: u8 = 0x5;
-const SETTINGS_MAX_FRAME_SIZE: u16 = 0x5;
-
 /// A header block from its fields.
-fn block(fields: &[Vec<u8>]) -> Vec<u8> {
+pub(super) fn block(fields: &[Vec<u8>]) -> Vec<u8> {
     fields.concat()
 }
 
 /// One HEADERS frame with END_HEADERS (and `flags`) carrying `fields`.
-fn headers(s: u32, flags: u8, fields: &[Vec<u8>]) -> Vec<u8> {
+pub(super) fn headers(s: u32, flags: u8, fields: &[Vec<u8>]) -> Vec<u8> {
     frame(HEADERS, END_HEADERS | flags, s, &block(fields))
 }
 
 /// `:status: 200` and `x-case: h2`, one HEADERS frame, the stream left open.
-fn head(s: u32) -> Vec<u8> {
+pub(super) fn head(s: u32) -> Vec<u8> {
     headers(s, 0, &[status(200), field("x-case", b"h2")])
 }
 
 /// `head` then `fields`, then `hello` ending the stream.
-fn with(s: u32, fields: &[Vec<u8>]) -> Vec<u8> {
+pub(super) fn with(s: u32, fields: &[Vec<u8>]) -> Vec<u8> {
     let mut all = vec![status(200)];
     all.extend_from_slice(fields);
     let mut out = headers(s, 0, &all);
@@ -33,23 +30,23 @@ fn with(s: u32, fields: &[Vec<u8>]) -> Vec<u8> {
 }
 
 /// A head whose block is `fields` exactly, then `hello` ending the stream.
-fn raw_head(s: u32, fields: &[Vec<u8>]) -> Vec<u8> {
+pub(super) fn raw_head(s: u32, fields: &[Vec<u8>]) -> Vec<u8> {
     let mut out = headers(s, 0, fields);
     out.extend(frame(DATA, END_STREAM, s, b"hello"));
     out
 }
 
-fn cat(parts: &[Vec<u8>]) -> Vec<u8> {
+pub(super) fn cat(parts: &[Vec<u8>]) -> Vec<u8> {
     parts.concat()
 }
 
-fn hello(s: u32) -> Vec<u8> {
+pub(super) fn hello(s: u32) -> Vec<u8> {
     frame(DATA, END_STREAM, s, b"hello")
 }
 
 /// RFC 9113 §8.1.1 makes a malformed response a stream error; h2 (which
 /// checks names and values while decoding the block) closes the connection.
-const MALFORMED_STREAM: &str = "RFC 9113 §8.1.1/§8.2.1/§8.3.2: a malformed response head is a stream error of type PROTOCOL_ERROR; courier resets the stream and keeps the connection, h2 treats it as a connection error (GOAWAY)";
+pub(super) const MALFORMED_STREAM: &str = "RFC 9113 §8.1.1/§8.2.1/§8.3.2: a malformed response head is a stream error of type PROTOCOL_ERROR; courier resets the stream and keeps the connection, h2 treats it as a connection error (GOAWAY)";
 
 pub fn corpus() -> Vec<Case> {
     vec![
@@ -228,6 +225,34 @@ pub fn corpus() -> Vec<Case> {
                 response(s, b"hello"),
             ])
         }),
+        case("malformed-head", "status_101", |s| cat(&[headers(s, 0, &[status(101)]), response(s, b"hello")])).allow(Allowed::CourierRefuses, "RFC 9113 §8.6: HTTP/2 removes support for 101 (Switching Protocols); courier resets the stream, h2 skips it as any other 1xx and reads the final response"),
+        case("malformed-head", "status_199_then_final", |s| cat(&[headers(s, 0, &[status(199)]), response(s, b"hello")])),
+        case("malformed-head", "status_020", |s| raw_head(s, &[field(":status", b"020")])).allow(Allowed::BothFail(Class::Stream, Class::Connection), MALFORMED_STREAM),
+        case("malformed-head", "value_leading_space", |s| with(s, &[field("x-a", b" v")])),
+        case("malformed-head", "value_nul", |s| with(s, &[field("x-a", b"a\0b")])).allow(Allowed::BothFail(Class::Stream, Class::Connection), MALFORMED_STREAM),
+        case("malformed-head", "value_obs_text", |s| with(s, &[field("x-a", b"caf\xc3\xa9")])),
+        case("malformed-head", "name_with_space", |s| with(s, &[field("x a", b"1")])).allow(Allowed::BothFail(Class::Stream, Class::Connection), MALFORMED_STREAM),
+        case("malformed-head", "name_with_colon", |s| with(s, &[field("x:a", b"1")])).allow(Allowed::BothFail(Class::Stream, Class::Connection), MALFORMED_STREAM),
+        case("malformed-head", "large_header_over_continuations", |s| {
+            // 100 KB in one value: over CONTINUATION frames of 16 KB.
+            let mut block = status(200);
+            block.extend(field("x-big", &vec![b'b'; 100_000]));
+            let mut chunks = block.chunks(16_384).peekable();
+            let mut out = frame(HEADERS, 0, s, chunks.next().unwrap());
+            while let Some(chunk) = chunks.next() {
+                let flags = if chunks.peek().is_none() { END_HEADERS } else { 0 };
+                out.extend(frame(CONTINUATION, flags, s, chunk));
+            }
+            out.extend(hello(s));
+            out
+        }).allow(Allowed::CourierRefuses, "a 100 KB field list is over courier's max_response_headers_size (64 KiB by default, advertised as SETTINGS_MAX_HEADER_LIST_SIZE, RFC 9113 §6.5.2); h2's default limit is 16 MiB"),
+        case("malformed-head", "many_headers", |s| {
+            let mut fields = vec![status(200)];
+            for i in 0..500 {
+                fields.push(field(&format!("x-h{i}"), b"v"));
+            }
+            raw_head(s, &fields)
+        }),
         // Content-Length against the DATA (RFC 9113 §8.1.1).
         case("length", "cl_longer_than_data", |s| {
             cat(&[head_200_declaring(s, "10"), hello(s)])
@@ -280,193 +305,12 @@ pub fn corpus() -> Vec<Case> {
                 hello(s),
             ])
         }),
-        // Frames out of place.
-        case("frames", "data_before_headers", |s| {
-            cat(&[frame(DATA, 0, s, b"early"), response(s, b"hello")])
-        }).allow(Allowed::BothFail(Class::Stream, Class::Connection), "RFC 9113 §8.1: a response begins with HEADERS, so DATA first makes it malformed, a stream error (§8.1.1) that courier applies; h2 closes the connection with GOAWAY"),
-        case("frames", "data_on_stream_0", |s| {
-            cat(&[frame(DATA, 0, 0, b"zero"), response(s, b"hello")])
-        }),
-        case("frames", "headers_on_even_stream", |s| {
-            cat(&[
-                headers(2, END_STREAM, &[status(200)]),
-                response(s, b"hello"),
-            ])
-        }),
-        case("frames", "headers_on_idle_odd_stream", |s| {
-            cat(&[
-                headers(s + 2, END_STREAM, &[status(200)]),
-                response(s, b"hello"),
-            ])
-        }),
-        case("frames", "push_promise_disabled", |s| {
-            cat(&[
-                frame(PUSH_PROMISE, END_HEADERS, s, &[0, 0, 0, 2, 0x82]),
-                response(s, b"hello"),
-            ])
-        }),
-        case("frames", "data_after_end_stream", |s| {
-            cat(&[response(s, b"hello"), frame(DATA, END_STREAM, s, b"more")])
-        }).allow(Allowed::CourierCloses, "RFC 9113 §5.1 (closed): a frame after END_STREAM MUST be treated as a connection error of type STREAM_CLOSED; courier does (the response itself read whole), h2 ignores the frame and keeps the connection"),
-        case("frames", "headers_after_end_stream", |s| {
-            cat(&[
-                response(s, b"hello"),
-                headers(s, END_STREAM, &[status(200)]),
-            ])
-        }).allow(Allowed::CourierCloses, "RFC 9113 §5.1 (closed): a frame after END_STREAM MUST be treated as a connection error of type STREAM_CLOSED; courier does (the response itself read whole), h2 ignores the frame and keeps the connection"),
-        case("frames", "continuation_other_stream", |s| {
-            cat(&[
-                frame(HEADERS, 0, s, &status(200)),
-                frame(CONTINUATION, END_HEADERS, s + 2, &field("x-a", b"1")),
-                hello(s),
-            ])
-        }),
-        case("frames", "continuation_interrupted", |s| {
-            cat(&[
-                frame(HEADERS, 0, s, &status(200)),
-                ping(false, *b"12345678"),
-                frame(CONTINUATION, END_HEADERS, s, &field("x-a", b"1")),
-                hello(s),
-            ])
-        }),
-        case("frames", "continuation_without_headers", |s| {
-            cat(&[
-                frame(CONTINUATION, END_HEADERS, s, &field("x-a", b"1")),
-                response(s, b"hello"),
-            ])
-        }),
-        case("frames", "pad_longer_than_frame", |s| {
-            cat(&[head(s), frame(DATA, END_STREAM | PADDED, s, b"\x09hello")])
-        }),
-        case("frames", "hpack_bad_index", |s| {
-            cat(&[
-                frame(HEADERS, END_HEADERS, s, &[0xff, 0xff, 0x7f]),
-                hello(s),
-            ])
-        }),
-        case("frames", "frame_over_max_size", |s| {
-            cat(&[head(s), frame(DATA, END_STREAM, s, &vec![b'a'; 16_385])])
-        }),
-        case("frames", "ping_bad_length", |s| {
-            cat(&[frame(PING, 0, 0, b"1234567"), response(s, b"hello")])
-        }),
-        case("frames", "ping_on_stream", |s| {
-            cat(&[frame(PING, 0, s, b"12345678"), response(s, b"hello")])
-        }),
-        // RST_STREAM and GOAWAY.
-        case("reset", "rst_before_head", |s| {
-            rst_stream(s, INTERNAL_ERROR)
-        }),
-        case("reset", "rst_refused", |s| rst_stream(s, REFUSED_STREAM)).allow(Allowed::CourierRetries, "RFC 9113 §8.7: a refused stream was not processed and may be retried; courier resends it on a connection that takes streams (http2_max_refused_retries), h2 reports REFUSED_STREAM"),
-        case("reset", "rst_after_head", |s| {
-            cat(&[
-                head(s),
-                frame(DATA, 0, s, b"hel"),
-                rst_stream(s, INTERNAL_ERROR),
-            ])
-        }),
-        case("reset", "rst_on_stream_0", |s| {
-            cat(&[rst_stream(0, CANCEL), response(s, b"hello")])
-        }),
-        case("reset", "goaway_last_0", |_| goaway(0, NO_ERROR)).closing().allow(Allowed::CourierRetries, "RFC 9113 §6.8/§8.7: a stream past GOAWAY's last stream id was not processed and may be retried; courier resends it on a new connection, h2 reports the GOAWAY"),
-        case("reset", "goaway_last_1_then_response", |s| {
-            cat(&[goaway(1, NO_ERROR), response(s, b"hello")])
-        })
-        .closing(),
-        case("reset", "response_then_goaway", |s| {
-            cat(&[response(s, b"hello"), goaway(1, NO_ERROR)])
-        })
-        .closing(),
-        case("reset", "goaway_error_mid_body", |s| {
-            cat(&[
-                head(s),
-                frame(DATA, 0, s, b"hel"),
-                goaway(1, PROTOCOL_ERROR),
-            ])
-        })
-        .closing(),
-        case("reset", "close_mid_body", |s| {
-            cat(&[head(s), frame(DATA, 0, s, b"hel")])
-        })
-        .closing(),
-        case("reset", "close_before_head", |_| Vec::new()).closing().allow(Allowed::CourierRetries, "the connection closed with no GOAWAY and no answer: courier resends an idempotent request once on a new connection (RFC 9110 §9.2.2 permits it), h2 reports the closed connection"),
-        // Flow control and SETTINGS (RFC 9113 §6.5.2, §6.9).
-        case("settings", "window_update_0_stream", |s| {
-            cat(&[window_update(s, 0), response(s, b"hello")])
-        }).allow(Allowed::BothFail(Class::Stream, Class::Connection), "RFC 9113 §6.9: a zero increment on a stream is a stream error of type PROTOCOL_ERROR (only on stream 0 a connection error); courier resets the stream, h2 closes the connection"),
-        case("settings", "window_update_0_connection", |s| {
-            cat(&[window_update(0, 0), response(s, b"hello")])
-        }),
-        case("settings", "enable_push_1", |s| {
-            cat(&[
-                settings(&[(SETTINGS_ENABLE_PUSH, 1)]),
-                response(s, b"hello"),
-            ])
-        }).allow(Allowed::CourierRefuses, "RFC 9113 §6.5.2: a client MUST treat SETTINGS_ENABLE_PUSH = 1 from a server as a connection error of type PROTOCOL_ERROR; courier does, h2 accepts it"),
-        case("settings", "enable_push_2", |s| {
-            cat(&[
-                settings(&[(SETTINGS_ENABLE_PUSH, 2)]),
-                response(s, b"hello"),
-            ])
-        }),
-        case("settings", "window_too_large", |s| {
-            cat(&[
-                settings(&[(SETTINGS_INITIAL_WINDOW_SIZE, 1 << 31)]),
-                response(s, b"hello"),
-            ])
-        }),
-        case("settings", "max_frame_size_too_small", |s| {
-            cat(&[
-                settings(&[(SETTINGS_MAX_FRAME_SIZE, 100)]),
-                response(s, b"hello"),
-            ])
-        }),
-        case("settings", "settings_bad_length", |s| {
-            cat(&[
-                frame(SETTINGS, 0, 0, &[0, 3, 0, 0, 0]),
-                response(s, b"hello"),
-            ])
-        }),
-        case("settings", "settings_on_stream", |s| {
-            cat(&[frame(SETTINGS, 0, s, &[]), response(s, b"hello")])
-        }),
-        case("settings", "unknown_setting", |s| {
-            cat(&[settings(&[(0x99, 7)]), response(s, b"hello")])
-        }),
-        // Trailers (RFC 9113 §8.1).
-        case("trailers", "trailers_with_pseudo", |s| {
-            cat(&[
-                head(s),
-                frame(DATA, 0, s, b"hello"),
-                headers(s, END_STREAM, &[status(200)]),
-            ])
-        }).allow(Allowed::CourierRefuses, "RFC 9113 §8.1: trailers MUST NOT include pseudo-header fields (malformed, §8.1.1); courier fails the body, h2 drops the field and reads the response whole"),
-        case("trailers", "trailers_without_end_stream", |s| {
-            cat(&[
-                head(s),
-                frame(DATA, 0, s, b"hello"),
-                headers(s, 0, &[field("x-checksum", b"abc")]),
-            ])
-        }),
-        case("trailers", "trailers_no_data", |s| {
-            cat(&[
-                head(s),
-                headers(s, END_STREAM, &[field("x-checksum", b"abc")]),
-            ])
-        }),
-        case("trailers", "trailers_uppercase", |s| {
-            cat(&[
-                head(s),
-                frame(DATA, 0, s, b"hello"),
-                headers(s, END_STREAM, &[field("X-Checksum", b"abc")]),
-            ])
-        }).allow(Allowed::H2Closes, "RFC 9113 §8.2.1: an uppercase field name makes the trailers malformed, a stream error (§8.1.1); both fail the body, courier keeps the connection, h2 closes it with GOAWAY"),
-        case("trailers", "trailers_connection_header", |s| {
-            cat(&[
-                head(s),
-                frame(DATA, 0, s, b"hello"),
-                headers(s, END_STREAM, &[field("connection", b"close")]),
-            ])
-        }),
+        case("length", "cl_negative", |s| cat(&[head_200_declaring(s, "-1"), hello(s)])),
+        case("length", "cl_leading_zero", |s| cat(&[head_200_declaring(s, "05"), hello(s)])),
+        case("length", "cl_list", |s| cat(&[head_200_declaring(s, "5, 5"), hello(s)])),
+        case("length", "cl_huge", |s| cat(&[head_200_declaring(s, "99999999999999999999"), hello(s)])),
     ]
+    .into_iter()
+    .chain(super::frames::cases())
+    .collect()
 }

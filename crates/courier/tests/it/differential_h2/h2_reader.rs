@@ -1,0 +1,120 @@
+//! The `h2` crate's reading of a case (see `harness.rs` for the server, the
+//! records and how h2's errors map onto [`Class`]).
+
+use std::net::SocketAddr;
+
+use bytes::Bytes;
+use tokio::net::TcpStream;
+
+use super::harness::{
+    is_second, selected, selected_trailers, server, Answer, Class, Frames, Record, Second, STEP,
+};
+
+type SendRequest = h2::client::SendRequest<Bytes>;
+
+/// An h2 client connection; push off, as courier has it (a PUSH_PROMISE is
+/// then a connection error for both, RFC 9113 §8.4).
+async fn h2_connect(addr: SocketAddr) -> Option<SendRequest> {
+    let tcp = TcpStream::connect(addr).await.ok()?;
+    let (send, conn) = tokio::time::timeout(
+        STEP,
+        h2::client::Builder::new().enable_push(false).handshake(tcp),
+    )
+    .await
+    .ok()?
+    .ok()?;
+    // The connection's task ends with the connection (or the case's runtime).
+    tokio::spawn(async move {
+        let _ = conn.await;
+    });
+    Some(send)
+}
+
+/// h2's reading: the first request and the next on one connection, or on
+/// a new one if h2 no longer takes streams on the first.
+pub async fn h2_reads(frames: Frames, close: bool) -> Record {
+    let server = server(frames, close).await;
+    let addr = server.addr;
+    let mut send = h2_connect(addr).await.expect("h2 handshake on loopback");
+    let first = h2_answer(&mut send, addr).await;
+    let second = match h2_answer(&mut send, addr).await {
+        Ok(answer) if is_second(&answer) => Second::Reused,
+        Ok(answer) => Second::Wrong(format!("{answer:?}")),
+        // A connection that only makes the request wait (no stream allowed)
+        // is kept, as courier keeps it.
+        Err(Class::Timeout) => Second::Failed(Class::Timeout),
+        // Not taken on this connection: a new one, as courier's pool would.
+        Err(_) => match h2_connect(addr).await {
+            None => Second::Failed(Class::Connection),
+            Some(mut fresh) => match h2_answer(&mut fresh, addr).await {
+                Ok(answer) if is_second(&answer) => Second::Redialed,
+                Ok(answer) => Second::Wrong(format!("{answer:?}")),
+                Err(class) => Second::Failed(class),
+            },
+        },
+    };
+    drop(server);
+    Record { first, second }
+}
+
+fn h2_class(e: &h2::Error) -> Class {
+    if e.is_io() {
+        Class::Connection
+    } else if e.is_reset() {
+        match e.reason() {
+            Some(h2::Reason::REFUSED_STREAM) if e.is_remote() => Class::Refused,
+            _ => Class::Stream,
+        }
+    } else if e.is_go_away() {
+        // A GOAWAY from the server fails only the streams past its last
+        // stream id: unprocessed, as courier's `Refused`.
+        match e.is_remote() {
+            true => Class::Refused,
+            false => Class::Connection,
+        }
+    } else {
+        Class::Other
+    }
+}
+
+async fn h2_answer(send: &mut SendRequest, addr: SocketAddr) -> Result<Answer, Class> {
+    let ready = tokio::time::timeout(STEP, send.clone().ready()).await;
+    let mut ready = match ready {
+        Ok(Ok(ready)) => ready,
+        Ok(Err(e)) => return Err(h2_class(&e)),
+        Err(_) => return Err(Class::Timeout),
+    };
+    let req = http::Request::get(format!("http://{addr}/"))
+        .body(())
+        .unwrap();
+    let (response, _) = ready.send_request(req, true).map_err(|e| h2_class(&e))?;
+    let res = match tokio::time::timeout(STEP, response).await {
+        Ok(Ok(res)) => res,
+        Ok(Err(e)) => return Err(h2_class(&e)),
+        Err(_) => return Err(Class::Timeout),
+    };
+    let status = res.status().as_u16();
+    let headers = selected(res.headers());
+    let mut body = res.into_body();
+    let reading = async {
+        let mut bytes = Vec::new();
+        while let Some(chunk) = body.data().await {
+            let chunk = chunk.map_err(|_| Class::Body)?;
+            // Gives the window back, so a long body is not stalled by h2's flow control.
+            let _ = body.flow_control().release_capacity(chunk.len());
+            bytes.extend_from_slice(&chunk);
+        }
+        let trailers = body.trailers().await.map_err(|_| Class::Body)?;
+        Ok((bytes, trailers))
+    };
+    let (body, trailers) = match tokio::time::timeout(STEP, reading).await {
+        Ok(read) => read?,
+        Err(_) => return Err(Class::Timeout),
+    };
+    Ok(Answer {
+        status,
+        headers,
+        body,
+        trailers: trailers.as_ref().map(selected_trailers),
+    })
+}
