@@ -74,8 +74,9 @@ pub(crate) fn content_length(headers: &HeaderMap) -> Result<Option<u64>, Error> 
         .ok_or_else(|| invalid("Content-Length is not a decimal number of bytes"))
 }
 
-/// ASCII digits that fit in a `u64` (no sign, space, list or radix prefix).
-fn parse_length(digits: &[u8]) -> Option<u64> {
+/// ASCII digits that fit in a `u64` (no sign, space, list or radix prefix):
+/// `1*DIGIT` (RFC 9110 §8.6). Also read off HTTP/2 responses.
+pub(crate) fn parse_length(digits: &[u8]) -> Option<u64> {
     if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
         return None;
     }

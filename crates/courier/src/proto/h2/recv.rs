@@ -316,9 +316,8 @@ impl Reader {
                     || parts.status == http::StatusCode::NOT_MODIFIED;
                 // Every copy must declare the same length (RFC 9110 §8.6):
                 // two lengths are two framings, as malformed as a bad one.
-                let parse = |v: &http::HeaderValue| -> Option<u64> {
-                    std::str::from_utf8(v.as_bytes()).ok()?.parse().ok()
-                };
+                // `1*DIGIT`: `str::parse` would also take a sign (`+5`).
+                let parse = |v: &http::HeaderValue| crate::validate::parse_length(v.as_bytes());
                 let mut lengths = parts.headers.get_all(http::header::CONTENT_LENGTH).iter();
                 let declared = lengths.next().map(|first| {
                     let n = parse(first)?;

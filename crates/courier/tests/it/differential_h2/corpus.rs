@@ -305,6 +305,7 @@ pub fn corpus() -> Vec<Case> {
                 hello(s),
             ])
         }),
+        case("length", "cl_plus_sign", |s| cat(&[head_200_declaring(s, "+5"), hello(s)])),
         case("length", "cl_negative", |s| cat(&[head_200_declaring(s, "-1"), hello(s)])),
         case("length", "cl_leading_zero", |s| cat(&[head_200_declaring(s, "05"), hello(s)])),
         case("length", "cl_list", |s| cat(&[head_200_declaring(s, "5, 5"), hello(s)])),
