@@ -22,6 +22,12 @@
 //!
 //! courier's `Protocol` covers both a malformed response (a stream error)
 //! and a connection error, so whether its connection survived decides.
+//! courier runs with its defaults, retries included: a request it sends
+//! again and that then gets [`second`] is `Verdict::CourierRetries`.
+//!
+//! Real time, not paused: on real sockets tokio's auto-advance would fire
+//! while a client waits for loopback bytes. Every wait is bounded by
+//! [`STEP`] (the clients) or ended by the case (the server's tasks).
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
