@@ -1,6 +1,7 @@
 //! Request bodies: buffered and streamed uploads echoed, chunked coding,
 //! `Expect: 100-continue`.
 
+use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -130,6 +131,16 @@ pub async fn chunked(t: &Target) -> CheckResult {
         return na("the server sent no chunked response (the upload was chunked)");
     }
     ok()
+}
+
+/// An upload check's result, where a timeout through a server known to stall
+/// such uploads whatever the client does (`Caps::upload_stalls`) is n/a
+/// with the evidence: the server's race, not courier's.
+pub async fn unless_stalled(t: &Target, check: impl Future<Output = CheckResult>) -> CheckResult {
+    match (check.await, t.caps.upload_stalls) {
+        (Err(f), Some(why)) if f.kind == "timeout" => na(format!("stalled ({}): {why}", f.detail)),
+        (result, _) => result,
+    }
 }
 
 /// `Expect: 100-continue` on an upload: the server's 100 (or its direct

@@ -132,6 +132,7 @@ fn start(
             request_limit: if tight { tight_limit } else { None },
             max_streams: None,
             expect_broken: None,
+            upload_stalls: None,
             drops_streams_at_goaway: None,
         },
     })

@@ -73,6 +73,11 @@ pub struct Caps {
     /// through this server, whatever the client does (the expect-100 check
     /// is then n/a with this reason); `None` when it is.
     pub expect_broken: Option<&'static str>,
+    /// Why an upload to an upstream that answers before reading it (the
+    /// echo) may stall through this server whatever the client does (an
+    /// upload check that times out is then n/a with this reason); `None`
+    /// when it never does.
+    pub upload_stalls: Option<&'static str>,
     /// Why, over HTTP/2, responses in flight when the server reaches its
     /// request limit are cut whatever the client does (the load check then
     /// tolerates, and reports, responses cut after the server's GOAWAY on
@@ -151,6 +156,7 @@ pub fn static_caps(profile: Profile, default_idle: Option<u64>, limit: Option<u3
         request_limit: limit,
         max_streams: None,
         expect_broken: None,
+        upload_stalls: None,
         drops_streams_at_goaway: None,
     }
 }
