@@ -19,8 +19,6 @@
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
 
-use tokio::sync::Notify;
-
 /// How many streams a GOAWAY showed the server serves on one connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Served {
@@ -47,7 +45,6 @@ pub(crate) struct Signals {
     served: AtomicUsize,
     /// Something the pool acts on changed since it was last told.
     unreported: AtomicBool,
-    changed: Notify,
     listener: OnceLock<Listening>,
 }
 
@@ -82,7 +79,6 @@ impl Signals {
             declared: AtomicUsize::new(assumed_max_streams),
             served: AtomicUsize::new(0),
             unreported: AtomicBool::new(false),
-            changed: Notify::new(),
             listener: OnceLock::new(),
         }
     }
@@ -114,21 +110,6 @@ impl Signals {
         self.max_streams.load(Ordering::Acquire)
     }
 
-    /// Waits for the server's first SETTINGS; false if the connection ended first.
-    #[cfg(test)]
-    pub(crate) async fn wait_for_settings(&self) -> bool {
-        loop {
-            let changed = self.changed.notified();
-            if self.settings_received() {
-                return true;
-            }
-            if self.closed.load(Ordering::Acquire) {
-                return false;
-            }
-            changed.await;
-        }
-    }
-
     /// The connection has ended (its bytes stopped, or its driver returned).
     pub(crate) fn is_closed(&self) -> bool {
         self.closed.load(Ordering::Acquire)
@@ -136,7 +117,6 @@ impl Signals {
 
     pub(crate) fn close(&self) {
         self.closed.store(true, Ordering::Release);
-        self.changed.notify_waiters();
     }
 
     /// A SETTINGS frame of the server's (all of it) has been applied.
@@ -146,7 +126,6 @@ impl Signals {
             self.declared.store(self.max_streams(), Ordering::Release);
             self.settings.store(true, Ordering::Release);
             self.unreported.store(true, Ordering::Release);
-            self.changed.notify_waiters();
         }
     }
 
