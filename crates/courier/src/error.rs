@@ -211,6 +211,30 @@ impl Error {
         )
     }
 
+    /// True when an HTTP/2 server closed the connection after its own
+    /// GOAWAY while this request was unfinished: the server dropped a
+    /// response it had begun, or a request its GOAWAY kept (RFC 9113 §6.8
+    /// asks it to finish those; python-h2, hypercorn's HTTP/2, cannot send
+    /// anything after its GOAWAY). False when courier closed the connection
+    /// itself (a server silent after its GOAWAY and deaf to the PING that
+    /// followed it), for a close with no GOAWAY, and for a reset. The kind
+    /// says where it struck: [`ErrorKind::Body`] once the head was read,
+    /// [`ErrorKind::ConnectionClosed`] before.
+    pub fn is_closed_after_goaway(&self) -> bool {
+        use crate::proto::h2::error::StreamError;
+        let mut source = self.source();
+        while let Some(err) = source {
+            if let Some(stream) = err.downcast_ref::<StreamError>() {
+                return matches!(stream, StreamError::ClosedAfterGoaway);
+            }
+            if let Some(wrapped) = err.downcast_ref::<Error>() {
+                return wrapped.is_closed_after_goaway();
+            }
+            source = err.source();
+        }
+        false
+    }
+
     /// Classifies an HTTP/2 stream failure: an oversized header list, a
     /// request the server did not process (refused, or never written), a
     /// connection whose server never sent its SETTINGS (a connect timeout),
@@ -355,6 +379,25 @@ mod tests {
         let e = Error::msg(ErrorKind::Connect, "refused").with_url(|| url.clone());
         assert_eq!(e.url(), Some(&url));
         assert!(e.to_string().ends_with("(http://h.example/x?y=1)"));
+    }
+
+    #[test]
+    fn only_the_servers_close_after_its_goaway_is_closed_after_goaway() {
+        use crate::proto::h2::error::StreamError;
+        let cut = Error::new(ErrorKind::Body, StreamError::ClosedAfterGoaway);
+        assert!(cut.is_closed_after_goaway());
+        assert_eq!(
+            cut.to_string(),
+            "error reading response body: HTTP/2 connection closed: the server closed the connection after its GOAWAY"
+        );
+        // Wrapped by a layer that keeps the source (a middleware's error).
+        assert!(Error::new(ErrorKind::Body, cut).is_closed_after_goaway());
+        // courier's own close, whose message also says "after its GOAWAY".
+        let silent = StreamError::Closed("the server went silent after its GOAWAY");
+        assert!(!Error::new(ErrorKind::Body, silent).is_closed_after_goaway());
+        let closed = StreamError::Closed("the server closed the connection");
+        assert!(!Error::new(ErrorKind::Body, closed).is_closed_after_goaway());
+        assert!(!Error::msg(ErrorKind::Body, "x").is_closed_after_goaway());
     }
 
     #[test]

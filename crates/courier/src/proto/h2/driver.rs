@@ -209,14 +209,14 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send + 'static> Driver<S> {
                     Poll::Ready(Err(End::Eof)) => {
                         // After a GOAWAY, say so: a response cut there was
                         // dropped by a server going away, not lost in transit.
-                        let why = if self.shared.lock().goaway.is_some() {
-                            "the server closed the connection after its GOAWAY"
+                        let error = if self.shared.lock().goaway.is_some() {
+                            StreamError::ClosedAfterGoaway
                         } else if !self.preface_read {
-                            "the server closed the connection before its SETTINGS (does it speak HTTP/2?)"
+                            StreamError::Closed("the server closed the connection before its SETTINGS (does it speak HTTP/2?)")
                         } else {
-                            "the server closed the connection"
+                            StreamError::Closed("the server closed the connection")
                         };
-                        self.fail(StreamError::Closed(why));
+                        self.fail(error);
                         return Poll::Ready(());
                     }
                     Poll::Ready(Err(End::Io(e))) => {

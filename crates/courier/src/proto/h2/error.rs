@@ -29,6 +29,12 @@ pub(crate) enum StreamError {
     /// The connection was closed (by the server, or for keep-alive PINGs
     /// left unanswered) before the stream finished.
     Closed(&'static str),
+    /// The server closed the connection (end of stream) after its own
+    /// GOAWAY, with this stream unfinished: it dropped a stream its GOAWAY
+    /// may have kept (python-h2 can send nothing after its GOAWAY). Apart
+    /// from [`StreamError::Closed`] so callers can tell the server's cut
+    /// from courier's own close (see `Error::is_closed_after_goaway`).
+    ClosedAfterGoaway,
     /// The request body broke its own framing (more or fewer bytes than its
     /// Content-Length, trailers that cannot go on the wire); courier reset
     /// the stream.
@@ -55,7 +61,10 @@ impl StreamError {
 
     /// The connection is gone (as opposed to a refusal or a protocol error).
     pub(crate) fn is_connection_lost(&self) -> bool {
-        matches!(self, StreamError::Io(_) | StreamError::Closed(_))
+        matches!(
+            self,
+            StreamError::Io(_) | StreamError::Closed(_) | StreamError::ClosedAfterGoaway
+        )
     }
 }
 
@@ -82,6 +91,9 @@ impl fmt::Display for StreamError {
             }
             StreamError::Io(e) => write!(f, "HTTP/2 connection failed: {e}"),
             StreamError::Closed(why) => write!(f, "HTTP/2 connection closed: {why}"),
+            StreamError::ClosedAfterGoaway => f.write_str(
+                "HTTP/2 connection closed: the server closed the connection after its GOAWAY",
+            ),
             StreamError::NotOpened(why) => write!(f, "HTTP/2 stream not opened: {why}"),
             StreamError::InvalidRequest(what) => write!(f, "invalid request: {what}"),
             StreamError::NoSettings => f.write_str(
