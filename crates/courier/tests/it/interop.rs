@@ -13,6 +13,11 @@
 //! checkout; `COURIER_BIN` is the `courier` binary of the full run's bench
 //! (default: `target/debug/courier`, from `cargo build -p courier-cli`);
 //! `COURIER_INTEROP_KEEP=1` keeps each server's temp dir (config, logs).
+//! Every run writes the matrix to `target/interop/matrix.md` and prints
+//! its summary (counts, flaky cells, tolerances) to stderr past libtest's
+//! capture, so a CI log shows it for a run that passed too. The run fails
+//! on a failed cell, on more flaky cells than `tolerance::MAX_FLAKY`, and on
+//! a tolerance over its bound (see `tolerance.rs`).
 //! Servers that are not installed are skipped with a message, except with
 //! `CI=true`, where a missing server fails the run (`interop/install.sh`
 //! and `interop/install-debian.sh` install them).
@@ -25,6 +30,7 @@ mod process;
 mod run;
 mod servers;
 mod target;
+mod tolerance;
 
 #[test]
 fn interop_with_real_servers() {
@@ -43,9 +49,7 @@ fn interop_with_real_servers() {
     for note in matrix.notes() {
         println!("  {note}");
     }
-    if let Ok(path) = std::env::var("COURIER_INTEROP_REPORT") {
-        std::fs::write(&path, &table).expect("write COURIER_INTEROP_REPORT");
-    }
+    report(&table, &matrix.summary());
     let failures = matrix.failures();
     assert!(
         failures.is_empty(),
@@ -53,4 +57,27 @@ fn interop_with_real_servers() {
         failures.len(),
         failures.join("\n")
     );
+}
+
+/// Writes the matrix to `target/interop/matrix.md` (and to
+/// `COURIER_INTEROP_REPORT`, if set), and the summary straight to stderr:
+/// libtest captures `print!` and `eprint!` of a test that passes, not
+/// writes to the stream itself, and a CI log must show flaky cells and
+/// tolerances of a green run.
+fn report(table: &str, summary: &str) {
+    use std::io::Write;
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target")
+        });
+    let dir = target.join("interop");
+    std::fs::create_dir_all(&dir).expect("create target/interop");
+    let path = dir.join("matrix.md");
+    std::fs::write(&path, table).expect("write target/interop/matrix.md");
+    if let Ok(path) = std::env::var("COURIER_INTEROP_REPORT") {
+        std::fs::write(&path, table).expect("write COURIER_INTEROP_REPORT");
+    }
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "\n{summary}(matrix: {})", path.display());
 }

@@ -1,7 +1,10 @@
 //! The result matrix: server × profile × protocol × check, printed at the
-//! end of a run and written as markdown for the README.
+//! end of a run and written as markdown for the README, with the run's
+//! counts, its flaky cells and each tolerance's count against its bounds.
+//! What fails the run is decided here, from the cells ([`Matrix::failures`]).
 
 use super::checks::Outcome;
+use super::tolerance::{Tolerance, MAX_FLAKY};
 
 /// One server, profile and protocol: the outcome of every check.
 pub struct Row {
@@ -23,46 +26,219 @@ pub struct Matrix {
     pub errors: Vec<String>,
 }
 
+/// Cells by state.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub ok: usize,
+    pub flaky: usize,
+    pub tolerated: usize,
+    pub na: usize,
+    pub failed: usize,
+}
+
+/// What one tolerance absorbed in a run.
+#[derive(Debug)]
+pub struct Absorbed {
+    pub tolerance: Tolerance,
+    /// Cells it applied to.
+    pub cells: Vec<String>,
+    /// Faults absorbed, over all cells.
+    pub count: u64,
+    /// The most absorbed in one cell.
+    pub most_in_a_cell: u64,
+}
+
 fn cell(outcome: &Outcome) -> String {
     match outcome {
         Outcome::Ok(_) => "ok".into(),
+        Outcome::Flaky { .. } => "flaky".into(),
+        Outcome::Tolerated { count, .. } => format!("tol({count})"),
         Outcome::Fail { kind, .. } => format!("FAIL({kind})"),
         Outcome::Na(_) => "n/a".into(),
     }
 }
 
+/// A tolerated outcome, where a cell has one (a flaky cell's second run may).
+fn tolerated(outcome: &Outcome) -> Option<(Tolerance, u64)> {
+    match outcome {
+        Outcome::Tolerated {
+            tolerance, count, ..
+        } => Some((*tolerance, *count)),
+        Outcome::Flaky { then, .. } => tolerated(then),
+        _ => None,
+    }
+}
+
 impl Matrix {
-    /// Every failed cell: `server profile proto check: kind: detail`.
-    pub fn failures(&self) -> Vec<String> {
-        let mut out = self.errors.clone();
-        for row in &self.rows {
-            for (check, outcome) in &row.cells {
-                if let Outcome::Fail { kind, detail } = outcome {
-                    out.push(format!(
-                        "{} {} {} {check}: {kind}: {detail}",
-                        row.server, row.profile, row.proto
-                    ));
-                }
+    /// Every cell with its name: `server profile proto check`.
+    fn cells(&self) -> impl Iterator<Item = (String, &'static str, &Outcome)> {
+        self.rows.iter().flat_map(|row| {
+            row.cells.iter().map(move |(check, outcome)| {
+                let name = format!("{} {} {} {check}", row.server, row.profile, row.proto);
+                (name, *check, outcome)
+            })
+        })
+    }
+
+    pub fn counts(&self) -> Counts {
+        let mut c = Counts::default();
+        for (_, _, outcome) in self.cells() {
+            match outcome {
+                Outcome::Ok(_) => c.ok += 1,
+                Outcome::Flaky { .. } => c.flaky += 1,
+                Outcome::Tolerated { .. } => c.tolerated += 1,
+                Outcome::Na(_) => c.na += 1,
+                Outcome::Fail { .. } => c.failed += 1,
+            }
+        }
+        c
+    }
+
+    /// Each tolerance, with what it absorbed (zero where it did not strike).
+    pub fn absorbed(&self) -> Vec<Absorbed> {
+        let mut out: Vec<Absorbed> = Tolerance::ALL
+            .into_iter()
+            .map(|tolerance| Absorbed {
+                tolerance,
+                cells: Vec::new(),
+                count: 0,
+                most_in_a_cell: 0,
+            })
+            .collect();
+        for (name, _, outcome) in self.cells() {
+            if let Some((tolerance, count)) = tolerated(outcome) {
+                let a = out
+                    .iter_mut()
+                    .find(|a| a.tolerance == tolerance)
+                    .expect("every tolerance is in Tolerance::ALL");
+                a.cells.push(format!("{name} ({count})"));
+                a.count += count;
+                a.most_in_a_cell = a.most_in_a_cell.max(count);
             }
         }
         out
     }
 
-    /// Notes of passed checks that measured something (load runs) and the
+    /// The flaky cells: what failed first, and what the second run gave.
+    pub fn flaky(&self) -> Vec<String> {
+        self.cells()
+            .filter_map(|(name, _, outcome)| match outcome {
+                Outcome::Flaky { first, then } => {
+                    Some(format!("{name}: first {first}; second run {}", cell(then)))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Everything that fails the run: errors outside cells, failed cells,
+    /// more flaky cells than [`MAX_FLAKY`], and a tolerance over a bound.
+    pub fn failures(&self) -> Vec<String> {
+        let mut out = self.errors.clone();
+        for (name, _, outcome) in self.cells() {
+            if let Outcome::Fail { kind, detail } = outcome {
+                out.push(format!("{name}: {kind}: {detail}"));
+            }
+        }
+        let flaky = self.flaky();
+        if flaky.len() > MAX_FLAKY {
+            out.push(format!(
+                "{} flaky cells, more than the bound of {MAX_FLAKY}: {}",
+                flaky.len(),
+                flaky.join("; ")
+            ));
+        }
+        for a in self.absorbed() {
+            let t = a.tolerance;
+            if a.count > t.per_run() {
+                out.push(format!(
+                    "tolerance {} absorbed {} in this run, more than its bound of {}: {}",
+                    t.name(),
+                    a.count,
+                    t.per_run(),
+                    a.cells.join(", ")
+                ));
+            }
+            if a.most_in_a_cell > t.per_check() {
+                out.push(format!(
+                    "tolerance {} absorbed {} in one check, more than its bound of {}: {}",
+                    t.name(),
+                    a.most_in_a_cell,
+                    t.per_check(),
+                    a.cells.join(", ")
+                ));
+            }
+        }
+        out
+    }
+
+    /// Notes of passed checks that measured something (load runs), what
+    /// each tolerance absorbed, the flaky cells' first failures and the
     /// reasons for n/a.
     pub fn notes(&self) -> Vec<String> {
         let mut out = Vec::new();
-        for row in &self.rows {
-            for (check, outcome) in &row.cells {
-                let note = match outcome {
-                    Outcome::Ok(note) if *check == "load" || *check == "bench" => note.clone(),
-                    Outcome::Na(why) => format!("n/a: {why}"),
-                    _ => continue,
-                };
-                out.push(format!(
-                    "{} {} {} {check}: {note}",
-                    row.server, row.profile, row.proto
-                ));
+        for (name, check, outcome) in self.cells() {
+            let note = match outcome {
+                Outcome::Ok(note) if check == "load" || check == "bench" => note.clone(),
+                Outcome::Tolerated {
+                    tolerance, note, ..
+                } => format!("{}: {note}", tolerance.name()),
+                Outcome::Flaky { first, then } => {
+                    format!("flaky: first {first}; second run {}", cell(then))
+                }
+                Outcome::Na(why) => format!("n/a: {why}"),
+                _ => continue,
+            };
+            out.push(format!("{name}: {note}"));
+        }
+        out
+    }
+
+    /// The counts, flaky cells, tolerances and failures: what a CI log
+    /// must show of every run, passed or not.
+    pub fn summary(&self) -> String {
+        let c = self.counts();
+        let mut out = format!(
+            "interop: {} cells: {} ok, {} flaky, {} tolerated, {} n/a, {} failed\n",
+            c.ok + c.flaky + c.tolerated + c.na + c.failed,
+            c.ok,
+            c.flaky,
+            c.tolerated,
+            c.na,
+            c.failed
+        );
+        out.push_str(&format!("flaky (bound {MAX_FLAKY} per run):\n"));
+        let flaky = self.flaky();
+        if flaky.is_empty() {
+            out.push_str("- none\n");
+        }
+        for f in flaky {
+            out.push_str(&format!("- {f}\n"));
+        }
+        out.push_str("\nTolerances:\n\n");
+        out.push_str("| tolerance | scope | cells | count | bound per check | bound per run |\n");
+        out.push_str("|---|---|---|---|---|---|\n");
+        for a in self.absorbed() {
+            let t = a.tolerance;
+            let cells = if a.cells.is_empty() {
+                "none".to_owned()
+            } else {
+                a.cells.join(", ")
+            };
+            out.push_str(&format!(
+                "| {} | {} | {cells} | {} | {} | {} |\n",
+                t.name(),
+                t.scope(),
+                a.count,
+                t.per_check(),
+                t.per_run()
+            ));
+        }
+        let failures = self.failures();
+        if !failures.is_empty() {
+            out.push_str("\nFailures:\n\n");
+            for f in failures {
+                out.push_str(&format!("- {f}\n"));
             }
         }
         out
@@ -96,13 +272,8 @@ impl Matrix {
         for (server, why) in &self.skipped {
             out.push_str(&format!("- {server}: not run ({why})\n"));
         }
-        let failures = self.failures();
-        if !failures.is_empty() {
-            out.push_str("\nFailures:\n\n");
-            for f in failures {
-                out.push_str(&format!("- {f}\n"));
-            }
-        }
+        out.push('\n');
+        out.push_str(&self.summary());
         out
     }
 }

@@ -8,6 +8,10 @@ use http::Version;
 
 use super::servers::Caps;
 
+/// Uploads longer than this (or streamed) go with `Expect: 100-continue`
+/// over HTTP/1.1 (courier's default, set explicitly by [`Target::builder`]).
+pub const EXPECT_FROM: u64 = 16 * 1024;
+
 /// How courier speaks to the server.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Proto {
@@ -114,7 +118,11 @@ impl Target {
     }
 
     pub fn builder(&self) -> ClientBuilder {
-        let mut b = Client::builder().timeout(self.mode.timeout);
+        // courier's default, said here because the upload checks' scope
+        // of `Tolerance::UploadStall` depends on it.
+        let mut b = Client::builder()
+            .timeout(self.mode.timeout)
+            .expect_continue(Some(EXPECT_FROM));
         if self.caps.expect_broken.is_some() {
             // courier asks `Expect: 100-continue` for uploads past 16 KiB;
             // through a server that loses bodies behind its 100 (HAProxy

@@ -1,7 +1,6 @@
 //! Request bodies: buffered and streamed uploads echoed, chunked coding,
 //! `Expect: 100-continue`.
 
-use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -12,8 +11,9 @@ use http::header::TRANSFER_ENCODING;
 use tokio::sync::mpsc;
 
 use super::super::fixtures::pattern;
-use super::super::target::Target;
-use super::{ensure, na, ok, CheckResult};
+use super::super::target::{Proto, Target, EXPECT_FROM};
+use super::super::tolerance::Tolerance;
+use super::{ensure, na, ok, CheckResult, Failure};
 
 const BUFFERED: usize = 256 * 1024;
 const STREAMED: usize = 1024 * 1024;
@@ -59,12 +59,28 @@ fn streamed(data: Vec<u8>) -> Body {
     Body::wrap(ChannelBody(rx))
 }
 
-async fn echoed(t: &Target, res: courier::Response, sent: &[u8]) -> CheckResult {
+/// Sends an upload and checks the echo. `expect`: the request goes with
+/// `Expect: 100-continue` (see [`sends_expect`]). A timeout of such an
+/// upload through a server known to stall them is marked for
+/// [`Tolerance::UploadStall`] (see [`stalled`]); nothing else is.
+async fn upload(
+    t: &Target,
+    request: courier::RequestBuilder,
+    sent: &[u8],
+    expect: bool,
+) -> CheckResult {
+    let res = request
+        .send()
+        .await
+        .map_err(|e| stalled(t, expect, "no response head", e))?;
     ensure(res.status() == 200, || format!("status {}", res.status()))?;
     ensure(res.version() == t.proto.version(), || {
         format!("version {:?}", res.version())
     })?;
-    let body = res.bytes().await?;
+    let body = res
+        .bytes()
+        .await
+        .map_err(|e| stalled(t, expect, "the head came, the echo stalled", e))?;
     ensure(body.len() == sent.len(), || {
         format!("echoed {} bytes of {}", body.len(), sent.len())
     })?;
@@ -72,17 +88,39 @@ async fn echoed(t: &Target, res: courier::Response, sent: &[u8]) -> CheckResult 
     ok()
 }
 
+/// Whether courier sends an upload with `Expect: 100-continue`: over
+/// HTTP/1.1 only, when the caller asks (`explicit`) or the body is streamed
+/// (`len` unknown) or longer than [`EXPECT_FROM`], unless the target turned
+/// the header off (`Caps::expect_broken`).
+pub(super) fn sends_expect(t: &Target, explicit: bool, len: Option<usize>) -> bool {
+    let by_size = t.caps.expect_broken.is_none() && len.is_none_or(|n| n as u64 > EXPECT_FROM);
+    matches!(t.proto, Proto::H1 | Proto::TlsH1) && (explicit || by_size)
+}
+
+/// The failure of an upload: within [`Tolerance::UploadStall`]'s scope (a
+/// `timeout`, of an upload sent with `Expect: 100-continue` over HTTP/1.1,
+/// through a server whose caps say it stalls them: Caddy's
+/// `Caps::upload_stalls`, with its evidence) it is marked for the
+/// tolerance, which counts and bounds it; anything else fails.
+pub(super) fn stalled(t: &Target, expect: bool, phase: &str, err: courier::Error) -> Failure {
+    match t.caps.upload_stalls {
+        Some(why) if expect && err.kind() == courier::ErrorKind::Timeout => Failure {
+            kind: err.kind().as_str().to_owned(),
+            detail: format!("{phase}: {err} ({why})"),
+            absorbed: Some(Tolerance::UploadStall),
+        },
+        _ => Failure::from(err),
+    }
+}
+
 /// POST of a buffered body (Content-Length), echoed whole.
 pub async fn echo(t: &Target) -> CheckResult {
     let data = pattern(BUFFERED);
+    let expect = sends_expect(t, false, Some(data.len()));
     let client = t.client();
     for _ in 0..2 {
-        let res = client
-            .post(t.url("/echo"))
-            .body(data.clone())
-            .send()
-            .await?;
-        echoed(t, res, &data).await?;
+        let request = client.post(t.url("/echo")).body(data.clone());
+        upload(t, request, &data, expect).await?;
     }
     ok()
 }
@@ -91,13 +129,8 @@ pub async fn echo(t: &Target) -> CheckResult {
 /// upload is still going.
 pub async fn echo_stream(t: &Target) -> CheckResult {
     let data = pattern(STREAMED);
-    let res = t
-        .client()
-        .put(t.url("/echo"))
-        .body(streamed(data.clone()))
-        .send()
-        .await?;
-    echoed(t, res, &data).await
+    let request = t.client().put(t.url("/echo")).body(streamed(data.clone()));
+    upload(t, request, &data, sends_expect(t, false, None)).await
 }
 
 /// HTTP/1.1 chunked coding both ways: a streamed upload and a response the
@@ -113,34 +146,40 @@ pub async fn chunked(t: &Target) -> CheckResult {
             .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"chunked"))
     };
     let data = pattern(STREAMED / 4);
+    let expect = sends_expect(t, false, None);
     let res = client
         .post(t.url("/echo"))
         .body(streamed(data.clone()))
         .send()
-        .await?;
-    let mut seen = is_chunked(&res);
-    echoed(t, res, &data).await?;
+        .await
+        .map_err(|e| stalled(t, expect, "no response head", e))?;
+    let seen = is_chunked(&res);
+    ensure(res.status() == 200, || format!("status {}", res.status()))?;
+    ensure(res.version() == t.proto.version(), || {
+        format!("version {:?}", res.version())
+    })?;
+    let body = res
+        .bytes()
+        .await
+        .map_err(|e| stalled(t, expect, "the head came, the echo stalled", e))?;
+    ensure(body[..] == data[..], || {
+        format!(
+            "echoed {} bytes of {}, or they differ",
+            body.len(),
+            data.len()
+        )
+    })?;
     let res = client
         .get(t.url(t.caps.gzip_path))
         .header("accept-encoding", "gzip")
         .send()
         .await?;
-    seen |= is_chunked(&res);
+    let seen = seen || is_chunked(&res);
     res.bytes().await?;
     if !seen {
         return na("the server sent no chunked response (the upload was chunked)");
     }
     ok()
-}
-
-/// An upload check's result, where a timeout through a server known to stall
-/// such uploads whatever the client does (`Caps::upload_stalls`) is n/a
-/// with the evidence: the server's race, not courier's.
-pub async fn unless_stalled(t: &Target, check: impl Future<Output = CheckResult>) -> CheckResult {
-    match (check.await, t.caps.upload_stalls) {
-        (Err(f), Some(why)) if f.kind == "timeout" => na(format!("stalled ({}): {why}", f.detail)),
-        (result, _) => result,
-    }
 }
 
 /// `Expect: 100-continue` on an upload: the server's 100 (or its direct
@@ -156,15 +195,14 @@ pub async fn expect_continue(t: &Target) -> CheckResult {
         return na(why);
     }
     let data = pattern(64 * 1024);
+    let expect = sends_expect(t, true, Some(data.len()));
     let client = t.client();
     for _ in 0..2 {
-        let res = client
+        let request = client
             .post(t.url("/echo"))
             .header("expect", "100-continue")
-            .body(data.clone())
-            .send()
-            .await?;
-        echoed(t, res, &data).await?;
+            .body(data.clone());
+        upload(t, request, &data, expect).await?;
     }
     super::bodies::small_again(t, &client).await
 }

@@ -71,6 +71,11 @@ pub fn hypercorn() -> Server {
             cmd.arg(py);
             // keep_alive_timeout: 5 s by default.
             let mut running = start(ctx, "hypercorn", cmd, Some(5), Some(100))?;
+            if ctx.profile == Profile::Default {
+                // hypercorn's own keep_alive_max_requests (Config's default
+                // since 0.15; serve.py sets 100 for the tight profile only).
+                running.caps.request_limit = Some(HYPERCORN_DEFAULT_LIMIT);
+            }
             running.caps.h1_trailers = false;
             running.caps.drops_streams_at_goaway = Some(PYTHON_H2_GOAWAY);
             Ok(running)
@@ -137,6 +142,10 @@ fn start(
         },
     })
 }
+
+/// Requests per connection hypercorn serves by default (`Config`'s
+/// `keep_alive_max_requests`).
+const HYPERCORN_DEFAULT_LIMIT: u32 = 1000;
 
 /// hypercorn's HTTP/2 is python-h2, whose connection state machine allows
 /// nothing but another GOAWAY once it has sent one (python-hyper/h2#1181):

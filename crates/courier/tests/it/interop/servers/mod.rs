@@ -73,16 +73,17 @@ pub struct Caps {
     /// through this server, whatever the client does (the expect-100 check
     /// is then n/a with this reason); `None` when it is.
     pub expect_broken: Option<&'static str>,
-    /// Why an upload to an upstream that answers before reading it (the
-    /// echo) may stall through this server whatever the client does (an
-    /// upload check that times out is then n/a with this reason); `None`
-    /// when it never does.
+    /// Why an upload sent with `Expect: 100-continue` to an upstream that
+    /// answers before reading it (the echo) may stall through this server
+    /// whatever the client does (such an upload's timeout, over HTTP/1.1,
+    /// is then counted for `Tolerance::UploadStall`, within its bounds);
+    /// `None` when it never does.
     pub upload_stalls: Option<&'static str>,
     /// Why, over HTTP/2, responses in flight when the server reaches its
-    /// request limit are cut whatever the client does (the load check then
-    /// tolerates, and reports, responses cut after the server's GOAWAY on
-    /// the one connection that reaches the limit before courier learnt it);
-    /// `None` when the server completes what its GOAWAY kept.
+    /// request limit are cut whatever the client does (where the profile
+    /// has a `request_limit`, the burst, load and bench checks count such
+    /// cuts for `Tolerance::GoawayCut`, within its bounds); `None` when the
+    /// server completes what its GOAWAY kept.
     pub drops_streams_at_goaway: Option<&'static str>,
 }
 

@@ -1,0 +1,115 @@
+//! The suite's tolerances: faults of a third-party server that courier
+//! cannot help, each scoped to the server, protocols, checks and typed error
+//! its evidence shows, bounded per check and per run by that evidence, and
+//! counted in the matrix. A run in which one absorbs more than its bound
+//! fails: past the evidence, it is as likely to be courier's fault.
+//!
+//! Re-runs are the other escape hatch, and are bounded here too: only the
+//! short run re-runs a check, only after a failure of a kind a loaded 2-core
+//! machine can cause (a deadline passed), once; the cell is then `flaky`,
+//! never `ok`, and more than [`MAX_FLAKY`] of them fail the run.
+
+/// A server fault the suite absorbs, where its evidence says it may strike.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tolerance {
+    /// Caddy 2.6.2 stalls an upload sent with `Expect: 100-continue`
+    /// through `reverse_proxy` (see `servers/caddy.rs`).
+    UploadStall,
+    /// hypercorn (python-h2) cuts the responses in flight on a connection
+    /// that reaches its request limit (see `servers/contract.rs`).
+    GoawayCut,
+}
+
+/// Flaky cells a run may have before it fails. A re-run is granted only to
+/// a deadline that passed (`timeout`, `hang` and the like); such flakes were
+/// seen about once in hundreds of cell runs on this machine under a build,
+/// so two in one run of ~860 cells is already unusual, and a third is more
+/// likely a courier stall that comes and goes than the machine.
+pub const MAX_FLAKY: usize = 2;
+
+/// Failure kinds worth a second run in the short run: a deadline that
+/// passed, which a loaded machine can cause. Never `mismatch` (a wrong
+/// answer is wrong however loaded the machine), nor a protocol, body or
+/// connection error.
+pub fn rerun_worthy(kind: &str) -> bool {
+    matches!(
+        kind,
+        "timeout" | "hang" | "connect_timeout" | "pool_queue_timeout"
+    )
+}
+
+impl Tolerance {
+    pub const ALL: [Tolerance; 2] = [Tolerance::UploadStall, Tolerance::GoawayCut];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Tolerance::UploadStall => "caddy-upload-stall",
+            Tolerance::GoawayCut => "hypercorn-goaway-cut",
+        }
+    }
+
+    /// Where it applies, and what it absorbs there.
+    pub fn scope(self) -> &'static str {
+        match self {
+            Tolerance::UploadStall => {
+                "Caddy, h1 and tls-h1, the upload request of echo, echo-stream, chunked and \
+                 expect-100 (sent with Expect: 100-continue): `timeout`, before the response \
+                 head or while reading the echo; the check ends there"
+            }
+            Tolerance::GoawayCut => {
+                "hypercorn with a request limit (tight: 100; default: hypercorn's own 1,000), \
+                 h2c and tls-h2, 200-conc, idle-gap, req-limit, load and bench: a `body` error \
+                 that is the server closing the connection after its GOAWAY \
+                 (Error::is_closed_after_goaway)"
+            }
+        }
+    }
+
+    /// The most one check may absorb.
+    pub fn per_check(self) -> u64 {
+        match self {
+            // A stalled upload ends its check.
+            Tolerance::UploadStall => 1,
+            // Seen: 1 or 2 in a load run, 1 of 200 in 200-conc, 0-2 in
+            // `courier bench -c 512` (18 runs), h2load 5 of 200 on one
+            // connection. More means courier's learnt budget did not
+            // protect later connections (a bench once lost 99 so, at
+            // 2f5491c; not seen again).
+            Tolerance::GoawayCut => 5,
+        }
+    }
+
+    /// The most one run may absorb, over all its cells.
+    pub fn per_run(self) -> u64 {
+        match self {
+            // Seen: one stall in 4 of about 40 full runs, two in the run at
+            // b9c6abd.
+            Tolerance::UploadStall => 2,
+            // Seen: 1-3 per full run (one cell of 2, or three cells of 1).
+            Tolerance::GoawayCut => 10,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_deadlines_are_rerun() {
+        for kind in ["timeout", "hang", "connect_timeout", "pool_queue_timeout"] {
+            assert!(rerun_worthy(kind), "{kind}");
+        }
+        for kind in [
+            "mismatch",
+            "body",
+            "protocol",
+            "connection_closed",
+            "metrics",
+            "panic",
+            "refused",
+        ] {
+            assert!(!rerun_worthy(kind), "{kind}");
+        }
+    }
+}
