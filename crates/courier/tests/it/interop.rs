@@ -78,6 +78,7 @@ fn report(table: &str, summary: &str) {
     if let Ok(path) = std::env::var("COURIER_INTEROP_REPORT") {
         std::fs::write(&path, table).expect("write COURIER_INTEROP_REPORT");
     }
+    let path = std::fs::canonicalize(&path).unwrap_or(path);
     let mut err = std::io::stderr().lock();
     let _ = writeln!(err, "\n{summary}(matrix: {})", path.display());
 }
