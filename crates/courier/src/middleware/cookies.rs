@@ -5,8 +5,9 @@
 //! - the public suffix list (the `psl` crate, released with the list): a
 //!   response cannot set a cookie for all of `.com` or `.co.uk`, nor
 //!   another site's domain; an IP address matches itself only;
-//! - `Secure`: only an `https` origin sets one, and a plain origin cannot
-//!   overwrite, delete or shadow one; the `__Secure-` and `__Host-` prefixes;
+//! - `Secure`: only a secure origin (`https`, or loopback, as browsers
+//!   allow) sets one or is sent one, and a plain origin cannot overwrite,
+//!   delete or shadow one; the `__Secure-` and `__Host-` prefixes;
 //! - bounds ([`CookieLimits`]): cookies per site and in all (evicting the
 //!   expired, then plain, then least recently used), each cookie's size,
 //!   the `Set-Cookie` lines taken from one response, the `Cookie` header's

@@ -40,6 +40,14 @@ impl Host {
         }
     }
 
+    /// An address of the loopback block, `localhost` or a name under it.
+    pub(super) fn is_loopback(&self) -> bool {
+        match self {
+            Host::Ip(ip) => ip.is_loopback(),
+            Host::Name(name) => name == "localhost" || name.ends_with(".localhost"),
+        }
+    }
+
     /// The form a cookie's domain is stored in.
     pub(super) fn key(&self) -> String {
         match self {

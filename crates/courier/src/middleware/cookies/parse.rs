@@ -28,16 +28,16 @@ pub(super) struct Origin<'a> {
 
 impl Origin<'_> {
     pub(super) fn of(uri: &Uri) -> Option<Origin<'_>> {
-        let secure = matches!(uri.scheme_str(), Some("https" | "wss"));
+        let host = Host::of(uri)?;
+        // Loopback counts as secure, as in Chromium and Firefox: a plain
+        // hop to a local sidecar (which speaks TLS onwards) keeps `Secure`
+        // cookies working, and nothing on the network sees it.
+        let secure = matches!(uri.scheme_str(), Some("https" | "wss")) || host.is_loopback();
         let path = match uri.path() {
             "" => "/",
             path => path,
         };
-        Some(Origin {
-            host: Host::of(uri)?,
-            secure,
-            path,
-        })
+        Some(Origin { host, secure, path })
     }
 }
 

@@ -92,3 +92,23 @@ fn the_host_prefix_needs_secure_no_domain_and_the_root_path() {
     assert_eq!(sent(&jar, "https://example.com/x/y"), ["__Host-ok=1"]);
     assert_eq!(sent(&jar, "https://www.example.com/"), NONE);
 }
+
+/// Loopback is a secure origin, as in Chromium and Firefox: a plain hop to
+/// a local sidecar keeps `Secure` cookies working.
+#[test]
+fn loopback_counts_as_secure() {
+    let jar = CookieJar::new();
+    set(&jar, "a=1; Secure", "http://localhost/");
+    set(&jar, "b=1; Secure", "http://127.0.0.1/");
+    set(&jar, "c=1; Secure", "http://[::1]/");
+    set(&jar, "__Host-d=1; Secure; Path=/", "http://api.localhost/");
+    assert_eq!(sent(&jar, "http://localhost/"), ["a=1"]);
+    assert_eq!(sent(&jar, "http://127.0.0.1/"), ["b=1"]);
+    assert_eq!(sent(&jar, "http://[::1]/"), ["c=1"]);
+    assert_eq!(sent(&jar, "http://api.localhost/"), ["__Host-d=1"]);
+    // Not a loopback address: plain.
+    set(&jar, "e=1; Secure", "http://127.0.0.1.example/");
+    set(&jar, "f=1; Secure", "http://10.0.0.1/");
+    assert_eq!(sent(&jar, "https://127.0.0.1.example/"), NONE);
+    assert_eq!(sent(&jar, "https://10.0.0.1/"), NONE);
+}

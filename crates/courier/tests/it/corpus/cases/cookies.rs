@@ -24,15 +24,16 @@ fn jar() -> Stack {
     with(CookieJar::new())
 }
 
-/// A jar holding `s=good; Secure`, set by `https://127.0.0.1`, and
-/// `gone=1`, set by `http://127.0.0.1` (cookies do not care for ports).
+/// A jar holding `s=good; Secure`, set by `https://site.test`, and
+/// `gone=1`, set by `http://site.test` (cookies do not care for ports; not
+/// loopback, which counts as secure).
 fn seeded() -> Stack {
     let jar = CookieJar::new();
     jar.add(
         "s=good; Secure; Path=/",
-        &"https://127.0.0.1/".parse().unwrap(),
+        &"https://site.test/".parse().unwrap(),
     );
-    jar.add("gone=1; Path=/", &"http://127.0.0.1/".parse().unwrap());
+    jar.add("gone=1; Path=/", &"http://site.test/".parse().unwrap());
     with(jar)
 }
 
@@ -155,7 +156,8 @@ pub fn cases() -> Vec<Case> {
             }),
         case("max-age-zero-deletes", sets(&["gone=; Max-Age=0; Path=/"]))
             .stack(seeded)
-            .probe("http://127.0.0.1:{port}/p1", "cookie", none),
+            .at("http://site.test:{port}/hostile")
+            .probe("http://site.test:{port}/p1", "cookie", none),
         case(
             "expires-far-and-garbage",
             sets(&[
@@ -208,10 +210,12 @@ pub fn cases() -> Vec<Case> {
         }),
         case("http-overwrites-secure", sets(&["s=evil; Path=/"]))
             .stack(seeded)
-            .probe("http://127.0.0.1:{port}/p1", "cookie", |v| is(v, "gone=1")),
+            .at("http://site.test:{port}/hostile")
+            .probe("http://site.test:{port}/p1", "cookie", |v| is(v, "gone=1")),
         case("http-shadows-secure", sets(&["s=evil; Path=/p1"]))
             .stack(seeded)
-            .probe("http://127.0.0.1:{port}/p1", "cookie", |v| is(v, "gone=1")),
+            .at("http://site.test:{port}/hostile")
+            .probe("http://site.test:{port}/p1", "cookie", |v| is(v, "gone=1")),
         case(
             "prefixes-without-their-rules",
             sets(&[
