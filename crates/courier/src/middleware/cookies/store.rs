@@ -288,3 +288,91 @@ mod tests {
         );
     }
 }
+
+/// Random `Set-Cookie` lines from a hostile alphabet, for random origins:
+/// nothing panics, and the counts and caps hold after every step.
+#[cfg(test)]
+mod random {
+    use std::time::Duration;
+
+    use super::super::parse::parse;
+    use super::*;
+
+    #[test]
+    fn hostile_lines_keep_the_books() {
+        const PARTS: &[&str] = &[
+            "a",
+            "b=",
+            "=",
+            ";",
+            " ",
+            "\t",
+            "\u{1}",
+            "é",
+            "Domain=",
+            "domain=.",
+            "example.com",
+            "co.uk",
+            "com",
+            "127.0.0.1",
+            "[::1]",
+            "Path=",
+            "/",
+            "/x",
+            "Secure",
+            "Max-Age=",
+            "0",
+            "-1",
+            "99999999999",
+            "Expires=",
+            "Thu, 01 Jan 1970 00:00:00 GMT",
+            "Fri, 31 Dec 9999 23:59:59 GMT",
+            "__Host-",
+            "__Secure-",
+            "HttpOnly",
+        ];
+        const URLS: &[&str] = &[
+            "http://example.com/",
+            "https://www.example.com/x/y",
+            "http://a.b.example.com/x",
+            "http://co.uk/",
+            "https://127.0.0.1/",
+            "http://[::1]/a",
+            "http://10.0.0.1/",
+            "http://localhost/",
+        ];
+        let limits = CookieLimits::default().per_site(7).total(20).max_header(64);
+        let mut store = Store::default();
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        let t0 = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+        for step in 0..20_000u64 {
+            let now = t0 + Duration::from_secs(step);
+            let line: String = (0..next(12)).map(|_| PARTS[next(PARTS.len())]).collect();
+            let uri: http::Uri = URLS[next(URLS.len())].parse().unwrap();
+            let origin = Origin::of(&uri).unwrap();
+            if let Ok(new) = parse(&line, &origin, now) {
+                let _ = store.insert(new, &origin, &limits, now);
+            }
+            let uri: http::Uri = URLS[next(URLS.len())].parse().unwrap();
+            if let Some(header) = store.header(&Origin::of(&uri).unwrap(), &limits, now) {
+                assert!(header.len() <= 64, "{header}");
+            }
+            let counted: usize = store.sites.values().map(Vec::len).sum();
+            assert_eq!(store.total, counted, "step {step}: {line:?}");
+            assert!(store.total <= 20);
+            assert!(store.sites.values().all(|c| !c.is_empty() && c.len() <= 7));
+        }
+        // Not vacuous: cookies were kept, and caps were met.
+        assert!(
+            store.total > 0 && store.stats.evicted > 100,
+            "{:?}",
+            store.stats
+        );
+    }
+}
