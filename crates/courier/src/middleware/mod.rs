@@ -171,7 +171,7 @@ use crate::error::Error;
 pub use budget::BudgetConfig;
 pub use circuit::{CircuitBreaker, CircuitBreakerConfig, CircuitBreakerLayer, CircuitState};
 #[cfg(feature = "cookies")]
-pub use cookies::{CookieJar, CookieLayer, Cookies};
+pub use cookies::{CookieJar, CookieLayer, CookieLimits, CookieStats, Cookies};
 pub use decompress::{Decompression, DecompressionConfig, DecompressionLayer};
 pub use hedge::{Hedge, HedgeConfig, HedgeLayer, HedgeStats};
 pub use limit::{ConcurrencyLimit, ConcurrencyLimitLayer};

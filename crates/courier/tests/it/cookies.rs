@@ -1,5 +1,13 @@
 //! The cookie jar (`cookies` feature): what a response sets is sent back to
-//! the same site, on redirect hops too, and never to another host.
+//! the same site, on redirect hops too, and never to another host; the
+//! public suffix list, `Secure`, the name prefixes, the caps, and domain
+//! and path matching under attack, each in a module of its own.
+
+mod caps;
+mod matching;
+mod secure;
+mod suffix;
+mod support;
 
 use std::sync::Arc;
 

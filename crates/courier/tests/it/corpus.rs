@@ -24,6 +24,7 @@ pub mod h1_server;
 pub mod h2_server;
 pub mod harness;
 pub mod io;
+pub mod probe;
 pub mod report;
 pub mod server;
 pub mod tasks;

@@ -10,6 +10,7 @@ use courier::middleware::Stack;
 use courier::{ClientBuilder, ErrorKind};
 
 use super::budget::Budget;
+use super::probe::Probe;
 
 /// The classes of misbehaviour.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -27,6 +28,8 @@ pub enum Class {
     Decompression,
     Redirects,
     Injection,
+    #[cfg(feature = "cookies")]
+    Cookies,
 }
 
 /// How the client reaches the server.
@@ -136,6 +139,11 @@ pub struct Case {
     pub budget: Budget,
     /// Only in the full set (it waits out a timeout, or is a variation).
     pub slow: bool,
+    /// The hostile request's URL (`{scheme}`, `{port}`: the server's; its
+    /// host resolves to the server), if not the server's `/hostile`.
+    pub url: Option<&'static str>,
+    /// Requests sent after the hostile one, and what they must carry.
+    pub probes: Vec<Probe>,
 }
 
 /// The request timeout unless a case says otherwise.
@@ -159,6 +167,8 @@ impl Case {
             expect: Expect::Error(ErrorKind::Protocol),
             budget: Budget::default(),
             slow: false,
+            url: None,
+            probes: Vec::new(),
         }
     }
 
@@ -279,6 +289,25 @@ impl Case {
 
     pub fn rss_mb(mut self, mb: u64) -> Case {
         self.budget.rss = mb << 20;
+        self
+    }
+
+    /// Sends the hostile request to `url` (see [`Case::url`]).
+    #[allow(dead_code)] // for classes behind a feature (cookies)
+    pub fn at(mut self, url: &'static str) -> Case {
+        self.url = Some(url);
+        self
+    }
+
+    /// Then sends GET `url`, whose `header` must pass `check` (see [`Probe`]).
+    #[allow(dead_code)] // for classes behind a feature (cookies)
+    pub fn probe(
+        mut self,
+        url: &'static str,
+        header: &'static str,
+        check: fn(Option<&str>) -> Result<(), String>,
+    ) -> Case {
+        self.probes.push(Probe { url, header, check });
         self
     }
 

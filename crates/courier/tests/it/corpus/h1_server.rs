@@ -69,6 +69,7 @@ async fn read_request<R: AsyncRead + Unpin>(
     let (path, framing) = match req.parse(&buf[..head_len]) {
         Ok(httparse::Status::Complete(_)) => {
             let path = req.path.unwrap_or("").to_string();
+            log.heads.record(&path, req.headers);
             let mut framing = Framing::Length(0);
             for h in req.headers.iter() {
                 if h.name.eq_ignore_ascii_case("content-length") {

@@ -13,6 +13,7 @@ use courier::{Client, Error};
 
 use super::budget::{Cost, Reading};
 use super::case::{Body, Case, Expect, Request, Transport};
+use super::probe;
 use super::server::{is_good_body, Server};
 use super::tls;
 
@@ -42,10 +43,20 @@ pub async fn run(case: &Case, transport: Transport) -> Run {
     if transport == Transport::H2c {
         builder = builder.http2_prior_knowledge();
     }
+    let names = case
+        .url
+        .iter()
+        .copied()
+        .chain(case.probes.iter().map(|p| p.url));
+    builder = probe::resolving(builder, names);
     let client = (case.client)(builder).build().expect("client");
     let caller = case.stack.map(|stack| stack().client(client.clone()));
 
-    let url = format!("{}/hostile", server.url);
+    let (scheme, port) = (server.scheme(), server.port());
+    let url = match case.url {
+        Some(template) => probe::url(template, scheme, port),
+        None => format!("{}/hostile", server.url),
+    };
     let start = Reading::now();
     let began = Instant::now();
     let deadline = case.timeout + case.budget.margin + SETTLE;
@@ -86,6 +97,17 @@ pub async fn run(case: &Case, transport: Transport) -> Run {
         ));
     }
 
+    let probes = &case.probes;
+    probe::run(
+        probes,
+        &client,
+        caller.as_ref(),
+        &server,
+        SETTLE,
+        &mut failures,
+    )
+    .await;
+
     // The same client serves a good request, and nothing of the hostile
     // response reaches it.
     let good = format!("{}/good", server.url);
@@ -100,13 +122,14 @@ pub async fn run(case: &Case, transport: Transport) -> Run {
     }
 
     // No connection left behind: nothing in flight, at most the follow-up's
-    // connection open and idle; once the client is dropped, the server
-    // sees every connection closed.
+    // connection open and idle (and one per other origin the case named);
+    // once the client is dropped, the server sees every connection closed.
+    let origins = (1 + case.url.iter().count() + case.probes.len()) as u64;
     let settled = settles(SETTLE, || {
         let m = client.metrics();
         m.requests_active == 0
             && m.requests_queued == 0
-            && m.connections_open <= 1
+            && m.connections_open <= origins
             && m.connections_open == m.connections_idle
     })
     .await;

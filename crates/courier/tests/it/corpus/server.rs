@@ -31,6 +31,8 @@ pub struct Log {
     pub conns: AtomicUsize,
     /// Connections the client has not closed yet.
     pub live: AtomicUsize,
+    /// The HTTP/1.1 request heads read, for the cases' probes.
+    pub heads: super::probe::Heads,
 }
 
 /// Counts a connection as live until the server is done with it, which
@@ -85,6 +87,23 @@ impl Server {
             }
         });
         Server { url, log, tasks }
+    }
+
+    /// `http` or `https`.
+    pub fn scheme(&self) -> &'static str {
+        if self.url.starts_with("https:") {
+            "https"
+        } else {
+            "http"
+        }
+    }
+
+    pub fn port(&self) -> u16 {
+        self.url
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(0)
     }
 
     pub fn hostile(&self) -> usize {

@@ -1,6 +1,8 @@
 //! The corpus's cases, one file per class of misbehaviour, and the small
 //! byte builders their tables share.
 
+#[cfg(feature = "cookies")]
+mod cookies;
 mod decompression;
 mod floods;
 mod flow_control;
@@ -33,6 +35,8 @@ pub async fn all() -> Vec<Case> {
     cases.extend(decompression::cases().await);
     cases.extend(redirects::cases());
     cases.extend(injection::cases());
+    #[cfg(feature = "cookies")]
+    cases.extend(cookies::cases());
     cases
 }
 
