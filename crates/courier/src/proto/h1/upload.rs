@@ -47,8 +47,9 @@ pub(crate) struct Upload {
     sent: u64,
     /// What was taken of a streamed body, kept (within a bound) until the
     /// response head, to send the request again if the connection turns
-    /// out dead (see [`crate::body::replay`]).
-    replay: Option<Replay>,
+    /// out dead (see [`crate::body::replay`]). Boxed: only streams have
+    /// one, and every connection carries the field.
+    replay: Option<Box<Replay>>,
     /// A piece of body after `write_buf` (a framing prefix, or the head).
     data: Bytes,
     /// What closes a chunk after `data`.
@@ -106,7 +107,7 @@ impl Upload {
             active: true,
             framing,
             queued_all: body.is_none(),
-            replay: body.as_ref().map(|_| Replay::default()),
+            replay: body.as_ref().map(|_| Box::default()),
             body,
             sent: 0,
             data,
