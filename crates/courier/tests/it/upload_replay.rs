@@ -176,6 +176,9 @@ async fn a_streamed_body_refused_past_the_replay_bound_fails_as_refused() {
         .await
         .expect_err("too much of it went out to be kept");
     assert_eq!(err.kind(), ErrorKind::Refused, "{err:?}");
+    let why = std::error::Error::source(&err).map(|e| e.to_string());
+    let why = why.unwrap_or_default();
+    assert!(why.contains("not sent again"), "{why}");
     let got = within("the server", server).await.unwrap();
     assert!(got >= 512 * 1024, "{got}");
     let m = client.metrics();

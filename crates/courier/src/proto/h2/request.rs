@@ -211,6 +211,7 @@ impl Http2Send {
 
     /// The error for the caller, with the request if it may be sent again.
     fn failed(&mut self, e: StreamError) -> SendError {
+        let mut not_kept = false;
         if let Some(feed) = self.feed.take() {
             // A streamed body that may be sent again, and is whole, is the
             // request's again; otherwise the request cannot be resent.
@@ -220,7 +221,10 @@ impl Http2Send {
                 resend.then(|| feed.take_back()).flatten(),
             ) {
                 (Some(request), Some(body)) => *request.body_mut() = body,
-                _ => self.request = None,
+                _ => {
+                    not_kept = resend;
+                    self.request = None;
+                }
             }
         }
         // A connection lost before the head: the server may or may not have
@@ -246,9 +250,33 @@ impl Http2Send {
         };
         // Dropping the stream handle resets the stream if it is still open.
         self.stream = None;
-        SendError {
-            error: Error::from_http2(e),
-            handed_back,
-        }
+        let error = match not_kept {
+            // Say why a request the server did not take is not sent again.
+            true => Error::new(Error::from_http2(e.clone()).kind(), BodyNotKept(e)),
+            false => Error::from_http2(e),
+        };
+        SendError { error, handed_back }
+    }
+}
+
+/// A stream that could have been sent again but for its streamed body, of
+/// which more went out than courier keeps (`body::replay`).
+#[derive(Debug)]
+struct BodyNotKept(StreamError);
+
+impl std::fmt::Display for BodyNotKept {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}; the streamed request body was not sent again: more than {} KiB of it had been read",
+            self.0,
+            crate::body::replay::REPLAY_LIMIT / 1024
+        )
+    }
+}
+
+impl std::error::Error for BodyNotKept {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.0)
     }
 }

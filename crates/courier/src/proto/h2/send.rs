@@ -292,3 +292,41 @@ impl Future for Pipe {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http_body_util::BodyExt;
+
+    #[tokio::test]
+    async fn a_fed_body_comes_back_whole_until_the_server_answers() {
+        let body = || {
+            let chunks = ["ab", "cd"].map(Ok::<_, std::io::Error>);
+            Body::wrap_stream(futures_util::stream::iter(chunks))
+        };
+        // Refused after the pipe took "ab": "ab", then the rest.
+        let feed = Feed::new(body());
+        {
+            let mut fed = feed.lock();
+            let Fed { body, replay } = &mut *fed;
+            // The stream is always ready: one poll takes a frame.
+            let mut cx = Context::from_waker(Waker::noop());
+            let body = Pin::new(body.as_mut().unwrap());
+            let Poll::Ready(frame) = body.poll_frame(&mut cx) else {
+                panic!("an always ready body was not");
+            };
+            replay
+                .as_mut()
+                .unwrap()
+                .keep(frame.as_ref().and_then(|f| f.as_ref().ok()));
+        }
+        let again = feed.take_back().expect("whole");
+        assert_eq!(again.collect().await.unwrap().to_bytes(), "abcd");
+        assert!(feed.take_back().is_none(), "taken once");
+        // Answered: nothing is kept, and there is no taking it back.
+        let feed = Feed::new(body());
+        feed.accepted();
+        assert!(feed.lock().replay.is_none());
+        assert!(feed.take_back().is_none());
+    }
+}
