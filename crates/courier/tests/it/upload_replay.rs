@@ -220,6 +220,39 @@ async fn a_streamed_put_lost_with_its_connection_is_sent_again_once() {
     assert_eq!(received, b"put it again");
 }
 
+/// A streamed body that fails mid-way is not sent again, whatever the
+/// method: what was kept of it is let go with the failure.
+#[tokio::test]
+async fn a_streamed_body_that_fails_is_not_sent_again() {
+    let (url, server) = serve(|listener| async move {
+        let mut peer = Peer::accept(&listener, &[]).await.without_deadline();
+        let mut requests = 0;
+        // Until the client closes the connection (the test drops it).
+        while let Some(f) = peer.next().await {
+            requests += usize::from(f.ty == HEADERS);
+        }
+        requests
+    })
+    .await;
+    let client = h2c().build().unwrap();
+    let pieces = [
+        Ok(Bytes::from_static(b"ab")),
+        Err(std::io::Error::other("the producer failed")),
+    ];
+    let body = Body::wrap_stream(futures_util::stream::iter(pieces));
+    let err = within("the failure", client.put(&url).body(body).send())
+        .await
+        .expect_err("the body failed");
+    let m = client.metrics();
+    assert_eq!(
+        m.refused_stream_retries + m.stale_retries,
+        0,
+        "{err:?} {m:?}"
+    );
+    drop(client);
+    assert_eq!(within("the server", server).await.unwrap(), 1, "{err:?}");
+}
+
 // ---------------------------------------------------------------------------
 // HTTP/1.1: a reused connection the server closed while idle.
 

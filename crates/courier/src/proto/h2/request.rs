@@ -222,7 +222,8 @@ impl Http2Send {
             ) {
                 (Some(request), Some(body)) => *request.body_mut() = body,
                 _ => {
-                    not_kept = resend;
+                    // (A body that failed is `Closed`, never unprocessed.)
+                    not_kept = e.is_unprocessed();
                     self.request = None;
                 }
             }
