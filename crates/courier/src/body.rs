@@ -10,10 +10,17 @@ use sync_wrapper::SyncWrapper;
 
 use crate::error::BoxError;
 
+pub(crate) mod replay;
+
 /// A request body: empty, a buffer sent in one piece, or a stream.
 ///
 /// Buffered bodies can be replayed, which is what lets the pool retry an
-/// idempotent request whose reused connection turned out to be closed.
+/// idempotent request whose reused connection turned out to be closed, or
+/// any request a server refused unprocessed. A streamed body is read once;
+/// what courier has taken of it is kept (by reference, up to 256 KiB)
+/// until the response head arrives, so that it too can be sent again when
+/// the server did not take it (an HTTP/2 server closing an idle connection
+/// as the request arrives, a stale HTTP/1.1 connection).
 ///
 /// ```
 /// let empty = courier::Body::empty();
@@ -52,7 +59,9 @@ impl Body {
     }
 
     /// Wraps any [`http_body::Body`], for streaming uploads. Such a body is
-    /// never replayed. Its size hint is read once, here: an exact one sets
+    /// read once; it is sent again only from what courier kept of it (see
+    /// above): a request refused after more than 256 KiB of it went out
+    /// fails. Its size hint is read once, here: an exact one sets
     /// `Content-Length`.
     pub fn wrap<B>(body: B) -> Body
     where
@@ -72,7 +81,7 @@ impl Body {
     }
 
     /// Wraps a stream of byte chunks, for streaming uploads of unknown
-    /// length (sent chunked over HTTP/1.1). Never replayed.
+    /// length (sent chunked over HTTP/1.1). Read once, as [`Body::wrap`].
     ///
     /// ```
     /// let chunks: Vec<Result<&'static str, std::io::Error>> = vec![Ok("hello, "), Ok("world")];
@@ -126,7 +135,7 @@ impl Body {
         }
     }
 
-    /// A copy, if the body is buffered (streams cannot be replayed).
+    /// A copy, if the body is buffered (a stream is read once).
     pub(crate) fn try_clone(&self) -> Option<Body> {
         match &self.kind {
             Kind::Full(b) => Some(Body {
@@ -279,7 +288,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn stream_body_is_not_replayable() {
+    async fn stream_body_is_not_cloned() {
         let body = Body::wrap(http_body_util::Full::new(Bytes::from_static(b"xy")));
         assert!(body.try_clone().is_none());
         assert_eq!(body.len(), Some(2));

@@ -243,7 +243,8 @@ where
                     // A request that was written may only be replayed when
                     // replaying cannot change the outcome: the server did not
                     // process it (refused), or the method is idempotent (no
-                    // answer came); and the body is buffered (the protocol
+                    // answer came); and the body is whole (buffered, or a
+                    // stream all of whose sent part was kept: the protocol
                     // hands back only such a request).
                     let config = this.inner.pool.config();
                     let retry = match handed_back {

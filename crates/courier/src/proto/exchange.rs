@@ -33,10 +33,11 @@ pub(crate) enum HandedBack {
     /// REFUSED_STREAM). Safe to send again whatever the method, on another
     /// connection, within a bound on attempts.
     Refused(Request<Body>),
-    /// Written with a buffered body, then the connection closed before a
-    /// byte of response came back on a connection that served one request
-    /// at a time (HTTP/1.1: a stale connection, most likely). Safe to send
-    /// again if the method is idempotent.
+    /// Written with a body it still has whole (buffered, or streamed and
+    /// all that went out kept: `body::replay`), then the connection closed
+    /// before a byte of response came back on a connection that served one
+    /// request at a time (HTTP/1.1: a stale connection, most likely). Safe
+    /// to send again if the method is idempotent.
     Unanswered(Request<Body>),
     /// Written on a connection shared by other requests (HTTP/2), which was
     /// lost before the response head. Safe to send again if the method is

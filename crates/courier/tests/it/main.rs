@@ -48,6 +48,7 @@ mod http2_refusal;
 mod http2_wire;
 mod interop;
 mod keepalive;
+mod lighttpd;
 mod limits;
 mod middleware_circuit;
 mod middleware_decompress;
@@ -72,3 +73,4 @@ mod timeouts;
 mod tls;
 #[cfg(unix)]
 mod unix_socket;
+mod upload_replay;

@@ -261,6 +261,7 @@ impl Connection {
         }
         match poll_fn(|cx| self.poll_head(cx, head_request, &mut received)).await {
             Ok(head) => {
+                self.upload.answered();
                 self.body = Decoder::new(head.framing, self.max_head);
                 self.keep_alive &= head.keep_alive;
                 Ok(head)
@@ -280,13 +281,16 @@ impl Connection {
     ) -> (Error, Resend) {
         self.keep_alive = false;
         let written = self.upload.written();
+        let mut whole = buffered;
         if let Some(body) = self.upload.stop() {
-            // A streamed body none of which went out: intact, handed back.
+            // A streamed body none of which went out, or all of what went
+            // out kept: whole, handed back.
             *req.body_mut() = body;
+            whole = true;
         }
         let resend = if written == 0 {
             Resend::Unsent
-        } else if buffered && !received {
+        } else if whole && !received {
             Resend::Unanswered
         } else {
             Resend::No
@@ -348,6 +352,7 @@ impl Connection {
     /// answered before reading a body sent with `Expect: 100-continue`,
     /// and reads on: stopping would leave its response waiting forever.
     fn early_answer(&mut self, head: Head) -> Head {
+        self.upload.answered();
         self.body = Decoder::new(head.framing, self.max_head);
         self.keep_alive &= head.keep_alive;
         if head.closing && !head.status.is_success() {

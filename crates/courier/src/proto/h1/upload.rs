@@ -27,6 +27,7 @@ use http_body::Body as _;
 use tokio::time::Sleep;
 
 use super::encode::BodyFraming;
+use crate::body::replay::Replay;
 use crate::body::Body;
 use crate::error::{Error, ErrorKind};
 use crate::proto::Io;
@@ -44,6 +45,11 @@ pub(crate) struct Upload {
     body: Option<Body>,
     /// Body bytes taken so far, held to a Content-Length.
     sent: u64,
+    /// What was taken of a streamed body, kept (within a bound) until the
+    /// response head, to send the request again if the connection turns
+    /// out dead (see [`crate::body::replay`]). Boxed: only streams have
+    /// one, and every connection carries the field.
+    replay: Option<Box<Replay>>,
     /// A piece of body after `write_buf` (a framing prefix, or the head).
     data: Bytes,
     /// What closes a chunk after `data`.
@@ -77,6 +83,7 @@ impl Upload {
             framing: BodyFraming::Length(0),
             body: None,
             sent: 0,
+            replay: None,
             data: Bytes::new(),
             suffix: b"",
             at: 0,
@@ -100,6 +107,7 @@ impl Upload {
             active: true,
             framing,
             queued_all: body.is_none(),
+            replay: body.as_ref().map(|_| Box::default()),
             body,
             sent: 0,
             data,
@@ -143,14 +151,23 @@ impl Upload {
             && (self.queued_all || matches!(self.framing, BodyFraming::Length(n) if self.sent == n))
     }
 
-    /// Stops writing; hands back a streamed body none of which was taken
-    /// (nothing of it can have reached the server).
+    /// The server answered: what was kept of a streamed body is let go.
+    pub(crate) fn answered(&mut self) {
+        self.replay = None;
+    }
+
+    /// Stops writing; hands back a streamed body whole: none of it taken,
+    /// or all that was taken kept.
     pub(crate) fn stop(&mut self) -> Option<Body> {
         self.active = false;
         self.proceed();
         self.data = Bytes::new();
         let body = self.body.take();
-        body.filter(|_| self.sent == 0 && self.written == 0)
+        let replay = self.replay.take();
+        if self.sent == 0 && self.written == 0 {
+            return body;
+        }
+        replay?.resume(body)
     }
 
     /// Writes what it can. `Ready(Ok)` once the request is written and
@@ -223,7 +240,14 @@ impl Upload {
             self.queued_all = true;
             return Poll::Ready(Ok(()));
         };
-        let Some(frame) = ready!(Pin::new(body).poll_frame(cx)) else {
+        let frame = ready!(Pin::new(body).poll_frame(cx));
+        match (&frame, self.replay.as_mut()) {
+            // A body that failed is not sent again.
+            (Some(Err(_)), _) => self.replay = None,
+            (frame, Some(replay)) => replay.keep(frame.as_ref().and_then(|f| f.as_ref().ok())),
+            (_, None) => {}
+        }
+        let Some(frame) = frame else {
             self.body = None;
             self.queued_all = true;
             return Poll::Ready(match self.framing {

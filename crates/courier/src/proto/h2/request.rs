@@ -6,7 +6,9 @@
 //! in-flight request costs its future and one stream slot, and a response
 //! wakes the request directly. The request itself stays with its future
 //! until the response head arrives, so a stream the server refuses
-//! unprocessed is sent again whole, without a copy made up front.
+//! unprocessed is sent again whole, without a copy made up front; a
+//! streamed body, which its pipe takes, is kept by reference as it is taken
+//! (within a bound, see [`crate::body::replay`]) until the head arrives.
 
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -18,7 +20,7 @@ use super::conn::{Head, Outgoing};
 use super::driver::{self, Handle, KeepAliveConfig};
 use super::error::StreamError;
 use super::grow::Adaptive;
-use super::send::Pipe;
+use super::send::{Feed, Pipe};
 use super::signals::Signals;
 use super::stream::{RecvBody, StreamRef};
 use crate::body::{expects_body, Body};
@@ -87,11 +89,12 @@ pub(crate) fn handshake<S: Io + 'static>(
 pub(crate) struct Http2Send {
     shared: Arc<super::conn::Shared>,
     /// Kept until the head arrives, to be handed back if the stream is
-    /// refused unprocessed (unless `streamed`), and for its URI.
+    /// refused unprocessed (a streamed body: see `feed`), and for its URI.
     request: Option<Request<Body>>,
     stream: Option<StreamRef>,
-    /// The body went to its pipe: the request left here cannot be sent again.
-    streamed: bool,
+    /// A streamed body, which went to its pipe: the request has it back
+    /// only if the stream fails unanswered and what went out was kept.
+    feed: Option<Arc<Feed>>,
 }
 
 /// Starts sending `req` on the connection behind `handle`.
@@ -100,7 +103,7 @@ pub(crate) fn send(handle: &Handle, req: Request<Body>) -> Http2Send {
         shared: Arc::clone(&handle.shared),
         request: Some(req),
         stream: None,
-        streamed: false,
+        feed: None,
     }
 }
 
@@ -137,6 +140,10 @@ impl Http2Send {
                     .map(|r| r.into_parts().0.uri)
                     .unwrap_or_default();
                 let stream = self.stream.take().expect("opened above");
+                if let Some(feed) = self.feed.take() {
+                    // The server took the request: it is not sent again.
+                    feed.accepted();
+                }
                 Poll::Ready(Ok(Answer {
                     head,
                     body: Some(RecvBody::new(stream, end)),
@@ -186,18 +193,40 @@ impl Http2Send {
         let (key, id) = std::task::ready!(self.shared.lock().poll_open(cx, &head, &mut outgoing))?;
         self.stream = Some(StreamRef::new(Arc::clone(&self.shared), key, id));
         if streamed {
-            // A streamed body cannot be sent twice: it goes to its pipe.
+            // A streamed body goes to its pipe, which keeps what it takes
+            // of it (within a bound) until the server answers.
             let body = std::mem::take(self.request.as_mut().expect("checked").body_mut());
-            self.streamed = true;
-            Pipe::spawn(Arc::clone(&self.shared), key, id, body, declared);
+            let feed = Feed::new(body);
+            Pipe::spawn(
+                Arc::clone(&self.shared),
+                key,
+                id,
+                Arc::clone(&feed),
+                declared,
+            );
+            self.feed = Some(feed);
         }
         Poll::Ready(Ok(()))
     }
 
     /// The error for the caller, with the request if it may be sent again.
     fn failed(&mut self, e: StreamError) -> SendError {
-        if self.streamed {
-            self.request = None;
+        let mut not_kept = false;
+        if let Some(feed) = self.feed.take() {
+            // A streamed body that may be sent again, and is whole, is the
+            // request's again; otherwise the request cannot be resent.
+            let resend = e.is_unprocessed() || e.is_connection_lost();
+            match (
+                self.request.as_mut(),
+                resend.then(|| feed.take_back()).flatten(),
+            ) {
+                (Some(request), Some(body)) => *request.body_mut() = body,
+                _ => {
+                    // (A body that failed is `Closed`, never unprocessed.)
+                    not_kept = e.is_unprocessed();
+                    self.request = None;
+                }
+            }
         }
         // A connection lost before the head: the server may or may not have
         // processed the request, as with a stale HTTP/1.1 connection (the
@@ -222,9 +251,33 @@ impl Http2Send {
         };
         // Dropping the stream handle resets the stream if it is still open.
         self.stream = None;
-        SendError {
-            error: Error::from_http2(e),
-            handed_back,
-        }
+        let error = match not_kept {
+            // Say why a request the server did not take is not sent again.
+            true => Error::new(Error::from_http2(e.clone()).kind(), BodyNotKept(e)),
+            false => Error::from_http2(e),
+        };
+        SendError { error, handed_back }
+    }
+}
+
+/// A stream that could have been sent again but for its streamed body, of
+/// which more went out than courier keeps (`body::replay`).
+#[derive(Debug)]
+struct BodyNotKept(StreamError);
+
+impl std::fmt::Display for BodyNotKept {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}; the streamed request body was not sent again: more than {} KiB of it had been read",
+            self.0,
+            crate::body::replay::REPLAY_LIMIT / 1024
+        )
+    }
+}
+
+impl std::error::Error for BodyNotKept {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.0)
     }
 }

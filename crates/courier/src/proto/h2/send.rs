@@ -3,10 +3,11 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
 
-use http_body::Body as _;
+use bytes::Bytes;
+use http_body::{Body as _, Frame};
 
 use super::conn::{Shared, State};
 use super::encode;
@@ -15,7 +16,9 @@ use super::flow;
 use super::frame::{self, Reason};
 use super::stream_state::legal;
 use super::streams::Key;
+use crate::body::replay::Replay;
 use crate::body::Body;
+use crate::error::BoxError;
 
 /// A streamed body is read ahead of the window by at most this much, so a
 /// slow server holds the body back instead of letting it pile up here.
@@ -97,6 +100,48 @@ impl State {
     }
 }
 
+/// A streamed request body, shared by the [`Pipe`] that feeds it to its
+/// stream and the request, which takes it back if the server refuses the
+/// stream unprocessed: the body's rest, and what the pipe took of it (see
+/// [`crate::body::replay`]) until the response head shows the server took
+/// the request.
+pub(crate) struct Feed(Mutex<Fed>);
+
+struct Fed {
+    /// The body; `None` once the request took it back.
+    body: Option<Body>,
+    /// What was taken of it; `None` once there is no resending it.
+    replay: Option<Replay>,
+}
+
+impl Feed {
+    pub(crate) fn new(body: Body) -> Arc<Feed> {
+        Arc::new(Feed(Mutex::new(Fed {
+            body: Some(body),
+            replay: Some(Replay::default()),
+        })))
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Fed> {
+        // Poisoned only by a body that panicked: what it holds is still whole.
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The server answered: the request will not be sent again, and what
+    /// was kept of the body is let go.
+    pub(crate) fn accepted(&self) {
+        self.lock().replay = None;
+    }
+
+    /// The body again, whole (what the pipe took of it, then the rest), if
+    /// all that was taken is kept; the pipe stops feeding it.
+    pub(crate) fn take_back(&self) -> Option<Body> {
+        let mut fed = self.lock();
+        let body = fed.body.take();
+        fed.replay.take()?.resume(body)
+    }
+}
+
 /// Feeds a streamed request body to its stream, on a task of its own.
 ///
 /// It holds no handle on the stream: when the request is given up, the
@@ -109,23 +154,53 @@ pub(crate) struct Pipe {
     shared: Arc<Shared>,
     key: Key,
     id: u32,
-    body: Body,
+    feed: Arc<Feed>,
     length: Option<u64>,
     sent: u64,
 }
 
 impl Pipe {
-    pub(crate) fn spawn(shared: Arc<Shared>, key: Key, id: u32, body: Body, length: Option<u64>) {
+    pub(crate) fn spawn(
+        shared: Arc<Shared>,
+        key: Key,
+        id: u32,
+        feed: Arc<Feed>,
+        length: Option<u64>,
+    ) {
         tokio::spawn(Pipe {
             shared,
             key,
             id,
-            body,
+            feed,
             length,
             sent: 0,
         });
     }
+
+    /// The body's next frame, kept for a resend while that is possible;
+    /// `Ready(None)` once the request took the body back (its stream failed).
+    fn poll_body(&self, cx: &mut Context<'_>) -> Poll<Option<BodyFrame>> {
+        let mut fed = self.feed.lock();
+        let Fed { body, replay } = &mut *fed;
+        let Some(body) = body.as_mut() else {
+            return Poll::Ready(None);
+        };
+        let frame = std::task::ready!(Pin::new(body).poll_frame(cx));
+        match &frame {
+            // A body that failed is not sent again.
+            Some(Err(_)) => *replay = None,
+            frame => {
+                if let Some(replay) = replay {
+                    replay.keep(frame.as_ref().and_then(|f| f.as_ref().ok()));
+                }
+            }
+        }
+        Poll::Ready(Some(frame))
+    }
 }
+
+/// What a body's `poll_frame` gives.
+type BodyFrame = Option<Result<Frame<Bytes>, BoxError>>;
 
 /// Resets the stream: its body failed (`error`) or broke its framing. The
 /// lock is let go before anyone is woken.
@@ -161,7 +236,9 @@ impl Future for Pipe {
                     return Poll::Pending;
                 }
             }
-            let frame = std::task::ready!(Pin::new(&mut this.body).poll_frame(cx));
+            let Some(frame) = std::task::ready!(this.poll_body(cx)) else {
+                return Poll::Ready(());
+            };
             let mut st = this.shared.lock();
             let (key, id) = (this.key, this.id);
             let Some(stream) = st.streams.get(key, id) else {
@@ -213,5 +290,43 @@ impl Future for Pipe {
                 return Poll::Ready(());
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http_body_util::BodyExt;
+
+    #[tokio::test]
+    async fn a_fed_body_comes_back_whole_until_the_server_answers() {
+        let body = || {
+            let chunks = ["ab", "cd"].map(Ok::<_, std::io::Error>);
+            Body::wrap_stream(futures_util::stream::iter(chunks))
+        };
+        // Refused after the pipe took "ab": "ab", then the rest.
+        let feed = Feed::new(body());
+        {
+            let mut fed = feed.lock();
+            let Fed { body, replay } = &mut *fed;
+            // The stream is always ready: one poll takes a frame.
+            let mut cx = Context::from_waker(Waker::noop());
+            let body = Pin::new(body.as_mut().unwrap());
+            let Poll::Ready(frame) = body.poll_frame(&mut cx) else {
+                panic!("an always ready body was not");
+            };
+            replay
+                .as_mut()
+                .unwrap()
+                .keep(frame.as_ref().and_then(|f| f.as_ref().ok()));
+        }
+        let again = feed.take_back().expect("whole");
+        assert_eq!(again.collect().await.unwrap().to_bytes(), "abcd");
+        assert!(feed.take_back().is_none(), "taken once");
+        // Answered: nothing is kept, and there is no taking it back.
+        let feed = Feed::new(body());
+        feed.accepted();
+        assert!(feed.lock().replay.is_none());
+        assert!(feed.take_back().is_none());
     }
 }
