@@ -91,7 +91,9 @@ impl Redirects {
 ///   credentials belong to the route, not the request: each hop's proxy (or
 ///   none) gets its own.
 /// - `https` to `http` is refused unless allowed; other schemes (`file:`,
-///   `data:`, `javascript:`, …) are refused.
+///   `data:`, `javascript:`, …) are refused, and so is a `Location` with
+///   credentials in it (`http://user:pass@host/`) or a backslash, or
+///   `Location` fields that disagree.
 /// - Past [`RedirectConfig::max_redirects`](RedirectConfig#structfield.max_redirects) (a loop ends there too), the
 ///   request fails with [`ErrorKind::TooManyRedirects`].
 ///
@@ -173,6 +175,28 @@ fn same_origin(a: &Uri, b: &Uri) -> bool {
         && port(a) == port(b)
 }
 
+/// Refuses the Location forms that read differently to different parsers:
+/// credentials in the URL (`http://user:pass@host/`, which would put the
+/// server's choice of credentials on the next request, and which requests
+/// refuse too), and a backslash, which browsers read as `/` (`/\evil` is
+/// `//evil`, another host, to them) and RFC 3986 does not allow at all.
+fn suspicious(location: &[u8], next: &Uri) -> Result<(), Error> {
+    if next.authority().is_some_and(|a| a.as_str().contains('@')) {
+        return Err(refused(format!(
+            "a redirect to a URL with credentials is refused ({}://…@{})",
+            next.scheme_str().unwrap_or_default(),
+            next.host().unwrap_or_default()
+        )));
+    }
+    if location.contains(&b'\\') {
+        return Err(refused(
+            "a Location with a backslash is refused (read as '/' by browsers, invalid in a URL)"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
 const CONTENT_HEADERS: [HeaderName; 5] = [
     header::CONTENT_TYPE,
     header::CONTENT_LENGTH,
@@ -206,7 +230,16 @@ impl FollowRedirectLayer {
                         | StatusCode::TEMPORARY_REDIRECT
                         | StatusCode::PERMANENT_REDIRECT
                 );
-                let location = res.headers().get(header::LOCATION).cloned();
+                let mut locations = res.headers().get_all(header::LOCATION).iter();
+                let location = locations.next().cloned();
+                // Location is one URL (RFC 9110 §10.2.2): fields that
+                // disagree leave which one is meant to whoever reads them.
+                if followed && locations.any(|other| Some(other) != location.as_ref()) {
+                    return Err(refused(format!(
+                        "a {} response with Location fields that disagree",
+                        status.as_u16()
+                    )));
+                }
                 let (true, Some(location)) = (followed, location) else {
                     if !chain.is_empty() {
                         res.extensions_mut().insert(Redirects { chain });
@@ -224,6 +257,7 @@ impl FollowRedirectLayer {
                             status.as_u16()
                         ))
                     })?;
+                suspicious(location.as_bytes(), &next)?;
                 if chain.len() >= config.max_redirects {
                     let looped = chain.contains(&next) || next == uri;
                     return Err(Error::new(
