@@ -25,6 +25,7 @@ pub mod h2_server;
 pub mod harness;
 pub mod io;
 pub mod report;
+pub mod secrets;
 pub mod server;
 pub mod tasks;
 pub mod tls;
