@@ -12,6 +12,7 @@
 //! `--features cookies` the jar's row is in it.
 
 mod endpoints;
+mod matrix;
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -22,112 +23,10 @@ use courier::{Client, ErrorKind, Proxy, ServiceClient};
 
 use super::tls;
 use endpoints::{Log, Tasks};
+use matrix::{meant, scenarios, Place, Route, Scenario};
 
 /// Each request's bound (the servers are on loopback).
 const TIMEOUT: Duration = Duration::from_secs(5);
-
-/// A place a caller can put a credential.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Place {
-    /// `ClientBuilder::default_headers`: `Authorization`.
-    DefaultAuthorization,
-    /// `ClientBuilder::default_headers`: `Cookie`.
-    DefaultCookie,
-    /// `ClientBuilder::default_headers`: a header the policy names sensitive.
-    DefaultCustom,
-    /// `ServiceClient::with_default_headers`: `Authorization`.
-    ServiceDefault,
-    /// The request's own `Authorization`.
-    RequestHeader,
-    /// The request's own `Cookie`.
-    RequestCookie,
-    /// `basic_auth` (the password).
-    BasicAuth,
-    /// `bearer_auth`.
-    BearerAuth,
-    /// A cookie in a `CookieJar`, set by the first origin's host.
-    #[cfg(feature = "cookies")]
-    Jar,
-    /// The password in the proxy's URL.
-    ProxyUrl,
-}
-
-impl Place {
-    fn all() -> Vec<Place> {
-        use Place::*;
-        vec![
-            DefaultAuthorization,
-            DefaultCookie,
-            DefaultCustom,
-            ServiceDefault,
-            RequestHeader,
-            RequestCookie,
-            BasicAuth,
-            BearerAuth,
-            #[cfg(feature = "cookies")]
-            Jar,
-            ProxyUrl,
-        ]
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            Place::DefaultAuthorization => "default authorization",
-            Place::DefaultCookie => "default cookie",
-            Place::DefaultCustom => "default x-api-key",
-            Place::ServiceDefault => "service default auth",
-            Place::RequestHeader => "request authorization",
-            Place::RequestCookie => "request cookie",
-            Place::BasicAuth => "basic_auth",
-            Place::BearerAuth => "bearer_auth",
-            #[cfg(feature = "cookies")]
-            Place::Jar => "cookie jar",
-            Place::ProxyUrl => "proxy URL password",
-        }
-    }
-}
-
-/// How requests reach the origins.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Route {
-    Direct,
-    /// An HTTP proxy for every origin: `http` forwarded, `https` by CONNECT.
-    HttpProxy,
-    /// The same proxy, with `localhost` (origins B and SB) bypassing it.
-    HttpProxyBypassed,
-    /// SOCKS5, names resolved by the proxy.
-    Socks5,
-}
-
-impl Route {
-    const ALL: [Route; 4] = [
-        Route::Direct,
-        Route::HttpProxy,
-        Route::HttpProxyBypassed,
-        Route::Socks5,
-    ];
-
-    fn name(self) -> &'static str {
-        match self {
-            Route::Direct => "direct",
-            Route::HttpProxy => "http proxy",
-            Route::HttpProxyBypassed => "proxy, b bypasses",
-            Route::Socks5 => "socks5h",
-        }
-    }
-
-    fn proxy(self, world: &World, password: &str) -> Option<Proxy> {
-        let http = format!("http://puser:{password}@{}", world.proxy);
-        match self {
-            Route::Direct => None,
-            Route::HttpProxy => Some(Proxy::all(&http).unwrap()),
-            Route::HttpProxyBypassed => Some(Proxy::all(&http).unwrap().no_proxy("localhost")),
-            Route::Socks5 => {
-                Some(Proxy::all(&format!("socks5h://suser:{password}@{}", world.socks)).unwrap())
-            }
-        }
-    }
-}
 
 /// The endpoints, by the names they record under.
 struct World {
@@ -181,56 +80,6 @@ impl World {
     }
 }
 
-/// A redirect (or none) the request meets.
-struct Scenario {
-    name: &'static str,
-    url: fn(&World) -> String,
-    /// Follow https -> http (else it is refused, and nothing reaches `a`).
-    downgrade: bool,
-    /// The request ends in a `200` (else in a `redirect` error).
-    succeeds: bool,
-}
-
-fn scenarios() -> Vec<Scenario> {
-    fn s(name: &'static str, url: fn(&World) -> String) -> Scenario {
-        Scenario {
-            name,
-            url,
-            downgrade: false,
-            succeeds: true,
-        }
-    }
-    vec![
-        s("none", |w| format!("{}/final", w.a())),
-        s("same origin", |w| format!("{}/go?to=/final", w.a())),
-        s("cross host", |w| format!("{}/go?to={}/final", w.a(), w.b())),
-        s("cross port", |w| {
-            format!("{}/go?to={}/final", w.a(), w.a2())
-        }),
-        s("//host", |w| {
-            format!("{}/go?to=//localhost:{}/final", w.a(), w.b.port())
-        }),
-        s("a>b>a", |w| {
-            format!("{}/go?to={}/go?to={}/final", w.a(), w.b(), w.a())
-        }),
-        s("http>https", |w| format!("{}/go?to={}/final", w.a(), w.s())),
-        s("https same", |w| format!("{}/go?to=/final", w.s())),
-        s("https x-host", |w| {
-            format!("{}/go?to={}/final", w.s(), w.sb())
-        }),
-        Scenario {
-            downgrade: true,
-            ..s("https>http", |w| format!("{}/go?to={}/final", w.s(), w.a()))
-        },
-        Scenario {
-            succeeds: false,
-            ..s("https>http no", |w| {
-                format!("{}/go?to={}/final", w.s(), w.a())
-            })
-        },
-    ]
-}
-
 /// Base64 (RFC 4648, padded): how Basic credentials travel.
 fn base64(bytes: &[u8]) -> String {
     const ABC: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -260,38 +109,15 @@ fn canary(place: Place, route: Route, scenario: &str) -> String {
     format!("CANARY{tag}{:08x}", fastrand::u32(..))
 }
 
-/// Where a place's canary may go, and where it must arrive, given where
-/// the request starts (`a` or `s`).
-fn meant(
-    place: Place,
-    route: Route,
-    first: &'static str,
-) -> (Vec<&'static str>, Vec<&'static str>) {
-    // A plain http request through a forward proxy is read by the proxy.
-    let forward = if first == "a" && matches!(route, Route::HttpProxy | Route::HttpProxyBypassed) {
-        vec!["proxy-forward"]
-    } else {
-        vec![]
-    };
-    match place {
-        Place::ProxyUrl => match route {
-            Route::Socks5 => (vec!["socks5"], vec!["socks5"]),
-            _ => (vec!["proxy-forward", "proxy-connect"], vec![]),
-        },
-        #[cfg(feature = "cookies")]
-        Place::Jar => {
-            // RFC 6265 §8.5: a cookie is its host's on every port and scheme
-            // (it is not Secure); `localhost` is another host.
-            let mut allowed = vec!["a", "a2", "s"];
-            if matches!(route, Route::HttpProxy | Route::HttpProxyBypassed) {
-                allowed.push("proxy-forward");
-            }
-            (allowed, vec![first])
-        }
-        _ => {
-            let mut allowed = vec![first];
-            allowed.extend(forward);
-            (allowed, vec![first])
+/// The proxy `route` goes through, with `password` in its URL.
+fn proxy_for(route: Route, world: &World, password: &str) -> Option<Proxy> {
+    let http = format!("http://puser:{password}@{}", world.proxy);
+    match route {
+        Route::Direct => None,
+        Route::HttpProxy => Some(Proxy::all(&http).unwrap()),
+        Route::HttpProxyBypassed => Some(Proxy::all(&http).unwrap().no_proxy("localhost")),
+        Route::Socks5 => {
+            Some(Proxy::all(&format!("socks5h://suser:{password}@{}", world.socks)).unwrap())
         }
     }
 }
@@ -321,7 +147,7 @@ async fn run(world: &World, place: Place, route: Route, scenario: &Scenario) -> 
         .timeout(TIMEOUT)
         .tls_built_in_root_certs(false)
         .add_root_certificate(tls::root_pem());
-    if let Some(proxy) = route.proxy(world, &proxy_password) {
+    if let Some(proxy) = proxy_for(route, world, &proxy_password) {
         builder = builder.proxy(proxy);
     }
     let mut defaults = HeaderMap::new();
@@ -361,7 +187,7 @@ async fn run(world: &World, place: Place, route: Route, scenario: &Scenario) -> 
         headers.insert("authorization", bearer);
         service = service.with_default_headers(headers);
     }
-    let mut request = service.get((scenario.url)(world));
+    let mut request = service.get(scenario.url(world));
     request = match place {
         Place::RequestHeader => request.header("authorization", format!("Bearer {canary}")),
         Place::RequestCookie => request.header("cookie", format!("c={canary}")),
@@ -447,12 +273,6 @@ fn short(endpoint: &str) -> &str {
         "proxy-connect" => "conn",
         "socks5" => "socks",
         other => other,
-    }
-}
-
-impl Scenario {
-    fn url(&self, world: &World) -> String {
-        (self.url)(world)
     }
 }
 
