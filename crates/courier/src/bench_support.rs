@@ -111,6 +111,7 @@ impl Http2Headers {
             path,
             headers,
             defaults: &http::HeaderMap::new(),
+            withheld: &[],
             content_length: None,
         };
         self.out.clear();

@@ -121,6 +121,24 @@ pub(crate) struct Config {
     pub(crate) default_headers: http::HeaderMap,
 }
 
+/// A request extension: the client's default headers with these names are
+/// not sent with this request. Default headers are written with the request,
+/// below the middleware, where a redirect layer cannot remove them; on a hop
+/// to another origin the redirect layer sets this with the names it removes
+/// from the request, so a default credential stays with the origin it was
+/// sent to, as a request's own does.
+#[derive(Clone, Debug)]
+pub(crate) struct WithheldDefaults(pub(crate) Arc<[http::HeaderName]>);
+
+impl WithheldDefaults {
+    /// The default headers a request with `extensions` goes without (usually none).
+    pub(crate) fn of(extensions: &http::Extensions) -> &[http::HeaderName] {
+        extensions
+            .get::<WithheldDefaults>()
+            .map_or(&[], |w| &w.0[..])
+    }
+}
+
 impl Default for Config {
     fn default() -> Self {
         Config {

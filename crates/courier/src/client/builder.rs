@@ -248,6 +248,12 @@ impl ClientBuilder {
     /// costs no copy of them. `Host`, `Content-Length`, `Transfer-Encoding`
     /// and `Connection` are ignored here: they belong to each request.
     ///
+    /// A credential here (`Authorization`, `Cookie`, …) is sent to every
+    /// origin this client is asked for, and no further: behind a
+    /// [`FollowRedirectLayer`](crate::middleware::FollowRedirectLayer), a
+    /// redirect to another origin withholds the defaults its
+    /// `sensitive_headers` names, as it removes the request's own.
+    ///
     /// ```
     /// use courier::http::{header, HeaderMap, HeaderValue};
     ///

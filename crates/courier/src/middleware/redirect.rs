@@ -1,12 +1,14 @@
 //! Following redirects (RFC 9110 §15.4).
 
 use std::fmt;
+use std::sync::Arc;
 
 use http::header::{self, HeaderName};
 use http::{Method, Request, StatusCode, Uri};
 
 use super::{call, Attempts, HttpService, ResponseFuture};
 use crate::body::Body;
+use crate::config::WithheldDefaults;
 use crate::error::{Error, ErrorKind};
 
 /// Redirect settings.
@@ -20,8 +22,10 @@ pub struct RedirectConfig {
     /// [`ErrorKind::Redirect`] error instead).
     pub allow_https_to_http: bool,
     /// Headers removed when a redirect leads to another origin (scheme, host
-    /// or port). Default: `authorization`, `cookie`, `proxy-authorization`
-    /// (and `host` always).
+    /// or port): from the request, and from the client's default headers,
+    /// which are written below this layer (see [`FollowRedirectLayer`]).
+    /// Default: `authorization`, `cookie`, `proxy-authorization`,
+    /// `www-authenticate` (reqwest's list; and `host` always).
     pub sensitive_headers: Vec<HeaderName>,
 }
 
@@ -34,6 +38,7 @@ impl Default for RedirectConfig {
                 header::AUTHORIZATION,
                 header::COOKIE,
                 header::PROXY_AUTHORIZATION,
+                header::WWW_AUTHENTICATE,
             ],
         }
     }
@@ -69,22 +74,49 @@ impl Redirects {
 ///   `content-*` headers are dropped then. 307 and 308 keep the method and the
 ///   body, which must be buffered; with a streaming body the 307/308 response
 ///   itself is returned.
-/// - Across origins, [`RedirectConfig::sensitive_headers`](RedirectConfig#structfield.sensitive_headers) and `host` are removed.
-/// - `https` to `http` is refused unless allowed; other schemes are refused.
+/// - Credentials stay with the origin they were sent to. An origin is
+///   scheme, host and port (RFC 6454): a hop to another host, another port,
+///   or another scheme (`http` to `https` as well as `https` to `http`, as
+///   curl; reqwest and browsers do the same on default ports) sends the next
+///   request without [`RedirectConfig::sensitive_headers`](RedirectConfig#structfield.sensitive_headers)
+///   and `host`, wherever they came from: the request's own headers
+///   (`basic_auth`, `bearer_auth`, `header`), a `ServiceClient`'s default
+///   headers, and the [client's default headers](crate::ClientBuilder::default_headers),
+///   which are written when the request goes out, below this layer, and
+///   are withheld by name for the rest of the chain. Once dropped they stay
+///   dropped, also on a hop back to the first origin (as reqwest; curl and
+///   Go send them again there). A hop within the origin keeps them. Cookies
+///   from a `CookieJar` (the `cookies` feature) are not headers of the request:
+///   the jar, below this layer, picks them for each hop's URL. Proxy
+///   credentials belong to the route, not the request: each hop's proxy (or
+///   none) gets its own.
+/// - `https` to `http` is refused unless allowed; other schemes (`file:`,
+///   `data:`, `javascript:`, …) are refused, and so is a `Location` with
+///   credentials in it (`http://user:pass@host/`) or a backslash, or
+///   `Location` fields that disagree.
 /// - Past [`RedirectConfig::max_redirects`](RedirectConfig#structfield.max_redirects) (a loop ends there too), the
 ///   request fails with [`ErrorKind::TooManyRedirects`].
 ///
 /// The response carries a [`Redirects`] extension.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct FollowRedirectLayer {
-    config: std::sync::Arc<RedirectConfig>,
+    config: Arc<RedirectConfig>,
+    /// `config.sensitive_headers`, shared by every request that crosses origins.
+    withheld: Arc<[HeaderName]>,
+}
+
+impl Default for FollowRedirectLayer {
+    fn default() -> Self {
+        FollowRedirectLayer::new(RedirectConfig::default())
+    }
 }
 
 impl FollowRedirectLayer {
     /// A layer with `config`.
     pub fn new(config: RedirectConfig) -> Self {
         FollowRedirectLayer {
-            config: std::sync::Arc::new(config),
+            withheld: config.sensitive_headers.clone().into(),
+            config: Arc::new(config),
         }
     }
 }
@@ -143,6 +175,28 @@ fn same_origin(a: &Uri, b: &Uri) -> bool {
         && port(a) == port(b)
 }
 
+/// Refuses the Location forms that read differently to different parsers:
+/// credentials in the URL (`http://user:pass@host/`, which would put the
+/// server's choice of credentials on the next request, and which requests
+/// refuse too), and a backslash, which browsers read as `/` (`/\evil` is
+/// `//evil`, another host, to them) and RFC 3986 does not allow at all.
+fn suspicious(location: &[u8], next: &Uri) -> Result<(), Error> {
+    if next.authority().is_some_and(|a| a.as_str().contains('@')) {
+        return Err(refused(format!(
+            "a redirect to a URL with credentials is refused ({}://…@{})",
+            next.scheme_str().unwrap_or_default(),
+            next.host().unwrap_or_default()
+        )));
+    }
+    if location.contains(&b'\\') {
+        return Err(refused(
+            "a Location with a backslash is refused (read as '/' by browsers, invalid in a URL)"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
 const CONTENT_HEADERS: [HeaderName; 5] = [
     header::CONTENT_TYPE,
     header::CONTENT_LENGTH,
@@ -155,6 +209,7 @@ impl FollowRedirectLayer {
     fn handle<S: HttpService>(&self, inner: S, req: Request<Body>) -> ResponseFuture {
         let mut inner = Attempts::new(inner);
         let config = self.config.clone();
+        let withheld = Arc::clone(&self.withheld);
         Box::pin(async move {
             let mut chain: Vec<Uri> = Vec::new();
             let mut req = req;
@@ -175,7 +230,16 @@ impl FollowRedirectLayer {
                         | StatusCode::TEMPORARY_REDIRECT
                         | StatusCode::PERMANENT_REDIRECT
                 );
-                let location = res.headers().get(header::LOCATION).cloned();
+                let mut locations = res.headers().get_all(header::LOCATION).iter();
+                let location = locations.next().cloned();
+                // Location is one URL (RFC 9110 §10.2.2): fields that
+                // disagree leave which one is meant to whoever reads them.
+                if followed && locations.any(|other| Some(other) != location.as_ref()) {
+                    return Err(refused(format!(
+                        "a {} response with Location fields that disagree",
+                        status.as_u16()
+                    )));
+                }
                 let (true, Some(location)) = (followed, location) else {
                     if !chain.is_empty() {
                         res.extensions_mut().insert(Redirects { chain });
@@ -193,6 +257,7 @@ impl FollowRedirectLayer {
                             status.as_u16()
                         ))
                     })?;
+                suspicious(location.as_bytes(), &next)?;
                 if chain.len() >= config.max_redirects {
                     let looped = chain.contains(&next) || next == uri;
                     return Err(Error::new(
@@ -235,11 +300,16 @@ impl FollowRedirectLayer {
                     }
                     Body::empty()
                 };
+                let mut extensions = extensions;
                 if !same_origin(&uri, &next) {
                     headers.remove(header::HOST);
                     for h in &config.sensitive_headers {
                         headers.remove(h);
                     }
+                    // The client's default headers are written below this
+                    // layer: withhold the same names from them. Kept for
+                    // the rest of the chain, as the removals are.
+                    extensions.insert(WithheldDefaults(Arc::clone(&withheld)));
                 }
                 tracing::debug!(status = status.as_u16(), location = %next, "following redirect");
                 // The redirect's own body is drained in the background.

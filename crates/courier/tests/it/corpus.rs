@@ -26,6 +26,7 @@ pub mod harness;
 pub mod io;
 pub mod probe;
 pub mod report;
+pub mod secrets;
 pub mod server;
 pub mod tasks;
 pub mod tls;

@@ -244,3 +244,37 @@ async fn a_client_without_a_cluster_is_not_one() {
     assert_eq!(err.kind(), ErrorKind::Config);
     assert!(err.to_string().contains("not a cluster"), "{err}");
 }
+
+/// Issue 27: a cluster's default headers are written by its pool, below
+/// the redirect layer; a default credential must not follow a redirect to
+/// another origin (and must still go to the replica's own).
+#[tokio::test]
+async fn a_clusters_default_credentials_stay_with_the_replica_on_redirects() {
+    let replica = crate::support::server().await;
+    let elsewhere = crate::support::server().await;
+    let factory = factory(&format!(
+        r#"
+        [clients.svc]
+        headers = {{ authorization = "Bearer cluster-token", x-team = "payments" }}
+        [clients.svc.redirect]
+        max_redirects = 5
+        [clients.svc.cluster]
+        replicas = ["{replica}"]
+        "#,
+        replica = replica.url(""),
+    ));
+    let cluster = factory.cluster("svc").await.unwrap();
+    let away = format!("/redirect-to/302?{}", elsewhere.url("/headers"));
+    let seen = headers_json(cluster.get(&away).send().await.unwrap()).await;
+    assert_eq!(seen.get("authorization"), None, "{seen:?}");
+    assert_eq!(seen["x-team"], "payments");
+    let seen = headers_json(
+        cluster
+            .get("/redirect-to/302?/headers")
+            .send()
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert_eq!(seen["authorization"], "Bearer cluster-token");
+}

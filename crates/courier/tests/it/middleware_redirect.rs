@@ -189,3 +189,59 @@ async fn without_the_layer_redirects_are_returned() {
     assert_eq!(res.status(), 302);
     assert_eq!(res.headers()["location"], "/redirect/0");
 }
+
+/// Issue 27: the client's default headers are added when the request is
+/// written, below the redirect layer; a default `Authorization` (or any
+/// header the policy calls sensitive) must still stay with the origin it
+/// was sent to, over HTTP/1.1 and HTTP/2, from a plain `Client` and from a
+/// factory's cluster pool alike (both write defaults at the bottom).
+#[tokio::test]
+async fn default_credentials_are_dropped_across_origins() {
+    use crate::support::middleware::headers_json;
+    use courier::http::{HeaderMap, HeaderName, HeaderValue};
+
+    let first = server().await;
+    let other = server().await;
+    let mut defaults = HeaderMap::new();
+    defaults.insert(
+        "authorization",
+        HeaderValue::from_static("Bearer svc-token"),
+    );
+    defaults.insert("cookie", HeaderValue::from_static("session=default"));
+    defaults.insert("x-api-key", HeaderValue::from_static("key-1"));
+    defaults.insert("user-agent", HeaderValue::from_static("billing/1.4"));
+    let policy = RedirectConfig::default();
+    let mut names = policy.sensitive_headers.clone();
+    names.push(HeaderName::from_static("x-api-key"));
+    let policy = policy.sensitive_headers(names);
+    for http2 in [false, true] {
+        let protocol = if http2 { "HTTP/2" } else { "HTTP/1.1" };
+        let mut builder = Client::builder().default_headers(defaults.clone());
+        if http2 {
+            builder = builder.http2_prior_knowledge();
+        }
+        let client = Stack::new()
+            .redirect(policy.clone())
+            .client(builder.build().unwrap());
+        // Another origin (another port): none of the sensitive defaults.
+        let away = first.url(&format!("/redirect-to/302?{}", other.url("/headers")));
+        let seen = headers_json(client.get(away).send().await.unwrap()).await;
+        for name in ["authorization", "cookie", "x-api-key"] {
+            assert_eq!(seen.get(name), None, "{protocol}: {name} crossed: {seen:?}");
+        }
+        assert_eq!(seen["user-agent"], "billing/1.4", "{protocol}: {seen:?}");
+        // The same origin: all of them.
+        let here = first.url("/redirect-to/302?/headers");
+        let seen = headers_json(client.get(here).send().await.unwrap()).await;
+        assert_eq!(seen["authorization"], "Bearer svc-token", "{protocol}");
+        assert_eq!(seen["x-api-key"], "key-1", "{protocol}");
+        // There and back (A -> B -> A): once dropped, they stay dropped, as
+        // reqwest does (the request continues without them).
+        let back = other.url(&format!("/redirect-to/302?{}", first.url("/headers")));
+        // The query is the Location verbatim, so a chain nests unescaped.
+        let round = first.url(&format!("/redirect-to/302?{back}"));
+        let res = client.get(round).send().await.unwrap();
+        let seen = headers_json(res).await;
+        assert_eq!(seen.get("authorization"), None, "{protocol}: {seen:?}");
+    }
+}

@@ -7,6 +7,7 @@ use http::{HeaderMap, HeaderValue, Request};
 
 use super::conn::INLINE_BODY;
 use crate::body::Body;
+use crate::config::WithheldDefaults;
 use crate::error::Error;
 
 /// How the request body goes on the wire.
@@ -84,8 +85,9 @@ pub(crate) fn head(
     if expects_continue(req, framing, defaults, expect) {
         header(out, b"expect", b"100-continue");
     }
+    let withheld = WithheldDefaults::of(req.extensions());
     for (name, value) in defaults {
-        if !headers.contains_key(name) {
+        if !headers.contains_key(name) && !withheld.contains(name) {
             header(out, name.as_str().as_bytes(), value.as_bytes());
         }
     }

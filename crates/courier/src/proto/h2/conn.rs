@@ -71,6 +71,7 @@ impl Shared {
             path: "/",
             headers: &headers,
             defaults: &headers,
+            withheld: &[],
             content_length: None,
         };
         std::future::poll_fn(|cx| self.lock().poll_open(cx, &head, &mut Outgoing::Empty)).await
@@ -134,6 +135,8 @@ pub(crate) struct Head<'a> {
     pub(crate) headers: &'a HeaderMap,
     /// Client-wide headers, sent when the request has none of the same name.
     pub(crate) defaults: &'a HeaderMap,
+    /// Defaults this request goes without ([`crate::config::WithheldDefaults`]).
+    pub(crate) withheld: &'a [http::HeaderName],
     pub(crate) content_length: Option<u64>,
 }
 

@@ -49,7 +49,7 @@ pub(crate) fn request(
     let defaults = head
         .defaults
         .iter()
-        .filter(|(name, _)| !head.headers.contains_key(*name));
+        .filter(|(name, _)| !head.headers.contains_key(*name) && !head.withheld.contains(name));
     fields(enc, out, defaults);
     if let Some(len) = head.content_length {
         if !head.headers.contains_key(http::header::CONTENT_LENGTH) {

@@ -188,6 +188,7 @@ impl Http2Send {
             path: uri.path_and_query().map_or("/", |p| p.as_str()),
             headers: request.headers(),
             defaults: target.defaults,
+            withheld: crate::config::WithheldDefaults::of(request.extensions()),
             content_length,
         };
         let (key, id) = std::task::ready!(self.shared.lock().poll_open(cx, &head, &mut outgoing))?;

@@ -1,11 +1,14 @@
 //! Redirect abuse through `FollowRedirectLayer`: loops, chains past the
 //! limit, schemes that are not HTTP, a downgrade from HTTPS, Locations
-//! that are missing or not URLs.
+//! that are missing or not URLs, and the Location forms parsers read
+//! differently (credentials, backslashes, whitespace and control bytes,
+//! fields that disagree). Where credentials go across origins and proxies
+//! is the secrets check's (`corpus/secrets`), which needs several servers.
 
 use courier::middleware::{RedirectConfig, Stack};
 use courier::ErrorKind::*;
 
-use super::resp;
+use super::{cat, resp};
 use crate::corpus::case::{Case, Class::Redirects, Transport::*};
 
 fn follow() -> Stack {
@@ -69,6 +72,129 @@ pub fn cases() -> Vec<Case> {
             "https-to-http",
             Redirects,
             to("HTTP/1.1 302 Found", "http://127.0.0.1:9/"),
+        )
+        .stack(follow)
+        .over(&[TlsH1])
+        .err(Redirect),
+        // Schemes that are not HTTP, however written.
+        keep("to-ws", to("HTTP/1.1 302 Found", "ws://127.0.0.1:9/")).err(Redirect),
+        keep("to-mailto", to("HTTP/1.1 302 Found", "mailto:a@127.0.0.1")).err(Redirect),
+        keep("to-about-blank", to("HTTP/1.1 302 Found", "about:blank")).err(Redirect),
+        keep(
+            "to-javascript-mixed-case",
+            to("HTTP/1.1 302 Found", "JavaScript:alert(1)"),
+        )
+        .err(Redirect),
+        keep(
+            "to-javascript-padded",
+            to("HTTP/1.1 302 Found", "   javascript:alert(1)"),
+        )
+        .err(Redirect),
+        keep(
+            "to-data-html",
+            to(
+                "HTTP/1.1 307 Temporary Redirect",
+                "data:text/html;base64,PHNjcmlwdD4=",
+            ),
+        )
+        .err(Redirect),
+        // Credentials in the Location: the server would choose what the
+        // next request authenticates with.
+        keep(
+            "location-userinfo",
+            to("HTTP/1.1 302 Found", "http://user:pass@127.0.0.1:9/good"),
+        )
+        .err(Redirect),
+        keep(
+            "location-scheme-relative-userinfo",
+            to("HTTP/1.1 302 Found", "//canary@127.0.0.1:9/good"),
+        )
+        .err(Redirect),
+        keep(
+            "location-userinfo-disguised-host",
+            to("HTTP/1.1 302 Found", "http://127.0.0.1%2fgood@127.0.0.1:9/"),
+        )
+        .err(Redirect),
+        // Backslashes: `/\host` is `//host` (another origin) to a browser.
+        keep(
+            "location-backslash-path",
+            to("HTTP/1.1 302 Found", "/\\127.0.0.1:9/good"),
+        )
+        .err(Redirect),
+        keep(
+            "location-backslashes",
+            to("HTTP/1.1 302 Found", "\\\\127.0.0.1:9\\good"),
+        )
+        .err(Redirect),
+        // Whitespace and control bytes.
+        keep("location-tab-inside", to("HTTP/1.1 302 Found", "/go\tod")).err(Redirect),
+        keep("location-space-inside", to("HTTP/1.1 302 Found", "/go od")).err(Redirect),
+        keep("location-padded", to("HTTP/1.1 302 Found", "  \t/good \t ")).ok_len(200, 13),
+        keep(
+            "location-non-ascii",
+            resp(
+                "HTTP/1.1 302 Found",
+                &["location: /g\u{f6}\u{f6}d", "content-length: 0"],
+                b"",
+            ),
+        )
+        .err(Redirect),
+        keep(
+            "location-nul",
+            cat(&[b"HTTP/1.1 302 Found\r\nlocation: /go\0od\r\ncontent-length: 0\r\n\r\n"]),
+        )
+        .err(Protocol),
+        keep("location-empty", to("HTTP/1.1 302 Found", "")).err(TooManyRedirects),
+        keep(
+            "location-dot-segments",
+            to("HTTP/1.1 302 Found", "/../../a/../../good"),
+        )
+        .ok_len(200, 13),
+        keep(
+            "location-fields-disagree",
+            resp(
+                "HTTP/1.1 302 Found",
+                &[
+                    "location: /good",
+                    "location: http://127.0.0.1:9/",
+                    "content-length: 0",
+                ],
+                b"",
+            ),
+        )
+        .err(Redirect),
+        keep(
+            "location-fields-agree",
+            resp(
+                "HTTP/1.1 302 Found",
+                &["location: /good", "location: /good", "content-length: 0"],
+                b"",
+            ),
+        )
+        .ok_len(200, 13),
+        keep(
+            "location-past-the-header-limit",
+            to("HTTP/1.1 302 Found", &format!("/{}", "a".repeat(200_000))),
+        )
+        .err(HeadersTooLarge),
+        // A loop through two URLs, and one through 303 See Other.
+        keep(
+            "loop-via-303",
+            to("HTTP/1.1 303 See Other", "/hostile?via-303"),
+        )
+        .err(TooManyRedirects),
+        Case::h1_keep(
+            "https-to-http-upper-case",
+            Redirects,
+            to("HTTP/1.1 302 Found", "HTTP://127.0.0.1:9/"),
+        )
+        .stack(follow)
+        .over(&[TlsH1])
+        .err(Redirect),
+        Case::h1_keep(
+            "https-to-http-308",
+            Redirects,
+            to("HTTP/1.1 308 Permanent Redirect", "http://localhost:9/"),
         )
         .stack(follow)
         .over(&[TlsH1])

@@ -1,0 +1,188 @@
+//! The secrets check's dimensions: the places a caller can put a
+//! credential, the routes to the origins, the redirects on the way, and
+//! where each place's canary is meant to arrive.
+
+use super::World;
+
+/// A place a caller can put a credential.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Place {
+    /// `ClientBuilder::default_headers`: `Authorization`.
+    DefaultAuthorization,
+    /// `ClientBuilder::default_headers`: `Cookie`.
+    DefaultCookie,
+    /// `ClientBuilder::default_headers`: a header the policy names sensitive.
+    DefaultCustom,
+    /// `ServiceClient::with_default_headers`: `Authorization`.
+    ServiceDefault,
+    /// The request's own `Authorization`.
+    RequestHeader,
+    /// The request's own `Cookie`.
+    RequestCookie,
+    /// `basic_auth` (the password).
+    BasicAuth,
+    /// `bearer_auth`.
+    BearerAuth,
+    /// A cookie in a `CookieJar`, set by the first origin's host.
+    #[cfg(feature = "cookies")]
+    Jar,
+    /// The password in the proxy's URL.
+    ProxyUrl,
+}
+
+impl Place {
+    pub fn all() -> Vec<Place> {
+        use Place::*;
+        vec![
+            DefaultAuthorization,
+            DefaultCookie,
+            DefaultCustom,
+            ServiceDefault,
+            RequestHeader,
+            RequestCookie,
+            BasicAuth,
+            BearerAuth,
+            #[cfg(feature = "cookies")]
+            Jar,
+            ProxyUrl,
+        ]
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Place::DefaultAuthorization => "default authorization",
+            Place::DefaultCookie => "default cookie",
+            Place::DefaultCustom => "default x-api-key",
+            Place::ServiceDefault => "service default auth",
+            Place::RequestHeader => "request authorization",
+            Place::RequestCookie => "request cookie",
+            Place::BasicAuth => "basic_auth",
+            Place::BearerAuth => "bearer_auth",
+            #[cfg(feature = "cookies")]
+            Place::Jar => "cookie jar",
+            Place::ProxyUrl => "proxy URL password",
+        }
+    }
+}
+
+/// How requests reach the origins.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Route {
+    Direct,
+    /// An HTTP proxy for every origin: `http` forwarded, `https` by CONNECT.
+    HttpProxy,
+    /// The same proxy, with `localhost` (origins B and SB) bypassing it.
+    HttpProxyBypassed,
+    /// SOCKS5, names resolved by the proxy.
+    Socks5,
+}
+
+impl Route {
+    pub const ALL: [Route; 4] = [
+        Route::Direct,
+        Route::HttpProxy,
+        Route::HttpProxyBypassed,
+        Route::Socks5,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Route::Direct => "direct",
+            Route::HttpProxy => "http proxy",
+            Route::HttpProxyBypassed => "proxy, b bypasses",
+            Route::Socks5 => "socks5h",
+        }
+    }
+}
+
+/// A redirect (or none) the request meets.
+pub struct Scenario {
+    pub name: &'static str,
+    url: fn(&World) -> String,
+    /// Follow https -> http (else it is refused, and nothing reaches `a`).
+    pub downgrade: bool,
+    /// The request ends in a `200` (else in a `redirect` error).
+    pub succeeds: bool,
+}
+
+pub fn scenarios() -> Vec<Scenario> {
+    fn s(name: &'static str, url: fn(&World) -> String) -> Scenario {
+        Scenario {
+            name,
+            url,
+            downgrade: false,
+            succeeds: true,
+        }
+    }
+    vec![
+        s("none", |w| format!("{}/final", w.a())),
+        s("same origin", |w| format!("{}/go?to=/final", w.a())),
+        s("cross host", |w| format!("{}/go?to={}/final", w.a(), w.b())),
+        s("cross port", |w| {
+            format!("{}/go?to={}/final", w.a(), w.a2())
+        }),
+        s("//host", |w| {
+            format!("{}/go?to=//localhost:{}/final", w.a(), w.b.port())
+        }),
+        s("a>b>a", |w| {
+            format!("{}/go?to={}/go?to={}/final", w.a(), w.b(), w.a())
+        }),
+        s("http>https", |w| format!("{}/go?to={}/final", w.a(), w.s())),
+        s("https same", |w| format!("{}/go?to=/final", w.s())),
+        s("https x-host", |w| {
+            format!("{}/go?to={}/final", w.s(), w.sb())
+        }),
+        Scenario {
+            downgrade: true,
+            ..s("https>http", |w| format!("{}/go?to={}/final", w.s(), w.a()))
+        },
+        Scenario {
+            succeeds: false,
+            ..s("https>http no", |w| {
+                format!("{}/go?to={}/final", w.s(), w.a())
+            })
+        },
+    ]
+}
+
+impl Scenario {
+    pub fn url(&self, world: &World) -> String {
+        (self.url)(world)
+    }
+}
+
+/// Where a place's canary may go, and where it must arrive, given where
+/// the request starts (`a` or `s`).
+pub fn meant(
+    place: Place,
+    route: Route,
+    first: &'static str,
+) -> (Vec<&'static str>, Vec<&'static str>) {
+    // A plain http request through a forward proxy is read by the proxy.
+    let forward = if first == "a" && matches!(route, Route::HttpProxy | Route::HttpProxyBypassed) {
+        vec!["proxy-forward"]
+    } else {
+        vec![]
+    };
+    match place {
+        Place::ProxyUrl => match route {
+            Route::Socks5 => (vec!["socks5"], vec!["socks5"]),
+            _ => (vec!["proxy-forward", "proxy-connect"], vec![]),
+        },
+        #[cfg(feature = "cookies")]
+        Place::Jar => {
+            // RFC 6265 §8.5: a cookie is its host's on every port and scheme
+            // (it is not Secure); `localhost` is another host.
+            let mut allowed = vec!["a", "a2", "s"];
+            if matches!(route, Route::HttpProxy | Route::HttpProxyBypassed) {
+                allowed.push("proxy-forward");
+            }
+            (allowed, vec![first])
+        }
+        _ => {
+            let mut allowed = vec![first];
+            allowed.extend(forward);
+            (allowed, vec![first])
+        }
+    }
+}

@@ -1,0 +1,323 @@
+//! The secrets check (issue 27): a canary credential in every place a
+//! caller can put one, sent through every redirect and every proxy route,
+//! and the record of every endpoint it reached. A canary may reach the
+//! origin it was meant for (and the forward proxy that carries a plain
+//! `http` request to it), a proxy's credentials the proxy, a jar's cookie
+//! the hosts RFC 6265 gives it to (every port of its host); anything else
+//! is a leak. A canary that never reached where it was meant fails too:
+//! the check must be able to see the credential it looks for.
+//!
+//! `cargo test -p courier --test it corpus::secrets -- --nocapture` prints
+//! the matrix (place × route × redirect: where the canary arrived); with
+//! `--features cookies` the jar's row is in it.
+
+mod endpoints;
+mod matrix;
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use courier::http::{HeaderMap, HeaderName, HeaderValue};
+use courier::middleware::{RedirectConfig, Stack};
+use courier::{Client, ErrorKind, Proxy, ServiceClient};
+
+use super::tls;
+use endpoints::{Log, Tasks};
+use matrix::{meant, scenarios, Place, Route, Scenario};
+
+/// Each request's bound (the servers are on loopback).
+const TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The endpoints, by the names they record under.
+struct World {
+    log: Log,
+    _tasks: Tasks,
+    /// `http://127.0.0.1`: where every http scenario starts.
+    a: SocketAddr,
+    /// `http://127.0.0.1`, another port.
+    a2: SocketAddr,
+    /// `http://localhost`: another host.
+    b: SocketAddr,
+    /// `https://127.0.0.1` (HTTP/2): where every https scenario starts.
+    s: SocketAddr,
+    /// `https://localhost` (HTTP/2).
+    sb: SocketAddr,
+    proxy: SocketAddr,
+    socks: SocketAddr,
+}
+
+impl World {
+    async fn start() -> World {
+        let log = Log::default();
+        let tasks = Tasks::default();
+        World {
+            a: endpoints::origin("a", false, &log, &tasks).await,
+            a2: endpoints::origin("a2", false, &log, &tasks).await,
+            b: endpoints::origin("b", false, &log, &tasks).await,
+            s: endpoints::origin("s", true, &log, &tasks).await,
+            sb: endpoints::origin("sb", true, &log, &tasks).await,
+            proxy: endpoints::http_proxy(&log, &tasks).await,
+            socks: endpoints::socks5(&log, &tasks).await,
+            log,
+            _tasks: tasks,
+        }
+    }
+
+    fn a(&self) -> String {
+        format!("http://127.0.0.1:{}", self.a.port())
+    }
+    fn a2(&self) -> String {
+        format!("http://127.0.0.1:{}", self.a2.port())
+    }
+    fn b(&self) -> String {
+        format!("http://localhost:{}", self.b.port())
+    }
+    fn s(&self) -> String {
+        format!("https://127.0.0.1:{}", self.s.port())
+    }
+    fn sb(&self) -> String {
+        format!("https://localhost:{}", self.sb.port())
+    }
+}
+
+/// Base64 (RFC 4648, padded): how Basic credentials travel.
+fn base64(bytes: &[u8]) -> String {
+    const ABC: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, &b)| n | u32::from(b) << (16 - 8 * i));
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(char::from(ABC[(n >> (18 - 6 * i)) as usize & 63]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// One run's canary: unique, so a record of another run cannot match.
+fn canary(place: Place, route: Route, scenario: &str) -> String {
+    let tag: String = format!("{}-{}-{scenario}", place.name(), route.name())
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .collect();
+    format!("CANARY{tag}{:08x}", fastrand::u32(..))
+}
+
+/// The proxy `route` goes through, with `password` in its URL.
+fn proxy_for(route: Route, world: &World, password: &str) -> Option<Proxy> {
+    let http = format!("http://puser:{password}@{}", world.proxy);
+    match route {
+        Route::Direct => None,
+        Route::HttpProxy => Some(Proxy::all(&http).unwrap()),
+        Route::HttpProxyBypassed => Some(Proxy::all(&http).unwrap().no_proxy("localhost")),
+        Route::Socks5 => {
+            Some(Proxy::all(&format!("socks5h://suser:{password}@{}", world.socks)).unwrap())
+        }
+    }
+}
+
+/// The outcome of one run, as a matrix cell and a verdict.
+struct Cell {
+    text: String,
+    failure: Option<String>,
+}
+
+async fn run(world: &World, place: Place, route: Route, scenario: &Scenario) -> Cell {
+    let canary = canary(place, route, scenario.name);
+    let proxy_password = if place == Place::ProxyUrl {
+        canary.clone()
+    } else {
+        "not-a-canary".to_owned()
+    };
+    // What travels: Basic credentials in base64, the rest as they are.
+    let needle = match (place, route) {
+        (Place::BasicAuth, _) => base64(format!("user:{canary}").as_bytes()),
+        (Place::ProxyUrl, Route::Socks5) => canary.clone(),
+        (Place::ProxyUrl, _) => base64(format!("puser:{canary}").as_bytes()),
+        _ => canary.clone(),
+    };
+    let mut builder = Client::builder()
+        .no_env_proxy()
+        .timeout(TIMEOUT)
+        .tls_built_in_root_certs(false)
+        .add_root_certificate(tls::root_pem());
+    if let Some(proxy) = proxy_for(route, world, &proxy_password) {
+        builder = builder.proxy(proxy);
+    }
+    let mut defaults = HeaderMap::new();
+    let bearer = HeaderValue::try_from(format!("Bearer {canary}")).unwrap();
+    match place {
+        Place::DefaultAuthorization => {
+            defaults.insert("authorization", bearer.clone());
+        }
+        Place::DefaultCookie => {
+            defaults.insert(
+                "cookie",
+                HeaderValue::try_from(format!("c={canary}")).unwrap(),
+            );
+        }
+        Place::DefaultCustom => {
+            defaults.insert("x-api-key", HeaderValue::try_from(&canary).unwrap());
+        }
+        _ => {}
+    }
+    let client = builder.default_headers(defaults).build().unwrap();
+    let mut sensitive = RedirectConfig::default().sensitive_headers;
+    sensitive.push(HeaderName::from_static("x-api-key"));
+    let policy = RedirectConfig::default()
+        .sensitive_headers(sensitive)
+        .allow_https_to_http(scenario.downgrade);
+    #[allow(unused_mut)]
+    let mut stack = Stack::new().redirect(policy);
+    #[cfg(feature = "cookies")]
+    if place == Place::Jar {
+        let jar = std::sync::Arc::new(courier::middleware::CookieJar::new());
+        jar.add(&format!("c={canary}; Path=/"), &world.a().parse().unwrap());
+        stack = stack.cookies(jar);
+    }
+    let mut service: ServiceClient = stack.client(client);
+    if place == Place::ServiceDefault {
+        let mut headers = HeaderMap::new();
+        headers.insert("authorization", bearer);
+        service = service.with_default_headers(headers);
+    }
+    let mut request = service.get(scenario.url(world));
+    request = match place {
+        Place::RequestHeader => request.header("authorization", format!("Bearer {canary}")),
+        Place::RequestCookie => request.header("cookie", format!("c={canary}")),
+        Place::BasicAuth => request.basic_auth("user", Some(&canary)),
+        Place::BearerAuth => request.bearer_auth(&canary),
+        _ => request,
+    };
+    world.log.clear();
+    let outcome = tokio::time::timeout(TIMEOUT * 2, async {
+        let res = request.send().await?;
+        let status = res.status().as_u16();
+        res.bytes().await?;
+        Ok::<u16, courier::Error>(status)
+    })
+    .await;
+    drop(service);
+
+    let first = if scenario.url(world).starts_with("https") {
+        "s"
+    } else {
+        "a"
+    };
+    let (allowed, required) = meant(place, route, first);
+    let seen = world.log.who_saw(&needle);
+    let mut problems = Vec::new();
+    match (&outcome, scenario.succeeds) {
+        (Ok(Ok(200)), true) => {}
+        (Ok(Err(e)), false) if e.kind() == ErrorKind::Redirect => {
+            if world.log.requests("a") > 0 {
+                problems.push("the refused downgrade reached a".to_owned());
+            }
+        }
+        (Ok(Ok(status)), _) => problems.push(format!("status {status}")),
+        (Ok(Err(e)), _) => problems.push(format!("error {e}")),
+        (Err(_), _) => problems.push("no answer in time".to_owned()),
+    }
+    let leaked: Vec<&str> = seen
+        .iter()
+        .copied()
+        .filter(|e| !allowed.contains(e))
+        .collect();
+    if !leaked.is_empty() {
+        problems.push(format!("LEAK to {}", leaked.join(",")));
+    }
+    let missing: Vec<&str> = required
+        .iter()
+        .copied()
+        .filter(|e| !seen.contains(e))
+        .collect();
+    if !missing.is_empty() || (place == Place::ProxyUrl && seen.is_empty()) {
+        problems.push(format!("never reached {}", missing.join(",")));
+    }
+    let arrived = if seen.is_empty() {
+        "-".to_owned()
+    } else {
+        seen.iter().map(|e| short(e)).collect::<Vec<_>>().join("+")
+    };
+    let text = if !leaked.is_empty() {
+        format!("LEAK:{arrived}")
+    } else if problems.is_empty() {
+        arrived
+    } else {
+        format!("FAIL:{arrived}")
+    };
+    Cell {
+        text,
+        failure: (!problems.is_empty()).then(|| {
+            format!(
+                "{} / {} / {}: {} (arrived at {:?})",
+                place.name(),
+                route.name(),
+                scenario.name,
+                problems.join("; "),
+                seen
+            )
+        }),
+    }
+}
+
+fn short(endpoint: &str) -> &str {
+    match endpoint {
+        "proxy-forward" => "fwd",
+        "proxy-connect" => "conn",
+        "socks5" => "socks",
+        other => other,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn canaries_reach_only_where_they_were_meant() {
+    let world = World::start().await;
+    let scenarios = scenarios();
+    let width = 13;
+    let mut table = String::new();
+    table.push_str(&format!("{:<22} {:<18}", "place", "route"));
+    for s in &scenarios {
+        table.push_str(&format!(" {:<width$}", s.name));
+    }
+    table.push('\n');
+    let mut failures = Vec::new();
+    let mut runs = 0;
+    for place in Place::all() {
+        for route in Route::ALL {
+            table.push_str(&format!("{:<22} {:<18}", place.name(), route.name()));
+            for scenario in &scenarios {
+                let cell = if place == Place::ProxyUrl && route == Route::Direct {
+                    Cell {
+                        text: "n/a".into(),
+                        failure: None,
+                    }
+                } else {
+                    runs += 1;
+                    run(&world, place, route, scenario).await
+                };
+                table.push_str(&format!(" {:<width$}", cell.text));
+                failures.extend(cell.failure);
+            }
+            table.push('\n');
+        }
+    }
+    println!(
+        "secrets check: {runs} runs; a cell says where the canary arrived (a, a2 = 127.0.0.1 \
+         on two ports, b = localhost, all http; s = https://127.0.0.1, sb = https://localhost, \
+         HTTP/2; fwd, conn = the HTTP proxy's forwarded requests and CONNECTs; socks); \
+         LEAK = somewhere it was not meant, FAIL = never where it was meant or a wrong outcome\n{table}"
+    );
+    assert!(
+        failures.is_empty(),
+        "{} of {runs} runs failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
