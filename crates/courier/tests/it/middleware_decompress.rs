@@ -241,7 +241,7 @@ async fn content_encoding_field_lines_are_one_list() {
             assert_eq!(sent, None, "{path}: Content-Length of the encoded body");
             assert_eq!(body, Bytes::from(sample(1000)), "{path}");
         } else {
-            assert!(lines.len() >= 1, "{path}: Content-Encoding removed");
+            assert!(!lines.is_empty(), "{path}: Content-Encoding removed");
             assert_eq!(
                 sent.map(|v| v.to_str().unwrap().parse::<usize>().unwrap()),
                 Some(body.len()),
