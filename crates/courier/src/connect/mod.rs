@@ -7,6 +7,7 @@
 
 mod custom;
 mod dns;
+mod prefixed;
 mod proxy;
 mod route;
 mod stream;
@@ -153,9 +154,16 @@ impl Connector {
         let bare = host.trim_start_matches('[').trim_end_matches(']');
         match &proxy.kind {
             proxy::Kind::Http { .. } if !tls => {}
-            proxy::Kind::Http { auth } => tunnel::http_connect(&mut tcp, bare, port, auth.as_ref())
-                .await
-                .map_err(at)?,
+            proxy::Kind::Http { auth } => {
+                let early = tunnel::http_connect(&mut tcp, bare, port, auth.as_ref())
+                    .await
+                    .map_err(at)?;
+                if !early.is_empty() {
+                    // The tunnel's first bytes came with the proxy's answer.
+                    let io = Box::new(prefixed::Prefixed::new(early, tcp));
+                    return self.over(Stream::Other(io), host, tls, remote).await;
+                }
+            }
             proxy::Kind::Socks5 { remote_dns, auth } => {
                 let target = match bare.parse::<IpAddr>() {
                     Ok(ip) => tunnel::SocksTarget::Addr(SocketAddr::new(ip, port)),

@@ -10,6 +10,7 @@ use courier::middleware::Stack;
 use courier::{ClientBuilder, ErrorKind};
 
 use super::budget::Budget;
+use super::front::Front;
 
 /// The classes of misbehaviour.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -27,6 +28,26 @@ pub enum Class {
     Decompression,
     Redirects,
     Injection,
+    Proxies,
+    Routes,
+}
+
+/// A route the client is given around the proxy (the `routes` class): the
+/// URL then names `localhost`, and the route leads to the case's server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Around {
+    None,
+    /// `unix_socket_for("localhost", ..)`: a Unix socket relayed to it.
+    UnixFor,
+    /// `unix_socket(..)`, for every host.
+    UnixAll,
+    /// `connector(..)` dialing it.
+    Connector,
+    /// `resolve("localhost", its address)`.
+    Resolve,
+    /// The proxy's own bypass: `no_proxy("localhost")` on a builder proxy,
+    /// `no_proxy=localhost` beside an environment's.
+    Bypass,
 }
 
 /// How the client reaches the server.
@@ -136,6 +157,10 @@ pub struct Case {
     pub budget: Budget,
     /// Only in the full set (it waits out a timeout, or is a variation).
     pub slow: bool,
+    /// A scripted proxy in front of the server.
+    pub front: Option<Front>,
+    /// A route around the proxy.
+    pub around: Around,
 }
 
 /// The request timeout unless a case says otherwise.
@@ -159,6 +184,8 @@ impl Case {
             expect: Expect::Error(ErrorKind::Protocol),
             budget: Budget::default(),
             slow: false,
+            front: None,
+            around: Around::None,
         }
     }
 
@@ -279,6 +306,17 @@ impl Case {
 
     pub fn rss_mb(mut self, mb: u64) -> Case {
         self.budget.rss = mb << 20;
+        self
+    }
+
+    /// Behind `front`.
+    pub fn front(mut self, front: Front) -> Case {
+        self.front = Some(front);
+        self
+    }
+
+    pub fn around(mut self, around: Around) -> Case {
+        self.around = around;
         self
     }
 
