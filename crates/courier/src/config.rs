@@ -109,8 +109,10 @@ pub(crate) struct Config {
     pub(crate) resolve_overrides: HashMap<String, Vec<SocketAddr>>,
     /// Unix sockets and a caller's connector, in place of TCP.
     pub(crate) dial: Dial,
-    /// Proxies, first match wins; the environment's are added at build time.
+    /// Proxies given to the builder, first match wins (`connect::route`).
     pub(crate) proxies: Vec<Proxy>,
+    /// The environment's proxies, read at build time unless opted out.
+    pub(crate) env_proxies: Vec<Proxy>,
     pub(crate) proxy_from_env: bool,
     pub(crate) retry_stale_connections: bool,
     pub(crate) versions: Versions,
@@ -164,6 +166,7 @@ impl Default for Config {
             resolve_overrides: HashMap::new(),
             dial: Dial::default(),
             proxies: Vec::new(),
+            env_proxies: Vec::new(),
             proxy_from_env: true,
             retry_stale_connections: true,
             versions: Versions::Auto,
@@ -201,6 +204,7 @@ impl std::fmt::Debug for Config {
             .field("resolve_overrides", &self.resolve_overrides)
             .field("dial", &self.dial)
             .field("proxies", &self.proxies)
+            .field("env_proxies", &self.env_proxies)
             .field("retry_stale_connections", &self.retry_stale_connections)
             .field("versions", &self.versions)
             .field("http2", &self.http2)

@@ -213,6 +213,8 @@ impl ClientBuilder {
     /// name stay `host`. A port of 0 stands for the URL's port. Several calls
     /// for one host add addresses.
     ///
+    /// Route precedence: see [`proxy`](Self::proxy). An address given here goes direct, past any proxy.
+    ///
     /// ```
     /// let client = courier::Client::builder()
     ///     .resolve("api.internal", ([127, 0, 0, 1], 0).into())
@@ -462,6 +464,8 @@ impl ClientBuilder {
     /// `https`, the TLS server name): a sidecar, a local agent, the Docker
     /// API (`http://localhost/v1.43/containers/json` over
     /// `/var/run/docker.sock`).
+    ///
+    /// Route precedence: see [`proxy`](Self::proxy). A Unix socket never goes through a proxy.
     pub fn unix_socket(mut self, path: impl Into<PathBuf>) -> Self {
         self.config.dial.unix.insert(None, path.into());
         self
@@ -469,6 +473,8 @@ impl ClientBuilder {
 
     /// Sends connections for `host` (any port) over the Unix domain socket
     /// at `path`; other hosts go over TCP (or [`unix_socket`](Self::unix_socket)).
+    ///
+    /// Route precedence: see [`proxy`](Self::proxy). A Unix socket never goes through a proxy.
     pub fn unix_socket_for(mut self, host: &str, path: impl Into<PathBuf>) -> Self {
         let host = host.trim_end_matches('.').to_ascii_lowercase();
         self.config.dial.unix.insert(Some(host), path.into());
@@ -477,14 +483,25 @@ impl ClientBuilder {
 
     /// Opens connections with `connector` instead of DNS and TCP (TLS and
     /// HTTP run on top as usual); see [`connect::Connect`](crate::connect::Connect).
+    ///
+    /// Route precedence: see [`proxy`](Self::proxy). A connector never goes through a proxy.
     pub fn connector<C: Connect>(mut self, connector: C) -> Self {
         self.config.dial.connector = Some(Arc::new(connector));
         self
     }
 
     /// Sends requests through `proxy` (see [`Proxy`] for which and how).
-    /// Several may be given; the first that applies to a request's URL
-    /// wins, and the environment's (`HTTP_PROXY`, ...) come after them.
+    /// Several may be given; the first whose scheme applies to a request's
+    /// URL decides: through it, or direct when its
+    /// [`no_proxy`](Proxy::no_proxy) names the host. The environment's
+    /// (`HTTP_PROXY`, ...) apply only when none given here is for the
+    /// URL's scheme.
+    ///
+    /// Route precedence, first that applies: a Unix socket (this host's, then
+    /// every host's), the [`connector`](Self::connector), an address given
+    /// with [`resolve`](Self::resolve), a [`proxy`](Self::proxy) given here
+    /// (or its `no_proxy` bypass), the environment's proxy and `NO_PROXY`,
+    /// direct. A Unix socket or a connector never goes through a proxy.
     pub fn proxy(mut self, proxy: Proxy) -> Self {
         self.config.proxies.push(proxy);
         self
@@ -494,6 +511,8 @@ impl ClientBuilder {
     /// `ALL_PROXY` and `NO_PROXY` (and their lower-case forms) are read by
     /// default, as curl, Go and reqwest do. Proxies given with
     /// [`proxy`](Self::proxy) still apply.
+    ///
+    /// Route precedence: see [`proxy`](Self::proxy). A proxy given here, or its bypass, comes first.
     pub fn no_env_proxy(mut self) -> Self {
         self.config.proxy_from_env = false;
         self
@@ -538,7 +557,7 @@ impl ClientBuilder {
         };
         let mut config = self.config;
         if config.proxy_from_env {
-            config.proxies.extend(Proxy::from_env());
+            config.env_proxies = Proxy::from_env();
         }
         Ok(Client::from_config(config, Some(tls)))
     }

@@ -7,7 +7,9 @@
 
 mod custom;
 mod dns;
+mod prefixed;
 mod proxy;
+mod route;
 mod stream;
 mod tcp;
 pub(crate) mod tls;
@@ -17,6 +19,7 @@ pub use custom::{Connect, Connecting};
 pub use dns::{Resolve, Resolving, SystemResolver};
 pub use proxy::Proxy;
 pub(crate) use proxy::{Endpoint as ProxyEndpoint, Kind as ProxyKind};
+pub(crate) use route::{Route, Routes};
 pub use stream::AsyncIo;
 pub(crate) use stream::Stream;
 pub(crate) use tcp::TcpOptions;
@@ -55,8 +58,9 @@ impl Dial {
         if self.unix.is_empty() {
             return None;
         }
+        // As the builder stores names: lower case, no trailing dot.
         self.unix
-            .get(&Some(host.to_ascii_lowercase()))
+            .get(&Some(host.trim_end_matches('.').to_ascii_lowercase()))
             .or_else(|| self.unix.get(&None))
     }
 }
@@ -74,7 +78,6 @@ impl std::fmt::Debug for Dial {
 pub(crate) struct Connector {
     resolver: Arc<dyn Resolve>,
     overrides: HashMap<String, Vec<SocketAddr>>,
-    dial: Dial,
     tcp: TcpOptions,
     tls: Option<Arc<rustls::ClientConfig>>,
     metrics: Arc<Metrics>,
@@ -84,7 +87,6 @@ impl Connector {
     pub(crate) fn new(
         resolver: Arc<dyn Resolve>,
         overrides: HashMap<String, Vec<SocketAddr>>,
-        dial: Dial,
         tcp: TcpOptions,
         tls: Option<Arc<rustls::ClientConfig>>,
         metrics: Arc<Metrics>,
@@ -92,15 +94,14 @@ impl Connector {
         Connector {
             resolver,
             overrides,
-            dial,
             tcp,
             tls,
             metrics,
         }
     }
 
-    /// Opens the byte stream for `host:port` (a Unix socket configured for
-    /// the host, the caller's connector, or TCP to one of the resolved
+    /// Opens the byte stream for `host:port` by `route` (a Unix socket,
+    /// the caller's connector, a proxy, or TCP to one of the resolved
     /// addresses, trying them from `rotation % addresses.len()`), and runs
     /// TLS over it when `tls` is set.
     pub(crate) async fn connect(
@@ -109,34 +110,27 @@ impl Connector {
         port: u16,
         tls: bool,
         rotation: usize,
-        proxy: Option<&ProxyEndpoint>,
+        route: &Route,
     ) -> Result<Connected, Error> {
         let bare = host.trim_start_matches('[').trim_end_matches(']');
-        if let Some(proxy) = proxy {
-            return self.through(proxy, host, port, tls, rotation).await;
-        }
-        let other = if let Some(path) = self.dial.unix_socket(bare) {
-            Some(custom::unix(path.clone()).await)
-        } else {
-            match &self.dial.connector {
-                Some(c) => Some(c.connect(bare, port).await),
-                None => None,
-            }
-        };
-        let (tcp, remote) = match other {
-            Some(Ok(io)) => return self.over(Stream::Other(io), host, tls, None).await,
-            Some(Err(e)) => return Err(Error::new(ErrorKind::Connect, e)),
-            None => {
+        let other = match route {
+            Route::Proxy(proxy) => return self.through(proxy, host, port, tls, rotation).await,
+            Route::Unix(path) => custom::unix(path.clone()).await,
+            Route::Custom(connector) => connector.connect(bare, port).await,
+            Route::Pinned | Route::Direct => {
                 let addrs = self.resolve(host, port).await?;
                 let start = rotation % addrs.len();
                 let tcp = tcp::connect_any(&addrs, start, &self.tcp)
                     .await
                     .map_err(|e| Error::new(ErrorKind::Connect, e))?;
                 let remote = tcp.peer_addr().ok();
-                (tcp, remote)
+                return self.over(Stream::Tcp(tcp), host, tls, remote).await;
             }
         };
-        self.over(Stream::Tcp(tcp), host, tls, remote).await
+        match other {
+            Ok(io) => self.over(Stream::Other(io), host, tls, None).await,
+            Err(e) => Err(Error::new(ErrorKind::Connect, e)),
+        }
     }
 
     /// Connects through `proxy`: to the proxy over TCP, then (but for plain
@@ -160,9 +154,16 @@ impl Connector {
         let bare = host.trim_start_matches('[').trim_end_matches(']');
         match &proxy.kind {
             proxy::Kind::Http { .. } if !tls => {}
-            proxy::Kind::Http { auth } => tunnel::http_connect(&mut tcp, bare, port, auth.as_ref())
-                .await
-                .map_err(at)?,
+            proxy::Kind::Http { auth } => {
+                let early = tunnel::http_connect(&mut tcp, bare, port, auth.as_ref())
+                    .await
+                    .map_err(at)?;
+                if !early.is_empty() {
+                    // The tunnel's first bytes came with the proxy's answer.
+                    let io = Box::new(prefixed::Prefixed::new(early, tcp));
+                    return self.over(Stream::Other(io), host, tls, remote).await;
+                }
+            }
             proxy::Kind::Socks5 { remote_dns, auth } => {
                 let target = match bare.parse::<IpAddr>() {
                     Ok(ip) => tunnel::SocksTarget::Addr(SocketAddr::new(ip, port)),
@@ -248,7 +249,8 @@ impl Connector {
         if let Ok(ip) = bare.parse::<IpAddr>() {
             return Ok(vec![SocketAddr::new(ip, port)]);
         }
-        if let Some(addrs) = self.overrides.get(&host.to_ascii_lowercase()) {
+        let name = host.trim_end_matches('.').to_ascii_lowercase();
+        if let Some(addrs) = self.overrides.get(&name) {
             // Port 0 stands for the URL's port.
             let with_port = |a: &SocketAddr| match a.port() {
                 0 => SocketAddr::new(a.ip(), port),

@@ -96,14 +96,18 @@ impl Proxy {
         })
     }
 
-    /// The proxy `https` (or `http`) requests to `host` go through, if this one.
-    pub(crate) fn endpoint_for(&self, https: bool, host: &str) -> Option<&Endpoint> {
-        let applies = match self.applies_to {
+    /// Whether this proxy is for `https` (or `http`) URLs at all.
+    pub(crate) fn applies(&self, https: bool) -> bool {
+        match self.applies_to {
             AppliesTo::All => true,
             AppliesTo::Http => !https,
             AppliesTo::Https => https,
-        };
-        (applies && !self.no_proxy.matches(host)).then_some(&self.endpoint)
+        }
+    }
+
+    /// The proxy `https` (or `http`) requests to `host` go through, if this one.
+    pub(crate) fn endpoint_for(&self, https: bool, host: &str) -> Option<&Endpoint> {
+        (self.applies(https) && !self.no_proxy.matches(host)).then_some(&self.endpoint)
     }
 
     /// The environment's proxies: `https_proxy`/`HTTPS_PROXY` for https,

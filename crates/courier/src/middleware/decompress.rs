@@ -5,6 +5,13 @@
 //!
 //! Each codec is a cargo feature (`gzip`, `deflate`, `brotli`, `zstd`, all
 //! on by default); a codec that is compiled out is neither asked for nor decoded.
+//!
+//! `Content-Encoding` is one list over all its field lines (RFC 9110 §5.3,
+//! §8.4): two `gzip` lines are `gzip, gzip`, exactly as one line with both.
+//! At most one coding (`MAX_LAYERS`) is decoded; a longer list, or any coding
+//! not enabled here, leaves the body and every header as the server sent
+//! them (a `debug` event says why), so what the caller reads is always
+//! what the remaining headers describe.
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -12,7 +19,7 @@ use std::task::{Context, Poll};
 
 use bytes::{Bytes, BytesMut};
 use http::header::{ACCEPT_ENCODING, CONTENT_ENCODING, CONTENT_LENGTH, RANGE};
-use http::{HeaderValue, Method, Request, StatusCode};
+use http::{HeaderMap, HeaderValue, Method, Request, StatusCode};
 use http_body::{Frame, SizeHint};
 
 use super::{call, HttpService, ResponseFuture};
@@ -70,12 +77,51 @@ enum Codec {
     Zstd,
 }
 
+/// The most content codings decoded from one response. Stacked codings
+/// (`gzip, br`) are rare, never asked for by the `Accept-Encoding` sent,
+/// and each layer multiplies what a bomb can make, so a longer list is
+/// passed through undecoded.
+const MAX_LAYERS: usize = 1;
+
 struct Shared {
     accept: Option<HeaderValue>,
     config: DecompressionConfig,
 }
 
+/// What to do with a response's body, from its `Content-Encoding`.
+#[derive(Debug, PartialEq, Eq)]
+enum Plan {
+    /// No coding (none, or only `identity` and empty elements).
+    Plain,
+    /// One enabled coding: decode it.
+    Decode(Codec),
+    /// Codings this layer does not decode (unknown, disabled, or more than
+    /// `MAX_LAYERS`): left as sent.
+    Leave(&'static str),
+}
+
 impl Shared {
+    /// Reads every `Content-Encoding` field line as one list (RFC 9110
+    /// §5.3), skipping empty elements and `identity`.
+    fn plan(&self, headers: &HeaderMap) -> Plan {
+        let mut codings = headers
+            .get_all(CONTENT_ENCODING)
+            .iter()
+            .flat_map(|v| v.as_bytes().split(|&b| b == b','))
+            .map(<[u8]>::trim_ascii)
+            .filter(|c| !c.is_empty() && !c.eq_ignore_ascii_case(b"identity"));
+        let Some(first) = codings.next() else {
+            return Plan::Plain;
+        };
+        if 1 + codings.count() > MAX_LAYERS {
+            return Plan::Leave("more codings than are decoded (one)");
+        }
+        match self.codec(first) {
+            Some(codec) => Plan::Decode(codec),
+            None => Plan::Leave("a coding not enabled for decoding"),
+        }
+    }
+
     fn codec(&self, encoding: &[u8]) -> Option<Codec> {
         let encoding = encoding.trim_ascii();
         let c = &self.config;
@@ -106,7 +152,11 @@ impl Shared {
 /// decodes the response body when the server used one of them, removing
 /// `Content-Encoding` and `Content-Length` from the response. A request that
 /// sets its own `Accept-Encoding` gets the body as sent (so does a HEAD or a
-/// `Range` request). A body with several encodings stacked is left as sent.
+/// `Range` request). `Content-Encoding` is read as one list over all its
+/// field lines; a body with more than one coding, or with one
+/// not enabled here, is left as sent with its headers. An empty body
+/// decodes to an empty body; bytes after the end of the compressed stream
+/// are a [`ErrorKind::Decompression`] error, as Go reads them.
 #[derive(Clone)]
 pub struct DecompressionLayer {
     shared: Arc<Shared>,
@@ -186,12 +236,16 @@ impl DecompressionLayer {
             ) {
                 return Ok(res);
             }
-            let Some(codec) = res
-                .headers()
-                .get(CONTENT_ENCODING)
-                .and_then(|v| shared.codec(v.as_bytes()))
-            else {
-                return Ok(res);
+            let codec = match shared.plan(res.headers()) {
+                Plan::Plain => return Ok(res),
+                Plan::Leave(why) => {
+                    tracing::debug!(
+                        encoding = ?res.headers().get_all(CONTENT_ENCODING),
+                        "response body left encoded: {why}"
+                    );
+                    return Ok(res);
+                }
+                Plan::Decode(codec) => codec,
             };
             res.headers_mut().remove(CONTENT_ENCODING);
             res.headers_mut().remove(CONTENT_LENGTH);
@@ -274,9 +328,10 @@ mod codec {
     // Lives inside the boxed body; the reader is moved, not copied, per chunk.
     #[allow(clippy::large_enum_variant)]
     pub(super) enum State {
-        /// Deflate: waiting for the first bytes to tell zlib from raw deflate.
-        #[cfg(feature = "deflate")]
-        Sniff(Option<BodyReader>),
+        /// Waiting for the first bytes: none at all is an empty body (no
+        /// decoder would accept it), and deflate tells zlib from raw
+        /// deflate by them.
+        Sniff(Option<BodyReader>, Codec),
         Reading(Reader),
         Done,
     }
@@ -287,22 +342,30 @@ mod codec {
             chunk: Bytes::new(),
             eof: false,
         };
+        State::Sniff(Some(reader), codec)
+    }
+
+    /// The decoder for `codec`, once the body is known not to be empty.
+    fn decoder(reader: BodyReader, codec: Codec, head: &[u8]) -> Reader {
+        let _ = head;
         match codec {
             #[cfg(feature = "gzip")]
             Codec::Gzip => {
                 let mut d = dec::GzipDecoder::new(reader);
                 d.multiple_members(true);
-                State::Reading(Box::pin(d))
+                Box::pin(d)
             }
             #[cfg(feature = "deflate")]
-            Codec::Deflate => State::Sniff(Some(reader)),
+            Codec::Deflate if is_zlib(head) => Box::pin(dec::ZlibDecoder::new(reader)),
+            #[cfg(feature = "deflate")]
+            Codec::Deflate => Box::pin(dec::DeflateDecoder::new(reader)),
             #[cfg(feature = "brotli")]
-            Codec::Brotli => State::Reading(Box::pin(dec::BrotliDecoder::new(reader))),
+            Codec::Brotli => Box::pin(dec::BrotliDecoder::new(reader)),
             #[cfg(feature = "zstd")]
             Codec::Zstd => {
                 let mut d = dec::ZstdDecoder::new(reader);
                 d.multiple_members(true);
-                State::Reading(Box::pin(d))
+                Box::pin(d)
             }
         }
     }
@@ -328,8 +391,6 @@ mod codec {
     }
 
     /// Polls the next decoded chunk: `None` at the end.
-    // Only the deflate sniffing state goes round the loop.
-    #[cfg_attr(not(feature = "deflate"), allow(clippy::never_loop))]
     pub(super) fn poll_decoded(
         state: &mut State,
         cx: &mut Context<'_>,
@@ -337,8 +398,7 @@ mod codec {
         loop {
             match state {
                 State::Done => return Poll::Ready(None),
-                #[cfg(feature = "deflate")]
-                State::Sniff(reader) => {
+                State::Sniff(reader, codec) => {
                     let r = reader.as_mut().expect("sniff holds the reader");
                     let head = match std::task::ready!(Pin::new(&mut *r).poll_fill_buf(cx)) {
                         Ok(head) => head,
@@ -347,13 +407,20 @@ mod codec {
                             return Poll::Ready(Some(Err(from_io(e))));
                         }
                     };
-                    let zlib = is_zlib(head);
+                    if head.is_empty() {
+                        // The body ended before its first byte: an empty
+                        // body, as curl and Go read it.
+                        *state = State::Done;
+                        return Poll::Ready(None);
+                    }
+                    // Two bytes tell zlib from raw deflate; one is enough to
+                    // go on (`is_zlib` takes a lone byte as zlib).
+                    let mut two = [0u8; 2];
+                    let n = head.len().min(2);
+                    two[..n].copy_from_slice(&head[..n]);
+                    let codec = *codec;
                     let r = reader.take().expect("sniff holds the reader");
-                    *state = if zlib {
-                        State::Reading(Box::pin(dec::ZlibDecoder::new(r)))
-                    } else {
-                        State::Reading(Box::pin(dec::DeflateDecoder::new(r)))
-                    };
+                    *state = State::Reading(decoder(r, codec, &two[..n]));
                 }
                 State::Reading(reader) => {
                     let mut buf = BytesMut::zeroed(CHUNK);

@@ -27,7 +27,7 @@ use http::{HeaderValue, Uri};
 use tokio::time::Instant;
 
 use crate::config::Config;
-use crate::connect::Connector;
+use crate::connect::{Connector, Routes};
 use crate::error::{Error, ErrorKind};
 use crate::metrics::Metrics;
 
@@ -120,7 +120,6 @@ impl<P: Protocol> Pool<P> {
         let connector = Connector::new(
             config.resolver.clone(),
             config.resolve_overrides.clone(),
-            config.dial.clone(),
             config.tcp,
             tls,
             metrics.clone(),
@@ -178,21 +177,21 @@ impl<P: Protocol> Pool<P> {
             .write()
             .unwrap_or_else(|p| p.into_inner());
         let scheme = if https { Scheme::HTTPS } else { Scheme::HTTP };
-        let proxy = self
-            .inner
-            .shared
-            .config
-            .proxies
-            .iter()
-            .find_map(|p| p.endpoint_for(https, authority.host()))
-            .cloned();
+        let config = &self.inner.shared.config;
+        let route = Routes {
+            dial: &config.dial,
+            pinned: &config.resolve_overrides,
+            proxies: &config.proxies,
+            env_proxies: &config.env_proxies,
+        }
+        .choose(https, authority.host());
         let origin = origins.entry(key).or_insert_with(|| {
             Arc::new(OriginPool::new(
                 scheme,
                 authority.clone(),
                 port,
                 host_header,
-                proxy,
+                route,
                 Arc::clone(&self.inner.shared),
             ))
         });

@@ -20,6 +20,7 @@
 pub mod budget;
 pub mod case;
 pub mod cases;
+pub mod front;
 pub mod h1_server;
 pub mod h2_server;
 pub mod harness;

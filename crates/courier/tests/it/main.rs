@@ -67,6 +67,7 @@ mod otel;
 mod proxy;
 mod proxy_env;
 mod reuse;
+mod routes;
 mod soak;
 mod stale;
 mod timeouts;

@@ -178,3 +178,100 @@ async fn pass_through_cases() {
         Some("gzip, deflate, br")
     );
 }
+
+/// Serves `/{case}`: `sample(1000)` under the `Content-Encoding` field lines
+/// the case names, encoded accordingly.
+async fn encodings_server() -> crate::support::middleware::Scripted {
+    scripted(|req| async move {
+        let gz = compress("gzip", &sample(1000)).await;
+        let (lines, body): (&[&str], Vec<u8>) = match req.uri.path() {
+            "/two-lines" => (&["gzip", "gzip"], compress("gzip", &gz).await),
+            "/identity-then-gzip" => (&["identity", "gzip"], gz),
+            "/gzip-then-unknown" => (&["gzip", "x-unknown"], gz),
+            "/unknown" => (&["x-unknown"], gz),
+            "/case-and-blanks" => (&[" , GZip ,, ", ""], gz),
+            "/too-many" => (&["gzip, gzip", "gzip"], gz),
+            "/empty" => (&["gzip"], Vec::new()),
+            "/trailing-garbage" => (&["gzip"], [&gz[..], b"garbage!"].concat()),
+            "/trailing-zeros" => (&["gzip"], [&gz[..], &[0u8; 16][..]].concat()),
+            other => panic!("{other}"),
+        };
+        let mut res = reply(200, body);
+        for line in lines {
+            res.headers_mut()
+                .append("content-encoding", line.parse().unwrap());
+        }
+        res
+    })
+    .await
+}
+
+fn encodings(res: &courier::Response) -> Vec<String> {
+    res.headers()
+        .get_all("content-encoding")
+        .iter()
+        .map(|v| v.to_str().unwrap().to_owned())
+        .collect()
+}
+
+/// RFC 9110 §8.4: the field lines of `Content-Encoding` are one list, in the
+/// order applied. Exactly one known coding (identity and empty elements
+/// aside) is decoded, and `Content-Encoding` and `Content-Length` go; any
+/// other list (stacked codings, an unknown one) leaves the body and every
+/// header as sent.
+#[tokio::test]
+async fn content_encoding_field_lines_are_one_list() {
+    let srv = encodings_server().await;
+    let client = decompressing(None);
+    let gz = compress("gzip", &sample(1000)).await;
+    for (path, decoded) in [
+        ("/identity-then-gzip", true),
+        ("/case-and-blanks", true),
+        ("/two-lines", false),
+        ("/gzip-then-unknown", false),
+        ("/unknown", false),
+        ("/too-many", false),
+    ] {
+        let res = client.get(srv.url(path)).send().await.unwrap();
+        let sent = res.headers().get("content-length").cloned();
+        let lines = encodings(&res);
+        let body = res.bytes().await.unwrap();
+        if decoded {
+            assert_eq!(lines, Vec::<String>::new(), "{path}");
+            assert_eq!(sent, None, "{path}: Content-Length of the encoded body");
+            assert_eq!(body, Bytes::from(sample(1000)), "{path}");
+        } else {
+            assert!(!lines.is_empty(), "{path}: Content-Encoding removed");
+            assert_eq!(
+                sent.map(|v| v.to_str().unwrap().parse::<usize>().unwrap()),
+                Some(body.len()),
+                "{path}"
+            );
+            if path == "/two-lines" {
+                assert_eq!(lines, ["gzip", "gzip"]);
+                assert_eq!(body, Bytes::from(compress("gzip", &gz).await), "{path}");
+            } else {
+                assert_eq!(body, Bytes::from(gz.clone()), "{path}");
+            }
+        }
+    }
+}
+
+/// An empty body under `Content-Encoding: gzip` is an empty body (as curl
+/// and Go read it), not "unexpected end of file"; bytes after the gzip
+/// stream are a decode error, as Go's reader makes them (no silent
+/// truncation of what the server meant).
+#[tokio::test]
+async fn empty_bodies_decode_to_nothing_and_trailing_bytes_are_errors() {
+    let srv = encodings_server().await;
+    let client = decompressing(None);
+    let res = client.get(srv.url("/empty")).send().await.unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(encodings(&res), Vec::<String>::new());
+    assert_eq!(res.bytes().await.unwrap(), Bytes::new());
+    for path in ["/trailing-garbage", "/trailing-zeros"] {
+        let res = client.get(srv.url(path)).send().await.unwrap();
+        let err = res.bytes().await.unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Decompression, "{path}: {err}");
+    }
+}

@@ -309,3 +309,67 @@ async fn a_dead_proxy_fails_the_request_and_no_proxy_goes_direct() {
         1
     );
 }
+
+/// A proxy that accepts and then answers nothing, or trickles its answer
+/// slower than `connect_timeout`: the request fails with ConnectTimeout at
+/// that deadline (every dial of the pool, its stalled-attempt redials
+/// included, meets the same proxy), never hangs. HTTP `CONNECT` (https)
+/// and SOCKS5 (http).
+#[tokio::test]
+async fn a_silent_or_trickling_proxy_is_a_connect_timeout() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let proxy = tokio::spawn(async move {
+        let mut n = 0usize;
+        while let Ok((mut tcp, _)) = listener.accept().await {
+            n += 1;
+            let trickle = n % 2 == 0;
+            tokio::spawn(async move {
+                let mut first = [0u8; 1024];
+                let _ = tcp.read(&mut first).await;
+                let answer: &[u8] = if first[0] == 5 {
+                    &[5, 0, 5, 0, 0, 1, 127, 0, 0, 1, 0, 80]
+                } else {
+                    b"HTTP/1.1 200 OK\r\n\r\n"
+                };
+                if trickle {
+                    // One byte of a CONNECT answer (or SOCKS5 reply) every 100 ms.
+                    for b in answer {
+                        if tcp.write_all(&[*b]).await.is_err() {
+                            return;
+                        }
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                    }
+                }
+                let _ = tcp.read(&mut first).await;
+            });
+        }
+    });
+    let timeout = Duration::from_millis(400);
+    for url in [format!("http://{addr}"), format!("socks5h://{addr}")] {
+        let client = Client::builder()
+            .no_env_proxy()
+            .proxy(Proxy::all(&url).unwrap())
+            .connect_timeout(timeout)
+            .build()
+            .unwrap();
+        let target = if url.starts_with("http") {
+            "https://origin.example/"
+        } else {
+            "http://origin.example/"
+        };
+        let started = Instant::now();
+        let err = tokio::time::timeout(Duration::from_secs(10), client.get(target).send())
+            .await
+            .expect("a silent proxy hung the request")
+            .unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::ConnectTimeout, "{url}: {err}");
+        assert!(
+            started.elapsed() >= timeout,
+            "{url}: {:?}",
+            started.elapsed()
+        );
+    }
+    proxy.abort();
+}

@@ -13,10 +13,10 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::UnixListener;
 
 /// A socket path in a fresh temp dir (removed when the guard drops).
-struct SocketDir(PathBuf);
+pub(crate) struct SocketDir(PathBuf);
 
 impl SocketDir {
-    fn new(name: &str) -> SocketDir {
+    pub(crate) fn new(name: &str) -> SocketDir {
         let dir = std::env::temp_dir().join(format!(
             "courier-uds-{}-{name}-{}",
             std::process::id(),
@@ -26,7 +26,7 @@ impl SocketDir {
         SocketDir(dir)
     }
 
-    fn path(&self) -> PathBuf {
+    pub(crate) fn path(&self) -> PathBuf {
         self.0.join("s.sock")
     }
 }
@@ -40,7 +40,7 @@ impl Drop for SocketDir {
 /// An HTTP/1.1 server on a Unix socket: keeps connections alive and answers
 /// each request with its `Host` header and how many requests its
 /// connection carried so far.
-fn serve_unix(path: &PathBuf) -> tokio::task::JoinHandle<()> {
+pub(crate) fn serve_unix(path: &PathBuf) -> tokio::task::JoinHandle<()> {
     let listener = UnixListener::bind(path).unwrap();
     tokio::spawn(async move {
         while let Ok((mut io, _)) = listener.accept().await {

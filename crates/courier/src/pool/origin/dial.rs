@@ -75,13 +75,7 @@ impl<P: Protocol> OriginPool<P> {
         let rotation = self.next_addr.fetch_add(1, Relaxed);
         let connected = shared
             .connector
-            .connect(
-                &self.host,
-                self.port,
-                self.tls,
-                rotation,
-                self.proxy.as_ref(),
-            )
+            .connect(&self.host, self.port, self.tls, rotation, &self.route)
             .await?;
         let kind = P::negotiate(&shared.config, &self.protocol, self.tls, connected.alpn_h2)?;
         let id = shared.next_conn_id();

@@ -46,7 +46,7 @@ use super::conn::{Conn, ExclusiveConn, SharedConn};
 use super::lease::Lease;
 use super::protocol::{Exclusive as _, Kind, Protocol, Served};
 use super::Shared;
-use crate::connect::ProxyEndpoint;
+use crate::connect::Route;
 use crate::error::{Error, ErrorKind};
 use crate::metrics::{GaugeGuard, Metrics};
 
@@ -59,8 +59,8 @@ pub(crate) struct OriginPool<P: Protocol> {
     tls: bool,
     /// `Host` header value, built once so requests only bump a refcount.
     pub(crate) host_header: HeaderValue,
-    /// The proxy this origin's connections go through.
-    proxy: Option<ProxyEndpoint>,
+    /// How this origin's connections are opened (`connect::route`).
+    route: Route,
     /// What the protocols keep for this origin.
     protocol: P::Origin,
     /// Where the next new connection starts in the resolved address list.
@@ -177,11 +177,11 @@ impl<P: Protocol> OriginPool<P> {
         authority: Authority,
         port: u16,
         host_header: HeaderValue,
-        proxy: Option<ProxyEndpoint>,
+        route: Route,
         shared: Arc<Shared>,
     ) -> Self {
         let tls = scheme == Scheme::HTTPS;
-        let protocol = P::origin(&scheme, &authority, proxy.as_ref());
+        let protocol = P::origin(&scheme, &authority, route.proxy());
         let speaks = P::expect(&shared.config, tls).map_or(Speaks::Unknown, Speaks::from);
         OriginPool {
             host: authority.host().into(),
@@ -191,7 +191,7 @@ impl<P: Protocol> OriginPool<P> {
             tls,
             host_header,
             protocol,
-            proxy,
+            route,
             next_addr: AtomicUsize::new(0),
             state: Mutex::new(State {
                 protocol: speaks,

@@ -10,6 +10,7 @@ use courier::middleware::Stack;
 use courier::{ClientBuilder, ErrorKind};
 
 use super::budget::Budget;
+use super::front::Front;
 use super::probe::Probe;
 
 /// The classes of misbehaviour.
@@ -28,8 +29,28 @@ pub enum Class {
     Decompression,
     Redirects,
     Injection,
+    Proxies,
+    Routes,
     #[cfg(feature = "cookies")]
     Cookies,
+}
+
+/// A route the client is given around the proxy (the `routes` class): the
+/// URL then names `localhost`, and the route leads to the case's server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Around {
+    None,
+    /// `unix_socket_for("localhost", ..)`: a Unix socket relayed to it.
+    UnixFor,
+    /// `unix_socket(..)`, for every host.
+    UnixAll,
+    /// `connector(..)` dialing it.
+    Connector,
+    /// `resolve("localhost", its address)`.
+    Resolve,
+    /// The proxy's own bypass: `no_proxy("localhost")` on a builder proxy,
+    /// `no_proxy=localhost` beside an environment's.
+    Bypass,
 }
 
 /// How the client reaches the server.
@@ -144,6 +165,10 @@ pub struct Case {
     pub url: Option<&'static str>,
     /// Requests sent after the hostile one, and what they must carry.
     pub probes: Vec<Probe>,
+    /// A scripted proxy in front of the server.
+    pub front: Option<Front>,
+    /// A route around the proxy.
+    pub around: Around,
 }
 
 /// The request timeout unless a case says otherwise.
@@ -169,6 +194,8 @@ impl Case {
             slow: false,
             url: None,
             probes: Vec::new(),
+            front: None,
+            around: Around::None,
         }
     }
 
@@ -308,6 +335,17 @@ impl Case {
         check: fn(Option<&str>) -> Result<(), String>,
     ) -> Case {
         self.probes.push(Probe { url, header, check });
+        self
+    }
+
+    /// Behind `front`.
+    pub fn front(mut self, front: Front) -> Case {
+        self.front = Some(front);
+        self
+    }
+
+    pub fn around(mut self, around: Around) -> Case {
+        self.around = around;
         self
     }
 

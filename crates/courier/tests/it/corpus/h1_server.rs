@@ -68,7 +68,7 @@ async fn read_request<R: AsyncRead + Unpin>(
     let mut req = httparse::Request::new(&mut fields);
     let (path, framing) = match req.parse(&buf[..head_len]) {
         Ok(httparse::Status::Complete(_)) => {
-            let path = req.path.unwrap_or("").to_string();
+            let path = origin_form(req.path.unwrap_or("")).to_string();
             log.heads.record(&path, req.headers);
             let mut framing = Framing::Length(0);
             for h in req.headers.iter() {
@@ -129,5 +129,14 @@ async fn fill<R: AsyncRead + Unpin>(r: &mut R, buf: &mut Vec<u8>) -> bool {
             buf.extend_from_slice(&chunk[..n]);
             true
         }
+    }
+}
+
+/// The path of a request target: the absolute form a forward proxy relays
+/// (`http://host:port/path`, RFC 9112 §3.2.2) reduced to its path.
+fn origin_form(target: &str) -> &str {
+    match target.split_once("://") {
+        Some((_, rest)) => rest.find('/').map_or("/", |i| &rest[i..]),
+        None => target,
     }
 }

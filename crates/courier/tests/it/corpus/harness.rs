@@ -12,7 +12,8 @@ use courier::ServiceClient;
 use courier::{Client, Error};
 
 use super::budget::{Cost, Reading};
-use super::case::{Body, Case, Expect, Request, Transport};
+use super::case::{Around, Body, Case, Expect, Request, Transport};
+use super::front::{self, Via};
 use super::probe;
 use super::server::{is_good_body, Server};
 use super::tls;
@@ -49,13 +50,15 @@ pub async fn run(case: &Case, transport: Transport) -> Run {
         .copied()
         .chain(case.probes.iter().map(|p| p.url));
     builder = probe::resolving(builder, names);
+    let (builder, routed) = routes(case, transport, &server, builder).await;
     let client = (case.client)(builder).build().expect("client");
+    routed.built();
     let caller = case.stack.map(|stack| stack().client(client.clone()));
 
     let (scheme, port) = (server.scheme(), server.port());
     let url = match case.url {
         Some(template) => probe::url(template, scheme, port),
-        None => format!("{}/hostile", server.url),
+        None => format!("{}/hostile", routed.base),
     };
     let start = Reading::now();
     let began = Instant::now();
@@ -110,7 +113,7 @@ pub async fn run(case: &Case, transport: Transport) -> Run {
 
     // The same client serves a good request, and nothing of the hostile
     // response reaches it.
-    let good = format!("{}/good", server.url);
+    let good = format!("{}/good", routed.base);
     match tokio::time::timeout(SETTLE, fetch(&client, &good)).await {
         Ok(Ok((200, body))) if is_good_body(&body) => {}
         Ok(Ok((status, body))) => failures.push(format!(
@@ -149,6 +152,7 @@ pub async fn run(case: &Case, transport: Transport) -> Run {
         ));
     }
     server.tasks.abort_all();
+    routed.check(&mut failures);
     // No task left behind.
     if !settles(SETTLE, || runtime.num_alive_tasks() <= baseline).await {
         failures.push(format!(
@@ -239,4 +243,112 @@ async fn settles(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
         }
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
+}
+
+/// What `routes` set up: the URL base, and what to undo and check after.
+struct Routed {
+    base: String,
+    /// The environment variables set for the client's build.
+    env: Vec<&'static str>,
+    /// A front no request may reach, and its connection count.
+    bypassed: Option<std::sync::Arc<std::sync::atomic::AtomicUsize>>,
+    unix_dir: Option<std::path::PathBuf>,
+}
+
+impl Routed {
+    /// The client is built: the environment it read is put back (the
+    /// corpus runs alone, one case at a time, so nothing else reads it).
+    fn built(&self) {
+        for var in &self.env {
+            std::env::remove_var(var);
+        }
+    }
+
+    fn check(&self, failures: &mut Vec<String>) {
+        if let Some(conns) = &self.bypassed {
+            let n = conns.load(std::sync::atomic::Ordering::Relaxed);
+            if n > 0 {
+                failures.push(format!(
+                    "{n} connection(s) reached a proxy the route bypasses"
+                ));
+            }
+        }
+        if let Some(dir) = &self.unix_dir {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+/// Dials one address whatever it is asked for.
+struct Dial(std::net::SocketAddr);
+
+impl courier::connect::Connect for Dial {
+    fn connect(&self, _: &str, _: u16) -> courier::connect::Connecting {
+        let addr = self.0;
+        Box::pin(async move {
+            let tcp = tokio::net::TcpStream::connect(addr).await?;
+            Ok(Box::new(tcp) as Box<dyn courier::connect::AsyncIo>)
+        })
+    }
+}
+
+/// The case's proxy in front of the server, and its route around it.
+async fn routes(
+    case: &Case,
+    transport: Transport,
+    server: &Server,
+    mut builder: courier::ClientBuilder,
+) -> (courier::ClientBuilder, Routed) {
+    let mut routed = Routed {
+        base: server.url.clone(),
+        env: Vec::new(),
+        bypassed: None,
+        unix_dir: None,
+    };
+    let Some(f) = &case.front else {
+        return (builder, routed);
+    };
+    let running = front::start(f, server.addr, &server.tasks).await;
+    let url = f.url(running.addr);
+    let bypass = case.around == Around::Bypass;
+    match f.via {
+        Via::Builder => {
+            let mut proxy = courier::Proxy::all(&url).expect("proxy URL");
+            if bypass {
+                proxy = proxy.no_proxy("localhost");
+            }
+            builder = builder.proxy(proxy);
+        }
+        Via::Env => {
+            std::env::set_var("all_proxy", &url);
+            routed.env.push("all_proxy");
+            if bypass {
+                std::env::set_var("no_proxy", "localhost");
+                routed.env.push("no_proxy");
+            }
+        }
+    }
+    if case.around == Around::None {
+        return (builder, routed);
+    }
+    if f.always {
+        routed.bypassed = Some(running.conns);
+    }
+    let scheme = if transport.is_tls() { "https" } else { "http" };
+    routed.base = format!("{scheme}://localhost:{}", server.addr.port());
+    builder = match case.around {
+        Around::UnixFor | Around::UnixAll => {
+            let path = front::unix_relay(server.addr, &server.tasks);
+            routed.unix_dir = path.parent().map(std::path::Path::to_path_buf);
+            if case.around == Around::UnixFor {
+                builder.unix_socket_for("localhost", path)
+            } else {
+                builder.unix_socket(path)
+            }
+        }
+        Around::Connector => builder.connector(Dial(server.addr)),
+        Around::Resolve => builder.resolve("localhost", server.addr),
+        Around::Bypass | Around::None => builder,
+    };
+    (builder, routed)
 }

@@ -58,6 +58,7 @@ pub fn is_good_body(body: &[u8]) -> bool {
 
 pub struct Server {
     pub url: String,
+    pub addr: std::net::SocketAddr,
     pub log: Arc<Log>,
     pub tasks: Tasks,
 }
@@ -65,7 +66,8 @@ pub struct Server {
 impl Server {
     pub async fn start(transport: Transport, script: Script) -> Server {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
+        let addr = listener.local_addr().unwrap();
+        let port = addr.port();
         let scheme = if transport.is_tls() { "https" } else { "http" };
         let url = format!("{scheme}://127.0.0.1:{port}");
         let log = Arc::new(Log::default());
@@ -86,7 +88,12 @@ impl Server {
                 spawner.spawn(conn);
             }
         });
-        Server { url, log, tasks }
+        Server {
+            url,
+            addr,
+            log,
+            tasks,
+        }
     }
 
     /// `http` or `https`.

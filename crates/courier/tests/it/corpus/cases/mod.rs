@@ -13,7 +13,9 @@ mod hpack;
 mod injection;
 mod interim;
 mod lengths;
+mod proxies;
 mod redirects;
+mod routes;
 mod stream_ids;
 mod tls;
 
@@ -35,6 +37,8 @@ pub async fn all() -> Vec<Case> {
     cases.extend(decompression::cases().await);
     cases.extend(redirects::cases());
     cases.extend(injection::cases());
+    cases.extend(proxies::cases());
+    cases.extend(routes::cases());
     #[cfg(feature = "cookies")]
     cases.extend(cookies::cases());
     cases
