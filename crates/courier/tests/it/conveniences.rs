@@ -7,6 +7,7 @@
 //! bytes on the wire matter, a scripted one that logs what it reads.
 
 use std::pin::Pin;
+use std::time::Duration;
 
 use crate::hostile::h1_wire::{ok, Seen, Server};
 use bytes::Bytes;
@@ -209,4 +210,60 @@ async fn relative_references_resolve_against_a_base_url() {
     let res = nested.get("../../bytes/5").send().await.unwrap();
     assert_eq!(res.url().path(), "/bytes/5");
     assert_eq!(res.bytes().await.unwrap().len(), 5);
+}
+
+/// reqwest's `RequestBuilder::try_clone`, on each of courier's request
+/// builders: a copy with a buffered body is sent again, whole; a streamed
+/// body cannot be copied.
+#[tokio::test]
+async fn a_request_with_a_buffered_body_is_cloned_and_sent_twice() {
+    let srv = crate::support::server().await;
+    let client = Client::new();
+    let request = client
+        .post(srv.url("/echo?n=1"))
+        .header("x-copy", "yes")
+        .body("same bytes");
+    let again = request.try_clone().expect("buffered");
+    let (a, b) = (request.send().await.unwrap(), again.send().await.unwrap());
+    assert_eq!(a.url(), b.url());
+    assert_eq!(a.text().await.unwrap(), "same bytes");
+    assert_eq!(b.text().await.unwrap(), "same bytes");
+
+    let service = Stack::new().client(client.clone());
+    let request = service.put(srv.url("/echo")).body("svc").idempotent();
+    let again = request.try_clone().expect("buffered");
+    assert_eq!(request.send().await.unwrap().text().await.unwrap(), "svc");
+    assert_eq!(again.send().await.unwrap().text().await.unwrap(), "svc");
+
+    let cluster = courier::cluster::ClusterClient::builder("svc")
+        .replicas([srv.url("/")])
+        .build(client.clone())
+        .unwrap();
+    let request = cluster
+        .post("/echo")
+        .body("cluster")
+        .timeout(Duration::from_secs(5));
+    let again = request.try_clone().expect("buffered");
+    assert_eq!(
+        request.send().await.unwrap().text().await.unwrap(),
+        "cluster"
+    );
+    assert_eq!(again.send().await.unwrap().text().await.unwrap(), "cluster");
+
+    let chunks = || {
+        Body::wrap_stream(stream::iter([Ok::<_, std::io::Error>(Bytes::from_static(
+            b"once",
+        ))]))
+    };
+    assert!(client
+        .post(srv.url("/echo"))
+        .body(chunks())
+        .try_clone()
+        .is_none());
+    assert!(service
+        .post(srv.url("/echo"))
+        .body(chunks())
+        .try_clone()
+        .is_none());
+    assert!(cluster.post("/echo").body(chunks()).try_clone().is_none());
 }
