@@ -136,7 +136,9 @@ pub struct ClientFactoryBuilder {
     file_named: BTreeMap<String, Steps>,
     defaults: Steps,
     named: BTreeMap<String, Steps>,
-    strict_names: bool,
+    /// The file's `strict_names`, and the code's (which wins).
+    file_strict_names: Option<bool>,
+    strict_names: Option<bool>,
 }
 
 impl std::fmt::Debug for ClientFactoryBuilder {
@@ -223,7 +225,8 @@ impl ClientFactoryBuilder {
     /// names given to [`configure`](Self::configure),
     /// [`options`](Self::options), [`middleware`](Self::middleware) or a
     /// `[clients.NAME]` table are known. Default: `false`, the defaults for
-    /// an unknown name, with a warning when other names are configured.
+    /// an unknown name, with a warning when other names are configured. In
+    /// the TOML: `strict_names = true` at the top, which this call overrides.
     ///
     /// ```
     /// let factory = courier::ClientFactory::builder()
@@ -237,7 +240,7 @@ impl ClientFactoryBuilder {
     /// assert!(err.to_string().contains("did you mean \"billing\""), "{err}");
     /// ```
     pub fn strict_names(mut self, strict: bool) -> Self {
-        self.strict_names = strict;
+        self.strict_names = Some(strict);
         self
     }
 
@@ -245,24 +248,26 @@ impl ClientFactoryBuilder {
     /// middleware" section for the format). Relative certificate paths are
     /// relative to the current directory. Replaces settings read before.
     #[cfg(feature = "config-file")]
-    pub fn config_toml(mut self, toml: &str) -> Result<Self, Error> {
-        let (defaults, named) = file::parse(toml, None)?;
-        self.file_defaults = defaults;
-        self.file_named = named;
-        Ok(self)
+    pub fn config_toml(self, toml: &str) -> Result<Self, Error> {
+        Ok(self.with_file(file::parse(toml, None)?))
     }
 
     /// Reads settings from a TOML file; relative certificate paths are
     /// relative to the file's directory. Replaces settings read before.
     #[cfg(feature = "config-file")]
-    pub fn config_file(mut self, path: impl AsRef<std::path::Path>) -> Result<Self, Error> {
+    pub fn config_file(self, path: impl AsRef<std::path::Path>) -> Result<Self, Error> {
         let path = path.as_ref();
         let text = std::fs::read_to_string(path)
             .map_err(|e| config_error(format!("cannot read {}: {e}", path.display())))?;
-        let (defaults, named) = file::parse(&text, path.parent())?;
-        self.file_defaults = defaults;
-        self.file_named = named;
-        Ok(self)
+        Ok(self.with_file(file::parse(&text, path.parent())?))
+    }
+
+    #[cfg(feature = "config-file")]
+    fn with_file(mut self, parsed: file::FileParsed) -> Self {
+        self.file_defaults = parsed.defaults;
+        self.file_named = parsed.named;
+        self.file_strict_names = parsed.strict_names;
+        self
     }
 
     /// Builds the factory, and every client named in the configuration (so a
@@ -278,7 +283,10 @@ impl ClientFactoryBuilder {
             inner: Arc::new(FactoryInner {
                 defaults,
                 named,
-                strict_names: self.strict_names,
+                strict_names: self
+                    .strict_names
+                    .or(self.file_strict_names)
+                    .unwrap_or(false),
                 clients: Mutex::new(HashMap::new()),
                 clusters: Mutex::new(HashMap::new()),
             }),

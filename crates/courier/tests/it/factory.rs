@@ -457,3 +457,28 @@ async fn an_unknown_name_warns_once_and_strict_names_make_it_an_error() {
     assert!(message.contains("no client named \"biling\""), "{message}");
     assert!(strict.clients().iter().all(|(n, _)| n != "biling"));
 }
+
+#[test]
+fn strict_names_is_a_toml_key_the_code_overrides() {
+    let toml = "strict_names = true\n[clients.billing]\nbase_url = \"http://billing.internal/\"\n";
+    let from_file = ClientFactory::builder()
+        .config_toml(toml)
+        .unwrap()
+        .build()
+        .unwrap();
+    assert_eq!(
+        from_file.try_client("biling").unwrap_err().kind(),
+        ErrorKind::Config
+    );
+    let overridden = ClientFactory::builder()
+        .strict_names(false)
+        .config_toml(toml)
+        .unwrap()
+        .build()
+        .unwrap();
+    assert!(overridden.try_client("biling").is_ok());
+    let err = ClientFactory::builder()
+        .config_toml("strict_names = \"yes\"\n")
+        .unwrap_err();
+    assert!(format!("{err:#}").contains("strict_names"), "{err:#}");
+}
