@@ -507,7 +507,8 @@ impl fmt::Display for Error {
         if let Some(status) = self.inner.status {
             write!(f, " {status}")?;
         }
-        if let Some(m) = &self.inner.message {
+        // A message that only repeats the kind's words adds nothing.
+        if let Some(m) = self.inner.message.as_deref().filter(|m| *m != what) {
             write!(f, ": {m}")?;
         }
         if let Some(url) = &self.inner.url {
@@ -610,6 +611,12 @@ mod tests {
         let e = Error::msg(ErrorKind::Protocol, "bad status line");
         assert_eq!(e.to_string(), "HTTP protocol error: bad status line");
         assert_eq!(format!("{e:#}"), "HTTP protocol error: bad status line");
+        // One that repeats the kind's words is said once.
+        let e = Error::msg(
+            ErrorKind::ConnectionClosed,
+            "connection closed before the response",
+        );
+        assert_eq!(e.to_string(), "connection closed before the response");
     }
 
     #[test]
