@@ -36,7 +36,7 @@ async fn main() -> Result<(), courier::Error> {
                 res.status(),
                 res.remote_addr()
             ),
-            Err(e) => println!("request {i:2}: failed ({}): {e}", e.kind()),
+            Err(e) => println!("request {i:2}: failed ({}): {e:#}", e.kind()),
         }
     }
     let snapshot = cluster.snapshot();

@@ -67,6 +67,6 @@ async fn main() -> Result<(), courier::Error> {
         .await?
         .error_for_status()
         .unwrap_err();
-    println!("GET /status/404: {err} (kind {})", err.kind());
+    println!("GET /status/404: {err:#} (kind {})", err.kind());
     Ok(())
 }

@@ -57,7 +57,7 @@ async fn main() -> Result<(), courier::Error> {
         .send()
         .await
         .unwrap_err();
-    println!("GET /delay/5000: {err} (kind {})", err.kind());
+    println!("GET /delay/5000: {err:#} (kind {})", err.kind());
 
     // The same kind of stack by hand (outermost first), with any tower layer.
     let svc = ServiceBuilder::new()

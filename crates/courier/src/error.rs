@@ -4,6 +4,7 @@
 //! classify it without string matching, and the underlying cause is kept as the
 //! [`std::error::Error::source`] chain.
 
+use std::borrow::Cow;
 use std::error::Error as StdError;
 use std::fmt;
 
@@ -108,13 +109,40 @@ impl fmt::Display for ErrorKind {
 
 /// The error returned by every fallible operation in courier.
 ///
+/// Classify it with [`kind`](Self::kind) or reqwest's predicates
+/// ([`is_timeout`](Self::is_timeout), [`is_connect`](Self::is_connect),
+/// [`is_status`](Self::is_status), [`is_body`](Self::is_body),
+/// [`is_decode`](Self::is_decode), [`is_redirect`](Self::is_redirect),
+/// [`is_request`](Self::is_request), [`is_builder`](Self::is_builder)),
+/// never by its text.
+///
+/// # Printing
+///
+/// `Display` (`{}`) says what went wrong, then the URL in parentheses —
+/// `connection failed (http://127.0.0.1:1/)` — and not the cause: the cause
+/// is the [`source`](std::error::Error::source) chain, which error reporters
+/// (anyhow, eyre, `tracing`'s error fields) print after it, so printing it
+/// in `Display` too would show it twice. The alternate form (`{:#}`) prints
+/// the whole chain on one line, each cause after a colon —
+/// `connection failed (http://127.0.0.1:1/): Connection refused (os error 111)`
+/// — for logs and messages written without such a reporter.
+///
+/// The printed URL (both forms, and `Debug`) leaves out the user info
+/// (`user:password@`) and the query string, which often carry credentials
+/// (API keys, signed URLs): a message may be logged or shown where secrets
+/// must not be. [`url`](Self::url) has the whole URL;
+/// [`without_url`](Self::without_url) drops it.
+///
 /// ```
 /// # async fn run() {
 /// let client = courier::Client::new();
-/// match client.get("http://127.0.0.1:1/").send().await {
+/// match client.get("http://127.0.0.1:1/?key=s3cret").send().await {
 ///     Ok(_) => {}
 ///     Err(e) if e.is_timeout() => eprintln!("too slow: {e}"),
-///     Err(e) => eprintln!("failed ({}): {e}", e.kind()),
+///     Err(e) => {
+///         assert!(!format!("{e:#}").contains("s3cret"));
+///         eprintln!("failed ({}): {e:#}", e.kind());
+///     }
 /// }
 /// # }
 /// ```
@@ -125,7 +153,8 @@ pub struct Error {
 
 struct Inner {
     kind: ErrorKind,
-    message: Option<&'static str>,
+    /// The error's own words, printed by `Display` after the kind.
+    message: Option<Cow<'static, str>>,
     source: Option<BoxError>,
     /// The URL the error is about: the request's origin, or its whole URL
     /// where it was at hand.
@@ -150,7 +179,7 @@ impl Error {
         Error {
             inner: Box::new(Inner {
                 kind,
-                message: Some(message),
+                message: Some(Cow::Borrowed(message)),
                 source: None,
                 url: None,
                 status: None,
@@ -172,7 +201,7 @@ impl Error {
     }
 
     /// Says which URL the error is about, unless it says so already.
-    pub(crate) fn with_url(mut self, url: impl FnOnce() -> http::Uri) -> Error {
+    pub(crate) fn or_url(mut self, url: impl FnOnce() -> http::Uri) -> Error {
         if self.inner.url.is_none() {
             self.inner.url = Some(url());
         }
@@ -180,12 +209,88 @@ impl Error {
     }
 
     /// The URL the error is about: the request's, or its origin's
-    /// (`scheme://host:port`) when the failure was the connection's.
+    /// (`scheme://host:port`) when the failure was the connection's. The
+    /// whole URL, query and user info included; `Display` and `Debug` leave
+    /// those two out (see [`Error`]).
+    ///
+    /// ```
+    /// # async fn run() {
+    /// let err = courier::Client::new()
+    ///     .get("http://127.0.0.1:1/search?token=s3cret")
+    ///     .send()
+    ///     .await
+    ///     .unwrap_err();
+    /// assert_eq!(err.url().map(|u| u.host()), Some(Some("127.0.0.1")));
+    /// # }
+    /// ```
     pub fn url(&self) -> Option<&http::Uri> {
         self.inner.url.as_ref()
     }
 
-    /// The status of a [`ErrorKind::Status`] error.
+    /// The URL the error is about, to change it (say, to strip a part
+    /// `Display` would otherwise print, or to name the URL a caller knows
+    /// better); see [`url`](Self::url).
+    ///
+    /// ```
+    /// # fn check(mut err: courier::Error) {
+    /// if let Some(url) = err.url_mut() {
+    ///     *url = http::Uri::from_static("http://billing.internal/");
+    /// }
+    /// # }
+    /// ```
+    pub fn url_mut(&mut self) -> Option<&mut http::Uri> {
+        self.inner.url.as_mut()
+    }
+
+    /// The error, about `url` instead of the URL it named, if any.
+    ///
+    /// ```
+    /// # fn check(err: courier::Error) {
+    /// let err = err.with_url(http::Uri::from_static("http://billing.internal/"));
+    /// assert_eq!(err.url().unwrap(), "http://billing.internal/");
+    /// # }
+    /// ```
+    pub fn with_url(mut self, url: http::Uri) -> Error {
+        self.inner.url = Some(url);
+        self
+    }
+
+    /// The error without its URL: for messages that must not name hosts
+    /// or paths (an error returned to a third party, a log with a strict
+    /// policy). [`url`](Self::url) is `None` afterwards.
+    ///
+    /// ```
+    /// # async fn run() {
+    /// let err = courier::Client::new()
+    ///     .get("http://127.0.0.1:1/private/path")
+    ///     .send()
+    ///     .await
+    ///     .unwrap_err()
+    ///     .without_url();
+    /// assert!(err.url().is_none());
+    /// assert!(!err.to_string().contains("/private/path"));
+    /// # }
+    /// ```
+    pub fn without_url(mut self) -> Error {
+        self.inner.url = None;
+        self
+    }
+
+    /// The status of an error from
+    /// [`Response::error_for_status`](crate::Response::error_for_status)
+    /// (an [`ErrorKind::Status`] error); `None` for every other error.
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), courier::Error> {
+    /// let res = courier::Client::new()
+    ///     .get("http://127.0.0.1:8080/status/404")
+    ///     .send()
+    ///     .await?;
+    /// let err = res.error_for_status().unwrap_err();
+    /// assert!(err.is_status());
+    /// assert_eq!(err.status(), Some(http::StatusCode::NOT_FOUND));
+    /// # Ok(()) }
+    /// ```
     pub fn status(&self) -> Option<http::StatusCode> {
         self.inner.status
     }
@@ -203,11 +308,93 @@ impl Error {
         )
     }
 
-    /// True when the error happened before or while establishing a connection.
+    /// True when the error happened before or while establishing a
+    /// connection: DNS, TCP connect, connect timeout, TLS.
     pub fn is_connect(&self) -> bool {
         matches!(
             self.inner.kind,
             ErrorKind::Dns | ErrorKind::Connect | ErrorKind::ConnectTimeout | ErrorKind::Tls
+        )
+    }
+
+    /// True for an error from
+    /// [`Response::error_for_status`](crate::Response::error_for_status): a
+    /// 4xx or 5xx answer, whose code [`status`](Self::status) gives.
+    pub fn is_status(&self) -> bool {
+        self.inner.kind == ErrorKind::Status
+    }
+
+    /// True when reading the response body failed
+    /// ([`ErrorKind::Body`]) or the body was over the caller's limit
+    /// ([`ErrorKind::BodyTooLarge`]). A body that arrived whole but could
+    /// not be decoded is [`is_decode`](Self::is_decode).
+    pub fn is_body(&self) -> bool {
+        matches!(self.inner.kind, ErrorKind::Body | ErrorKind::BodyTooLarge)
+    }
+
+    /// True when a body could not be decoded: invalid UTF-8 or JSON
+    /// ([`ErrorKind::Decode`]), or corrupt compressed data
+    /// ([`ErrorKind::Decompression`]), as reqwest counts it.
+    pub fn is_decode(&self) -> bool {
+        matches!(
+            self.inner.kind,
+            ErrorKind::Decode | ErrorKind::Decompression
+        )
+    }
+
+    /// True when a redirect could not be followed, or there were too many.
+    pub fn is_redirect(&self) -> bool {
+        matches!(
+            self.inner.kind,
+            ErrorKind::Redirect | ErrorKind::TooManyRedirects
+        )
+    }
+
+    /// True when sending the request failed before a response head was in
+    /// hand: the connection (every [`is_connect`](Self::is_connect) error),
+    /// waiting for one, writing the request or reading the head (closed,
+    /// refused, a protocol error, headers too large), a request canceled or
+    /// failed fast by an open circuit. A total [`ErrorKind::Timeout`] is
+    /// not counted: it may strike during the body too; see
+    /// [`is_timeout`](Self::is_timeout).
+    pub fn is_request(&self) -> bool {
+        matches!(
+            self.inner.kind,
+            ErrorKind::Dns
+                | ErrorKind::Connect
+                | ErrorKind::ConnectTimeout
+                | ErrorKind::Tls
+                | ErrorKind::PoolQueueTimeout
+                | ErrorKind::ConnectionClosed
+                | ErrorKind::Protocol
+                | ErrorKind::Refused
+                | ErrorKind::HeadersTooLarge
+                | ErrorKind::Canceled
+                | ErrorKind::CircuitOpen
+        )
+    }
+
+    /// True when the request or the client could not be built: an invalid
+    /// URL, header or body ([`ErrorKind::InvalidUrl`],
+    /// [`ErrorKind::InvalidRequest`]) or configuration
+    /// ([`ErrorKind::Config`]). Nothing was sent.
+    ///
+    /// ```
+    /// # async fn run() {
+    /// let err = courier::Client::new()
+    ///     .get("http://127.0.0.1:1/")
+    ///     .header("x-bad", "line\nbreak")
+    ///     .send()
+    ///     .await
+    ///     .unwrap_err();
+    /// assert!(err.is_builder());
+    /// assert!(!err.is_request());
+    /// # }
+    /// ```
+    pub fn is_builder(&self) -> bool {
+        matches!(
+            self.inner.kind,
+            ErrorKind::InvalidUrl | ErrorKind::InvalidRequest | ErrorKind::Config
         )
     }
 
@@ -255,36 +442,33 @@ impl Error {
     }
 }
 
-/// The source of a [`ErrorKind::Config`] error: what is wrong, and how to fix it.
-#[derive(Debug)]
-struct ConfigError(String);
-
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl StdError for ConfigError {}
-
 /// An [`ErrorKind::Config`] error saying `message` (the factory's, a
-/// cluster's middleware).
+/// cluster's middleware): what is wrong and how to fix it, its own words, so
+/// `Display` prints it (a cause stringified into it is no source).
 pub(crate) fn config_error(message: String) -> Error {
-    Error::new(ErrorKind::Config, ConfigError(message))
+    Error {
+        inner: Box::new(Inner {
+            kind: ErrorKind::Config,
+            message: Some(Cow::Owned(message)),
+            source: None,
+            url: None,
+            status: None,
+        }),
+    }
 }
 
 impl fmt::Debug for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut d = f.debug_struct("courier::Error");
         d.field("kind", &self.inner.kind);
-        if let Some(m) = self.inner.message {
-            d.field("message", &m);
+        if let Some(m) = &self.inner.message {
+            d.field("message", m);
         }
         if let Some(s) = &self.inner.source {
             d.field("source", s);
         }
         if let Some(url) = &self.inner.url {
-            d.field("url", url);
+            d.field("url", &format_args!("{}", Redacted(url)));
         }
         if let Some(status) = &self.inner.status {
             d.field("status", status);
@@ -323,16 +507,47 @@ impl fmt::Display for Error {
         if let Some(status) = self.inner.status {
             write!(f, " {status}")?;
         }
-        if let Some(m) = self.inner.message {
+        // A message that only repeats the kind's words adds nothing.
+        if let Some(m) = self.inner.message.as_deref().filter(|m| *m != what) {
             write!(f, ": {m}")?;
         }
-        if let Some(s) = &self.inner.source {
-            write!(f, ": {s}")?;
-        }
         if let Some(url) = &self.inner.url {
-            write!(f, " ({url})")?;
+            write!(f, " ({})", Redacted(url))?;
+        }
+        if f.alternate() {
+            // Each cause in its plain form: a courier error among them
+            // prints its own line, and the walk goes on to its sources.
+            let mut source = self.source();
+            while let Some(cause) = source {
+                write!(f, ": {cause}")?;
+                source = cause.source();
+            }
         }
         Ok(())
+    }
+}
+
+/// A URL as errors print it: without user info and query, which may carry
+/// credentials.
+struct Redacted<'a>(&'a http::Uri);
+
+impl fmt::Display for Redacted<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let url = self.0;
+        let userinfo = url.authority().is_some_and(|a| a.as_str().contains('@'));
+        if !userinfo && url.query().is_none() {
+            return write!(f, "{url}");
+        }
+        if let Some(scheme) = url.scheme_str() {
+            write!(f, "{scheme}://")?;
+        }
+        if let Some(host) = url.host() {
+            f.write_str(host)?;
+        }
+        if let Some(port) = url.port() {
+            write!(f, ":{port}")?;
+        }
+        f.write_str(url.path())
     }
 }
 
@@ -358,12 +573,61 @@ mod tests {
     }
 
     #[test]
-    fn source_is_chained_and_displayed() {
+    fn source_is_chained_not_displayed() {
         let io = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "refused");
         let e = Error::new(ErrorKind::Connect, io);
         assert!(e.source().unwrap().is::<std::io::Error>());
-        assert_eq!(e.to_string(), "connection failed: refused");
+        assert_eq!(e.to_string(), "connection failed");
+        assert_eq!(format!("{e:#}"), "connection failed: refused");
         assert!(e.is_connect());
+    }
+
+    /// What anyhow's and eyre's reports do: the error's `Display`, then each
+    /// source's. Each part of the chain must appear once.
+    fn report(e: &Error) -> String {
+        let mut text = e.to_string();
+        let mut source = e.source();
+        while let Some(cause) = source {
+            text.push_str(": ");
+            text.push_str(&cause.to_string());
+            source = cause.source();
+        }
+        text
+    }
+
+    #[test]
+    fn a_reporter_prints_each_cause_once() {
+        let url: http::Uri = "http://h.example/x".parse().unwrap();
+        let io = std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "refused");
+        let inner = Error::new(ErrorKind::Connect, io).or_url(|| url.clone());
+        let outer = Error::new(ErrorKind::Body, inner);
+        let want = "error reading response body: connection failed (http://h.example/x): refused";
+        assert_eq!(report(&outer), want);
+        assert_eq!(report(&outer).matches("refused").count(), 1);
+        // The alternate form prints the same chain without a reporter.
+        assert_eq!(format!("{outer:#}"), want);
+        assert_eq!(outer.to_string(), "error reading response body");
+        // A message is the error's own words: printed in both forms.
+        let e = Error::msg(ErrorKind::Protocol, "bad status line");
+        assert_eq!(e.to_string(), "HTTP protocol error: bad status line");
+        assert_eq!(format!("{e:#}"), "HTTP protocol error: bad status line");
+        // One that repeats the kind's words is said once.
+        let e = Error::msg(
+            ErrorKind::ConnectionClosed,
+            "connection closed before the response",
+        );
+        assert_eq!(e.to_string(), "connection closed before the response");
+    }
+
+    #[test]
+    fn a_config_error_says_what_is_wrong_in_its_display() {
+        let e = config_error("clients.a.base_url: no scheme".to_owned());
+        assert_eq!(
+            e.to_string(),
+            "invalid configuration: clients.a.base_url: no scheme"
+        );
+        assert!(e.source().is_none());
+        assert!(e.is_builder());
     }
 
     #[test]
@@ -371,14 +635,118 @@ mod tests {
         let url: http::Uri = "http://h.example/x?y=1".parse().unwrap();
         let e = Error::from_status(http::StatusCode::SERVICE_UNAVAILABLE, &url);
         assert_eq!(e.kind(), ErrorKind::Status);
+        assert!(e.is_status());
         assert_eq!(e.status(), Some(http::StatusCode::SERVICE_UNAVAILABLE));
         assert_eq!(
             e.to_string(),
-            "HTTP status 503 Service Unavailable (http://h.example/x?y=1)"
+            "HTTP status 503 Service Unavailable (http://h.example/x)"
         );
-        let e = Error::msg(ErrorKind::Connect, "refused").with_url(|| url.clone());
         assert_eq!(e.url(), Some(&url));
-        assert!(e.to_string().ends_with("(http://h.example/x?y=1)"));
+        let e = Error::msg(ErrorKind::Connect, "refused").or_url(|| url.clone());
+        assert_eq!(e.url(), Some(&url));
+        assert!(e.to_string().ends_with("(http://h.example/x)"), "{e}");
+        // `or_url` keeps a URL already there.
+        let e = e.or_url(|| "http://other/".parse().unwrap());
+        assert_eq!(e.url(), Some(&url));
+    }
+
+    #[test]
+    fn printed_urls_leave_out_user_info_and_query() {
+        let cases = [
+            (
+                "http://user:s3cret@h.example:8080/p/q?key=s3cret",
+                "http://h.example:8080/p/q",
+            ),
+            ("https://s3cret@h.example/?s3cret", "https://h.example/"),
+            ("http://[::1]:1/x?token=s3cret", "http://[::1]:1/x"),
+            ("http://h.example:81/a", "http://h.example:81/a"),
+            ("http://h.example", "http://h.example/"),
+            ("/relative?s3cret=1", "/relative"),
+        ];
+        for (url, shown) in cases {
+            let url: http::Uri = url.parse().unwrap();
+            let io = std::io::Error::other("s3cret-free cause");
+            let e = Error::new(ErrorKind::Connect, io).or_url(|| url.clone());
+            for text in [e.to_string(), format!("{e:#}"), format!("{e:?}")] {
+                assert!(!text.contains("s3cret@"), "{text}");
+                assert!(!text.contains("=s3cret"), "{text}");
+                assert!(!text.contains("?s3cret"), "{text}");
+                assert!(text.contains(shown), "{text} lacks {shown}");
+            }
+            assert_eq!(e.url(), Some(&url), "url() keeps it whole");
+        }
+    }
+
+    #[test]
+    fn the_url_can_be_replaced_changed_and_dropped() {
+        let e = Error::msg(ErrorKind::Connect, "refused");
+        assert!(e.url().is_none());
+        let mut e = e.with_url("http://a.example/x".parse().unwrap());
+        assert_eq!(e.url().unwrap(), "http://a.example/x");
+        let e2 = e.with_url("http://b.example/y".parse().unwrap());
+        assert_eq!(e2.url().unwrap(), "http://b.example/y", "with_url replaces");
+        e = e2;
+        *e.url_mut().unwrap() = "http://c.example/z".parse().unwrap();
+        assert!(e.to_string().ends_with("(http://c.example/z)"), "{e}");
+        let e = e.without_url();
+        assert!(e.url().is_none());
+        assert_eq!(e.to_string(), "connection failed: refused");
+        assert!(!format!("{e:?}").contains("c.example"));
+        let mut e = e;
+        assert!(e.url_mut().is_none());
+    }
+
+    #[test]
+    fn predicates_follow_the_kind() {
+        use ErrorKind::*;
+        // (kind, timeout, connect, status, body, decode, redirect, request, builder)
+        #[rustfmt::skip]
+        let table = [
+            (InvalidUrl,       [0, 0, 0, 0, 0, 0, 0, 1]),
+            (InvalidRequest,   [0, 0, 0, 0, 0, 0, 0, 1]),
+            (Dns,              [0, 1, 0, 0, 0, 0, 1, 0]),
+            (Connect,          [0, 1, 0, 0, 0, 0, 1, 0]),
+            (ConnectTimeout,   [1, 1, 0, 0, 0, 0, 1, 0]),
+            (Tls,              [0, 1, 0, 0, 0, 0, 1, 0]),
+            (Timeout,          [1, 0, 0, 0, 0, 0, 0, 0]),
+            (PoolQueueTimeout, [1, 0, 0, 0, 0, 0, 1, 0]),
+            (ConnectionClosed, [0, 0, 0, 0, 0, 0, 1, 0]),
+            (Protocol,         [0, 0, 0, 0, 0, 0, 1, 0]),
+            (Refused,          [0, 0, 0, 0, 0, 0, 1, 0]),
+            (HeadersTooLarge,  [0, 0, 0, 0, 0, 0, 1, 0]),
+            (Body,             [0, 0, 0, 1, 0, 0, 0, 0]),
+            (BodyTooLarge,     [0, 0, 0, 1, 0, 0, 0, 0]),
+            (Decode,           [0, 0, 0, 0, 1, 0, 0, 0]),
+            (Canceled,         [0, 0, 0, 0, 0, 0, 1, 0]),
+            (TooManyRedirects, [0, 0, 0, 0, 0, 1, 0, 0]),
+            (Redirect,         [0, 0, 0, 0, 0, 1, 0, 0]),
+            (CircuitOpen,      [0, 0, 0, 0, 0, 0, 1, 0]),
+            (Decompression,    [0, 0, 0, 0, 1, 0, 0, 0]),
+            (Config,           [0, 0, 0, 0, 0, 0, 0, 1]),
+            (Status,           [0, 0, 1, 0, 0, 0, 0, 0]),
+        ];
+        for (kind, want) in table {
+            // A new kind fails to compile here until it is placed in the table.
+            match kind {
+                InvalidUrl | InvalidRequest | Dns | Connect | ConnectTimeout | Tls | Timeout
+                | PoolQueueTimeout | ConnectionClosed | Protocol | Refused | HeadersTooLarge
+                | Body | BodyTooLarge | Decode | Canceled | TooManyRedirects | Redirect
+                | CircuitOpen | Decompression | Config | Status => {}
+            }
+            let e = Error::msg(kind, "x");
+            let got = [
+                e.is_timeout(),
+                e.is_connect(),
+                e.is_status(),
+                e.is_body(),
+                e.is_decode(),
+                e.is_redirect(),
+                e.is_request(),
+                e.is_builder(),
+            ];
+            assert_eq!(got, want.map(|b| b == 1), "{kind}");
+        }
+        assert_eq!(table.len(), 22);
     }
 
     #[test]
@@ -387,9 +755,10 @@ mod tests {
         let cut = Error::new(ErrorKind::Body, StreamError::ClosedAfterGoaway);
         assert!(cut.is_closed_after_goaway());
         assert_eq!(
-            cut.to_string(),
+            format!("{cut:#}"),
             "error reading response body: HTTP/2 connection closed: the server closed the connection after its GOAWAY"
         );
+        assert_eq!(cut.to_string(), "error reading response body");
         // Wrapped by a layer that keeps the source (a middleware's error).
         assert!(Error::new(ErrorKind::Body, cut).is_closed_after_goaway());
         // courier's own close, whose message also says "after its GOAWAY".

@@ -375,6 +375,28 @@ impl ServiceRequestBuilder {
         Ok(req)
     }
 
+    /// A copy of this request, middleware extensions and timeout included;
+    /// `None` for a streamed body or a builder holding an error, as
+    /// [`RequestBuilder::try_clone`].
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), courier::Error> {
+    /// let client = courier::middleware::Stack::new().client(courier::Client::new());
+    /// let request = client.get("http://127.0.0.1:8080/bytes/3").idempotent();
+    /// let again = request.try_clone().expect("no streamed body");
+    /// request.send().await?;
+    /// again.send().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn try_clone(&self) -> Option<ServiceRequestBuilder> {
+        Some(ServiceRequestBuilder {
+            client: self.client.clone(),
+            builder: self.builder.try_clone()?,
+            timeout: self.timeout,
+            extensions: self.extensions.clone(),
+        })
+    }
+
     /// Sends the request through the middleware and waits for the response head.
     pub async fn send(self) -> Result<Response, Error> {
         let client = self.client.clone();

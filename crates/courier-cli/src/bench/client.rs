@@ -135,7 +135,7 @@ pub fn build_all(args: &BenchArgs, load: &Load, trust: Option<&str>) -> Result<V
             builder(args, load, trust)?
                 .build()
                 .map(BenchClient::Plain)
-                .map_err(|e| CliError::new(format!("cannot build the HTTP client: {e}")))
+                .map_err(|e| CliError::new(format!("cannot build the HTTP client: {e:#}")))
         })
         .collect()
 }
@@ -152,7 +152,7 @@ fn build_factory_clients(
     // Validate once here; the factory re-applies the same flags to each pool it builds.
     apply(Client::builder(), args, load, trust)?
         .build()
-        .map_err(|e| CliError::new(format!("cannot build the HTTP client: {e}")))?;
+        .map_err(|e| CliError::new(format!("cannot build the HTTP client: {e:#}")))?;
     let shared = Arc::new((args.clone(), *load, trust.map(str::to_owned)));
     let hl_only = args.pooled_connection_lifetime.is_none();
     let factory = ClientFactory::builder()
@@ -168,7 +168,7 @@ fn build_factory_clients(
             }
         })
         .build()
-        .map_err(|e| CliError::new(format!("cannot build the client factory: {e}")))?;
+        .map_err(|e| CliError::new(format!("cannot build the client factory: {e:#}")))?;
     Ok((0..load.clients)
         .map(|i| BenchClient::Factory(factory.client(&format!("bench-{i}"))))
         .collect())

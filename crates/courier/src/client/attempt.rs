@@ -98,13 +98,13 @@ where
         // Refused before a connection is even checked out: nothing of a
         // request whose framing disagrees with its body may reach the wire.
         if let Err(e) = crate::validate::request(&request) {
-            let e = e.with_url(|| request.uri().clone());
+            let e = e.or_url(|| request.uri().clone());
             return Either::Right(std::future::ready(Err(e)));
         }
         let origin = match inner.pool.origin(request.uri()) {
             Ok(origin) => origin,
             Err(e) => {
-                let e = e.with_url(|| request.uri().clone());
+                let e = e.or_url(|| request.uri().clone());
                 return Either::Right(std::future::ready(Err(e)));
             }
         };
@@ -187,7 +187,7 @@ where
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         match self.as_mut().poll_attempt(cx) {
             // Only a failure pays for saying which origin it is about.
-            Poll::Ready(Err(e)) => Poll::Ready(Err(e.with_url(|| self.origin.url()))),
+            Poll::Ready(Err(e)) => Poll::Ready(Err(e.or_url(|| self.origin.url()))),
             other => other,
         }
     }
@@ -281,7 +281,7 @@ where
                     *this.retries += 1;
                     match why {
                         Resend::Stale | Resend::Unanswered => {
-                            tracing::debug!(%error, "connection died before any answer; resending on another");
+                            tracing::debug!(error = %format_args!("{error:#}"), "connection died before any answer; resending on another");
                             metrics.stale_retries.inc();
                             // HTTP/1.1: only a new connection will do; HTTP/2:
                             // any connection that still takes streams.
@@ -298,10 +298,10 @@ where
                         Resend::Refused => {
                             let delay = refused_backoff(*this.retries);
                             if this.deadline.is_some_and(|d| Instant::now() + delay >= d) {
-                                tracing::debug!(%error, "HTTP/2 stream refused; no time left to retry");
+                                tracing::debug!(error = %format_args!("{error:#}"), "HTTP/2 stream refused; no time left to retry");
                                 return Poll::Ready(Err(error));
                             }
-                            tracing::debug!(%error, retry = *this.retries, ?delay, "HTTP/2 stream refused unprocessed; retrying");
+                            tracing::debug!(error = %format_args!("{error:#}"), retry = *this.retries, ?delay, "HTTP/2 stream refused unprocessed; retrying");
                             metrics.refused_stream_retries.inc();
                             if delay.is_zero() {
                                 begin(

@@ -306,6 +306,37 @@ impl RequestBuilder {
         self.request
     }
 
+    /// A copy of this request, to send again or to another client's
+    /// clone: method, URL, headers, extensions, timeout and body. `None`
+    /// when the body is a stream, which can be sent only once (reqwest
+    /// does the same), or when the builder holds an error (an invalid URL
+    /// or header), which [`send`](Self::send) would report.
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), courier::Error> {
+    /// let client = courier::Client::new();
+    /// let request = client.post("http://127.0.0.1:8080/echo").body("hello");
+    /// let again = request.try_clone().expect("a buffered body can be copied");
+    /// let first = request.send().await?;
+    /// let second = again.send().await?;
+    /// assert_eq!(first.text().await?, second.text().await?);
+    /// # Ok(()) }
+    /// ```
+    pub fn try_clone(&self) -> Option<RequestBuilder> {
+        let request = self.request.as_ref().ok()?;
+        let mut copy = Request::new(request.body().try_clone()?);
+        *copy.method_mut() = request.method().clone();
+        *copy.uri_mut() = request.uri().clone();
+        *copy.version_mut() = request.version();
+        *copy.headers_mut() = request.headers().clone();
+        *copy.extensions_mut() = request.extensions().clone();
+        Some(RequestBuilder {
+            client: self.client.clone(),
+            request: Ok(copy),
+            timeout: self.timeout,
+        })
+    }
+
     /// Sends the request and waits for the response head.
     ///
     /// The returned future owns everything it needs (`'static`), so it can be
@@ -435,6 +466,48 @@ impl std::fmt::Debug for RequestBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn try_clone_copies_all_but_a_stream() {
+        #[derive(Clone, Debug, PartialEq)]
+        struct Tag(u8);
+        let client = Client::new();
+        let mut original = client
+            .put("http://h.example/p?q=1")
+            .header("x-a", "1")
+            .header("x-a", "2")
+            .body("payload")
+            .timeout(Duration::from_millis(1500));
+        if let Ok(req) = &mut original.request {
+            req.extensions_mut().insert(Tag(7));
+            *req.version_mut() = http::Version::HTTP_2;
+        }
+        let copy = original.try_clone().expect("a buffered body");
+        assert_eq!(copy.timeout, Some(Duration::from_millis(1500)));
+        let (a, b) = (original.build().unwrap(), copy.build().unwrap());
+        assert_eq!(a.method(), b.method());
+        assert_eq!(a.uri(), b.uri());
+        assert_eq!(a.version(), b.version());
+        assert_eq!(a.headers(), b.headers());
+        assert_eq!(b.extensions().get::<Tag>(), Some(&Tag(7)));
+        assert_eq!(b.body().as_buffered(), Some(&b"payload"[..]));
+        assert_eq!(a.body().as_buffered(), Some(&b"payload"[..]));
+
+        let streamed =
+            client
+                .post("http://h.example/")
+                .body(Body::wrap_stream(futures_util::stream::iter([Ok::<
+                    _,
+                    std::io::Error,
+                >(
+                    bytes::Bytes::from_static(b"x"),
+                )])));
+        assert!(streamed.try_clone().is_none(), "a stream is sent once");
+        let invalid = client.get("http://h.example/").header("x-bad", "a\nb");
+        assert!(invalid.try_clone().is_none(), "an error is not copied");
+        let empty = client.get("http://h.example/").try_clone().unwrap();
+        assert_eq!(empty.build().unwrap().body().as_buffered(), Some(&b""[..]));
+    }
 
     #[test]
     #[cfg(feature = "query")]

@@ -117,7 +117,7 @@ impl Response {
     ///     .get("http://127.0.0.1:8080/status/503")
     ///     .send()
     ///     .await?
-    ///     .error_for_status()? // fails here: "HTTP status 503 Service Unavailable for http://..."
+    ///     .error_for_status()? // fails here: "HTTP status 503 Service Unavailable (http://…/status/503)"
     ///     .text()
     ///     .await?;
     /// # Ok(()) }

@@ -141,7 +141,7 @@ async fn follow(shared: Weak<SharedTopology>, path: PathBuf, every: Duration, mu
                 tracing::debug!(path = %path.display(), "cluster: replica file empty, keeping the replicas");
             }
             Err(e) => {
-                tracing::debug!(path = %path.display(), error = %e, "cluster: replica file invalid, keeping the replicas");
+                tracing::debug!(path = %path.display(), error = %format_args!("{e:#}"), "cluster: replica file invalid, keeping the replicas");
             }
         }
     }

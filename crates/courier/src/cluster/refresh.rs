@@ -80,7 +80,7 @@ async fn keep_current(shared: Weak<SharedTopology>, every: Duration, source: imp
                 )
             }
             Err(e) => {
-                tracing::debug!(name = source.name(), error = %e, "cluster: DNS failed, keeping the replicas")
+                tracing::debug!(name = source.name(), error = %format_args!("{e:#}"), "cluster: DNS failed, keeping the replicas")
             }
         }
     }

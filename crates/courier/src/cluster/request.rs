@@ -58,6 +58,28 @@ impl ClusterRequestBuilder {
         self
     }
 
+    /// A copy of this request (target, headers, body, idempotence,
+    /// timeout); `None` for a streamed body or a builder holding an error,
+    /// as [`RequestBuilder::try_clone`].
+    ///
+    /// ```no_run
+    /// # async fn run(cluster: courier::cluster::ClusterClient) -> Result<(), courier::Error> {
+    /// let request = cluster.post("/orders").body("{}").idempotent();
+    /// let again = request.try_clone().expect("a buffered body");
+    /// request.send().await?;
+    /// again.send().await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn try_clone(&self) -> Option<ClusterRequestBuilder> {
+        Some(ClusterRequestBuilder {
+            cluster: self.cluster.clone(),
+            target: self.target.clone(),
+            builder: self.builder.try_clone()?,
+            idempotent: self.idempotent,
+            timeout: self.timeout,
+        })
+    }
+
     /// Sends the request: the accepted answer, or the last rejected one
     /// (a 503 response, an error) if no replica gave one.
     pub async fn send(self) -> Result<Response, Error> {

@@ -146,7 +146,9 @@ impl Proxy {
             };
             match Proxy::new(applies_to, &url) {
                 Ok(p) => proxies.push(p.no_proxy_list(no_proxy.clone())),
-                Err(e) => tracing::warn!(%e, "ignoring a proxy from the environment"),
+                Err(e) => {
+                    tracing::warn!(error = %format_args!("{e:#}"), "ignoring a proxy from the environment")
+                }
             }
         }
         proxies

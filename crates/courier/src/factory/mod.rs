@@ -107,7 +107,13 @@ impl Steps {
 ///
 /// Settings are applied in this order, later ones winning: the file's
 /// `[defaults]`, the code's defaults, the file's `[clients.<name>]`, the
-/// code's settings for that name. A name nobody configured gets the defaults.
+/// code's settings for that name.
+///
+/// A name nobody configured gets the defaults. When some names are
+/// configured (in the file or in code), a name that is not among them is
+/// more likely a misspelling than a new client, so the factory logs a
+/// warning (once per name) saying which names it knows;
+/// [`strict_names(true)`](Self::strict_names) makes it an error instead.
 ///
 /// ```
 /// use std::time::Duration;
@@ -130,6 +136,9 @@ pub struct ClientFactoryBuilder {
     file_named: BTreeMap<String, Steps>,
     defaults: Steps,
     named: BTreeMap<String, Steps>,
+    /// The file's `strict_names`, and the code's (which wins).
+    file_strict_names: Option<bool>,
+    strict_names: Option<bool>,
 }
 
 impl std::fmt::Debug for ClientFactoryBuilder {
@@ -209,28 +218,56 @@ impl ClientFactoryBuilder {
         self.options_defaults(move |o| o.handler_lifetime = lifetime)
     }
 
+    /// Whether a name no configuration mentions is an error: with `true`,
+    /// [`ClientFactory::try_client`] (and [`ClientFactory::cluster`]) fail
+    /// with [`ErrorKind::Config`](crate::ErrorKind::Config) for it, naming
+    /// the configured names, and [`ClientFactory::client`] panics. Only
+    /// names given to [`configure`](Self::configure),
+    /// [`options`](Self::options), [`middleware`](Self::middleware) or a
+    /// `[clients.NAME]` table are known. Default: `false`, the defaults for
+    /// an unknown name, with a warning when other names are configured. In
+    /// the TOML: `strict_names = true` at the top, which this call overrides.
+    ///
+    /// ```
+    /// let factory = courier::ClientFactory::builder()
+    ///     .configure("billing", |b| b.max_connections_per_host(8))
+    ///     .strict_names(true)
+    ///     .build()
+    ///     .unwrap();
+    /// assert!(factory.try_client("billing").is_ok());
+    /// let err = factory.try_client("biling").unwrap_err();
+    /// assert_eq!(err.kind(), courier::ErrorKind::Config);
+    /// assert!(err.to_string().contains("did you mean \"billing\""), "{err}");
+    /// ```
+    pub fn strict_names(mut self, strict: bool) -> Self {
+        self.strict_names = Some(strict);
+        self
+    }
+
     /// Reads settings from TOML text (see the README's "Factory and
     /// middleware" section for the format). Relative certificate paths are
     /// relative to the current directory. Replaces settings read before.
     #[cfg(feature = "config-file")]
-    pub fn config_toml(mut self, toml: &str) -> Result<Self, Error> {
-        let (defaults, named) = file::parse(toml, None)?;
-        self.file_defaults = defaults;
-        self.file_named = named;
-        Ok(self)
+    pub fn config_toml(self, toml: &str) -> Result<Self, Error> {
+        Ok(self.with_file(file::parse(toml, None)?))
     }
 
     /// Reads settings from a TOML file; relative certificate paths are
     /// relative to the file's directory. Replaces settings read before.
     #[cfg(feature = "config-file")]
-    pub fn config_file(mut self, path: impl AsRef<std::path::Path>) -> Result<Self, Error> {
+    pub fn config_file(self, path: impl AsRef<std::path::Path>) -> Result<Self, Error> {
         let path = path.as_ref();
         let text = std::fs::read_to_string(path)
             .map_err(|e| config_error(format!("cannot read {}: {e}", path.display())))?;
-        let (defaults, named) = file::parse(&text, path.parent())?;
-        self.file_defaults = defaults;
-        self.file_named = named;
-        Ok(self)
+        Ok(self.with_file(file::parse(&text, path.parent())?))
+    }
+
+    #[cfg(feature = "config-file")]
+    fn with_file(mut self, parsed: file::FileParsed) -> Self {
+        self.file_defaults = parsed.defaults;
+        self.file_named = parsed.named;
+        self.file_strict_names = parsed.strict_names;
+        self
     }
 
     /// Builds the factory, and every client named in the configuration (so a
@@ -246,6 +283,10 @@ impl ClientFactoryBuilder {
             inner: Arc::new(FactoryInner {
                 defaults,
                 named,
+                strict_names: self
+                    .strict_names
+                    .or(self.file_strict_names)
+                    .unwrap_or(false),
                 clients: Mutex::new(HashMap::new()),
                 clusters: Mutex::new(HashMap::new()),
             }),
@@ -284,6 +325,8 @@ pub struct ClientFactory {
 pub(crate) struct FactoryInner {
     defaults: Steps,
     named: BTreeMap<String, Steps>,
+    /// A name not in `named` is an error, not the defaults.
+    strict_names: bool,
     clients: Mutex<HashMap<String, ServiceClient>>,
     clusters: Mutex<HashMap<String, ClusterClient>>,
 }
@@ -319,22 +362,40 @@ impl ClientFactory {
         ClientFactoryBuilder::default()
     }
 
-    /// The client `name` (created with the defaults if nobody configured it).
+    /// The client `name` (created with the defaults if nobody configured
+    /// it; see [`ClientFactoryBuilder`] for the warning an unknown name
+    /// gets).
     ///
     /// # Panics
     ///
-    /// Never: every configured name, and the defaults, were built by
-    /// [`ClientFactoryBuilder::build`].
+    /// With [`ClientFactoryBuilder::strict_names`], for a name no
+    /// configuration mentions (a misspelling, found when the code that asks
+    /// for it first runs); [`try_client`](Self::try_client) returns that
+    /// error instead. Otherwise never: every configured name, and the
+    /// defaults, were built by [`ClientFactoryBuilder::build`].
     pub fn client(&self, name: &str) -> ServiceClient {
-        self.try_client(name)
-            .expect("configurations are checked when the factory is built")
+        self.try_client(name).unwrap_or_else(|e| panic!("{e:#}"))
     }
 
-    /// The client `name`, or why it could not be built.
+    /// The client `name`, or why it could not be built: with
+    /// [`ClientFactoryBuilder::strict_names`], an
+    /// [`ErrorKind::Config`](crate::ErrorKind::Config) error for a name no
+    /// configuration mentions.
     pub fn try_client(&self, name: &str) -> Result<ServiceClient, Error> {
         let mut clients = lock(&self.inner.clients);
         if let Some(c) = clients.get(name) {
             return Ok(c.clone());
+        }
+        // Configured names were all built by `build`: this one is unknown.
+        // Reached once per name, since the client is kept below.
+        if self.inner.strict_names {
+            return Err(config_error(unknown_name(name, &self.inner.named)));
+        }
+        if !self.inner.named.is_empty() {
+            tracing::warn!(
+                "{}; it gets the defaults (ClientFactoryBuilder::strict_names makes this an error)",
+                unknown_name(name, &self.inner.named)
+            );
         }
         let client = self.create(name)?;
         clients.insert(name.to_owned(), client.clone());
@@ -466,5 +527,78 @@ impl ClientFactory {
             client = client.with_default_headers(options.default_headers);
         }
         Ok(client)
+    }
+}
+
+/// Says that no configuration mentions `name`, which names it knows, and
+/// the one `name` is likely a misspelling of.
+fn unknown_name(name: &str, named: &BTreeMap<String, Steps>) -> String {
+    let mut text = format!("no client named {name:?} is configured");
+    if named.is_empty() {
+        text.push_str(" (no name is)");
+        return text;
+    }
+    let closest = named
+        .keys()
+        .map(|known| (edit_distance(name, known), known))
+        .min()
+        .filter(|(d, known)| *d <= 2.max(known.chars().count() / 4));
+    if let Some((_, known)) = closest {
+        text.push_str(&format!(": did you mean {known:?}?"));
+    }
+    let known: Vec<&str> = named.keys().map(String::as_str).collect();
+    text.push_str(&format!(" (configured: {})", known.join(", ")));
+    text
+}
+
+/// Levenshtein distance: insertions, deletions and substitutions of chars.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1)
+                .min(row[j] + 1)
+                .min(diagonal + usize::from(ca != *cb));
+            diagonal = above;
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn edit_distances() {
+        assert_eq!(edit_distance("billing", "billing"), 0);
+        assert_eq!(edit_distance("biling", "billing"), 1);
+        assert_eq!(edit_distance("bliling", "billing"), 2);
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+    }
+
+    #[test]
+    fn an_unknown_name_is_named_with_its_likely_intent() {
+        let named: BTreeMap<String, Steps> = ["billing", "search"]
+            .into_iter()
+            .map(|n| (n.to_owned(), Steps::default()))
+            .collect();
+        assert_eq!(
+            unknown_name("biling", &named),
+            "no client named \"biling\" is configured: did you mean \"billing\"? (configured: billing, search)"
+        );
+        assert_eq!(
+            unknown_name("payments", &named),
+            "no client named \"payments\" is configured (configured: billing, search)"
+        );
+        assert_eq!(
+            unknown_name("x", &BTreeMap::new()),
+            "no client named \"x\" is configured (no name is)"
+        );
     }
 }

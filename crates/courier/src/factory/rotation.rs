@@ -94,7 +94,7 @@ impl Rotation {
         let fresh = match (self.make)() {
             Ok(c) => c,
             Err(e) => {
-                tracing::warn!(error = %e, "cannot build a new pool; keeping the current one");
+                tracing::warn!(error = %format_args!("{e:#}"), "cannot build a new pool; keeping the current one");
                 return;
             }
         };

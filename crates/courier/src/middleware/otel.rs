@@ -223,7 +223,7 @@ mod enabled {
                 }
                 Err(e) => {
                     span.set_attribute(KeyValue::new("error.type", e.kind().as_str()));
-                    span.set_status(Status::error(e.to_string()));
+                    span.set_status(Status::error(format!("{e:#}")));
                 }
             }
             span.end();

@@ -301,7 +301,9 @@ impl RetryLayer {
                     Ok(res) => {
                         tracing::debug!(attempt, status = res.status().as_u16(), ?delay, "retrying")
                     }
-                    Err(e) => tracing::debug!(attempt, error = %e, ?delay, "retrying"),
+                    Err(e) => {
+                        tracing::debug!(attempt, error = %format_args!("{e:#}"), ?delay, "retrying")
+                    }
                 }
                 // Release the connection (drain) before waiting.
                 drop(result);

@@ -397,7 +397,7 @@ impl TraceLayer {
                             );
                         }
                         Err(e) => {
-                            event_at!(config.log_level, error = %e, kind = e.kind().as_str(), elapsed_ms, "request failed");
+                            event_at!(config.log_level, error = %format_args!("{e:#}"), kind = e.kind().as_str(), elapsed_ms, "request failed");
                         }
                     }
                 }

@@ -150,7 +150,7 @@ async fn hedging_around_a_cluster_is_refused() {
         .build(Client::new())
         .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Config);
-    assert!(err.to_string().contains("forking"), "{err}");
+    assert!(format!("{err:#}").contains("forking"), "{err}");
     let err = ClientFactory::builder()
         .config_toml(
             "[clients.svc]\nhedging = true\n[clients.svc.cluster]\nreplicas = [\"http://127.0.0.1:1\"]\n",
@@ -160,7 +160,7 @@ async fn hedging_around_a_cluster_is_refused() {
         .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Config);
     assert!(
-        err.to_string().contains("svc") && err.to_string().contains("hedging"),
+        format!("{err:#}").contains("svc") && format!("{err:#}").contains("hedging"),
         "{err}"
     );
 }

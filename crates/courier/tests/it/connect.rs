@@ -108,7 +108,7 @@ async fn every_address_black_holed_fails_at_the_connect_timeout() {
         .await
         .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Connect, "{err}");
-    assert!(err.to_string().contains("timed out"), "{err}");
+    assert!(format!("{err:#}").contains("timed out"), "{err}");
 }
 
 #[tokio::test]
@@ -172,7 +172,7 @@ async fn a_dns_failure_names_the_host() {
         .await
         .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Dns, "{err}");
-    assert!(err.to_string().contains("no-such-host.invalid"), "{err}");
+    assert!(format!("{err:#}").contains("no-such-host.invalid"), "{err}");
 }
 
 /// A TCP front for `upstream` whose first connection is accepted and never

@@ -7,6 +7,7 @@
 //! bytes on the wire matter, a scripted one that logs what it reads.
 
 use std::pin::Pin;
+use std::time::Duration;
 
 use crate::hostile::h1_wire::{ok, Seen, Server};
 use bytes::Bytes;
@@ -138,8 +139,8 @@ async fn error_for_status_names_the_status_and_the_url() {
     assert_eq!(err.kind(), ErrorKind::Status);
     assert_eq!(err.status(), Some(http::StatusCode::SERVICE_UNAVAILABLE));
     assert_eq!(err.url().map(ToString::to_string), Some(url.clone()));
-    assert!(err.to_string().contains("503"), "{err}");
-    assert!(err.to_string().contains(&url), "{err}");
+    assert!(format!("{err:#}").contains("503"), "{err}");
+    assert!(format!("{err:#}").contains(&url), "{err}");
 
     let res = client.get(srv.url("/bytes/3")).send().await.unwrap();
     let res = res.error_for_status().expect("a 200 is no error");
@@ -188,7 +189,7 @@ async fn a_failed_connection_says_which_origin() {
         err.url().map(ToString::to_string).as_deref(),
         Some("http://127.0.0.1:1/")
     );
-    assert!(err.to_string().contains("http://127.0.0.1:1/"), "{err}");
+    assert!(format!("{err:#}").contains("http://127.0.0.1:1/"), "{err}");
 }
 
 #[tokio::test]
@@ -209,4 +210,60 @@ async fn relative_references_resolve_against_a_base_url() {
     let res = nested.get("../../bytes/5").send().await.unwrap();
     assert_eq!(res.url().path(), "/bytes/5");
     assert_eq!(res.bytes().await.unwrap().len(), 5);
+}
+
+/// reqwest's `RequestBuilder::try_clone`, on each of courier's request
+/// builders: a copy with a buffered body is sent again, whole; a streamed
+/// body cannot be copied.
+#[tokio::test]
+async fn a_request_with_a_buffered_body_is_cloned_and_sent_twice() {
+    let srv = crate::support::server().await;
+    let client = Client::new();
+    let request = client
+        .post(srv.url("/echo?n=1"))
+        .header("x-copy", "yes")
+        .body("same bytes");
+    let again = request.try_clone().expect("buffered");
+    let (a, b) = (request.send().await.unwrap(), again.send().await.unwrap());
+    assert_eq!(a.url(), b.url());
+    assert_eq!(a.text().await.unwrap(), "same bytes");
+    assert_eq!(b.text().await.unwrap(), "same bytes");
+
+    let service = Stack::new().client(client.clone());
+    let request = service.put(srv.url("/echo")).body("svc").idempotent();
+    let again = request.try_clone().expect("buffered");
+    assert_eq!(request.send().await.unwrap().text().await.unwrap(), "svc");
+    assert_eq!(again.send().await.unwrap().text().await.unwrap(), "svc");
+
+    let cluster = courier::cluster::ClusterClient::builder("svc")
+        .replicas([srv.url("/")])
+        .build(client.clone())
+        .unwrap();
+    let request = cluster
+        .post("/echo")
+        .body("cluster")
+        .timeout(Duration::from_secs(5));
+    let again = request.try_clone().expect("buffered");
+    assert_eq!(
+        request.send().await.unwrap().text().await.unwrap(),
+        "cluster"
+    );
+    assert_eq!(again.send().await.unwrap().text().await.unwrap(), "cluster");
+
+    let chunks = || {
+        Body::wrap_stream(stream::iter([Ok::<_, std::io::Error>(Bytes::from_static(
+            b"once",
+        ))]))
+    };
+    assert!(client
+        .post(srv.url("/echo"))
+        .body(chunks())
+        .try_clone()
+        .is_none());
+    assert!(service
+        .post(srv.url("/echo"))
+        .body(chunks())
+        .try_clone()
+        .is_none());
+    assert!(cluster.post("/echo").body(chunks()).try_clone().is_none());
 }

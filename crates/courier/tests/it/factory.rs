@@ -273,12 +273,12 @@ async fn bad_configuration_fails_when_the_factory_is_built() {
         .config_toml("[clients.a]\nconect_timeout = \"1s\"\n")
         .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Config);
-    assert!(err.to_string().contains("conect_timeout"), "{err}");
+    assert!(format!("{err:#}").contains("conect_timeout"), "{err}");
 
     let err = ClientFactory::builder()
         .config_toml("[clients.a]\nconnect_timeout = \"1 fortnight\"\n")
         .unwrap_err();
-    assert!(err.to_string().contains("unknown unit"), "{err}");
+    assert!(format!("{err:#}").contains("unknown unit"), "{err}");
 
     let err = ClientFactory::builder()
         .configure("zero", |b| b.max_connections_per_host(0))
@@ -361,4 +361,124 @@ async fn rotated_pools_resume_the_tls_sessions_of_the_pools_before_them() {
     assert!(m.tls_handshakes >= 4, "{m:?}");
     assert!(m.tls_resumed >= m.tls_handshakes - 1, "{m:?}");
     assert_eq!(srv.tls_resumed(), m.tls_resumed);
+}
+
+/// Warnings logged on this thread while `f` runs.
+fn warnings_during<T>(f: impl FnOnce() -> T) -> (T, Vec<String>) {
+    use tracing::field::{Field, Visit};
+    use tracing_subscriber::layer::{Context, SubscriberExt};
+
+    #[derive(Clone, Default)]
+    struct Warnings(Arc<Mutex<Vec<String>>>);
+    struct Message<'a>(&'a mut String);
+    impl Visit for Message<'_> {
+        fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+            if field.name() == "message" {
+                *self.0 = format!("{value:?}");
+            }
+        }
+    }
+    impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Warnings {
+        fn on_event(&self, event: &tracing::Event<'_>, _: Context<'_, S>) {
+            if *event.metadata().level() == tracing::Level::WARN {
+                let mut text = String::new();
+                event.record(&mut Message(&mut text));
+                self.0.lock().unwrap().push(text);
+            }
+        }
+    }
+    let warnings = Warnings::default();
+    let subscriber = tracing_subscriber::registry().with(warnings.clone());
+    let out = tracing::subscriber::with_default(subscriber, f);
+    let seen = warnings.0.lock().unwrap().clone();
+    (out, seen)
+}
+
+/// A misspelled name got the defaults in silence: a client with another
+/// base URL, timeout and middleware than the one meant, found in production.
+#[tokio::test]
+async fn an_unknown_name_warns_once_and_strict_names_make_it_an_error() {
+    let toml = "[clients.billing]\nbase_url = \"http://billing.internal/\"\n";
+    let factory = ClientFactory::builder()
+        .config_toml(toml)
+        .unwrap()
+        .configure("search", |b| b.max_connections_per_host(4))
+        .build()
+        .unwrap();
+    let (_, warned) = warnings_during(|| factory.client("billing"));
+    assert!(warned.is_empty(), "a configured name: {warned:?}");
+    let (client, warned) = warnings_during(|| factory.try_client("biling"));
+    assert!(client.is_ok(), "the defaults, as before");
+    assert_eq!(warned.len(), 1, "{warned:?}");
+    assert!(
+        warned[0].contains("\"biling\"") && warned[0].contains("did you mean \"billing\""),
+        "{warned:?}"
+    );
+    assert!(warned[0].contains("billing, search"), "{warned:?}");
+    let (_, warned) = warnings_during(|| factory.client("biling"));
+    assert!(warned.is_empty(), "once per name: {warned:?}");
+
+    // Nothing configured by name: any name is the defaults, in silence.
+    let open = ClientFactory::builder()
+        .configure_defaults(|b| b.max_connections_per_host(4))
+        .build()
+        .unwrap();
+    let (_, warned) = warnings_during(|| open.client("anything"));
+    assert!(warned.is_empty(), "{warned:?}");
+
+    let strict = ClientFactory::builder()
+        .config_toml(toml)
+        .unwrap()
+        .strict_names(true)
+        .build()
+        .unwrap();
+    assert!(strict.try_client("billing").is_ok());
+    let err = strict.try_client("biling").unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Config);
+    assert!(err.is_builder());
+    assert!(
+        err.to_string().contains("did you mean \"billing\""),
+        "{err}"
+    );
+    // Asked again, still an error (nothing was cached), and a cluster too.
+    assert!(strict.try_client("biling").is_err());
+    assert_eq!(
+        strict.cluster("biling").await.unwrap_err().kind(),
+        ErrorKind::Config
+    );
+    let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        strict.client("biling");
+    }));
+    let message = panicked.unwrap_err();
+    let message = message
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .unwrap_or_default();
+    assert!(message.contains("no client named \"biling\""), "{message}");
+    assert!(strict.clients().iter().all(|(n, _)| n != "biling"));
+}
+
+#[test]
+fn strict_names_is_a_toml_key_the_code_overrides() {
+    let toml = "strict_names = true\n[clients.billing]\nbase_url = \"http://billing.internal/\"\n";
+    let from_file = ClientFactory::builder()
+        .config_toml(toml)
+        .unwrap()
+        .build()
+        .unwrap();
+    assert_eq!(
+        from_file.try_client("biling").unwrap_err().kind(),
+        ErrorKind::Config
+    );
+    let overridden = ClientFactory::builder()
+        .strict_names(false)
+        .config_toml(toml)
+        .unwrap()
+        .build()
+        .unwrap();
+    assert!(overridden.try_client("biling").is_ok());
+    let err = ClientFactory::builder()
+        .config_toml("strict_names = \"yes\"\n")
+        .unwrap_err();
+    assert!(format!("{err:#}").contains("strict_names"), "{err:#}");
 }

@@ -211,7 +211,7 @@ fn bad_cluster_configurations_fail_when_the_factory_is_built() {
         "#,
     );
     assert_eq!(err.kind(), ErrorKind::Config);
-    assert!(err.to_string().contains("stratgy"), "{err}");
+    assert!(format!("{err:#}").contains("stratgy"), "{err}");
     let err = build(
         r#"
         [clients.billing]
@@ -221,7 +221,7 @@ fn bad_cluster_configurations_fail_when_the_factory_is_built() {
         "#,
     );
     assert_eq!(err.kind(), ErrorKind::Config);
-    let text = err.to_string();
+    let text = format!("{err:#}");
     assert!(
         text.contains("billing") && text.contains("base_url") && text.contains("cluster"),
         "{text}"
@@ -234,7 +234,7 @@ fn bad_cluster_configurations_fail_when_the_factory_is_built() {
         replicas = ["http://127.0.0.1:1"]
         "#,
     );
-    assert!(err.to_string().contains("rotate_pool"), "{err}");
+    assert!(format!("{err:#}").contains("rotate_pool"), "{err}");
 }
 
 #[tokio::test]
@@ -242,7 +242,7 @@ async fn a_client_without_a_cluster_is_not_one() {
     let factory = factory("[clients.plain]\ntimeout = \"1s\"\n");
     let err = factory.cluster("plain").await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Config);
-    assert!(err.to_string().contains("not a cluster"), "{err}");
+    assert!(format!("{err:#}").contains("not a cluster"), "{err}");
 }
 
 /// Issue 27: a cluster's default headers are written by its pool, below

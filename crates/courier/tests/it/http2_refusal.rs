@@ -147,7 +147,7 @@ async fn goaway_after_n_streams_loses_no_request_and_is_learnt() {
                 for _ in 0..EACH {
                     match fetch(&client, &url).await {
                         Ok(body) => assert_eq!(body, "hi"),
-                        Err(e) => errors.push(e.to_string()),
+                        Err(e) => errors.push(format!("{e:#}")),
                     }
                 }
                 errors

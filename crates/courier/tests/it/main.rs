@@ -30,6 +30,7 @@ mod default_headers;
 mod differential;
 mod differential_h2;
 mod dns;
+mod errors;
 mod expiry;
 mod factory;
 mod factory_cluster;

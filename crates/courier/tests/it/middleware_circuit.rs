@@ -70,7 +70,7 @@ async fn opens_fails_fast_and_closes_after_a_good_probe() {
     for _ in 0..10 {
         let err = svc.clone().oneshot(get()).await.unwrap_err();
         assert_eq!(err.kind(), ErrorKind::CircuitOpen);
-        assert!(err.to_string().contains(&srv.origin()), "{err}");
+        assert!(format!("{err:#}").contains(&srv.origin()), "{err}");
     }
     assert_eq!(srv.hits(), 4);
 

@@ -113,7 +113,7 @@ async fn a_decompression_bomb_stops_at_the_limit() {
         .await
         .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::BodyTooLarge);
-    let message = err.to_string();
+    let message = format!("{err:#}");
     assert!(
         message.contains("decompressed body exceeds the limit of 1048576 bytes"),
         "{message}"

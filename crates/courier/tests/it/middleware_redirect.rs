@@ -39,7 +39,7 @@ async fn a_loop_stops_at_the_limit_with_a_clear_error() {
     let looping = scripted(|_| async { with_header(reply(302, ""), "location", "/again") }).await;
     let err = client.get(looping.url("/again")).send().await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::TooManyRedirects);
-    let message = err.to_string();
+    let message = format!("{err:#}");
     assert!(message.contains("stopped after 5 redirects"), "{message}");
     assert!(message.contains("loop"), "{message}");
     assert_eq!(looping.hits(), 6, "the original request and 5 redirects");
@@ -168,7 +168,7 @@ async fn https_to_http_is_refused_unless_allowed() {
         .client(inner());
     let err = client.get(&url).send().await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Redirect);
-    assert!(err.to_string().contains("https to http"), "{err}");
+    assert!(format!("{err:#}").contains("https to http"), "{err}");
     assert_eq!(plain.hits(), 0);
 
     let client = Stack::new()

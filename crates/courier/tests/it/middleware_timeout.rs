@@ -84,7 +84,7 @@ async fn per_attempt_timeouts_are_retried_within_the_total() {
     let started = tokio::time::Instant::now();
     let err = client.get(srv.url("/delay/1000")).send().await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Timeout);
-    assert!(err.to_string().contains("attempt timed out"), "{err}");
+    assert!(format!("{err:#}").contains("attempt timed out"), "{err}");
     // Three attempts of 100 ms and two short backoffs, on paused time.
     let took = started.elapsed();
     assert!(
@@ -166,7 +166,7 @@ async fn the_concurrency_limit_holds_until_the_body_ends() {
         .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Timeout);
     assert_eq!(started.elapsed(), Duration::from_millis(50));
-    assert!(err.to_string().contains("concurrency limit"), "{err}");
+    assert!(format!("{err:#}").contains("concurrency limit"), "{err}");
     drop((first, second));
 
     // A response held unread keeps its slot.

@@ -232,7 +232,7 @@ async fn proxy_credentials_are_sent_and_their_absence_is_clear() {
         .await
         .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Connect, "{err}");
-    assert!(err.to_string().contains("407"), "{err}");
+    assert!(format!("{err:#}").contains("407"), "{err}");
     // A forwarded request gets the proxy's answer as its response.
     let res = client.get(plain.url("/bytes/4")).send().await.unwrap();
     assert_eq!(res.status(), 407);
@@ -278,7 +278,10 @@ async fn socks5_credentials() {
         .unwrap();
     let err = client.get(plain.url("/bytes/2")).send().await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Connect, "{err}");
-    assert!(err.to_string().contains("username and password"), "{err}");
+    assert!(
+        format!("{err:#}").contains("username and password"),
+        "{err}"
+    );
 }
 
 #[tokio::test]
@@ -295,7 +298,10 @@ async fn a_dead_proxy_fails_the_request_and_no_proxy_goes_direct() {
         .unwrap();
     let err = client.get(srv.url("/bytes/1")).send().await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Connect, "{err}");
-    assert!(err.to_string().contains(&format!("proxy {dead}")), "{err}");
+    assert!(
+        format!("{err:#}").contains(&format!("proxy {dead}")),
+        "{err}"
+    );
     // 127.0.0.1 bypasses it once listed.
     let client = Client::builder()
         .no_env_proxy()

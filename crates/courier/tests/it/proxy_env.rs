@@ -30,7 +30,10 @@ async fn http_proxy_from_the_environment_is_used_unless_no_proxy_or_opted_out() 
     let client = Client::new();
     let err = client.get(srv.url("/bytes/1")).send().await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Connect, "{err}");
-    assert!(err.to_string().contains(&format!("proxy {dead}")), "{err}");
+    assert!(
+        format!("{err:#}").contains(&format!("proxy {dead}")),
+        "{err}"
+    );
 
     // NO_PROXY, in any of its forms, lets the loopback origin go direct.
     for list in ["127.0.0.1", "127.0.0.0/8", "*", "example.com, 127.0.0.1"] {

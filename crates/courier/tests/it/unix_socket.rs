@@ -114,7 +114,7 @@ async fn a_missing_socket_is_a_connect_error_naming_it() {
     let client = Client::builder().unix_socket(dir.path()).build().unwrap();
     let err = client.get("http://x/").send().await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Connect, "{err}");
-    assert!(err.to_string().contains("s.sock"), "{err}");
+    assert!(format!("{err:#}").contains("s.sock"), "{err}");
 }
 
 /// Dials the one server it was made for, counting the calls.

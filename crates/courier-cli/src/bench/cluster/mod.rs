@@ -286,7 +286,7 @@ async fn one_run(
     };
     let client = super::client::builder(args, &load, None)?
         .build()
-        .map_err(|e| CliError::new(format!("cannot build the HTTP client: {e}")))?;
+        .map_err(|e| CliError::new(format!("cannot build the HTTP client: {e:#}")))?;
     let sender = Sender::new(
         run.balancer,
         client.clone(),
@@ -294,7 +294,7 @@ async fn one_run(
         shape,
         setup.budget,
     )
-    .map_err(|e| CliError::new(format!("cannot build the cluster client: {e}")))?;
+    .map_err(|e| CliError::new(format!("cannot build the cluster client: {e:#}")))?;
     let tally = Arc::new(Tally::new());
     let schedule = load::Schedule {
         rate: setup.rate,

@@ -320,7 +320,7 @@ impl ClusterSettings {
 
 #[cfg(test)]
 mod tests {
-    use super::super::parse;
+    use super::super::{parse, FileParsed};
     use crate::error::ErrorKind;
 
     fn error(text: &str) -> String {
@@ -364,7 +364,7 @@ mod tests {
 
     #[test]
     fn a_dns_name_without_a_scheme_is_http() {
-        let (_, named) = parse(
+        let FileParsed { named, .. } = parse(
             "[clients.b.cluster]\ndns = \"billing.internal:8080\"\nrefresh = \"10s\"\n",
             None,
         )
@@ -385,7 +385,7 @@ mod tests {
 
     #[test]
     fn an_srv_name_with_its_nameserver_reads_and_a_stray_nameserver_is_refused() {
-        let (_, named) = parse(
+        let FileParsed { named, .. } = parse(
             "[clients.b.cluster]\nsrv = \"_http._tcp.billing.svc\"\nnameserver = \"127.0.0.1:8600\"\n",
             None,
         )
@@ -435,7 +435,7 @@ throttle = { k = 2.0, window = "2m" } # or throttle = false
 replica_budget = { max_ratio = 1.2 }  # or replica_budget = false
 criteria = { reject_statuses = [500, 502, 503, 504], dont_retry_header = "none" }
 "#;
-        let (_, named) = parse(text, None).unwrap();
+        let FileParsed { named, .. } = parse(text, None).unwrap();
         let mut o = crate::factory::ClientOptions::default();
         for f in &named["inventory"].options {
             f(&mut o);
@@ -450,7 +450,7 @@ criteria = { reject_statuses = [500, 502, 503, 504], dont_retry_header = "none" 
         );
         assert_eq!(c.criteria.reject_statuses.len(), 4);
         assert_eq!(c.criteria.dont_retry_header, None);
-        let (_, named) = parse(
+        let FileParsed { named, .. } = parse(
             "[clients.i.cluster]\nreplicas = [\"http://a:1\"]\nthrottle = false\nreplica_budget = false\noutlier = false\n",
             None,
         )
@@ -467,7 +467,7 @@ criteria = { reject_statuses = [500, 502, 503, 504], dont_retry_header = "none" 
     fn latency_weights_read_from_toml() {
         let config = |extra: &str| {
             let text = format!("[clients.i.cluster]\nreplicas = [\"http://a:1\"]\n{extra}");
-            let (_, named) = parse(&text, None).unwrap();
+            let FileParsed { named, .. } = parse(&text, None).unwrap();
             let mut o = crate::factory::ClientOptions::default();
             for f in &named["i"].options {
                 f(&mut o);

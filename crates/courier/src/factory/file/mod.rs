@@ -62,11 +62,17 @@ use middleware::{
 };
 use values::{Dur, OptDur, OptNum};
 
+/// A file's configuration: its top-level settings, its defaults' steps and
+/// one set of steps per name.
+pub(super) struct FileParsed {
+    /// `strict_names`, if the file sets it.
+    pub strict_names: Option<bool>,
+    pub defaults: Steps,
+    pub named: BTreeMap<String, Steps>,
+}
+
 /// Parses the file into configuration steps: the defaults, and one per name.
-pub(super) fn parse(
-    text: &str,
-    base_dir: Option<&Path>,
-) -> Result<(Steps, BTreeMap<String, Steps>), Error> {
+pub(super) fn parse(text: &str, base_dir: Option<&Path>) -> Result<FileParsed, Error> {
     let file: FileConfig =
         toml::from_str(text).map_err(|e| config_error(format!("client configuration: {e}")))?;
     let base_dir = base_dir.unwrap_or(Path::new(""));
@@ -76,12 +82,18 @@ pub(super) fn parse(
         let steps = settings.into_steps(&format!("clients.{name}"), base_dir)?;
         named.insert(name, steps);
     }
-    Ok((defaults, named))
+    Ok(FileParsed {
+        strict_names: file.strict_names,
+        defaults,
+        named,
+    })
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FileConfig {
+    /// See `ClientFactoryBuilder::strict_names`.
+    strict_names: Option<bool>,
     #[serde(default)]
     defaults: Settings,
     #[serde(default)]

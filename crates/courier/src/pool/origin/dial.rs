@@ -60,7 +60,7 @@ impl<P: Protocol> OriginPool<P> {
             }
             Err(error) => {
                 metrics.connect_failures.inc();
-                tracing::debug!(host = %self.host, port = self.port, %error, "connect failed");
+                tracing::debug!(host = %self.host, port = self.port, error = %format_args!("{error:#}"), "connect failed");
                 self.connect_failed(error, stalled)
             }
         };

@@ -58,7 +58,7 @@ impl Failure {
 
 impl From<courier::Error> for Failure {
     fn from(err: courier::Error) -> Failure {
-        Failure::new(err.kind().as_str(), err.to_string())
+        Failure::new(err.kind().as_str(), format!("{err:#}"))
     }
 }
 

@@ -352,7 +352,7 @@ async fn courier_closing_a_server_silent_after_its_goaway_is_no_goaway_cut() {
     let client = h2::h2c().http2_keep_alive_timeout(Duration::from_millis(200));
     let err = body_error_after_goaway(client, |peer| peer.drain()).await;
     assert_eq!(err.kind(), courier::ErrorKind::Body, "{err}");
-    assert!(err.to_string().contains("after its GOAWAY"), "{err}");
+    assert!(format!("{err:#}").contains("after its GOAWAY"), "{err}");
     assert!(!load::cut_by_goaway(&err), "{err}");
 }
 
