@@ -3,8 +3,8 @@
 # every API change is deliberate and shows in review.
 #   .ci/public-api.sh           fails, with the diff, when the API changed
 #   .ci/public-api.sh --bless   writes the snapshot after a deliberate change
-# The rustdoc JSON comes from the stable toolchain (RUSTC_BOOTSTRAP=1: CI has no
-# nightly); .ci/public-api/ reads it (see its Cargo.toml for the format pin).
+# The rustdoc JSON comes from the stable toolchain (.ci/rustdoc-unstable: CI has
+# no nightly); .ci/public-api/ reads it (see its Cargo.toml for the format pin).
 # All features: feature-gated items are API too (the internal hooks are
 # doc(hidden), so rustdoc leaves them out).
 set -euo pipefail
@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 
 target="$(cargo metadata --format-version 1 --no-deps --locked \
     | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')"
-RUSTC_BOOTSTRAP=1 cargo rustdoc -q -p courier-http --lib --all-features --locked \
+RUSTDOC="$PWD/.ci/rustdoc-unstable" cargo rustdoc -q -p courier-http --lib --all-features --locked \
     -- -Z unstable-options --output-format json
 cargo run -q --locked --manifest-path .ci/public-api/Cargo.toml --target-dir "$target/ci-tools" \
     -- "$target/doc/courier.json" >"$target/api.txt"
