@@ -2,7 +2,7 @@
 //! a pooled connection, a whole request over an in-memory connection, and
 //! assembling a request with a browser-like header set (seed 001).
 //!
-//! `cargo bench -p courier --bench pool`
+//! `cargo bench -p courier-http --bench pool`
 
 use std::hint::black_box;
 

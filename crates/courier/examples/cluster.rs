@@ -7,7 +7,7 @@
 //! ```sh
 //! cargo run -p courier-cli -- serve -p 8080 &
 //! cargo run -p courier-cli -- serve -p 8081 &
-//! cargo run -p courier --example cluster    # COURIER_REPLICAS=http://a:1,http://b:2 to point elsewhere
+//! cargo run -p courier-http --example cluster    # COURIER_REPLICAS=http://a:1,http://b:2 to point elsewhere
 //! ```
 
 use std::time::Duration;

@@ -5,7 +5,7 @@
 //!
 //! ```sh
 //! cargo run -p courier-cli -- serve               # listens on 127.0.0.1:8080
-//! cargo run -p courier --example factory_toml     # the TOML below points at 127.0.0.1:8080
+//! cargo run -p courier-http --example factory_toml     # the TOML below points at 127.0.0.1:8080
 //! ```
 //!
 //! In a service the TOML lives in a file: `ClientFactoryBuilder::config_file("clients.toml")`.

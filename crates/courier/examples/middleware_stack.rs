@@ -6,7 +6,7 @@
 //!
 //! ```sh
 //! cargo run -p courier-cli -- serve                  # listens on 127.0.0.1:8080
-//! cargo run -p courier --example middleware_stack    # COURIER_URL=http://host:port to point elsewhere
+//! cargo run -p courier-http --example middleware_stack    # COURIER_URL=http://host:port to point elsewhere
 //! ```
 
 use std::time::Duration;

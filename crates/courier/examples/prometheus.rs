@@ -6,7 +6,7 @@
 //!
 //! ```sh
 //! cargo run -p courier-cli -- serve              # listens on 127.0.0.1:8080
-//! cargo run -p courier --example prometheus      # serves http://127.0.0.1:9898/metrics for 60 s
+//! cargo run -p courier-http --example prometheus      # serves http://127.0.0.1:9898/metrics for 60 s
 //! curl -s http://127.0.0.1:9898/metrics | grep -E 'courier|http_client'
 //! ```
 //!

@@ -5,7 +5,7 @@
 //!
 //! ```sh
 //! cargo run -p courier-cli -- serve            # listens on 127.0.0.1:8080
-//! cargo run -p courier --example streaming     # COURIER_URL=http://host:port to point elsewhere
+//! cargo run -p courier-http --example streaming     # COURIER_URL=http://host:port to point elsewhere
 //! ```
 
 use std::time::Instant;

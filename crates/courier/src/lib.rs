@@ -44,6 +44,10 @@
 //! lifetime.
 
 #![warn(missing_docs)]
+// docs.rs (`--cfg docsrs`, nightly): each item gated on a feature shows which
+// one. `doc_cfg` does this by itself since `doc_auto_cfg` was merged into it
+// (rust-lang/rust#138907); the old name is an error on current nightlies.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod basic_auth;
 #[cfg(feature = "internal-hooks")]

@@ -8,9 +8,9 @@
 //! byte of the hostile response reaches, and that no connection and no
 //! task is left behind.
 //!
-//! `cargo test -p courier --test it corpus::` runs the short set (every case
+//! `cargo test -p courier-http --test it corpus::` runs the short set (every case
 //! that does not wait out a timeout, on its first transport);
-//! `COURIER_CORPUS=full cargo test -p courier --test it corpus:: -- --nocapture`
+//! `COURIER_CORPUS=full cargo test -p courier-http --test it corpus:: -- --nocapture`
 //! runs every case on every transport and prints a table per class.
 //! `COURIER_CORPUS_CASE=<substring>` runs the cases whose name has it.
 //!

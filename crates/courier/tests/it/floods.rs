@@ -673,7 +673,7 @@ async fn large_103_heads_are_bounded_in_bytes() {
 
 // ---------------------------------------------------------------------------
 // CPU, measured (Linux; ignored: 13 s). Run with
-// `cargo test -p courier --test it floods:: -- --ignored --nocapture`.
+// `cargo test -p courier-http --test it floods:: -- --ignored --nocapture`.
 
 /// The calling thread's user + system CPU time, from /proc (clock ticks,
 /// taken as the usual 100 Hz).

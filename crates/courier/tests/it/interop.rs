@@ -4,9 +4,9 @@
 //! loopback with a config of its own in two profiles (its defaults, and a
 //! tight one), spoken to over HTTP/1.1, h2c, TLS+h2 and TLS+http/1.1.
 //!
-//! Short run (part of `cargo test`): `cargo test -p courier --test it interop::`.
+//! Short run (part of `cargo test`): `cargo test -p courier-http --test it interop::`.
 //! Full run (10 MiB bodies, longer load runs, more requests):
-//! `COURIER_INTEROP=full cargo test -p courier --test it interop:: -- --nocapture`.
+//! `COURIER_INTEROP=full cargo test -p courier-http --test it interop:: -- --nocapture`.
 //! `COURIER_INTEROP_REPORT=path` writes the matrix as markdown;
 //! `COURIER_INTEROP_SERVERS=nginx,caddy` runs only those servers;
 //! `COURIER_INTEROP_ROOT=dir` takes `interop/servers/` from another

@@ -1,7 +1,7 @@
 //! courier's integration tests, one binary (as hyper and tokio do): each
 //! file here was a test binary of its own, and linking ~45 of them was most of
 //! CI's build. Select by module path:
-//! `cargo test -p courier --test it interop::`, `... --test it http2_wire::`.
+//! `cargo test -p courier-http --test it interop::`, `... --test it http2_wire::`.
 //!
 //! The tests share one process, so none may change what the others see
 //! (environment variables, a global tracing subscriber, metrics recorder or
@@ -13,7 +13,7 @@
 //! binary apart (not libtest: h2specd runs it once per case).
 //!
 //! The modules of features off by default are compiled with the feature:
-//! `cargo test -p courier --features native-roots,cookies,multipart,opentelemetry,dns-srv --test it`.
+//! `cargo test -p courier-http --features native-roots,cookies,multipart,opentelemetry,dns-srv --test it`.
 
 mod support;
 

@@ -3,7 +3,7 @@
 //! the HTTP client semantic-convention attributes, under the caller's
 //! current OpenTelemetry span, and `traceparent` names the attempt span.
 //!
-//! Run with `cargo test -p courier --features opentelemetry --test it otel::`.
+//! Run with `cargo test -p courier-http --features opentelemetry --test it otel::`.
 //! The tests set the global tracer provider, which every trace middleware
 //! in the process would export to: each runs in a process of its own
 //! ([`alone`]), where nothing else runs.

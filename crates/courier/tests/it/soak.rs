@@ -4,7 +4,7 @@
 //! idle connections, and memory has not grown.
 //!
 //! The short form runs with the other tests; the long one is
-//! `COURIER_SOAK_SECS=180 cargo test -p courier --test it soak:: -- --ignored`.
+//! `COURIER_SOAK_SECS=180 cargo test -p courier-http --test it soak:: -- --ignored`.
 //! Both check the whole process's RSS, so they run in a process of their
 //! own ([`alone`]), not beside the binary's other tests.
 
@@ -181,7 +181,7 @@ async fn soak_short() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "long soak: COURIER_SOAK_SECS=180 cargo test -p courier --test it soak:: -- --ignored"]
+#[ignore = "long soak: COURIER_SOAK_SECS=180 cargo test -p courier-http --test it soak:: -- --ignored"]
 async fn soak_long() {
     if !alone(module_path!(), "soak_long") {
         return;

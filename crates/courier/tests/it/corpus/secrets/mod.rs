@@ -7,7 +7,7 @@
 //! is a leak. A canary that never reached where it was meant fails too:
 //! the check must be able to see the credential it looks for.
 //!
-//! `cargo test -p courier --test it corpus::secrets -- --nocapture` prints
+//! `cargo test -p courier-http --test it corpus::secrets -- --nocapture` prints
 //! the matrix (place × route × redirect: where the canary arrived); with
 //! `--features cookies` the jar's row is in it.
 
