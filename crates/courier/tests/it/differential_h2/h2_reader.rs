@@ -54,7 +54,11 @@ pub async fn h2_reads(frames: Frames, close: bool) -> Record {
         },
     };
     drop(server);
-    Record { first, second }
+    Record {
+        first,
+        second,
+        kind: None,
+    }
 }
 
 fn h2_class(e: &h2::Error) -> Class {

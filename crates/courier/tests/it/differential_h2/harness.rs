@@ -98,6 +98,9 @@ pub enum Second {
 pub struct Record {
     pub first: Result<Answer, Class>,
     pub second: Second,
+    /// courier's error kind for the first request, when it failed (h2's
+    /// reading has none: its class says all the allowlist pins of it).
+    pub kind: Option<ErrorKind>,
 }
 
 /// How the two readings compare.
@@ -228,6 +231,7 @@ pub async fn courier_reads(frames: Frames, close: bool) -> Record {
             Ok(answer) => Second::Wrong(format!("{answer:?}")),
             Err(kind) => Second::Failed(courier_class(kind)),
         };
+    let kind = first.as_ref().err().copied();
     let first = first.map_err(|kind| match kind {
         // Whether the connection survived tells a stream error from a connection error.
         ErrorKind::Protocol if second == Second::Reused => Class::Stream,
@@ -235,7 +239,11 @@ pub async fn courier_reads(frames: Frames, close: bool) -> Record {
         other => courier_class(other),
     });
     drop(server);
-    Record { first, second }
+    Record {
+        first,
+        second,
+        kind,
+    }
 }
 
 fn courier_class(kind: ErrorKind) -> Class {
