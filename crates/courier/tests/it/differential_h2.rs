@@ -14,6 +14,7 @@ mod corpus;
 mod frames;
 mod h2_reader;
 mod harness;
+mod record;
 
 use courier::ErrorKind;
 use harness::{Class, Frames, Record, Second, Verdict};
