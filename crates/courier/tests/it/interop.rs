@@ -13,8 +13,8 @@
 //! checkout; `COURIER_BIN` is the `courier` binary of the full run's bench
 //! (default: `target/debug/courier`, from `cargo build -p courier-cli`);
 //! `COURIER_INTEROP_KEEP=1` keeps each server's temp dir (config, logs).
-//! Servers that are not installed are skipped with a message, except with
-//! `CI=true`, where a missing server fails the run (`interop/install.sh`
+//! Servers that are not installed are skipped with a message, except under
+//! CI (`CI` set to any yes value: `support::ci`), where a missing server fails the run (`interop/install.sh`
 //! and `interop/install-debian.sh` install them).
 
 mod checks;
@@ -30,6 +30,7 @@ mod target;
 fn interop_with_real_servers() {
     panics::record();
     let mode = target::Mode::from_env();
+    let began = std::time::Instant::now();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .thread_name(panics::THREADS)
@@ -46,6 +47,9 @@ fn interop_with_real_servers() {
     if let Ok(path) = std::env::var("COURIER_INTEROP_REPORT") {
         std::fs::write(&path, &table).expect("write COURIER_INTEROP_REPORT");
     }
+    let mut summary = matrix.summary();
+    summary.push(("seconds", format!("{:.1}", began.elapsed().as_secs_f64())));
+    crate::support::ci::write_summary("interop", &summary);
     let failures = matrix.failures();
     assert!(
         failures.is_empty(),

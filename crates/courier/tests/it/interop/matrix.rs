@@ -68,6 +68,26 @@ impl Matrix {
         out
     }
 
+    /// The counts `.ci/run`'s closing summary prints (see
+    /// `support::ci::write_summary` for the file's format): cells run, each
+    /// outcome's count, servers run and skipped, problems outside cells.
+    pub fn summary(&self) -> Vec<(&'static str, String)> {
+        let cells = self.rows.iter().flat_map(|r| &r.cells);
+        let count = |f: fn(&Outcome) -> bool| cells.clone().filter(|(_, o)| f(o)).count();
+        vec![
+            ("cells", cells.clone().count().to_string()),
+            ("ok", count(|o| matches!(o, Outcome::Ok(_))).to_string()),
+            (
+                "failed",
+                count(|o| matches!(o, Outcome::Fail { .. })).to_string(),
+            ),
+            ("na", count(|o| matches!(o, Outcome::Na(_))).to_string()),
+            ("servers", self.versions.len().to_string()),
+            ("skipped", self.skipped.len().to_string()),
+            ("errors", self.errors.len().to_string()),
+        ]
+    }
+
     pub fn markdown(&self) -> String {
         let mut out = String::new();
         out.push_str("| server | profile | protocol |");
