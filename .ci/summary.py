@@ -56,8 +56,8 @@ for name in EXPECTED_STEPS:
 # libtest's output, per step.
 passed = failed = ignored = binaries = 0
 result = re.compile(r"^test result: (?:ok|FAILED)\. (\d+) passed; (\d+) failed; (\d+) ignored", re.M)
-h2spec_line = re.compile(r"^h2specd (\S+): (\d+)/(\d+) passed$", re.M)
-h2spec_failed = re.compile(r"^h2specd (\S+): FAILED$", re.M)
+h2spec_line = re.compile(r"^h2specd ([^:]+): (\d+)/(\d+) passed$", re.M)
+h2spec_failed = re.compile(r"^h2specd ([^:]+): FAILED$", re.M)
 h2spec = {}
 h2spec_fail = []
 h2spec_secs = ""

@@ -127,7 +127,7 @@ fn the_closing_summary_counts_what_ran_and_shows_what_did_not() {
          test result: FAILED. 40 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 9.00s\n\
          \x20  Doc-tests courier\n\
          test result: ok. 20 passed; 0 failed; 1 ignored; 0 measured; 0 filtered out; finished in 2.00s\n\
-         h2specd h2c: 57/57 passed\n",
+         h2specd h2c plain: 57/57 passed\n",
     )
     .unwrap();
     std::fs::write(logs.join("steps.tsv"), "test\t120\t0\nfuzz\t60\t0\n").unwrap();
@@ -151,6 +151,11 @@ fn the_closing_summary_counts_what_ran_and_shows_what_did_not() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(!out.status.success(), "{stdout}");
     assert!(stdout.contains("test binaries: 3"), "{stdout}");
+    assert!(stdout.contains("h2spec: h2c plain 57/57"), "{stdout}");
+    assert!(
+        stdout.contains("MISSING: h2spec ran 1 of 4 modes"),
+        "{stdout}"
+    );
     assert!(stdout.contains("MISSING: interop"), "{stdout}");
     assert!(
         stdout.contains("MISSING: fuzz http2_differential"),
