@@ -5,13 +5,18 @@ is what keeps `rust-version` true. The workspace resolver ("3") picks such
 versions on `cargo update`; this catches a lockfile edited another way.
 
 Reads the sources `cargo fetch` unpacked; crates for other platforms (not
-unpacked here) are not checked."""
+unpacked here) are not checked. Having checked none fails too: an empty or
+unreadable lock, or sources not fetched, would otherwise pass unseen.
+
+Usage: msrv-lock.py [ROOT] (default: the repository this script is in)."""
 import glob
 import os
 import re
 import sys
 
-root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), ".."
+)
 manifest = open(os.path.join(root, "Cargo.toml")).read()
 msrv = re.search(r'^rust-version\s*=\s*"([^"]+)"', manifest, re.M).group(1)
 
@@ -37,6 +42,10 @@ for name, ver in packages:
     if declared and version(declared.group(1)) > version(msrv) and name != "wasip2":
         above.append(f"{name} {ver} needs Rust {declared.group(1)}")
 print(f"msrv-lock: {checked} locked crates checked against rust-version {msrv}")
+if checked == 0:
+    print("msrv-lock: no locked crate was checked (is Cargo.lock empty, or were its "
+          "sources not fetched? run `cargo fetch --locked` first)")
+    sys.exit(1)
 if above:
     print("above the MSRV (pin an older version: "
           "CARGO_RESOLVER_INCOMPATIBLE_RUST_VERSIONS=fallback cargo update -p NAME):")

@@ -18,7 +18,11 @@
 //!
 //! h2specd is found as `$H2SPECD` or `h2specd` on `PATH`
 //! (`interop/install-h2spec.sh` installs it). Without it the test is skipped
-//! with a message, except under `CI=true`, where it fails.
+//! with a message, except under CI (`CI` set to any yes value, as
+//! `it/support/ci.rs` reads it), where it fails.
+
+#[path = "it/support/ci.rs"]
+mod ci;
 
 use std::io::Read;
 use std::net::TcpListener;
@@ -51,8 +55,8 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     let Some(h2specd) = find_h2specd() else {
-        if std::env::var("CI").is_ok_and(|v| v == "true" || v == "1") {
-            eprintln!("h2specd: not found and CI=true: run interop/install-h2spec.sh");
+        if ci::is_ci() {
+            eprintln!("h2specd: not found and CI is set: run interop/install-h2spec.sh");
             return ExitCode::FAILURE;
         }
         eprintln!("skipping h2specd: not found (set $H2SPECD or run interop/install-h2spec.sh)");

@@ -72,6 +72,15 @@ async fn hostile_servers() {
         .filter(|(_, r)| !r.failures.is_empty())
         .map(|(_, r)| format!("{} ({:?}): {}", r.name, r.transport, r.failures.join("; ")))
         .collect();
+    crate::support::ci::write_summary(
+        "corpus",
+        &[
+            ("runs", runs.len().to_string()),
+            ("passed", (runs.len() - failed.len()).to_string()),
+            ("failed", failed.len().to_string()),
+            ("seconds", format!("{:.1}", began.elapsed().as_secs_f64())),
+        ],
+    );
     assert!(
         failed.is_empty(),
         "{} run(s) failed:\n{}",

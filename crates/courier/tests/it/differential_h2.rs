@@ -14,8 +14,10 @@ mod corpus;
 mod frames;
 mod h2_reader;
 mod harness;
+mod record;
 
-use harness::{Class, Frames, Verdict};
+use courier::ErrorKind;
+use harness::{Class, Frames, Record, Second, Verdict};
 
 /// What a case expects of the comparison.
 #[derive(Debug, Clone, Copy)]
@@ -25,16 +27,29 @@ enum Expect {
     Allowed(Allowed, &'static str),
 }
 
-/// The allowlistable kinds of disagreement (see [`Verdict`]).
+/// The allowlistable kinds of disagreement (see [`Verdict`]). Each pins
+/// courier's own outcome (its class of failure and exact error kind, or
+/// what it read) as well as h2's, so a change on courier's side (a hang
+/// where it resets the stream, another error) fails the case even where
+/// h2's reading stays the same.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Allowed {
-    CourierRefuses,
-    /// Only for a documented choice of courier's (never for a wrong read).
-    H2Refuses,
-    BothFail(Class, Class),
-    CourierRetries,
+    /// courier fails the request (this class, this error kind); h2 reads it.
+    CourierRefuses(Class, ErrorKind),
+    /// h2 fails the request (this class); courier reads this status and
+    /// body and keeps the connection. Only for a documented choice of
+    /// courier's (never for a wrong read).
+    H2Refuses(Class, u16, &'static [u8]),
+    /// Both fail: courier with this class and error kind, h2 with this class.
+    BothFail(Class, ErrorKind, Class),
+    /// courier retries and reads the next answer; h2 fails with this class.
+    CourierRetries(Class),
+    /// The same first answer, read whole; courier opens a new connection
+    /// for the next request, h2 keeps its own.
     CourierCloses,
-    H2Closes,
+    /// Both fail the same way (this class, courier's error kind); h2 opens a
+    /// new connection for the next request, courier keeps its own.
+    H2Closes(Class, ErrorKind),
 }
 
 struct Case {
@@ -68,19 +83,30 @@ impl Case {
     }
 }
 
-fn expected(expect: Expect, verdict: &Verdict) -> bool {
-    match (expect, verdict) {
-        (Expect::Agree, Verdict::Agree) => true,
-        (Expect::Allowed(kind, _), verdict) => {
-            matches!(
-                (kind, verdict),
-                (Allowed::CourierRefuses, Verdict::CourierRefuses)
-                    | (Allowed::H2Refuses, Verdict::H2Refuses)
-                    | (Allowed::CourierRetries, Verdict::CourierRetries)
-                    | (Allowed::CourierCloses, Verdict::CourierCloses)
-                    | (Allowed::H2Closes, Verdict::H2Closes)
-            ) || matches!((kind, verdict), (Allowed::BothFail(a, b), Verdict::BothFail(x, y)) if (a, b) == (*x, *y))
+/// Whether a case's outcome is the one it expects (its verdict, and the
+/// pins of its allowlist entry).
+fn expected(expect: Expect, courier: &Record, h2: &Record, verdict: &Verdict) -> bool {
+    let kind = match expect {
+        Expect::Agree => return *verdict == Verdict::Agree,
+        Expect::Allowed(kind, _) => kind,
+    };
+    let fails = |record: &Record, class: Class| record.first == Err(class);
+    let courier_fails = |class, kind| fails(courier, class) && courier.kind == Some(kind);
+    match (kind, verdict) {
+        (Allowed::CourierRefuses(class, kind), Verdict::CourierRefuses) => {
+            courier_fails(class, kind)
         }
+        (Allowed::H2Refuses(class, status, body), Verdict::H2Refuses) => {
+            fails(h2, class)
+                && courier.second == Second::Reused
+                && matches!(&courier.first, Ok(a) if a.status == status && a.body == body)
+        }
+        (Allowed::BothFail(class, kind, h2_class), Verdict::BothFail(..)) => {
+            courier_fails(class, kind) && fails(h2, h2_class)
+        }
+        (Allowed::CourierRetries(class), Verdict::CourierRetries) => fails(h2, class),
+        (Allowed::CourierCloses, Verdict::CourierCloses) => courier.first.is_ok(),
+        (Allowed::H2Closes(class, kind), Verdict::H2Closes) => courier_fails(class, kind),
         _ => false,
     }
 }
@@ -94,7 +120,7 @@ async fn courier_and_h2_agree_on_responses() {
     let (mut agree, mut allowed) = (0, 0);
     for case in &cases {
         let (courier, h2, verdict) = harness::run(case.frames, case.close).await;
-        let ok = expected(case.expect, &verdict);
+        let ok = expected(case.expect, &courier, &h2, &verdict);
         match (ok, case.expect) {
             (true, Expect::Agree) => agree += 1,
             (true, Expect::Allowed(..)) => allowed += 1,
@@ -126,6 +152,8 @@ async fn courier_and_h2_agree_on_responses() {
     );
     assert!(failures.is_empty(), "{failures:#?}");
 }
+
+mod pins;
 
 #[test]
 fn case_names_are_unique() {

@@ -20,12 +20,3 @@ mod settings;
 
 // The bound on every wait, shared with the other HTTP/2 tests.
 pub use crate::support::h2::{within, LIMIT};
-
-/// This process's resident set size in bytes (Linux), to show that a peer
-/// cannot drive the client's memory (the tests that read it run in a process
-/// of their own: [`crate::support::alone`]).
-pub fn rss() -> Option<u64> {
-    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
-    let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
-    Some(pages * 4096)
-}

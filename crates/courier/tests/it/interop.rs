@@ -18,9 +18,10 @@
 //! capture, so a CI log shows it for a run that passed too. The run fails
 //! on a failed cell, on more flaky cells than `tolerance::MAX_FLAKY`, and on
 //! a tolerance over its bound (see `tolerance.rs`).
-//! Servers that are not installed are skipped with a message, except with
-//! `CI=true`, where a missing server fails the run (`interop/install.sh`
-//! and `interop/install-debian.sh` install them).
+//! Servers that are not installed are skipped with a message, except under
+//! CI (`CI` set to any yes value: `support::ci`), where a missing server
+//! fails the run (`interop/install.sh` and `interop/install-debian.sh`
+//! install them).
 
 mod checks;
 mod fixtures;
@@ -36,6 +37,7 @@ mod tolerance;
 fn interop_with_real_servers() {
     panics::record();
     let mode = target::Mode::from_env();
+    let began = std::time::Instant::now();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .thread_name(panics::THREADS)
@@ -50,6 +52,13 @@ fn interop_with_real_servers() {
         println!("  {note}");
     }
     report(&table, &matrix.summary());
+    let mut summary = matrix.ci_counts();
+    summary.push((
+        "seconds".to_owned(),
+        format!("{:.1}", began.elapsed().as_secs_f64()),
+    ));
+    let fields: Vec<(&str, String)> = summary.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+    crate::support::ci::write_summary("interop", &fields);
     let failures = matrix.failures();
     assert!(
         failures.is_empty(),

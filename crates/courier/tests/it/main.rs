@@ -17,6 +17,7 @@
 
 mod support;
 
+mod ci_gates;
 mod cluster;
 mod cluster_middleware;
 #[cfg(feature = "dns-srv")]

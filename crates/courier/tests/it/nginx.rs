@@ -2,7 +2,8 @@
 //! for refused streams (issue 13), kept apart from the interop suite
 //! (`tests/interop.rs`, which covers nginx's bodies, uploads and protocols) so
 //! that they stay quick and focused. Skipped, with a message, when nginx is
-//! not installed (`.ci/run` installs it).
+//! not installed, except under CI (`support::ci`), where that fails the test
+//! (`.ci/run` installs it).
 
 use crate::support::free_port;
 use std::path::{Path, PathBuf};
@@ -61,7 +62,9 @@ fn nginx_installed() -> bool {
 /// for what the block does not name).
 fn start_nginx_with(http_extra: &str) -> Option<Nginx> {
     if !nginx_installed() {
-        eprintln!("skipping nginx GOAWAY tests: nginx is not installed (apt-get install nginx)");
+        crate::support::ci::skip_unless_ci(
+            "nginx is not installed for the nginx GOAWAY tests (apt-get install nginx)",
+        );
         return None;
     }
     let dir = std::env::temp_dir().join(format!(

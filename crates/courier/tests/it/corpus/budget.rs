@@ -6,6 +6,8 @@
 
 use std::time::Duration;
 
+use crate::support::memory::Mark;
+
 /// The most a case may cost.
 #[derive(Debug, Clone, Copy)]
 pub struct Budget {
@@ -40,34 +42,10 @@ pub fn cpu() -> Option<Duration> {
     Some(Duration::from_millis((utime + stime) * 10))
 }
 
-/// This process's resident set size in bytes (`/proc/self/statm`).
-pub fn rss() -> Option<u64> {
-    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
-    let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
-    Some(pages * 4096)
-}
-
-/// Resets the kernel's peak-RSS mark (VmHWM) to the current RSS, so the
-/// peak read at the end of a case is the case's own; false where
-/// `/proc/self/clear_refs` cannot be written (then the end's RSS is used,
-/// which misses memory freed before the end).
-fn reset_peak() -> bool {
-    std::fs::write("/proc/self/clear_refs", "5").is_ok()
-}
-
-/// The peak RSS since the last reset, in bytes (`VmHWM` of `/proc/self/status`).
-fn peak() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
-}
-
 /// A reading at the start of a case.
 pub struct Reading {
     cpu: Option<Duration>,
-    rss: Option<u64>,
-    peak: bool,
+    memory: Mark,
 }
 
 /// What a case cost.
@@ -79,31 +57,24 @@ pub struct Cost {
 }
 
 impl Reading {
+    /// Resets the peak-RSS mark (see [`Mark`]: where it cannot be, that is
+    /// said and fails under CI, and the end's RSS is used).
     pub fn now() -> Reading {
-        let peak = reset_peak();
         Reading {
             cpu: cpu(),
-            rss: rss(),
-            peak,
+            memory: Mark::now(),
         }
     }
 
-    /// The cost since this reading, `wall` measured by the caller.
+    /// The cost since this reading, `wall` measured by the caller; `rss` is
+    /// the rise to the peak.
     pub fn cost(&self, wall: Duration) -> Cost {
-        let now = Reading {
-            cpu: cpu(),
-            rss: if self.peak { peak() } else { rss() },
-            peak: false,
-        };
         Cost {
-            cpu: match (self.cpu, now.cpu) {
+            cpu: match (self.cpu, cpu()) {
                 (Some(a), Some(b)) => b.saturating_sub(a),
                 _ => Duration::ZERO,
             },
-            rss: match (self.rss, now.rss) {
-                (Some(a), Some(b)) => b.saturating_sub(a),
-                _ => 0,
-            },
+            rss: self.memory.grown().unwrap_or(0),
             wall,
         }
     }

@@ -1,7 +1,9 @@
 //! The framing cases: each a server's answer to the first request, verbatim.
 
+use courier::ErrorKind;
+
 use super::harness::{BodyEnd, Refusal};
-use super::{case, Allowed, Case};
+use super::{case, hello, Allowed, Case};
 
 pub fn corpus() -> Vec<Case> {
     vec![
@@ -25,12 +27,12 @@ pub fn corpus() -> Vec<Case> {
         case("length", "cl_digits_then_junk", b"HTTP/1.1 200 OK\r\nContent-Length: 5x\r\n\r\nhello"),
         case("length", "cl_overflow", b"HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999\r\n\r\nhello"),
         case("length", "cl_u64_max", b"HTTP/1.1 200 OK\r\nContent-Length: 18446744073709551615\r\n\r\nhello").closing().allow(
-            Allowed::BothRefuse(Refusal::Malformed, Refusal::TooLarge),
+            Allowed::BothRefuse(ErrorKind::Protocol, Refusal::TooLarge),
             "both refuse the head: courier reads at most 19 digits, hyper keeps the top values of u64 for itself; neither reads a body",
         ),
         case("length", "cl_huge_truncated", b"HTTP/1.1 200 OK\r\nContent-Length: 1000000000000\r\n\r\nabc").closing(),
         case("length", "cl_over_body_limit", b"HTTP/1.1 200 OK\r\nContent-Length: 444444444444444445\r\n\r\nhello").allow(
-            Allowed::BothFailBody(BodyEnd::Failed, BodyEnd::Timeout),
+            Allowed::BothFailBody(ErrorKind::BodyTooLarge, BodyEnd::Timeout),
             "courier refuses a declared length over max_response_body_size before reading the body (BodyTooLarge), hyper waits for the bytes; neither reuses the connection",
         ),
         case("length", "cl_short_then_close", b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhello").closing(),
@@ -91,27 +93,27 @@ pub fn corpus() -> Vec<Case> {
         case("te", "te_empty", b"HTTP/1.1 200 OK\r\nTransfer-Encoding:\r\nContent-Length: 5\r\n\r\nhello").closing(),
         case("te", "te_unknown_close_delimited", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: x-custom\r\n\r\nhello").closing(),
         case("te", "te_chunked_in_http10", b"HTTP/1.0 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n").closing().allow(
-            Allowed::HyperRefuses,
+            Allowed::HyperRefuses(Refusal::Malformed, hello(false)),
             "RFC 9112 §6.1: HTTP/1.0 with Transfer-Encoding is faulty framing, to be processed and the connection closed after it; courier does so (chunked, then close), hyper refuses the head",
         ),
         case("te", "te_chunked_comma_empty", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked,\r\n\r\n5\r\nhello\r\n0\r\n\r\n").allow(
-            Allowed::HyperWrong,
+            Allowed::HyperWrong(hello(true)),
             "RFC 9110 §5.6.1 ignores empty list elements, so `chunked,` ends in chunked and RFC 9112 §6.3 (4) frames the body chunked (courier); hyper takes the empty last element as the coding and reads to the close",
         ),
         case("te", "te_chunked_in_http10_keep_alive", b"HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n").courier_closes().allow(
-            Allowed::HyperRefuses,
+            Allowed::HyperRefuses(Refusal::Malformed, hello(false)),
             "RFC 9112 §6.1: after an HTTP/1.0 message with Transfer-Encoding the connection MUST be closed, keep-alive or not; hyper refuses the head",
         ),
         case("te", "te_obs_text_then_chunked", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: \xff\xff gzip ,  chunked \r\n\r\n5\r\nhello\r\n0\r\n\r\n").allow(
-            Allowed::CourierRefuses,
+            Allowed::CourierRefuses(ErrorKind::Protocol, 200),
             "RFC 9112 §6.1: a transfer-coding is a token; courier refuses a Transfer-Encoding with a non-token element (it read `chunked` while hyper, failing to read the value as text, read to the close: a desync found by the fuzz target)",
         ),
         case("te", "te_space_inside_coding", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: x y, chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n").allow(
-            Allowed::CourierRefuses,
+            Allowed::CourierRefuses(ErrorKind::Protocol, 200),
             "as te_obs_text_then_chunked: `x y` is no token, courier refuses the head; hyper frames by the last element alone",
         ),
         case("te", "te_chunked_comma_then_te_in_trailers", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked,\n\r\n5\r\nhello\r\n0\r\nX-A: 1\r\nTransfer-Encoding: chunked\r\n\r\n").allow(
-            Allowed::HyperWrong,
+            Allowed::HyperWrong(hello(true)),
             "as te_chunked_comma_empty (found by the fuzz target with a Transfer-Encoding among the trailers, which frame nothing)",
         ),
         case("te", "te_chunked_with_parameter", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked;q=1\r\n\r\n5\r\nhello\r\n0\r\n\r\n").closing(),
@@ -129,7 +131,7 @@ pub fn corpus() -> Vec<Case> {
         case("chunked", "trailer_obs_fold", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\nX-A: a\r\n b\r\n\r\n"),
         case("chunked", "trailer_bare_lf_line", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\nX-Sum: 1\nX-Other: 2\r\n\r\n"),
         case("chunked", "trailer_bare_lf_blank_line_then_bytes", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\nX-Sum: 1\n\nJUNK\r\n\r\n").allow(
-            Allowed::CourierRejectsBody,
+            Allowed::CourierRejectsBody(ErrorKind::Body),
             "a bare LF ends no trailer line in courier (as on its chunk lines; RFC 9112 §7.1 writes CRLF); hyper takes the bare-LF blank line as the end and silently drops the bytes up to the next CRLFCRLF",
         ),
         case("chunked", "trailer_content_length", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\nContent-Length: 99\r\n\r\n"),
@@ -154,11 +156,11 @@ pub fn corpus() -> Vec<Case> {
         case("1xx", "199_then_200", b"HTTP/1.1 199 Whatever\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"),
         case("1xx", "1xx_then_close", b"HTTP/1.1 100 Continue\r\n\r\n").closing(),
         case("1xx", "101_without_upgrade", b"HTTP/1.1 101 Switching Protocols\r\n\r\n").allow(
-            Allowed::CourierRefuses,
+            Allowed::CourierRefuses(ErrorKind::Protocol, 101),
             "courier does not implement protocol upgrades: a 101 is a Protocol error, before any byte after it is read; hyper hands the 101 to the caller for an upgrade",
         ),
         case("1xx", "101_with_upgrade", b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: upgrade\r\n\r\n").allow(
-            Allowed::CourierRefuses,
+            Allowed::CourierRefuses(ErrorKind::Protocol, 101),
             "as 101_without_upgrade: courier refuses upgrades, hyper offers the connection to the caller; neither reads on as HTTP",
         ),
         case("no-body", "head_connection_close", b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 5\r\n\r\n").head(),

@@ -413,25 +413,44 @@ fn courier_inconsistent(courier: &CourierRecord) -> Option<String> {
     None
 }
 
-/// Where hyper is known to be wrong about framing, the reason; the fuzz
-/// target does not count such inputs as findings, and the corpus case for
-/// each must name it.
+/// Where hyper is known to be wrong about framing: the reason, and the
+/// same bytes corrected so that hyper reads them right. The fuzz target and
+/// the corpus do not take hyper's reading of such bytes as the reference;
+/// they hold courier to the corrected bytes instead ([`known_wrong_holds`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KnownWrong {
+    /// Why hyper is wrong (each corpus case for it must name it).
+    pub reason: &'static str,
+    /// The bytes with what hyper misreads taken out.
+    pub corrected: Vec<u8>,
+}
+
+/// Recognises the bytes hyper is known to frame wrongly:
 ///
 /// - A `Transfer-Encoding` list whose last element is empty (`chunked,`):
 ///   hyper takes the last element, empty, as the final coding and reads the
 ///   body to the close; RFC 9110 §5.6.1 has recipients ignore empty list
 ///   elements, which leaves `chunked` final, so RFC 9112 §6.3 frames the body
-///   as chunked (courier).
-pub fn hyper_known_wrong(bytes: &[u8]) -> Option<&'static str> {
+///   as chunked (courier). Corrected: the empty elements at the end of each
+///   `Transfer-Encoding` line of the final head removed (a line with no
+///   element at all removed whole), which RFC 9110 §5.6.1 makes the same
+///   field.
+pub fn hyper_known_wrong(bytes: &[u8]) -> Option<KnownWrong> {
     let mut any_coding = false;
     let mut empty_last = false;
     let mut interim = false;
+    // Byte ranges to cut from the final head.
+    let mut cuts: Vec<(usize, usize)> = Vec::new();
+    let mut start = 0;
     // Only the final head counts: 1xx heads go before it, the body after.
-    for line in bytes.split(|&b| b == b'\n') {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
+    for raw in bytes.split(|&b| b == b'\n') {
+        let line_start = start;
+        start += raw.len() + 1;
+        let line = raw.strip_suffix(b"\r").unwrap_or(raw);
         if line.starts_with(b"HTTP/") {
             interim = line.get(9) == Some(&b'1');
             (any_coding, empty_last) = (false, false);
+            cuts.clear();
             continue;
         }
         if line.is_empty() {
@@ -446,13 +465,86 @@ pub fn hyper_known_wrong(bytes: &[u8]) -> Option<&'static str> {
         if !line[..colon].eq_ignore_ascii_case(b"transfer-encoding") {
             continue;
         }
-        let mut elements = line[colon + 1..]
-            .split(|&b| b == b',')
-            .map(<[u8]>::trim_ascii);
+        let value = &line[colon + 1..];
+        let mut elements = value.split(|&b| b == b',').map(<[u8]>::trim_ascii);
         any_coding |= elements.clone().any(|e| !e.is_empty());
         empty_last = elements.next_back().is_some_and(<[u8]>::is_empty);
+        match value
+            .iter()
+            .rposition(|&b| !matches!(b, b',' | b' ' | b'\t'))
+        {
+            // Keeps the last element, drops the empty ones and blanks after it.
+            Some(last) => cuts.push((
+                line_start + colon + 2 + last,
+                line_start + colon + 1 + value.len(),
+            )),
+            // No element at all: the whole line goes, its LF included.
+            None => cuts.push((line_start, (line_start + raw.len() + 1).min(bytes.len()))),
+        }
     }
-    (any_coding && empty_last).then_some(
-        "hyper ignores no empty element at the end of Transfer-Encoding (RFC 9110 §5.6.1)",
-    )
+    if !(any_coding && empty_last) {
+        return None;
+    }
+    let mut corrected = Vec::with_capacity(bytes.len());
+    let mut from = 0;
+    for (cut_start, cut_end) in cuts {
+        corrected.extend_from_slice(&bytes[from..cut_start]);
+        from = cut_end;
+    }
+    corrected.extend_from_slice(&bytes[from..]);
+    Some(KnownWrong {
+        reason: "hyper ignores no empty element at the end of Transfer-Encoding (RFC 9110 §5.6.1)",
+        corrected,
+    })
+}
+
+/// For bytes hyper is known to misread: courier must read them exactly as it
+/// reads the corrected bytes (the one framing RFC 9110 §5.6.1 allows), or
+/// refuse them as malformed without reusing the connection; and on the
+/// corrected bytes courier and hyper must not disagree about framing.
+/// `Ok` with what was checked, or the finding.
+pub async fn known_wrong_holds(
+    script: Script<'_>,
+    courier: &CourierRecord,
+    known: &KnownWrong,
+) -> Result<(), String> {
+    let corrected = Script {
+        first: &known.corrected,
+        ..script
+    };
+    let (courier_fixed, hyper_fixed, fixed_verdict) = run(corrected).await;
+    known_wrong_verdict(courier, &courier_fixed, &hyper_fixed, &fixed_verdict)
+}
+
+/// The rule of [`known_wrong_holds`] on records already read.
+pub fn known_wrong_verdict(
+    courier: &CourierRecord,
+    courier_fixed: &CourierRecord,
+    hyper_fixed: &Record,
+    fixed_verdict: &Verdict,
+) -> Result<(), String> {
+    if let Some(problem) = courier_inconsistent(courier) {
+        return Err(problem);
+    }
+    let refused = courier.record
+        == Record {
+            first: First::Refused(Refusal::Malformed),
+            second: Second::NotReused,
+        };
+    if !refused && courier.record != courier_fixed.record {
+        return Err(format!(
+            "courier read {:?}, but {:?} once the empty codings are removed",
+            courier.record, courier_fixed.record
+        ));
+    }
+    if matches!(
+        fixed_verdict,
+        Verdict::Framing(_) | Verdict::HyperRejectsBody
+    ) {
+        return Err(format!(
+            "corrected bytes: {fixed_verdict:?}: courier {:?}, hyper {hyper_fixed:?}",
+            courier_fixed.record
+        ));
+    }
+    Ok(())
 }

@@ -1,6 +1,8 @@
 //! The HTTP/2 cases: each the server's frames for the first request (on
 //! stream `s`, 1), verbatim.
 
+use courier::ErrorKind;
+
 use super::harness::Class;
 use super::{case, Allowed, Case};
 use crate::support::h2::*;
@@ -170,7 +172,7 @@ pub fn corpus() -> Vec<Case> {
         }),
         case("malformed-head", "uppercase_name", |s| {
             with(s, &[field("X-Upper", b"1")])
-        }).allow(Allowed::BothFail(Class::Stream, Class::Connection), MALFORMED_STREAM),
+        }).allow(Allowed::BothFail(Class::Stream, ErrorKind::Protocol, Class::Connection), MALFORMED_STREAM),
         case("malformed-head", "pseudo_after_regular", |s| {
             raw_head(s, &[field("x-case", b"h2"), status(200)])
         }),
@@ -179,10 +181,10 @@ pub fn corpus() -> Vec<Case> {
         }),
         case("malformed-head", "unknown_pseudo", |s| {
             with(s, &[field(":foo", b"1")])
-        }).allow(Allowed::BothFail(Class::Stream, Class::Connection), MALFORMED_STREAM),
+        }).allow(Allowed::BothFail(Class::Stream, ErrorKind::Protocol, Class::Connection), MALFORMED_STREAM),
         case("malformed-head", "request_pseudo", |s| {
             with(s, &[field(":path", b"/")])
-        }).allow(Allowed::CourierRefuses, "RFC 9113 §8.3: request pseudo-header fields MUST NOT appear in responses (malformed, §8.1.1); courier resets the stream, h2 ignores :path"),
+        }).allow(Allowed::CourierRefuses(Class::Stream, ErrorKind::Protocol), "RFC 9113 §8.3: request pseudo-header fields MUST NOT appear in responses (malformed, §8.1.1); courier resets the stream, h2 ignores :path"),
         case("malformed-head", "connection_header", |s| {
             with(s, &[field("connection", b"keep-alive")])
         }),
@@ -203,36 +205,36 @@ pub fn corpus() -> Vec<Case> {
         }),
         case("malformed-head", "status_abc", |s| {
             raw_head(s, &[field(":status", b"abc")])
-        }).allow(Allowed::BothFail(Class::Stream, Class::Connection), MALFORMED_STREAM),
+        }).allow(Allowed::BothFail(Class::Stream, ErrorKind::Protocol, Class::Connection), MALFORMED_STREAM),
         case("malformed-head", "status_99", |s| {
             raw_head(s, &[status(99)])
-        }).allow(Allowed::BothFail(Class::Stream, Class::Connection), MALFORMED_STREAM),
+        }).allow(Allowed::BothFail(Class::Stream, ErrorKind::Protocol, Class::Connection), MALFORMED_STREAM),
         case("malformed-head", "status_1000", |s| {
             raw_head(s, &[status(1000)])
-        }).allow(Allowed::BothFail(Class::Stream, Class::Connection), MALFORMED_STREAM),
+        }).allow(Allowed::BothFail(Class::Stream, ErrorKind::Protocol, Class::Connection), MALFORMED_STREAM),
         case("malformed-head", "status_two_digits", |s| {
             raw_head(s, &[field(":status", b"20")])
-        }).allow(Allowed::BothFail(Class::Stream, Class::Connection), MALFORMED_STREAM),
+        }).allow(Allowed::BothFail(Class::Stream, ErrorKind::Protocol, Class::Connection), MALFORMED_STREAM),
         case("malformed-head", "value_with_newline", |s| {
             with(s, &[field("x-a", b"a\nb")])
-        }).allow(Allowed::BothFail(Class::Stream, Class::Connection), MALFORMED_STREAM),
+        }).allow(Allowed::BothFail(Class::Stream, ErrorKind::Protocol, Class::Connection), MALFORMED_STREAM),
         case("malformed-head", "empty_name", |s| {
             with(s, &[field("", b"v")])
-        }).allow(Allowed::BothFail(Class::Stream, Class::Connection), MALFORMED_STREAM),
+        }).allow(Allowed::BothFail(Class::Stream, ErrorKind::Protocol, Class::Connection), MALFORMED_STREAM),
         case("malformed-head", "informational_end_stream", |s| {
             cat(&[
                 headers(s, END_STREAM, &[status(100)]),
                 response(s, b"hello"),
             ])
         }),
-        case("malformed-head", "status_101", |s| cat(&[headers(s, 0, &[status(101)]), response(s, b"hello")])).allow(Allowed::CourierRefuses, "RFC 9113 §8.6: HTTP/2 removes support for 101 (Switching Protocols); courier resets the stream, h2 skips it as any other 1xx and reads the final response"),
+        case("malformed-head", "status_101", |s| cat(&[headers(s, 0, &[status(101)]), response(s, b"hello")])).allow(Allowed::CourierRefuses(Class::Stream, ErrorKind::Protocol), "RFC 9113 §8.6: HTTP/2 removes support for 101 (Switching Protocols); courier resets the stream, h2 skips it as any other 1xx and reads the final response"),
         case("malformed-head", "status_199_then_final", |s| cat(&[headers(s, 0, &[status(199)]), response(s, b"hello")])),
-        case("malformed-head", "status_020", |s| raw_head(s, &[field(":status", b"020")])).allow(Allowed::BothFail(Class::Stream, Class::Connection), MALFORMED_STREAM),
+        case("malformed-head", "status_020", |s| raw_head(s, &[field(":status", b"020")])).allow(Allowed::BothFail(Class::Stream, ErrorKind::Protocol, Class::Connection), MALFORMED_STREAM),
         case("malformed-head", "value_leading_space", |s| with(s, &[field("x-a", b" v")])),
-        case("malformed-head", "value_nul", |s| with(s, &[field("x-a", b"a\0b")])).allow(Allowed::BothFail(Class::Stream, Class::Connection), MALFORMED_STREAM),
+        case("malformed-head", "value_nul", |s| with(s, &[field("x-a", b"a\0b")])).allow(Allowed::BothFail(Class::Stream, ErrorKind::Protocol, Class::Connection), MALFORMED_STREAM),
         case("malformed-head", "value_obs_text", |s| with(s, &[field("x-a", b"caf\xc3\xa9")])),
-        case("malformed-head", "name_with_space", |s| with(s, &[field("x a", b"1")])).allow(Allowed::BothFail(Class::Stream, Class::Connection), MALFORMED_STREAM),
-        case("malformed-head", "name_with_colon", |s| with(s, &[field("x:a", b"1")])).allow(Allowed::BothFail(Class::Stream, Class::Connection), MALFORMED_STREAM),
+        case("malformed-head", "name_with_space", |s| with(s, &[field("x a", b"1")])).allow(Allowed::BothFail(Class::Stream, ErrorKind::Protocol, Class::Connection), MALFORMED_STREAM),
+        case("malformed-head", "name_with_colon", |s| with(s, &[field("x:a", b"1")])).allow(Allowed::BothFail(Class::Stream, ErrorKind::Protocol, Class::Connection), MALFORMED_STREAM),
         case("malformed-head", "large_header_over_continuations", |s| {
             // 100 KB in one value: over CONTINUATION frames of 16 KB.
             let mut block = status(200);
@@ -245,7 +247,7 @@ pub fn corpus() -> Vec<Case> {
             }
             out.extend(hello(s));
             out
-        }).allow(Allowed::CourierRefuses, "a 100 KB field list is over courier's max_response_headers_size (64 KiB by default, advertised as SETTINGS_MAX_HEADER_LIST_SIZE, RFC 9113 §6.5.2); h2's default limit is 16 MiB"),
+        }).allow(Allowed::CourierRefuses(Class::TooLarge, ErrorKind::HeadersTooLarge), "a 100 KB field list is over courier's max_response_headers_size (64 KiB by default, advertised as SETTINGS_MAX_HEADER_LIST_SIZE, RFC 9113 §6.5.2); h2's default limit is 16 MiB"),
         case("malformed-head", "many_headers", |s| {
             let mut fields = vec![status(200)];
             for i in 0..500 {

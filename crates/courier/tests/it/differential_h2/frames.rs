@@ -2,6 +2,8 @@
 //! resets and GOAWAY, SETTINGS and flow control, trailers, HPACK.
 
 use super::corpus::{cat, head, headers, hello};
+use courier::ErrorKind;
+
 use super::harness::Class;
 use super::{case, Allowed, Case};
 use crate::support::h2::*;
@@ -14,7 +16,7 @@ pub fn cases() -> Vec<Case> {
         // Frames out of place.
         case("frames", "data_before_headers", |s| {
             cat(&[frame(DATA, 0, s, b"early"), response(s, b"hello")])
-        }).allow(Allowed::BothFail(Class::Stream, Class::Connection), "RFC 9113 §8.1: a response begins with HEADERS, so DATA first makes it malformed, a stream error (§8.1.1) that courier applies; h2 closes the connection with GOAWAY"),
+        }).allow(Allowed::BothFail(Class::Stream, ErrorKind::Protocol, Class::Connection), "RFC 9113 §8.1: a response begins with HEADERS, so DATA first makes it malformed, a stream error (§8.1.1) that courier applies; h2 closes the connection with GOAWAY"),
         case("frames", "data_on_stream_0", |s| {
             cat(&[frame(DATA, 0, 0, b"zero"), response(s, b"hello")])
         }),
@@ -88,7 +90,7 @@ pub fn cases() -> Vec<Case> {
         case("reset", "rst_before_head", |s| {
             rst_stream(s, INTERNAL_ERROR)
         }),
-        case("reset", "rst_refused", |s| rst_stream(s, REFUSED_STREAM)).allow(Allowed::CourierRetries, "RFC 9113 §8.7: a refused stream was not processed and may be retried; courier resends it on a connection that takes streams (http2_max_refused_retries), h2 reports REFUSED_STREAM"),
+        case("reset", "rst_refused", |s| rst_stream(s, REFUSED_STREAM)).allow(Allowed::CourierRetries(Class::Refused), "RFC 9113 §8.7: a refused stream was not processed and may be retried; courier resends it on a connection that takes streams (http2_max_refused_retries), h2 reports REFUSED_STREAM"),
         case("reset", "rst_after_head", |s| {
             cat(&[
                 head(s),
@@ -99,7 +101,7 @@ pub fn cases() -> Vec<Case> {
         case("reset", "rst_on_stream_0", |s| {
             cat(&[rst_stream(0, CANCEL), response(s, b"hello")])
         }),
-        case("reset", "goaway_last_0", |_| goaway(0, NO_ERROR)).closing().allow(Allowed::CourierRetries, "RFC 9113 §6.8/§8.7: a stream past GOAWAY's last stream id was not processed and may be retried; courier resends it on a new connection, h2 reports the GOAWAY"),
+        case("reset", "goaway_last_0", |_| goaway(0, NO_ERROR)).closing().allow(Allowed::CourierRetries(Class::Refused), "RFC 9113 §6.8/§8.7: a stream past GOAWAY's last stream id was not processed and may be retried; courier resends it on a new connection, h2 reports the GOAWAY"),
         case("reset", "goaway_last_1_then_response", |s| {
             cat(&[goaway(1, NO_ERROR), response(s, b"hello")])
         })
@@ -120,11 +122,11 @@ pub fn cases() -> Vec<Case> {
             cat(&[head(s), frame(DATA, 0, s, b"hel")])
         })
         .closing(),
-        case("reset", "close_before_head", |_| Vec::new()).closing().allow(Allowed::CourierRetries, "the connection closed with no GOAWAY and no answer: courier resends an idempotent request once on a new connection (RFC 9110 §9.2.2 permits it), h2 reports the closed connection"),
+        case("reset", "close_before_head", |_| Vec::new()).closing().allow(Allowed::CourierRetries(Class::Connection), "the connection closed with no GOAWAY and no answer: courier resends an idempotent request once on a new connection (RFC 9110 §9.2.2 permits it), h2 reports the closed connection"),
         // Flow control and SETTINGS (RFC 9113 §6.5.2, §6.9).
         case("settings", "window_update_0_stream", |s| {
             cat(&[window_update(s, 0), response(s, b"hello")])
-        }).allow(Allowed::BothFail(Class::Stream, Class::Connection), "RFC 9113 §6.9: a zero increment on a stream is a stream error of type PROTOCOL_ERROR (only on stream 0 a connection error); courier resets the stream, h2 closes the connection"),
+        }).allow(Allowed::BothFail(Class::Stream, ErrorKind::Protocol, Class::Connection), "RFC 9113 §6.9: a zero increment on a stream is a stream error of type PROTOCOL_ERROR (only on stream 0 a connection error); courier resets the stream, h2 closes the connection"),
         case("settings", "window_update_0_connection", |s| {
             cat(&[window_update(0, 0), response(s, b"hello")])
         }),
@@ -133,7 +135,7 @@ pub fn cases() -> Vec<Case> {
                 settings(&[(SETTINGS_ENABLE_PUSH, 1)]),
                 response(s, b"hello"),
             ])
-        }).allow(Allowed::CourierRefuses, "RFC 9113 §6.5.2: a client MUST treat SETTINGS_ENABLE_PUSH = 1 from a server as a connection error of type PROTOCOL_ERROR; courier does, h2 accepts it"),
+        }).allow(Allowed::CourierRefuses(Class::Connection, ErrorKind::Protocol), "RFC 9113 §6.5.2: a client MUST treat SETTINGS_ENABLE_PUSH = 1 from a server as a connection error of type PROTOCOL_ERROR; courier does, h2 accepts it"),
         case("settings", "enable_push_2", |s| {
             cat(&[
                 settings(&[(SETTINGS_ENABLE_PUSH, 2)]),
@@ -171,7 +173,7 @@ pub fn cases() -> Vec<Case> {
                 frame(DATA, 0, s, b"hello"),
                 headers(s, END_STREAM, &[status(200)]),
             ])
-        }).allow(Allowed::CourierRefuses, "RFC 9113 §8.1: trailers MUST NOT include pseudo-header fields (malformed, §8.1.1); courier fails the body, h2 drops the field and reads the response whole"),
+        }).allow(Allowed::CourierRefuses(Class::Body, ErrorKind::Body), "RFC 9113 §8.1: trailers MUST NOT include pseudo-header fields (malformed, §8.1.1); courier fails the body, h2 drops the field and reads the response whole"),
         case("trailers", "trailers_without_end_stream", |s| {
             cat(&[
                 head(s),
@@ -191,7 +193,7 @@ pub fn cases() -> Vec<Case> {
                 frame(DATA, 0, s, b"hello"),
                 headers(s, END_STREAM, &[field("X-Checksum", b"abc")]),
             ])
-        }).allow(Allowed::H2Closes, "RFC 9113 §8.2.1: an uppercase field name makes the trailers malformed, a stream error (§8.1.1); both fail the body, courier keeps the connection, h2 closes it with GOAWAY"),
+        }).allow(Allowed::H2Closes(Class::Body, ErrorKind::Body), "RFC 9113 §8.2.1: an uppercase field name makes the trailers malformed, a stream error (§8.1.1); both fail the body, courier keeps the connection, h2 closes it with GOAWAY"),
         case("trailers", "trailers_connection_header", |s| {
             cat(&[
                 head(s),
@@ -238,13 +240,13 @@ pub fn cases() -> Vec<Case> {
         case("frames", "rst_on_idle_stream", |s| cat(&[rst_stream(s + 2, CANCEL), response(s, b"hello")])),
         case("frames", "window_update_on_idle_stream", |s| cat(&[window_update(s + 4, 10), response(s, b"hello")])),
         case("frames", "rst_bad_length", |s| cat(&[frame(RST_STREAM, 0, s, &[0, 0, 0]), response(s, b"hello")])),
-        case("frames", "priority_bad_length", |s| cat(&[frame(PRIORITY_FRAME, 0, s, &[0, 0, 0, 0]), response(s, b"hello")])).allow(Allowed::BothFail(Class::Stream, Class::Connection), "RFC 9113 §6.3: a PRIORITY frame not 5 bytes long is a stream error of type FRAME_SIZE_ERROR; courier resets the stream, h2 closes the connection"),
+        case("frames", "priority_bad_length", |s| cat(&[frame(PRIORITY_FRAME, 0, s, &[0, 0, 0, 0]), response(s, b"hello")])).allow(Allowed::BothFail(Class::Stream, ErrorKind::Protocol, Class::Connection), "RFC 9113 §6.3: a PRIORITY frame not 5 bytes long is a stream error of type FRAME_SIZE_ERROR; courier resets the stream, h2 closes the connection"),
         case("frames", "priority_self_dependency", |s| {
             let mut h = s.to_be_bytes().to_vec();
             h.push(15);
             h.push(STATUS_200);
             cat(&[frame(HEADERS, END_HEADERS | PRIORITY, s, &h), hello(s)])
-        }).allow(Allowed::H2Refuses, "RFC 7540 §5.3.1 made a stream depending on itself a stream error; RFC 9113 §5.3.2 deprecates the priority fields and courier skips them unread on purpose (frame/decode.rs), h2 still resets the stream"),
+        }).allow(Allowed::H2Refuses(Class::Stream, 200, b"hello"), "RFC 7540 §5.3.1 made a stream depending on itself a stream error; RFC 9113 §5.3.2 deprecates the priority fields and courier skips them unread on purpose (frame/decode.rs), h2 still resets the stream"),
         case("frames", "goaway_on_stream", |s| cat(&[frame(GOAWAY, 0, s, &[0, 0, 0, 1, 0, 0, 0, 0]), response(s, b"hello")])),
         case("frames", "ping_ack_unsolicited", |s| cat(&[ping(true, *b"87654321"), response(s, b"hello")])),
         case("frames", "reserved_bit_in_stream_id", |s| {
@@ -265,7 +267,7 @@ pub fn cases() -> Vec<Case> {
         case("frames", "end_stream_headers_with_continuation", |s| cat(&[frame(HEADERS, END_STREAM, s, &[STATUS_200]), frame(CONTINUATION, END_HEADERS, s, &field("x-a", b"1"))])),
         // Flow control and SETTINGS, more.
         case("settings", "window_update_overflow_connection", |s| cat(&[window_update(0, 0x7fff_ffff), response(s, b"hello")])),
-        case("settings", "window_update_overflow_stream", |s| cat(&[window_update(s, 0x7fff_ffff), response(s, b"hello")])).allow(Allowed::CourierRefuses, "RFC 9113 §6.9.1: a WINDOW_UPDATE taking a stream's window past 2^31-1 MUST end the stream with FLOW_CONTROL_ERROR; courier resets it, h2 ignores it on a stream it has finished sending on"),
+        case("settings", "window_update_overflow_stream", |s| cat(&[window_update(s, 0x7fff_ffff), response(s, b"hello")])).allow(Allowed::CourierRefuses(Class::Stream, ErrorKind::Protocol), "RFC 9113 §6.9.1: a WINDOW_UPDATE taking a stream's window past 2^31-1 MUST end the stream with FLOW_CONTROL_ERROR; courier resets it, h2 ignores it on a stream it has finished sending on"),
         case("settings", "window_update_bad_length", |s| cat(&[frame(WINDOW_UPDATE, 0, 0, &[0, 0, 1]), response(s, b"hello")])),
         case("settings", "settings_ack_with_payload", |s| cat(&[frame(SETTINGS, ACK, 0, &[0, 3, 0, 0, 0, 1]), response(s, b"hello")])),
         case("settings", "header_table_size_zero", |s| cat(&[settings(&[(0x1, 0)]), response(s, b"hello")])),

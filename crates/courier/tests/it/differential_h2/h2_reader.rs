@@ -6,9 +6,8 @@ use std::net::SocketAddr;
 use bytes::Bytes;
 use tokio::net::TcpStream;
 
-use super::harness::{
-    is_second, selected, selected_trailers, server, Answer, Class, Frames, Record, Second, STEP,
-};
+use super::harness::{selected, selected_trailers, server, Frames, STEP};
+use super::record::{h2_class, is_second, Answer, Class, Record, Second};
 
 type SendRequest = h2::client::SendRequest<Bytes>;
 
@@ -54,26 +53,10 @@ pub async fn h2_reads(frames: Frames, close: bool) -> Record {
         },
     };
     drop(server);
-    Record { first, second }
-}
-
-fn h2_class(e: &h2::Error) -> Class {
-    if e.is_io() {
-        Class::Connection
-    } else if e.is_reset() {
-        match e.reason() {
-            Some(h2::Reason::REFUSED_STREAM) if e.is_remote() => Class::Refused,
-            _ => Class::Stream,
-        }
-    } else if e.is_go_away() {
-        // A GOAWAY from the server fails only the streams past its last
-        // stream id: unprocessed, as courier's `Refused`.
-        match e.is_remote() {
-            true => Class::Refused,
-            false => Class::Connection,
-        }
-    } else {
-        Class::Other
+    Record {
+        first,
+        second,
+        kind: None,
     }
 }
 

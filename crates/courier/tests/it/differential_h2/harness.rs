@@ -40,6 +40,11 @@ use tokio::net::TcpListener;
 
 use crate::support::h2::{field, frame, h2c, listen, Peer, DATA, END_HEADERS, END_STREAM, HEADERS};
 
+pub use super::record::{
+    compare, courier_class, is_second, selected, selected_trailers, Answer, Class, Record, Second,
+    Verdict,
+};
+
 /// How long each step may take: loopback answers in well under this, and a
 /// case where a client waits for what never comes costs one step.
 pub const STEP: Duration = Duration::from_millis(500);
@@ -56,72 +61,6 @@ pub fn second(stream: u32) -> Vec<u8> {
 
 /// A case's frames for the first request, given its stream id.
 pub type Frames = fn(u32) -> Vec<u8>;
-
-/// How a request failed (see the module doc for the mapping).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Class {
-    Stream,
-    Connection,
-    Refused,
-    TooLarge,
-    Body,
-    Timeout,
-    Other,
-}
-
-/// A response read whole.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Answer {
-    pub status: u16,
-    /// The selected headers (`x-*`, `content-length`, `content-type`), sorted.
-    pub headers: Vec<(String, String)>,
-    pub body: Vec<u8>,
-    pub trailers: Option<Vec<(String, String)>>,
-}
-
-/// What a fresh request after the first exchange got.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Second {
-    /// Exactly [`second`], on the first connection.
-    Reused,
-    /// Exactly [`second`], on a new connection.
-    Redialed,
-    /// No answer (h2 tries a new connection first unless its own only
-    /// made the request wait).
-    Failed(Class),
-    /// An answer that is not [`second`]: the client lost track.
-    Wrong(String),
-}
-
-/// One client's reading of a case.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Record {
-    pub first: Result<Answer, Class>,
-    pub second: Second,
-}
-
-/// How the two readings compare.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Verdict {
-    Agree,
-    /// courier failed the request h2 read (courier is stricter).
-    CourierRefuses,
-    /// h2 failed the request courier read (courier is laxer: a finding).
-    H2Refuses,
-    /// Both failed, classed differently (courier's, h2's).
-    BothFail(Class, Class),
-    /// courier retried a refused request on a new connection (and so read
-    /// [`second`] for it); h2 reported the refusal.
-    CourierRetries,
-    /// The same first answer; courier opened a new connection for the
-    /// next request, h2 kept its own.
-    CourierCloses,
-    /// The same first answer; h2 opened a new connection, courier kept its own.
-    H2Closes,
-    /// Different answers read, a wrong second answer, or a client that could
-    /// not send a next request at all: a defect on one side.
-    Differ(String),
-}
 
 /// Runs `frames` against each client, each with a server of its own.
 pub async fn run(frames: Frames, close: bool) -> (Record, Record, Verdict) {
@@ -184,26 +123,6 @@ async fn accept_loop(listener: TcpListener, frames: Frames, close: bool) {
     }
 }
 
-pub(super) fn selected(headers: &http::HeaderMap) -> Vec<(String, String)> {
-    let mut out: Vec<_> = headers
-        .iter()
-        .filter(|(name, _)| {
-            let name = name.as_str();
-            name.starts_with("x-") || name == "content-length" || name == "content-type"
-        })
-        .map(|(name, value)| {
-            let value = String::from_utf8_lossy(value.as_bytes()).into_owned();
-            (name.as_str().to_ascii_lowercase(), value)
-        })
-        .collect();
-    out.sort();
-    out
-}
-
-pub(super) fn is_second(answer: &Answer) -> bool {
-    answer.status == 202 && answer.body == b"second"
-}
-
 // ---------------------------------------------------------------------------
 // courier.
 
@@ -228,6 +147,7 @@ pub async fn courier_reads(frames: Frames, close: bool) -> Record {
             Ok(answer) => Second::Wrong(format!("{answer:?}")),
             Err(kind) => Second::Failed(courier_class(kind)),
         };
+    let kind = first.as_ref().err().copied();
     let first = first.map_err(|kind| match kind {
         // Whether the connection survived tells a stream error from a connection error.
         ErrorKind::Protocol if second == Second::Reused => Class::Stream,
@@ -235,18 +155,10 @@ pub async fn courier_reads(frames: Frames, close: bool) -> Record {
         other => courier_class(other),
     });
     drop(server);
-    Record { first, second }
-}
-
-fn courier_class(kind: ErrorKind) -> Class {
-    match kind {
-        ErrorKind::Protocol => Class::Stream,
-        ErrorKind::ConnectionClosed => Class::Connection,
-        ErrorKind::Refused => Class::Refused,
-        ErrorKind::HeadersTooLarge => Class::TooLarge,
-        ErrorKind::Body => Class::Body,
-        ErrorKind::Timeout => Class::Timeout,
-        _ => Class::Other,
+    Record {
+        first,
+        second,
+        kind,
     }
 }
 
@@ -273,50 +185,4 @@ async fn courier_answer(client: &Client, url: &str) -> Result<Answer, ErrorKind>
     })
 }
 
-/// Trailers are all kept (not only the selected headers).
-pub(super) fn selected_trailers(map: &http::HeaderMap) -> Vec<(String, String)> {
-    let mut out: Vec<_> = map
-        .iter()
-        .map(|(n, v)| {
-            let value = String::from_utf8_lossy(v.as_bytes()).into_owned();
-            (n.as_str().to_owned(), value)
-        })
-        .collect();
-    out.sort();
-    out
-}
-
 // ---------------------------------------------------------------------------
-
-/// Compares courier's reading with h2's (see [`Verdict`]).
-pub fn compare(courier: &Record, h2: &Record) -> Verdict {
-    for (who, record) in [("courier", courier), ("h2", h2)] {
-        if let Second::Wrong(what) = &record.second {
-            return Verdict::Differ(format!("{who} read a wrong second answer: {what}"));
-        }
-    }
-    // Both may be unable to send a next request (the server allows no
-    // stream), but alike: one alone is stuck where the other is not.
-    if courier.second != h2.second {
-        for (who, record) in [("courier", courier), ("h2", h2)] {
-            if let Second::Failed(class) = &record.second {
-                return Verdict::Differ(format!(
-                    "{who} alone could not send a next request: {class:?}"
-                ));
-            }
-        }
-    }
-    match (&courier.first, &h2.first) {
-        (Ok(a), Err(_)) if is_second(a) => Verdict::CourierRetries,
-        (Err(a), Err(b)) if a != b => Verdict::BothFail(*a, *b),
-        (Err(_), Ok(_)) => Verdict::CourierRefuses,
-        (Ok(_), Err(_)) => Verdict::H2Refuses,
-        (a, b) if a != b => Verdict::Differ(format!("first: courier {a:?}, h2 {b:?}")),
-        _ => match (&courier.second, &h2.second) {
-            (a, b) if a == b => Verdict::Agree,
-            (Second::Redialed, Second::Reused) => Verdict::CourierCloses,
-            (Second::Reused, Second::Redialed) => Verdict::H2Closes,
-            (a, b) => Verdict::Differ(format!("second: courier {a:?}, h2 {b:?}")),
-        },
-    }
-}

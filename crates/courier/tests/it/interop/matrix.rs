@@ -244,6 +244,32 @@ impl Matrix {
         out
     }
 
+    /// The counts `.ci/run`'s closing summary prints (see
+    /// `support::ci::write_summary` for the file's format): cells run, each
+    /// outcome's count, what each tolerance absorbed, servers run and
+    /// skipped, problems outside cells.
+    pub fn ci_counts(&self) -> Vec<(String, String)> {
+        let c = self.counts();
+        let mut out: Vec<(String, String)> = [
+            ("cells", c.ok + c.flaky + c.tolerated + c.na + c.failed),
+            ("ok", c.ok),
+            ("flaky", c.flaky),
+            ("tolerated", c.tolerated),
+            ("failed", c.failed),
+            ("na", c.na),
+            ("servers", self.versions.len()),
+            ("skipped", self.skipped.len()),
+            ("errors", self.errors.len()),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v.to_string()))
+        .collect();
+        for a in self.absorbed() {
+            out.push((a.tolerance.name().to_owned(), a.count.to_string()));
+        }
+        out
+    }
+
     pub fn markdown(&self) -> String {
         let mut out = String::new();
         out.push_str("| server | profile | protocol |");

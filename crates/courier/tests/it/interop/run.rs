@@ -22,7 +22,7 @@ impl Drop for Cleanup {
 }
 
 pub async fn run(mode: Mode) -> Matrix {
-    let ci = std::env::var("CI").is_ok_and(|v| v == "true");
+    let ci = crate::support::ci::is_ci();
     let only: Option<Vec<String>> = std::env::var("COURIER_INTEROP_SERVERS")
         .ok()
         .map(|v| v.split(',').map(|s| s.trim().to_owned()).collect());

@@ -1,9 +1,12 @@
 //! Shared helpers for the integration tests: the built-in server on
 //! loopback, a bounded wait for observable state, a test run alone in a
-//! process of its own ([`alone`]), and the submodules [`h2`] (HTTP/2 frame by
-//! frame) and [`middleware`] (a scriptable HTTP/1.1 server).
+//! process of its own ([`alone`]), and the submodules [`ci`] (whether a skip
+//! is a failure), [`h2`] (HTTP/2 frame by frame) and [`middleware`] (a
+//! scriptable HTTP/1.1 server).
 
+pub mod ci;
 pub mod h2;
+pub mod memory;
 pub mod middleware;
 
 use std::time::{Duration, Instant};
@@ -21,11 +24,20 @@ pub async fn server_with(config: ServerConfig) -> ServerHandle {
         .expect("start built-in server")
 }
 
-/// Waits until `cond` holds, polling observable state; fails the test after `limit`.
+/// Waits until `cond` holds, polling observable state; fails the test after
+/// `limit` on either clock: real time (a hang), and tokio's, which on paused
+/// time is virtual: there "closed after the timeout" must then happen within
+/// `limit` of virtual time too (each poll's sleep advances it), not at any
+/// time at all.
 pub async fn eventually(what: &str, limit: Duration, mut cond: impl FnMut() -> bool) {
     let deadline = Instant::now() + limit;
+    let virtual_deadline = tokio::time::Instant::now() + limit;
     while !cond() {
         assert!(Instant::now() < deadline, "timed out waiting for: {what}");
+        assert!(
+            tokio::time::Instant::now() < virtual_deadline,
+            "not within {limit:?} of tokio's clock: {what}"
+        );
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
 }
