@@ -57,7 +57,10 @@ fn interop_with_real_servers() {
         "seconds".to_owned(),
         format!("{:.1}", began.elapsed().as_secs_f64()),
     ));
-    let fields: Vec<(&str, String)> = summary.iter().map(|(k, v)| (k.as_str(), v.clone())).collect();
+    let fields: Vec<(&str, String)> = summary
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.clone()))
+        .collect();
     crate::support::ci::write_summary("interop", &fields);
     let failures = matrix.failures();
     assert!(
