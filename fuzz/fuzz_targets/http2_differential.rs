@@ -344,14 +344,14 @@ async fn h2_connect(case: &Arc<Case>) -> Option<SendRequest> {
 /// h2's reading, as `differential_h2/h2_reader.rs` makes it.
 async fn h2_reads(case: Arc<Case>) -> Record {
     let mut send = h2_connect(&case).await.expect("h2 handshake in memory");
-    let first = h2_answer(&mut send).await;
-    let second = match h2_answer(&mut send).await {
+    let first = record::h2_answer(&mut send, "http://fuzz.invalid/", STEP).await;
+    let second = match record::h2_answer(&mut send, "http://fuzz.invalid/", STEP).await {
         Ok(answer) if is_second(&answer) => Second::Reused,
         Ok(answer) => Second::Wrong(format!("{answer:?}")),
         Err(Class::Timeout) => Second::Failed(Class::Timeout),
         Err(_) => match h2_connect(&case).await {
             None => Second::Failed(Class::Connection),
-            Some(mut fresh) => match h2_answer(&mut fresh).await {
+            Some(mut fresh) => match record::h2_answer(&mut fresh, "http://fuzz.invalid/", STEP).await {
                 Ok(answer) if is_second(&answer) => Second::Redialed,
                 Ok(answer) => Second::Wrong(format!("{answer:?}")),
                 Err(class) => Second::Failed(class),
@@ -365,43 +365,6 @@ async fn h2_reads(case: Arc<Case>) -> Record {
     }
 }
 
-async fn h2_answer(send: &mut SendRequest) -> Result<Answer, Class> {
-    let mut ready = match tokio::time::timeout(STEP, send.clone().ready()).await {
-        Ok(Ok(ready)) => ready,
-        Ok(Err(e)) => return Err(h2_class(&e)),
-        Err(_) => return Err(Class::Timeout),
-    };
-    let req = http::Request::get("http://fuzz.invalid/").body(()).unwrap();
-    let (response, _) = ready.send_request(req, true).map_err(|e| h2_class(&e))?;
-    let res = match tokio::time::timeout(STEP, response).await {
-        Ok(Ok(res)) => res,
-        Ok(Err(e)) => return Err(h2_class(&e)),
-        Err(_) => return Err(Class::Timeout),
-    };
-    let status = res.status().as_u16();
-    let headers = record::selected(res.headers());
-    let mut body = res.into_body();
-    let reading = async {
-        let mut bytes = Vec::new();
-        while let Some(chunk) = body.data().await {
-            let chunk = chunk.map_err(|_| Class::Body)?;
-            let _ = body.flow_control().release_capacity(chunk.len());
-            bytes.extend_from_slice(&chunk);
-        }
-        let trailers = body.trailers().await.map_err(|_| Class::Body)?;
-        Ok((bytes, trailers))
-    };
-    let (body, trailers) = match tokio::time::timeout(STEP, reading).await {
-        Ok(read) => read?,
-        Err(_) => return Err(Class::Timeout),
-    };
-    Ok(Answer {
-        status,
-        headers,
-        body,
-        trailers: trailers.as_ref().map(record::selected_trailers),
-    })
-}
 
 /// Whether a PRIORITY frame, or HEADERS with priority fields, makes a
 /// stream depend on itself (h2 resets the stream; courier ignores the

@@ -25,6 +25,7 @@
 
 mod checks;
 mod fixtures;
+pub use fixtures::certificates;
 mod matrix;
 mod panics;
 mod process;

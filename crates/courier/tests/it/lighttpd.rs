@@ -27,8 +27,8 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use courier::{Body, Client};
-use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair, KeyUsagePurpose};
 
+use crate::interop::certificates;
 use crate::support::free_port;
 
 /// How long lighttpd keeps an idle connection (`server.max-keep-alive-idle`).
@@ -72,28 +72,6 @@ fn installed() -> bool {
         eprintln!("skipped: lighttpd is not installed (interop/install-debian.sh)");
     }
     found
-}
-
-/// A CA (PEM) and a leaf for `localhost` signed by it (PEM certificate,
-/// PEM PKCS#8 key).
-fn certificates() -> (String, String, String) {
-    let ca_key = KeyPair::generate().unwrap();
-    let mut ca = CertificateParams::default();
-    ca.distinguished_name
-        .push(DnType::CommonName, "courier test CA");
-    ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    ca.key_usages = vec![
-        KeyUsagePurpose::KeyCertSign,
-        KeyUsagePurpose::DigitalSignature,
-    ];
-    let ca = rcgen::CertifiedIssuer::self_signed(ca, ca_key).unwrap();
-    let key = KeyPair::generate().unwrap();
-    let mut leaf = CertificateParams::new(vec!["localhost".to_owned()]).unwrap();
-    leaf.distinguished_name
-        .push(DnType::CommonName, "localhost");
-    leaf.use_authority_key_identifier_extension = true;
-    let cert = leaf.signed_by(&key, &*ca).unwrap();
-    (ca.pem(), cert.pem(), key.serialize_pem())
 }
 
 /// lighttpd with h2c and TLS (h2 by ALPN), `/echo` proxied to `backend`.

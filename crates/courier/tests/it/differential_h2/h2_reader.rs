@@ -6,8 +6,8 @@ use std::net::SocketAddr;
 use bytes::Bytes;
 use tokio::net::TcpStream;
 
-use super::harness::{selected, selected_trailers, server, Frames, STEP};
-use super::record::{h2_class, is_second, Answer, Class, Record, Second};
+use super::harness::{server, Frames, STEP};
+use super::record::{h2_answer, is_second, Class, Record, Second};
 
 type SendRequest = h2::client::SendRequest<Bytes>;
 
@@ -34,9 +34,10 @@ async fn h2_connect(addr: SocketAddr) -> Option<SendRequest> {
 pub async fn h2_reads(frames: Frames, close: bool) -> Record {
     let server = server(frames, close).await;
     let addr = server.addr;
+    let url = format!("http://{addr}/");
     let mut send = h2_connect(addr).await.expect("h2 handshake on loopback");
-    let first = h2_answer(&mut send, addr).await;
-    let second = match h2_answer(&mut send, addr).await {
+    let first = h2_answer(&mut send, &url, STEP).await;
+    let second = match h2_answer(&mut send, &url, STEP).await {
         Ok(answer) if is_second(&answer) => Second::Reused,
         Ok(answer) => Second::Wrong(format!("{answer:?}")),
         // A connection that only makes the request wait (no stream allowed)
@@ -45,7 +46,7 @@ pub async fn h2_reads(frames: Frames, close: bool) -> Record {
         // Not taken on this connection: a new one, as courier's pool would.
         Err(_) => match h2_connect(addr).await {
             None => Second::Failed(Class::Connection),
-            Some(mut fresh) => match h2_answer(&mut fresh, addr).await {
+            Some(mut fresh) => match h2_answer(&mut fresh, &url, STEP).await {
                 Ok(answer) if is_second(&answer) => Second::Redialed,
                 Ok(answer) => Second::Wrong(format!("{answer:?}")),
                 Err(class) => Second::Failed(class),
@@ -58,46 +59,4 @@ pub async fn h2_reads(frames: Frames, close: bool) -> Record {
         second,
         kind: None,
     }
-}
-
-async fn h2_answer(send: &mut SendRequest, addr: SocketAddr) -> Result<Answer, Class> {
-    let ready = tokio::time::timeout(STEP, send.clone().ready()).await;
-    let mut ready = match ready {
-        Ok(Ok(ready)) => ready,
-        Ok(Err(e)) => return Err(h2_class(&e)),
-        Err(_) => return Err(Class::Timeout),
-    };
-    let req = http::Request::get(format!("http://{addr}/"))
-        .body(())
-        .unwrap();
-    let (response, _) = ready.send_request(req, true).map_err(|e| h2_class(&e))?;
-    let res = match tokio::time::timeout(STEP, response).await {
-        Ok(Ok(res)) => res,
-        Ok(Err(e)) => return Err(h2_class(&e)),
-        Err(_) => return Err(Class::Timeout),
-    };
-    let status = res.status().as_u16();
-    let headers = selected(res.headers());
-    let mut body = res.into_body();
-    let reading = async {
-        let mut bytes = Vec::new();
-        while let Some(chunk) = body.data().await {
-            let chunk = chunk.map_err(|_| Class::Body)?;
-            // Gives the window back, so a long body is not stalled by h2's flow control.
-            let _ = body.flow_control().release_capacity(chunk.len());
-            bytes.extend_from_slice(&chunk);
-        }
-        let trailers = body.trailers().await.map_err(|_| Class::Body)?;
-        Ok((bytes, trailers))
-    };
-    let (body, trailers) = match tokio::time::timeout(STEP, reading).await {
-        Ok(read) => read?,
-        Err(_) => return Err(Class::Timeout),
-    };
-    Ok(Answer {
-        status,
-        headers,
-        body,
-        trailers: trailers.as_ref().map(selected_trailers),
-    })
 }

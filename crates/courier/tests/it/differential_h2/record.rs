@@ -177,3 +177,49 @@ pub fn compare(courier: &Record, h2: &Record) -> Verdict {
         },
     }
 }
+
+/// h2's answer to a GET of `url` on `send`: the head, the body read to its
+/// end (its window given back as it is read, so a long body is not stalled
+/// by h2's flow control) and the trailers, each wait within `step`. The
+/// test's reading and the fuzz target's are this one.
+pub async fn h2_answer(
+    send: &mut h2::client::SendRequest<bytes::Bytes>,
+    url: &str,
+    step: std::time::Duration,
+) -> Result<Answer, Class> {
+    let mut ready = match tokio::time::timeout(step, send.clone().ready()).await {
+        Ok(Ok(ready)) => ready,
+        Ok(Err(e)) => return Err(h2_class(&e)),
+        Err(_) => return Err(Class::Timeout),
+    };
+    let req = http::Request::get(url).body(()).unwrap();
+    let (response, _) = ready.send_request(req, true).map_err(|e| h2_class(&e))?;
+    let res = match tokio::time::timeout(step, response).await {
+        Ok(Ok(res)) => res,
+        Ok(Err(e)) => return Err(h2_class(&e)),
+        Err(_) => return Err(Class::Timeout),
+    };
+    let status = res.status().as_u16();
+    let headers = selected(res.headers());
+    let mut body = res.into_body();
+    let reading = async {
+        let mut bytes = Vec::new();
+        while let Some(chunk) = body.data().await {
+            let chunk = chunk.map_err(|_| Class::Body)?;
+            let _ = body.flow_control().release_capacity(chunk.len());
+            bytes.extend_from_slice(&chunk);
+        }
+        let trailers = body.trailers().await.map_err(|_| Class::Body)?;
+        Ok((bytes, trailers))
+    };
+    let (body, trailers) = match tokio::time::timeout(step, reading).await {
+        Ok(read) => read?,
+        Err(_) => return Err(Class::Timeout),
+    };
+    Ok(Answer {
+        status,
+        headers,
+        body,
+        trailers: trailers.as_ref().map(selected_trailers),
+    })
+}

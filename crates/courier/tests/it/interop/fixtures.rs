@@ -68,8 +68,8 @@ impl Fixtures {
 }
 
 /// A CA (PEM) and a leaf for `localhost`/`127.0.0.1` signed by it (PEM
-/// certificate, PEM PKCS#8 key).
-fn certificates() -> (String, String, String) {
+/// certificate, PEM PKCS#8 key). Also lighttpd.rs's.
+pub fn certificates() -> (String, String, String) {
     let ca_key = KeyPair::generate().unwrap();
     let mut ca = CertificateParams::default();
     ca.distinguished_name
