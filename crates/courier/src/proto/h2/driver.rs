@@ -732,6 +732,35 @@ mod tests {
         );
     }
 
+    /// A peer that floods after the GOAWAY is read for a bounded number of
+    /// bytes, not for the linger time: lingering on a flood cost the client
+    /// 500 ms of reading at full speed.
+    #[tokio::test(start_paused = true)]
+    async fn a_peer_that_floods_after_the_goaway_is_left_after_the_linger_bytes() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+        let (near, far) = tokio::io::duplex(64 * 1024);
+        let (task, _handle, mut rd, mut wr) = connection_error(near, far).await;
+        let mut written = Vec::new();
+        rd.read_to_end(&mut written).await.unwrap();
+        task.await.unwrap();
+        let started = tokio::time::Instant::now();
+        let chunk = [0u8; 16 * 1024];
+        let mut sent = 0;
+        // Writes as fast as the client reads, with no time passing.
+        while wr.write_all(&chunk).await.is_ok() {
+            sent += chunk.len();
+            assert!(sent <= 4 * 1024 * 1024, "still read after {sent} bytes");
+        }
+        let linger = super::super::linger::LINGER_BYTES;
+        assert!(sent >= linger - 64 * 1024, "left after {sent} bytes");
+        assert!(
+            started.elapsed() < Duration::from_millis(10),
+            "{:?}",
+            started.elapsed()
+        );
+    }
+
     fn silent_server_connection(
         near: tokio::io::DuplexStream,
         deadline: tokio::time::Instant,
