@@ -5,7 +5,7 @@
 //!
 //! ```sh
 //! cargo run -p courier-cli -- serve               # listens on 127.0.0.1:8080
-//! cargo run -p courier-http --example factory_toml     # the TOML below points at 127.0.0.1:8080
+//! cargo run -p courier-http --example factory_toml     # COURIER_URL=http://host:port to point elsewhere
 //! ```
 //!
 //! In a service the TOML lives in a file: `ClientFactoryBuilder::config_file("clients.toml")`.
@@ -17,7 +17,7 @@ max_connections_per_host = 32
 retry = true                     # the retry middleware with its defaults
 
 [clients.catalog]
-base_url = "http://127.0.0.1:8080/"   # paths below start with `/`
+base_url = "{base}/"               # paths below start with `/`
 headers = { user-agent = "courier-example/1.0" }
 total_timeout = "2s"             # all attempts, body included
 attempt_timeout = "500ms"        # one attempt, to the response head
@@ -34,8 +34,10 @@ break_duration = "5s"
 
 #[tokio::main]
 async fn main() -> Result<(), courier::Error> {
+    let base = std::env::var("COURIER_URL").unwrap_or_else(|_| "http://127.0.0.1:8080".into());
+    let config = CONFIG.replace("{base}", &base);
     let factory = courier::ClientFactory::builder()
-        .config_toml(CONFIG)?
+        .config_toml(&config)?
         .build()?;
 
     // One pool and one middleware state per name, shared by every caller.

@@ -24,7 +24,10 @@ use metrics_exporter_prometheus::PrometheusBuilder;
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let base = std::env::var("COURIER_URL").unwrap_or_else(|_| "http://127.0.0.1:8080".into());
     let serve_secs: u64 = std::env::var("SERVE_SECS").map_or(Ok(60), |s| s.parse())?;
-    let listen: SocketAddr = ([127, 0, 0, 1], 9898).into();
+    // METRICS_LISTEN=127.0.0.1:0 for a port of its own (the tests do).
+    let listen: SocketAddr = std::env::var("METRICS_LISTEN")
+        .unwrap_or_else(|_| "127.0.0.1:9898".into())
+        .parse()?;
 
     // The recorder, and the listener that serves what it holds as /metrics.
     let (recorder, listener) = PrometheusBuilder::new()

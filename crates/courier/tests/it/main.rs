@@ -32,6 +32,7 @@ mod differential;
 mod differential_h2;
 mod dns;
 mod errors;
+mod examples;
 mod expiry;
 mod factory;
 mod factory_cluster;
