@@ -54,6 +54,9 @@ mod basic_auth;
 #[doc(hidden)]
 pub mod bench_support;
 mod body;
+// The README and the book, as doc-tests (book.rs).
+#[cfg(doctest)]
+mod book;
 mod client;
 pub mod cluster;
 mod config;

@@ -22,6 +22,24 @@ use crate::proto::h2::stream::RecvBody;
 /// [`text`](Response::text) or [`json`](Response::json). If you drop the
 /// response before the end, the rest is drained in the background (within the
 /// client's drain limits) so the connection is reused rather than closed.
+///
+/// ```no_run
+/// # #[tokio::main]
+/// # async fn main() -> Result<(), courier::Error> {
+/// let client = courier::Client::new();
+/// let res = client.get("http://127.0.0.1:8080/json/64").send().await?;
+/// println!("{} {:?} from {}", res.status(), res.version(), res.url());
+/// let res = res.error_for_status()?; // a 4xx/5xx becomes an error: `err.is_status()`
+/// let value: serde_json::Value = res.json().await?;
+///
+/// // Or chunk by chunk, as the body arrives.
+/// let mut res = client.get("http://127.0.0.1:8080/bytes/65536").send().await?;
+/// let mut total = 0;
+/// while let Some(chunk) = res.chunk().await? {
+///     total += chunk.len();
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug)]
 pub struct Response {
     head: http::response::Parts,
