@@ -21,7 +21,7 @@ import os
 import re
 import sys
 
-EXPECTED_STEPS = ["fmt", "msrv", "clippy", "test", "features", "ignored", "fuzz"]
+EXPECTED_STEPS = ["fmt", "msrv", "clippy", "book", "test", "features", "ignored", "fuzz"]
 EXPECTED_SUITES = ["interop", "corpus"]
 H2SPEC_MODES = 4
 
