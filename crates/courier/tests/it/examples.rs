@@ -101,3 +101,32 @@ async fn every_example_runs_against_the_built_in_server() {
     }
     assert!(failed.is_empty(), "examples that failed: {failed:?}");
 }
+
+/// The book's reference TOML for `ClientFactory` (the factory chapter's
+/// ```toml blocks, the client table and the cluster table) loads and builds
+/// as printed: every key it shows exists, and nothing it names is missing
+/// (a certificate file, a host the build would resolve).
+#[tokio::test]
+async fn the_book_s_factory_toml_builds_as_printed() {
+    let chapter =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/src/factory-middleware.md");
+    let text = std::fs::read_to_string(&chapter).expect("read the factory chapter");
+    let mut blocks = Vec::new();
+    let mut lines = text.lines();
+    while let Some(line) = lines.next() {
+        if line.trim_end() == "```toml" {
+            let block: Vec<&str> = lines
+                .by_ref()
+                .take_while(|l| !l.starts_with("```"))
+                .collect();
+            blocks.push(block.join("\n"));
+        }
+    }
+    assert_eq!(blocks.len(), 2, "the chapter's TOML blocks: {blocks:?}");
+    let factory = courier::ClientFactory::builder()
+        .config_toml(&blocks.join("\n"))
+        .and_then(|b| b.build())
+        .unwrap_or_else(|e| panic!("the book's TOML: {e:#}"));
+    factory.try_client("billing").expect("billing");
+    factory.cluster("inventory").await.expect("inventory");
+}
