@@ -292,6 +292,10 @@ async fn execute(
         );
         tokio::time::sleep(wait).await;
     }
+    // Connections count from here, before the long polls' opening phase and the warmup: they
+    // are the run's connections (the measured requests use them). Requests count from the
+    // sampler's baseline, after the warmup.
+    let clients_built = PoolReading::read(&clients);
     let longpoll = matches!(load.model, Model::LongPoll { .. });
     let server_addresses = template.uris().len() as u64;
     let memory_base = if longpoll {
@@ -348,6 +352,7 @@ async fn execute(
     Ok(RunOutcome {
         sampled,
         settled: PoolReading::read(&clients),
+        clients_built,
         schedule,
         peak,
         interrupted,
