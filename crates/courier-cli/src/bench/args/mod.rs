@@ -13,6 +13,7 @@
 //! The flags of `--scenario cluster` are in `cluster/args.rs`.
 
 mod load;
+mod network;
 mod parse;
 
 use std::path::PathBuf;
@@ -22,6 +23,7 @@ use http::{HeaderName, HeaderValue, Method};
 use serde::{Deserialize, Serialize};
 
 pub use self::load::{Load, Model, Stop, DEFAULT_DURATION};
+pub use self::network::NetworkArgs;
 pub use self::parse::split_header;
 use self::parse::{
     parse_duration, parse_header, parse_method, parse_path, parse_rate, parse_stages,
@@ -126,6 +128,13 @@ pub struct BenchArgs {
     /// Send a request body of this many bytes.
     #[arg(long, value_name = "BYTES")]
     pub body_size: Option<u64>,
+
+    /// Send the contents of FILE as each request's body (read once, before the run).
+    ///
+    /// The method stays -m's (GET by default): add -m POST or -m PUT as the API needs.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["body_size", "targets"])]
+    #[serde(default)]
+    pub body_file: Option<PathBuf>,
 
     /// Tokio worker threads of the client [default: number of cores].
     #[arg(long, value_name = "T", value_parser = clap::value_parser!(u64).range(1..))]
@@ -263,6 +272,24 @@ pub struct BenchArgs {
     /// Also write a self-contained HTML report with charts to this file.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+
+    /// Also write the summary as CSV to this file: a header line and one row per run.
+    ///
+    /// A file that already starts with the same header gets one more row (so a sweep of runs
+    /// collects into one table); any other file is replaced.
+    #[arg(long, value_name = "FILE")]
+    #[serde(default)]
+    pub csv: Option<PathBuf>,
+
+    /// Also write the summary in the OpenMetrics text format to this file (Prometheus's
+    /// node-exporter textfile collector, Pushgateway).
+    #[arg(long, value_name = "FILE")]
+    #[serde(default)]
+    pub openmetrics: Option<PathBuf>,
+
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub network: NetworkArgs,
 
     #[command(flatten)]
     #[serde(flatten)]
