@@ -24,8 +24,8 @@ pub struct ServeArgs {
     #[arg(short = 'p', long, default_value_t = 8080)]
     pub port: u16,
 
-    /// Close connections idle for this many seconds [default: never].
-    #[arg(long, value_name = "SECS")]
+    /// Close connections idle this long, e.g. 30s [default: never].
+    #[arg(long, value_name = "DURATION")]
     pub idle_timeout: Option<Secs>,
 
     /// Close each connection after one response instead of keeping it alive
@@ -88,7 +88,7 @@ pub struct ServeArgs {
 
     /// With --replicas: a healthy replica's service time [default: 5ms].
     #[arg(long, value_name = "DURATION", requires = "replicas",
-          value_parser = courier_server::parse_duration)]
+          value_parser = |t: &str| t.parse::<Secs>().map(Secs::as_duration))]
     pub service_time: Option<std::time::Duration>,
 
     /// With --replicas: requests each replica serves at once (more wait in line) [default: 1].

@@ -263,8 +263,9 @@ fn read_pem(flag: &str, path: &std::path::Path, what: &str) -> Result<Vec<u8>> {
         .any(|line| line.starts_with("-----BEGIN ") && line.contains(what));
     if !found {
         return Err(CliError::new(format!(
-            "{flag} {}: no PEM {what} (-----BEGIN {what}-----) in the file",
-            path.display()
+            "{flag} {}: no PEM {} (-----BEGIN {what}-----) in the file",
+            path.display(),
+            what.to_ascii_lowercase()
         )));
     }
     Ok(pem)

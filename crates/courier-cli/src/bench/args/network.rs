@@ -26,14 +26,14 @@ pub struct NetworkArgs {
         long,
         value_name = "FILE",
         requires = "cert",
-        help_heading = "Connections"
+        help_heading = "Connections",
+        hide_short_help = true
     )]
     pub key: Option<PathBuf>,
 
-    /// Send every request through this proxy (http://, socks5:// or socks5h://, with
-    /// user:password@ if it needs them).
+    /// Send every request through this proxy (http://, socks5://, socks5h://).
     ///
-    /// HTTP URLs go as absolute-form requests, HTTPS URLs through a CONNECT tunnel. Proxy
+    /// With user:password@ in the URL if the proxy needs them. HTTP URLs go as absolute-form requests, HTTPS URLs through a CONNECT tunnel. Proxy
     /// variables of the environment are never read by `courier bench`.
     #[arg(long, value_name = "URL", help_heading = "Connections")]
     pub proxy: Option<String>,
