@@ -75,6 +75,35 @@ fn client_certificates_reach_a_server_that_requires_them() {
 }
 
 #[test]
+fn client_ca_trusts_the_client_certificates_of_another_ca() {
+    let dir = TempDir::new("client-ca");
+    // One server's --client-auth makes a CA and a client certificate it issued...
+    let (issuer_ca, client) = (dir.file("issuer-ca.pem"), dir.file("client.pem"));
+    let _issuer = Server::start(&[
+        "--tls",
+        "--cert-out",
+        &issuer_ca,
+        "--client-auth",
+        "--client-cert-out",
+        &client,
+    ]);
+    // ...which another server, with a CA of its own, accepts through --client-ca.
+    let server_ca = dir.file("server-ca.pem");
+    let server = Server::start(&["--tls", "--cert-out", &server_ca, "--client-ca", &issuer_ca]);
+    let url = format!("{}bytes/8", server.url);
+    let (report, _) = bench_json(
+        &dir,
+        "accepted",
+        &[
+            &url, "--cert", &client, "--cacert", &server_ca, "-n", "10", "-c", "1",
+        ],
+    );
+    assert_eq!(report["errors"], 0, "{report:#}");
+    let refused = courier(&["bench", &url, "--cacert", &server_ca, "-n", "3", "-c", "1"]);
+    assert!(!refused.status.success(), "{}", text(&refused));
+}
+
+#[test]
 fn a_proxy_carries_requests_for_a_host_that_does_not_resolve() {
     let dir = TempDir::new("proxy");
     // `courier serve` answers absolute-form requests (`GET http://host/path`) like origin-form

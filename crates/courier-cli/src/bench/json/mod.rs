@@ -87,7 +87,7 @@ pub struct BenchReport {
     pub connections_open_max: u64,
     /// New connections the run's clients established, counted from when they were built: the
     /// long polls' opening phase and the warmup included (their connections serve the measured
-    /// requests); the timeline shows when.
+    /// requests); the timeline's per-second counts cover the measured seconds only.
     pub connections_established: u64,
     /// The same, by the protocol each connection speaks.
     #[serde(default)]
