@@ -38,6 +38,15 @@ enum Command {
     // Boxed: the bench flags are large and the enum lives once, so the box costs nothing.
     /// HTTP load generator (closed loop, open loop, long polls) with latency, connection-pool
     /// and process report.
+    #[command(
+        after_help = "Durations: 250ms, 5s, 1m (a bare number is seconds). \
+                      -h shows the common flags; --help shows all of them, with details.",
+        after_long_help = "Durations: every time flag takes 250us, 250ms, 5s, 1m, 1h, or a bare \
+                           number of seconds. Examples:\n  \
+                           courier bench -c 64 -d 10s\n  \
+                           courier bench https://host/api -n 10000 --http 2 --json run.json\n  \
+                           courier bench --rate 5000 -d 1m --fail-if 'p99 > 5ms'"
+    )]
     Bench(Box<bench::args::BenchArgs>),
     /// Compare `courier bench --json` reports side by side, with % deltas from the first.
     Compare(compare::CompareArgs),

@@ -35,6 +35,14 @@ pub struct MergeArgs {
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
 
+    /// Write the merged summary as a CSV row (appended under the same header), as `bench --csv`.
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+
+    /// Write the merged summary in the OpenMetrics text format, as `bench --openmetrics`.
+    #[arg(long, value_name = "FILE")]
+    pub openmetrics: Option<PathBuf>,
+
     /// Exit with code 99 if this holds for the merged run, as `bench --fail-if`; repeatable.
     #[arg(long = "fail-if", value_name = "EXPR")]
     pub fail_if: Vec<Threshold>,
@@ -49,6 +57,12 @@ pub fn run(args: MergeArgs) -> Result<()> {
     if let Some(path) = &args.html {
         output::check_writable("--html", path)?;
     }
+    if let Some(path) = &args.csv {
+        output::check_writable("--csv", path)?;
+    }
+    if let Some(path) = &args.openmetrics {
+        output::check_writable("--openmetrics", path)?;
+    }
     let reports = args
         .reports
         .iter()
@@ -62,6 +76,8 @@ pub fn run(args: MergeArgs) -> Result<()> {
             chart: false,
             json: args.json.as_deref(),
             html: args.html.as_deref(),
+            csv: args.csv.as_deref(),
+            openmetrics: args.openmetrics.as_deref(),
         },
     )?;
     if verdict::all_failed(&merged) {

@@ -1,7 +1,8 @@
-//! Durations as the command line spells them: seconds, fractional allowed.
+//! Durations as the command line spells them: the one syntax of every time flag.
 //!
-//! Flags take plain numbers of seconds (`0.25`, `10`), matching how people write benchmark
-//! settings; a `ms` or `s` suffix is accepted too, since `500ms` is what one types by reflex.
+//! A number with a unit, `250us`, `250ms`, `5s`, `1m`, `1h`, fractions allowed (`0.5s`), or
+//! a bare number of seconds (`10`, `0.25`), as in the TOML configuration. One syntax for every
+//! flag, so nobody has to remember which flag counts in which unit.
 //! Knobs whose library setting is an `Option<Duration>` also take `none` (meaning "never"),
 //! so "use the library default" (flag absent) and "switch it off" stay distinguishable.
 //! Both types serialize as a number of seconds so the JSON report stays easy to read.
@@ -59,15 +60,23 @@ impl FromStr for Secs {
 
     fn from_str(text: &str) -> Result<Self, String> {
         let text = text.trim();
-        let (number, scale) = if let Some(ms) = text.strip_suffix("ms") {
-            (ms, 1e-3)
-        } else if let Some(s) = text.strip_suffix('s') {
-            (s, 1.0)
-        } else {
-            (text, 1.0)
-        };
+        // Longest suffixes first: `ms` and `us` end in `s`.
+        const UNITS: [(&str, f64); 6] = [
+            ("ms", 1e-3),
+            ("us", 1e-6),
+            ("µs", 1e-6),
+            ("s", 1.0),
+            ("m", 60.0),
+            ("h", 3600.0),
+        ];
+        let (number, scale) = UNITS
+            .iter()
+            .find_map(|(unit, scale)| text.strip_suffix(unit).map(|n| (n, *scale)))
+            .unwrap_or((text, 1.0));
         let value: f64 = number.trim().parse().map_err(|_| {
-            format!("`{text}` is not a duration: expected seconds such as `2`, `0.5` or `500ms`")
+            format!(
+                "`{text}` is not a duration: expected e.g. 250ms, 5s, 1m, or a bare number of seconds"
+            )
         })?;
         Self::new(value * scale)
     }
@@ -171,11 +180,25 @@ mod tests {
             "3s".parse::<Secs>().unwrap().as_duration(),
             Duration::from_secs(3)
         );
+        assert_eq!(
+            "1m".parse::<Secs>().unwrap().as_duration(),
+            Duration::from_secs(60)
+        );
+        assert_eq!(
+            "1.5h".parse::<Secs>().unwrap().as_duration(),
+            Duration::from_secs(5400)
+        );
+        assert_eq!(
+            "250us".parse::<Secs>().unwrap().as_duration(),
+            Duration::from_micros(250)
+        );
     }
 
     #[test]
     fn refuses_negative_nan_and_garbage() {
-        for bad in ["-1", "NaN", "inf", "abc", "", "1e300"] {
+        for bad in [
+            "-1", "NaN", "inf", "abc", "", "1e300", "5 sec", "ms", "1d", "2mm",
+        ] {
             assert!(bad.parse::<Secs>().is_err(), "{bad} should be refused");
         }
     }

@@ -24,8 +24,8 @@ pub struct ServeArgs {
     #[arg(short = 'p', long, default_value_t = 8080)]
     pub port: u16,
 
-    /// Close connections idle for this many seconds [default: never].
-    #[arg(long, value_name = "SECS")]
+    /// Close connections idle this long, e.g. 30s [default: never].
+    #[arg(long, value_name = "DURATION")]
     pub idle_timeout: Option<Secs>,
 
     /// Close each connection after one response instead of keeping it alive
@@ -46,6 +46,26 @@ pub struct ServeArgs {
         requires = "tls"
     )]
     pub cert_out: PathBuf,
+
+    /// With --tls: require a client certificate (mutual TLS) issued by this run's CA, and write
+    /// one (certificate and key in one PEM file) to --client-cert-out for clients to present
+    /// (`courier bench --cert FILE`, `curl --cert FILE`).
+    #[arg(long, requires = "tls")]
+    pub client_auth: bool,
+
+    /// Where --client-auth writes the client certificate and its key (PEM).
+    #[arg(
+        long,
+        value_name = "FILE",
+        default_value = "courier-serve-client.pem",
+        requires = "client_auth"
+    )]
+    pub client_cert_out: PathBuf,
+
+    /// With --tls: require a client certificate issued by a CA in this PEM file (with
+    /// --client-auth, either CA will do).
+    #[arg(long, value_name = "FILE", requires = "tls")]
+    pub client_ca: Option<PathBuf>,
 
     /// HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS advertised to clients [default: 100].
     #[arg(long, value_name = "N")]
@@ -68,7 +88,7 @@ pub struct ServeArgs {
 
     /// With --replicas: a healthy replica's service time [default: 5ms].
     #[arg(long, value_name = "DURATION", requires = "replicas",
-          value_parser = courier_server::parse_duration)]
+          value_parser = |t: &str| t.parse::<Secs>().map(Secs::as_duration))]
     pub service_time: Option<std::time::Duration>,
 
     /// With --replicas: requests each replica serves at once (more wait in line) [default: 1].
@@ -144,6 +164,17 @@ async fn serve(args: ServeArgs) -> Result<()> {
             server.url("/bytes/16"),
         );
     }
+    if args.client_auth {
+        banner += &format!(
+            "mutual TLS: present the client certificate in {} (curl --cert {0})\n",
+            args.client_cert_out.display(),
+        );
+    } else if let Some(path) = &args.client_ca {
+        banner += &format!(
+            "mutual TLS: clients need a certificate issued by a CA in {}\n",
+            path.display()
+        );
+    }
     banner += "endpoints: /bytes/{n} /json/{n} /delay/{ms} /echo /status/{code} /headers /close /fault/...\n";
     banner += "press Ctrl-C to stop\n";
     print_banner(&banner);
@@ -167,13 +198,31 @@ fn self_signed(args: &ServeArgs) -> Result<courier_server::TlsConfig> {
         names.push(addr);
     }
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
-    let (tls, ca_pem) = courier_server::TlsConfig::self_signed(&names);
-    std::fs::write(&args.cert_out, ca_pem).map_err(|e| {
-        CliError::new(format!(
-            "cannot write the certificate to {}: {e}",
-            args.cert_out.display()
-        ))
-    })?;
+    let pki = courier_server::TestPki::new();
+    let mut tls = pki.server_config(&names);
+    let write = |path: &std::path::Path, text: &str| {
+        std::fs::write(path, text).map_err(|e| {
+            CliError::new(format!(
+                "cannot write the certificate to {}: {e}",
+                path.display()
+            ))
+        })
+    };
+    write(&args.cert_out, &pki.ca_pem())?;
+    if args.client_auth {
+        let (cert, key) = pki.client_identity("courier serve client");
+        write(&args.client_cert_out, &format!("{cert}{key}"))?;
+        tls = tls
+            .require_client_certs(&pki.ca_pem())
+            .map_err(|e| CliError::new(format!("--client-auth: {e}")))?;
+    }
+    if let Some(path) = &args.client_ca {
+        let pem = std::fs::read_to_string(path)
+            .map_err(|e| CliError::new(format!("--client-ca {}: {e}", path.display())))?;
+        tls = tls
+            .require_client_certs(&pem)
+            .map_err(|e| CliError::new(format!("--client-ca {}: {e}", path.display())))?;
+    }
     Ok(tls)
 }
 
@@ -242,5 +291,11 @@ mod tests {
         assert!(parse(&["--cert-out", "x.pem"]).is_err());
         let args = parse(&["--tls", "--cert-out", "x.pem"]).expect("parse");
         assert_eq!(args.cert_out, PathBuf::from("x.pem"));
+        assert!(parse(&["--client-auth"]).is_err());
+        assert!(parse(&["--client-ca", "ca.pem"]).is_err());
+        assert!(parse(&["--tls", "--client-cert-out", "c.pem"]).is_err());
+        let args = parse(&["--tls", "--client-auth", "--client-cert-out", "c.pem"]).expect("parse");
+        assert!(args.client_auth);
+        assert_eq!(args.client_cert_out, PathBuf::from("c.pem"));
     }
 }

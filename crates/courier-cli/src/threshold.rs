@@ -6,7 +6,9 @@
 //! if p99 > 5ms"):
 //!
 //! - `p50|p75|p90|p99|p99.9|max|mean OP DURATION` — time to the last response byte; the
-//!   duration takes `us`, `ms` (the default) or `s`;
+//!   duration needs its unit: `250us`, `5ms`, `0.5s`, `1m` (the CLI's duration syntax; a bare
+//!   number, which meant milliseconds before, is refused rather than read as seconds, so an old
+//!   gate `p99 > 5` fails loudly instead of silently never firing);
 //! - `errors OP N%` — the error rate; `errors OP N` — the number of failed requests;
 //! - `rps OP N` — successful requests per second; `requests OP N` — requests finished;
 //! - with `courier compare`, a signed percentage is relative to the first report:
@@ -249,7 +251,23 @@ impl Op {
 impl FromStr for Threshold {
     type Err = String;
 
+    /// Parses a threshold as the command line gives it (a latency needs its unit).
     fn from_str(text: &str) -> Result<Self, String> {
+        Self::parse(text, Bare::Refused)
+    }
+}
+
+/// What a bare latency number (no unit) means.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Bare {
+    /// On the command line: refused (it meant ms before the one duration syntax).
+    Refused,
+    /// In a report written before that: milliseconds, as it meant when written.
+    Millis,
+}
+
+impl Threshold {
+    fn parse(text: &str, bare: Bare) -> Result<Self, String> {
         let text = text.trim();
         let at = text.find(['<', '>']).ok_or_else(|| {
             format!("`{text}`: expected METRIC OP VALUE, e.g. 'p99 > 5ms', 'errors > 0.1%', 'rps < 50000'")
@@ -289,7 +307,7 @@ impl FromStr for Threshold {
         let percent = value.ends_with('%');
         let metric = metric(&name, percent).map_err(|e| format!("`{text}`: {e}"))?;
         let limit = match metric {
-            Metric::Latency(_) => millis(value).map_err(|e| format!("`{text}`: {e}"))?,
+            Metric::Latency(_) => millis(value, bare).map_err(|e| format!("`{text}`: {e}"))?,
             Metric::ErrorRate => number(value.trim_end_matches('%'))? / 100.0,
             _ if percent => return Err(format!("`{text}`: {name} is not a percentage")),
             _ => number(value)?,
@@ -325,33 +343,31 @@ fn metric(name: &str, percent: bool) -> Result<Metric, String> {
     })
 }
 
-/// A latency limit in milliseconds: `5ms`, `0.5s`, `250us`, or a bare number of ms.
-fn millis(value: &str) -> Result<f64, String> {
-    let (number, scale) = if let Some(n) = value.strip_suffix("ms") {
-        (n, 1.0)
-    } else if let Some(n) = value
-        .strip_suffix("us")
-        .or_else(|| value.strip_suffix("µs"))
-    {
-        (n, 0.001)
-    } else if let Some(n) = value.strip_suffix('s') {
-        (n, 1000.0)
-    } else {
-        (value, 1.0)
-    };
-    number
-        .trim()
-        .parse::<f64>()
-        .ok()
-        .filter(|n| n.is_finite() && *n >= 0.0)
-        .map(|n| n * scale)
-        .ok_or_else(|| format!("`{value}` is not a duration: write e.g. 5ms, 0.5s or 250us"))
+/// A latency limit in milliseconds, from the CLI's duration syntax (`250us`, `5ms`, `0.5s`,
+/// `1m`); a bare number as `bare` says.
+fn millis(value: &str, bare: Bare) -> Result<f64, String> {
+    let value = value.trim();
+    let unitless = value.parse::<f64>().is_ok();
+    if unitless && bare == Bare::Millis {
+        return millis(&format!("{value}ms"), Bare::Refused);
+    }
+    if unitless {
+        return Err(format!(
+            "`{value}` needs a unit: write e.g. {value}ms or {value}s (a bare number meant ms before \
+             the CLI's one duration syntax, where it would mean seconds)"
+        ));
+    }
+    value
+        .parse::<crate::secs::Secs>()
+        .map(|secs| secs.as_f64() * 1000.0)
+        .map_err(|_| format!("`{value}` is not a duration: write e.g. 5ms, 0.5s or 250us"))
 }
 
+/// Reading a report back: a threshold keeps the meaning it had when the report was written.
 impl TryFrom<String> for Threshold {
     type Error = String;
     fn try_from(text: String) -> Result<Self, String> {
-        text.parse()
+        Self::parse(&text, Bare::Millis)
     }
 }
 
@@ -388,6 +404,7 @@ mod tests {
         assert_eq!(t("rps < -5%").bound, Bound::Relative(-5.0));
         assert_eq!(t("p99.9 >= 0.5s").bound, Bound::Absolute(500.0));
         assert_eq!(t("max <= 250us").bound, Bound::Absolute(0.25));
+        assert_eq!(t("p99 > 1m").bound, Bound::Absolute(60_000.0));
         assert!(t("p99 > +10%").is_relative());
     }
 
@@ -404,6 +421,17 @@ mod tests {
             let err = bad.parse::<Threshold>().unwrap_err();
             assert!(err.contains(needle), "{bad}: {err}");
         }
+    }
+
+    #[test]
+    fn a_bare_latency_is_refused_on_the_command_line_and_ms_in_old_reports() {
+        let err = "p99 > 5".parse::<Threshold>().unwrap_err();
+        assert!(err.contains("needs a unit"), "{err}");
+        // A report written when a bare number meant ms still loads, with that meaning.
+        let old: Threshold = serde_json::from_str("\"p99 > 5\"").unwrap();
+        assert_eq!(old.bound, Bound::Absolute(5.0));
+        // Counts and rates stay bare numbers.
+        assert_eq!(t("rps < 5").bound, Bound::Absolute(5.0));
     }
 
     #[test]

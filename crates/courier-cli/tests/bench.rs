@@ -380,3 +380,65 @@ fn http2_and_tls_against_the_built_in_server() {
     assert_eq!(h1["protocol"], "HTTP/1.1");
     assert_eq!(h1["tls_handshakes"], h1["connections_established"]);
 }
+
+/// Connections opened before measuring starts (the long polls' opening phase, the warmup) are
+/// the run's connections: the connection counters cover the clients' whole life, while the
+/// request counters still leave the warmup out.
+#[test]
+fn connection_counters_include_connections_opened_before_measuring() {
+    let dir = TempDir::new("opened-before");
+    // Long polls over HTTP/1.1 open one connection per slot before measuring.
+    let (plain, _) = bench_json(
+        &dir,
+        "longpoll",
+        &["--scenario", "longpoll", "-c", "20", "--delay", "0.2"],
+    );
+    assert_eq!(plain["requests"], 20, "{plain:#}");
+    assert_eq!(plain["connections_established"], 20, "{plain:#}");
+    assert_eq!(
+        plain["connections_established_by_version"]["HTTP/1.1"], 20,
+        "{plain:#}"
+    );
+    assert_eq!(plain["connect_failures"], 0, "{plain:#}");
+    // The same over TLS: a handshake per connection, and the TLS section says so.
+    let (tls, _) = bench_json(
+        &dir,
+        "longpoll-tls",
+        &[
+            "--scenario",
+            "longpoll",
+            "-c",
+            "20",
+            "--delay",
+            "0.2",
+            "--tls",
+            "--http",
+            "1.1",
+        ],
+    );
+    assert_eq!(tls["connections_established"], 20, "{tls:#}");
+    assert_eq!(tls["tls_handshakes"], 20, "{tls:#}");
+    assert_eq!(tls["tls"]["handshakes_total"], 20, "{tls:#}");
+    // A warmup opens the connections the measured requests reuse; its requests stay out.
+    let (warm, _) = bench_json(
+        &dir,
+        "warm",
+        &[
+            "-d", "0.5", "--warmup", "0.3", "-c", "4", "--tls", "--http", "1.1",
+        ],
+    );
+    let established = warm["connections_established"].as_u64().unwrap_or(0);
+    assert!((1..=4).contains(&established), "{warm:#}");
+    assert_eq!(warm["tls_handshakes"], established, "{warm:#}");
+    let timeline_requests: u64 = warm["timeline"]
+        .as_array()
+        .expect("timeline is an array")
+        .iter()
+        .map(|s| s["requests"].as_u64().unwrap_or(0))
+        .sum();
+    assert_eq!(
+        warm["requests"].as_u64(),
+        Some(timeline_requests),
+        "{warm:#}"
+    );
+}

@@ -37,10 +37,10 @@ pub(crate) fn route(req: Request<Incoming>) -> Outcome {
     if let Some(n) = path.strip_prefix("/json/") {
         return json(n);
     }
-    if let Some(ms) = path.strip_prefix("/delay/") {
-        return match ms.parse::<u64>() {
-            Ok(ms) => Outcome::Delay(Duration::from_millis(ms)),
-            Err(_) => bad_request("invalid delay: expected /delay/{milliseconds}"),
+    if let Some(delay) = path.strip_prefix("/delay/") {
+        return match delay_of(delay) {
+            Some(delay) => Outcome::Delay(delay),
+            None => bad_request("invalid delay: expected /delay/{ms}, /delay/{n}ms or /delay/{n}s"),
         };
     }
     if let Some(code) = path.strip_prefix("/status/") {
@@ -103,6 +103,20 @@ pub(crate) fn bad_request(why: &'static str) -> Outcome {
         &TEXT_PLAIN,
         ResponseBody::full(Bytes::from_static(why.as_bytes())),
     )
+}
+
+/// `/delay/`'s argument: milliseconds (`250`, as it always was), or with a unit, the CLI's
+/// duration syntax (`250ms`, `1.5s`), so a path can say what it means.
+fn delay_of(text: &str) -> Option<Duration> {
+    if let Ok(ms) = text.parse::<u64>() {
+        return Some(Duration::from_millis(ms));
+    }
+    let (number, scale) = match text.strip_suffix("ms") {
+        Some(n) => (n, 1e-3),
+        None => (text.strip_suffix('s')?, 1.0),
+    };
+    let value = number.parse::<f64>().ok().filter(|v| *v >= 0.0)?;
+    Duration::try_from_secs_f64(value * scale).ok()
 }
 
 /// The response a `/delay/{ms}` request gets once its timer fires (200), and

@@ -99,6 +99,25 @@ impl TestPki {
         self.issue(names, Some((2000, 2000)))
     }
 
+    /// A client certificate for mutual TLS, signed by this CA, as PEM: the certificate and
+    /// its private key (PKCS#8). `name` is its common name. A server built with
+    /// `TlsConfig::require_client_certs(&pki.ca_pem())` accepts it.
+    ///
+    /// # Panics
+    /// If key generation or signing fails (no randomness).
+    pub fn client_identity(&self, name: &str) -> (String, String) {
+        let mut params = CertificateParams::default();
+        params.distinguished_name.push(DnType::CommonName, name);
+        params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
+        params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
+        params.use_authority_key_identifier_extension = true;
+        let key = KeyPair::generate().expect("generate client key");
+        let cert = params
+            .signed_by(&key, &*self.ca)
+            .expect("sign client certificate");
+        (cert.pem(), key.serialize_pem())
+    }
+
     fn issue(&self, names: &[&str], years: Option<(i32, i32)>) -> TlsConfig {
         let sans: Vec<String> = names.iter().map(|name| (*name).to_owned()).collect();
         let mut params = CertificateParams::new(sans)

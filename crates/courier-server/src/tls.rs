@@ -8,7 +8,7 @@ use std::fmt;
 use std::io;
 use std::sync::Arc;
 
-use rustls::server::ServerSessionMemoryCache;
+use rustls::server::{ServerSessionMemoryCache, WebPkiClientVerifier};
 use rustls::HandshakeKind;
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
@@ -36,13 +36,35 @@ const SESSION_CACHE_SIZE: usize = 4096;
 pub struct TlsConfig {
     cert_chain: Vec<CertificateDer<'static>>,
     key: PrivateKeyDer<'static>,
+    /// CAs a client certificate must chain to; empty: no client certificate asked for.
+    client_roots: Vec<CertificateDer<'static>>,
 }
 
 impl TlsConfig {
     /// A chain (leaf first) and the leaf's private key. Whether they belong
     /// together is checked by [`crate::start`].
     pub fn new(cert_chain: Vec<CertificateDer<'static>>, key: PrivateKeyDer<'static>) -> Self {
-        Self { cert_chain, key }
+        Self {
+            cert_chain,
+            key,
+            client_roots: Vec::new(),
+        }
+    }
+
+    /// Requires every client to present a certificate issued by one of the CAs in `ca_pem`
+    /// (mutual TLS): a handshake without one, or with another, fails.
+    ///
+    /// # Errors
+    /// `InvalidData` when the PEM is malformed or holds no certificate.
+    pub fn require_client_certs(mut self, ca_pem: &str) -> io::Result<TlsConfig> {
+        let roots = CertificateDer::pem_slice_iter(ca_pem.as_bytes())
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|err| invalid_data(format!("client CA PEM: {err}")))?;
+        if roots.is_empty() {
+            return Err(invalid_data("no certificate in the client CA PEM".into()));
+        }
+        self.client_roots.extend(roots);
+        Ok(self)
     }
 
     /// A fresh certificate for `names` (e.g. `["localhost", "127.0.0.1"]`)
@@ -89,13 +111,16 @@ impl Clone for TlsConfig {
         Self {
             cert_chain: self.cert_chain.clone(),
             key: self.key.clone_key(),
+            client_roots: self.client_roots.clone(),
         }
     }
 }
 
 impl PartialEq for TlsConfig {
     fn eq(&self, other: &Self) -> bool {
-        self.cert_chain == other.cert_chain && self.key.secret_der() == other.key.secret_der()
+        self.cert_chain == other.cert_chain
+            && self.key.secret_der() == other.key.secret_der()
+            && self.client_roots == other.client_roots
     }
 }
 
@@ -106,6 +131,7 @@ impl fmt::Debug for TlsConfig {
         // Never print the key.
         f.debug_struct("TlsConfig")
             .field("certificates", &self.cert_chain.len())
+            .field("client_roots", &self.client_roots.len())
             .finish_non_exhaustive()
     }
 }
@@ -118,10 +144,22 @@ impl fmt::Debug for TlsConfig {
 /// explicitly so the process-wide default provider does not matter.
 pub(crate) fn acceptor(tls: &TlsConfig, http1: bool, http2: bool) -> io::Result<TlsAcceptor> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut config = rustls::ServerConfig::builder_with_provider(provider)
+    let builder = rustls::ServerConfig::builder_with_provider(Arc::clone(&provider))
         .with_safe_default_protocol_versions()
-        .map_err(invalid_input)?
-        .with_no_client_auth()
+        .map_err(invalid_input)?;
+    let builder = if tls.client_roots.is_empty() {
+        builder.with_no_client_auth()
+    } else {
+        let mut roots = rustls::RootCertStore::empty();
+        for root in &tls.client_roots {
+            roots.add(root.clone()).map_err(invalid_input)?;
+        }
+        let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
+            .build()
+            .map_err(|err| io::Error::new(io::ErrorKind::InvalidInput, err))?;
+        builder.with_client_cert_verifier(verifier)
+    };
+    let mut config = builder
         .with_single_cert(tls.cert_chain.clone(), tls.key.clone_key())
         .map_err(invalid_input)?;
     if http2 {

@@ -127,6 +127,29 @@ async fn delay_waits_at_least_the_given_time() {
 }
 
 #[tokio::test]
+async fn delay_takes_a_unit_too() {
+    let server = server().await;
+    let mut conn = RawConn::connect(server.local_addr()).await;
+    for (path, at_least) in [
+        ("/delay/120ms", 120),
+        ("/delay/0.15s", 150),
+        ("/delay/0s", 0),
+    ] {
+        let started = Instant::now();
+        let response = conn.get(path).await;
+        assert_eq!(response.status, 200, "{path}");
+        assert!(
+            started.elapsed() >= Duration::from_millis(at_least),
+            "{path}"
+        );
+    }
+    for bad in ["/delay/5m", "/delay/-1s", "/delay/fast", "/delay/1e400s"] {
+        assert_eq!(conn.get(bad).await.status, 400, "{bad}");
+    }
+    server.shutdown().await;
+}
+
+#[tokio::test]
 async fn echo_returns_body_and_content_type() {
     let server = server().await;
     let mut conn = RawConn::connect(server.local_addr()).await;

@@ -12,10 +12,11 @@ use std::sync::Arc;
 use courier::{
     Body, Client, ClientBuilder, ClientFactory, Error, MetricsSnapshot, Response, ServiceClient,
 };
-use http::Request;
+use http::{Request, Uri};
 use tokio_util::either::Either;
 
 use super::args::{BenchArgs, HttpVersion, Load};
+use super::connect_to::{self, Pins};
 use crate::error::{CliError, Result};
 
 /// One of the run's clients.
@@ -56,9 +57,69 @@ impl BenchClient {
     }
 }
 
-/// The builder for one client of the run; `trust` is the built-in TLS server's certificate.
-pub fn builder(args: &BenchArgs, load: &Load, trust: Option<&str>) -> Result<ClientBuilder> {
-    apply(Client::builder(), args, load, trust)
+/// What the clients need besides the flags, read once before the run: files are read and
+/// `--connect-to` hosts resolved before anything starts, so a mistake is an error up front, and
+/// every client (and every pool a factory rotates in) gets the same.
+#[derive(Debug, Clone, Default)]
+pub struct ClientSetup {
+    /// The built-in TLS server's certificate (PEM), to trust.
+    pub trust: Option<String>,
+    /// `--cacert`'s PEM.
+    pub cacert: Option<Vec<u8>>,
+    /// `--cert`/`--key`: the client certificate chain and its key, PEM.
+    pub identity: Option<(Vec<u8>, Vec<u8>)>,
+    /// `--connect-to`, evaluated against the run's URLs.
+    pub pins: Pins,
+}
+
+impl ClientSetup {
+    /// Reads the files the flags name and resolves the `--connect-to` routes for `uris`.
+    pub fn read(args: &BenchArgs, uris: &[Uri]) -> Result<Self> {
+        let net = &args.network;
+        if let Some(path) = &net.unix_socket {
+            if args.url.is_none() && args.targets.is_none() {
+                return Err(CliError::new(
+                    "--unix-socket needs a URL (or --targets): the built-in server listens on TCP",
+                ));
+            }
+            if !path.exists() {
+                return Err(CliError::new(format!(
+                    "--unix-socket {}: no such socket",
+                    path.display()
+                )));
+            }
+        }
+        if let Some(proxy) = &net.proxy {
+            courier::Proxy::all(proxy)
+                .map_err(|e| CliError::new(format!("--proxy {proxy}: {e}")))?;
+        }
+        let identity = match &net.cert {
+            Some(cert) => {
+                let cert_pem = read_pem("--cert", cert, "CERTIFICATE")?;
+                let key_pem = match &net.key {
+                    Some(key) => read_pem("--key", key, "PRIVATE KEY")?,
+                    None => read_pem("--cert (with no --key)", cert, "PRIVATE KEY")?,
+                };
+                Some((cert_pem, key_pem))
+            }
+            None => None,
+        };
+        Ok(Self {
+            trust: None,
+            cacert: args
+                .cacert
+                .as_deref()
+                .map(|path| read_pem("--cacert", path, "CERTIFICATE"))
+                .transpose()?,
+            identity,
+            pins: connect_to::pins(&net.connect_to, uris)?,
+        })
+    }
+}
+
+/// The builder for one client of the run.
+pub fn builder(args: &BenchArgs, load: &Load, setup: &ClientSetup) -> Result<ClientBuilder> {
+    apply(Client::builder(), args, load, setup)
 }
 
 /// Applies the flags to `builder`.
@@ -66,7 +127,7 @@ fn apply(
     mut builder: ClientBuilder,
     args: &BenchArgs,
     load: &Load,
-    trust: Option<&str>,
+    setup: &ClientSetup,
 ) -> Result<ClientBuilder> {
     // A load generator measures the target, not a proxy the environment
     // happens to name (wrk and h2load read no proxy variables either).
@@ -79,11 +140,27 @@ fn apply(
     if args.no_multiple_http2_connections {
         builder = builder.http2_multiple_connections(false);
     }
-    if let Some(pem) = trust {
+    if let Some(pem) = &setup.trust {
         builder = builder.add_root_certificate(pem);
     }
-    if let Some(path) = &args.cacert {
-        builder = builder.add_root_certificate(read_cacert(path)?);
+    if let Some(pem) = &setup.cacert {
+        builder = builder.add_root_certificate(pem);
+    }
+    if let Some((cert, key)) = &setup.identity {
+        builder = builder.identity(cert, key);
+    }
+    if let Some(url) = &args.network.proxy {
+        let proxy =
+            courier::Proxy::all(url).map_err(|e| CliError::new(format!("--proxy {url}: {e}")))?;
+        builder = builder.proxy(proxy);
+    }
+    if let Some(path) = &args.network.unix_socket {
+        builder = builder.unix_socket(path);
+    }
+    for (host, addrs) in &setup.pins {
+        for addr in addrs {
+            builder = builder.resolve(host, *addr);
+        }
     }
     if args.insecure {
         builder = builder.danger_accept_invalid_certs(true);
@@ -126,13 +203,13 @@ fn apply(
 
 /// The run's independent clients (`--clients`, or one per `--connections`). Built inside the
 /// runtime: a client may start background tasks (idle scavenging).
-pub fn build_all(args: &BenchArgs, load: &Load, trust: Option<&str>) -> Result<Vec<BenchClient>> {
+pub fn build_all(args: &BenchArgs, load: &Load, setup: &ClientSetup) -> Result<Vec<BenchClient>> {
     if let Some(lifetime) = args.handler_lifetime {
-        return build_factory_clients(args, load, trust, lifetime.as_duration());
+        return build_factory_clients(args, load, setup, lifetime.as_duration());
     }
     (0..load.clients)
         .map(|_| {
-            builder(args, load, trust)?
+            builder(args, load, setup)?
                 .build()
                 .map(BenchClient::Plain)
                 .map_err(|e| CliError::new(format!("cannot build the HTTP client: {e:#}")))
@@ -146,21 +223,21 @@ pub fn build_all(args: &BenchArgs, load: &Load, trust: Option<&str>) -> Result<V
 fn build_factory_clients(
     args: &BenchArgs,
     load: &Load,
-    trust: Option<&str>,
+    setup: &ClientSetup,
     lifetime: std::time::Duration,
 ) -> Result<Vec<BenchClient>> {
     // Validate once here; the factory re-applies the same flags to each pool it builds.
-    apply(Client::builder(), args, load, trust)?
+    apply(Client::builder(), args, load, setup)?
         .build()
         .map_err(|e| CliError::new(format!("cannot build the HTTP client: {e:#}")))?;
-    let shared = Arc::new((args.clone(), *load, trust.map(str::to_owned)));
+    let shared = Arc::new((args.clone(), *load, setup.clone()));
     let hl_only = args.pooled_connection_lifetime.is_none();
     let factory = ClientFactory::builder()
         .handler_lifetime(Some(lifetime))
         .options_defaults(|o| o.rotate_pool = true)
         .configure_defaults(move |b| {
-            let (args, load, trust) = &*shared;
-            let b = apply(b, args, load, trust.as_deref()).expect("flags validated above");
+            let (args, load, setup) = &*shared;
+            let b = apply(b, args, load, setup).expect("flags validated above");
             if hl_only {
                 b.pooled_connection_lifetime(None)
             } else {
@@ -174,15 +251,21 @@ fn build_factory_clients(
         .collect())
 }
 
-/// Reads `--cacert`: the library takes PEM and fails `build()` on PEM that does not parse, but
-/// a file with no certificate at all would pass silently, trusting nothing new.
-fn read_cacert(path: &std::path::Path) -> Result<Vec<u8>> {
+/// Reads a PEM file that must hold a `what` block (`CERTIFICATE`, `PRIVATE KEY`): the library
+/// fails `build()` on PEM that does not parse, but a file without the block at all could pass
+/// silently (trusting nothing new, presenting no certificate).
+fn read_pem(flag: &str, path: &std::path::Path, what: &str) -> Result<Vec<u8>> {
     let pem = std::fs::read(path)
-        .map_err(|e| CliError::new(format!("--cacert {}: {e}", path.display())))?;
-    if !String::from_utf8_lossy(&pem).contains("-----BEGIN CERTIFICATE-----") {
+        .map_err(|e| CliError::new(format!("{flag} {}: {e}", path.display())))?;
+    // `PRIVATE KEY` also matches `RSA PRIVATE KEY` and `EC PRIVATE KEY`.
+    let found = String::from_utf8_lossy(&pem)
+        .lines()
+        .any(|line| line.starts_with("-----BEGIN ") && line.contains(what));
+    if !found {
         return Err(CliError::new(format!(
-            "--cacert {}: no PEM certificate (-----BEGIN CERTIFICATE-----) in the file",
-            path.display()
+            "{flag} {}: no PEM {} (-----BEGIN {what}-----) in the file",
+            path.display(),
+            what.to_ascii_lowercase()
         )));
     }
     Ok(pem)

@@ -14,6 +14,8 @@ mod chart;
 mod client;
 mod closed;
 pub mod cluster;
+mod connect_to;
+pub mod export;
 mod headers;
 pub mod histograms;
 pub mod html;
@@ -42,7 +44,7 @@ pub mod verdict;
 use std::sync::Arc;
 use std::time::Duration;
 
-use self::client::BenchClient;
+use self::client::{BenchClient, ClientSetup};
 use tokio::time::Instant;
 
 use self::args::{BenchArgs, HttpVersion, Load, Model, Stop};
@@ -97,6 +99,12 @@ pub fn run(args: BenchArgs) -> Result<()> {
     if let Some(path) = &args.html {
         output::check_writable("--html", path)?;
     }
+    if let Some(path) = &args.csv {
+        output::check_writable("--csv", path)?;
+    }
+    if let Some(path) = &args.openmetrics {
+        output::check_writable("--openmetrics", path)?;
+    }
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     let threads = match args.threads {
         Some(n) => client::to_usize(n, "--threads")?,
@@ -109,6 +117,13 @@ pub fn run(args: BenchArgs) -> Result<()> {
     } else {
         1
     };
+    let setup = ClientSetup::read(
+        &args,
+        &match &targets {
+            Some(targets) => targets.uris(),
+            None => args.url.iter().filter_map(|u| u.parse().ok()).collect(),
+        },
+    )?;
     let target = match &targets {
         Some(targets) => Target::external(targets.uris()),
         None => Target::start(&args, load.model, addresses, cores)?,
@@ -126,6 +141,10 @@ pub fn run(args: BenchArgs) -> Result<()> {
         Some(targets) => Template::with_targets(&args, targets)?,
         None => Template::new(&args, target.uris.clone())?,
     };
+    let setup = ClientSetup {
+        trust: target.ca_pem.clone(),
+        ..setup
+    };
     let workload = template.targets().map(|t| (t.methods(), t.report()));
     let request_construction = args
         .count_allocations
@@ -138,13 +157,12 @@ pub fn run(args: BenchArgs) -> Result<()> {
         .enable_all()
         .build()
         .map_err(|e| CliError::new(format!("cannot start the async runtime: {e}")))?;
-    let trust = target.ca_pem.clone();
     let outcome = runtime.block_on(execute(
         &args,
         load,
         template.clone(),
         cores as u64,
-        trust.as_deref(),
+        &setup,
         start_at,
     ));
     // Abandoned requests may still hold tasks; do not wait for them.
@@ -177,6 +195,8 @@ pub fn run(args: BenchArgs) -> Result<()> {
             chart: args.chart,
             json: args.json.as_deref(),
             html: args.html.as_deref(),
+            csv: args.csv.as_deref(),
+            openmetrics: args.openmetrics.as_deref(),
         },
     )?;
     if report.interrupted {
@@ -281,10 +301,10 @@ async fn execute(
     load: Load,
     template: Template,
     cores: u64,
-    trust: Option<&str>,
+    setup: &ClientSetup,
     start_at: Option<std::time::SystemTime>,
 ) -> Result<RunOutcome> {
-    let clients = client::build_all(args, &load, trust)?;
+    let clients = client::build_all(args, &load, setup)?;
     if let Some(wait) = start_at.and_then(start_at::until) {
         eprintln!(
             "courier bench: ready; waiting {:.1} s for --start-at",
@@ -292,6 +312,10 @@ async fn execute(
         );
         tokio::time::sleep(wait).await;
     }
+    // Connections count from here, before the long polls' opening phase and the warmup: they
+    // are the run's connections (the measured requests use them). Requests count from the
+    // sampler's baseline, after the warmup.
+    let clients_built = PoolReading::read(&clients);
     let longpoll = matches!(load.model, Model::LongPoll { .. });
     let server_addresses = template.uris().len() as u64;
     let memory_base = if longpoll {
@@ -348,6 +372,7 @@ async fn execute(
     Ok(RunOutcome {
         sampled,
         settled: PoolReading::read(&clients),
+        clients_built,
         schedule,
         peak,
         interrupted,

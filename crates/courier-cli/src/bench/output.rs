@@ -9,7 +9,7 @@ use std::fs::OpenOptions;
 use std::path::Path;
 
 use super::json::BenchReport;
-use super::{chart, html, report};
+use super::{chart, export, html, report};
 use crate::error::{CliError, Result};
 use crate::threshold::{self, Threshold};
 
@@ -21,6 +21,8 @@ pub struct Outputs<'a> {
     pub chart: bool,
     pub json: Option<&'a Path>,
     pub html: Option<&'a Path>,
+    pub csv: Option<&'a Path>,
+    pub openmetrics: Option<&'a Path>,
 }
 
 /// Judges the thresholds into `report`, prints it (table, chart, thresholds) and writes its
@@ -41,6 +43,12 @@ pub fn publish(report: &mut BenchReport, to: Outputs<'_>) -> Result<()> {
     }
     if let Some(path) = to.html {
         html::write(report, path)?;
+    }
+    if let Some(path) = to.csv {
+        export::csv::write(report, path)?;
+    }
+    if let Some(path) = to.openmetrics {
+        export::openmetrics::write(report, path)?;
     }
     Ok(())
 }

@@ -179,10 +179,6 @@ pub fn parse_stages(text: &str) -> Result<Vec<Stage>, String> {
 
 /// `30s`, `500ms`, `2m`, `1.5`.
 fn stage_duration(text: &str) -> Result<Duration, String> {
-    if let Some(minutes) = text.strip_suffix('m') {
-        let secs: Secs = minutes.parse()?;
-        return Secs::new(secs.as_f64() * 60.0).map(Secs::as_duration);
-    }
     text.parse::<Secs>().map(Secs::as_duration)
 }
 

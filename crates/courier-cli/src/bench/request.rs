@@ -91,16 +91,24 @@ impl Template {
         } else {
             headers(args)?
         };
-        let body_size = match args.body_size {
-            Some(n) => usize::try_from(n)
-                .map_err(|_| CliError::new(format!("--body-size {n} is too large")))?,
-            None => 0,
+        let body = match (&args.body_file, args.body_size) {
+            (Some(path), _) => Bytes::from(
+                std::fs::read(path)
+                    .map_err(|e| CliError::new(format!("--body-file {}: {e}", path.display())))?,
+            ),
+            (None, Some(n)) => Bytes::from(vec![
+                b'x';
+                usize::try_from(n).map_err(|_| CliError::new(
+                    format!("--body-size {n} is too large")
+                ))?
+            ]),
+            (None, None) => Bytes::new(),
         };
         Ok(Self {
             method: args.http_method()?,
             uris,
             headers,
-            body: Bytes::from(vec![b'x'; body_size]),
+            body,
             read_bytes: args.read_bytes.unwrap_or(u64::MAX),
             targets: None,
         })

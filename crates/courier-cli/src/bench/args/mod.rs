@@ -13,6 +13,7 @@
 //! The flags of `--scenario cluster` are in `cluster/args.rs`.
 
 mod load;
+mod network;
 mod parse;
 
 use std::path::PathBuf;
@@ -22,6 +23,7 @@ use http::{HeaderName, HeaderValue, Method};
 use serde::{Deserialize, Serialize};
 
 pub use self::load::{Load, Model, Stop, DEFAULT_DURATION};
+pub use self::network::NetworkArgs;
 pub use self::parse::split_header;
 use self::parse::{
     parse_duration, parse_header, parse_method, parse_path, parse_rate, parse_stages,
@@ -33,236 +35,387 @@ use crate::secs::{Secs, SecsOrNone};
 
 /// HTTP load generator: closed loop (`-c`), open loop (`--rate`) or long polls, with the latency,
 /// connection-pool and process figures of the usual HTTP client benchmark tables.
+///
+/// Every time flag takes one duration syntax: `250ms`, `5s`, `1m`, or a bare number of seconds.
 #[derive(Debug, Clone, PartialEq, Args, Serialize, Deserialize)]
 pub struct BenchArgs {
-    /// Target URL (http:// or https://). Without one, the built-in server is started on
-    /// 127.0.0.1 and `--path` is targeted. With `--scenario longpoll` this is a base URL:
-    /// `/delay/{ms}` is appended to it.
+    /// Target URL (http:// or https://) [default: the built-in server on 127.0.0.1].
+    ///
+    /// Without one, the built-in server is started on 127.0.0.1 and `--path` is targeted. With
+    /// `--scenario longpoll` this is a base URL: `/delay/{ms}` is appended to it.
     #[arg(value_parser = parse_url)]
     pub url: Option<String>,
 
-    /// Send the requests listed in FILE instead of one URL: `METHOD URL [weight=N]` lines, each
-    /// followed by `Name: value` headers and an optional `@BODY_FILE`, entries separated by
-    /// blank lines; round robin, or weighted by weight=N (see the README).
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["url", "path", "method", "body_size"])]
-    #[serde(default)]
-    pub targets: Option<PathBuf>,
-
-    /// What each request does: `requests` (send, read, repeat), `longpoll` (hold requests
-    /// to `/delay/{--delay}` in flight and measure the memory they cost) or `cluster` (N
-    /// built-in replicas with per-replica faults, open-loop load through courier's
-    /// ClusterClient; see the --scenario cluster flags below).
-    #[arg(long, value_enum, default_value_t = Scenario::Requests)]
+    /// What each request does: requests, longpoll or cluster.
+    ///
+    /// `requests` (send, read, repeat), `longpoll` (hold requests to `/delay/{--delay}` in
+    /// flight and measure the memory they cost) or `cluster` (N built-in replicas with
+    /// per-replica faults, open-loop load through courier's ClusterClient; see the
+    /// "--scenario cluster" flags).
+    #[arg(long, value_enum, default_value_t = Scenario::Requests, help_heading = "Load")]
     pub scenario: Scenario,
 
-    /// Path asked of the built-in server [default: /bytes/{--response-size}], e.g. `/delay/50`;
-    /// with `--scenario cluster`, of the replicas [default: /].
-    #[arg(long, value_name = "PATH", value_parser = parse_path, conflicts_with = "url")]
-    pub path: Option<String>,
-
     /// Independent clients (each with its own connection pool), as with N `HttpClient`s.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..),
+          help_heading = "Load", hide_short_help = true)]
     pub clients: Option<u64>,
 
-    /// Requests in flight per client [default: 64]. With `--rate`: the most requests in flight
-    /// per client [default: --max-connections-per-host, else 1000].
-    #[arg(short = 'c', long, value_name = "C", value_parser = clap::value_parser!(u64).range(1..))]
+    /// Requests in flight per client [default: 64].
+    ///
+    /// With `--rate`: the most requests in flight per client [default:
+    /// --max-connections-per-host, else 1000].
+    #[arg(short = 'c', long, value_name = "C", value_parser = clap::value_parser!(u64).range(1..),
+          help_heading = "Load")]
     pub concurrency: Option<u64>,
 
     /// h2load's model: K clients, each limited to one connection (use with `--streams`).
     #[arg(long, value_name = "K", value_parser = clap::value_parser!(u64).range(1..),
-          conflicts_with_all = ["clients", "concurrency", "max_connections_per_host"])]
+          conflicts_with_all = ["clients", "concurrency", "max_connections_per_host"],
+          help_heading = "Load", hide_short_help = true)]
     pub connections: Option<u64>,
 
     /// Requests in flight on each of the `--connections` [default: 1].
     #[arg(long, value_name = "M", requires = "connections",
-          value_parser = clap::value_parser!(u64).range(1..))]
+          value_parser = clap::value_parser!(u64).range(1..),
+          help_heading = "Load", hide_short_help = true)]
     pub streams: Option<u64>,
 
-    /// Open loop: start this many requests per second on schedule, whatever the latency;
-    /// latency is reported from the intended start (corrected) and from the actual send.
-    #[arg(long, value_name = "R", value_parser = parse_rate)]
+    /// Open loop: start R requests per second on schedule, whatever the latency.
+    ///
+    /// Latency is reported from the intended start (corrected) and from the actual send.
+    #[arg(long, value_name = "R", value_parser = parse_rate, help_heading = "Load")]
     pub rate: Option<f64>,
 
-    /// Open loop whose target rate ramps linearly through stages of DURATION:RATE, e.g.
-    /// '10s:1000,30s:5000,10s:0' (from --rate, else 0); the run lasts as long as the stages.
+    /// Open loop whose target rate ramps linearly through stages of DURATION:RATE.
+    ///
+    /// E.g. '10s:1000,30s:5000,10s:0' (from --rate, else 0); the run lasts as long as the
+    /// stages.
     #[arg(long, value_name = "STAGES", value_parser = parse_stages,
-          conflicts_with_all = ["duration", "requests", "warmup"])]
+          conflicts_with_all = ["duration", "requests", "warmup"],
+          help_heading = "Load", hide_short_help = true)]
     #[serde(default)]
     pub stages: Option<String>,
 
-    /// Measure for this many seconds [default: 10]; must be more than 0.
+    /// Measure for this long, e.g. 30s or 2m [default: 10s].
     // Hyphen values allowed so `-d -1` reaches our own message instead of "unexpected argument".
-    #[arg(short = 'd', long, value_name = "SECS", conflicts_with = "requests",
-          allow_hyphen_values = true, value_parser = parse_duration)]
+    #[arg(short = 'd', long, value_name = "DURATION", conflicts_with = "requests",
+          allow_hyphen_values = true, value_parser = parse_duration, help_heading = "Load")]
     pub duration: Option<Secs>,
 
-    /// Measure exactly this many requests, then stop (instead of --duration).
-    #[arg(short = 'n', long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    /// Measure exactly N requests, then stop (instead of --duration).
+    #[arg(short = 'n', long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..),
+          help_heading = "Load")]
     pub requests: Option<u64>,
 
-    /// Run this many seconds first and leave them out of every figure (connections opened
-    /// during the warmup stay open and are reused).
-    #[arg(long, value_name = "SECS")]
+    /// Run this long first, left out of every figure but the connection counts.
+    ///
+    /// Connections opened during the warmup stay open and are reused; they count in
+    /// `connections_established` (the run's connections), its requests in none of the figures.
+    #[arg(long, value_name = "DURATION", help_heading = "Load")]
     pub warmup: Option<Secs>,
 
-    /// Long polls: how long the server holds each request [default: 5].
-    #[arg(long, value_name = "SECS")]
+    /// Long polls: how long the server holds each request, e.g. 30s or 500ms [default: 5s].
+    #[arg(
+        long,
+        value_name = "DURATION",
+        help_heading = "Load",
+        hide_short_help = true
+    )]
     pub delay: Option<Secs>,
 
-    /// Read only the first N bytes of each body, then drop the response (the library drains
-    /// the rest in the background). Default: read every body to its end.
-    #[arg(long, value_name = "N")]
+    /// Path asked of the built-in server, e.g. /delay/50 [default: /bytes/{--response-size}].
+    ///
+    /// With `--scenario cluster`, of the replicas [default: /]. The built-in server's
+    /// `/delay/{ms}` counts milliseconds (or takes a unit: `/delay/2s`).
+    #[arg(long, value_name = "PATH", value_parser = parse_path, conflicts_with = "url",
+          help_heading = "Requests")]
+    pub path: Option<String>,
+
+    /// Send the requests listed in FILE instead of one URL.
+    ///
+    /// `METHOD URL [weight=N]` lines, each followed by `Name: value` headers and an optional
+    /// `@BODY_FILE`, entries separated by blank lines; round robin, or weighted by weight=N.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["url", "path", "method", "body_size"],
+          help_heading = "Requests", hide_short_help = true)]
+    #[serde(default)]
+    pub targets: Option<PathBuf>,
+
+    /// Read only the first N bytes of each body, then drop the response.
+    ///
+    /// The library drains the rest in the background. Default: read every body to its end.
+    #[arg(
+        long,
+        value_name = "N",
+        help_heading = "Requests",
+        hide_short_help = true
+    )]
     pub read_bytes: Option<u64>,
 
     /// HTTP method.
-    #[arg(short = 'm', long, default_value = "GET", value_parser = parse_method)]
+    #[arg(short = 'm', long, default_value = "GET", value_parser = parse_method,
+          help_heading = "Requests")]
     pub method: String,
 
     /// Extra request header, as "name: value"; repeatable.
-    #[arg(short = 'H', long = "header", value_name = "NAME: VALUE", value_parser = parse_header)]
+    #[arg(short = 'H', long = "header", value_name = "NAME: VALUE", value_parser = parse_header,
+          help_heading = "Requests")]
     pub headers: Vec<String>,
 
     /// Send a request body of this many bytes.
-    #[arg(long, value_name = "BYTES")]
+    #[arg(
+        long,
+        value_name = "BYTES",
+        help_heading = "Requests",
+        hide_short_help = true
+    )]
     pub body_size: Option<u64>,
 
+    /// Send the contents of FILE as each request's body (with -m POST, PUT, ...).
+    ///
+    /// Read once, before the run. The method stays -m's (GET by default).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["body_size", "targets"],
+          help_heading = "Requests")]
+    #[serde(default)]
+    pub body_file: Option<PathBuf>,
+
     /// Tokio worker threads of the client [default: number of cores].
-    #[arg(long, value_name = "T", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "T", value_parser = clap::value_parser!(u64).range(1..),
+          help_heading = "Load")]
     pub threads: Option<u64>,
 
     /// Worker threads of the in-process built-in server [default: number of cores].
-    #[arg(long, value_name = "T", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "T", value_parser = clap::value_parser!(u64).range(1..),
+          help_heading = "Built-in server", hide_short_help = true)]
     pub server_threads: Option<u64>,
 
-    /// Where the built-in server runs: `auto` (in this process, except for long polls, whose
-    /// memory figure must be the client's alone), `in-process` or `process` (child processes).
-    #[arg(long, value_enum, default_value_t = ServerMode::Auto)]
+    /// Where the built-in server runs: auto, in-process or process.
+    ///
+    /// `auto` (in this process, except for long polls, whose memory figure must be the
+    /// client's alone), `in-process` or `process` (child processes).
+    #[arg(long, value_enum, default_value_t = ServerMode::Auto,
+          help_heading = "Built-in server", hide_short_help = true)]
     pub server: ServerMode,
 
-    /// Total time limit per request, in seconds [library default: 100].
-    #[arg(long, value_name = "SECS")]
+    /// Total time limit per request [library default: 100s].
+    #[arg(
+        long,
+        value_name = "DURATION",
+        help_heading = "Pool",
+        hide_short_help = true
+    )]
     pub timeout: Option<Secs>,
 
     /// Connection limit per origin and client [library default: unbounded].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..),
+          help_heading = "Pool", hide_short_help = true)]
     pub max_connections_per_host: Option<u64>,
 
-    /// Close connections idle for this long, or `none` [library default: 60].
-    #[arg(long, value_name = "SECS|none")]
+    /// Close connections idle this long, or `none` [library default: 60s].
+    #[arg(
+        long,
+        value_name = "DURATION|none",
+        help_heading = "Pool",
+        hide_short_help = true
+    )]
     pub pool_idle_timeout: Option<SecsOrNone>,
 
-    /// Retire connections this old (checked between requests), or `none` [library default: none].
-    #[arg(long, value_name = "SECS|none")]
+    /// Retire connections this old (checked between requests), or `none` [library default:
+    /// none].
+    #[arg(
+        long,
+        value_name = "DURATION|none",
+        help_heading = "Pool",
+        hide_short_help = true
+    )]
     pub pooled_connection_lifetime: Option<SecsOrNone>,
 
     /// Random extra lifetime per connection, so connections do not all expire together.
-    #[arg(long, value_name = "SECS")]
+    #[arg(
+        long,
+        value_name = "DURATION",
+        help_heading = "Pool",
+        hide_short_help = true
+    )]
     pub pooled_connection_lifetime_jitter: Option<Secs>,
 
-    /// Time limit for establishing a connection [library default: 10].
-    #[arg(long, value_name = "SECS")]
+    /// Time limit for establishing a connection [library default: 10s].
+    #[arg(
+        long,
+        value_name = "DURATION",
+        help_heading = "Pool",
+        hide_short_help = true
+    )]
     pub connect_timeout: Option<Secs>,
 
     /// Give up on a request that waited this long for a connection, or `none`.
-    #[arg(long, value_name = "SECS|none")]
+    #[arg(
+        long,
+        value_name = "DURATION|none",
+        help_heading = "Pool",
+        hide_short_help = true
+    )]
     pub pool_queue_timeout: Option<SecsOrNone>,
 
     /// Most bytes read to drain a dropped body before closing its connection
     /// [library default: 1 MiB].
-    #[arg(long, value_name = "BYTES")]
+    #[arg(
+        long,
+        value_name = "BYTES",
+        help_heading = "Pool",
+        hide_short_help = true
+    )]
     pub max_response_drain_size: Option<u64>,
 
-    /// Time limit for draining a dropped body [library default: 2].
-    #[arg(long, value_name = "SECS")]
+    /// Time limit for draining a dropped body [library default: 2s].
+    #[arg(
+        long,
+        value_name = "DURATION",
+        help_heading = "Pool",
+        hide_short_help = true
+    )]
     pub response_drain_timeout: Option<Secs>,
 
     /// Largest accepted response header block [library default: 64 KiB].
-    #[arg(long, value_name = "BYTES")]
+    #[arg(
+        long,
+        value_name = "BYTES",
+        help_heading = "Pool",
+        hide_short_help = true
+    )]
     pub max_response_headers_size: Option<u64>,
 
-    /// HTTP version: `1.1`; `2` (h2c by prior knowledge over plain TCP, ALPN `h2` only over
-    /// TLS); `auto` (HTTP/1.1 over plain TCP, ALPN's choice over TLS).
-    #[arg(long = "http", value_enum, default_value_t = HttpVersion::Auto)]
+    /// HTTP version: 1.1, 2 or auto.
+    ///
+    /// `1.1`; `2` (h2c by prior knowledge over plain TCP, ALPN `h2` only over TLS); `auto`
+    /// (HTTP/1.1 over plain TCP, ALPN's choice over TLS).
+    #[arg(long = "http", value_enum, default_value_t = HttpVersion::Auto, help_heading = "Load")]
     pub http: HttpVersion,
 
-    /// Serve the built-in target over TLS, with a certificate made for the run and trusted by
-    /// the client (ignored with a URL: use `https://`).
-    #[arg(long)]
+    /// Serve the built-in target over TLS, with a certificate made for the run.
+    ///
+    /// The client trusts that certificate. Ignored with a URL: use `https://`.
+    #[arg(long, help_heading = "TLS")]
     pub tls: bool,
 
     /// Accept any server certificate: turns off TLS verification (self-signed targets).
-    #[arg(long)]
+    #[arg(long, help_heading = "TLS")]
     pub insecure: bool,
 
-    /// Also trust the CA certificate(s) in this PEM file (a private CA, a self-signed server;
-    /// `courier serve --tls` writes one).
-    #[arg(long, value_name = "FILE")]
+    /// Also trust the CA certificate(s) in this PEM file.
+    ///
+    /// A private CA, a self-signed server; `courier serve --tls` writes one.
+    #[arg(long, value_name = "FILE", help_heading = "TLS")]
     #[serde(default)]
     pub cacert: Option<PathBuf>,
 
     /// At the HTTP/2 stream limit, queue instead of opening another connection.
-    #[arg(long)]
+    #[arg(long, help_heading = "Pool", hide_short_help = true)]
     pub no_multiple_http2_connections: bool,
 
-    /// Take clients from a `ClientFactory` that replaces each client's whole pool every SECS
-    /// (the seed's HttpClientFactory handler lifetime). Alone it is the seed's "HL only" (pooled
+    /// Take clients from a `ClientFactory` that replaces each client's whole pool this often.
+    ///
+    /// The seed's HttpClientFactory handler lifetime. Alone it is the seed's "HL only" (pooled
     /// connections live until their pool retires); with `--pooled-connection-lifetime` it is
     /// "HL + PCL".
-    #[arg(long, value_name = "SECS")]
+    #[arg(
+        long,
+        value_name = "DURATION",
+        help_heading = "Pool",
+        hide_short_help = true
+    )]
     pub handler_lifetime: Option<Secs>,
 
     /// SETTINGS_MAX_CONCURRENT_STREAMS of the built-in server [default: 100].
-    #[arg(long, value_name = "N")]
+    #[arg(
+        long,
+        value_name = "N",
+        help_heading = "Built-in server",
+        hide_short_help = true
+    )]
     pub server_max_concurrent_streams: Option<u32>,
 
     /// Body size asked of the built-in server (used only when no URL is given).
-    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_RESPONSE_SIZE)]
+    #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_RESPONSE_SIZE,
+          help_heading = "Built-in server", hide_short_help = true)]
     pub response_size: u64,
 
-    /// Count the client's heap allocations and bytes allocated per request (without `-H`, the
-    /// request carries a browser's header set). Building each `http::Request` (the caller's
-    /// work, a header map copy) is left out and reported on its own line.
-    #[arg(long)]
+    /// Count the client's heap allocations and bytes allocated per request.
+    ///
+    /// Without `-H`, the request carries a browser's header set. Building each
+    /// `http::Request` (the caller's work, a header map copy) is left out and reported on its
+    /// own line.
+    #[arg(long, help_heading = "Output", hide_short_help = true)]
     pub count_allocations: bool,
 
-    /// Set the request headers (`-H`, or the browser set of `--count-allocations`) once, as the
-    /// client's default headers, instead of on every request.
-    #[arg(long)]
+    /// Set the request headers once, as the client's default headers, not on every request.
+    ///
+    /// The headers are `-H`'s, or the browser set of `--count-allocations`.
+    #[arg(long, help_heading = "Requests", hide_short_help = true)]
     pub default_headers: bool,
 
-    /// What to show on stderr while running: `auto` (a panel redrawn every second when stdout
-    /// and stderr are terminals, one rewritten line when only stderr is, else nothing), `live`,
-    /// `line`, `lines` (one new line per second, for CI logs) or `none`.
-    #[arg(long, value_enum, value_name = "MODE", default_value_t = ProgressMode::Auto)]
+    /// What to show on stderr while running: auto, live, line, lines or none.
+    ///
+    /// `auto` (a panel redrawn every second when stdout and stderr are terminals, one rewritten
+    /// line when only stderr is, else nothing), `live`, `line`, `lines` (one new line per
+    /// second, for CI logs) or `none`.
+    #[arg(long, value_enum, value_name = "MODE", default_value_t = ProgressMode::Auto,
+          help_heading = "Output", hide_short_help = true)]
     #[serde(default)]
     pub progress: ProgressMode,
 
     /// Draw the per-second timeline (requests/s, connections, p99) in the terminal.
-    #[arg(long)]
+    #[arg(long, help_heading = "Output", hide_short_help = true)]
     pub chart: bool,
 
     /// Also write the report as JSON to this file (read it back with `courier compare`).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
     pub json: Option<PathBuf>,
 
-    /// Exit with code 99 if this holds after the run, e.g. 'p99 > 5ms', 'errors > 0.1%',
-    /// 'rps < 50000'; repeatable. METRIC: p50 p75 p90 p99 p99.9 max mean (time to the last
-    /// byte: 250us, 5ms, 0.5s), errors (N% a rate, N a count), rps (successful), requests.
-    /// OP: > >= < <=.
-    #[arg(long = "fail-if", value_name = "EXPR")]
+    /// Exit with code 99 if this holds after the run, e.g. 'p99 > 5ms'; repeatable.
+    ///
+    /// E.g. 'p99 > 5ms', 'errors > 0.1%', 'rps < 50000'. METRIC: p50 p75 p90 p99 p99.9 max
+    /// mean (time to the last byte, a duration with its unit: 250us, 5ms, 0.5s), errors (N% a
+    /// rate, N a count), rps (successful), requests. OP: > >= < <=.
+    #[arg(long = "fail-if", value_name = "EXPR", help_heading = "Output")]
     #[serde(default)]
     pub fail_if: Vec<crate::threshold::Threshold>,
 
-    /// Start measuring at this RFC 3339 time (e.g. 2026-11-26T18:00:00Z), after the clients are
-    /// ready: agents on several machines then run together (see `courier merge`).
-    #[arg(long, value_name = "TIME", value_parser = parse_start_at)]
+    /// Start measuring at this RFC 3339 time, after the clients are ready.
+    ///
+    /// E.g. 2026-11-26T18:00:00Z: agents on several machines then run together (see
+    /// `courier merge`).
+    #[arg(long, value_name = "TIME", value_parser = parse_start_at,
+          help_heading = "Load", hide_short_help = true)]
     #[serde(default)]
     pub start_at: Option<String>,
 
     /// Also write a self-contained HTML report with charts to this file.
-    #[arg(long, value_name = "FILE")]
+    #[arg(
+        long,
+        value_name = "FILE",
+        help_heading = "Output",
+        hide_short_help = true
+    )]
     pub html: Option<PathBuf>,
+
+    /// Also write the summary as CSV to this file (one row per run).
+    ///
+    /// A header line and one row. A file that already starts with the same header gets one
+    /// more row (so a sweep of runs collects into one table); any other file is replaced.
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    #[serde(default)]
+    pub csv: Option<PathBuf>,
+
+    /// Also write the summary in the OpenMetrics text format to this file.
+    ///
+    /// For Prometheus: the node exporter's textfile collector, a Pushgateway.
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    #[serde(default)]
+    pub openmetrics: Option<PathBuf>,
+
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub network: NetworkArgs,
 
     #[command(flatten)]
     #[serde(flatten)]
@@ -452,6 +605,63 @@ pub(crate) mod tests {
         ] {
             assert!(parse(argv).is_err(), "{argv:?} should be refused");
         }
+    }
+
+    /// Every time flag takes the one duration syntax (`250ms`, `5s`, `1m`, bare seconds) and
+    /// says so with its value name; none is named in seconds (`SECS`) any more.
+    #[test]
+    fn every_time_flag_takes_the_one_duration_syntax() {
+        use clap::CommandFactory;
+        let command = Wrapper::command();
+        let mut time_flags = Vec::new();
+        for arg in command.get_arguments() {
+            let names: Vec<String> = arg
+                .get_value_names()
+                .unwrap_or_default()
+                .iter()
+                .map(ToString::to_string)
+                .collect();
+            assert!(
+                !names.iter().any(|n| n.contains("SECS")),
+                "--{:?} is still named in seconds",
+                arg.get_long()
+            );
+            if names.iter().any(|n| n.starts_with("DURATION")) {
+                time_flags.push(
+                    arg.get_long()
+                        .expect("time flags are long flags")
+                        .to_owned(),
+                );
+            }
+        }
+        // The run, the pool's timeouts, the cluster's service time...
+        assert!(time_flags.len() >= 10, "{time_flags:?}");
+        for flag in &time_flags {
+            for (value, expected) in [
+                ("1m", Duration::from_secs(60)),
+                ("250ms", Duration::from_millis(250)),
+                ("5", Duration::from_secs(5)),
+                ("1.5s", Duration::from_millis(1500)),
+            ] {
+                let args = parse(&[&format!("--{flag}"), value])
+                    .unwrap_or_else(|e| panic!("--{flag} {value}: {e}"));
+                let config = serde_json::to_value(&args).unwrap();
+                let key = flag.replace('-', "_");
+                // The report records what was asked: seconds (or the text, for cluster flags).
+                match &config[&key] {
+                    serde_json::Value::Number(n) => {
+                        assert_eq!(n.as_f64(), Some(expected.as_secs_f64()), "--{flag} {value}")
+                    }
+                    serde_json::Value::String(text) => assert_eq!(text, value, "--{flag}"),
+                    other => panic!("--{flag} {value} recorded as {other}"),
+                }
+            }
+        }
+        let stages = parse(&["--stages", "1m:100,30s:0"])
+            .unwrap()
+            .load()
+            .unwrap();
+        assert_eq!(stages.stop, Stop::Duration(Duration::from_secs(90)));
     }
 
     #[test]

@@ -24,53 +24,59 @@ pub const DEFAULT_BUDGET: Duration = Duration::from_secs(1);
 #[derive(Debug, Clone, PartialEq, Default, Args, Serialize, Deserialize)]
 #[serde(default)]
 pub struct ClusterArgs {
-    /// --scenario cluster: replicas the built-in server runs in this process, each on its own
+    /// replicas the built-in server runs in this process, each on its own
     /// loopback port [default: 10].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1000))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1000), help_heading = "--scenario cluster", hide_short_help = true)]
     pub replicas: Option<u64>,
 
-    /// --scenario cluster: a healthy replica's service time per request, e.g. 5ms [default: 5ms].
-    #[arg(long, value_name = "DURATION", value_parser = parse_service_time)]
+    /// a healthy replica's service time per request, e.g. 5ms [default: 5ms].
+    #[arg(long, value_name = "DURATION", value_parser = parse_service_time, help_heading = "--scenario cluster", hide_short_help = true)]
     pub service_time: Option<String>,
 
-    /// --scenario cluster: requests each replica serves at once; more wait in its FIFO queue
+    /// requests each replica serves at once; more wait in its FIFO queue
     /// [default: 1, so a replica serves 1/service-time requests per second].
-    #[arg(long, value_name = "W", value_parser = clap::value_parser!(u64).range(1..=10000))]
+    #[arg(long, value_name = "W", value_parser = clap::value_parser!(u64).range(1..=10000), help_heading = "--scenario cluster", hide_short_help = true)]
     pub replica_workers: Option<u64>,
 
-    /// --scenario cluster: a replica's fault, REPLICA=KIND[@START][+LENGTH]; repeatable.
+    /// a replica's fault, REPLICA=KIND[@START][+LENGTH]; repeatable.
     /// REPLICA: 0-based index or * (all). KIND: slow:K (service time x K), 503 (answer 503 at
     /// once), reset (reset the connection), flap:PERIOD (503 for PERIOD, healthy for PERIOD,
     /// ...), stall (never answer), stall:D (answer after D). @START: from START after the load
     /// starts; +LENGTH: for LENGTH. E.g. 3=slow:10, 7=503, 5=stall:2s@10s+30s.
-    #[arg(long = "fault", value_name = "SPEC", value_parser = parse_fault)]
+    #[arg(long = "fault", value_name = "SPEC", value_parser = parse_fault, help_heading = "--scenario cluster", hide_short_help = true)]
     pub faults: Vec<String>,
 
-    /// --scenario cluster: forkingN (a new replica every budget/N or on a reject, first
+    /// forkingN (a new replica every budget/N or on a reject, first
     /// accepted answer wins), sequentialN (one after another), parallelN (N at once), or single
     /// [default: forking3].
-    #[arg(long, value_name = "STRATEGY", value_parser = parse_strategy)]
+    #[arg(long, value_name = "STRATEGY", value_parser = parse_strategy, help_heading = "--scenario cluster", hide_short_help = true)]
     pub cluster_strategy: Option<String>,
 
-    /// --scenario cluster: when forking starts the next replica: equal (every budget/N, as
+    /// when forking starts the next replica: equal (every budget/N, as
     /// Vostok) or pNN (once the attempt has run longer than NN % of the cluster's recent
     /// accepted answers took, e.g. p95; within 1 ms and budget/N) [default: equal].
-    #[arg(long, value_name = "DELAY", value_parser = parse_fork_delay)]
+    #[arg(long, value_name = "DELAY", value_parser = parse_fork_delay, help_heading = "--scenario cluster", hide_short_help = true)]
     pub fork_delay: Option<String>,
 
-    /// --scenario cluster: replica order: weighted (random by adaptive health), p2c (power of two
+    /// replica order: weighted (random by adaptive health), p2c (power of two
     /// choices on peak EWMA latency x in flight) or round-robin (the bench picks the replica in
     /// turn and sends one attempt with a plain client: a baseline, no retries) [default: weighted].
-    #[arg(long, value_enum, value_name = "ORDERING")]
+    #[arg(
+        long,
+        value_enum,
+        value_name = "ORDERING",
+        help_heading = "--scenario cluster",
+        hide_short_help = true
+    )]
     pub cluster_ordering: Option<ClusterOrdering>,
 
-    /// --scenario cluster: turn off adaptive throttling (on by default: K = 2).
-    #[arg(long)]
+    /// turn off adaptive throttling (on by default: K = 2).
+    #[arg(long, help_heading = "--scenario cluster", hide_short_help = true)]
     pub no_cluster_throttle: bool,
 
-    /// --scenario cluster: after the run, run the same load again with healthy replicas (no
+    /// after the run, run the same load again with healthy replicas (no
     /// faults), with round robin and with P2C peak EWMA (both without retries), and compare.
-    #[arg(long)]
+    #[arg(long, help_heading = "--scenario cluster", hide_short_help = true)]
     pub compare_baselines: bool,
 }
 
@@ -193,9 +199,10 @@ fn parse_service_time(text: &str) -> Result<String, String> {
     }
 }
 
-/// `5ms`, `0.5s`, `2` (seconds).
+/// The CLI's one duration syntax: `5ms`, `0.5s`, `2` (seconds).
 fn parse_duration(text: &str) -> Result<Duration, String> {
-    courier_server::parse_duration(text)
+    text.parse::<crate::secs::Secs>()
+        .map(crate::secs::Secs::as_duration)
 }
 
 #[cfg(test)]

@@ -284,7 +284,7 @@ async fn one_run(
         stop: Stop::Duration(setup.duration),
         warmup: Duration::ZERO,
     };
-    let client = super::client::builder(args, &load, None)?
+    let client = super::client::builder(args, &load, &super::client::ClientSetup::default())?
         .build()
         .map_err(|e| CliError::new(format!("cannot build the HTTP client: {e:#}")))?;
     let sender = Sender::new(
@@ -335,7 +335,8 @@ async fn one_run(
 /// Flags of the other scenarios that mean nothing here: refused rather than ignored.
 fn refuse_other_flags(args: &BenchArgs) -> Result<()> {
     let replicas_answer = "the replicas answer every request with the same 2-byte body";
-    let why: [(&str, bool, &str); 6] = [
+    let in_process = "the replicas listen on loopback in this process";
+    let why: [(&str, bool, &str); 12] = [
         ("--read-bytes", args.read_bytes.is_some(), replicas_answer),
         (
             "--response-size",
@@ -361,6 +362,32 @@ fn refuse_other_flags(args: &BenchArgs) -> Result<()> {
             "--cacert",
             args.cacert.is_some(),
             "the replicas speak plain HTTP/1.1, or h2c with --http 2",
+        ),
+        (
+            "--cert",
+            args.network.cert.is_some(),
+            "the replicas speak plain HTTP/1.1, or h2c with --http 2",
+        ),
+        ("--proxy", args.network.proxy.is_some(), in_process),
+        (
+            "--unix-socket",
+            args.network.unix_socket.is_some(),
+            in_process,
+        ),
+        (
+            "--connect-to",
+            !args.network.connect_to.is_empty(),
+            in_process,
+        ),
+        (
+            "--body-file",
+            args.body_file.is_some(),
+            "the cluster scenario sends GET requests",
+        ),
+        (
+            "--csv/--openmetrics",
+            args.csv.is_some() || args.openmetrics.is_some(),
+            "its report is its own table (--json writes it)",
         ),
     ];
     if let Some((flag, _, why)) = why.iter().find(|(_, given, _)| *given) {

@@ -85,12 +85,14 @@ pub struct BenchReport {
     pub connections_current: MeanMax,
     /// Most connections open at once.
     pub connections_open_max: u64,
-    /// New connections established during the measured time.
+    /// New connections the run's clients established, counted from when they were built: the
+    /// long polls' opening phase and the warmup included (their connections serve the measured
+    /// requests); the timeline's per-second counts cover the measured seconds only.
     pub connections_established: u64,
     /// The same, by the protocol each connection speaks.
     #[serde(default)]
     pub connections_established_by_version: ByVersion,
-    /// TLS handshakes completed during the measured time (full and resumed).
+    /// TLS handshakes completed (full and resumed), counted like `connections_established`.
     #[serde(default)]
     pub tls_handshakes: u64,
     /// TLS handshakes that resumed an earlier session.
@@ -98,7 +100,7 @@ pub struct BenchReport {
     pub tls_resumed: u64,
     /// Connection attempts in progress, sampled ("Current Outgoing Connect Attempts").
     pub connect_attempts_current: MeanMax,
-    /// Connection attempts that failed during the measured time.
+    /// Connection attempts that failed, counted like `connections_established`.
     pub connect_failures: u64,
     /// Requests per connection used (open at the start plus established).
     pub requests_per_connection: f64,
