@@ -468,6 +468,14 @@ impl Error {
     }
 }
 
+/// A service that cannot fail (`Infallible`, as a `tower::service_fn`
+/// mock's): never called.
+impl From<std::convert::Infallible> for Error {
+    fn from(never: std::convert::Infallible) -> Error {
+        match never {}
+    }
+}
+
 /// An error out of a tower layer, made a courier [`Error`]: a courier
 /// `Error` boxed on its way through the layer comes back as it was;
 /// `tower::timeout`'s `Elapsed` and tokio's `Elapsed` are
@@ -490,6 +498,14 @@ impl Error {
 /// ```
 impl From<BoxError> for Error {
     fn from(err: BoxError) -> Error {
+        Error::from_boxed(err, ErrorKind::Middleware)
+    }
+}
+
+impl Error {
+    /// `err` as a courier error: itself if it is one, a timeout if it is
+    /// tower's or tokio's `Elapsed`, else an error of kind `otherwise`.
+    pub(crate) fn from_boxed(err: BoxError, otherwise: ErrorKind) -> Error {
         let err = match err.downcast::<Error>() {
             Ok(ours) => return *ours,
             Err(other) => other,
@@ -499,7 +515,7 @@ impl From<BoxError> for Error {
         {
             ErrorKind::Timeout
         } else {
-            ErrorKind::Middleware
+            otherwise
         };
         Error::new(kind, err)
     }

@@ -31,6 +31,7 @@ mod default_headers;
 mod differential;
 mod differential_h2;
 mod dns;
+mod ecosystem;
 mod errors;
 mod expiry;
 mod factory;
