@@ -170,7 +170,7 @@ impl ServiceClient {
         ServiceClient {
             inner: Arc::new(Inner {
                 name,
-                service: layers.service(backend.clone()),
+                service: layers.service_exact(backend.clone()),
                 backend,
                 layers,
                 base_url: None,

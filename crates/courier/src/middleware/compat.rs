@@ -169,6 +169,8 @@ impl<F: Future<Output = Result<Response, Error>>> Future for AsHttpFuture<F> {
 /// ([`IntoResponse`]) and its error an [`Error`] (`From<BoxError>`: a
 /// timeout is [`ErrorKind::Timeout`](crate::ErrorKind::Timeout)), so
 /// courier's layers and [`BoxHttpService`](super::BoxHttpService) take it.
+/// A response that names no URL (one a mock or a layer made, without a
+/// [`ResponseUrl`](crate::ResponseUrl)) answers the request's.
 #[derive(Clone, Debug)]
 pub struct FromTower<S> {
     inner: S,
@@ -192,6 +194,7 @@ impl<S: TowerHttpService> tower::Service<Request<Body>> for FromTower<S> {
 
     fn call(&mut self, req: Request<Body>) -> Self::Future {
         FromTowerFuture {
+            url: Some(req.uri().clone()),
             inner: self.inner.call(req),
         }
     }
@@ -202,6 +205,8 @@ pin_project_lite::pin_project! {
     pub struct FromTowerFuture<F> {
         #[pin]
         inner: F,
+        // The request's URL, for a response that names none (a mock's).
+        url: Option<http::Uri>,
     }
 }
 
@@ -214,10 +219,12 @@ where
     type Output = Result<Response, Error>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        self.project()
-            .inner
-            .poll(cx)
-            .map(|r| r.map(IntoResponse::into_response).map_err(Into::into))
+        let this = self.project();
+        let url = this.url;
+        this.inner.poll(cx).map(|r| {
+            r.map(|res| res.into_response().or_url(url.take()))
+                .map_err(Into::into)
+        })
     }
 }
 

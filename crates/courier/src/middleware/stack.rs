@@ -6,8 +6,8 @@ use tower::{Layer, ServiceBuilder};
 use super::{
     BoxHttpService, CircuitBreakerConfig, CircuitBreakerLayer, ConcurrencyLimitLayer,
     DecompressionConfig, DecompressionLayer, FollowRedirectLayer, FromTower, HedgeConfig,
-    HedgeLayer, PropagateDeadlineLayer, RedirectConfig, RetryConfig, RetryLayer, TimeoutConfig,
-    TimeoutLayer, TowerHttpService, TraceAttemptLayer, TraceConfig, TraceLayer,
+    HedgeLayer, HttpService, PropagateDeadlineLayer, RedirectConfig, RetryConfig, RetryLayer,
+    TimeoutConfig, TimeoutLayer, TowerHttpService, TraceAttemptLayer, TraceConfig, TraceLayer,
 };
 use crate::client::Client;
 use crate::service::ServiceClient;
@@ -210,6 +210,12 @@ impl StackLayers {
     /// Wraps `inner` in these layers, outermost first as listed on [`Stack`];
     /// `inner` as for [`Stack::service`].
     pub fn service<S: TowerHttpService>(&self, inner: S) -> BoxHttpService {
+        self.service_exact(FromTower::new(inner))
+    }
+
+    /// As [`service`](Self::service) for a courier service, with nothing
+    /// between it and the layers (a client's requests pay for no adapter).
+    pub(crate) fn service_exact<S: HttpService>(&self, inner: S) -> BoxHttpService {
         let svc = ServiceBuilder::new()
             .option_layer(self.trace.clone())
             .option_layer(self.decompression.clone())
@@ -225,7 +231,7 @@ impl StackLayers {
             .option_layer(self.trace_attempt.clone())
             .option_layer(self.attempt_timeout)
             .option_layer(self.propagate_deadline.clone())
-            .service(FromTower::new(inner));
+            .service(inner);
         BoxHttpService::new(svc)
     }
 }

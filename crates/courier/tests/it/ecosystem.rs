@@ -106,8 +106,11 @@ async fn tower_https_timeout_answers_its_status_in_time() {
         ),
     );
     let start = Instant::now();
-    let res = client.get(srv.url("/delay/5000")).send().await.unwrap();
+    let slow = srv.url("/delay/5000");
+    let res = client.get(slow.as_str()).send().await.unwrap();
     assert_eq!(res.status(), StatusCode::REQUEST_TIMEOUT);
+    // The layer's own answer names the request's URL, as the server's would.
+    assert_eq!(res.url().to_string(), slow);
     assert!(res.bytes().await.unwrap().is_empty());
     assert!(
         start.elapsed() < Duration::from_secs(3),

@@ -61,6 +61,7 @@ mod middleware_redirect;
 mod middleware_retry;
 mod middleware_timeout;
 mod middleware_trace;
+mod mock_testing;
 #[cfg(feature = "multipart")]
 mod multipart;
 mod native_roots;

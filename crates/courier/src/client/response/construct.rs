@@ -112,6 +112,15 @@ impl ResponseBody {
 }
 
 impl Response {
+    /// The response, answering `url` if it names no absolute URL of its own
+    /// (one built without a [`ResponseUrl`](crate::ResponseUrl)).
+    pub(crate) fn or_url(mut self, url: Option<http::Uri>) -> Response {
+        if let (None, Some(url)) = (self.url.scheme(), url) {
+            self.url = url;
+        }
+        self
+    }
+
     /// The `max_response_body_size` its body's `bytes()` applies.
     pub(crate) fn body_limit(&self) -> Option<u64> {
         self.body.max_body()
