@@ -63,10 +63,10 @@ impl Body {
     /// above): a request refused after more than 256 KiB of it went out
     /// fails. Its size hint is read once, here: an exact one sets
     /// `Content-Length`. Its data may be any type that converts into
-    /// [`Bytes`] (`Vec<u8>`, `String`, `&'static [u8]`, …).
+    /// [`Bytes`] (`&'static [u8]`, `Bytes`).
     ///
     /// ```
-    /// let body = courier::Body::wrap(http_body_util::Full::new(b"hello".to_vec()));
+    /// let body = courier::Body::wrap(http_body_util::Full::new(&b"hello"[..]));
     /// assert_eq!(body.len(), Some(5));
     /// ```
     pub fn wrap<B>(body: B) -> Body

@@ -43,7 +43,7 @@ impl ResponseBody {
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-    /// let body = courier::ResponseBody::wrap(http_body_util::Full::new(b"hello".to_vec()));
+    /// let body = courier::ResponseBody::wrap(http_body_util::Full::new(&b"hello"[..]));
     /// let res = courier::Response::from(http::Response::new(body));
     /// assert_eq!(res.text().await.unwrap(), "hello");
     /// # }
