@@ -62,18 +62,28 @@ impl Body {
     /// read once; it is sent again only from what courier kept of it (see
     /// above): a request refused after more than 256 KiB of it went out
     /// fails. Its size hint is read once, here: an exact one sets
-    /// `Content-Length`.
+    /// `Content-Length`. Its data may be any type that converts into
+    /// [`Bytes`] (`&'static [u8]`, `Bytes`).
+    ///
+    /// ```
+    /// let body = courier::Body::wrap(http_body_util::Full::new(&b"hello"[..]));
+    /// assert_eq!(body.len(), Some(5));
+    /// ```
     pub fn wrap<B>(body: B) -> Body
     where
-        B: http_body::Body<Data = Bytes> + Send + 'static,
+        B: http_body::Body + Send + 'static,
+        B::Data: Into<Bytes>,
         B::Error: Into<BoxError>,
     {
         use http_body_util::BodyExt;
         let hint = body.size_hint();
         let ended = body.is_end_stream();
+        let body = body
+            .map_frame(|frame| frame.map_data(Into::into))
+            .map_err(Into::into);
         Body {
             kind: Kind::Stream(Streamed {
-                body: SyncWrapper::new(Box::pin(body.map_err(Into::into))),
+                body: SyncWrapper::new(Box::pin(body)),
                 hint,
                 ended,
             }),
@@ -95,7 +105,7 @@ impl Body {
         T: Into<Bytes>,
         E: Into<BoxError>,
     {
-        Body::wrap(StreamBody { stream })
+        Body::wrap(StreamBody::new(stream))
     }
 
     /// The length, when known up front.
@@ -239,9 +249,15 @@ impl http_body::Body for Body {
 
 pin_project_lite::pin_project! {
     /// A stream of chunks as an [`http_body::Body`] of data frames.
-    struct StreamBody<S> {
+    pub(crate) struct StreamBody<S> {
         #[pin]
         stream: S,
+    }
+}
+
+impl<S> StreamBody<S> {
+    pub(crate) fn new(stream: S) -> StreamBody<S> {
+        StreamBody { stream }
     }
 }
 

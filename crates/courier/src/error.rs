@@ -69,6 +69,11 @@ pub enum ErrorKind {
     /// The server answered with a client or server error status (4xx, 5xx):
     /// only from [`Response::error_for_status`](crate::Response::error_for_status).
     Status,
+    /// A middleware layer that is not courier's (a tower or tower-http
+    /// layer, or the caller's own) failed the request with an error courier
+    /// knows nothing about; it is the [`source`](std::error::Error::source).
+    /// `Error::from(BoxError)` makes one of an error out of a tower layer.
+    Middleware,
 }
 
 impl ErrorKind {
@@ -97,6 +102,7 @@ impl ErrorKind {
             ErrorKind::Decompression => "decompression",
             ErrorKind::Config => "config",
             ErrorKind::Status => "status",
+            ErrorKind::Middleware => "middleware",
         }
     }
 }
@@ -163,7 +169,27 @@ struct Inner {
 }
 
 impl Error {
-    pub(crate) fn new(kind: ErrorKind, source: impl Into<BoxError>) -> Error {
+    /// An error of `kind` caused by `source`: for a tower layer, a mock
+    /// service or a body of the caller's own that must fail as courier
+    /// fails, so that the code above classifies it by
+    /// [`kind`](Self::kind) and the predicates
+    /// ([`is_timeout`](Self::is_timeout), …) as it does courier's own.
+    /// `source` is any error, or a message (`&str`, `String`); `Display`
+    /// prints the kind, and the source follows in the
+    /// [`source`](std::error::Error::source) chain (see [`Error`]).
+    ///
+    /// Every [`ErrorKind`] can be made; its [`as_str`](ErrorKind::as_str)
+    /// names are stable, and new kinds may come (it is `#[non_exhaustive]`).
+    ///
+    /// ```
+    /// use courier::{Error, ErrorKind};
+    ///
+    /// let err = Error::new(ErrorKind::Timeout, "the quota layer gave up");
+    /// assert!(err.is_timeout());
+    /// assert_eq!(err.to_string(), "request timed out");
+    /// assert_eq!(format!("{err:#}"), "request timed out: the quota layer gave up");
+    /// ```
+    pub fn new(kind: ErrorKind, source: impl Into<BoxError>) -> Error {
         Error {
             inner: Box::new(Inner {
                 kind,
@@ -442,6 +468,59 @@ impl Error {
     }
 }
 
+/// A service that cannot fail (`Infallible`, as a `tower::service_fn`
+/// mock's): never called.
+impl From<std::convert::Infallible> for Error {
+    fn from(never: std::convert::Infallible) -> Error {
+        match never {}
+    }
+}
+
+/// An error out of a tower layer, made a courier [`Error`]: a courier
+/// `Error` boxed on its way through the layer comes back as it was;
+/// `tower::timeout`'s `Elapsed` and tokio's `Elapsed` are
+/// [`ErrorKind::Timeout`] (so [`is_timeout`](Error::is_timeout) is true);
+/// anything else is [`ErrorKind::Middleware`], with the error as its source.
+/// This is what lets a `tower::timeout::Timeout` (whose error is a
+/// [`BoxError`]) sit in a [`ServiceClient`](crate::ServiceClient)'s stack.
+///
+/// ```
+/// use courier::{BoxError, Error, ErrorKind};
+///
+/// let elapsed: BoxError = Box::new(tower::timeout::error::Elapsed::new());
+/// assert!(Error::from(elapsed).is_timeout());
+///
+/// let ours: BoxError = Box::new(Error::new(ErrorKind::Connect, "refused"));
+/// assert_eq!(Error::from(ours).kind(), ErrorKind::Connect);
+///
+/// let theirs: BoxError = "quota exceeded".into();
+/// assert_eq!(Error::from(theirs).kind(), ErrorKind::Middleware);
+/// ```
+impl From<BoxError> for Error {
+    fn from(err: BoxError) -> Error {
+        Error::from_boxed(err, ErrorKind::Middleware)
+    }
+}
+
+impl Error {
+    /// `err` as a courier error: itself if it is one, a timeout if it is
+    /// tower's or tokio's `Elapsed`, else an error of kind `otherwise`.
+    pub(crate) fn from_boxed(err: BoxError, otherwise: ErrorKind) -> Error {
+        let err = match err.downcast::<Error>() {
+            Ok(ours) => return *ours,
+            Err(other) => other,
+        };
+        let kind = if err.is::<tower::timeout::error::Elapsed>()
+            || err.is::<tokio::time::error::Elapsed>()
+        {
+            ErrorKind::Timeout
+        } else {
+            otherwise
+        };
+        Error::new(kind, err)
+    }
+}
+
 /// An [`ErrorKind::Config`] error saying `message` (the factory's, a
 /// cluster's middleware): what is wrong and how to fix it, its own words, so
 /// `Display` prints it (a cause stringified into it is no source).
@@ -502,6 +581,7 @@ impl fmt::Display for Error {
             ErrorKind::Decompression => "error decompressing response body",
             ErrorKind::Config => "invalid configuration",
             ErrorKind::Status => "HTTP status",
+            ErrorKind::Middleware => "middleware error",
         };
         f.write_str(what)?;
         if let Some(status) = self.inner.status {
@@ -724,6 +804,7 @@ mod tests {
             (Decompression,    [0, 0, 0, 0, 1, 0, 0, 0]),
             (Config,           [0, 0, 0, 0, 0, 0, 0, 1]),
             (Status,           [0, 0, 1, 0, 0, 0, 0, 0]),
+            (Middleware,       [0, 0, 0, 0, 0, 0, 0, 0]),
         ];
         for (kind, want) in table {
             // A new kind fails to compile here until it is placed in the table.
@@ -731,7 +812,7 @@ mod tests {
                 InvalidUrl | InvalidRequest | Dns | Connect | ConnectTimeout | Tls | Timeout
                 | PoolQueueTimeout | ConnectionClosed | Protocol | Refused | HeadersTooLarge
                 | Body | BodyTooLarge | Decode | Canceled | TooManyRedirects | Redirect
-                | CircuitOpen | Decompression | Config | Status => {}
+                | CircuitOpen | Decompression | Config | Status | Middleware => {}
             }
             let e = Error::msg(kind, "x");
             let got = [
@@ -746,7 +827,7 @@ mod tests {
             ];
             assert_eq!(got, want.map(|b| b == 1), "{kind}");
         }
-        assert_eq!(table.len(), 22);
+        assert_eq!(table.len(), 23);
     }
 
     #[test]
@@ -767,6 +848,46 @@ mod tests {
         let closed = StreamError::Closed("the server closed the connection");
         assert!(!Error::new(ErrorKind::Body, closed).is_closed_after_goaway());
         assert!(!Error::msg(ErrorKind::Body, "x").is_closed_after_goaway());
+    }
+
+    #[test]
+    fn errors_out_of_tower_layers_keep_or_find_their_kind() {
+        // Ours, boxed by a layer: the same error back, URL and all.
+        let url: http::Uri = "http://h.example/x".parse().unwrap();
+        let ours = Error::msg(ErrorKind::Refused, "x").or_url(|| url.clone());
+        let back = Error::from(BoxError::from(ours));
+        assert_eq!(back.kind(), ErrorKind::Refused);
+        assert_eq!(back.url(), Some(&url));
+        assert!(back.source().is_none(), "not wrapped in itself");
+        // tower's and tokio's timeouts are timeouts.
+        let tower: BoxError = Box::new(tower::timeout::error::Elapsed::new());
+        let e = Error::from(tower);
+        assert!(e.is_timeout());
+        assert!(e.source().unwrap().is::<tower::timeout::error::Elapsed>());
+        let tokio_elapsed = futures_elapsed();
+        assert_eq!(Error::from(tokio_elapsed).kind(), ErrorKind::Timeout);
+        // Anything else is the layer's own, kept as the source.
+        let io: BoxError = Box::new(std::io::Error::other("quota"));
+        let e = Error::from(io);
+        assert_eq!(e.kind(), ErrorKind::Middleware);
+        assert_eq!(format!("{e:#}"), "middleware error: quota");
+        assert!(!e.is_timeout() && !e.is_request() && !e.is_builder());
+    }
+
+    /// A real `tokio::time::error::Elapsed` (it has no public constructor).
+    fn futures_elapsed() -> BoxError {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .start_paused(true)
+            .build()
+            .unwrap();
+        let never = std::future::pending::<()>();
+        let err = rt
+            .block_on(async {
+                tokio::time::timeout(std::time::Duration::from_millis(1), never).await
+            })
+            .unwrap_err();
+        Box::new(err)
     }
 
     #[test]

@@ -14,7 +14,10 @@ use crate::client::response::Response;
 use crate::client::Client;
 use crate::error::{Error, ErrorKind};
 use crate::metrics::MetricsSnapshot;
-use crate::middleware::{within_deadline, BoxHttpService, Deadline, Idempotent, StackLayers};
+use crate::middleware::{
+    within_deadline, AsHttp, BoxHttpService, Deadline, FromTower, Idempotent, StackLayers,
+    TowerHttpService,
+};
 
 /// `tower::Service` for a type that is always ready (it waits, if at all,
 /// inside the call): the associated types and `poll_ready` of [`Client`],
@@ -167,7 +170,7 @@ impl ServiceClient {
         ServiceClient {
             inner: Arc::new(Inner {
                 name,
-                service: layers.service(backend.clone()),
+                service: layers.service_exact(backend.clone()),
                 backend,
                 layers,
                 base_url: None,
@@ -198,6 +201,65 @@ impl ServiceClient {
     pub fn with_default_headers(self, headers: HeaderMap) -> ServiceClient {
         let mut inner = (*self.inner).clone();
         inner.default_headers = headers;
+        ServiceClient {
+            inner: Arc::new(inner),
+        }
+    }
+
+    /// Puts `layer` around this client's middleware (outermost): any tower
+    /// or tower-http layer over `http::Request<courier::Body>`. The layer
+    /// wraps an [`AsHttp`] (its responses are `http::Response<ResponseBody>`,
+    /// as tower-http's layers want), and what it returns is made courier's
+    /// again ([`FromTower`]): a response whose body a layer wrapped keeps the
+    /// client's URL, server address and body limit; an error that is a
+    /// `BoxError` (`tower::timeout`) becomes an [`Error`], a timeout's
+    /// [`is_timeout`](Error::is_timeout).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let client = courier::ServiceClient::new(courier::Client::new())
+    ///     .with_layer(tower::timeout::TimeoutLayer::new(Duration::from_secs(2)));
+    /// ```
+    pub fn with_layer<L>(self, layer: L) -> ServiceClient
+    where
+        L: tower::Layer<AsHttp<BoxHttpService>>,
+        L::Service: TowerHttpService,
+    {
+        let mut inner = (*self.inner).clone();
+        let wrapped = layer.layer(AsHttp::new(inner.service));
+        inner.service = BoxHttpService::new(FromTower::new(wrapped));
+        ServiceClient {
+            inner: Arc::new(inner),
+        }
+    }
+
+    /// A client whose requests go to `service`, not to the network: a
+    /// mock for testing code that takes a `ServiceClient` (a closure with
+    /// `tower::service_fn` that answers `http::Response`s or courier
+    /// [`Response`]s), or any tower service of courier requests. Base URL,
+    /// default headers and [`with_layer`](Self::with_layer) apply as to any
+    /// `ServiceClient`; [`client`](Self::client) is a default [`Client`]
+    /// that no request of this one uses. See the book's testing chapter.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), courier::Error> {
+    /// use std::convert::Infallible;
+    ///
+    /// let mock = courier::ServiceClient::from_service(tower::service_fn(
+    ///     |req: http::Request<courier::Body>| async move {
+    ///         let body = format!("you asked for {}", req.uri().path());
+    ///         Ok::<_, Infallible>(courier::Response::from(http::Response::new(body)))
+    ///     },
+    /// ))
+    /// .with_base_url("http://billing.test/")?;
+    /// let text = mock.get("invoices/42").send().await?.text().await?;
+    /// assert_eq!(text, "you asked for /invoices/42");
+    /// # Ok(()) }
+    /// ```
+    pub fn from_service<S: TowerHttpService>(service: S) -> ServiceClient {
+        let client = ServiceClient::new(Client::new());
+        let mut inner = (*client.inner).clone();
+        inner.service = BoxHttpService::new(FromTower::new(service));
         ServiceClient {
             inner: Arc::new(inner),
         }

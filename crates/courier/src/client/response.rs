@@ -16,6 +16,8 @@ use crate::error::{Error, ErrorKind};
 use crate::proto::exchange::Answer;
 use crate::proto::h2::stream::RecvBody;
 
+mod construct;
+
 /// An HTTP response whose head has arrived; the body streams on demand.
 ///
 /// Read the body with [`chunk`](Response::chunk), [`bytes`](Response::bytes),
@@ -81,7 +83,7 @@ impl Response {
             deadline,
             timer: None,
             remaining: content_length,
-            drain,
+            drain: Some(drain),
             max_body,
             wrapped: None,
         };
@@ -335,7 +337,9 @@ pub struct ResponseBody {
     // Created on the first read that has to wait, so fast bodies never touch the timer wheel.
     timer: Option<Pin<Box<Sleep>>>,
     remaining: Option<u64>,
-    drain: DrainPolicy,
+    /// The client's drain limits; `None` for a body that holds no
+    /// connection (one a caller built, or [`ResponseBody::map`]'s).
+    drain: Option<DrainPolicy>,
     max_body: Option<u64>,
     /// Set by [`ResponseBody::map`]: this body only forwards to `wrapped`,
     /// which owns the original body (and with it the lease).
@@ -354,7 +358,6 @@ impl ResponseBody {
         F: FnOnce(ResponseBody) -> B,
         B: http_body::Body<Data = Bytes, Error = Error> + Send + Sync + 'static,
     {
-        let drain = self.drain.clone();
         let max_body = self.max_body;
         ResponseBody {
             source: None,
@@ -362,7 +365,8 @@ impl ResponseBody {
             deadline: None,
             timer: None,
             remaining: None,
-            drain,
+            // The new body holds no connection: the one it owns drains.
+            drain: None,
             max_body,
             wrapped: Some(Box::pin(f(self))),
         }
@@ -542,10 +546,10 @@ impl Drop for ResponseBody {
         let Some(lease) = self.lease.take() else {
             return;
         };
-        match self.source.take() {
+        match (self.source.take(), &self.drain) {
             // HTTP/2: dropping the body resets just this stream; nothing to drain.
-            Some(source) if !source.is_end(Some(&lease)) && !lease.is_shared() => {
-                self.drain.start(source, lease, self.remaining)
+            (Some(source), Some(drain)) if !source.is_end(Some(&lease)) && !lease.is_shared() => {
+                drain.start(source, lease, self.remaining)
             }
             _ => lease.release(),
         }

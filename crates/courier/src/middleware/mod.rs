@@ -145,6 +145,7 @@ macro_rules! layer_service {
 
 mod budget;
 mod circuit;
+mod compat;
 #[cfg(feature = "cookies")]
 mod cookies;
 mod decompress;
@@ -170,6 +171,10 @@ use crate::error::Error;
 
 pub use budget::BudgetConfig;
 pub use circuit::{CircuitBreaker, CircuitBreakerConfig, CircuitBreakerLayer, CircuitState};
+pub use compat::{
+    AsHttp, AsHttpFuture, AsHttpLayer, FromTower, FromTowerFuture, FromTowerLayer, IntoResponse,
+    TowerHttpService,
+};
 #[cfg(feature = "cookies")]
 pub use cookies::{CookieJar, CookieLayer, CookieLimits, CookieStats, Cookies};
 pub use decompress::{Decompression, DecompressionConfig, DecompressionLayer};

@@ -5,9 +5,9 @@ use tower::{Layer, ServiceBuilder};
 
 use super::{
     BoxHttpService, CircuitBreakerConfig, CircuitBreakerLayer, ConcurrencyLimitLayer,
-    DecompressionConfig, DecompressionLayer, FollowRedirectLayer, HedgeConfig, HedgeLayer,
-    HttpService, PropagateDeadlineLayer, RedirectConfig, RetryConfig, RetryLayer, TimeoutConfig,
-    TimeoutLayer, TraceAttemptLayer, TraceConfig, TraceLayer,
+    DecompressionConfig, DecompressionLayer, FollowRedirectLayer, FromTower, HedgeConfig,
+    HedgeLayer, HttpService, PropagateDeadlineLayer, RedirectConfig, RetryConfig, RetryLayer,
+    TimeoutConfig, TimeoutLayer, TowerHttpService, TraceAttemptLayer, TraceConfig, TraceLayer,
 };
 use crate::client::Client;
 use crate::service::ServiceClient;
@@ -153,8 +153,11 @@ impl Stack {
         }
     }
 
-    /// Wraps `inner` in the configured middleware (fresh state).
-    pub fn service<S: HttpService>(&self, inner: S) -> BoxHttpService {
+    /// Wraps `inner` in the configured middleware (fresh state). `inner`
+    /// is any [`TowerHttpService`]: a [`Client`], a courier stack, or a
+    /// tower or tower-http service around one (`tower::timeout::Timeout`,
+    /// whose error is a `BoxError`).
+    pub fn service<S: TowerHttpService>(&self, inner: S) -> BoxHttpService {
         self.layers().service(inner)
     }
 
@@ -164,7 +167,7 @@ impl Stack {
     }
 }
 
-impl<S: HttpService> Layer<S> for Stack {
+impl<S: TowerHttpService> Layer<S> for Stack {
     type Service = BoxHttpService;
     fn layer(&self, inner: S) -> BoxHttpService {
         self.service(inner)
@@ -204,8 +207,15 @@ pub struct StackLayers {
 }
 
 impl StackLayers {
-    /// Wraps `inner` in these layers, outermost first as listed on [`Stack`].
-    pub fn service<S: HttpService>(&self, inner: S) -> BoxHttpService {
+    /// Wraps `inner` in these layers, outermost first as listed on [`Stack`];
+    /// `inner` as for [`Stack::service`].
+    pub fn service<S: TowerHttpService>(&self, inner: S) -> BoxHttpService {
+        self.service_exact(FromTower::new(inner))
+    }
+
+    /// As [`service`](Self::service) for a courier service, with nothing
+    /// between it and the layers (a client's requests pay for no adapter).
+    pub(crate) fn service_exact<S: HttpService>(&self, inner: S) -> BoxHttpService {
         let svc = ServiceBuilder::new()
             .option_layer(self.trace.clone())
             .option_layer(self.decompression.clone())

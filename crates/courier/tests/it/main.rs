@@ -31,6 +31,7 @@ mod default_headers;
 mod differential;
 mod differential_h2;
 mod dns;
+mod ecosystem;
 mod errors;
 mod examples;
 mod expiry;
@@ -61,6 +62,7 @@ mod middleware_redirect;
 mod middleware_retry;
 mod middleware_timeout;
 mod middleware_trace;
+mod mock_testing;
 #[cfg(feature = "multipart")]
 mod multipart;
 mod native_roots;
