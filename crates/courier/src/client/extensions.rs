@@ -30,7 +30,8 @@ impl RequestTimeout {
 }
 
 /// Marks a request as safe to send more than once even though its method is
-/// not idempotent (POST, PATCH), so [`RetryLayer`](crate::middleware::RetryLayer),
+/// not idempotent (POST, PATCH), so the pool (after a reused connection
+/// died unanswered), [`RetryLayer`](crate::middleware::RetryLayer),
 /// [`HedgeLayer`](crate::middleware::HedgeLayer) and a cluster's strategy
 /// may replay it. A request with an `Idempotency-Key` header counts as
 /// marked too. [`RequestBuilder::idempotent`](crate::RequestBuilder::idempotent)

@@ -366,8 +366,9 @@ impl<S: RequestSender> RequestBuilder<S> {
     }
 
     /// Marks the request as safe to send more than once whatever its method
-    /// (the [`Idempotent`] extension): retries, hedging and a cluster's
-    /// further replicas may then replay a POST.
+    /// (the [`Idempotent`] extension): the pool's resend on a new connection
+    /// when a reused one died unanswered, retries, hedging and a cluster's
+    /// further replicas may then replay a POST (with a buffered body).
     pub fn idempotent(self) -> Self {
         self.extension(Idempotent)
     }
