@@ -106,7 +106,8 @@ async fn main() -> Result<(), Error> {
 
     let client = Client::builder().connector(InMemory).build()?;
     let billing = Billing {
-        http: ServiceClient::new(client.clone()).with_base_url("http://billing.test/")?,
+        http: ServiceClient::new(client.clone(), &courier::middleware::Stack::new())
+            .with_base_url("http://billing.test/")?,
     };
     assert_eq!(billing.invoice_total(42).await?, Some(1250));
     assert_eq!(billing.invoice_total(1).await?, None);

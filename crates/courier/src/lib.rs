@@ -81,7 +81,7 @@ mod validate;
 
 pub use body::Body;
 pub use client::{Client, ClientBuilder};
-pub use client::{IntoUri, RequestBuilder};
+pub use client::{IntoUri, RequestBuilder, RequestSender, RequestTimeout};
 pub use client::{RemoteAddr, Response, ResponseBody, ResponseUrl};
 pub use cluster::ClusterClient;
 pub use connect::{Proxy, Resolve, Resolving, SystemResolver};

@@ -9,13 +9,14 @@ use http::{Method, Request, Uri};
 use tower::{Service, ServiceExt};
 
 use crate::body::Body;
-use crate::client::request::{IntoUri, RequestBuilder};
+use crate::client::request::{IntoUri, RequestBuilder, RequestSender};
 use crate::client::response::Response;
 use crate::client::Client;
+use crate::client::RequestTimeout;
 use crate::error::{Error, ErrorKind};
 use crate::metrics::MetricsSnapshot;
 use crate::middleware::{
-    within_deadline, AsHttp, BoxHttpService, Deadline, FromTower, Idempotent, StackLayers,
+    within_deadline, AsHttp, BoxHttpService, Deadline, FromTower, Stack, StackLayers,
     TowerHttpService,
 };
 
@@ -58,10 +59,10 @@ always_ready!(
 /// [`ConcurrencyLimitLayer`](crate::middleware::ConcurrencyLimitLayer) in the
 /// stack: its `poll_ready` is pending while the limit is full.
 ///
-/// The request timeout is the client's `timeout`, shortened by a
-/// [`Deadline`] request extension when there is one (the total
-/// [`TimeoutLayer`](crate::middleware::TimeoutLayer) sets it), and bounds the
-/// response body as well as the head.
+/// The request timeout is the request's [`RequestTimeout`] extension, else
+/// the client's `timeout`, shortened by a [`Deadline`] request extension
+/// when there is one (the total [`TimeoutLayer`](crate::middleware::TimeoutLayer)
+/// sets it), and bounds the response body as well as the head.
 Client, |this, req| {
     let client = this.clone();
     Box::pin(async move {
@@ -71,6 +72,9 @@ Client, |this, req| {
 });
 
 fn request_timeout(default: Option<Duration>, req: &Request<Body>) -> Option<Duration> {
+    // The request's own timeout replaces the client's (the deadline the
+    // stack set from it is no later).
+    let default = RequestTimeout::of(req).or(default);
     match req.extensions().get::<Deadline>() {
         Some(deadline) => {
             let left = deadline.remaining();
@@ -112,7 +116,7 @@ always_ready!(Backend, |this, req| match this {
 /// A [`Client`] behind a middleware stack (retries, timeouts, tracing, …),
 /// with an optional base URL and default headers: what
 /// [`ClientFactory::client`](crate::ClientFactory::client) returns, or
-/// [`Stack::client`](crate::middleware::Stack::client) builds.
+/// [`ServiceClient::new`] builds.
 ///
 /// Cheap to clone; clones share the pool and the middleware state (retry
 /// budget, circuits, concurrency limit).
@@ -120,9 +124,8 @@ always_ready!(Backend, |this, req| match this {
 /// ```no_run
 /// # async fn run() -> Result<(), courier::Error> {
 /// use courier::middleware::{RetryConfig, Stack};
-/// let billing = Stack::new()
-///     .retry(RetryConfig::default())
-///     .client(courier::Client::new())
+/// let stack = Stack::new().retry(RetryConfig::default());
+/// let billing = courier::ServiceClient::new(courier::Client::new(), &stack)
 ///     .with_base_url("http://127.0.0.1:8080/api/")?;
 /// let res = billing.get("invoices/42").send().await?; // http://127.0.0.1:8080/api/invoices/42
 /// # Ok(()) }
@@ -153,9 +156,16 @@ impl std::fmt::Debug for ServiceClient {
 }
 
 impl ServiceClient {
-    /// `client` with no middleware.
-    pub fn new(client: Client) -> ServiceClient {
-        Self::with_layers(client, StackLayers::default())
+    /// `client` behind the middleware `stack` configures (with fresh state:
+    /// retry budget, circuits, concurrency limit); `&Stack::new()` for none.
+    ///
+    /// ```
+    /// use courier::middleware::{RetryConfig, Stack};
+    /// let stack = Stack::new().retry(RetryConfig::default());
+    /// let client = courier::ServiceClient::new(courier::Client::new(), &stack);
+    /// ```
+    pub fn new(client: Client, stack: &Stack) -> ServiceClient {
+        Self::with_layers(client, stack.layers())
     }
 
     pub(crate) fn with_layers(client: Client, layers: StackLayers) -> ServiceClient {
@@ -217,7 +227,7 @@ impl ServiceClient {
     ///
     /// ```
     /// use std::time::Duration;
-    /// let client = courier::ServiceClient::new(courier::Client::new())
+    /// let client = courier::ServiceClient::new(courier::Client::new(), &courier::middleware::Stack::new())
     ///     .with_layer(tower::timeout::TimeoutLayer::new(Duration::from_secs(2)));
     /// ```
     pub fn with_layer<L>(self, layer: L) -> ServiceClient
@@ -257,7 +267,7 @@ impl ServiceClient {
     /// # Ok(()) }
     /// ```
     pub fn from_service<S: TowerHttpService>(service: S) -> ServiceClient {
-        let client = ServiceClient::new(Client::new());
+        let client = ServiceClient::new(Client::new(), &Stack::new());
         let mut inner = (*client.inner).clone();
         inner.service = BoxHttpService::new(FromTower::new(service));
         ServiceClient {
@@ -315,12 +325,7 @@ impl ServiceClient {
             }
             _ => url.into_uri().and_then(|u| self.resolve(u)),
         };
-        ServiceRequestBuilder {
-            builder: RequestBuilder::new(self.inner.backend.client(), method, uri),
-            client: self.clone(),
-            timeout: None,
-            extensions: http::Extensions::new(),
-        }
+        RequestBuilder::new(self.clone(), method, uri)
     }
 
     fn resolve(&self, uri: Uri) -> Result<Uri, Error> {
@@ -346,10 +351,12 @@ impl ServiceClient {
         Ok(())
     }
 
-    /// Sends an `http::Request` through the middleware. A [`Deadline`]
-    /// extension and the stack's total timeout bound the whole call: the wait
-    /// for the stack to be ready (a full concurrency limit), the response
-    /// head, and the body (through the client).
+    /// Sends an `http::Request` through the middleware, as
+    /// [`RequestBuilder::send`] would (what [`RequestBuilder::build`] gives
+    /// is sent the same way). A [`Deadline`] extension and the request's
+    /// [`RequestTimeout`] (else the stack's total timeout) bound the whole
+    /// call: the wait for the stack to be ready (a full concurrency limit),
+    /// the response head, and the body (through the client).
     pub async fn execute(&self, mut request: Request<Body>) -> Result<Response, Error> {
         self.prepare(&mut request)?;
         call_stack(&self.inner.service, &self.inner.layers, request).await
@@ -359,14 +366,19 @@ impl ServiceClient {
 /// Sends `request` through `service`, the stack `layers` built: the total
 /// timeout starts here, not in its layer, so that the wait for readiness (a
 /// full concurrency limit) counts, and a [`Deadline`] extension bounds that
-/// wait and the call. A [`ClusterClient`](crate::cluster::ClusterClient)
+/// wait and the call. A [`RequestTimeout`] extension replaces the stack's
+/// total timeout (the deadline starts here). A [`ClusterClient`](crate::cluster::ClusterClient)
 /// with middleware sends the same way.
 pub(crate) async fn call_stack(
     service: &BoxHttpService,
     layers: &StackLayers,
     mut request: Request<Body>,
 ) -> Result<Response, Error> {
-    if let Some(total) = layers.total_timeout.and_then(|t| t.deadline()) {
+    let total = match RequestTimeout::of(&request) {
+        Some(own) => Some(Deadline::after(own)),
+        None => layers.total_timeout.and_then(|t| t.deadline()),
+    };
+    if let Some(total) = total {
         total.tighten(&mut request);
     }
     let deadline = request.extensions().get::<Deadline>().copied();
@@ -394,84 +406,21 @@ ServiceClient, |this, req| {
     Box::pin(async move { this.execute(req).await })
 });
 
-/// A request being built for a [`ServiceClient`]; like
-/// [`RequestBuilder`](crate::RequestBuilder), and sent through the middleware.
-#[must_use = "a request does nothing until it is sent"]
-pub struct ServiceRequestBuilder {
-    client: ServiceClient,
-    builder: RequestBuilder,
-    timeout: Option<Duration>,
-    extensions: http::Extensions,
-}
+/// A request being built for a [`ServiceClient`], sent through its
+/// middleware: the one [`RequestBuilder`] type, over a `ServiceClient`.
+pub type ServiceRequestBuilder = RequestBuilder<ServiceClient>;
 
-impl ServiceRequestBuilder {
-    crate::client::request::forward_to_request_builder!();
+impl crate::client::request::sealed::Sealed for ServiceClient {}
 
-    /// A deadline for this request, body included (the earlier of this and
-    /// any total timeout wins).
-    pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = Some(timeout);
-        self
-    }
-
-    /// Attaches a request extension for the middleware (for example a
-    /// [`TraceContext`](crate::middleware::TraceContext)).
-    pub fn extension<T: Clone + Send + Sync + 'static>(mut self, value: T) -> Self {
-        self.extensions.insert(value);
-        self
-    }
-
-    /// Marks the request as safe to retry or hedge whatever its method.
-    pub fn idempotent(self) -> Self {
-        self.extension(Idempotent)
-    }
-
-    /// The request as an `http::Request` (base URL resolved; default headers
-    /// are added when it is sent).
-    pub fn build(self) -> Result<Request<Body>, Error> {
-        let mut req = self.builder.build()?;
-        req.extensions_mut().extend(self.extensions);
-        if let Some(t) = self.timeout {
-            Deadline::after(t).tighten(&mut req);
+impl RequestSender for ServiceClient {
+    fn dispatch(
+        self,
+        mut request: Request<Body>,
+        timeout: Option<Duration>,
+    ) -> impl std::future::Future<Output = Result<Response, Error>> + Send + 'static {
+        if let Some(timeout) = timeout {
+            request.extensions_mut().insert(RequestTimeout(timeout));
         }
-        Ok(req)
-    }
-
-    /// A copy of this request, middleware extensions and timeout included;
-    /// `None` for a streamed body or a builder holding an error, as
-    /// [`RequestBuilder::try_clone`].
-    ///
-    /// ```no_run
-    /// # async fn run() -> Result<(), courier::Error> {
-    /// let client = courier::middleware::Stack::new().client(courier::Client::new());
-    /// let request = client.get("http://127.0.0.1:8080/bytes/3").idempotent();
-    /// let again = request.try_clone().expect("no streamed body");
-    /// request.send().await?;
-    /// again.send().await?;
-    /// # Ok(()) }
-    /// ```
-    pub fn try_clone(&self) -> Option<ServiceRequestBuilder> {
-        Some(ServiceRequestBuilder {
-            client: self.client.clone(),
-            builder: self.builder.try_clone()?,
-            timeout: self.timeout,
-            extensions: self.extensions.clone(),
-        })
-    }
-
-    /// Sends the request through the middleware and waits for the response head.
-    pub async fn send(self) -> Result<Response, Error> {
-        let client = self.client.clone();
-        let req = self.build()?;
-        client.execute(req).await
-    }
-}
-
-impl std::fmt::Debug for ServiceRequestBuilder {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ServiceRequestBuilder")
-            .field("request", &self.builder)
-            .field("timeout", &self.timeout)
-            .finish()
+        async move { self.execute(request).await }
     }
 }

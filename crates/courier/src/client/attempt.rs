@@ -29,7 +29,7 @@ use tokio_util::either::Either;
 use crate::body::Body;
 use crate::client::response::Response;
 use crate::client::transport::Lease;
-use crate::client::{is_idempotent, ClientInner};
+use crate::client::{is_idempotent, ClientInner, Idempotent};
 use crate::error::Error;
 use crate::proto::exchange::{Answer, HandedBack, SendError};
 
@@ -172,7 +172,10 @@ where
     let config = inner.pool.config();
     Stage::Sending {
         stale_retry: retries == 0 && config.retry_stale_connections && lease.may_be_stale(),
-        idempotent: is_idempotent(request.method()),
+        // `RequestBuilder::idempotent` marks a POST as safe to replay here
+        // too, as it does for retries, hedging and a cluster's replicas.
+        idempotent: is_idempotent(request.method())
+            || request.extensions().get::<Idempotent>().is_some(),
         send: send(lease, request),
     }
 }

@@ -12,6 +12,7 @@
 pub(crate) mod attempt;
 pub(crate) mod builder;
 pub(crate) mod drain;
+pub(crate) mod extensions;
 pub(crate) mod request;
 pub(crate) mod response;
 pub(crate) mod send;
@@ -19,7 +20,8 @@ pub(crate) mod transport;
 pub(crate) mod verbs;
 
 pub use builder::ClientBuilder;
-pub use request::{IntoUri, RequestBuilder};
+pub use extensions::{Idempotent, RequestTimeout};
+pub use request::{IntoUri, RequestBuilder, RequestSender};
 pub use response::{RemoteAddr, Response, ResponseBody, ResponseUrl};
 
 use std::future::Future;
@@ -116,13 +118,15 @@ impl Client {
         RequestBuilder::new(self.clone(), method, url.into_uri())
     }
 
-    /// Sends an `http::Request` with the client's default timeout. The
-    /// future owns what it needs (`'static`), so it can be spawned.
+    /// Sends an `http::Request` as [`RequestBuilder::send`] would: within
+    /// its [`RequestTimeout`] extension if it has one
+    /// ([`RequestBuilder::build`] puts it there), else the client's default
+    /// timeout. The future owns what it needs (`'static`), so it can be spawned.
     pub fn execute(
         &self,
         request: Request<Body>,
     ) -> impl Future<Output = Result<Response, Error>> + Send + 'static {
-        self.clone().send(request, self.inner.pool.config().timeout)
+        RequestSender::dispatch(self.clone(), request, None)
     }
 
     /// A snapshot of everything the pool has counted.

@@ -13,6 +13,8 @@ use crate::client::response::Response;
 use crate::client::Client;
 use crate::error::{Error, ErrorKind};
 
+use super::extensions::{Idempotent, RequestTimeout};
+
 /// Anything that can name the URL of a request.
 ///
 /// Implemented for `&str`, `String`, `&String`, [`http::Uri`] and `&Uri`.
@@ -72,7 +74,14 @@ impl IntoUri for &String {
     }
 }
 
-/// A request being built; finish it with [`send`](RequestBuilder::send).
+/// A request being built, for a [`Client`] (`RequestBuilder`), a
+/// [`ServiceClient`](crate::ServiceClient)
+/// ([`ServiceRequestBuilder`](crate::ServiceRequestBuilder)) or a
+/// [`ClusterClient`](crate::ClusterClient)
+/// ([`ClusterRequestBuilder`](crate::cluster::ClusterRequestBuilder)): one
+/// type over its [`RequestSender`], so the three offer the same methods,
+/// with the same checks and the same meaning, and [`build`](Self::build)
+/// and [`send`](Self::send) the same way. Finish it with `send`.
 ///
 /// Errors (bad URL, invalid header) are kept and reported by `send`, so
 /// building never panics and chains stay readable.
@@ -92,15 +101,52 @@ impl IntoUri for &String {
 /// # Ok(()) }
 /// ```
 #[must_use = "a request does nothing until it is sent"]
-pub struct RequestBuilder {
-    client: Client,
+pub struct RequestBuilder<S = Client> {
+    sender: S,
     request: Result<Request<Body>, Error>,
+    /// The request's own timeout; `None`: the sender's default.
     timeout: Option<Duration>,
 }
 
-impl RequestBuilder {
-    pub(crate) fn new(client: Client, method: Method, uri: Result<Uri, Error>) -> Self {
-        let timeout = client.default_timeout();
+/// What a [`RequestBuilder`] sends through: [`Client`],
+/// [`ServiceClient`](crate::ServiceClient) (through its middleware) or
+/// [`ClusterClient`](crate::ClusterClient) (to its replicas). Sealed: the
+/// builder's meaning is the same for the three, and no other.
+pub trait RequestSender: Clone + Send + Sync + 'static + sealed::Sealed {
+    /// Sends `request`, with `timeout` as its own (`None`: the request's
+    /// [`RequestTimeout`] extension, else the sender's default): what
+    /// [`RequestBuilder::send`] calls.
+    #[doc(hidden)]
+    fn dispatch(
+        self,
+        request: Request<Body>,
+        timeout: Option<Duration>,
+    ) -> impl Future<Output = Result<Response, Error>> + Send + 'static;
+}
+
+pub(crate) mod sealed {
+    /// Keeps [`RequestSender`](super::RequestSender) to courier's clients.
+    pub trait Sealed {}
+}
+
+impl sealed::Sealed for Client {}
+
+impl RequestSender for Client {
+    fn dispatch(
+        self,
+        request: Request<Body>,
+        timeout: Option<Duration>,
+    ) -> impl Future<Output = Result<Response, Error>> + Send + 'static {
+        let timeout = timeout
+            .or_else(|| RequestTimeout::of(&request))
+            .or_else(|| self.default_timeout());
+        self.send(request, timeout)
+    }
+}
+
+impl<S: RequestSender> RequestBuilder<S> {
+    /// A builder for `sender`: the client types' `request` methods.
+    pub(crate) fn new(sender: S, method: Method, uri: Result<Uri, Error>) -> Self {
         let request = uri.map(|uri| {
             let mut req = Request::new(Body::empty());
             *req.method_mut() = method;
@@ -108,9 +154,9 @@ impl RequestBuilder {
             req
         });
         RequestBuilder {
-            client,
+            sender,
             request,
-            timeout,
+            timeout: None,
         }
     }
 
@@ -294,16 +340,52 @@ impl RequestBuilder {
         self
     }
 
-    /// Total time allowed for this request, overriding the client's default.
+    /// Total time allowed for this request, response body included, over
+    /// every attempt, retry, redirect and replica it takes. It replaces the
+    /// default of whatever sends it, longer or shorter (as reqwest's): the
+    /// client's [`ClientBuilder::timeout`](crate::ClientBuilder::timeout), a
+    /// [`Stack`](crate::middleware::Stack)'s total timeout
+    /// ([`TimeoutConfig::total`](crate::middleware::TimeoutConfig::total)),
+    /// a cluster's [`ClusterConfig::timeout`](crate::cluster::ClusterConfig::timeout).
+    /// A per-attempt timeout still bounds each attempt, and a
+    /// [`Deadline`](crate::middleware::Deadline) extension still bounds the whole.
+    /// The clock starts when the request is sent.
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
         self
     }
 
-    /// The request as an `http::Request`, for inspection or for
-    /// [`Client::execute`].
+    /// Attaches a request extension, for the middleware (a
+    /// [`TraceContext`](crate::middleware::TraceContext), a
+    /// [`Deadline`](crate::middleware::Deadline)) or for a layer of your own.
+    pub fn extension<T: Clone + Send + Sync + 'static>(mut self, value: T) -> Self {
+        if let Ok(req) = &mut self.request {
+            req.extensions_mut().insert(value);
+        }
+        self
+    }
+
+    /// Marks the request as safe to send more than once whatever its method
+    /// (the [`Idempotent`] extension): the pool's resend on a new connection
+    /// when a reused one died unanswered, retries, hedging and a cluster's
+    /// further replicas may then replay a POST (with a buffered body).
+    pub fn idempotent(self) -> Self {
+        self.extension(Idempotent)
+    }
+
+    /// The request as an `http::Request`, for inspection or for the
+    /// sender's `execute` ([`Client::execute`],
+    /// [`ServiceClient::execute`](crate::ServiceClient::execute),
+    /// [`ClusterClient::execute`](crate::ClusterClient::execute)), which
+    /// sends it as [`send`](Self::send) would: the timeout travels as a
+    /// [`RequestTimeout`] extension; a service client's base URL is
+    /// resolved, its default headers are added when it is sent.
     pub fn build(self) -> Result<Request<Body>, Error> {
-        self.request
+        let mut request = self.request?;
+        if let Some(timeout) = self.timeout {
+            request.extensions_mut().insert(RequestTimeout(timeout));
+        }
+        Ok(request)
     }
 
     /// A copy of this request, to send again or to another client's
@@ -322,7 +404,7 @@ impl RequestBuilder {
     /// assert_eq!(first.text().await?, second.text().await?);
     /// # Ok(()) }
     /// ```
-    pub fn try_clone(&self) -> Option<RequestBuilder> {
+    pub fn try_clone(&self) -> Option<Self> {
         let request = self.request.as_ref().ok()?;
         let mut copy = Request::new(request.body().try_clone()?);
         *copy.method_mut() = request.method().clone();
@@ -331,106 +413,29 @@ impl RequestBuilder {
         *copy.headers_mut() = request.headers().clone();
         *copy.extensions_mut() = request.extensions().clone();
         Some(RequestBuilder {
-            client: self.client.clone(),
+            sender: self.sender.clone(),
             request: Ok(copy),
             timeout: self.timeout,
         })
     }
 
-    /// Sends the request and waits for the response head.
+    /// Sends the request (through the middleware of a service client, to
+    /// the replicas of a cluster) and waits for the response head.
     ///
     /// The returned future owns everything it needs (`'static`), so it can be
     /// spawned; the request inside it is held once.
     pub fn send(self) -> impl Future<Output = Result<Response, Error>> + Send + 'static {
         let RequestBuilder {
-            client,
+            sender,
             request,
             timeout,
         } = self;
         match request {
-            Ok(request) => Either::Left(client.send(request, timeout)),
+            Ok(request) => Either::Left(sender.dispatch(request, timeout)),
             Err(e) => Either::Right(std::future::ready(Err(e))),
         }
     }
 }
-
-/// The header and body methods of [`RequestBuilder`] for a builder that
-/// wraps one in its field `builder` ([`ServiceRequestBuilder`](crate::ServiceRequestBuilder),
-/// the cluster's request builder): each forwards to it, so every wrapper
-/// offers the same methods with the same checks.
-macro_rules! forward_to_request_builder {
-    () => {
-        /// Adds a header; see [`RequestBuilder::header`](crate::RequestBuilder::header).
-        pub fn header<K, V>(mut self, name: K, value: V) -> Self
-        where
-            http::HeaderName: TryFrom<K>,
-            <http::HeaderName as TryFrom<K>>::Error: Into<http::Error>,
-            http::HeaderValue: TryFrom<V>,
-            <http::HeaderValue as TryFrom<V>>::Error: Into<http::Error>,
-        {
-            self.builder = self.builder.header(name, value);
-            self
-        }
-
-        /// Adds every header in `headers`.
-        pub fn headers(mut self, headers: http::HeaderMap) -> Self {
-            self.builder = self.builder.headers(headers);
-            self
-        }
-
-        /// Sets the body.
-        pub fn body(mut self, body: impl Into<$crate::Body>) -> Self {
-            self.builder = self.builder.body(body);
-            self
-        }
-
-        /// Serializes `value` as the JSON body; see [`RequestBuilder::json`](crate::RequestBuilder::json).
-        #[cfg(feature = "json")]
-        pub fn json<T: serde::Serialize + ?Sized>(mut self, value: &T) -> Self {
-            self.builder = self.builder.json(value);
-            self
-        }
-
-        /// Appends `query` to the URL, percent-encoded; see [`RequestBuilder::query`](crate::RequestBuilder::query).
-        #[cfg(feature = "query")]
-        pub fn query<T: serde::Serialize + ?Sized>(mut self, query: &T) -> Self {
-            self.builder = self.builder.query(query);
-            self
-        }
-
-        /// Sends `form` as a URL-encoded body; see [`RequestBuilder::form`](crate::RequestBuilder::form).
-        #[cfg(feature = "form")]
-        pub fn form<T: serde::Serialize + ?Sized>(mut self, form: &T) -> Self {
-            self.builder = self.builder.form(form);
-            self
-        }
-
-        /// Sends a `multipart/form-data` body; see [`RequestBuilder::multipart`](crate::RequestBuilder::multipart).
-        #[cfg(feature = "multipart")]
-        pub fn multipart(mut self, form: $crate::multipart::Form) -> Self {
-            self.builder = self.builder.multipart(form);
-            self
-        }
-
-        /// Sets `Authorization: Basic`; see [`RequestBuilder::basic_auth`](crate::RequestBuilder::basic_auth).
-        pub fn basic_auth(
-            mut self,
-            username: impl std::fmt::Display,
-            password: Option<impl std::fmt::Display>,
-        ) -> Self {
-            self.builder = self.builder.basic_auth(username, password);
-            self
-        }
-
-        /// Sets `Authorization: Bearer`; see [`RequestBuilder::bearer_auth`](crate::RequestBuilder::bearer_auth).
-        pub fn bearer_auth(mut self, token: impl std::fmt::Display) -> Self {
-            self.builder = self.builder.bearer_auth(token);
-            self
-        }
-    };
-}
-
-pub(crate) use forward_to_request_builder;
 
 /// `uri` with `encoded` appended to its query.
 #[cfg(feature = "query")]
@@ -452,7 +457,7 @@ fn with_query(uri: &Uri, encoded: &str) -> Result<Uri, Error> {
     Uri::from_parts(parts).map_err(|e| Error::new(ErrorKind::InvalidUrl, e))
 }
 
-impl std::fmt::Debug for RequestBuilder {
+impl<S> std::fmt::Debug for RequestBuilder<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let mut d = f.debug_struct("RequestBuilder");
         match &self.request {
@@ -483,6 +488,13 @@ mod tests {
             *req.version_mut() = http::Version::HTTP_2;
         }
         let copy = original.try_clone().expect("a buffered body");
+        assert!(copy
+            .request
+            .as_ref()
+            .unwrap()
+            .extensions()
+            .get::<Tag>()
+            .is_some());
         assert_eq!(copy.timeout, Some(Duration::from_millis(1500)));
         let (a, b) = (original.build().unwrap(), copy.build().unwrap());
         assert_eq!(a.method(), b.method());

@@ -25,6 +25,7 @@ use super::state::ReplicaState;
 use super::throttle::Throttle;
 use super::topology::Topology;
 use super::transport::Transport;
+use crate::client::request::IntoUri;
 use crate::client::Client;
 use crate::middleware::{BoxHttpService, StackLayers};
 
@@ -168,11 +169,13 @@ impl ClusterClient {
 
     // `get`, `post`, …: each `self.request(Method::X, target)`, where the
     // target is a path (`/invoices/42`) resolved against the replica chosen.
-    crate::client::verbs::http_verbs!(target: &str => ClusterRequestBuilder);
+    crate::client::verbs::http_verbs!(target: impl IntoUri => ClusterRequestBuilder);
 
-    /// A request with any method.
-    pub fn request(&self, method: Method, target: &str) -> ClusterRequestBuilder {
-        ClusterRequestBuilder::new(self.clone(), method, target)
+    /// A request with any method; `target` is a path (`/invoices/42`, or
+    /// `invoices/42` under the replicas' path prefix), text or a `Uri`
+    /// without scheme and host.
+    pub fn request(&self, method: Method, target: impl IntoUri) -> ClusterRequestBuilder {
+        super::request::builder(self.clone(), method, target)
     }
 
     /// Every number the cluster keeps: its own and each current replica's.

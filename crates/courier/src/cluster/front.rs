@@ -11,7 +11,6 @@
 
 use std::str::FromStr;
 use std::sync::Arc;
-use std::time::Duration;
 
 use http::uri::PathAndQuery;
 use http::{Request, Uri};
@@ -25,8 +24,6 @@ use crate::error::Error;
 #[derive(Clone)]
 struct Target {
     text: Arc<str>,
-    /// The request's own budget (`ClusterRequestBuilder::timeout`).
-    budget: Option<Duration>,
 }
 
 /// The cluster's strategy as the innermost service of the request side.
@@ -35,12 +32,12 @@ pub(super) struct Core(pub(super) Arc<Inner>);
 
 crate::service::always_ready!(Core, |this, request| {
     let mut request = request;
-    let (target, budget) = match request.extensions_mut().remove::<Target>() {
-        Some(t) => (t.text.to_string(), t.budget),
-        None => (path_of(request.uri()), None),
+    let target = match request.extensions_mut().remove::<Target>() {
+        Some(t) => t.text.to_string(),
+        None => path_of(request.uri()),
     };
     let inner = Arc::clone(&this.0);
-    Box::pin(async move { super::send::send(&inner, request, target, budget).await })
+    Box::pin(async move { super::send::send(&inner, request, target).await })
 });
 
 fn path_of(uri: &Uri) -> String {
@@ -50,39 +47,34 @@ fn path_of(uri: &Uri) -> String {
 impl ClusterClient {
     /// Sends `request` to the replicas at `target`, through the request-side
     /// layers if there are any.
-    pub(super) async fn dispatch(
+    async fn dispatch_to(
         &self,
         mut request: Request<Body>,
         target: String,
-        budget: Option<Duration>,
     ) -> Result<Response, Error> {
         let Some(front) = &self.front else {
-            return super::send::send(&self.inner, request, target, budget).await;
+            return super::send::send(&self.inner, request, target).await;
         };
         if let Ok(path) = PathAndQuery::from_str(&target) {
             *request.uri_mut() = Uri::from(path);
         }
         request.extensions_mut().insert(Target {
             text: target.into(),
-            budget,
         });
         crate::service::call_stack(front, &self.inner.layers, request).await
     }
 
-    /// Sends an `http::Request` whose URI is a path (`/invoices/42?x=1`):
+    /// Sends an `http::Request` whose URI is a path (`/invoices/42?x=1`),
+    /// as [`RequestBuilder::send`](crate::RequestBuilder::send) would (what
+    /// [`build`](crate::RequestBuilder::build) gives is sent the same way):
     /// a URI with a scheme or host fails with
     /// [`ErrorKind::InvalidUrl`](crate::ErrorKind::InvalidUrl). A
-    /// [`Deadline`](crate::middleware::Deadline) extension bounds the whole
-    /// request.
-    pub async fn execute(&self, request: Request<Body>) -> Result<Response, Error> {
-        if request.uri().authority().is_some() {
-            return Err(Error::msg(
-                crate::ErrorKind::InvalidUrl,
-                "a cluster request names a path; the replica gives the origin",
-            ));
-        }
-        let target = path_of(request.uri());
-        self.dispatch(request, target, None).await
+    /// [`RequestTimeout`](crate::RequestTimeout) extension replaces the
+    /// cluster's timeout; a [`Deadline`](crate::middleware::Deadline)
+    /// extension bounds the whole request.
+    pub async fn execute(&self, mut request: Request<Body>) -> Result<Response, Error> {
+        let target = super::request::target_of(&mut request)?;
+        self.dispatch_to(request, target).await
     }
 }
 

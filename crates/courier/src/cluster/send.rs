@@ -30,6 +30,7 @@ use super::state::ReplicaState;
 use super::strategy::{self, Start};
 use crate::body::Body;
 use crate::client::response::Response;
+use crate::client::RequestTimeout;
 use crate::error::{Error, ErrorKind};
 use crate::middleware::Deadline;
 
@@ -37,13 +38,12 @@ use crate::middleware::Deadline;
 const FALLBACK_BUDGET: Duration = Duration::from_secs(30);
 
 /// Sends `request` to the replicas at `target` (a path, resolved against
-/// each), within `timeout` (else the cluster's, else the client's) and a
-/// [`Deadline`] extension if it has one.
+/// each), within its [`RequestTimeout`] (else the cluster's, else the
+/// client's) and a [`Deadline`] extension if it has one.
 pub(super) async fn send(
     inner: &Arc<Inner>,
     request: Request<Body>,
     target: String,
-    timeout: Option<Duration>,
 ) -> Result<Response, Error> {
     let span = tracing::info_span!(
         "cluster.request",
@@ -53,7 +53,7 @@ pub(super) async fn send(
         attempts = Empty,
         verdict = Empty,
     );
-    run(inner, request, target, timeout, span.clone())
+    run(inner, request, target, span.clone())
         .instrument(span)
         .await
 }
@@ -62,7 +62,6 @@ async fn run(
     inner: &Arc<Inner>,
     request: Request<Body>,
     target: String,
-    timeout: Option<Duration>,
     span: tracing::Span,
 ) -> Result<Response, Error> {
     let counters = &inner.counters;
@@ -78,7 +77,7 @@ async fn run(
         }
         None => None,
     };
-    let mut budget = timeout
+    let mut budget = RequestTimeout::of(&request)
         .or(inner.config.timeout)
         .or(inner.client.default_timeout())
         .unwrap_or(FALLBACK_BUDGET);

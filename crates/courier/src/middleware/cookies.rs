@@ -44,7 +44,7 @@ use crate::body::Body;
 ///
 /// let jar = Arc::new(CookieJar::new());
 /// jar.add("session=abc; Path=/", &"https://api.example/".parse().unwrap());
-/// let client = Stack::new().cookies(Arc::clone(&jar)).client(courier::Client::new());
+/// let client = courier::ServiceClient::new(courier::Client::new(), &Stack::new().cookies(Arc::clone(&jar)));
 /// assert_eq!(
 ///     jar.cookies(&"https://api.example/items".parse().unwrap()).unwrap(),
 ///     "session=abc"

@@ -25,11 +25,11 @@
 //! use courier::middleware::{RetryConfig, Stack, TimeoutConfig};
 //!
 //! # async fn run() -> Result<(), courier::Error> {
-//! let client = Stack::new()
+//! let stack = Stack::new()
 //!     .trace(Default::default())
 //!     .timeout(TimeoutConfig::default().total(Duration::from_secs(2)).per_attempt(Duration::from_millis(500)))
-//!     .retry(RetryConfig::default())
-//!     .client(courier::Client::new());
+//!     .retry(RetryConfig::default());
+//! let client = courier::ServiceClient::new(courier::Client::new(), &stack);
 //! let res = client.get("http://127.0.0.1:8080/json/64").send().await?;
 //! # Ok(()) }
 //! ```
@@ -219,16 +219,8 @@ impl<S> HttpService for S where
 {
 }
 
-/// Marks a request as safe to send more than once even though its method is
-/// not idempotent (POST, PATCH), so [`RetryLayer`] and [`HedgeLayer`] may
-/// replay it. A request with an `Idempotency-Key` header counts as marked too.
-///
-/// ```
-/// let mut req = http::Request::post("http://example.test/orders").body(courier::Body::from("{}")).unwrap();
-/// req.extensions_mut().insert(courier::middleware::Idempotent);
-/// ```
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Idempotent;
+// Defined beside the request builder that sets it (`idempotent()`).
+pub use crate::client::Idempotent;
 
 static IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
 

@@ -40,7 +40,7 @@ use crate::service::ServiceClient;
 ///     .retry(RetryConfig::default().max_attempts(4))
 ///     .redirect(RedirectConfig::default())
 ///     .timeout(TimeoutConfig::default().total(Duration::from_secs(3)));
-/// let client = stack.client(courier::Client::new());
+/// let client = courier::ServiceClient::new(courier::Client::new(), &stack);
 /// ```
 #[derive(Debug, Clone, Default)]
 #[non_exhaustive]
@@ -161,7 +161,10 @@ impl Stack {
         self.layers().service(inner)
     }
 
-    /// Wraps `client` in the configured middleware (fresh state).
+    /// Wraps `client` in the configured middleware (fresh state): the same
+    /// as [`ServiceClient::new(client, &stack)`](ServiceClient::new), which
+    /// is the constructor to prefer (this one may be deprecated: it makes
+    /// the middleware name the service client above it).
     pub fn client(&self, client: Client) -> ServiceClient {
         ServiceClient::with_layers(client, self.layers())
     }

@@ -16,8 +16,9 @@ use crate::error::{Error, ErrorKind};
 
 /// The instant by which the whole request, body included, must be done.
 ///
-/// Set as a request extension by the total [`TimeoutLayer`] (or by
-/// [`ServiceRequestBuilder::timeout`](crate::ServiceRequestBuilder::timeout));
+/// Set as a request extension by the total [`TimeoutLayer`] (from the
+/// request's [`RequestTimeout`](crate::RequestTimeout) when it has one, which
+/// [`RequestBuilder::timeout`](crate::RequestBuilder::timeout) sets);
 /// [`Client`](crate::Client)'s `tower::Service` implementation uses it as the
 /// request timeout, so reading the response body is bounded by it too, and
 /// [`RetryLayer`](super::RetryLayer) does not start a retry it cannot finish.
@@ -102,6 +103,8 @@ pub(crate) struct AttemptDeadline(pub(crate) Instant);
 pub struct TimeoutConfig {
     /// For the whole request: every attempt, redirect and backoff, and the
     /// response body. Default: none (the client's own `timeout` still applies).
+    /// A request's own timeout ([`RequestBuilder::timeout`](crate::RequestBuilder::timeout))
+    /// replaces it.
     pub total: Option<Duration>,
     /// For one attempt, to its response head. Default: none.
     pub per_attempt: Option<Duration>,
@@ -198,7 +201,12 @@ impl std::error::Error for Elapsed {}
 
 impl TimeoutLayer {
     fn handle<S: HttpService>(&self, inner: S, mut req: Request<Body>) -> ResponseFuture {
-        let TimeoutLayer { timeout, scope } = *self;
+        let TimeoutLayer { mut timeout, scope } = *self;
+        if scope == Scope::Total {
+            // The request's own timeout replaces the total (as it does the
+            // client's `timeout`).
+            timeout = crate::client::RequestTimeout::of(&req).unwrap_or(timeout);
+        }
         let own = Deadline::after(timeout);
         let at = match scope {
             Scope::Total => own.tighten(&mut req).tokio_instant(),

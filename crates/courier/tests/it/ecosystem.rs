@@ -28,7 +28,7 @@ fn connection_id(res: &courier::Response) -> String {
 #[tokio::test]
 async fn set_request_header_reaches_the_server() {
     let srv = server().await;
-    let client = ServiceClient::new(Client::new()).with_layer(
+    let client = ServiceClient::new(Client::new(), &courier::middleware::Stack::new()).with_layer(
         tower_http::set_header::SetRequestHeaderLayer::overriding(
             HeaderName::from_static("x-team"),
             HeaderValue::from_static("billing"),
@@ -56,7 +56,8 @@ async fn a_trace_layer_sees_each_response_and_its_body_and_keeps_the_connection(
         .on_body_chunk(move |chunk: &Bytes, _: Duration, _: &tracing::Span| {
             b.fetch_add(chunk.len() as u64, SeqCst);
         });
-    let client = ServiceClient::new(Client::new()).with_layer(trace);
+    let client =
+        ServiceClient::new(Client::new(), &courier::middleware::Stack::new()).with_layer(trace);
 
     let url = srv.url("/bytes/5000");
     let first = client.get(url.as_str()).send().await.unwrap();
@@ -86,8 +87,8 @@ async fn a_body_a_layer_wrapped_keeps_the_clients_body_limit() {
         .max_response_body_size(Some(1000))
         .build()
         .unwrap();
-    let client =
-        ServiceClient::new(client).with_layer(tower_http::trace::TraceLayer::new_for_http());
+    let client = ServiceClient::new(client, &courier::middleware::Stack::new())
+        .with_layer(tower_http::trace::TraceLayer::new_for_http());
     let res = client.get(srv.url("/bytes/5000")).send().await.unwrap();
     let err = match res.bytes().await {
         Ok(bytes) => panic!("read {} bytes past the limit of 1000", bytes.len()),
@@ -99,7 +100,7 @@ async fn a_body_a_layer_wrapped_keeps_the_clients_body_limit() {
 #[tokio::test]
 async fn tower_https_timeout_answers_its_status_in_time() {
     let srv = server().await;
-    let client = ServiceClient::new(Client::new()).with_layer(
+    let client = ServiceClient::new(Client::new(), &courier::middleware::Stack::new()).with_layer(
         tower_http::timeout::TimeoutLayer::with_status_code(
             StatusCode::REQUEST_TIMEOUT,
             Duration::from_millis(100),
@@ -129,8 +130,8 @@ async fn towers_timeout_is_a_courier_timeout_over_and_under_the_stack() {
     let limit = Duration::from_millis(100);
 
     // Over a ServiceClient: its BoxError becomes an Error.
-    let client =
-        ServiceClient::new(Client::new()).with_layer(tower::timeout::TimeoutLayer::new(limit));
+    let client = ServiceClient::new(Client::new(), &courier::middleware::Stack::new())
+        .with_layer(tower::timeout::TimeoutLayer::new(limit));
     let start = Instant::now();
     let err = client.get(slow.as_str()).send().await.unwrap_err();
     assert!(err.is_timeout(), "{err:#}");
@@ -189,7 +190,7 @@ async fn towers_timeout_is_a_courier_timeout_over_and_under_the_stack() {
 #[tokio::test]
 async fn tower_https_follow_redirect_follows_with_courier_following_none() {
     let srv = server().await;
-    let client = ServiceClient::new(Client::new())
+    let client = ServiceClient::new(Client::new(), &courier::middleware::Stack::new())
         .with_layer(tower_http::follow_redirect::FollowRedirectLayer::new());
     let res = client.get(srv.url("/redirect/3")).send().await.unwrap();
     assert_eq!(res.status(), 200);
@@ -223,7 +224,8 @@ async fn a_layer_of_the_callers_fails_with_a_courier_error() {
             }
         })
     });
-    let client = ServiceClient::new(Client::new()).with_layer(quota);
+    let client =
+        ServiceClient::new(Client::new(), &courier::middleware::Stack::new()).with_layer(quota);
     for _ in 0..2 {
         let res = client.get(srv.url("/bytes/1")).send().await.unwrap();
         assert_eq!(res.status(), 200);

@@ -71,6 +71,7 @@ mod nginx;
 mod otel;
 mod proxy;
 mod proxy_env;
+mod request_shape;
 mod reuse;
 mod routes;
 mod soak;

@@ -104,6 +104,27 @@ async fn non_idempotent_request_that_was_sent_is_not_replayed() {
     assert_eq!(accepted.load(Ordering::SeqCst), 1);
 }
 
+/// `idempotent()` means "safe to send more than once" to the pool as to
+/// the middleware and a cluster: a POST so marked is sent again on a new
+/// connection, as a GET is (before, only the method counted here).
+#[tokio::test]
+async fn a_post_marked_idempotent_is_replayed_on_a_new_connection() {
+    let (url, accepted) = one_answer_per_connection().await;
+    let client = courier::Client::new();
+    let res = client.get(format!("{url}/")).send().await.unwrap();
+    res.bytes().await.unwrap();
+    let res = client
+        .post(format!("{url}/"))
+        .body("the same order, keyed")
+        .idempotent()
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(client.metrics().stale_retries, 1);
+    assert_eq!(accepted.load(Ordering::SeqCst), 2);
+}
+
 #[tokio::test]
 async fn retry_can_be_turned_off() {
     let (url, _) = one_answer_per_connection().await;

@@ -30,9 +30,17 @@
 //! optional limits also take `"none"`. A middleware is `name = true|false` or a
 //! table (`enabled = false` in a table turns it off). Unknown keys are errors.
 //!
+//! Every public `ClientBuilder` knob has a key (`coverage_tests.rs` checks
+//! it), named as the method, but for `add_root_certificate`
+//! (`root_certificates`), `http1_only` and `http2_prior_knowledge`
+//! (`http_version`), `no_timeout` (`timeout = "none"`), `no_env_proxy`
+//! (`env_proxy = false`) and `unix_socket_for` (`unix_sockets`); code-only
+//! knobs (a connector, a resolver) have none.
+//!
 //! This file is the file's outline and the pool knobs; `values.rs` holds
-//! durations and `"none"`, `middleware.rs` the middleware sections and
-//! `cluster.rs` a client's `[cluster]` table.
+//! durations and `"none"`, `middleware.rs` the middleware sections,
+//! `network.rs` proxies, `resolve` and Unix sockets, and `cluster.rs` a
+//! client's `[cluster]` table.
 
 /// Sets `$target.$field` from `$src.$field` when present.
 macro_rules! set {
@@ -42,10 +50,14 @@ macro_rules! set {
 }
 
 mod cluster;
+#[cfg(test)]
+mod coverage_tests;
 mod middleware;
+mod network;
 mod values;
 
 use std::collections::BTreeMap;
+use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::Arc;
@@ -151,7 +163,21 @@ struct Settings {
     tls_built_in_root_certs: Option<bool>,
     identity: Option<IdentitySettings>,
     tls_session_resumption: Option<bool>,
+    tls_native_roots: Option<bool>,
     danger_accept_invalid_certs: Option<bool>,
+    expect_continue: Option<OptNum>,
+    expect_continue_timeout: Option<Dur>,
+    tcp_keepalive: Option<OptDur>,
+    local_address: Option<IpAddr>,
+    happy_eyeballs_delay: Option<Dur>,
+    connect_timeout_per_address: Option<OptDur>,
+    http2_max_refused_retries: Option<u8>,
+    // Routes (`network.rs`).
+    proxy: Option<network::OneOrMany<network::ProxySettings>>,
+    env_proxy: Option<bool>,
+    resolve: Option<network::ResolveMap>,
+    unix_socket: Option<PathBuf>,
+    unix_sockets: Option<BTreeMap<String, PathBuf>>,
     // Middleware.
     total_timeout: Option<OptDur>,
     attempt_timeout: Option<OptDur>,
@@ -231,14 +257,16 @@ impl Settings {
             )),
             None => None,
         };
+        let network = network::Network::parse(&self, ctx, base_dir)?;
         let middleware = middleware::Parsed::new(&self, ctx)?;
         // The steps run for every client built (and every pool rotation), so
         // they share the settings rather than consume them.
         let s = Arc::new(self);
         let pool = {
             let s = Arc::clone(&s);
-            Arc::new(move |b: ClientBuilder| s.apply_pool(b, roots.as_deref(), identity.as_ref()))
-                as super::PoolFn
+            Arc::new(move |b: ClientBuilder| {
+                network.apply(s.apply_pool(b, roots.as_deref(), identity.as_ref()))
+            }) as super::PoolFn
         };
         let parsed = Parsed {
             base_url,
@@ -349,6 +377,33 @@ impl Settings {
         }
         if let Some(v) = self.danger_accept_invalid_certs {
             b = b.danger_accept_invalid_certs(v);
+        }
+        if let Some(v) = self.tls_native_roots {
+            b = b.tls_native_roots(v);
+        }
+        if let Some(v) = self.expect_continue {
+            b = b.expect_continue(v.0);
+        }
+        if let Some(v) = self.expect_continue_timeout {
+            b = b.expect_continue_timeout(v.0);
+        }
+        if let Some(v) = self.tcp_keepalive {
+            b = b.tcp_keepalive(v.0);
+        }
+        if let Some(v) = self.local_address {
+            b = b.local_address(Some(v));
+        }
+        if let Some(v) = self.happy_eyeballs_delay {
+            b = b.happy_eyeballs_delay(v.0);
+        }
+        if let Some(v) = self.connect_timeout_per_address {
+            b = b.connect_timeout_per_address(v.0);
+        }
+        if let Some(v) = self.http2_max_refused_retries {
+            b = b.http2_max_refused_retries(v);
+        }
+        if self.env_proxy == Some(false) {
+            b = b.no_env_proxy();
         }
         b
     }
