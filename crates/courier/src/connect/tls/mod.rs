@@ -1,15 +1,24 @@
 //! TLS with rustls: certificate verification on by default (webpki roots plus
 //! any added roots), SNI, ALPN, client-side session resumption, client
-//! certificates. Verification is off only through
+//! certificates (fixed, or from a resolver for rotation), version bounds,
+//! the crypto provider by feature, or a whole `rustls::ClientConfig` given
+//! by the caller. Verification is off only through
 //! `danger_accept_invalid_certs`, by name.
+
+mod certificate;
+mod provider;
+mod sessions;
+mod version;
+
+pub use certificate::{Certificate, Identity};
+pub use version::Version;
 
 use std::sync::Arc;
 
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::client::Resumption;
 use rustls::crypto::{verify_tls12_signature, verify_tls13_signature, CryptoProvider};
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_rustls::client::TlsStream;
@@ -26,47 +35,122 @@ pub(crate) struct Negotiated {
 }
 
 /// Builds rustls' client configuration once per client.
+///
+/// ALPN is courier's whatever the configuration came with, a caller's
+/// `tls_config` included: courier offers exactly the protocols it will
+/// speak on the connection (`h2`, `http/1.1`, per `http1_only` and
+/// `http2_prior_knowledge`). Merging a caller's list would let a server
+/// pick a protocol courier cannot speak (it reads only "h2 or not"), and
+/// keeping it would contradict the builder's version choice.
 pub(crate) fn client_config(
     settings: &TlsSettings,
     versions: Versions,
 ) -> Result<Arc<ClientConfig>, Error> {
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let builder = ClientConfig::builder_with_provider(provider.clone())
-        .with_safe_default_protocol_versions()
-        .map_err(|e| Error::new(ErrorKind::Tls, e))?;
-    let builder = if settings.accept_invalid_certs {
-        builder
-            .dangerous()
-            .with_custom_certificate_verifier(Arc::new(AcceptAnyCert(provider)))
-    } else {
-        builder.with_root_certificates(roots(settings)?)
-    };
-    let mut config = match &settings.identity_pem {
-        None => builder.with_no_client_auth(),
-        Some((chain, key)) => {
-            let chain = CertificateDer::pem_slice_iter(chain)
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| Error::new(ErrorKind::Config, e))?;
-            let key =
-                PrivateKeyDer::from_pem_slice(key).map_err(|e| Error::new(ErrorKind::Config, e))?;
-            builder
-                .with_client_auth_cert(chain, key)
-                .map_err(|e| Error::new(ErrorKind::Config, e))?
+    let mut config = match &settings.preconfigured {
+        Some(user) => {
+            if let Some(knob) = settings.changed_knob() {
+                return Err(Error::new(
+                    ErrorKind::Config,
+                    format!(
+                        "{knob} cannot be combined with tls_config: set it on the rustls::ClientConfig"
+                    ),
+                ));
+            }
+            (**user).clone()
         }
+        None => built(settings)?,
     };
-    config.alpn_protocols = match versions {
+    config.alpn_protocols = alpn(versions);
+    Ok(Arc::new(config))
+}
+
+/// What courier offers by ALPN for `versions`.
+fn alpn(versions: Versions) -> Vec<Vec<u8>> {
+    match versions {
         Versions::Auto => vec![b"h2".to_vec(), b"http/1.1".to_vec()],
         Versions::Http1Only => vec![b"http/1.1".to_vec()],
         Versions::Http2Only => vec![b"h2".to_vec()],
+    }
+}
+
+/// A configuration from the builder's TLS knobs.
+fn built(settings: &TlsSettings) -> Result<ClientConfig, Error> {
+    let provider = provider::provider()?;
+    let protocol_versions = version::protocol_versions(settings.min_version, settings.max_version);
+    if protocol_versions.is_empty() {
+        return Err(Error::msg(
+            ErrorKind::Config,
+            "min_tls_version/max_tls_version leave no TLS version courier speaks (1.2, 1.3)",
+        ));
+    }
+    let builder = ClientConfig::builder_with_provider(provider.clone())
+        .with_protocol_versions(&protocol_versions)
+        .map_err(|e| Error::new(ErrorKind::Config, e))?;
+    let builder = if settings.accept_invalid_certs {
+        builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(AcceptAnyCert(provider.clone())))
+    } else {
+        builder.with_root_certificates(roots(settings)?)
+    };
+    let mut config = match (&settings.identity, &settings.cert_resolver) {
+        (Some(_), Some(_)) => {
+            return Err(Error::msg(
+                ErrorKind::Config,
+                "identity and client_cert_resolver both set: give one",
+            ))
+        }
+        (None, None) => builder.with_no_client_auth(),
+        (Some(identity), None) => builder
+            .with_client_auth_cert(identity.chain.clone(), identity.key.clone_key())
+            .map_err(|e| Error::new(ErrorKind::Config, format!("identity: {e}")))?,
+        (None, Some(resolver)) => builder.with_client_cert_resolver(Arc::clone(resolver)),
     };
     // The default keeps 256 sessions in memory: a rotated connection resumes
-    // instead of doing a full handshake.
-    config.resumption = if settings.session_resumption {
-        Resumption::default()
-    } else {
-        Resumption::disabled()
+    // instead of doing a full handshake. Under a resolver, sessions are kept
+    // per client certificate (sessions.rs).
+    config.resumption = match (&settings.cert_resolver, settings.session_resumption) {
+        (_, false) => Resumption::disabled(),
+        (None, true) => Resumption::default(),
+        (Some(resolver), true) => {
+            let schemes = provider
+                .signature_verification_algorithms
+                .supported_schemes();
+            Resumption::store(Arc::new(sessions::IdentityBound::new(
+                Arc::clone(resolver),
+                schemes,
+            )))
+        }
     };
-    Ok(Arc::new(config))
+    Ok(config)
+}
+
+/// The configuration for TLS to an `https://` proxy: the client's trust
+/// and versions, HTTP/1.1 by ALPN (a proxy is spoken to in HTTP/1.1), and
+/// no client certificate: one configured for origins is theirs.
+pub(crate) fn for_proxy(config: &ClientConfig) -> Arc<ClientConfig> {
+    let mut proxy = config.clone();
+    proxy.alpn_protocols = vec![b"http/1.1".to_vec()];
+    proxy.client_auth_cert_resolver = Arc::new(NoClientCert);
+    Arc::new(proxy)
+}
+
+/// Presents no certificate when a server asks for one.
+#[derive(Debug)]
+struct NoClientCert;
+
+impl rustls::client::ResolvesClientCert for NoClientCert {
+    fn resolve(
+        &self,
+        _root_hint_subjects: &[&[u8]],
+        _sigschemes: &[SignatureScheme],
+    ) -> Option<Arc<rustls::sign::CertifiedKey>> {
+        None
+    }
+
+    fn has_certs(&self) -> bool {
+        false
+    }
 }
 
 fn roots(settings: &TlsSettings) -> Result<RootCertStore, Error> {
@@ -77,20 +161,11 @@ fn roots(settings: &TlsSettings) -> Result<RootCertStore, Error> {
     if settings.native_roots {
         native_roots(&mut roots)?;
     }
-    for pem in &settings.extra_roots_pem {
-        let mut found = false;
-        for cert in CertificateDer::pem_slice_iter(pem) {
-            let cert = cert.map_err(|e| Error::new(ErrorKind::Config, e))?;
-            roots
-                .add(cert)
-                .map_err(|e| Error::new(ErrorKind::Config, e))?;
-            found = true;
-        }
-        if !found {
-            return Err(Error::msg(
-                ErrorKind::Config,
-                "add_root_certificate: no PEM certificate found",
-            ));
+    for cert in &settings.extra_roots {
+        for der in cert.ders()? {
+            roots.add(der).map_err(|e| {
+                Error::new(ErrorKind::Config, format!("add_root_certificate: {e}"))
+            })?;
         }
     }
     Ok(roots)
