@@ -369,13 +369,7 @@ mod tests {
         assert_eq!((e.host.as_str(), e.port, e.tls), ("proxy.local", 443, true));
         assert!(matches!(e.kind, Kind::Http { auth: Some(_) }), "{e:?}");
         assert!(!Endpoint::parse("http://proxy.local").unwrap().tls);
-        for bad in [
-            "proxy:3128",
-            "ftp://p",
-            "https://",
-            "http://",
-            "http://p:x",
-        ] {
+        for bad in ["proxy:3128", "ftp://p", "https://", "http://", "http://p:x"] {
             assert_eq!(
                 Endpoint::parse(bad).unwrap_err().kind(),
                 ErrorKind::Config,

@@ -75,9 +75,8 @@ impl Certificate {
     pub(crate) fn ders(&self) -> Result<Vec<CertificateDer<'static>>, Error> {
         match &self.repr {
             CertRepr::Der(der) => Ok(vec![der.clone()]),
-            CertRepr::Pem(pem) => parse_pem_certs(pem).map_err(|e| {
-                Error::new(ErrorKind::Config, format!("add_root_certificate: {e}"))
-            }),
+            CertRepr::Pem(pem) => parse_pem_certs(pem)
+                .map_err(|e| Error::new(ErrorKind::Config, format!("add_root_certificate: {e}"))),
         }
     }
 }

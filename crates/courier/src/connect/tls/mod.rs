@@ -34,6 +34,17 @@ pub(crate) struct Negotiated {
     pub(crate) resumed: bool,
 }
 
+/// The kind of an I/O error on an established connection: [`ErrorKind::Tls`]
+/// when TLS failed (an alert from the peer, as a TLS 1.3 server sends when
+/// it refuses the client's certificate after the client's side of the
+/// handshake has ended; a record that does not decrypt), else `otherwise`.
+pub(crate) fn io_error_kind(e: &std::io::Error, otherwise: ErrorKind) -> ErrorKind {
+    match e.get_ref() {
+        Some(inner) if inner.is::<rustls::Error>() => ErrorKind::Tls,
+        _ => otherwise,
+    }
+}
+
 /// Builds rustls' client configuration once per client.
 ///
 /// ALPN is courier's whatever the configuration came with, a caller's
@@ -163,9 +174,9 @@ fn roots(settings: &TlsSettings) -> Result<RootCertStore, Error> {
     }
     for cert in &settings.extra_roots {
         for der in cert.ders()? {
-            roots.add(der).map_err(|e| {
-                Error::new(ErrorKind::Config, format!("add_root_certificate: {e}"))
-            })?;
+            roots
+                .add(der)
+                .map_err(|e| Error::new(ErrorKind::Config, format!("add_root_certificate: {e}")))?;
         }
     }
     Ok(roots)

@@ -31,11 +31,17 @@ pub(crate) struct IdentityBound {
     /// (the server's list is not known before the handshake).
     schemes: Vec<SignatureScheme>,
     /// The leaf certificate the sessions in `sessions` were saved under.
-    state: Mutex<(Option<CertificateDer<'static>>, Arc<ClientSessionMemoryCache>)>,
+    state: Mutex<(
+        Option<CertificateDer<'static>>,
+        Arc<ClientSessionMemoryCache>,
+    )>,
 }
 
 impl IdentityBound {
-    pub(crate) fn new(resolver: Arc<dyn ResolvesClientCert>, schemes: Vec<SignatureScheme>) -> Self {
+    pub(crate) fn new(
+        resolver: Arc<dyn ResolvesClientCert>,
+        schemes: Vec<SignatureScheme>,
+    ) -> Self {
         IdentityBound {
             resolver,
             schemes,
@@ -89,11 +95,18 @@ impl ClientSessionStore for IdentityBound {
         self.current().remove_tls12_session(server_name);
     }
 
-    fn insert_tls13_ticket(&self, server_name: ServerName<'static>, value: Tls13ClientSessionValue) {
+    fn insert_tls13_ticket(
+        &self,
+        server_name: ServerName<'static>,
+        value: Tls13ClientSessionValue,
+    ) {
         self.current().insert_tls13_ticket(server_name, value);
     }
 
-    fn take_tls13_ticket(&self, server_name: &ServerName<'static>) -> Option<Tls13ClientSessionValue> {
+    fn take_tls13_ticket(
+        &self,
+        server_name: &ServerName<'static>,
+    ) -> Option<Tls13ClientSessionValue> {
         self.current().take_tls13_ticket(server_name)
     }
 }
