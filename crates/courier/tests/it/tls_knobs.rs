@@ -424,3 +424,88 @@ async fn an_https_proxy_is_verified_and_its_credentials_reach_only_it() {
     assert_eq!(err.kind(), ErrorKind::Tls, "{err:#}");
     assert!(!format!("{err:#}").contains("proxy localhost:"), "{err:#}");
 }
+
+/// The factory's TOML keys for the serialisable knobs: roots and the
+/// identity from files, built-in roots, version bounds.
+#[tokio::test]
+async fn the_factory_toml_sets_the_tls_knobs() {
+    let (ca, clients, other) = (Ca::new("toml CA"), Ca::new("toml client CA"), Ca::new("x"));
+    let alice = clients.client("alice");
+    let mtls = mtls_peer(&ca, &clients, &[(&alice, "alice")]).await;
+    let tls12 = peer::start(
+        &ca.server(),
+        Options {
+            versions: &[&rustls::version::TLS12],
+            ..Options::default()
+        },
+    )
+    .await;
+    let dir = std::env::temp_dir().join(format!("courier-tls-knobs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("bundle.pem"),
+        format!("{}{}", other.pem(), ca.pem()),
+    )
+    .unwrap();
+    std::fs::write(dir.join("alice.crt"), &alice.cert_pem).unwrap();
+    std::fs::write(dir.join("alice.key"), &alice.key_pem).unwrap();
+    std::fs::write(dir.join("garbage.pem"), "not a certificate").unwrap();
+    let toml = |body: &str| {
+        std::fs::write(dir.join("clients.toml"), body).unwrap();
+        courier::ClientFactory::builder().config_file(dir.join("clients.toml"))
+    };
+    let factory = toml(
+        r#"
+[defaults]
+root_certificates = ["bundle.pem"]
+tls_built_in_root_certs = false
+tls_native_roots = false
+[clients.mtls]
+identity = { cert = "alice.crt", key = "alice.key" }
+[clients.strict]
+min_tls_version = "1.3"
+[clients.capped]
+max_tls_version = "1.2"
+"#,
+    )
+    .unwrap()
+    .build()
+    .unwrap();
+    let text = |name: &'static str, url: String| {
+        let client = factory.client(name);
+        async move {
+            let res = client.get(url).send().await?;
+            res.text().await
+        }
+    };
+    assert!(text("mtls", mtls.url("/"))
+        .await
+        .unwrap()
+        .contains(" alice "));
+    let err = text("strict", tls12.url("/")).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Tls, "{err:#}");
+    assert!(text("capped", mtls.url("/")).await.is_err(), "no identity");
+    let capped = text("capped", tls12.url("/")).await.unwrap();
+    assert!(capped.ends_with(" TLSv1_2"), "{capped}");
+
+    // Bad values fail when the file is read, naming the key or the file.
+    for (body, names) in [
+        (
+            "[clients.a]\nmin_tls_version = \"1.4\"\n",
+            "min_tls_version",
+        ),
+        (
+            "[clients.a]\nroot_certificates = [\"garbage.pem\"]\n",
+            "garbage.pem",
+        ),
+        (
+            "[clients.a]\nidentity = { cert = \"alice.crt\", key = \"garbage.pem\" }\n",
+            "identity",
+        ),
+    ] {
+        let err = toml(body).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Config, "{err:#}");
+        assert!(format!("{err:#}").contains(names), "{err:#}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
