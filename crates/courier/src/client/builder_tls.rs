@@ -88,11 +88,34 @@ impl ClientBuilder {
     /// TLS sessions are remembered per certificate: when the resolver's
     /// answer changes, the sessions of the old one are forgotten, since a
     /// resumed session would carry the old identity without a certificate
-    /// being sent. rustls's [`AlwaysResolvesClientCert`] is the simplest
-    /// resolver; a rotating one keeps an `Arc<CertifiedKey>` behind a lock
-    /// and swaps it.
+    /// being sent.
     ///
-    /// [`AlwaysResolvesClientCert`]: rustls::client::AlwaysResolvesClientCert
+    /// A rotating resolver keeps the current key behind a lock; whatever
+    /// watches the files swaps it:
+    ///
+    /// ```
+    /// use std::sync::{Arc, RwLock};
+    /// use rustls::client::ResolvesClientCert;
+    /// use rustls::sign::CertifiedKey;
+    ///
+    /// #[derive(Debug)]
+    /// struct Rotating(RwLock<Option<Arc<CertifiedKey>>>);
+    ///
+    /// impl ResolvesClientCert for Rotating {
+    ///     fn resolve(&self, _: &[&[u8]], _: &[rustls::SignatureScheme]) -> Option<Arc<CertifiedKey>> {
+    ///         self.0.read().unwrap().clone()
+    ///     }
+    ///     fn has_certs(&self) -> bool {
+    ///         true
+    ///     }
+    /// }
+    ///
+    /// let current = Arc::new(Rotating(RwLock::new(None))); // set from the files
+    /// let client = courier::Client::builder()
+    ///     .client_cert_resolver(current.clone())
+    ///     .build()?;
+    /// # Ok::<(), courier::Error>(())
+    /// ```
     pub fn client_cert_resolver(
         mut self,
         resolver: Arc<dyn rustls::client::ResolvesClientCert>,
