@@ -137,6 +137,24 @@ async fn a_server_that_requires_a_client_certificate_gets_the_identity() {
         assert!(err.is_connect(), "{err:#}");
     }
 
+    // The same over HTTP/2 (the alert ends the connection's driver).
+    let h2 = peer::start(
+        &ca.server(),
+        Options {
+            client_ca: Some(&clients),
+            alpn_h2: true,
+            ..Options::default()
+        },
+    )
+    .await;
+    let client = trusting(&ca).build().unwrap();
+    let err = get(&client, &h2.url("/")).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Tls, "{err:#}");
+    assert!(
+        format!("{err:#}").contains("CertificateRequired"),
+        "{err:#}"
+    );
+
     // A key that is not the certificate's is refused at build.
     let bob = clients.client("bob");
     let mismatched =
@@ -459,7 +477,6 @@ async fn the_factory_toml_sets_the_tls_knobs() {
 [defaults]
 root_certificates = ["bundle.pem"]
 tls_built_in_root_certs = false
-tls_native_roots = false
 [clients.mtls]
 identity = { cert = "alice.crt", key = "alice.key" }
 [clients.strict]

@@ -168,7 +168,6 @@ struct Settings {
     identity: Option<IdentitySettings>,
     tls_session_resumption: Option<bool>,
     danger_accept_invalid_certs: Option<bool>,
-    tls_native_roots: Option<bool>,
     min_tls_version: Option<TlsVersion>,
     max_tls_version: Option<TlsVersion>,
     // Middleware.
@@ -383,9 +382,6 @@ impl Settings {
         }
         if let Some(v) = self.danger_accept_invalid_certs {
             b = b.danger_accept_invalid_certs(v);
-        }
-        if let Some(v) = self.tls_native_roots {
-            b = b.tls_native_roots(v);
         }
         if let Some(v) = self.min_tls_version {
             b = b.min_tls_version(v.0);

@@ -33,6 +33,9 @@ pub struct Options<'a> {
     pub client_ca: Option<&'a Ca>,
     /// Names for the client certificates the test knows.
     pub names: Vec<(CertificateDer<'static>, &'static str)>,
+    /// Also take `h2` by ALPN (this server speaks no HTTP/2: for tests
+    /// that end before any HTTP).
+    pub alpn_h2: bool,
 }
 
 impl Default for Options<'_> {
@@ -41,6 +44,7 @@ impl Default for Options<'_> {
             versions: rustls::ALL_VERSIONS,
             client_ca: None,
             names: Vec::new(),
+            alpn_h2: false,
         }
     }
 }
@@ -123,6 +127,9 @@ pub fn server_config(
         offered: Arc::clone(&offered),
     }));
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    if options.alpn_h2 {
+        config.alpn_protocols.insert(0, b"h2".to_vec());
+    }
     (config, offered)
 }
 
