@@ -23,6 +23,7 @@ impl Version {
 
     /// `"1.2"` → [`Version::TLS_1_2`] (the factory's TOML takes this form);
     /// `"1.0"`, `"1.1"`, `"1.3"` likewise; `None` for anything else.
+    #[cfg_attr(not(feature = "config-file"), allow(dead_code))]
     pub(crate) fn parse(text: &str) -> Option<Version> {
         match text.trim().to_ascii_lowercase().trim_start_matches("tls") {
             "1.0" | "1" => Some(Version::TLS_1_0),
