@@ -461,6 +461,10 @@ impl Error {
             StreamError::InvalidRequest(_) => ErrorKind::InvalidRequest,
             StreamError::NoSettings => ErrorKind::ConnectTimeout,
             e if e.is_unprocessed() => ErrorKind::Refused,
+            // A TLS alert after the handshake (a refused client certificate).
+            StreamError::Io(e) if e.get_ref().is_some_and(|i| i.is::<rustls::Error>()) => {
+                ErrorKind::Tls
+            }
             e if e.is_connection_lost() => ErrorKind::ConnectionClosed,
             _ => ErrorKind::Protocol,
         };

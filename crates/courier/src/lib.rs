@@ -77,6 +77,7 @@ pub mod multipart;
 mod pool;
 mod proto;
 mod service;
+pub mod tls;
 mod validate;
 
 pub use body::Body;
@@ -91,6 +92,7 @@ pub use metrics::{HistogramSnapshot, MetricsSnapshot};
 #[cfg(feature = "metrics")]
 pub use metrics_export::{MetricsExportTask, MetricsExporter};
 pub use service::{ServiceClient, ServiceRequestBuilder};
+pub use tls::{Certificate, Identity};
 
 // Interoperability: requests and responses are `http` crate types.
 pub use http;

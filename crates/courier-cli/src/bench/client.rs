@@ -147,7 +147,9 @@ fn apply(
         builder = builder.add_root_certificate(pem);
     }
     if let Some((cert, key)) = &setup.identity {
-        builder = builder.identity(cert, key);
+        let identity = courier::Identity::from_pem_pair(cert, key)
+            .map_err(|e| CliError::new(format!("--cert/--key: {e}")))?;
+        builder = builder.identity(identity);
     }
     if let Some(url) = &args.network.proxy {
         let proxy =

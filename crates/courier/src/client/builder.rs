@@ -10,6 +10,11 @@ use crate::config::{Config, Versions};
 use crate::connect::{tls, Connect, Proxy, Resolve};
 use crate::error::{Error, ErrorKind};
 
+// The TLS knobs, in a file of their own (a child module, so they reach the
+// builder's private fields).
+#[path = "builder_tls.rs"]
+mod builder_tls;
+
 /// Configures a [`Client`]. Every setting has a documented default; defaults
 /// follow .NET's SocketsHttpHandler unless noted.
 ///
@@ -401,61 +406,6 @@ impl ClientBuilder {
     /// Never below the initial connection window.
     pub fn http2_max_connection_window_size(mut self, bytes: u32) -> Self {
         self.config.http2.max_connection_window_size = bytes;
-        self
-    }
-
-    /// Trusts an extra root certificate (PEM; several in one string are fine),
-    /// in addition to the built-in web PKI roots.
-    pub fn add_root_certificate(mut self, pem: impl AsRef<[u8]>) -> Self {
-        self.config.tls.extra_roots_pem.push(pem.as_ref().to_vec());
-        self
-    }
-
-    /// Whether to trust the built-in web PKI roots (webpki-roots). Turn off to
-    /// trust only certificates added with `add_root_certificate`. Default: on.
-    pub fn tls_built_in_root_certs(mut self, enabled: bool) -> Self {
-        self.config.tls.built_in_roots = enabled;
-        self
-    }
-
-    /// Trusts the operating system's certificate store too (with the
-    /// `native-roots` feature; without it `build` fails with
-    /// [`ErrorKind::Config`]). Combine with `tls_built_in_root_certs(false)`
-    /// to trust the system's store alone, as an enterprise CA setup wants.
-    /// Default: off.
-    pub fn tls_native_roots(mut self, enabled: bool) -> Self {
-        self.config.tls.native_roots = enabled;
-        self
-    }
-
-    /// Presents a client certificate (PEM chain and PEM private key) for mutual TLS.
-    pub fn identity(mut self, cert_chain_pem: impl AsRef<[u8]>, key_pem: impl AsRef<[u8]>) -> Self {
-        self.config.tls.identity_pem =
-            Some((cert_chain_pem.as_ref().to_vec(), key_pem.as_ref().to_vec()));
-        self
-    }
-
-    /// Resume earlier TLS sessions so rotated connections skip the full
-    /// handshake. Default: on.
-    pub fn tls_session_resumption(mut self, enabled: bool) -> Self {
-        self.config.tls.session_resumption = enabled;
-        self
-    }
-
-    /// Shares the TLS configuration (and with it the session cache) with
-    /// every client built with the same `cell`: a factory gives each name one,
-    /// so a rotated pool resumes the sessions of the pool before it. rustls
-    /// resumes only under the configuration that verified the session, so
-    /// sharing the session store alone would not do.
-    pub(crate) fn shared_tls(mut self, cell: Arc<OnceLock<Arc<rustls::ClientConfig>>>) -> Self {
-        self.shared_tls = Some(cell);
-        self
-    }
-
-    /// **Turns off certificate verification**: any certificate, for any name,
-    /// is accepted. Only for tests against self-signed servers. Default: off.
-    pub fn danger_accept_invalid_certs(mut self, accept: bool) -> Self {
-        self.config.tls.accept_invalid_certs = accept;
         self
     }
 

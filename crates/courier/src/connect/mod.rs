@@ -80,6 +80,10 @@ pub(crate) struct Connector {
     overrides: HashMap<String, Vec<SocketAddr>>,
     tcp: TcpOptions,
     tls: Option<Arc<rustls::ClientConfig>>,
+    /// For `https://` proxies: the client's TLS, speaking HTTP/1.1 and
+    /// presenting no client certificate (the origin's identity is the
+    /// origin's).
+    proxy_tls: Option<Arc<rustls::ClientConfig>>,
     metrics: Arc<Metrics>,
 }
 
@@ -91,11 +95,13 @@ impl Connector {
         tls: Option<Arc<rustls::ClientConfig>>,
         metrics: Arc<Metrics>,
     ) -> Self {
+        let proxy_tls = tls.as_deref().map(tls::for_proxy);
         Connector {
             resolver,
             overrides,
             tcp,
             tls,
+            proxy_tls,
             metrics,
         }
     }
@@ -133,9 +139,10 @@ impl Connector {
         }
     }
 
-    /// Connects through `proxy`: to the proxy over TCP, then (but for plain
-    /// HTTP through an HTTP proxy, which forwards requests) a `CONNECT`
-    /// tunnel or a SOCKS5 connection to `host:port`, then TLS if `tls`.
+    /// Connects through `proxy`: to the proxy over TCP (and TLS to it for
+    /// an `https://` proxy), then (but for plain HTTP through an HTTP
+    /// proxy, which forwards requests) a `CONNECT` tunnel or a SOCKS5
+    /// connection to `host:port`, then TLS if `tls`.
     async fn through(
         &self,
         proxy: &ProxyEndpoint,
@@ -149,18 +156,35 @@ impl Connector {
             Error::new(ErrorKind::Connect, io::Error::new(e.kind(), what))
         };
         let addrs = self.resolve(&proxy.host, proxy.port).await?;
-        let mut tcp = tcp::connect_any(&addrs, 0, &self.tcp).await.map_err(at)?;
+        let tcp = tcp::connect_any(&addrs, 0, &self.tcp).await.map_err(at)?;
         let remote = tcp.peer_addr().ok();
+        let mut io = if proxy.tls {
+            let config = self
+                .proxy_tls
+                .as_ref()
+                .ok_or_else(|| Error::msg(ErrorKind::Tls, "TLS is not configured"))?;
+            let (stream, _) = self
+                .handshake(config, tcp, &proxy.host)
+                .await
+                .map_err(|e| {
+                    let what = format!("proxy {}:{}: {e:#}", proxy.host, proxy.port);
+                    Error::new(e.kind(), io::Error::other(what))
+                })?;
+            // TLS to the origin may run inside it: `Other`, as `over` wants.
+            Stream::Other(Box::new(stream))
+        } else {
+            Stream::Tcp(tcp)
+        };
         let bare = host.trim_start_matches('[').trim_end_matches(']');
         match &proxy.kind {
             proxy::Kind::Http { .. } if !tls => {}
             proxy::Kind::Http { auth } => {
-                let early = tunnel::http_connect(&mut tcp, bare, port, auth.as_ref())
+                let early = tunnel::http_connect(&mut io, bare, port, auth.as_ref())
                     .await
                     .map_err(at)?;
                 if !early.is_empty() {
                     // The tunnel's first bytes came with the proxy's answer.
-                    let io = Box::new(prefixed::Prefixed::new(early, tcp));
+                    let io = Box::new(prefixed::Prefixed::new(early, io));
                     return self.over(Stream::Other(io), host, tls, remote).await;
                 }
             }
@@ -174,12 +198,12 @@ impl Connector {
                     }
                 };
                 let auth = auth.as_ref().map(|(u, p)| (u.as_str(), p.as_str()));
-                tunnel::socks5_connect(&mut tcp, target, auth)
+                tunnel::socks5_connect(&mut io, target, auth)
                     .await
                     .map_err(at)?;
             }
         }
-        self.over(Stream::Tcp(tcp), host, tls, remote).await
+        self.over(io, host, tls, remote).await
     }
 
     /// Runs TLS over `stream` when `tls` is set.
@@ -197,13 +221,17 @@ impl Connector {
                 remote,
             });
         }
+        let config = self
+            .tls
+            .as_ref()
+            .ok_or_else(|| Error::msg(ErrorKind::Tls, "TLS is not configured"))?;
         let (stream, negotiated) = match stream {
             Stream::Tcp(tcp) => {
-                let (tls, negotiated) = self.handshake(tcp, host).await?;
+                let (tls, negotiated) = self.handshake(config, tcp, host).await?;
                 (Stream::Tls(Box::new(tls)), negotiated)
             }
             Stream::Other(io) => {
-                let (tls, negotiated) = self.handshake(io, host).await?;
+                let (tls, negotiated) = self.handshake(config, io, host).await?;
                 (Stream::Other(Box::new(tls)), negotiated)
             }
             Stream::Tls(_) => unreachable!("TLS runs over a stream once"),
@@ -218,13 +246,10 @@ impl Connector {
     /// The TLS handshake, counted.
     async fn handshake<IO: AsyncIo>(
         &self,
+        config: &Arc<rustls::ClientConfig>,
         io: IO,
         host: &str,
     ) -> Result<(TlsStream<IO>, tls::Negotiated), Error> {
-        let config = self
-            .tls
-            .as_ref()
-            .ok_or_else(|| Error::msg(ErrorKind::Tls, "TLS is not configured"))?;
         let m = &self.metrics;
         let started = Instant::now();
         let in_progress = GaugeGuard::new(&m.tls_handshakes_current);

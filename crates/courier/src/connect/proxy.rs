@@ -16,7 +16,9 @@ use crate::error::{Error, ErrorKind};
 ///
 /// The proxy URL's scheme says how to speak to it: `http://` (an HTTP
 /// proxy: `http` requests are forwarded in absolute form, `https` ones go
-/// through a `CONNECT` tunnel), `socks5://` (SOCKS5, names resolved here),
+/// through a `CONNECT` tunnel), `https://` (the same over TLS to the proxy,
+/// verified with the client's roots for the proxy's name; an `https`
+/// origin's TLS then runs inside it, end to end), `socks5://` (SOCKS5, names resolved here),
 /// `socks5h://` (SOCKS5, names resolved by the proxy). Credentials in the
 /// URL (`http://user:pass@proxy:3128`) are sent as `Proxy-Authorization:
 /// Basic`, or as SOCKS5 username/password.
@@ -47,6 +49,8 @@ enum AppliesTo {
 pub(crate) struct Endpoint {
     pub(crate) host: String,
     pub(crate) port: u16,
+    /// `https://`: TLS to the proxy (HTTP proxies only).
+    pub(crate) tls: bool,
     pub(crate) kind: Kind,
 }
 
@@ -169,11 +173,12 @@ impl Endpoint {
             Some((u, h)) => (Some(u), h),
             None => (None, authority),
         };
-        let default_port = match scheme.to_ascii_lowercase().as_str() {
-            "http" => 80,
-            "socks5" | "socks5h" => 1080,
-            "https" => return Err(bad("TLS to the proxy itself is not supported; use http://")),
-            _ => return Err(bad("the scheme must be http, socks5 or socks5h")),
+        let scheme = scheme.to_ascii_lowercase();
+        let (default_port, tls) = match scheme.as_str() {
+            "http" => (80, false),
+            "https" => (443, true),
+            "socks5" | "socks5h" => (1080, false),
+            _ => return Err(bad("the scheme must be http, https, socks5 or socks5h")),
         };
         let (host, port) = split_host_port(hostport).ok_or_else(|| bad("no host"))?;
         let port = match port {
@@ -187,7 +192,7 @@ impl Endpoint {
             }
             None => None,
         };
-        let kind = if default_port == 80 {
+        let kind = if scheme.starts_with("http") {
             let auth = match credentials {
                 Some((user, pass)) => {
                     let mut v = HeaderValue::try_from(crate::basic_auth::value(&user, &pass))
@@ -213,6 +218,7 @@ impl Endpoint {
         Ok(Endpoint {
             host: host.to_owned(),
             port,
+            tls,
             kind,
         })
     }
@@ -359,13 +365,11 @@ mod tests {
                 auth: None
             }
         );
-        for bad in [
-            "proxy:3128",
-            "ftp://p",
-            "https://p",
-            "http://",
-            "http://p:x",
-        ] {
+        let e = Endpoint::parse("https://u:p@proxy.local").unwrap();
+        assert_eq!((e.host.as_str(), e.port, e.tls), ("proxy.local", 443, true));
+        assert!(matches!(e.kind, Kind::Http { auth: Some(_) }), "{e:?}");
+        assert!(!Endpoint::parse("http://proxy.local").unwrap().tls);
+        for bad in ["proxy:3128", "ftp://p", "https://", "http://", "http://p:x"] {
             assert_eq!(
                 Endpoint::parse(bad).unwrap_err().kind(),
                 ErrorKind::Config,

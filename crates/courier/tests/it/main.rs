@@ -78,6 +78,7 @@ mod soak;
 mod stale;
 mod timeouts;
 mod tls;
+mod tls_knobs;
 #[cfg(unix)]
 mod unix_socket;
 mod upload_replay;

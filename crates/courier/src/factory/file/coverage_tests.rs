@@ -25,6 +25,14 @@ const KEY_OF: &[(&str, &str)] = &[
 /// Methods with no key, and why.
 const CODE_ONLY: &[(&str, &str)] = &[
     ("new", "not a knob: where a builder starts"),
+    (
+        "tls_config",
+        "takes a `rustls::ClientConfig`: verifiers and providers are code, not data",
+    ),
+    (
+        "client_cert_resolver",
+        "takes a `ResolvesClientCert` implementation: code, not data",
+    ),
     ("build", "not a knob: where a builder ends"),
     (
         "connector",

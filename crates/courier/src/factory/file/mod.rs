@@ -68,6 +68,7 @@ use serde::Deserialize;
 use super::{config_error, ClientOptions, Steps};
 use crate::client::builder::ClientBuilder;
 use crate::error::Error;
+use crate::tls::{Certificate, Identity, Version};
 use middleware::{
     CircuitSettings, DecompressionSettings, HedgeSettings, RedirectSettings, RetrySettings,
     Section, TraceSettings,
@@ -118,6 +119,21 @@ enum HttpVersion {
     Auto,
     Http1,
     Http2,
+}
+
+/// `min_tls_version = "1.3"`: `"1.0"`, `"1.1"`, `"1.2"` or `"1.3"`.
+#[derive(Debug, Clone, Copy)]
+struct TlsVersion(Version);
+
+impl<'de> Deserialize<'de> for TlsVersion {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        Version::parse(&text).map(TlsVersion).ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "TLS version {text:?}: one of \"1.0\", \"1.1\", \"1.2\", \"1.3\""
+            ))
+        })
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -178,6 +194,8 @@ struct Settings {
     resolve: Option<network::ResolveMap>,
     unix_socket: Option<PathBuf>,
     unix_sockets: Option<BTreeMap<String, PathBuf>>,
+    min_tls_version: Option<TlsVersion>,
+    max_tls_version: Option<TlsVersion>,
     // Middleware.
     total_timeout: Option<OptDur>,
     attempt_timeout: Option<OptDur>,
@@ -241,20 +259,35 @@ impl Settings {
             }
             None => None,
         };
+        // TLS material is parsed here, so a bad file fails with its name.
+        let bad = |what: &str, path: &Path, e: Error| {
+            config_error(format!(
+                "{ctx}.{what}: {}: {e}",
+                base_dir.join(path).display()
+            ))
+        };
         let roots = match &self.root_certificates {
-            Some(paths) => Some(
-                paths
-                    .iter()
-                    .map(|p| read_pem(ctx, base_dir, p))
-                    .collect::<Result<Vec<_>, _>>()?,
-            ),
+            Some(paths) => {
+                let mut certs = Vec::new();
+                for p in paths {
+                    let pem = read_pem(ctx, base_dir, p)?;
+                    certs.extend(
+                        Certificate::from_pem_bundle(&pem)
+                            .map_err(|e| bad("root_certificates", p, e))?,
+                    );
+                }
+                Some(certs)
+            }
             None => None,
         };
         let identity = match &self.identity {
-            Some(id) => Some((
-                read_pem(ctx, base_dir, &id.cert)?,
-                read_pem(ctx, base_dir, &id.key)?,
-            )),
+            Some(id) => Some(
+                Identity::from_pem_pair(
+                    &read_pem(ctx, base_dir, &id.cert)?,
+                    &read_pem(ctx, base_dir, &id.key)?,
+                )
+                .map_err(|e| bad("identity", &id.cert, e))?,
+            ),
             None => None,
         };
         let network = network::Network::parse(&self, ctx, base_dir)?;
@@ -285,8 +318,8 @@ impl Settings {
     fn apply_pool(
         &self,
         mut b: ClientBuilder,
-        roots: Option<&[Vec<u8>]>,
-        identity: Option<&(Vec<u8>, Vec<u8>)>,
+        roots: Option<&[Certificate]>,
+        identity: Option<&Identity>,
     ) -> ClientBuilder {
         if let Some(v) = self.max_connections_per_host {
             b = b.max_connections_per_host(
@@ -363,14 +396,14 @@ impl Settings {
         if let Some(v) = self.http2_max_connection_window_size {
             b = b.http2_max_connection_window_size(v);
         }
-        for pem in roots.unwrap_or_default() {
-            b = b.add_root_certificate(pem);
+        for cert in roots.unwrap_or_default() {
+            b = b.add_root_certificate(cert.clone());
         }
         if let Some(v) = self.tls_built_in_root_certs {
             b = b.tls_built_in_root_certs(v);
         }
-        if let Some((cert, key)) = identity {
-            b = b.identity(cert, key);
+        if let Some(identity) = identity {
+            b = b.identity(identity.clone());
         }
         if let Some(v) = self.tls_session_resumption {
             b = b.tls_session_resumption(v);
@@ -404,6 +437,12 @@ impl Settings {
         }
         if self.env_proxy == Some(false) {
             b = b.no_env_proxy();
+        }
+        if let Some(v) = self.min_tls_version {
+            b = b.min_tls_version(v.0);
+        }
+        if let Some(v) = self.max_tls_version {
+            b = b.max_tls_version(v.0);
         }
         b
     }

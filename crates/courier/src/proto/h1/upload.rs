@@ -322,7 +322,9 @@ fn write(
 }
 
 fn io_error(e: io::Error) -> Error {
-    Error::new(ErrorKind::ConnectionClosed, e)
+    // A TLS alert after the handshake (a refused client certificate) is TLS's.
+    let kind = crate::connect::tls::io_error_kind(&e, ErrorKind::ConnectionClosed);
+    Error::new(kind, e)
 }
 
 #[cfg(test)]
