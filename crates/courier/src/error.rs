@@ -69,6 +69,11 @@ pub enum ErrorKind {
     /// The server answered with a client or server error status (4xx, 5xx):
     /// only from [`Response::error_for_status`](crate::Response::error_for_status).
     Status,
+    /// The response cannot become an upgraded stream
+    /// ([`Response::upgrade`](crate::Response::upgrade)): the server did not
+    /// switch protocols (no `101` to an `Upgrade` request, no 2xx to a
+    /// `CONNECT`), or, over HTTP/2, did not enable extended CONNECT.
+    Upgrade,
 }
 
 impl ErrorKind {
@@ -97,6 +102,7 @@ impl ErrorKind {
             ErrorKind::Decompression => "decompression",
             ErrorKind::Config => "config",
             ErrorKind::Status => "status",
+            ErrorKind::Upgrade => "upgrade",
         }
     }
 }
@@ -502,6 +508,7 @@ impl fmt::Display for Error {
             ErrorKind::Decompression => "error decompressing response body",
             ErrorKind::Config => "invalid configuration",
             ErrorKind::Status => "HTTP status",
+            ErrorKind::Upgrade => "upgrade failed",
         };
         f.write_str(what)?;
         if let Some(status) = self.inner.status {
@@ -724,6 +731,7 @@ mod tests {
             (Decompression,    [0, 0, 0, 0, 1, 0, 0, 0]),
             (Config,           [0, 0, 0, 0, 0, 0, 0, 1]),
             (Status,           [0, 0, 1, 0, 0, 0, 0, 0]),
+            (Upgrade,          [0, 0, 0, 0, 0, 0, 0, 0]),
         ];
         for (kind, want) in table {
             // A new kind fails to compile here until it is placed in the table.
@@ -731,7 +739,7 @@ mod tests {
                 InvalidUrl | InvalidRequest | Dns | Connect | ConnectTimeout | Tls | Timeout
                 | PoolQueueTimeout | ConnectionClosed | Protocol | Refused | HeadersTooLarge
                 | Body | BodyTooLarge | Decode | Canceled | TooManyRedirects | Redirect
-                | CircuitOpen | Decompression | Config | Status => {}
+                | CircuitOpen | Decompression | Config | Status | Upgrade => {}
             }
             let e = Error::msg(kind, "x");
             let got = [
@@ -746,7 +754,7 @@ mod tests {
             ];
             assert_eq!(got, want.map(|b| b == 1), "{kind}");
         }
-        assert_eq!(table.len(), 22);
+        assert_eq!(table.len(), 23);
     }
 
     #[test]

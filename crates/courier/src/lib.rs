@@ -77,6 +77,7 @@ mod service;
 mod validate;
 
 pub use body::Body;
+pub use client::Upgraded;
 pub use client::{Client, ClientBuilder};
 pub use client::{IntoUri, RequestBuilder};
 pub use client::{RemoteAddr, Response, ResponseBody, ResponseUrl};

@@ -16,11 +16,13 @@ pub(crate) mod request;
 pub(crate) mod response;
 pub(crate) mod send;
 pub(crate) mod transport;
+pub(crate) mod upgrade;
 pub(crate) mod verbs;
 
 pub use builder::ClientBuilder;
 pub use request::{IntoUri, RequestBuilder};
 pub use response::{RemoteAddr, Response, ResponseBody, ResponseUrl};
+pub use upgrade::Upgraded;
 
 use std::future::Future;
 use std::sync::Arc;

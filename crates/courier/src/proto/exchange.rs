@@ -63,3 +63,11 @@ pub(crate) struct Answer {
 
 /// The result of sending: the response head, or why not.
 pub(crate) type SendResult = Result<Answer, SendError>;
+
+/// Marks a response head after which the connection (HTTP/1.1) or the
+/// stream (HTTP/2) switched protocols: a `101` to an `Upgrade` request, a
+/// 2xx to a CONNECT or an extended CONNECT. The response's body is then no
+/// HTTP body, and the client hands the connection or stream to
+/// `Response::upgrade` instead of the pool.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Switched;

@@ -76,4 +76,5 @@ mod timeouts;
 mod tls;
 #[cfg(unix)]
 mod unix_socket;
+mod upgrade;
 mod upload_replay;
