@@ -440,6 +440,7 @@ impl Error {
             StreamError::HeadersTooLarge => ErrorKind::HeadersTooLarge,
             StreamError::InvalidRequest(_) => ErrorKind::InvalidRequest,
             StreamError::NoSettings => ErrorKind::ConnectTimeout,
+            StreamError::NoExtendedConnect => ErrorKind::Upgrade,
             e if e.is_unprocessed() => ErrorKind::Refused,
             e if e.is_connection_lost() => ErrorKind::ConnectionClosed,
             _ => ErrorKind::Protocol,

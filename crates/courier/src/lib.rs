@@ -77,9 +77,9 @@ mod service;
 mod validate;
 
 pub use body::Body;
-pub use client::Upgraded;
 pub use client::{Client, ClientBuilder};
 pub use client::{IntoUri, RequestBuilder};
+pub use client::{Protocol, Upgraded};
 pub use client::{RemoteAddr, Response, ResponseBody, ResponseUrl};
 pub use cluster::ClusterClient;
 pub use connect::{Proxy, Resolve, Resolving, SystemResolver};

@@ -22,7 +22,7 @@ pub(crate) mod verbs;
 pub use builder::ClientBuilder;
 pub use request::{IntoUri, RequestBuilder};
 pub use response::{RemoteAddr, Response, ResponseBody, ResponseUrl};
-pub use upgrade::Upgraded;
+pub use upgrade::{Protocol, Upgraded};
 
 use std::future::Future;
 use std::sync::Arc;

@@ -23,12 +23,17 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
+use bytes::Bytes;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 use crate::client::transport::Lease;
 use crate::error::{Error, ErrorKind};
 use crate::proto::exchange::Switched;
+use crate::proto::h2::request::TunnelWriter;
 use crate::proto::h2::stream::RecvBody;
+use crate::proto::h2::tunnel::Tunnel;
+
+pub use crate::proto::exchange::Protocol;
 use crate::Response;
 
 /// A connection or stream that switched protocols, parked in a response's
@@ -40,6 +45,12 @@ struct Pending(Arc<Mutex<Option<Parked>>>);
 enum Parked {
     /// The HTTP/1.1 connection, on its lease.
     Http1(Lease),
+    /// The HTTP/2 stream: its slot's lease, its DATA in and out.
+    Http2 {
+        lease: Lease,
+        recv: RecvBody,
+        tunnel: Tunnel,
+    },
 }
 
 /// Parks the connection of a response whose head switched protocols; any
@@ -55,9 +66,22 @@ pub(crate) fn park(
     }
     let parked = match body {
         None => Parked::Http1(lease),
-        // HTTP/2 extended CONNECT: not yet supported; the stream is
-        // dropped (reset) and the lease frees its slot.
-        Some(_) => return (None, None),
+        Some(recv) => {
+            let tunnel = head
+                .extensions
+                .remove::<TunnelWriter>()
+                .and_then(|w| w.0.lock().ok()?.take());
+            // (A switched HTTP/2 head always has its tunnel; without one
+            // the stream is dropped, reset, and its slot freed.)
+            let Some(tunnel) = tunnel else {
+                return (None, None);
+            };
+            Parked::Http2 {
+                lease,
+                recv,
+                tunnel,
+            }
+        }
     };
     head.extensions
         .insert(Pending(Arc::new(Mutex::new(Some(parked)))));
@@ -67,13 +91,18 @@ pub(crate) fn park(
 impl Response {
     /// The connection (HTTP/1.1) or stream (HTTP/2) as a byte stream, after
     /// the server switched protocols: a `101 Switching Protocols` to a
-    /// request that carried `Upgrade` (a WebSocket handshake), or a 2xx to a
-    /// `CONNECT` (a tunnel).
+    /// request that carried `Upgrade` (a WebSocket handshake), a 2xx to a
+    /// `CONNECT` (a tunnel), or over HTTP/2 a 2xx to a CONNECT or an
+    /// extended CONNECT (RFC 8441: a [`Protocol`] in the request's
+    /// extensions, `websocket` for a WebSocket over one HTTP/2 stream).
     ///
-    /// Bytes the server sent right behind the head come first. The
+    /// Bytes the server sent right behind the head come first. An HTTP/1.1
     /// connection never returns to the pool: it counts as in use (against
     /// `max_connections_per_host`) until the [`Upgraded`] is dropped, which
-    /// closes it. No request timeout applies to it.
+    /// closes it. An HTTP/2 stream holds its slot (against the server's
+    /// stream limit) until then; writes go out as DATA within the
+    /// flow-control windows, `poll_shutdown` sends END_STREAM, dropping
+    /// resets the stream. No request timeout applies to either.
     ///
     /// Fails with [`ErrorKind::Upgrade`] when the server did not switch
     /// (any other status), or when this was already called on a copy of
@@ -113,11 +142,24 @@ impl Response {
             );
             return Err(Error::new(ErrorKind::Upgrade, why).or_url(|| self.url().clone()));
         };
-        let Parked::Http1(lease) = parked;
+        let io = match parked {
+            Parked::Http1(lease) => Io::Http1(lease),
+            Parked::Http2 {
+                lease,
+                recv,
+                tunnel,
+            } => Io::Http2 {
+                lease,
+                recv,
+                tunnel,
+                pending: Bytes::new(),
+            },
+        };
+        let lease = match &io {
+            Io::Http1(lease) | Io::Http2 { lease, .. } => lease,
+        };
         lease.origin().shared().metrics.upgrades.inc();
-        Ok(Upgraded {
-            io: Io::Http1(lease),
-        })
+        Ok(Upgraded { io })
     }
 }
 
@@ -133,15 +175,45 @@ pub struct Upgraded {
 
 enum Io {
     Http1(Lease),
+    Http2 {
+        /// Holds the stream's slot on the connection until dropped.
+        lease: Lease,
+        recv: RecvBody,
+        tunnel: Tunnel,
+        /// What is left of the last DATA frame read.
+        pending: Bytes,
+    },
 }
 
-impl Upgraded {
-    fn http1(&mut self) -> &mut crate::proto::h1::Connection {
-        let Io::Http1(lease) = &mut self.io;
-        lease
-            .exclusive_mut()
-            .expect("an upgraded HTTP/1.1 lease holds its connection")
+fn http1(lease: &mut Lease) -> &mut crate::proto::h1::Connection {
+    lease
+        .exclusive_mut()
+        .expect("an upgraded HTTP/1.1 lease holds its connection")
+}
+
+/// Reads the stream's DATA into `buf`, keeping what does not fit.
+fn poll_read_h2(
+    recv: &mut RecvBody,
+    pending: &mut Bytes,
+    cx: &mut Context<'_>,
+    buf: &mut ReadBuf<'_>,
+) -> Poll<io::Result<()>> {
+    while pending.is_empty() {
+        match std::task::ready!(recv.poll_frame(cx)) {
+            // The end of the stream: EOF.
+            None => return Poll::Ready(Ok(())),
+            Some(Err(e)) => return Poll::Ready(Err(io::Error::other(e))),
+            Some(Ok(frame)) => {
+                // Trailers carry nothing for the tunnel.
+                if let Ok(data) = frame.into_data() {
+                    *pending = data;
+                }
+            }
+        }
     }
+    let n = pending.len().min(buf.remaining());
+    buf.put_slice(&pending.split_to(n));
+    Poll::Ready(Ok(()))
 }
 
 impl AsyncRead for Upgraded {
@@ -150,7 +222,10 @@ impl AsyncRead for Upgraded {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        self.get_mut().http1().poll_read_switched(cx, buf)
+        match &mut self.get_mut().io {
+            Io::Http1(lease) => http1(lease).poll_read_switched(cx, buf),
+            Io::Http2 { recv, pending, .. } => poll_read_h2(recv, pending, cx, buf),
+        }
     }
 }
 
@@ -160,7 +235,10 @@ impl AsyncWrite for Upgraded {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        self.get_mut().http1().poll_write_switched(cx, buf)
+        match &mut self.get_mut().io {
+            Io::Http1(lease) => http1(lease).poll_write_switched(cx, buf),
+            Io::Http2 { tunnel, .. } => tunnel.poll_write(cx, buf),
+        }
     }
 
     fn poll_write_vectored(
@@ -168,24 +246,43 @@ impl AsyncWrite for Upgraded {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        self.get_mut()
-            .http1()
-            .poll_write_vectored_switched(cx, bufs)
+        match &mut self.get_mut().io {
+            Io::Http1(lease) => http1(lease).poll_write_vectored_switched(cx, bufs),
+            Io::Http2 { tunnel, .. } => {
+                let first = bufs
+                    .iter()
+                    .find(|b| !b.is_empty())
+                    .map_or(&[][..], |b| &**b);
+                tunnel.poll_write(cx, first)
+            }
+        }
     }
 
     fn is_write_vectored(&self) -> bool {
-        let Io::Http1(lease) = &self.io;
-        lease
-            .exclusive()
-            .is_some_and(|c| c.is_write_vectored_switched())
+        match &self.io {
+            Io::Http1(lease) => lease
+                .exclusive()
+                .is_some_and(|c| c.is_write_vectored_switched()),
+            Io::Http2 { .. } => false,
+        }
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.get_mut().http1().poll_flush_switched(cx)
+        match &mut self.get_mut().io {
+            Io::Http1(lease) => http1(lease).poll_flush_switched(cx),
+            Io::Http2 { tunnel, .. } => tunnel.poll_flush(cx),
+        }
     }
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.get_mut().http1().poll_shutdown_switched(cx)
+        match &mut self.get_mut().io {
+            Io::Http1(lease) => http1(lease).poll_shutdown_switched(cx),
+            Io::Http2 { tunnel, .. } => {
+                std::task::ready!(tunnel.poll_flush(cx))?;
+                tunnel.shutdown();
+                Poll::Ready(Ok(()))
+            }
+        }
     }
 }
 
@@ -193,6 +290,7 @@ impl fmt::Debug for Upgraded {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let protocol = match self.io {
             Io::Http1(_) => "HTTP/1.1",
+            Io::Http2 { .. } => "HTTP/2",
         };
         f.debug_struct("Upgraded").field("over", &protocol).finish()
     }

@@ -4,6 +4,7 @@
 //! pool's books) and a real WebSocket server (Python `websockets`) through
 //! tokio-tungstenite.
 
+mod http2;
 mod websocket;
 
 use std::time::Duration;

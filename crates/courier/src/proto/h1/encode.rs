@@ -50,6 +50,16 @@ pub(crate) fn head(
     forward: Option<&Forward>,
     out: &mut Vec<u8>,
 ) -> Result<BodyFraming, Error> {
+    if req
+        .extensions()
+        .get::<crate::proto::exchange::Protocol>()
+        .is_some()
+    {
+        return Err(Error::msg(
+            crate::error::ErrorKind::InvalidRequest,
+            "an extended CONNECT (a :protocol) needs HTTP/2; this connection is HTTP/1.1",
+        ));
+    }
     out.extend_from_slice(req.method().as_str().as_bytes());
     out.push(b' ');
     if req.method() == http::Method::CONNECT {
