@@ -1,6 +1,7 @@
-//! WebSocket through `Response::upgrade()` against a real server: Python's
-//! `websockets` (HTTP/1.1, pinned in interop/requirements.txt), spoken to
-//! by tokio-tungstenite over the upgraded stream. Without the package the
+//! WebSocket through `Response::upgrade()` against real servers: Python's
+//! `websockets` over HTTP/1.1 and hypercorn over HTTP/2 (RFC 8441 extended
+//! CONNECT, h2c), both pinned in interop/requirements.txt, spoken to by
+//! tokio-tungstenite over the upgraded stream. Without the packages the
 //! tests are skipped, counted as n/a; under CI they fail.
 
 use std::process::{Child, Command, Stdio};
@@ -41,10 +42,42 @@ fn python() -> String {
     std::env::var("PYTHON").unwrap_or_else(|_| "python3".to_owned())
 }
 
-/// Whether `websockets` imports; if not, the test is n/a (or under CI, fails).
-fn installed(test: &str) -> bool {
+/// A hypercorn ASGI app: every WebSocket message back as it came.
+const HYPERCORN_ECHO: &str = r#"
+import asyncio, sys
+from hypercorn.asyncio import serve
+from hypercorn.config import Config
+
+async def app(scope, receive, send):
+    if scope["type"] == "lifespan":
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+    if scope["type"] != "websocket":
+        return
+    await receive()
+    await send({"type": "websocket.accept"})
+    while True:
+        message = await receive()
+        if message["type"] != "websocket.receive":
+            return
+        await send({"type": "websocket.send", "bytes": message.get("bytes"), "text": message.get("text")})
+
+config = Config()
+config.bind = [f"127.0.0.1:{sys.argv[1]}"]
+config.accesslog = None
+config.websocket_max_message_size = 16 * 1024 * 1024
+asyncio.run(serve(app, config))
+"#;
+
+/// Whether `module` imports; if not, the test is n/a (or under CI, fails).
+fn installed(test: &str, module: &str) -> bool {
     let found = Command::new(python())
-        .args(["-c", "import websockets.asyncio.server"])
+        .args(["-c", &format!("import {module}")])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status()
@@ -52,9 +85,9 @@ fn installed(test: &str) -> bool {
     if !found {
         assert!(
             !is_ci(),
-            "CI is set and Python's websockets is not installed (interop/install.sh)"
+            "CI is set and Python's {module} is not installed (interop/install.sh)"
         );
-        eprintln!("n/a: Python's websockets is not installed (interop/install.sh)");
+        eprintln!("n/a: Python's {module} is not installed (interop/install.sh)");
     }
     write_summary(
         &format!("websocket-{test}"),
@@ -78,10 +111,10 @@ impl Drop for Server {
     }
 }
 
-fn start() -> Server {
+fn start(script: &str) -> Server {
     let port = free_port();
     let child = Command::new(python())
-        .args(["-c", ECHO_SERVER, &port.to_string()])
+        .args(["-c", script, &port.to_string()])
         .stdout(Stdio::null())
         .stderr(Stdio::inherit())
         .spawn()
@@ -123,20 +156,35 @@ async fn connect(client: &Client, port: u16) -> WebSocketStream<courier::Upgrade
     WebSocketStream::from_raw_socket(upgraded, Role::Client, None).await
 }
 
+/// WebSocket over HTTP/2 (RFC 8441): an extended CONNECT with `:protocol`
+/// websocket, a 200, then tokio-tungstenite over the stream.
+async fn connect_h2(client: &Client, port: u16) -> WebSocketStream<courier::Upgraded> {
+    let mut req = courier::http::Request::builder()
+        .method(courier::http::Method::CONNECT)
+        .uri(format!("http://127.0.0.1:{port}/"))
+        .header(header::SEC_WEBSOCKET_VERSION, "13")
+        .body(courier::Body::empty())
+        .unwrap();
+    req.extensions_mut()
+        .insert(courier::Protocol::from_static("websocket"));
+    let res = client.execute(req).await.unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.version(), courier::http::Version::HTTP_2);
+    let upgraded = res.upgrade().await.unwrap();
+    WebSocketStream::from_raw_socket(upgraded, Role::Client, None).await
+}
+
 async fn within<T>(what: &str, f: impl std::future::Future<Output = T>) -> T {
     tokio::time::timeout(LIMIT, f)
         .await
         .unwrap_or_else(|_| panic!("{what} not within {LIMIT:?}"))
 }
 
-#[tokio::test]
-async fn an_echo_round_trip_a_large_message_and_the_close_handshake_over_http1() {
-    if !installed("http1") {
-        return;
-    }
-    let server = start();
-    let client = Client::new();
-    let mut ws = connect(&client, server.port).await;
+/// Echo, a large message, the close handshake; `eof`: the server then
+/// ends the stream (hypercorn over HTTP/2 does not: it leaves the stream
+/// open after the closing handshake a client started, and courier resets
+/// it when the stream is dropped).
+async fn exchange(mut ws: WebSocketStream<courier::Upgraded>, eof: bool) {
     within("the echo", async {
         ws.send(Message::text("hello")).await.unwrap();
         let echoed = ws.next().await.unwrap().unwrap();
@@ -162,22 +210,48 @@ async fn an_echo_round_trip_a_large_message_and_the_close_handshake_over_http1()
         }))
         .await
         .unwrap();
-        // The server's close frame, then the end of the stream.
-        while let Some(message) = ws.next().await {
-            match message {
-                Ok(Message::Close(frame)) => {
-                    assert_eq!(u16::from(frame.unwrap().code), 1000);
-                }
-                Ok(other) => panic!("after close: {other:?}"),
-                Err(e) => panic!("after close: {e}"),
+        // The server's close frame, then (`eof`) the end of the stream.
+        match ws.next().await {
+            Some(Ok(Message::Close(frame))) => {
+                assert_eq!(u16::from(frame.unwrap().code), 1000);
             }
+            other => panic!("instead of the server's close: {other:?}"),
+        }
+        if eof {
+            assert!(ws.next().await.is_none(), "the stream goes on after close");
         }
     })
     .await;
+}
+
+#[tokio::test]
+async fn an_echo_round_trip_a_large_message_and_the_close_handshake_over_http1() {
+    if !installed("http1", "websockets.asyncio.server") {
+        return;
+    }
+    let server = start(ECHO_SERVER);
+    let client = Client::new();
+    exchange(connect(&client, server.port).await, true).await;
     assert_eq!(client.metrics().upgrades, 1);
-    drop(ws);
     crate::support::eventually("the upgraded connection closed", LIMIT, || {
         client.metrics().connections_open == 0
     })
     .await;
+}
+
+#[tokio::test]
+async fn an_echo_round_trip_a_large_message_and_the_close_handshake_over_http2() {
+    if !installed("http2", "hypercorn") {
+        return;
+    }
+    let server = start(HYPERCORN_ECHO);
+    let client = Client::builder().http2_prior_knowledge().build().unwrap();
+    exchange(connect_h2(&client, server.port).await, false).await;
+    assert_eq!(client.metrics().upgrades, 1);
+    crate::support::eventually("the stream's slot freed", LIMIT, || {
+        client.metrics().http2_streams_active == 0
+    })
+    .await;
+    // The connection itself stays, for other requests.
+    assert_eq!(client.metrics().connections_open, 1);
 }
