@@ -34,7 +34,10 @@ async fn server(enable: bool, streams: u32) -> std::net::SocketAddr {
                 while let Some(Ok((req, mut respond))) = conn.accept().await {
                     tokio::spawn(async move {
                         let protocol = req.extensions().get::<h2::ext::Protocol>().cloned();
-                        let status = if protocol.is_some_and(|p| p.as_str() == "echo") {
+                        // (The h2 crate refuses a plain CONNECT with a
+                        // :scheme or :path as malformed.)
+                        let plain = req.method() == Method::CONNECT && protocol.is_none();
+                        let status = if plain || protocol.is_some_and(|p| p.as_str() == "echo") {
                             200
                         } else {
                             400
@@ -177,4 +180,36 @@ async fn an_upgraded_stream_holds_its_slot_until_dropped() {
         .unwrap();
     assert_eq!(&buf, b"ping");
     assert_eq!(client.metrics().connections_established, 1);
+}
+
+#[tokio::test]
+async fn a_plain_connect_over_http2_carries_only_its_authority_and_tunnels() {
+    let addr = server(false, 100).await;
+    let client = h2c();
+    let res = client
+        .request(Method::CONNECT, format!("http://{addr}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    let mut io = res.upgrade().await.unwrap();
+    io.write_all(b"through").await.unwrap();
+    let mut buf = [0u8; 7];
+    tokio::time::timeout(LIMIT, io.read_exact(&mut buf))
+        .await
+        .expect("within the limit")
+        .unwrap();
+    assert_eq!(&buf, b"through");
+}
+
+#[tokio::test]
+async fn a_connect_with_a_body_of_its_own_is_an_invalid_request() {
+    let addr = server(true, 100).await;
+    let err = h2c()
+        .request(Method::CONNECT, format!("http://{addr}"))
+        .body("early")
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidRequest, "{err}");
 }
