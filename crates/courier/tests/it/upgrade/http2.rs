@@ -213,3 +213,42 @@ async fn a_connect_with_a_body_of_its_own_is_an_invalid_request() {
         .unwrap_err();
     assert_eq!(err.kind(), ErrorKind::InvalidRequest, "{err}");
 }
+
+#[tokio::test]
+async fn an_extended_connect_waits_for_the_servers_settings_which_cannot_take_it_back() {
+    use crate::support::h2::{settings, Peer, GOAWAY, HEADERS, PROTOCOL_ERROR, SETTINGS};
+    const ENABLE_CONNECT_PROTOCOL: u16 = 0x8;
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let client = h2c();
+    let request = client.execute(extended_connect(&format!("http://{addr}/chat")));
+    let request = tokio::spawn(request);
+    // No SETTINGS yet: sent at once, the request would be refused (the
+    // server has not enabled extended CONNECT).
+    let mut peer = Peer::accept_raw(&listener).await;
+    let first = peer.read().await;
+    assert_eq!(first.ty, SETTINGS, "{first:?}");
+    peer.send(&settings(&[(ENABLE_CONNECT_PROTOCOL, 1)])).await;
+    let headers = loop {
+        let frame = peer.read().await;
+        if frame.ty == HEADERS {
+            break frame;
+        }
+    };
+    assert!(headers.contains(b":protocol") && headers.contains(b"echo"));
+    // Enabled, then disabled: a connection error.
+    peer.send(&settings(&[(ENABLE_CONNECT_PROTOCOL, 0)])).await;
+    let goaway = loop {
+        let frame = peer.read().await;
+        if frame.ty == GOAWAY {
+            break frame;
+        }
+    };
+    assert_eq!(goaway.code(), PROTOCOL_ERROR);
+    let err = tokio::time::timeout(LIMIT, request)
+        .await
+        .expect("within the limit")
+        .unwrap()
+        .unwrap_err();
+    assert_ne!(err.kind(), ErrorKind::Upgrade, "{err}");
+}
