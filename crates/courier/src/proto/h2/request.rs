@@ -267,6 +267,13 @@ impl Http2Send {
                 }
             }
         }
+        if self.tunnel.take().is_some() {
+            // A CONNECT's body was its tunnel, which nothing has written to
+            // before the answer: sent again, it gets a new one.
+            if let Some(request) = self.request.as_mut() {
+                *request.body_mut() = Body::empty();
+            }
+        }
         // A connection lost before the head: the server may or may not have
         // processed the request, as with a stale HTTP/1.1 connection (the
         // attempt resends it only if its method is idempotent).

@@ -252,3 +252,48 @@ async fn an_extended_connect_waits_for_the_servers_settings_which_cannot_take_it
         .unwrap_err();
     assert_ne!(err.kind(), ErrorKind::Upgrade, "{err}");
 }
+
+#[tokio::test]
+async fn a_connect_the_server_refused_unprocessed_is_sent_again_and_tunnels() {
+    use crate::support::h2::{frame, rst_stream, status, Peer, DATA, END_HEADERS, HEADERS};
+    const REFUSED_STREAM: u32 = 0x7;
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let client = h2c();
+    let request = tokio::spawn(
+        client
+            .request(Method::CONNECT, format!("http://{addr}"))
+            .send(),
+    );
+    let mut peer = Peer::accept(&listener, &[]).await;
+    let mut refused = false;
+    let stream = loop {
+        let f = peer.read().await;
+        if f.ty != HEADERS {
+            continue;
+        }
+        if !refused {
+            // Refused unprocessed: courier sends it again, whatever the method.
+            peer.send(&rst_stream(f.stream, REFUSED_STREAM)).await;
+            refused = true;
+            continue;
+        }
+        break f.stream;
+    };
+    peer.send(&frame(HEADERS, END_HEADERS, stream, &status(200)))
+        .await;
+    peer.send(&frame(DATA, 0, stream, b"hi")).await;
+    let res = tokio::time::timeout(LIMIT, request)
+        .await
+        .expect("within the limit")
+        .unwrap()
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    let mut io = res.upgrade().await.unwrap();
+    let mut buf = [0u8; 2];
+    tokio::time::timeout(LIMIT, io.read_exact(&mut buf))
+        .await
+        .expect("within the limit")
+        .unwrap();
+    assert_eq!(&buf, b"hi");
+}
