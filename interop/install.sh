@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the programmable interop servers need; safe to run again.
-#   - hypercorn (pinned in requirements.txt) for servers/hypercorn/serve.py
+#   - hypercorn (pinned in requirements.txt) for servers/hypercorn/serve.py,
+#     and websockets for the WebSocket tests (crates/courier/tests/it/upgrade)
 #   - builds servers/go/interop-server (standard library only)
 #   - checks that Node (built-in http/http2, >= 18.11) is present
 # Exits non-zero when any of them cannot be made ready.
@@ -26,7 +27,7 @@ if ! "$PYTHON" -m pip install --quiet --disable-pip-version-check -r requirement
         exit 1
     fi
 fi
-"$PYTHON" -c 'import importlib.metadata as m; print("hypercorn", m.version("hypercorn"), "h2", m.version("h2"), "h11", m.version("h11"))'
+"$PYTHON" -c 'import importlib.metadata as m; print("hypercorn", m.version("hypercorn"), "h2", m.version("h2"), "h11", m.version("h11"), "websockets", m.version("websockets"))'
 
 echo "== interop: Go server"
 [ -x "$GO" ] || { echo "go not found (set GO=/path/to/go)" >&2; exit 1; }

@@ -113,6 +113,7 @@ impl Http2Headers {
             defaults: &http::HeaderMap::new(),
             withheld: &[],
             content_length: None,
+            protocol: None,
         };
         self.out.clear();
         crate::proto::h2::encode::request(&mut self.encoder, &mut self.out, 1, &head, true, 16_384);

@@ -74,6 +74,11 @@ pub enum ErrorKind {
     /// knows nothing about; it is the [`source`](std::error::Error::source).
     /// `Error::from(BoxError)` makes one of an error out of a tower layer.
     Middleware,
+    /// The response cannot become an upgraded stream
+    /// ([`Response::upgrade`](crate::Response::upgrade)): the server did not
+    /// switch protocols (no `101` to an `Upgrade` request, no 2xx to a
+    /// `CONNECT`), or, over HTTP/2, did not enable extended CONNECT.
+    Upgrade,
 }
 
 impl ErrorKind {
@@ -103,6 +108,7 @@ impl ErrorKind {
             ErrorKind::Config => "config",
             ErrorKind::Status => "status",
             ErrorKind::Middleware => "middleware",
+            ErrorKind::Upgrade => "upgrade",
         }
     }
 }
@@ -460,6 +466,7 @@ impl Error {
             StreamError::HeadersTooLarge => ErrorKind::HeadersTooLarge,
             StreamError::InvalidRequest(_) => ErrorKind::InvalidRequest,
             StreamError::NoSettings => ErrorKind::ConnectTimeout,
+            StreamError::NoExtendedConnect => ErrorKind::Upgrade,
             e if e.is_unprocessed() => ErrorKind::Refused,
             // A TLS alert after the handshake (a refused client certificate).
             StreamError::Io(e) if e.get_ref().is_some_and(|i| i.is::<rustls::Error>()) => {
@@ -586,6 +593,7 @@ impl fmt::Display for Error {
             ErrorKind::Config => "invalid configuration",
             ErrorKind::Status => "HTTP status",
             ErrorKind::Middleware => "middleware error",
+            ErrorKind::Upgrade => "upgrade failed",
         };
         f.write_str(what)?;
         if let Some(status) = self.inner.status {
@@ -809,6 +817,7 @@ mod tests {
             (Config,           [0, 0, 0, 0, 0, 0, 0, 1]),
             (Status,           [0, 0, 1, 0, 0, 0, 0, 0]),
             (Middleware,       [0, 0, 0, 0, 0, 0, 0, 0]),
+            (Upgrade,          [0, 0, 0, 0, 0, 0, 0, 0]),
         ];
         for (kind, want) in table {
             // A new kind fails to compile here until it is placed in the table.
@@ -816,7 +825,7 @@ mod tests {
                 InvalidUrl | InvalidRequest | Dns | Connect | ConnectTimeout | Tls | Timeout
                 | PoolQueueTimeout | ConnectionClosed | Protocol | Refused | HeadersTooLarge
                 | Body | BodyTooLarge | Decode | Canceled | TooManyRedirects | Redirect
-                | CircuitOpen | Decompression | Config | Status | Middleware => {}
+                | CircuitOpen | Decompression | Config | Status | Middleware | Upgrade => {}
             }
             let e = Error::msg(kind, "x");
             let got = [

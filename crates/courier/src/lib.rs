@@ -83,6 +83,7 @@ mod validate;
 pub use body::Body;
 pub use client::{Client, ClientBuilder};
 pub use client::{IntoUri, RequestBuilder, RequestSender, RequestTimeout};
+pub use client::{Protocol, Upgraded};
 pub use client::{RemoteAddr, Response, ResponseBody, ResponseUrl};
 pub use cluster::ClusterClient;
 pub use connect::{Proxy, Resolve, Resolving, SystemResolver};

@@ -35,6 +35,7 @@ pub(crate) struct Metrics {
     pub(crate) drains_aborted: Counter,
     pub(crate) stale_retries: Counter,
     pub(crate) refused_stream_retries: Counter,
+    pub(crate) upgrades: Counter,
     pub(crate) dns_lookups: Counter,
     pub(crate) dns_failures: Counter,
     pub(crate) connections_open_http1: Gauge,
@@ -88,6 +89,7 @@ impl Metrics {
             drains_aborted: self.drains_aborted.get(),
             stale_retries: self.stale_retries.get(),
             refused_stream_retries: self.refused_stream_retries.get(),
+            upgrades: self.upgrades.get(),
             dns_lookups: self.dns_lookups.get(),
             dns_failures: self.dns_failures.get(),
             connections_open_http1: open_http1,
@@ -160,6 +162,12 @@ pub struct MetricsSnapshot {
     /// HTTP/2 requests retried on another connection because the server refused
     /// the stream unprocessed (GOAWAY past it, REFUSED_STREAM).
     pub refused_stream_retries: u64,
+    /// Connections (HTTP/1.1: a `101`, a CONNECT's 2xx) and streams
+    /// (HTTP/2: an extended CONNECT's 200) handed to
+    /// [`Response::upgrade`](crate::Response::upgrade). An upgraded
+    /// connection counts as open and active until it is dropped, and never
+    /// serves a request again.
+    pub upgrades: u64,
     /// DNS lookups made (one per new connection to a host name).
     pub dns_lookups: u64,
     /// DNS lookups that failed or found no address.
@@ -232,6 +240,7 @@ impl MetricsSnapshot {
             drains_aborted,
             stale_retries,
             refused_stream_retries,
+            upgrades,
             dns_lookups,
             dns_failures,
             connections_established_http1,

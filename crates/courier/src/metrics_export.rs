@@ -28,6 +28,7 @@
 //! | `courier.client.drains_total` | counter | `result` = `completed` \| `aborted` |
 //! | `courier.client.retries_total` | counter | `reason` = `stale_connection` \| `refused_stream` |
 //! | `courier.client.dns.lookups_total`, `courier.client.dns.failures_total` | counter | |
+//! | `courier.client.upgrades_total` | counter | (connections and streams given to `Response::upgrade`) |
 //! | `courier.client.tls.handshakes_total`, `courier.client.tls.resumed_total`, `courier.client.tls.handshake_failures_total` | counter | |
 //! | `courier.client.middleware.retries_total`, `courier.client.middleware.retry_budget_exhausted_total` | counter | (a [`ServiceClient`] with retries) |
 //! | `courier.client.middleware.hedges_total`, `courier.client.middleware.hedges_won_total` | counter | (a [`ServiceClient`] with hedging) |
@@ -353,6 +354,7 @@ const REQUESTS_FAILED: &str = "courier.client.requests.failed_total";
 const DRAINS: &str = "courier.client.drains_total";
 const RETRIES: &str = "courier.client.retries_total";
 const DNS_LOOKUPS: &str = "courier.client.dns.lookups_total";
+const UPGRADES: &str = "courier.client.upgrades_total";
 const DNS_FAILURES: &str = "courier.client.dns.failures_total";
 const TLS_HANDSHAKES: &str = "courier.client.tls.handshakes_total";
 const TLS_RESUMED: &str = "courier.client.tls.resumed_total";
@@ -439,6 +441,11 @@ fn describe() {
     describe_counter!(DRAINS, Unit::Count, "Background drains of unread bodies");
     describe_counter!(RETRIES, Unit::Count, "Requests retried by the pool");
     describe_counter!(DNS_LOOKUPS, Unit::Count, "DNS lookups");
+    describe_counter!(
+        UPGRADES,
+        Unit::Count,
+        "Connections and HTTP/2 streams given to Response::upgrade"
+    );
     describe_counter!(DNS_FAILURES, Unit::Count, "DNS lookups that failed");
     describe_counter!(TLS_HANDSHAKES, Unit::Count, "TLS handshakes completed");
     describe_counter!(
@@ -536,6 +543,7 @@ fn record(name: &str, now: &MetricsSnapshot, last: Option<&MetricsSnapshot>, poo
     counter!(RETRIES, "client" => client.clone(), "reason" => "refused_stream")
         .increment(delta(|m| m.refused_stream_retries));
     c(DNS_LOOKUPS, |m| m.dns_lookups);
+    c(UPGRADES, |m| m.upgrades);
     c(DNS_FAILURES, |m| m.dns_failures);
     c(TLS_HANDSHAKES, |m| m.tls_handshakes);
     c(TLS_RESUMED, |m| m.tls_resumed);

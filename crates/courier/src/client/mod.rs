@@ -17,12 +17,14 @@ pub(crate) mod request;
 pub(crate) mod response;
 pub(crate) mod send;
 pub(crate) mod transport;
+pub(crate) mod upgrade;
 pub(crate) mod verbs;
 
 pub use builder::ClientBuilder;
 pub use extensions::{Idempotent, RequestTimeout};
 pub use request::{IntoUri, RequestBuilder, RequestSender};
 pub use response::{RemoteAddr, Response, ResponseBody, ResponseUrl};
+pub use upgrade::{Protocol, Upgraded};
 
 use std::future::Future;
 use std::sync::Arc;

@@ -70,8 +70,14 @@ impl Response {
         drain: DrainPolicy,
         max_body: Option<u64>,
     ) -> Response {
-        let Answer { head, body, uri } = answer;
+        let Answer {
+            mut head,
+            body,
+            uri,
+        } = answer;
         let remote_addr = lease.remote_addr();
+        // A switch of protocols parks the connection for `upgrade()`.
+        let (lease, body) = crate::client::upgrade::park(&mut head, lease, body);
         let source = match body {
             Some(incoming) => Source::Http2(incoming),
             None => Source::Http1,
@@ -79,7 +85,7 @@ impl Response {
         let content_length = declared_length(&head.headers);
         let mut body = ResponseBody {
             source: Some(source),
-            lease: Some(lease),
+            lease,
             deadline,
             timer: None,
             remaining: content_length,

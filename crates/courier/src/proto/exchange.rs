@@ -63,3 +63,47 @@ pub(crate) struct Answer {
 
 /// The result of sending: the response head, or why not.
 pub(crate) type SendResult = Result<Answer, SendError>;
+
+/// Marks a response head after which the connection (HTTP/1.1) or the
+/// stream (HTTP/2) switched protocols: a `101` to an `Upgrade` request, a
+/// 2xx to a CONNECT or an extended CONNECT. The response's body is then no
+/// HTTP body, and the client hands the connection or stream to
+/// `Response::upgrade` instead of the pool.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Switched;
+
+/// The protocol of an HTTP/2 extended CONNECT (RFC 8441): put it in a
+/// CONNECT request's extensions to send it as the `:protocol`
+/// pseudo-header (`websocket` for a WebSocket over HTTP/2). The server must
+/// have enabled extended CONNECT (SETTINGS_ENABLE_CONNECT_PROTOCOL), or the
+/// request fails with [`ErrorKind::Upgrade`](crate::ErrorKind::Upgrade);
+/// over HTTP/1.1, or on another method, it is an invalid request.
+///
+/// ```
+/// let mut req = courier::http::Request::connect("https://127.0.0.1:8443/chat")
+///     .body(courier::Body::empty())
+///     .unwrap();
+/// req.extensions_mut().insert(courier::Protocol::from_static("websocket"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Protocol(&'static str);
+
+impl Protocol {
+    /// A protocol name: a token (RFC 9110 §5.6.2).
+    ///
+    /// # Panics
+    /// If `name` is empty or not a token.
+    pub fn from_static(name: &'static str) -> Protocol {
+        let tchar = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
+        assert!(
+            !name.is_empty() && name.bytes().all(tchar),
+            "an extended CONNECT protocol is a token: {name:?}"
+        );
+        Protocol(name)
+    }
+
+    /// The protocol's name.
+    pub fn as_str(&self) -> &'static str {
+        self.0
+    }
+}

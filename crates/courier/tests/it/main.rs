@@ -81,4 +81,5 @@ mod tls;
 mod tls_knobs;
 #[cfg(unix)]
 mod unix_socket;
+mod upgrade;
 mod upload_replay;

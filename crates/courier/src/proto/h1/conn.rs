@@ -7,12 +7,12 @@ use std::sync::Arc;
 use std::task::{ready, Context, Poll, Waker};
 
 use bytes::{Bytes, BytesMut};
-use http::{HeaderMap, HeaderValue, Method, Request, StatusCode};
+use http::{HeaderMap, HeaderValue, Request, StatusCode};
 use http_body::Frame;
 use tokio::io::{AsyncRead, ReadBuf};
 
 use super::body::{Decoder, Step};
-use super::decode::{self, Head, Parsed};
+use super::decode::{self, Asked, Head, Parsed};
 use super::encode::{self, BodyFraming, ExpectContinue, Forward};
 use super::upload::{Out, Upload};
 use crate::body::Body;
@@ -56,7 +56,7 @@ pub(crate) struct Connection {
 /// A request whose head [`Connection::prepare`] encoded, ready for its exchange.
 pub(crate) struct Prepared {
     framing: Result<BodyFraming, Error>,
-    head_request: bool,
+    asked: Asked,
 }
 
 /// How a step of writing a request ended.
@@ -144,6 +144,22 @@ impl Connection {
         self.body.is_done()
     }
 
+    /// The byte stream under the connection (after a switch of protocols).
+    pub(super) fn io_mut(&mut self) -> &mut Box<dyn Io> {
+        &mut self.io
+    }
+
+    /// The byte stream under the connection.
+    pub(super) fn io_ref(&self) -> &dyn Io {
+        &*self.io
+    }
+
+    /// What was read and not taken as response bytes (after a switch of
+    /// protocols: the new protocol's first bytes).
+    pub(super) fn read_buf_mut(&mut self) -> &mut BytesMut {
+        &mut self.read_buf
+    }
+
     /// What was read from the stream and not (yet) taken as response bytes.
     #[cfg(any(test, feature = "internal-hooks"))]
     pub(crate) fn unread(&self) -> &[u8] {
@@ -198,7 +214,7 @@ impl Connection {
         self.keep_alive = !decode::connection_has(req.headers(), b"close");
         Prepared {
             framing,
-            head_request: req.method() == Method::HEAD,
+            asked: Asked::of(req),
         }
     }
 
@@ -213,17 +229,10 @@ impl Connection {
     where
         C: AsMut<Connection> + Send,
     {
-        let Prepared {
-            framing,
-            head_request,
-        } = prepared;
+        let Prepared { framing, asked } = prepared;
         // The request lives here once; `exchange` works on it by reference.
         async move {
-            let result = match conn
-                .as_mut()
-                .exchange(&mut req, framing, head_request)
-                .await
-            {
+            let result = match conn.as_mut().exchange(&mut req, framing, asked).await {
                 // Answered: the request is no longer needed, but its URI is
                 // the response's (moved, not cloned).
                 Ok(head) => Ok(Answer {
@@ -241,7 +250,7 @@ impl Connection {
         &mut self,
         req: &mut Request<Body>,
         framing: Result<BodyFraming, Error>,
-        head_request: bool,
+        asked: Asked,
     ) -> Result<Head, (Error, Resend)> {
         let framing = framing.map_err(|e| (e, Resend::No))?;
         let buffered = req.body().as_buffered().is_some();
@@ -251,15 +260,24 @@ impl Connection {
         // future's state across the next await.
         match poll_fn(|cx| {
             let writing = self.poll_upload(cx);
-            self.or_answer(cx, head_request, &mut received, writing)
+            self.or_answer(cx, asked, &mut received, writing)
         })
         .await
         {
+            // A switch before the whole request went out would mix the
+            // rest of its body with the new protocol's bytes.
+            Ok(Written::Answered(head)) if head.switched => {
+                let error = Error::msg(
+                    ErrorKind::Protocol,
+                    "the server switched protocols before the request was sent",
+                );
+                return Err(self.failed(req, error, buffered, true));
+            }
             Ok(Written::Answered(head)) => return Ok(self.early_answer(head)),
             Ok(Written::Done(())) => {}
             Err(error) => return Err(self.failed(req, error, buffered, received)),
         }
-        match poll_fn(|cx| self.poll_head(cx, head_request, &mut received)).await {
+        match poll_fn(|cx| self.poll_head(cx, asked, &mut received)).await {
             Ok(head) => {
                 self.upload.answered();
                 self.body = Decoder::new(head.framing, self.max_head);
@@ -402,7 +420,7 @@ impl Connection {
     fn or_answer<T>(
         &mut self,
         cx: &mut Context<'_>,
-        head_request: bool,
+        asked: Asked,
         received: &mut bool,
         step: Poll<Result<T, Error>>,
     ) -> Poll<Result<Written<T>, Error>> {
@@ -412,13 +430,13 @@ impl Connection {
             Poll::Ready(Err(e))
                 if e.kind() == ErrorKind::ConnectionClosed && self.upload.written() > 0 =>
             {
-                match self.poll_head(cx, head_request, received) {
+                match self.poll_head(cx, asked, received) {
                     Poll::Ready(Ok(head)) => Poll::Ready(Ok(Written::Answered(head))),
                     _ => Poll::Ready(Err(e)),
                 }
             }
             Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
-            Poll::Pending => match self.poll_head(cx, head_request, received) {
+            Poll::Pending => match self.poll_head(cx, asked, received) {
                 Poll::Ready(Ok(head)) => Poll::Ready(Ok(Written::Answered(head))),
                 _ => Poll::Pending,
             },
@@ -430,13 +448,13 @@ impl Connection {
     fn poll_head(
         &mut self,
         cx: &mut Context<'_>,
-        head_request: bool,
+        asked: Asked,
         received: &mut bool,
     ) -> Poll<Result<Head, Error>> {
         loop {
             if !self.read_buf.is_empty() {
                 *received = true;
-                match decode::parse(&mut self.read_buf, head_request, &mut self.arena) {
+                match decode::parse(&mut self.read_buf, asked, &mut self.arena) {
                     Ok(Parsed::Final(head)) => {
                         self.interim = decode::Interim::default();
                         // A body still held for a `100` is early_answer's to decide.

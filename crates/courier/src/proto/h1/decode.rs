@@ -31,6 +31,32 @@ pub(crate) enum Framing {
     UntilClose,
 }
 
+/// What the request asked of the response, as far as reading its head goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Asked {
+    /// An ordinary request: a `101` is a protocol error.
+    Plain,
+    /// HEAD: no body, whatever the head says.
+    Head,
+    /// The request carried `Upgrade`: a `101` switches the connection to the
+    /// protocol the server names, from the byte after its head.
+    Upgrade,
+    /// CONNECT: a 2xx makes the connection a tunnel (RFC 9110 §9.3.6).
+    Connect,
+}
+
+impl Asked {
+    /// What `req` asks for.
+    pub(crate) fn of<B>(req: &http::Request<B>) -> Asked {
+        match *req.method() {
+            http::Method::HEAD => Asked::Head,
+            http::Method::CONNECT => Asked::Connect,
+            _ if req.headers().contains_key(http::header::UPGRADE) => Asked::Upgrade,
+            _ => Asked::Plain,
+        }
+    }
+}
+
 /// A parsed final (non-1xx) response head.
 #[derive(Debug)]
 pub(crate) struct Head {
@@ -45,6 +71,9 @@ pub(crate) struct Head {
     /// answer that came before the whole request means it will not read the
     /// rest (a success one does not: see `Connection::early_answer`).
     pub(crate) closing: bool,
+    /// The connection switched protocols (a `101` to an `Upgrade` request,
+    /// a 2xx to a CONNECT): what follows the head is no longer HTTP/1.1.
+    pub(crate) switched: bool,
 }
 
 impl Head {
@@ -55,6 +84,9 @@ impl Head {
         parts.status = self.status;
         parts.version = self.version;
         parts.headers = self.headers;
+        if self.switched {
+            parts.extensions.insert(crate::proto::exchange::Switched);
+        }
         parts
     }
 }
@@ -70,14 +102,16 @@ pub(crate) enum Parsed {
     Final(Head),
 }
 
-/// Parses the head at the start of `buf` and consumes it when complete.
+/// Parses the head at the start of `buf` and consumes it when complete
+/// (`asked`: what the request asked for, which decides what a `101`, a
+/// CONNECT's 2xx and a HEAD's framing mean).
 ///
 /// Header values are slices of one copy of the head (made in `arena`), so
 /// their number costs no allocations, and the read buffer stays the
 /// connection's own, to be reused for the next response.
 pub(crate) fn parse(
     buf: &mut BytesMut,
-    request_was_head: bool,
+    asked: Asked,
     arena: &mut BytesMut,
 ) -> Result<Parsed, Error> {
     let mut slots = [httparse::EMPTY_HEADER; MAX_HEADERS];
@@ -96,13 +130,18 @@ pub(crate) fn parse(
     let code = res.code.unwrap_or_default();
     let status = StatusCode::from_u16(code)
         .map_err(|_| Error::msg(ErrorKind::Protocol, "invalid response status code"))?;
-    if status.is_informational() {
-        if status == StatusCode::SWITCHING_PROTOCOLS {
+    let switched = match (status, asked) {
+        (StatusCode::SWITCHING_PROTOCOLS, Asked::Upgrade) => true,
+        (StatusCode::SWITCHING_PROTOCOLS, _) => {
             return Err(Error::msg(
                 ErrorKind::Protocol,
-                "the server switched protocols, which courier does not support",
-            ));
+                "101 Switching Protocols to a request that asked for no upgrade",
+            ))
         }
+        (s, Asked::Connect) => s.is_success(),
+        _ => false,
+    };
+    if status.is_informational() && !switched {
         buf.advance(len);
         return Ok(Parsed::Informational(len, status));
     }
@@ -125,6 +164,24 @@ pub(crate) fn parse(
     }
     buf.advance(len);
 
+    if switched {
+        if status == StatusCode::SWITCHING_PROTOCOLS {
+            no_content_framing(&headers)?;
+        }
+        // RFC 9110 §9.3.6: a 2xx to CONNECT has no content, whatever its
+        // framing headers say; nor has a 101. The connection is the
+        // caller's now, never the pool's again.
+        return Ok(Parsed::Final(Head {
+            status,
+            version,
+            headers,
+            framing: Framing::Empty,
+            keep_alive: false,
+            closing: true,
+            switched,
+        }));
+    }
+    let request_was_head = asked == Asked::Head;
     let (framing, framing_allows_reuse) = framing(&headers, status, request_was_head)?;
     let closing = !persistent(&headers, version);
     // RFC 9112 §6.1: Transfer-Encoding in HTTP/1.0 is faulty framing; the
@@ -138,7 +195,22 @@ pub(crate) fn parse(
         framing,
         keep_alive,
         closing,
+        switched: false,
     }))
+}
+
+/// A `101` has no content (RFC 9110 §15.2): one that declares a body's
+/// framing (`Transfer-Encoding`, a non-zero `Content-Length`) leaves it
+/// unclear where the new protocol's bytes begin, so it is refused.
+fn no_content_framing(headers: &HeaderMap) -> Result<(), Error> {
+    let length = content_length(headers)?;
+    if headers.contains_key(TRANSFER_ENCODING) || length.is_some_and(|n| n > 0) {
+        return Err(Error::msg(
+            ErrorKind::Protocol,
+            "101 Switching Protocols with a body's framing headers",
+        ));
+    }
+    Ok(())
 }
 
 /// The interim heads of one response so far: more than [`MAX_INTERIM`] of
@@ -286,7 +358,7 @@ mod tests {
     use super::*;
 
     fn head(raw: &str) -> Result<Parsed, Error> {
-        parse(&mut BytesMut::from(raw), false, &mut BytesMut::new())
+        parse(&mut BytesMut::from(raw), Asked::Plain, &mut BytesMut::new())
     }
 
     fn final_head(raw: &str) -> Head {
@@ -323,7 +395,7 @@ mod tests {
     #[test]
     fn a_head_request_has_no_body_whatever_the_headers_say() {
         let mut buf = BytesMut::from("HTTP/1.1 200 OK\r\nContent-Length: 99\r\n\r\n");
-        let Parsed::Final(h) = parse(&mut buf, true, &mut BytesMut::new()).unwrap() else {
+        let Parsed::Final(h) = parse(&mut buf, Asked::Head, &mut BytesMut::new()).unwrap() else {
             panic!("final head expected")
         };
         assert_eq!(h.framing, Framing::Empty);
@@ -350,7 +422,7 @@ mod tests {
     fn the_head_is_consumed_and_the_body_left() {
         let mut buf =
             BytesMut::from("HTTP/1.1 200 OK\r\nX-Custom: a b\r\nContent-Length: 2\r\n\r\nhi");
-        let Parsed::Final(h) = parse(&mut buf, false, &mut BytesMut::new()).unwrap() else {
+        let Parsed::Final(h) = parse(&mut buf, Asked::Plain, &mut BytesMut::new()).unwrap() else {
             panic!("final head expected")
         };
         assert_eq!(&buf[..], b"hi");
@@ -366,7 +438,7 @@ mod tests {
         ));
         let mut buf = BytesMut::from("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n");
         assert!(matches!(
-            parse(&mut buf, false, &mut BytesMut::new()),
+            parse(&mut buf, Asked::Plain, &mut BytesMut::new()),
             Ok(Parsed::Informational(25, StatusCode::CONTINUE))
         ));
         assert_eq!(&buf[..], b"HTTP/1.1 200 OK\r\n");
@@ -386,6 +458,51 @@ mod tests {
         let many: String = (0..101).map(|i| format!("x-{i}: v\r\n")).collect();
         let err = head(&format!("HTTP/1.1 200 OK\r\n{many}\r\n")).unwrap_err();
         assert_eq!(err.kind(), ErrorKind::HeadersTooLarge);
+    }
+
+    #[test]
+    fn a_switch_is_final_only_when_the_request_asked_for_it() {
+        let parse_as =
+            |raw: &str, asked| parse(&mut BytesMut::from(raw), asked, &mut BytesMut::new());
+        let switch = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: ws\r\n\r\nframe";
+        let mut buf = BytesMut::from(switch);
+        let Ok(Parsed::Final(h)) = parse(&mut buf, Asked::Upgrade, &mut BytesMut::new()) else {
+            panic!("a 101 to an Upgrade request is final");
+        };
+        assert!(h.switched && !h.keep_alive);
+        assert_eq!(&buf[..], b"frame", "the new protocol's bytes stay");
+        for asked in [Asked::Plain, Asked::Head, Asked::Connect] {
+            let err = parse_as(switch, asked).unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::Protocol, "{asked:?}");
+        }
+        // A CONNECT's 2xx is a tunnel whatever it says of a body; its
+        // other answers are ordinary responses.
+        let ok = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+        let Ok(Parsed::Final(h)) = parse_as(ok, Asked::Connect) else {
+            panic!("final")
+        };
+        assert!(h.switched && h.framing == Framing::Empty);
+        let refused = "HTTP/1.1 407 Proxy Authentication Required\r\nContent-Length: 3\r\n\r\n";
+        let Ok(Parsed::Final(h)) = parse_as(refused, Asked::Connect) else {
+            panic!("final")
+        };
+        assert!(!h.switched && h.framing == Framing::Length(3));
+        let Ok(Parsed::Final(h)) = parse_as(ok, Asked::Upgrade) else {
+            panic!("final")
+        };
+        assert!(!h.switched, "an upgrade declined is an ordinary response");
+        for framed in [
+            "HTTP/1.1 101 Switching Protocols\r\nContent-Length: 4\r\n\r\n",
+            "HTTP/1.1 101 Switching Protocols\r\nTransfer-Encoding: chunked\r\n\r\n",
+        ] {
+            let err = parse_as(framed, Asked::Upgrade).unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::Protocol, "{framed:?}");
+        }
+        let zero = "HTTP/1.1 101 Switching Protocols\r\nContent-Length: 0\r\n\r\n";
+        assert!(matches!(
+            parse_as(zero, Asked::Upgrade),
+            Ok(Parsed::Final(_))
+        ));
     }
 
     #[test]

@@ -50,14 +50,30 @@ pub(crate) fn head(
     forward: Option<&Forward>,
     out: &mut Vec<u8>,
 ) -> Result<BodyFraming, Error> {
-    let target = req.uri().path_and_query().map_or("/", |pq| pq.as_str());
+    if req
+        .extensions()
+        .get::<crate::proto::exchange::Protocol>()
+        .is_some()
+    {
+        return Err(Error::msg(
+            crate::error::ErrorKind::InvalidRequest,
+            "an extended CONNECT (a :protocol) needs HTTP/2; this connection is HTTP/1.1",
+        ));
+    }
     out.extend_from_slice(req.method().as_str().as_bytes());
     out.push(b' ');
-    if let Some(forward) = forward {
-        // Absolute form: the proxy needs to know where the request goes.
-        out.extend_from_slice(forward.origin.as_bytes());
+    if req.method() == http::Method::CONNECT {
+        // Authority form (RFC 9112 §3.2.3), through a proxy too: the
+        // tunnel's far end, with its port.
+        authority_form(req.uri(), out)?;
+    } else {
+        if let Some(forward) = forward {
+            // Absolute form: the proxy needs to know where the request goes.
+            out.extend_from_slice(forward.origin.as_bytes());
+        }
+        let target = req.uri().path_and_query().map_or("/", |pq| pq.as_str());
+        out.extend_from_slice(target.as_bytes());
     }
-    out.extend_from_slice(target.as_bytes());
     out.extend_from_slice(b" HTTP/1.1\r\n");
     let headers = req.headers();
     if !headers.contains_key(HOST) {
@@ -96,6 +112,28 @@ pub(crate) fn head(
     }
     out.extend_from_slice(b"\r\n");
     Ok(framing)
+}
+
+/// `host:port` of a CONNECT's URI, the port the scheme's default when the
+/// URI names none.
+fn authority_form(uri: &http::Uri, out: &mut Vec<u8>) -> Result<(), Error> {
+    let Some(authority) = uri.authority() else {
+        return Err(Error::msg(
+            crate::error::ErrorKind::InvalidRequest,
+            "a CONNECT request needs host:port",
+        ));
+    };
+    out.extend_from_slice(authority.host().as_bytes());
+    let port = authority.port_u16().unwrap_or_else(|| {
+        if uri.scheme() == Some(&http::uri::Scheme::HTTPS) {
+            443
+        } else {
+            80
+        }
+    });
+    // Writing into a Vec cannot fail.
+    let _ = write!(out, ":{port}");
+    Ok(())
 }
 
 fn header(out: &mut Vec<u8>, name: &[u8], value: &[u8]) {
@@ -308,6 +346,44 @@ mod tests {
             String::from_utf8(out).unwrap(),
             "GET http://h:8080/p?q=1 HTTP/1.1\r\nhost: h:8080\r\nproxy-authorization: Basic dTpw\r\n\r\n"
         );
+    }
+
+    #[test]
+    fn connect_is_written_in_authority_form_with_its_port_through_a_proxy_too() {
+        for (uri, line) in [
+            (
+                "http://10.0.0.7:5432/ignored",
+                "CONNECT 10.0.0.7:5432 HTTP/1.1\r\n",
+            ),
+            ("http://example.com", "CONNECT example.com:80 HTTP/1.1\r\n"),
+            ("https://[::1]", "CONNECT [::1]:443 HTTP/1.1\r\n"),
+        ] {
+            let req = Request::builder()
+                .method(http::Method::CONNECT)
+                .uri(uri)
+                .body(Body::empty())
+                .unwrap();
+            let forward = Forward {
+                origin: "http://proxy:3128".into(),
+                auth: None,
+            };
+            for forward in [None, Some(&forward)] {
+                let mut out = Vec::new();
+                let host = HeaderValue::from_static("h");
+                head(
+                    &req,
+                    &host,
+                    &HeaderMap::new(),
+                    DEFAULT_MIN,
+                    forward,
+                    &mut out,
+                )
+                .unwrap();
+                let text = String::from_utf8(out).unwrap();
+                assert!(text.starts_with(line), "{text:?}");
+                assert!(!text.contains("content-length"), "{text:?}");
+            }
+        }
     }
 
     #[test]

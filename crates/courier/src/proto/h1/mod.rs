@@ -14,6 +14,8 @@
 //! - [`upload`]: writing the request, whose body may go on after the answer;
 //! - [`body`]: length, chunked and close-delimited response bodies, and trailers;
 //! - [`arena`]: small copies out of the read buffer without an allocation each;
+//! - [`switched`]: the byte stream a connection becomes after a `101` or a
+//!   CONNECT's 2xx;
 //! - [`conn`]: the connection that ties them to a byte stream.
 
 pub(crate) mod arena;
@@ -21,6 +23,7 @@ pub(crate) mod body;
 pub(crate) mod conn;
 pub(crate) mod decode;
 pub(crate) mod encode;
+pub(crate) mod switched;
 pub(crate) mod upload;
 
 pub(crate) use conn::{Connection, Prepared};

@@ -47,6 +47,8 @@ pub(crate) struct Peer {
     pub(crate) max_frame: u32,
     pub(crate) initial_window: u32,
     pub(crate) max_streams: usize,
+    /// The server sent SETTINGS_ENABLE_CONNECT_PROTOCOL 1 (RFC 8441).
+    pub(crate) connect_protocol: bool,
 }
 
 pub(crate) struct Shared {
@@ -73,6 +75,7 @@ impl Shared {
             defaults: &headers,
             withheld: &[],
             content_length: None,
+            protocol: None,
         };
         std::future::poll_fn(|cx| self.lock().poll_open(cx, &head, &mut Outgoing::Empty)).await
     }
@@ -138,6 +141,8 @@ pub(crate) struct Head<'a> {
     /// Defaults this request goes without ([`crate::config::WithheldDefaults`]).
     pub(crate) withheld: &'a [http::HeaderName],
     pub(crate) content_length: Option<u64>,
+    /// An extended CONNECT's `:protocol` (RFC 8441).
+    pub(crate) protocol: Option<&'a str>,
 }
 
 /// The request body, as far as opening the stream is concerned.
@@ -247,6 +252,19 @@ impl State {
         }
         if self.next_id > MAX_STREAM_ID {
             return Poll::Ready(Err(StreamError::NotOpened("stream ids used up")));
+        }
+        if head.protocol.is_some() {
+            // Extended CONNECT waits for the server's SETTINGS, which say
+            // whether it is allowed (RFC 8441 §4).
+            if !self.signals.settings_received() {
+                if !self.open_waiters.iter().any(|w| w.will_wake(cx.waker())) {
+                    self.open_waiters.push_back(cx.waker().clone());
+                }
+                return Poll::Pending;
+            }
+            if !self.peer.connect_protocol {
+                return Poll::Ready(Err(StreamError::NoExtendedConnect));
+            }
         }
         if self.active >= self.peer.max_streams {
             if !self.open_waiters.iter().any(|w| w.will_wake(cx.waker())) {

@@ -132,6 +132,7 @@ pub(crate) fn handshake_with<S>(
         max_frame: frame::DEFAULT_MAX_FRAME_SIZE,
         initial_window: frame::DEFAULT_WINDOW,
         max_streams: assumed_max_streams,
+        connect_protocol: false,
     };
     let mut state = State::new(local, peer, Arc::clone(&signals));
     state.out.extend_from_slice(frame::PREFACE);

@@ -37,14 +37,24 @@ pub(crate) fn request(
     let start = frame::start_headers(out);
     enc.begin(out);
     enc.field(b":method", head.method.as_str().as_bytes(), false, out);
-    enc.field(b":scheme", head.scheme.as_str().as_bytes(), false, out);
+    if let Some(protocol) = head.protocol {
+        enc.field(b":protocol", protocol.as_bytes(), false, out);
+    }
+    // A plain CONNECT has only `:authority` (RFC 9113 §8.5); an extended
+    // one all four (RFC 8441 §4).
+    let plain_connect = *head.method == http::Method::CONNECT && head.protocol.is_none();
+    if !plain_connect {
+        enc.field(b":scheme", head.scheme.as_str().as_bytes(), false, out);
+    }
     enc.field(
         b":authority",
         head.authority.as_str().as_bytes(),
         false,
         out,
     );
-    enc.field(b":path", head.path.as_bytes(), false, out);
+    if !plain_connect {
+        enc.field(b":path", head.path.as_bytes(), false, out);
+    }
     fields(enc, out, head.headers);
     let defaults = head
         .defaults

@@ -45,6 +45,9 @@ pub(crate) enum StreamError {
     /// The server's SETTINGS did not arrive within the connect timeout: the
     /// connection was never established.
     NoSettings,
+    /// An extended CONNECT (`:protocol`) to a server whose SETTINGS did not
+    /// enable it (RFC 8441 §3). Nothing was sent.
+    NoExtendedConnect,
 }
 
 impl StreamError {
@@ -96,6 +99,9 @@ impl fmt::Display for StreamError {
             ),
             StreamError::NotOpened(why) => write!(f, "HTTP/2 stream not opened: {why}"),
             StreamError::InvalidRequest(what) => write!(f, "invalid request: {what}"),
+            StreamError::NoExtendedConnect => f.write_str(
+                "the server did not enable extended CONNECT (SETTINGS_ENABLE_CONNECT_PROTOCOL)",
+            ),
             StreamError::NoSettings => f.write_str(
                 "HTTP/2 connection not established: no SETTINGS from the server within connect_timeout",
             ),

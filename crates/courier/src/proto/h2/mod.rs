@@ -53,3 +53,4 @@ pub(crate) mod stream;
 pub(crate) mod stream_state;
 pub(crate) mod streams;
 pub(crate) mod tune;
+pub(crate) mod tunnel;

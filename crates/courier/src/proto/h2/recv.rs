@@ -500,8 +500,19 @@ fn on_settings(
     st: &mut State,
     settings: impl Iterator<Item = (u16, u32)>,
 ) -> Result<(), ConnError> {
+    let first = !st.signals.settings_received();
     for (id, value) in settings {
         match id {
+            setting::ENABLE_CONNECT_PROTOCOL => {
+                // RFC 8441 §3: once allowed, it cannot be taken back.
+                if st.peer.connect_protocol && value == 0 {
+                    return Err(conn_error(
+                        Reason::PROTOCOL_ERROR,
+                        "SETTINGS_ENABLE_CONNECT_PROTOCOL went from 1 to 0",
+                    ));
+                }
+                st.peer.connect_protocol = value == 1;
+            }
             setting::HEADER_TABLE_SIZE => st.encoder.set_max_table_size(value as usize),
             setting::MAX_CONCURRENT_STREAMS => {
                 let max = usize::try_from(value).unwrap_or(usize::MAX);
@@ -538,6 +549,10 @@ fn on_settings(
     frame::encode_settings_ack(&mut st.out);
     st.wake_driver();
     st.signals.settings_arrived();
+    if first {
+        // Extended CONNECTs wait for the first SETTINGS.
+        st.wake_openers();
+    }
     Ok(())
 }
 

@@ -23,10 +23,13 @@ use super::grow::Adaptive;
 use super::send::{Feed, Pipe};
 use super::signals::Signals;
 use super::stream::{RecvBody, StreamRef};
+use super::tunnel::Tunnel;
 use crate::body::{expects_body, Body};
 use crate::config::Config;
 use crate::error::Error;
-use crate::proto::exchange::{Answer, Driver, HandedBack, SendError, SendResult};
+use crate::proto::exchange::{
+    Answer, Driver, HandedBack, Protocol, SendError, SendResult, Switched,
+};
 use crate::proto::Io;
 
 /// The stream limit assumed before the server's SETTINGS arrive, so that
@@ -95,7 +98,15 @@ pub(crate) struct Http2Send {
     /// A streamed body, which went to its pipe: the request has it back
     /// only if the stream fails unanswered and what went out was kept.
     feed: Option<Arc<Feed>>,
+    /// A CONNECT's writing side, handed to the response when the server
+    /// accepts the tunnel.
+    tunnel: Option<Tunnel>,
 }
+
+/// An accepted CONNECT's writing side, in its response's extensions until
+/// `Response::upgrade` takes it.
+#[derive(Clone)]
+pub(crate) struct TunnelWriter(pub(crate) Arc<std::sync::Mutex<Option<Tunnel>>>);
 
 /// Starts sending `req` on the connection behind `handle`.
 pub(crate) fn send(handle: &Handle, req: Request<Body>) -> Http2Send {
@@ -104,6 +115,7 @@ pub(crate) fn send(handle: &Handle, req: Request<Body>) -> Http2Send {
         request: Some(req),
         stream: None,
         feed: None,
+        tunnel: None,
     }
 }
 
@@ -133,7 +145,13 @@ impl Http2Send {
         }
         let stream = self.stream.as_mut().expect("opened above");
         match std::task::ready!(stream.poll_head(cx)) {
-            Ok((head, end)) => {
+            Ok((mut head, end)) => {
+                if let Some(tunnel) = self.tunnel.take().filter(|_| head.status.is_success()) {
+                    // RFC 9113 §8.5, RFC 8441 §5: a 2xx makes the stream a tunnel.
+                    head.extensions.insert(Switched);
+                    head.extensions
+                        .insert(TunnelWriter(Arc::new(std::sync::Mutex::new(Some(tunnel)))));
+                }
                 let uri = self
                     .request
                     .take()
@@ -160,6 +178,25 @@ impl Http2Send {
         target: &Target<'_>,
     ) -> Poll<Result<(), StreamError>> {
         let request = self.request.as_mut().expect("a request until opened");
+        let protocol = request.extensions().get::<Protocol>().map(Protocol::as_str);
+        let connect = request.method() == http::Method::CONNECT;
+        if protocol.is_some() && !connect {
+            return Poll::Ready(Err(StreamError::InvalidRequest(
+                "a :protocol (extended CONNECT) needs the CONNECT method",
+            )));
+        }
+        if connect && self.tunnel.is_none() {
+            // The tunnel's bytes are written after the 2xx, to the
+            // upgraded stream: the request's body is the tunnel.
+            if !request.body().is_empty() {
+                return Poll::Ready(Err(StreamError::InvalidRequest(
+                    "a CONNECT request has no body: write to the upgraded stream",
+                )));
+            }
+            let (tunnel, body) = super::tunnel::tunnel();
+            *request.body_mut() = Body::wrap(body);
+            self.tunnel = Some(tunnel);
+        }
         let body = request.body();
         let content_length = body
             .len()
@@ -190,6 +227,7 @@ impl Http2Send {
             defaults: target.defaults,
             withheld: crate::config::WithheldDefaults::of(request.extensions()),
             content_length,
+            protocol,
         };
         let (key, id) = std::task::ready!(self.shared.lock().poll_open(cx, &head, &mut outgoing))?;
         self.stream = Some(StreamRef::new(Arc::clone(&self.shared), key, id));
@@ -227,6 +265,13 @@ impl Http2Send {
                     not_kept = e.is_unprocessed();
                     self.request = None;
                 }
+            }
+        }
+        if self.tunnel.take().is_some() {
+            // A CONNECT's body was its tunnel, which nothing has written to
+            // before the answer: sent again, it gets a new one.
+            if let Some(request) = self.request.as_mut() {
+                *request.body_mut() = Body::empty();
             }
         }
         // A connection lost before the head: the server may or may not have

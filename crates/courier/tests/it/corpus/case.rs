@@ -31,6 +31,7 @@ pub enum Class {
     Injection,
     Proxies,
     Routes,
+    Upgrades,
     #[cfg(feature = "cookies")]
     Cookies,
 }

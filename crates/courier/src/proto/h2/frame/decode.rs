@@ -136,6 +136,11 @@ fn check_setting(id: u16, value: u32) -> Result<(), FrameError> {
             Reason::PROTOCOL_ERROR,
             "server sent SETTINGS_ENABLE_PUSH other than 0",
         )),
+        // RFC 8441 §3: 0 or 1, anything else a connection error.
+        setting::ENABLE_CONNECT_PROTOCOL if value > 1 => Err(FrameError::conn(
+            Reason::PROTOCOL_ERROR,
+            "SETTINGS_ENABLE_CONNECT_PROTOCOL other than 0 or 1",
+        )),
         setting::INITIAL_WINDOW_SIZE if value > MAX_WINDOW => Err(FrameError::conn(
             Reason::FLOW_CONTROL_ERROR,
             "SETTINGS_INITIAL_WINDOW_SIZE above 2^31-1",

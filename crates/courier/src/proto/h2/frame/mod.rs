@@ -72,6 +72,8 @@ pub(crate) mod setting {
     pub(crate) const INITIAL_WINDOW_SIZE: u16 = 0x4;
     pub(crate) const MAX_FRAME_SIZE: u16 = 0x5;
     pub(crate) const MAX_HEADER_LIST_SIZE: u16 = 0x6;
+    /// RFC 8441 §3: the server accepts extended CONNECT (`:protocol`).
+    pub(crate) const ENABLE_CONNECT_PROTOCOL: u16 = 0x8;
 }
 
 /// An HTTP/2 error code (RFC 9113 §7), as carried by RST_STREAM and GOAWAY.

@@ -452,6 +452,7 @@ fn invalid_frames_give_the_right_error() {
         // SETTINGS values.
         (setting(setting::ENABLE_PUSH, 1), protocol, CONN),
         (setting(setting::ENABLE_PUSH, 2), protocol, CONN),
+        (setting(setting::ENABLE_CONNECT_PROTOCOL, 2), protocol, CONN),
         (
             setting(setting::INITIAL_WINDOW_SIZE, MAX_WINDOW + 1),
             Reason::FLOW_CONTROL_ERROR,

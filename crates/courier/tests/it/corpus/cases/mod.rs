@@ -18,6 +18,7 @@ mod redirects;
 mod routes;
 mod stream_ids;
 mod tls;
+mod upgrades;
 
 use super::case::Case;
 
@@ -39,6 +40,7 @@ pub async fn all() -> Vec<Case> {
     cases.extend(injection::cases());
     cases.extend(proxies::cases());
     cases.extend(routes::cases());
+    cases.extend(upgrades::cases());
     #[cfg(feature = "cookies")]
     cases.extend(cookies::cases());
     cases
