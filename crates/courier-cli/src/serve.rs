@@ -73,7 +73,7 @@ pub struct ServeArgs {
     pub http3: bool,
 
     /// Concurrent requests a client may have on one connection: HTTP/2's
-    /// SETTINGS_MAX_CONCURRENT_STREAMS, HTTP/3's MAX_STREAMS [default: 100].
+    /// SETTINGS_MAX_CONCURRENT_STREAMS, HTTP/3's MAX_STREAMS (at most 65536) [default: 100].
     #[arg(long, value_name = "N")]
     pub max_concurrent_streams: Option<u32>,
 

@@ -48,8 +48,9 @@ pub struct ServerConfig {
     /// UDP socket with the TCP listener's port number, the same endpoints,
     /// and `alt-svc: h3=":PORT"` on every TCP response so clients can find
     /// it. [`Self::max_concurrent_streams`] caps the client's concurrent
-    /// request streams (QUIC's MAX_STREAMS for bidirectional streams;
-    /// `None`: 2^32 - 1), and [`Self::idle_timeout`] applies as on TCP.
+    /// request streams (QUIC's MAX_STREAMS for bidirectional streams; at
+    /// most 65,536, also for `None`, since QUIC allocates every allowed
+    /// stream up front), and [`Self::idle_timeout`] applies as on TCP.
     pub http3: bool,
 }
 

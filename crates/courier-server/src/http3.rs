@@ -51,6 +51,12 @@ const CONNECTION_WINDOW: u32 = 8 * 1024 * 1024;
 /// QPACK encoder and decoder); the rest leaves room for grease streams.
 const MAX_UNI_STREAMS: u32 = 16;
 
+/// Most concurrent request streams granted, for `max_concurrent_streams:
+/// None` and anything above: quinn allocates an entry for every stream the
+/// peer may open, up front, so "no limit" (2^32) never finishes setting a
+/// connection up. 65,536 entries are a few MiB per connection.
+const MAX_BIDI_STREAMS: u32 = 65_536;
+
 /// QUIC's own idle timeout (no packet either way), the backstop for a client
 /// that vanished. [`ServerConfig::idle_timeout`] (no request in progress) is
 /// applied separately, as on TCP.
@@ -75,7 +81,9 @@ pub(crate) fn server_config(
     let crypto = tls::quic_crypto(tls)?;
     let mut server = quinn::ServerConfig::with_crypto(Arc::new(crypto));
     let mut transport = quinn::TransportConfig::default();
-    let streams = config.max_concurrent_streams.unwrap_or(u32::MAX);
+    let streams = config
+        .max_concurrent_streams
+        .map_or(MAX_BIDI_STREAMS, |n| n.min(MAX_BIDI_STREAMS));
     transport
         .max_concurrent_bidi_streams(VarInt::from_u32(streams))
         .max_concurrent_uni_streams(VarInt::from_u32(MAX_UNI_STREAMS))

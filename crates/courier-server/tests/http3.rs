@@ -195,6 +195,43 @@ async fn concurrent_streams_up_to_the_limit() {
     assert_eq!(server.connections_h3(), 1);
 }
 
+/// At the default limit (100), a hundred requests in flight on one
+/// connection take one round.
+#[tokio::test]
+async fn a_hundred_streams_at_the_default_limit() {
+    let delay = Duration::from_millis(300);
+    let (server, ca) = h3_server(ServerConfig::default()).await;
+    let client = h3_client(&server, &ca).await;
+    let started = Instant::now();
+    let tasks: Vec<_> = (0..100)
+        .map(|_| {
+            let client = client.clone();
+            tokio::spawn(async move { client.get("/delay/300").await })
+        })
+        .collect();
+    for task in tasks {
+        let response = task.await.expect("task").expect("GET /delay");
+        assert_eq!(response.status, StatusCode::OK);
+    }
+    let elapsed = started.elapsed();
+    assert!(elapsed >= delay && elapsed < delay * 2, "{elapsed:?}");
+    assert_eq!(server.connections_h3(), 1);
+    assert_eq!(server.requests_served(), 100);
+}
+
+/// "No limit" is HTTP/2's `None`; QUIC needs a number, and 2^32 had the
+/// server allocate stream state for ever instead of finishing the handshake.
+#[tokio::test]
+async fn no_stream_limit_still_serves() {
+    let (server, ca) = h3_server(ServerConfig {
+        max_concurrent_streams: None,
+        ..Default::default()
+    })
+    .await;
+    let client = h3_client(&server, &ca).await;
+    assert_eq!(client.get("/bytes/3").await.expect("GET").body.len(), 3);
+}
+
 #[tokio::test]
 async fn idle_timeout_closes_an_idle_connection() {
     let (server, ca) = h3_server(ServerConfig {
