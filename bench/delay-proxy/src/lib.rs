@@ -13,6 +13,13 @@
 //! waits, and the sender is held back, as by a link's buffer. Each chunk is
 //! its own allocation, handed from reader to writer without a copy: at
 //! 64 KiB to 1 MiB per read this carries well over 1 GB/s.
+//!
+//! Datagrams (QUIC, for HTTP/3 over a long link) go through [`serve_udp`]
+//! instead, with the same delay (see `udp.rs`).
+
+mod udp;
+
+pub use udp::{serve_udp, UdpLink, UdpStats};
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -4,9 +4,14 @@
 //! [`delay_proxy::delay`], which courier's window tests relay through too.
 //!
 //! ```text
-//! delay-proxy LISTEN UPSTREAM ONE_WAY_MS [MAX_BUFFER_MIB [RATE_MB_PER_S]]
+//! delay-proxy [--udp] [--loss PERCENT] LISTEN UPSTREAM ONE_WAY_MS [MAX_BUFFER_MIB [RATE_MB_PER_S]]
 //! delay-proxy 127.0.0.1:25080 127.0.0.1:24080 25
+//! delay-proxy --udp 127.0.0.1:25443 127.0.0.1:24443 25
 //! ```
+//!
+//! `--udp` relays UDP datagrams too, on the same addresses (QUIC: HTTP/3 over
+//! the long link), each delayed as the bytes of TCP; `--loss` drops that
+//! percentage of the datagrams each way (TCP is not affected).
 //!
 //! `MAX_BUFFER_MIB` (default 256) bounds what each direction holds; past it
 //! TCP flow control holds the sender back. `RATE_MB_PER_S` (default none)
@@ -14,16 +19,25 @@
 
 use std::time::Duration;
 
-use delay_proxy::Link;
-use tokio::net::TcpListener;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use delay_proxy::{Link, UdpLink, UdpStats};
+use tokio::net::{TcpListener, UdpSocket};
 
 fn usage() -> ! {
-    eprintln!("usage: delay-proxy LISTEN UPSTREAM ONE_WAY_MS [MAX_BUFFER_MIB [RATE_MB_PER_S]]");
+    eprintln!(
+        "usage: delay-proxy [--udp] [--loss PERCENT] LISTEN UPSTREAM ONE_WAY_MS \
+         [MAX_BUFFER_MIB [RATE_MB_PER_S]]"
+    );
     std::process::exit(2)
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let udp = take_flag(&mut args, "--udp");
+    let loss = take_value(&mut args, "--loss")
+        .map(|p| p.parse::<f64>().unwrap_or_else(|_| usage()) / 100.0);
     if args.len() < 3 {
         usage();
     }
@@ -46,6 +60,41 @@ fn main() {
     rt.block_on(async move {
         let listener = TcpListener::bind(&listen).await.expect("bind");
         eprintln!("delay-proxy {listen} -> {upstream}, {link:?}");
+        if udp {
+            let front = UdpSocket::bind(&listen).await.expect("bind UDP");
+            let to: SocketAddr = tokio::net::lookup_host(&upstream)
+                .await
+                .ok()
+                .and_then(|mut addrs| addrs.next())
+                .unwrap_or_else(|| usage());
+            let mut udp_link = UdpLink::delay(link.one_way);
+            udp_link.loss = loss.unwrap_or(0.0);
+            eprintln!("delay-proxy UDP {listen} -> {to}, {udp_link:?}");
+            tokio::spawn(delay_proxy::serve_udp(
+                front,
+                to,
+                udp_link,
+                Arc::new(UdpStats::default()),
+            ));
+        }
         delay_proxy::serve(listener, upstream, link).await;
     });
+}
+
+/// Removes `flag` from `args`; whether it was there.
+fn take_flag(args: &mut Vec<String>, flag: &str) -> bool {
+    let before = args.len();
+    args.retain(|a| a != flag);
+    args.len() != before
+}
+
+/// Removes `flag VALUE` from `args`; the value.
+fn take_value(args: &mut Vec<String>, flag: &str) -> Option<String> {
+    let at = args.iter().position(|a| a == flag)?;
+    if at + 1 >= args.len() {
+        usage();
+    }
+    let value = args.remove(at + 1);
+    args.remove(at);
+    Some(value)
 }

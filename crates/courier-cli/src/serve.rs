@@ -67,7 +67,13 @@ pub struct ServeArgs {
     #[arg(long, value_name = "FILE", requires = "tls")]
     pub client_ca: Option<PathBuf>,
 
-    /// HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS advertised to clients [default: 100].
+    /// With --tls: serve HTTP/3 too, on UDP at the same port number, advertised by
+    /// `alt-svc: h3=":PORT"` on every TCP response.
+    #[arg(long, requires = "tls")]
+    pub http3: bool,
+
+    /// Concurrent requests a client may have on one connection: HTTP/2's
+    /// SETTINGS_MAX_CONCURRENT_STREAMS, HTTP/3's MAX_STREAMS (at most 65536) [default: 100].
     #[arg(long, value_name = "N")]
     pub max_concurrent_streams: Option<u32>,
 
@@ -126,6 +132,7 @@ async fn serve(args: ServeArgs) -> Result<()> {
         tls,
         http1: !args.http2_only,
         http2: !args.http1_only,
+        http3: args.http3,
         ..Default::default()
     };
     if let Some(max) = args.max_concurrent_streams {
@@ -156,6 +163,9 @@ async fn serve(args: ServeArgs) -> Result<()> {
         "courier serve: listening on {} ({protocols})\n",
         server.url("/")
     );
+    if let Some(udp) = server.http3_addr() {
+        banner += &format!("HTTP/3: QUIC on UDP {udp}, advertised by alt-svc on TCP responses\n");
+    }
     if args.tls {
         banner += &format!(
             "TLS: trust the CA certificate in {} (e.g. curl --cacert {} {})\n",
@@ -284,6 +294,13 @@ mod tests {
         assert_eq!(args.faults.len(), 1);
         assert_eq!(args.service_time, Some(std::time::Duration::from_millis(2)));
         assert!(parse(&["--replicas", "3", "--fault", "1=teapot"]).is_err());
+    }
+
+    #[test]
+    fn http3_needs_tls() {
+        assert!(parse(&["--http3"]).is_err());
+        assert!(parse(&["--tls", "--http3"]).expect("parse").http3);
+        assert!(!parse(&["--tls"]).expect("parse").http3);
     }
 
     #[test]

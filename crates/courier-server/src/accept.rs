@@ -1,5 +1,6 @@
-//! The accept loop: takes sockets off the listener and spawns a connection
-//! task for each, until shutdown.
+//! The accept loop: takes sockets off the listener (and QUIC connection
+//! attempts off the UDP endpoint) and spawns a connection task for each,
+//! until shutdown.
 
 use std::io;
 use std::sync::Arc;
@@ -17,10 +18,17 @@ const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
 
 /// Runs until shutdown, then closes the listener and waits for every
 /// connection task (which see the same shutdown signal) to finish.
-pub(crate) async fn accept_loop(listener: TcpListener, ctx: Arc<ServerContext>) {
+pub(crate) async fn accept_loop(
+    listener: TcpListener,
+    quic: Option<quinn::Endpoint>,
+    ctx: Arc<ServerContext>,
+) {
     let mut conns = JoinSet::new();
     loop {
         tokio::select! {
+            Some(incoming) = accept_quic(quic.as_ref()) => {
+                conns.spawn(conn::accept_quic(incoming, &ctx));
+            }
             res = listener.accept() => match res {
                 Ok((stream, _peer)) => {
                     conns.spawn(conn::accept(stream, &ctx));
@@ -44,6 +52,20 @@ pub(crate) async fn accept_loop(listener: TcpListener, ctx: Arc<ServerContext>) 
     drop(listener);
     while let Some(done) = conns.join_next().await {
         log_task_end(done);
+    }
+    if let Some(endpoint) = quic {
+        // Every connection has closed itself by now; this only refuses
+        // attempts still arriving, and lets the socket go with the endpoint.
+        endpoint.close(crate::http3::H3_NO_ERROR, b"server shutdown");
+    }
+}
+
+/// The next QUIC connection attempt; never, without HTTP/3, and `None`
+/// once the endpoint is closed (which the select above then skips).
+async fn accept_quic(endpoint: Option<&quinn::Endpoint>) -> Option<quinn::Incoming> {
+    match endpoint {
+        Some(endpoint) => endpoint.accept().await,
+        None => std::future::pending().await,
     }
 }
 

@@ -10,10 +10,10 @@ use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
-use hyper::body::Incoming;
 
 use crate::conn::InFlight;
 use crate::faults::RawFault;
+use crate::request_body::{BoxError, RequestBody};
 
 /// The alphabet `/bytes/{n}` bodies are made of: byte `i` of any such body is
 /// `BYTES_ALPHABET[i % 64]`, so a client test can verify every byte it
@@ -65,7 +65,7 @@ enum Kind {
         /// Set once `poll_frame` has returned `None` (matters when `!exact`).
         done: bool,
     },
-    Echo(Incoming),
+    Echo(RequestBody),
     /// Never ends: yields the same chunk forever. hyper only polls for more
     /// when its write buffer has room, so memory stays bounded.
     Endless(Bytes),
@@ -116,7 +116,7 @@ impl ResponseBody {
     }
 
     /// Streams the request body back as it arrives.
-    pub(crate) fn echo(incoming: Incoming) -> Self {
+    pub(crate) fn echo(incoming: RequestBody) -> Self {
         Self::new(Kind::Echo(incoming))
     }
 
@@ -141,7 +141,7 @@ impl ResponseBody {
 
 impl Body for ResponseBody {
     type Data = Bytes;
-    type Error = hyper::Error;
+    type Error = BoxError;
 
     fn poll_frame(
         self: Pin<&mut Self>,

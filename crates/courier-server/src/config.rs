@@ -44,6 +44,14 @@ pub struct ServerConfig {
     /// `SETTINGS_MAX_CONCURRENT_STREAMS` sent to HTTP/2 clients
     /// (default `Some(100)`, as many servers do). `None` advertises no limit.
     pub max_concurrent_streams: Option<u32>,
+    /// Serve HTTP/3 too (default `false`; needs [`Self::tls`]): QUIC on a
+    /// UDP socket with the TCP listener's port number, the same endpoints,
+    /// and `alt-svc: h3=":PORT"` on every TCP response so clients can find
+    /// it. [`Self::max_concurrent_streams`] caps the client's concurrent
+    /// request streams (QUIC's MAX_STREAMS for bidirectional streams; at
+    /// most 65,536, also for `None`, since QUIC allocates every allowed
+    /// stream up front), and [`Self::idle_timeout`] applies as on TCP.
+    pub http3: bool,
 }
 
 impl Default for ServerConfig {
@@ -56,6 +64,7 @@ impl Default for ServerConfig {
             http1: true,
             http2: true,
             max_concurrent_streams: Some(100),
+            http3: false,
         }
     }
 }

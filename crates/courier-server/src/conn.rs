@@ -46,10 +46,12 @@ pub(crate) struct ConnState {
     /// Whether the last write or flush returned `Pending`, i.e. hyper (or
     /// TLS) may still hold unwritten bytes. See `io::drive_until_written`.
     write_blocked: AtomicBool,
+    /// A QUIC (HTTP/3) connection rather than a TCP one.
+    quic: bool,
 }
 
 impl ConnState {
-    fn new(id: u64, ctx: Arc<ServerContext>) -> Self {
+    fn new(id: u64, ctx: Arc<ServerContext>, quic: bool) -> Self {
         let track_idle = ctx.idle_timeout.is_some();
         Self {
             id,
@@ -65,7 +67,13 @@ impl ConnState {
             goaway_requested: AtomicBool::new(false),
             reset_on_close: AtomicBool::new(false),
             write_blocked: AtomicBool::new(false),
+            quic,
         }
+    }
+
+    /// Whether this is a QUIC (HTTP/3) connection.
+    pub(crate) fn is_quic(&self) -> bool {
+        self.quic
     }
 
     /// The sequential connection id (1 for the first accepted connection).
@@ -210,10 +218,8 @@ impl Drop for Registration {
 /// the counters are right the moment `accept` returns, even before the task
 /// is first polled.
 pub(crate) fn accept(stream: TcpStream, ctx: &Arc<ServerContext>) -> impl Future<Output = ()> {
-    let id = ctx.next_connection_id();
-    let state = Arc::new(ConnState::new(id, Arc::clone(ctx)));
-    ctx.register(Arc::clone(&state));
-    let registration = Registration(state);
+    let registration = register(ctx, false);
+    let id = registration.0.id;
     if let Err(err) = stream.set_nodelay(true) {
         tracing::debug!(conn = id, "setting TCP_NODELAY failed: {err}");
     }
@@ -227,4 +233,26 @@ pub(crate) fn accept(stream: TcpStream, ctx: &Arc<ServerContext>) -> impl Future
         }
         drop(registration);
     }
+}
+
+/// [`accept`] for a QUIC connection attempt (its handshake still to come).
+///
+/// On shutdown the driver closes the connection itself, so the client
+/// hears CONNECTION_CLOSE rather than waiting for its idle timeout.
+pub(crate) fn accept_quic(
+    incoming: quinn::Incoming,
+    ctx: &Arc<ServerContext>,
+) -> impl Future<Output = ()> {
+    let registration = register(ctx, true);
+    async move {
+        crate::http3::serve(incoming, &registration.0).await;
+        drop(registration);
+    }
+}
+
+fn register(ctx: &Arc<ServerContext>, quic: bool) -> Registration {
+    let id = ctx.next_connection_id();
+    let state = Arc::new(ConnState::new(id, Arc::clone(ctx), quic));
+    ctx.register(Arc::clone(&state));
+    Registration(state)
 }

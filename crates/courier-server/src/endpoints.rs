@@ -8,10 +8,10 @@ use std::time::Duration;
 use bytes::Bytes;
 use http::header::{CONNECTION, CONTENT_TYPE, LOCATION};
 use http::{HeaderMap, HeaderValue, Request, Response, StatusCode};
-use hyper::body::Incoming;
 
 use crate::body::ResponseBody;
 use crate::faults::{self, Fault};
+use crate::request_body::RequestBody;
 
 pub(crate) static OCTET_STREAM: HeaderValue = HeaderValue::from_static("application/octet-stream");
 static APPLICATION_JSON: HeaderValue = HeaderValue::from_static("application/json");
@@ -29,7 +29,7 @@ pub(crate) enum Outcome {
 }
 
 /// Picks the endpoint for `req`.
-pub(crate) fn route(req: Request<Incoming>) -> Outcome {
+pub(crate) fn route(req: Request<RequestBody>) -> Outcome {
     let path = req.uri().path();
     if let Some(n) = path.strip_prefix("/bytes/") {
         return bytes(n, req.uri().query());
@@ -218,7 +218,7 @@ fn redirect(status: StatusCode, location: &str) -> Outcome {
 }
 
 /// `/echo`: the request body streamed back with the request's content type.
-fn echo(req: Request<Incoming>) -> Outcome {
+fn echo(req: Request<RequestBody>) -> Outcome {
     let content_type = req.headers().get(CONTENT_TYPE).cloned();
     let mut response = Response::new(ResponseBody::echo(req.into_body()));
     if let Some(content_type) = content_type {

@@ -9,17 +9,20 @@
 //! (`goaway`, `rst-stream`) are carried out by the service and the
 //! connection driver with hyper's own means.
 //!
-//! | endpoint | HTTP/1.1 | HTTP/2 |
-//! |---|---|---|
-//! | `close` | FIN, nothing written (TLS: `close_notify` first) | whole connection dropped at once: FIN, no GOAWAY (other streams die too) |
-//! | `reset` | RST (SO_LINGER 0) | whole connection reset (RST) |
-//! | `close-mid-body` | `content-length: 1000`, 500 bytes, FIN | `content-length: 1000`, 500 bytes (written out), then as `close` |
-//! | `chunked-mid-body` | two chunks, no terminator, FIN | no length, two 16-byte DATA frames (written out), then as `close` |
-//! | `malformed-status` | `HTTP/1.1 abc nonsense`, FIN | 400 (HTTP/2 has no status line to break) |
-//! | `garbage` | 256 non-HTTP bytes, FIN | 400 (hyper owns the framing) |
-//! | `no-answer` | silence until the client closes | the stream never answers; the connection stays usable |
-//! | `goaway` | 200 with `connection: close` (same as `/close`) | 200, then GOAWAY: in-flight streams finish, the connection closes |
-//! | `rst-stream` | same as `reset` | RST_STREAM (INTERNAL_ERROR) instead of a response |
+//! | endpoint | HTTP/1.1 | HTTP/2 | HTTP/3 |
+//! |---|---|---|---|
+//! | `close` | FIN, nothing written (TLS: `close_notify` first) | whole connection dropped at once: FIN, no GOAWAY (other streams die too) | CONNECTION_CLOSE (H3_NO_ERROR) at once: every stream dies |
+//! | `reset` | RST (SO_LINGER 0) | whole connection reset (RST) | CONNECTION_CLOSE (H3_INTERNAL_ERROR) |
+//! | `close-mid-body` | `content-length: 1000`, 500 bytes, FIN | `content-length: 1000`, 500 bytes (written out), then as `close` | as HTTP/2; the queued bytes may not all leave before the close |
+//! | `chunked-mid-body` | two chunks, no terminator, FIN | no length, two 16-byte DATA frames (written out), then as `close` | as HTTP/2 (no length); likewise |
+//! | `malformed-status` | `HTTP/1.1 abc nonsense`, FIN | 400 (HTTP/2 has no status line to break) | 400 |
+//! | `garbage` | 256 non-HTTP bytes, FIN | 400 (hyper owns the framing) | 400 |
+//! | `no-answer` | silence until the client closes | the stream never answers; the connection stays usable | as HTTP/2 |
+//! | `goaway` | 200 with `connection: close` (same as `/close`) | 200, then GOAWAY: in-flight streams finish, the connection closes | 200, then GOAWAY; the connection closes when the client does (or 2 s after the last response) |
+//! | `rst-stream` | same as `reset` | RST_STREAM (INTERNAL_ERROR) instead of a response | stream reset (H3_INTERNAL_ERROR) instead of a response |
+//!
+//! HTTP/3 (`http3.rs`) reuses the HTTP/2 mapping ([`over_http2`]): it has
+//! streams too, and no bytes of its own to break.
 //!
 //! Over TLS the HTTP/1.1 raw bytes go through TLS, as a broken server's
 //! would; `reset` still resets the TCP connection underneath.

@@ -16,7 +16,7 @@ use tokio_rustls::TlsAcceptor;
 
 use crate::config::ServerConfig;
 use crate::conn::ConnState;
-use crate::tls;
+use crate::{http3, tls};
 
 /// HTTP/2 flow-control windows we grant clients, sized for 1 MiB uploads
 /// (`/echo`): a whole body fits one stream's window, and a handful of
@@ -36,6 +36,7 @@ pub(crate) struct ServerContext {
     open: AtomicU64,
     requests: AtomicU64,
     http2_connections: AtomicU64,
+    http3_connections: AtomicU64,
     tls_handshakes: AtomicU64,
     tls_resumed: AtomicU64,
     /// Connection settings, built once from the config.
@@ -44,6 +45,10 @@ pub(crate) struct ServerContext {
     serves_http1: bool,
     serves_http2: bool,
     tls: Option<TlsAcceptor>,
+    /// The QUIC endpoint's settings when HTTP/3 is on; taken when it binds.
+    pub(crate) quic: Option<quinn::ServerConfig>,
+    /// `h3=":PORT"`, stamped on TCP responses once the QUIC endpoint is up.
+    pub(crate) alt_svc: Option<http::HeaderValue>,
     pub(crate) keep_alive: bool,
     pub(crate) idle_timeout: Option<Duration>,
     /// Live connections, so the handle can reach idle ones.
@@ -76,6 +81,16 @@ impl ServerContext {
             Some(tls) => Some(tls::acceptor(tls, config.http1, config.http2)?),
             None => None,
         };
+        let quic = match (&config.tls, config.http3) {
+            (Some(tls), true) => Some(http3::server_config(tls, config)?),
+            (None, true) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "ServerConfig enables http3 without tls (QUIC always uses TLS)",
+                ))
+            }
+            (_, false) => None,
+        };
         let mut http1 = http1::Builder::new();
         http1
             .keep_alive(config.keep_alive)
@@ -95,6 +110,7 @@ impl ServerContext {
             open: AtomicU64::new(0),
             requests: AtomicU64::new(0),
             http2_connections: AtomicU64::new(0),
+            http3_connections: AtomicU64::new(0),
             tls_handshakes: AtomicU64::new(0),
             tls_resumed: AtomicU64::new(0),
             http1,
@@ -102,6 +118,8 @@ impl ServerContext {
             serves_http1: config.http1,
             serves_http2: config.http2,
             tls,
+            quic,
+            alt_svc: None,
             keep_alive: config.keep_alive,
             idle_timeout: config.idle_timeout,
             conns: Mutex::new(HashMap::new()),
@@ -122,6 +140,15 @@ impl ServerContext {
     /// The TLS acceptor, when the server speaks TLS.
     pub(crate) fn tls_acceptor(&self) -> Option<&TlsAcceptor> {
         self.tls.as_ref()
+    }
+
+    /// `alt-svc` for TCP responses, when HTTP/3 is served.
+    pub(crate) fn alt_svc(&self) -> Option<&http::HeaderValue> {
+        self.alt_svc.as_ref()
+    }
+
+    pub(crate) fn count_http3_connection(&self) {
+        self.http3_connections.fetch_add(1, Ordering::Relaxed);
     }
 
     pub(crate) fn count_http2_connection(&self) {
@@ -175,6 +202,7 @@ impl ServerContext {
 /// the background; use [`ServerHandle::shutdown`] to also wait for that.
 pub struct ServerHandle {
     local_addr: SocketAddr,
+    quic_addr: Option<SocketAddr>,
     ctx: Arc<ServerContext>,
     signals: Signals,
     accept_task: Option<JoinHandle<()>>,
@@ -183,12 +211,14 @@ pub struct ServerHandle {
 impl ServerHandle {
     pub(crate) fn new(
         local_addr: SocketAddr,
+        quic_addr: Option<SocketAddr>,
         ctx: Arc<ServerContext>,
         signals: Signals,
         accept_task: JoinHandle<()>,
     ) -> Self {
         Self {
             local_addr,
+            quic_addr,
             ctx,
             signals,
             accept_task: Some(accept_task),
@@ -199,6 +229,12 @@ impl ServerHandle {
     /// when the config asked for port 0).
     pub fn local_addr(&self) -> SocketAddr {
         self.local_addr
+    }
+
+    /// The UDP address HTTP/3 is served on (same IP and port number as
+    /// [`Self::local_addr`]), when [`crate::ServerConfig::http3`] is on.
+    pub fn http3_addr(&self) -> Option<SocketAddr> {
+        self.quic_addr
     }
 
     /// `http://HOST:PORT` (`https://` with TLS) followed by `path` (a `/`
@@ -246,6 +282,13 @@ impl ServerHandle {
     /// HTTP/2 connections accepted so far (h2 by ALPN, or h2c), total.
     pub fn connections_h2(&self) -> u64 {
         self.ctx.http2_connections.load(Ordering::Relaxed)
+    }
+
+    /// HTTP/3 (QUIC) connections whose handshake completed so far, total.
+    /// They count in [`Self::connections_accepted`] and
+    /// [`Self::connections_open`] too (from their first packet on).
+    pub fn connections_h3(&self) -> u64 {
+        self.ctx.http3_connections.load(Ordering::Relaxed)
     }
 
     /// TLS handshakes completed so far, full and resumed alike (failed
@@ -320,6 +363,7 @@ impl fmt::Debug for ServerHandle {
             .field("connections_open", &self.connections_open())
             .field("requests_served", &self.requests_served())
             .field("connections_h2", &self.connections_h2())
+            .field("connections_h3", &self.connections_h3())
             .field("tls", &self.is_tls())
             .finish()
     }

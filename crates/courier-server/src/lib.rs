@@ -30,7 +30,11 @@
 //! through `negotiate.rs`, which settles TLS and the protocol and then runs
 //! the HTTP/1.1 (`http1.rs`) or HTTP/2 (`http2.rs`) driver.
 //!
-//! Every endpoint answers on both protocols; how each `/fault/...` endpoint
+//! HTTP/3 ([`ServerConfig::http3`], with TLS) runs on QUIC (quinn) with h3
+//! on a UDP socket of the TCP port's number (`http3.rs`), advertised by
+//! `alt-svc` on the TCP responses.
+//!
+//! Every endpoint answers on every protocol; how each `/fault/...` endpoint
 //! behaves over HTTP/2 is tabulated in `faults.rs` (`/fault/goaway` and
 //! `/fault/rst-stream` are the HTTP/2-specific ones).
 
@@ -46,12 +50,14 @@ mod faults;
 mod handle;
 mod http1;
 mod http2;
+mod http3;
 mod io;
 mod negotiate;
 mod pki;
 mod replica;
 mod replica_fault;
 mod replica_set;
+mod request_body;
 mod service;
 mod tls;
 mod transport;
@@ -111,14 +117,26 @@ async fn start_replica(
 
 fn serve(
     config: ServerConfig,
-    ctx: handle::ServerContext,
+    mut ctx: handle::ServerContext,
     signals: handle::Signals,
 ) -> std::io::Result<ServerHandle> {
     let listener = listen(config.addr)?;
     let local_addr = listener.local_addr()?;
+    // HTTP/3 on the TCP port's number, which is what `alt-svc` can name.
+    let quic = match ctx.quic.take() {
+        Some(quic) => Some(http3::bind(quic, local_addr)?),
+        None => None,
+    };
+    let quic_addr = match &quic {
+        Some(endpoint) => Some(endpoint.local_addr()?),
+        None => None,
+    };
+    if let Some(addr) = quic_addr {
+        ctx.alt_svc = Some(http3::alt_svc(addr.port()));
+    }
     let ctx = Arc::new(ctx);
-    let task = tokio::spawn(accept::accept_loop(listener, Arc::clone(&ctx)));
-    Ok(ServerHandle::new(local_addr, ctx, signals, task))
+    let task = tokio::spawn(accept::accept_loop(listener, quic, Arc::clone(&ctx)));
+    Ok(ServerHandle::new(local_addr, quic_addr, ctx, signals, task))
 }
 
 /// Binds with a deep accept backlog: tokio's `bind` uses 128, which a burst of

@@ -22,6 +22,8 @@ use crate::transport::Transport;
 pub(crate) enum Protocol {
     Http1,
     Http2,
+    /// Never negotiated here: QUIC connections come from `http3.rs`.
+    Http3,
 }
 
 /// Settles transport and protocol, then runs the protocol driver.
@@ -61,7 +63,7 @@ pub(crate) async fn serve(stream: TcpStream, state: &Arc<ConnState>) {
         Some((transport, Protocol::Http1)) => {
             crate::http1::serve(transport, state, &mut control).await;
         }
-        Some((transport, Protocol::Http2)) => {
+        Some((transport, Protocol::Http2 | Protocol::Http3)) => {
             crate::http2::serve(transport, state, &mut control).await;
         }
         None => {}

@@ -1,6 +1,8 @@
-//! The hyper `Service` for one connection: routes the request, stamps the
-//! `x-connection-id` header, tracks the request as in flight, and carries
-//! out faults in the way the connection's protocol allows.
+//! The request handling for one connection, whatever its protocol: routes the
+//! request, stamps the `x-connection-id` header (and `alt-svc` on TCP when
+//! HTTP/3 is on), tracks the request as in flight, and carries out faults in
+//! the way the connection's protocol allows. hyper calls it as a `Service`;
+//! the HTTP/3 driver calls [`CourierService::handle`] directly.
 
 use std::error::Error as StdError;
 use std::fmt;
@@ -11,6 +13,7 @@ use std::task::{Context, Poll};
 
 use std::time::Duration;
 
+use http::header::ALT_SVC;
 use http::{HeaderName, Request, Response, StatusCode};
 use hyper::body::Incoming;
 use tokio::time::Sleep;
@@ -21,6 +24,7 @@ use crate::endpoints::{self, Outcome};
 use crate::faults::{self, Fault, Http2Fault, RawFault};
 use crate::negotiate::Protocol;
 use crate::replica::Action;
+use crate::request_body::RequestBody;
 
 /// Header naming the server-side connection a response came from.
 static X_CONNECTION_ID: HeaderName = HeaderName::from_static("x-connection-id");
@@ -37,7 +41,8 @@ pub(crate) struct CourierService {
 
 impl CourierService {
     pub(crate) fn new(conn: Arc<ConnState>, protocol: Protocol) -> Self {
-        let goaway_per_request = protocol == Protocol::Http2 && !conn.ctx().keep_alive;
+        // HTTP/1.1 closes through `connection: close` in hyper instead.
+        let goaway_per_request = protocol != Protocol::Http1 && !conn.ctx().keep_alive;
         Self {
             conn,
             protocol,
@@ -54,20 +59,23 @@ impl CourierService {
             (Protocol::Http1, Fault::GoAway) => {
                 ResponseFuture::ready(endpoints::with_connection_close(endpoints::ok()), guard)
             }
-            (Protocol::Http2, Fault::GoAway) => {
+            (Protocol::Http2 | Protocol::Http3, Fault::GoAway) => {
                 self.conn.request_goaway();
                 ResponseFuture::ready(endpoints::ok(), guard)
             }
             // HTTP/1.1 has no streams: resetting the connection is the
             // closest thing.
             (Protocol::Http1, Fault::RstStream) => raise(RawFault::Reset, guard),
-            (Protocol::Http2, Fault::RstStream) => ResponseFuture::Reset,
+            (Protocol::Http2 | Protocol::Http3, Fault::RstStream) => ResponseFuture::Reset,
             (Protocol::Http1, Fault::Raw(raw)) => raise(raw, guard),
-            (Protocol::Http2, Fault::Raw(raw)) => match faults::over_http2(raw, self.conn.id()) {
-                Http2Fault::Connection(raw) => raise(raw, guard),
-                Http2Fault::Respond(response) => ResponseFuture::ready(response, guard),
-                Http2Fault::Hang => ResponseFuture::Never { _guard: guard },
-            },
+            // HTTP/3 has streams too: the same table (see `faults.rs`).
+            (Protocol::Http2 | Protocol::Http3, Fault::Raw(raw)) => {
+                match faults::over_http2(raw, self.conn.id()) {
+                    Http2Fault::Connection(raw) => raise(raw, guard),
+                    Http2Fault::Respond(response) => ResponseFuture::ready(response, guard),
+                    Http2Fault::Hang => ResponseFuture::Never { _guard: guard },
+                }
+            }
         }
     }
 }
@@ -78,6 +86,13 @@ impl hyper::service::Service<Request<Incoming>> for CourierService {
     type Future = ResponseFuture;
 
     fn call(&self, req: Request<Incoming>) -> ResponseFuture {
+        self.handle(req.map(RequestBody::Hyper))
+    }
+}
+
+impl CourierService {
+    /// Answers one request: what hyper's `call` does, for any protocol.
+    pub(crate) fn handle(&self, req: Request<RequestBody>) -> ResponseFuture {
         let guard = InFlight::enter(&self.conn);
         if self.goaway_per_request {
             self.conn.request_goaway();
@@ -102,15 +117,22 @@ impl hyper::service::Service<Request<Incoming>> for CourierService {
 
 /// Adds what every response carries and ties the in-flight guard to the body.
 fn finish(mut response: Response<ResponseBody>, guard: InFlight) -> Response<ResponseBody> {
-    response
-        .headers_mut()
-        .insert(X_CONNECTION_ID.clone(), guard.conn().id_header().clone());
+    let conn = guard.conn();
+    let headers = response.headers_mut();
+    headers.insert(X_CONNECTION_ID.clone(), conn.id_header().clone());
+    // Where a client learns of HTTP/3 (RFC 7838); pointless on HTTP/3 itself.
+    if let Some(alt_svc) = conn.ctx().alt_svc() {
+        if !conn.is_quic() {
+            headers.insert(ALT_SVC, alt_svc.clone());
+        }
+    }
     response.body_mut().attach(guard);
     response
 }
 
-/// The service's error: only `/fault/rst-stream` over HTTP/2 produces it,
-/// and hyper turns it into RST_STREAM (INTERNAL_ERROR).
+/// The service's error: only `/fault/rst-stream` over HTTP/2 or HTTP/3
+/// produces it; hyper turns it into RST_STREAM (INTERNAL_ERROR), the HTTP/3
+/// driver into a stream reset (H3_INTERNAL_ERROR).
 #[derive(Debug)]
 pub(crate) struct StreamReset;
 

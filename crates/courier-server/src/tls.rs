@@ -23,6 +23,8 @@ use crate::pki::TestPki;
 /// ALPN protocol ids, in the server's order of preference.
 const ALPN_H2: &[u8] = b"h2";
 const ALPN_HTTP1: &[u8] = b"http/1.1";
+/// ALPN of HTTP/3 over QUIC (RFC 9114), offered on the UDP socket only.
+const ALPN_H3: &[u8] = b"h3";
 
 /// TLS 1.2 sessions remembered for resumption by session id. (TLS 1.3
 /// resumes through self-contained tickets instead and needs no cache.)
@@ -143,9 +145,36 @@ impl fmt::Debug for TlsConfig {
 /// ticketer) and a TLS 1.2 session-id cache. The ring provider is named
 /// explicitly so the process-wide default provider does not matter.
 pub(crate) fn acceptor(tls: &TlsConfig, http1: bool, http2: bool) -> io::Result<TlsAcceptor> {
+    let mut config = server_config(tls, rustls::DEFAULT_VERSIONS)?;
+    if http2 {
+        config.alpn_protocols.push(ALPN_H2.to_vec());
+    }
+    if http1 {
+        config.alpn_protocols.push(ALPN_HTTP1.to_vec());
+    }
+    Ok(TlsAcceptor::from(Arc::new(config)))
+}
+
+/// The rustls side of the QUIC endpoint: the same certificate, client
+/// authentication and resumption as [`acceptor`], TLS 1.3 only (QUIC has no
+/// other) and ALPN `h3`.
+///
+/// # Errors
+/// `InvalidInput` as [`acceptor`].
+pub(crate) fn quic_crypto(tls: &TlsConfig) -> io::Result<quinn::crypto::rustls::QuicServerConfig> {
+    let mut config = server_config(tls, &[&rustls::version::TLS13])?;
+    config.alpn_protocols = vec![ALPN_H3.to_vec()];
+    quinn::crypto::rustls::QuicServerConfig::try_from(config)
+        .map_err(|err| io::Error::new(io::ErrorKind::InvalidInput, err))
+}
+
+fn server_config(
+    tls: &TlsConfig,
+    versions: &[&'static rustls::SupportedProtocolVersion],
+) -> io::Result<rustls::ServerConfig> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let builder = rustls::ServerConfig::builder_with_provider(Arc::clone(&provider))
-        .with_safe_default_protocol_versions()
+        .with_protocol_versions(versions)
         .map_err(invalid_input)?;
     let builder = if tls.client_roots.is_empty() {
         builder.with_no_client_auth()
@@ -162,15 +191,9 @@ pub(crate) fn acceptor(tls: &TlsConfig, http1: bool, http2: bool) -> io::Result<
     let mut config = builder
         .with_single_cert(tls.cert_chain.clone(), tls.key.clone_key())
         .map_err(invalid_input)?;
-    if http2 {
-        config.alpn_protocols.push(ALPN_H2.to_vec());
-    }
-    if http1 {
-        config.alpn_protocols.push(ALPN_HTTP1.to_vec());
-    }
     config.session_storage = ServerSessionMemoryCache::new(SESSION_CACHE_SIZE);
     config.ticketer = rustls::crypto::ring::Ticketer::new().map_err(invalid_input)?;
-    Ok(TlsAcceptor::from(Arc::new(config)))
+    Ok(config)
 }
 
 fn invalid_input(err: rustls::Error) -> io::Error {

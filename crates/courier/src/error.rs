@@ -840,7 +840,7 @@ mod tests {
             ];
             assert_eq!(got, want.map(|b| b == 1), "{kind}");
         }
-        assert_eq!(table.len(), 23);
+        assert_eq!(table.len(), 24);
     }
 
     #[test]

@@ -7,6 +7,7 @@
 #![allow(dead_code)] // each test binary uses a different subset
 
 pub mod clients;
+pub mod h3client;
 
 use std::future::Future;
 use std::io;

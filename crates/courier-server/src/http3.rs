@@ -1,0 +1,296 @@
+//! HTTP/3: the QUIC endpoint (quinn), its transport limits, and the
+//! connection driver (h3), which hands each request to the same
+//! [`CourierService`] as HTTP/1.1 and HTTP/2.
+//!
+//! The endpoint binds UDP on the TCP listener's port number, so one
+//! `alt-svc: h3=":PORT"` on the TCP responses is all a client needs to find
+//! it. Control events map as on HTTP/2 (`http2.rs`): a graceful close is a
+//! GOAWAY, then the connection closes once its requests are done; a
+//! connection-level fault closes it at once (CONNECTION_CLOSE with
+//! H3_NO_ERROR for `/fault/close` and the mid-body faults, H3_INTERNAL_ERROR
+//! for `/fault/reset`); `/fault/rst-stream` resets the request's stream.
+//!
+//! Unlike TCP, closing a QUIC connection discards whatever it has not sent
+//! yet, so a graceful close waits (boundedly) for the client to close first,
+//! and the mid-body faults' partial bodies may arrive in part or not at all:
+//! the client sees a truncated response either way.
+
+use std::future::poll_fn;
+use std::io;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::header::CONTENT_LENGTH;
+use http::{HeaderValue, Response, StatusCode};
+use http_body::Body;
+use quinn::{IdleTimeout, VarInt};
+use tokio::task::JoinSet;
+
+use crate::config::ServerConfig;
+use crate::conn::ConnState;
+use crate::control::{Control, Event};
+use crate::faults::RawFault;
+use crate::negotiate::Protocol;
+use crate::request_body::RequestBody;
+use crate::service::CourierService;
+use crate::tls::{self, TlsConfig};
+
+/// HTTP/3 error codes (RFC 9114 §8.1) used to close connections.
+pub(crate) const H3_NO_ERROR: VarInt = VarInt::from_u32(0x100);
+const H3_INTERNAL_ERROR: VarInt = VarInt::from_u32(0x102);
+
+/// Flow-control windows granted to clients, as on HTTP/2 (`handle.rs`):
+/// a 1 MiB `/echo` upload fits one stream's window.
+const STREAM_WINDOW: u32 = 2 * 1024 * 1024;
+const CONNECTION_WINDOW: u32 = 8 * 1024 * 1024;
+
+/// Unidirectional streams a client may have open: HTTP/3 needs three (control,
+/// QPACK encoder and decoder); the rest leaves room for grease streams.
+const MAX_UNI_STREAMS: u32 = 16;
+
+/// Most concurrent request streams granted, for `max_concurrent_streams:
+/// None` and anything above: quinn allocates an entry for every stream the
+/// peer may open, up front, so "no limit" (2^32) never finishes setting a
+/// connection up. 65,536 entries are a few MiB per connection.
+const MAX_BIDI_STREAMS: u32 = 65_536;
+
+/// QUIC's own idle timeout (no packet either way), the backstop for a client
+/// that vanished. [`ServerConfig::idle_timeout`] (no request in progress) is
+/// applied separately, as on TCP.
+const QUIC_IDLE_TIMEOUT_MS: u32 = 30_000;
+
+/// Largest request header section accepted (SETTINGS_MAX_FIELD_SECTION_SIZE).
+const MAX_FIELD_SECTION: u64 = 256 * 1024;
+
+/// After a GOAWAY and the last response, how long the client gets to close
+/// the connection itself (which loses nothing) before the server does.
+const CLOSE_GRACE: Duration = Duration::from_secs(2);
+
+/// The QUIC server settings: the certificate of the TLS listener, ALPN `h3`,
+/// and the transport limits.
+///
+/// # Errors
+/// `InvalidInput` for an unusable certificate (as the TLS listener).
+pub(crate) fn server_config(
+    tls: &TlsConfig,
+    config: &ServerConfig,
+) -> io::Result<quinn::ServerConfig> {
+    let crypto = tls::quic_crypto(tls)?;
+    let mut server = quinn::ServerConfig::with_crypto(Arc::new(crypto));
+    let mut transport = quinn::TransportConfig::default();
+    let streams = config
+        .max_concurrent_streams
+        .map_or(MAX_BIDI_STREAMS, |n| n.min(MAX_BIDI_STREAMS));
+    transport
+        .max_concurrent_bidi_streams(VarInt::from_u32(streams))
+        .max_concurrent_uni_streams(VarInt::from_u32(MAX_UNI_STREAMS))
+        .stream_receive_window(VarInt::from_u32(STREAM_WINDOW))
+        .receive_window(VarInt::from_u32(CONNECTION_WINDOW))
+        .max_idle_timeout(Some(IdleTimeout::from(VarInt::from_u32(
+            QUIC_IDLE_TIMEOUT_MS,
+        ))));
+    server.transport_config(Arc::new(transport));
+    Ok(server)
+}
+
+/// Binds the UDP socket at `tcp_addr`'s IP and port number.
+///
+/// # Errors
+/// The bind error (e.g. the UDP port is taken by someone else).
+pub(crate) fn bind(
+    config: quinn::ServerConfig,
+    tcp_addr: SocketAddr,
+) -> io::Result<quinn::Endpoint> {
+    quinn::Endpoint::server(config, tcp_addr)
+}
+
+/// `alt-svc` naming HTTP/3 on `port` of the same host, for a day (RFC 7838).
+pub(crate) fn alt_svc(port: u16) -> HeaderValue {
+    HeaderValue::from(AltSvc(port))
+}
+
+/// Only digits go into the value, so building it cannot fail.
+struct AltSvc(u16);
+
+impl From<AltSvc> for HeaderValue {
+    fn from(AltSvc(port): AltSvc) -> Self {
+        let text = format!("h3=\":{port}\"; ma=86400");
+        HeaderValue::from_maybe_shared(Bytes::from(text))
+            .unwrap_or_else(|_| HeaderValue::from_static("clear"))
+    }
+}
+
+/// Serves one QUIC connection attempt until it ends or the server stops.
+pub(crate) async fn serve(incoming: quinn::Incoming, state: &Arc<ConnState>) {
+    let ctx = state.ctx();
+    let mut control = Control::new(state);
+    let connecting = match incoming.accept() {
+        Ok(connecting) => connecting,
+        Err(err) => {
+            tracing::debug!(conn = state.id(), "QUIC connection refused: {err}");
+            return;
+        }
+    };
+    // The handshake is bounded like TCP's: by the idle timeout and closes.
+    let conn = tokio::select! {
+        res = control.unless_closed(connecting) => match res {
+            Some(Ok(conn)) => conn,
+            Some(Err(err)) => {
+                tracing::debug!(conn = state.id(), "QUIC handshake failed: {err}");
+                return;
+            }
+            None => return,
+        },
+        () = ctx.shutdown_requested() => return,
+    };
+    ctx.count_http3_connection();
+    tokio::select! {
+        () = drive(&conn, state, &mut control) => {}
+        () = ctx.shutdown_requested() => {
+            conn.close(H3_NO_ERROR, b"server shutdown");
+        }
+    }
+}
+
+/// Accepts requests until the connection ends, a fault ends it, or a
+/// graceful close has let every request finish.
+async fn drive(conn: &quinn::Connection, state: &Arc<ConnState>, control: &mut Control<'_>) {
+    let id = state.id();
+    let mut builder = h3::server::builder();
+    builder.max_field_section_size(MAX_FIELD_SECTION);
+    let built = builder.build::<_, Bytes>(h3_quinn::Connection::new(conn.clone()));
+    let mut h3conn = match control.unless_closed(built).await {
+        Some(Ok(h3conn)) => h3conn,
+        Some(Err(err)) => {
+            tracing::debug!(conn = id, "HTTP/3 setup failed: {err}");
+            return;
+        }
+        None => {
+            conn.close(H3_NO_ERROR, b"");
+            return;
+        }
+    };
+    let service = Arc::new(CourierService::new(Arc::clone(state), Protocol::Http3));
+    // The connection's requests: dropped (aborted) with it.
+    let mut requests = JoinSet::new();
+    let mut closing = false;
+    loop {
+        tokio::select! {
+            accepted = h3conn.accept() => match accepted {
+                Ok(Some(resolver)) => {
+                    requests.spawn(request(resolver, Arc::clone(&service), conn.clone()));
+                }
+                // The client's GOAWAY, and its requests are done.
+                Ok(None) => break,
+                Err(err) => {
+                    tracing::debug!(conn = id, "HTTP/3 connection ended: {err}");
+                    return;
+                }
+            },
+            Some(_) = requests.join_next(), if !requests.is_empty() => {
+                if closing && requests.is_empty() {
+                    break;
+                }
+            }
+            event = control.next() => match event {
+                Event::GracefulClose => {
+                    closing = true;
+                    // GOAWAY: streams the client opened later are refused.
+                    if let Err(err) = h3conn.shutdown(0).await {
+                        tracing::debug!(conn = id, "HTTP/3 GOAWAY failed: {err}");
+                        return;
+                    }
+                    if requests.is_empty() {
+                        break;
+                    }
+                }
+                Event::Fault(fault) => {
+                    tracing::trace!(conn = id, "closing HTTP/3 connection for {fault:?}");
+                    let (code, reason): (_, &[u8]) = match fault {
+                        RawFault::Reset => (H3_INTERNAL_ERROR, b"fault/reset"),
+                        _ => (H3_NO_ERROR, b"fault/close"),
+                    };
+                    conn.close(code, reason);
+                    return;
+                }
+            },
+        }
+    }
+    tokio::select! {
+        _ = conn.closed() => {}
+        () = tokio::time::sleep(CLOSE_GRACE) => conn.close(H3_NO_ERROR, b""),
+    }
+}
+
+type Resolver = h3::server::RequestResolver<h3_quinn::Connection, Bytes>;
+
+/// One request stream, until answered or the connection is gone (a fault,
+/// or a request that never answers).
+async fn request(resolver: Resolver, service: Arc<CourierService>, conn: quinn::Connection) {
+    tokio::select! {
+        () = respond(resolver, &service) => {}
+        _ = conn.closed() => {}
+    }
+}
+
+async fn respond(resolver: Resolver, service: &CourierService) {
+    let (req, stream) = match resolver.resolve_request().await {
+        Ok(resolved) => resolved,
+        Err(err) => {
+            tracing::debug!("HTTP/3 request unreadable: {err}");
+            return;
+        }
+    };
+    let (mut send, recv) = stream.split();
+    let req = req.map(|()| RequestBody::http3(recv));
+    let Ok(response) = service.handle(req).await else {
+        // `/fault/rst-stream`.
+        send.stop_stream(h3::error::Code::H3_INTERNAL_ERROR);
+        return;
+    };
+    let (mut head, mut body) = response.into_parts();
+    // hyper adds the length itself on HTTP/1.1 and HTTP/2; say it here too.
+    if let Some(len) = body.size_hint().exact() {
+        let bodyless = matches!(
+            head.status,
+            StatusCode::NO_CONTENT | StatusCode::NOT_MODIFIED
+        );
+        if !bodyless && !head.headers.contains_key(CONTENT_LENGTH) {
+            head.headers.insert(CONTENT_LENGTH, HeaderValue::from(len));
+        }
+    }
+    if let Err(err) = send.send_response(Response::from_parts(head, ())).await {
+        tracing::debug!("HTTP/3 response head not sent: {err}");
+        send.stop_stream(h3::error::Code::H3_INTERNAL_ERROR);
+        return;
+    }
+    loop {
+        match poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await {
+            Some(Ok(frame)) => {
+                let Ok(data) = frame.into_data() else {
+                    continue;
+                };
+                if data.is_empty() {
+                    continue;
+                }
+                if let Err(err) = send.send_data(data).await {
+                    tracing::debug!("HTTP/3 response body cut short: {err}");
+                    return;
+                }
+            }
+            Some(Err(err)) => {
+                // The request body failed under `/echo`.
+                tracing::debug!("HTTP/3 response body failed: {err}");
+                send.stop_stream(h3::error::Code::H3_INTERNAL_ERROR);
+                return;
+            }
+            None => break,
+        }
+    }
+    if let Err(err) = send.finish().await {
+        tracing::debug!("HTTP/3 response end not sent: {err}");
+    }
+}

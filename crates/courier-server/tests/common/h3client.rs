@@ -1,0 +1,114 @@
+//! An HTTP/3 client for the tests: quinn with h3's client side, independent
+//! of courier (whose HTTP/3 comes later), so the server is tested against
+//! someone else's reading of RFC 9114.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use bytes::{Buf, Bytes, BytesMut};
+use http::{HeaderMap, Method, Request, StatusCode};
+use tokio::task::JoinHandle;
+
+use super::bounded;
+use super::clients::client_config;
+
+/// One HTTP/3 connection; cheap to clone for concurrent requests.
+#[derive(Clone)]
+pub struct H3Client {
+    pub conn: quinn::Connection,
+    send: h3::client::SendRequest<h3_quinn::OpenStreams, Bytes>,
+    authority: String,
+    /// Keeps the endpoint (its socket and driver) alive with the client.
+    _endpoint: quinn::Endpoint,
+    _driver: Arc<JoinHandle<()>>,
+}
+
+/// A response read to its end.
+#[derive(Debug)]
+pub struct H3Response {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub body: Bytes,
+}
+
+impl H3Response {
+    pub fn connection_id(&self) -> u64 {
+        self.headers["x-connection-id"]
+            .to_str()
+            .expect("ascii")
+            .parse()
+            .expect("numeric connection id")
+    }
+}
+
+/// Connects to `addr` trusting `ca_pem`, verifying the name `127.0.0.1`.
+pub async fn connect(addr: SocketAddr, ca_pem: &str) -> Result<H3Client, String> {
+    let mut endpoint =
+        quinn::Endpoint::client(SocketAddr::from(([127, 0, 0, 1], 0))).expect("client UDP socket");
+    let rustls = client_config(ca_pem, &[b"h3"]);
+    let crypto = quinn::crypto::rustls::QuicClientConfig::try_from(rustls).expect("QUIC TLS");
+    endpoint.set_default_client_config(quinn::ClientConfig::new(Arc::new(crypto)));
+    let connecting = endpoint
+        .connect(addr, "127.0.0.1")
+        .map_err(|e| e.to_string())?;
+    let conn = bounded("QUIC handshake", connecting)
+        .await
+        .map_err(|e| e.to_string())?;
+    let (mut driver, send) = bounded(
+        "HTTP/3 setup",
+        h3::client::new(h3_quinn::Connection::new(conn.clone())),
+    )
+    .await
+    .map_err(|e| e.to_string())?;
+    let driver = tokio::spawn(async move {
+        let _closed = std::future::poll_fn(|cx| driver.poll_close(cx)).await;
+    });
+    Ok(H3Client {
+        conn,
+        send,
+        authority: addr.to_string(),
+        _endpoint: endpoint,
+        _driver: Arc::new(driver),
+    })
+}
+
+impl H3Client {
+    pub async fn get(&self, path: &str) -> Result<H3Response, String> {
+        self.request(Method::GET, path, None).await
+    }
+
+    /// Sends a request (with `body`, if any) and reads the whole response;
+    /// an `Err` names the HTTP/3 or QUIC error. Bounded by `IO_TIMEOUT`.
+    pub async fn request(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<Bytes>,
+    ) -> Result<H3Response, String> {
+        let uri = format!("https://{}{path}", self.authority);
+        let req = Request::builder()
+            .method(method)
+            .uri(uri)
+            .body(())
+            .expect("request");
+        let mut send = self.send.clone();
+        bounded("HTTP/3 exchange", async move {
+            let mut stream = send.send_request(req).await.map_err(|e| e.to_string())?;
+            if let Some(body) = body {
+                stream.send_data(body).await.map_err(|e| e.to_string())?;
+            }
+            stream.finish().await.map_err(|e| e.to_string())?;
+            let response = stream.recv_response().await.map_err(|e| e.to_string())?;
+            let mut body = BytesMut::new();
+            while let Some(mut chunk) = stream.recv_data().await.map_err(|e| e.to_string())? {
+                body.extend_from_slice(&chunk.copy_to_bytes(chunk.remaining()));
+            }
+            Ok(H3Response {
+                status: response.status(),
+                headers: response.headers().clone(),
+                body: body.freeze(),
+            })
+        })
+        .await
+    }
+}

@@ -1,0 +1,316 @@
+//! HTTP/3: the built-in server driven by h3's client over QUIC on loopback —
+//! the regular endpoints, faults, the stream limit, the idle timeout, and the
+//! `alt-svc` that advertises it on TCP.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use common::clients::{self, client_config, fetch_h1, fetch_h2, get};
+use common::h3client::{self, H3Client};
+use common::{bounded, pattern_byte};
+use courier_server::{start, ServerConfig, ServerHandle, TestPki};
+use http::{Method, StatusCode};
+
+/// A TLS server with HTTP/3 on, and the CA its clients must trust.
+async fn h3_server(config: ServerConfig) -> (ServerHandle, String) {
+    let pki = TestPki::new();
+    let server = start(ServerConfig {
+        tls: Some(pki.server_config(&["127.0.0.1"])),
+        http3: true,
+        ..config
+    })
+    .await
+    .expect("start HTTP/3 server");
+    (server, pki.ca_pem())
+}
+
+async fn h3_client(server: &ServerHandle, ca_pem: &str) -> H3Client {
+    let addr = server.http3_addr().expect("HTTP/3 address");
+    h3client::connect(addr, ca_pem)
+        .await
+        .expect("HTTP/3 connect")
+}
+
+#[tokio::test]
+async fn get_bytes_over_http3() {
+    let (server, ca) = h3_server(ServerConfig::default()).await;
+    assert_eq!(
+        server.http3_addr(),
+        Some(server.local_addr()),
+        "UDP on the TCP listener's address and port number"
+    );
+    let client = h3_client(&server, &ca).await;
+    let n = 300_000;
+    let response = client.get(&format!("/bytes/{n}")).await.expect("GET");
+    assert_eq!(response.status, StatusCode::OK);
+    assert_eq!(response.headers["content-length"], n.to_string().as_str());
+    assert_eq!(response.body.len(), n);
+    assert!(response
+        .body
+        .iter()
+        .enumerate()
+        .all(|(i, b)| *b == pattern_byte(i)));
+    // A second request reuses the connection.
+    let again = client.get("/bytes/10").await.expect("second GET");
+    assert_eq!(again.connection_id(), response.connection_id());
+    assert_eq!(server.connections_h3(), 1);
+    assert!(
+        response.headers.get("alt-svc").is_none(),
+        "no alt-svc on HTTP/3 itself"
+    );
+}
+
+#[tokio::test]
+async fn echo_streams_a_large_body_back() {
+    let (server, ca) = h3_server(ServerConfig::default()).await;
+    let client = h3_client(&server, &ca).await;
+    let body: Bytes = (0..1024 * 1024).map(|i| (i % 251) as u8).collect();
+    let response = client
+        .request(Method::POST, "/echo", Some(body.clone()))
+        .await
+        .expect("POST /echo");
+    assert_eq!(response.status, StatusCode::OK);
+    assert_eq!(response.body, body);
+}
+
+#[tokio::test]
+async fn delay_answers_after_the_delay() {
+    let (server, ca) = h3_server(ServerConfig::default()).await;
+    let client = h3_client(&server, &ca).await;
+    let started = Instant::now();
+    let response = client.get("/delay/150ms").await.expect("GET /delay");
+    assert!(started.elapsed() >= Duration::from_millis(150));
+    assert_eq!(response.status, StatusCode::OK);
+    assert_eq!(&response.body[..], b"ok");
+    let status = client.get("/status/418").await.expect("GET /status");
+    assert_eq!(status.status, StatusCode::IM_A_TEAPOT);
+}
+
+#[tokio::test]
+async fn rst_stream_resets_only_the_stream() {
+    let (server, ca) = h3_server(ServerConfig::default()).await;
+    let client = h3_client(&server, &ca).await;
+    let err = client
+        .get("/fault/rst-stream")
+        .await
+        .expect_err("stream reset");
+    assert!(
+        err.contains("H3_INTERNAL_ERROR") || err.contains("reset"),
+        "{err}"
+    );
+    let after = client
+        .get("/bytes/5")
+        .await
+        .expect("connection still usable");
+    assert_eq!(after.body.len(), 5);
+}
+
+#[tokio::test]
+async fn fault_close_and_reset_end_the_connection() {
+    for (path, code) in [("/fault/close", 0x100u32), ("/fault/reset", 0x102)] {
+        let (server, ca) = h3_server(ServerConfig::default()).await;
+        let client = h3_client(&server, &ca).await;
+        client.get(path).await.expect_err("no response");
+        let reason = bounded("connection closed", client.conn.closed()).await;
+        match reason {
+            quinn::ConnectionError::ApplicationClosed(close) => {
+                assert_eq!(close.error_code, quinn::VarInt::from_u32(code), "{path}")
+            }
+            other => panic!("{path}: {other}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn mid_body_faults_truncate_the_response() {
+    for path in ["/fault/close-mid-body", "/fault/chunked-mid-body"] {
+        let (server, ca) = h3_server(ServerConfig::default()).await;
+        let client = h3_client(&server, &ca).await;
+        match client.get(path).await {
+            Err(_) => {}
+            Ok(response) => panic!("{path}: a complete response: {response:?}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn http1_only_faults_answer_400_and_no_answer_hangs() {
+    let (server, ca) = h3_server(ServerConfig::default()).await;
+    let client = h3_client(&server, &ca).await;
+    for path in ["/fault/garbage", "/fault/malformed-status"] {
+        let response = client.get(path).await.expect(path);
+        assert_eq!(response.status, StatusCode::BAD_REQUEST, "{path}");
+    }
+    let hanging = tokio::time::timeout(Duration::from_millis(300), client.get("/fault/no-answer"));
+    assert!(hanging.await.is_err(), "no-answer answered");
+    assert_eq!(client.get("/bytes/1").await.expect("usable").body.len(), 1);
+}
+
+#[tokio::test]
+async fn goaway_fault_answers_then_closes() {
+    let (server, ca) = h3_server(ServerConfig::default()).await;
+    let client = h3_client(&server, &ca).await;
+    let response = client.get("/fault/goaway").await.expect("answered");
+    assert_eq!(response.status, StatusCode::OK);
+    // The server closes after the grace period unless the client does first.
+    bounded("connection closed after GOAWAY", client.conn.closed()).await;
+    let next = h3_client(&server, &ca).await;
+    assert_ne!(
+        next.get("/bytes/1")
+            .await
+            .expect("new connection")
+            .connection_id(),
+        response.connection_id()
+    );
+}
+
+/// The limit is QUIC's MAX_STREAMS: the ninth request waits for a stream,
+/// so sixteen delays on eight streams take two rounds, and eight take one.
+#[tokio::test]
+async fn concurrent_streams_up_to_the_limit() {
+    let delay = Duration::from_millis(300);
+    let (server, ca) = h3_server(ServerConfig {
+        max_concurrent_streams: Some(8),
+        ..Default::default()
+    })
+    .await;
+    let client = h3_client(&server, &ca).await;
+    for (requests, rounds) in [(8u32, 1u32), (16, 2)] {
+        let started = Instant::now();
+        let mut tasks = Vec::new();
+        for _ in 0..requests {
+            let client = client.clone();
+            tasks.push(tokio::spawn(async move { client.get("/delay/300").await }));
+        }
+        for task in tasks {
+            let response = task.await.expect("task").expect("GET /delay");
+            assert_eq!(response.status, StatusCode::OK);
+        }
+        let elapsed = started.elapsed();
+        assert!(elapsed >= delay * rounds, "{requests}: {elapsed:?}");
+        assert!(elapsed < delay * (rounds + 1), "{requests}: {elapsed:?}");
+    }
+    assert_eq!(server.connections_h3(), 1);
+}
+
+/// At the default limit (100), a hundred requests in flight on one
+/// connection take one round.
+#[tokio::test]
+async fn a_hundred_streams_at_the_default_limit() {
+    let delay = Duration::from_millis(300);
+    let (server, ca) = h3_server(ServerConfig::default()).await;
+    let client = h3_client(&server, &ca).await;
+    let started = Instant::now();
+    let tasks: Vec<_> = (0..100)
+        .map(|_| {
+            let client = client.clone();
+            tokio::spawn(async move { client.get("/delay/300").await })
+        })
+        .collect();
+    for task in tasks {
+        let response = task.await.expect("task").expect("GET /delay");
+        assert_eq!(response.status, StatusCode::OK);
+    }
+    let elapsed = started.elapsed();
+    assert!(elapsed >= delay && elapsed < delay * 2, "{elapsed:?}");
+    assert_eq!(server.connections_h3(), 1);
+    assert_eq!(server.requests_served(), 100);
+}
+
+/// "No limit" is HTTP/2's `None`; QUIC needs a number, and 2^32 had the
+/// server allocate stream state for ever instead of finishing the handshake.
+#[tokio::test]
+async fn no_stream_limit_still_serves() {
+    let (server, ca) = h3_server(ServerConfig {
+        max_concurrent_streams: None,
+        ..Default::default()
+    })
+    .await;
+    let client = h3_client(&server, &ca).await;
+    assert_eq!(client.get("/bytes/3").await.expect("GET").body.len(), 3);
+}
+
+#[tokio::test]
+async fn idle_timeout_closes_an_idle_connection() {
+    let (server, ca) = h3_server(ServerConfig {
+        idle_timeout: Some(Duration::from_millis(200)),
+        ..Default::default()
+    })
+    .await;
+    let client = h3_client(&server, &ca).await;
+    // A request longer than the timeout is not cut off.
+    client.get("/delay/400").await.expect("busy is not idle");
+    bounded("idle close", client.conn.closed()).await;
+    assert_eq!(server.connections_h3(), 1);
+}
+
+#[tokio::test]
+async fn shutdown_closes_http3_connections() {
+    let (server, ca) = h3_server(ServerConfig::default()).await;
+    let client = h3_client(&server, &ca).await;
+    client.get("/bytes/1").await.expect("GET");
+    bounded("shutdown", server.shutdown()).await;
+    bounded("connection closed", client.conn.closed()).await;
+}
+
+#[tokio::test]
+async fn tcp_responses_advertise_http3() {
+    let (server, ca) = h3_server(ServerConfig::default()).await;
+    let port = server.http3_addr().expect("HTTP/3").port();
+    let expected = format!("h3=\":{port}\"; ma=86400");
+    for alpn in [b"h2".as_slice(), b"http/1.1"] {
+        let tls = clients::tls(
+            server.local_addr(),
+            &client_config(&ca, &[alpn]),
+            "127.0.0.1",
+        )
+        .await
+        .expect("TLS");
+        let response = if alpn == b"h2" {
+            let (mut sender, _conn) = clients::h2(tls).await;
+            fetch_h2(&mut sender, get(&server.url("/bytes/1"))).await
+        } else {
+            let (mut sender, _conn) = clients::h1(tls).await;
+            fetch_h1(&mut sender, get(&server.url("/bytes/1"))).await
+        }
+        .expect("TCP fetch");
+        assert_eq!(response.headers["alt-svc"], expected.as_str());
+    }
+}
+
+#[tokio::test]
+async fn without_http3_no_alt_svc_and_no_udp() {
+    let pki = TestPki::new();
+    let server = start(ServerConfig {
+        tls: Some(pki.server_config(&["127.0.0.1"])),
+        ..Default::default()
+    })
+    .await
+    .expect("start");
+    assert_eq!(server.http3_addr(), None);
+    let tls = clients::tls(
+        server.local_addr(),
+        &client_config(&pki.ca_pem(), &[b"h2"]),
+        "127.0.0.1",
+    )
+    .await
+    .expect("TLS");
+    let (mut sender, _conn) = clients::h2(tls).await;
+    let response = fetch_h2(&mut sender, get(&server.url("/bytes/1")))
+        .await
+        .expect("fetch");
+    assert!(response.headers.get("alt-svc").is_none());
+}
+
+#[tokio::test]
+async fn http3_needs_tls() {
+    let err = start(ServerConfig {
+        http3: true,
+        ..Default::default()
+    })
+    .await
+    .expect_err("HTTP/3 without TLS");
+    assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
+}
