@@ -49,9 +49,14 @@ impl Default for Http2Config {
             keep_alive_interval: None,
             keep_alive_timeout: Duration::from_secs(20),
             keep_alive_while_idle: false,
-            // Room for a 1 MiB body without a window update round trip.
-            initial_stream_window_size: 2 * 1024 * 1024,
-            initial_connection_window_size: 8 * 1024 * 1024,
+            // The first flight of a fresh connection (issue 30): 32 MiB is
+            // what 650 MB/s carries in a 50 ms round trip, so a first large
+            // download on a long link ramps in one growth, not four; a reader
+            // that never reads holds at most this (the connection: twice, so
+            // one such stream leaves the others half). Windows are counters:
+            // idle connections and long polls pay nothing for them.
+            initial_stream_window_size: 32 * 1024 * 1024,
+            initial_connection_window_size: 64 * 1024 * 1024,
             adaptive_window: true,
             // Twice the BDP of 1 GB/s at 50 ms (see proto/h2/tune.rs).
             max_stream_window_size: 128 * 1024 * 1024,

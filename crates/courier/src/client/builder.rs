@@ -334,7 +334,8 @@ impl ClientBuilder {
     }
 
     /// HTTP/2 flow-control window per stream, as the connection starts.
-    /// Default: 2 MiB (a 1 MiB body needs no window update round trip). With
+    /// Default: 32 MiB (a fresh connection's first large download on a 50 ms
+    /// link needs no ramp; a reader that never reads holds at most this). With
     /// [`http2_adaptive_window`](Self::http2_adaptive_window) (the default)
     /// it grows from there; without, it stays.
     pub fn http2_initial_stream_window_size(mut self, bytes: u32) -> Self {
@@ -343,7 +344,7 @@ impl ClientBuilder {
     }
 
     /// HTTP/2 flow-control window per connection, as it starts. Default:
-    /// 8 MiB. Grows with [`http2_adaptive_window`](Self::http2_adaptive_window).
+    /// 64 MiB, twice the stream window's. Grows with [`http2_adaptive_window`](Self::http2_adaptive_window).
     pub fn http2_initial_connection_window_size(mut self, bytes: u32) -> Self {
         self.config.http2.initial_connection_window_size = bytes;
         self
@@ -356,8 +357,9 @@ impl ClientBuilder {
     /// at 50 ms is 40 MB/s. With this on, whenever the application consumes
     /// half the stream window within 3/4 of a round trip (2/3 of it per
     /// round trip, gRPC's threshold; the round trip is timed by courier's
-    /// own SETTINGS frames), courier doubles the window, once a round trip
-    /// at most, up to
+    /// own SETTINGS frames), courier grows the window to twice what the
+    /// application showed it consumes per round trip (at least double),
+    /// once a round trip at most, up to
     /// [`http2_max_stream_window_size`](Self::http2_max_stream_window_size)
     /// and [`http2_max_connection_window_size`](Self::http2_max_connection_window_size).
     /// The connection window, which bounds what the client buffers unread,

@@ -15,10 +15,15 @@
 //!   until they reach half the stream window the server has acknowledged;
 //!   then the clock is read once. Half of it within 3/4 of a round trip is
 //!   2/3 of the window per round trip (gRPC's beta): the window, not the
-//!   link nor the reader, is what limits the transfer, and it doubles (four
-//!   times, if half of it went within a quarter of a round trip: at most
-//!   twice what the application showed it consumes per round trip, gRPC's
-//!   gamma), up to a ceiling. A reader slower than that earns nothing,
+//!   link nor the reader, is what limits the transfer, and it grows to
+//!   twice what the application showed it consumes per round trip (gRPC's
+//!   gamma: `window × rtt / took`, four-fold if half of it went within a
+//!   quarter of a round trip, fifty-fold within a fiftieth), at least
+//!   double, up to a ceiling. On a long fast link the first tick (the
+//!   first flight arrives in a few milliseconds) takes the window to what
+//!   the link carries in one step: the four-fold cap it had until issue 30
+//!   took three more round trips to go from 2 to 128 MiB at 50 ms. A
+//!   reader slower than 2/3 of the window per round trip earns nothing,
 //!   however much arrives; a reader that stops stops the count.
 //! - **One growth at a time, measured after it took effect.** The grown
 //!   window goes out in a SETTINGS frame; the next tick starts when the
@@ -26,7 +31,7 @@
 //!   the old window (RFC 9113 §6.5.3: it applies SETTINGS before it
 //!   acknowledges them). The server uses the grown window at once, so the
 //!   next tick fills in a fraction of a round trip, and the window grows
-//!   once a round trip: 2 MiB to 128 MiB in three to six. The previous
+//!   once a round trip at most, to what the last tick showed. The previous
 //!   estimator (gRPC's and hyper's: a PING per sample, bytes counted until
 //!   its ACK) doubled every other round trip at best, since each sample
 //!   right after a growth still saw the old window, and a sample cut short
@@ -123,11 +128,7 @@ impl Tuner {
         if self.pending.is_some() || took * 4 >= rtt * 3 {
             return None;
         }
-        // Twice what the application showed it consumes per round trip, at
-        // most (gRPC's gamma): four times the window if half of it went
-        // within a quarter of a round trip.
-        let factor = if took * 4 <= rtt { 4 } else { 2 };
-        let grown = self.acked.saturating_mul(factor).min(self.ceiling);
+        let grown = grown(self.acked, took, rtt).min(self.ceiling);
         self.pending = Some((now, grown));
         Some(grown)
     }
@@ -145,6 +146,20 @@ impl Tuner {
         self.consumed = 0;
         self.tick_at = now;
     }
+}
+
+/// The window to grow `acked` to, whose half was consumed in `took`, less
+/// than 3/4 of the round trip `rtt`: twice what the application showed it
+/// consumes per round trip (gRPC's gamma), `acked × rtt / took`; at least
+/// twice `acked`. Half a window within a quarter of a round trip grows it
+/// four-fold, within 1/50 of one fifty-fold: on a long fast link the first
+/// tick takes the window to what the link carries in one growth, not in
+/// one doubling per round trip. Saturates at `u32::MAX`; the caller caps it.
+fn grown(acked: u32, took: Duration, rtt: Duration) -> u32 {
+    let took = took.as_nanos().max(1);
+    let by_rate = u128::from(acked) * rtt.as_nanos() / took;
+    let grown = by_rate.max(u128::from(acked) * 2);
+    u32::try_from(grown).unwrap_or(u32::MAX)
 }
 
 #[cfg(test)]
@@ -212,6 +227,59 @@ mod tests {
         // Just slower than that: doubled.
         let over = RTT + Duration::from_millis(2);
         assert_eq!(consume(&mut t, &mut now, 8 * MIB, over), [16 * MIB]);
+    }
+
+    /// On a long fast link half the window arrives in a sliver of the round
+    /// trip: the window grows to twice what that rate carries per round trip
+    /// in one step, not four-fold per round trip (2, 8, 32, 128 MiB took
+    /// three round trips past the first at 50 ms; issue 30).
+    #[test]
+    fn a_reader_much_faster_than_the_window_grows_it_in_one_step() {
+        let mut now = Instant::now();
+        let mut t = Tuner::new(2 * MIB, 1024 * MIB, now);
+        now += RTT;
+        t.on_settings_acked(now);
+        // Half the window (1 MiB) within a tenth of the round trip: ten
+        // windows per round trip are consumed, so 20 MiB, twice that.
+        assert_eq!(consume(&mut t, &mut now, 2 * MIB, RTT / 5), [20 * MIB]);
+        now += RTT;
+        t.on_settings_acked(now);
+        // 10 MiB in a hundredth of the round trip: 100 × 20 MiB, capped.
+        assert_eq!(consume(&mut t, &mut now, 20 * MIB, RTT / 50), [1024 * MIB]);
+        now += RTT;
+        t.on_settings_acked(now);
+        assert_eq!(t.on_consumed(usize::MAX, || unreachable!()), None);
+        // The ceiling binds however fast: all at one instant.
+        let mut now = Instant::now();
+        let mut t = tuner(&mut now);
+        assert_eq!(t.on_consumed(MIB as usize, || now), Some(32 * MIB));
+    }
+
+    /// The rule between the old steps: at least double, else twice the
+    /// per-round-trip rate shown, never more.
+    #[test]
+    fn growth_is_twice_the_rate_shown_and_at_least_double() {
+        let ms = Duration::from_millis;
+        assert_eq!(
+            grown(MIB, ms(30), RTT),
+            2 * MIB,
+            "5/3 of it: at least double"
+        );
+        assert_eq!(grown(MIB, ms(25), RTT), 2 * MIB);
+        assert_eq!(grown(MIB, ms(20), RTT), MIB / 2 * 5);
+        assert_eq!(grown(MIB, ms(5), RTT), 10 * MIB);
+        assert_eq!(grown(MIB, Duration::ZERO, RTT), u32::MAX, "saturates");
+        assert_eq!(grown(u32::MAX, ms(1), RTT), u32::MAX);
+        // Faster than half the window per half round trip: twice the half
+        // window consumed per round trip (g ≤ 2 × acked/2 × rtt/took), and
+        // no more than rounding below it.
+        let acked = 3 * MIB + 17;
+        for took in [1, 3, 7, 11, 19, 24] {
+            let g = u64::from(grown(acked, ms(took), RTT));
+            let shown = u64::from(acked) * 50;
+            assert!(g * took <= shown, "{took} ms: {g}");
+            assert!((g + 1) * took > shown, "{took} ms: {g}");
+        }
     }
 
     #[test]

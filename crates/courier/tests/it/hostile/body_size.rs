@@ -157,7 +157,7 @@ async fn h2_server(listener: TcpListener) {
 }
 
 /// What the HTTP/2 server sends of a declared body: past half the client's
-/// default stream window (2 MiB), so the client grants more as it reads.
+/// stream window (2 MiB, set below), so the client grants more as it reads.
 const SENT_H2: usize = 1536 * 1024;
 
 /// The default SETTINGS_MAX_FRAME_SIZE.
@@ -180,6 +180,7 @@ async fn h2_a_declared_content_length_sizes_no_buffer() {
         let client = builder
             .http2_prior_knowledge()
             .http2_adaptive_window(false)
+            .http2_initial_stream_window_size(2 << 20)
             .timeout(LIMIT)
             .build()
             .unwrap();
