@@ -28,10 +28,13 @@ use tokio_util::either::Either;
 
 use crate::body::Body;
 use crate::client::response::Response;
+
+/// The response, and what its request handed back (for a redirect).
+pub(crate) type Answered = (Response, Sent);
 use crate::client::transport::Lease;
 use crate::client::{is_idempotent, ClientInner};
 use crate::error::Error;
-use crate::proto::exchange::{Answer, HandedBack, SendError};
+use crate::proto::exchange::{Answer, HandedBack, SendError, Sent};
 
 type OriginPool = crate::pool::OriginPool<crate::client::transport::Transport>;
 
@@ -94,7 +97,7 @@ where
         request: Request<Body>,
         deadline: Option<Instant>,
         send: S,
-    ) -> Either<Self, std::future::Ready<Result<Response, Error>>> {
+    ) -> Either<Self, std::future::Ready<Result<Answered, Error>>> {
         // Refused before a connection is even checked out: nothing of a
         // request whose framing disagrees with its body may reach the wire.
         if let Err(e) = crate::validate::request(&request) {
@@ -182,7 +185,7 @@ where
     S: Fn(Lease, Request<Body>) -> F,
     F: Future<Output = Result<(Lease, Answer), SendError>>,
 {
-    type Output = Result<Response, Error>;
+    type Output = Result<Answered, Error>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         match self.as_mut().poll_attempt(cx) {
@@ -201,7 +204,7 @@ where
     fn poll_attempt(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
-    ) -> Poll<Result<Response, Error>> {
+    ) -> Poll<Result<Answered, Error>> {
         loop {
             let mut this = self.as_mut().project();
             let next = match this.stage.as_mut().project() {

@@ -26,7 +26,7 @@ use super::stream::{RecvBody, StreamRef};
 use crate::body::{expects_body, Body};
 use crate::config::Config;
 use crate::error::Error;
-use crate::proto::exchange::{Answer, Driver, HandedBack, SendError, SendResult};
+use crate::proto::exchange::{Answer, Driver, HandedBack, SendError, SendResult, Sent};
 use crate::proto::Io;
 
 /// The stream limit assumed before the server's SETTINGS arrive, so that
@@ -134,11 +134,8 @@ impl Http2Send {
         let stream = self.stream.as_mut().expect("opened above");
         match std::task::ready!(stream.poll_head(cx)) {
             Ok((head, end)) => {
-                let uri = self
-                    .request
-                    .take()
-                    .map(|r| r.into_parts().0.uri)
-                    .unwrap_or_default();
+                let request = self.request.take().unwrap_or_default();
+                let (uri, sent) = Sent::answered(request, self.feed.is_some());
                 let stream = self.stream.take().expect("opened above");
                 if let Some(feed) = self.feed.take() {
                     // The server took the request: it is not sent again.
@@ -148,6 +145,7 @@ impl Http2Send {
                     head,
                     body: Some(RecvBody::new(stream, end)),
                     uri,
+                    sent,
                 }))
             }
             Err(e) => Poll::Ready(Err(self.failed(e))),
