@@ -46,6 +46,7 @@ mod faults;
 mod handle;
 mod http1;
 mod http2;
+mod httpbin;
 mod io;
 mod negotiate;
 mod pki;
