@@ -26,7 +26,7 @@
 //!     }))
 //!     .build()?;
 //! let res = client.get("http://127.0.0.1:8080/redirect/2").send().await?;
-//! assert_eq!(res.url().path(), "/get");
+//! assert_eq!(res.url().path(), "/redirect/0");
 //! # Ok(()) }
 //! ```
 

@@ -113,7 +113,7 @@ impl Response {
     /// # async fn run() -> Result<(), courier::Error> {
     /// let client = courier::Client::new();
     /// let res = client.get("http://127.0.0.1:8080/redirect/1").send().await?;
-    /// assert_eq!(res.url().path(), "/get");
+    /// assert_eq!(res.url().path(), "/redirect/0");
     /// # Ok(()) }
     /// ```
     pub fn url(&self) -> &url::Url {
