@@ -97,18 +97,18 @@ where
         request: Request<Body>,
         deadline: Option<Instant>,
         send: S,
-    ) -> Either<Self, std::future::Ready<Result<Answered, Error>>> {
+    ) -> Either<Self, Refused> {
         // Refused before a connection is even checked out: nothing of a
         // request whose framing disagrees with its body may reach the wire.
         if let Err(e) = crate::validate::request(&request) {
             let e = e.or_url(|| request.uri().clone());
-            return Either::Right(std::future::ready(Err(e)));
+            return Either::Right(Refused(Some(e)));
         }
         let origin = match inner.pool.origin(request.uri()) {
             Ok(origin) => origin,
             Err(e) => {
                 let e = e.or_url(|| request.uri().clone());
-                return Either::Right(std::future::ready(Err(e)));
+                return Either::Right(Refused(Some(e)));
             }
         };
         let stage = begin(&inner, &origin, &send, request, false, 0);
@@ -121,6 +121,22 @@ where
             send,
             stage,
         })
+    }
+}
+
+/// A request refused before it was sent. Holds only the error: a
+/// `Ready<Result<Answered, _>>` in its place would make every request
+/// future as large as a response and what its request hands back.
+pub(crate) struct Refused(Option<Error>);
+
+impl Future for Refused {
+    type Output = Result<Answered, Error>;
+
+    fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Self::Output> {
+        Poll::Ready(Err(self
+            .0
+            .take()
+            .expect("`Refused` polled after it completed")))
     }
 }
 
