@@ -14,7 +14,7 @@ use crate::faults::{self, Fault};
 use crate::request_body::RequestBody;
 
 pub(crate) static OCTET_STREAM: HeaderValue = HeaderValue::from_static("application/octet-stream");
-static APPLICATION_JSON: HeaderValue = HeaderValue::from_static("application/json");
+pub(crate) static APPLICATION_JSON: HeaderValue = HeaderValue::from_static("application/json");
 pub(crate) static TEXT_PLAIN: HeaderValue = HeaderValue::from_static("text/plain; charset=utf-8");
 static CLOSE: HeaderValue = HeaderValue::from_static("close");
 
@@ -56,6 +56,8 @@ pub(crate) fn route(req: Request<RequestBody>) -> Outcome {
         return faults::route(fault);
     }
     match path {
+        "/get" => crate::httpbin::get(&req),
+        "/gzip" => crate::httpbin::gzip(&req),
         "/echo" => echo(req),
         "/headers" => headers(req.headers()),
         // The HTTP/2 equivalent of `connection: close` is a GOAWAY.

@@ -51,6 +51,7 @@ mod handle;
 mod http1;
 mod http2;
 mod http3;
+mod httpbin;
 mod io;
 mod negotiate;
 mod pki;

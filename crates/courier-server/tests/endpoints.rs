@@ -300,3 +300,40 @@ async fn redirect_endpoints_point_where_asked() {
     assert_eq!(conn.get("/redirect-to/302").await.status, 400);
     server.shutdown().await;
 }
+
+/// `/get` answers its query (decoded), headers and URL as httpbin's does.
+#[tokio::test]
+async fn get_answers_its_query_headers_and_url_as_json() {
+    let server = server().await;
+    let mut client = hyper_client(&server).await;
+    let (parts, body) = hyper_get(&mut client, "/get?q=a%26b+c&lang=en").await;
+    assert_eq!(parts.status, StatusCode::OK);
+    assert_eq!(parts.headers["content-type"], "application/json");
+    let v: serde_json::Value = serde_json::from_slice(&body).expect("JSON");
+    assert_eq!(v["args"]["q"], "a&b c");
+    assert_eq!(v["args"]["lang"], "en");
+    assert_eq!(v["headers"]["host"], "test");
+    assert_eq!(v["url"], "http://test/get?q=a%26b+c&lang=en");
+}
+
+/// `/gzip` answers gzip-encoded JSON, whatever the request asked for.
+#[tokio::test]
+async fn gzip_answers_gzip_encoded_json() {
+    use std::io::Read;
+    let server = server().await;
+    let mut client = hyper_client(&server).await;
+    let (parts, body) = hyper_get(&mut client, "/gzip").await;
+    assert_eq!(parts.status, StatusCode::OK);
+    assert_eq!(parts.headers["content-encoding"], "gzip");
+    assert_eq!(
+        parts.headers["content-length"],
+        body.len().to_string().as_str()
+    );
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(&body[..])
+        .read_to_string(&mut text)
+        .expect("gzip");
+    let v: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    assert_eq!(v["gzipped"], true);
+    assert_eq!(v["method"], "GET");
+}

@@ -76,6 +76,7 @@ pub mod middleware;
 pub mod multipart;
 mod pool;
 mod proto;
+pub mod redirect;
 mod service;
 pub mod tls;
 mod validate;
@@ -97,3 +98,8 @@ pub use tls::{Certificate, Identity};
 
 // Interoperability: requests and responses are `http` crate types.
 pub use http;
+/// The WHATWG URL type (the `url` crate's), as reqwest re-exports it:
+/// [`Response::url`] returns one, and requests take one.
+pub use url::Url;
+// reqwest's names for the `http` types, so a port changes no path.
+pub use http::{header, Method, StatusCode, Version};

@@ -28,10 +28,13 @@ use tokio_util::either::Either;
 
 use crate::body::Body;
 use crate::client::response::Response;
+
+/// The response, and what its request handed back (for a redirect).
+pub(crate) type Answered = (Response, Sent);
 use crate::client::transport::Lease;
 use crate::client::{is_idempotent, ClientInner, Idempotent};
 use crate::error::Error;
-use crate::proto::exchange::{Answer, HandedBack, SendError};
+use crate::proto::exchange::{Answer, HandedBack, SendError, Sent};
 
 type OriginPool = crate::pool::OriginPool<crate::client::transport::Transport>;
 
@@ -94,18 +97,18 @@ where
         request: Request<Body>,
         deadline: Option<Instant>,
         send: S,
-    ) -> Either<Self, std::future::Ready<Result<Response, Error>>> {
+    ) -> Either<Self, Refused> {
         // Refused before a connection is even checked out: nothing of a
         // request whose framing disagrees with its body may reach the wire.
         if let Err(e) = crate::validate::request(&request) {
             let e = e.or_url(|| request.uri().clone());
-            return Either::Right(std::future::ready(Err(e)));
+            return Either::Right(Refused(Some(e)));
         }
         let origin = match inner.pool.origin(request.uri()) {
             Ok(origin) => origin,
             Err(e) => {
                 let e = e.or_url(|| request.uri().clone());
-                return Either::Right(std::future::ready(Err(e)));
+                return Either::Right(Refused(Some(e)));
             }
         };
         let stage = begin(&inner, &origin, &send, request, false, 0);
@@ -118,6 +121,22 @@ where
             send,
             stage,
         })
+    }
+}
+
+/// A request refused before it was sent. Holds only the error: a
+/// `Ready<Result<Answered, _>>` in its place would make every request
+/// future as large as a response and what its request hands back.
+pub(crate) struct Refused(Option<Error>);
+
+impl Future for Refused {
+    type Output = Result<Answered, Error>;
+
+    fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Self::Output> {
+        Poll::Ready(Err(self
+            .0
+            .take()
+            .expect("`Refused` polled after it completed")))
     }
 }
 
@@ -185,7 +204,7 @@ where
     S: Fn(Lease, Request<Body>) -> F,
     F: Future<Output = Result<(Lease, Answer), SendError>>,
 {
-    type Output = Result<Response, Error>;
+    type Output = Result<Answered, Error>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         match self.as_mut().poll_attempt(cx) {
@@ -204,7 +223,7 @@ where
     fn poll_attempt(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
-    ) -> Poll<Result<Response, Error>> {
+    ) -> Poll<Result<Answered, Error>> {
         loop {
             let mut this = self.as_mut().project();
             let next = match this.stage.as_mut().project() {

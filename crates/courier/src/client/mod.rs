@@ -8,11 +8,17 @@
 //! reads what a dropped body left so its connection is reused; [`verbs`]
 //! gives every client type the same `get`/`post`/…; [`transport`] binds
 //! HTTP/1.1 and HTTP/2 to the pool, which is generic over its protocols.
+//! [`deliver`] follows redirects ([`follow`]) and decodes bodies
+//! ([`decode`]) when a response calls for it: the code the middleware's
+//! redirect and decompression layers run too.
 
 pub(crate) mod attempt;
 pub(crate) mod builder;
+pub(crate) mod decode;
+pub(crate) mod deliver;
 pub(crate) mod drain;
 pub(crate) mod extensions;
+pub(crate) mod follow;
 pub(crate) mod request;
 pub(crate) mod response;
 pub(crate) mod send;
@@ -64,6 +70,18 @@ pub(crate) struct ClientInner {
     pub(crate) pool: Pool,
     pub(crate) metrics: Arc<Metrics>,
     pub(crate) drain: DrainPolicy,
+    /// How redirects are followed; `None`: not at all (`Policy::none`).
+    pub(crate) follow: Option<follow::Rules>,
+    /// The decoder; `None`: no decompression.
+    pub(crate) decoder: Option<decode::Decoder>,
+}
+
+/// What a client does with a response besides returning it (reqwest's
+/// defaults: follow redirects, decode bodies).
+#[derive(Debug, Default)]
+pub(crate) struct Handling {
+    pub(crate) follow: Option<follow::Rules>,
+    pub(crate) decoder: Option<decode::Decoder>,
 }
 
 impl Default for Client {
@@ -97,7 +115,11 @@ impl Client {
         ClientBuilder::new()
     }
 
-    pub(crate) fn from_config(config: Config, tls: Option<Arc<rustls::ClientConfig>>) -> Client {
+    pub(crate) fn from_config(
+        config: Config,
+        tls: Option<Arc<rustls::ClientConfig>>,
+        handling: Handling,
+    ) -> Client {
         let metrics = Arc::new(Metrics::default());
         let drain = DrainPolicy {
             max_bytes: config.max_response_drain_size,
@@ -109,6 +131,8 @@ impl Client {
                 pool: Pool::new(config, Arc::clone(&metrics), tls),
                 metrics,
                 drain,
+                follow: handling.follow,
+                decoder: handling.decoder,
             }),
         }
     }
@@ -145,7 +169,8 @@ impl Client {
         self.inner.pool.config().timeout
     }
 
-    /// Sends a request within its total timeout.
+    /// Sends a request within its total timeout, following its redirects
+    /// and decoding its body as the client is configured to.
     pub(crate) fn send(
         self,
         request: Request<Body>,
@@ -153,12 +178,23 @@ impl Client {
     ) -> impl Future<Output = Result<Response, Error>> + Send + 'static {
         let started = Instant::now();
         let deadline = timeout.and_then(|t| started.checked_add(t));
-        let metrics = Arc::clone(&self.inner.metrics);
+        deliver::Deliver::new(self.inner, request, started, deadline)
+    }
+
+    /// One request on the wire (one hop of a redirect chain): the
+    /// response and what its request handed back.
+    pub(crate) fn hop(
+        inner: Arc<ClientInner>,
+        request: Request<Body>,
+        started: Instant,
+        deadline: Option<Instant>,
+    ) -> SendFuture<impl Future<Output = Result<attempt::Answered, Error>> + Send + 'static> {
+        let metrics = Arc::clone(&inner.metrics);
         SendFuture::new(
             metrics,
             started,
             deadline,
-            Attempt::start(self.inner, request, deadline, Lease::send),
+            Attempt::start(inner, request, deadline, Lease::send),
         )
     }
 }

@@ -17,7 +17,11 @@ use super::extensions::{Idempotent, RequestTimeout};
 
 /// Anything that can name the URL of a request.
 ///
-/// Implemented for `&str`, `String`, `&String`, [`http::Uri`] and `&Uri`.
+/// Implemented for `&str`, `String`, `&String`, [`url::Url`], `&Url`,
+/// [`http::Uri`] and `&Uri`. Text that is no plain RFC 3986 URI is read
+/// with the WHATWG URL rules, as reqwest and browsers read it
+/// (`http://bücher.example/a b` is `http://xn--bcher-kva.example/a%20b`);
+/// an `http::Uri`, or text that is one, is sent as it is.
 /// Parsing errors surface when the request is sent, as [`ErrorKind::InvalidUrl`].
 pub trait IntoUri {
     /// Parses or converts into a [`Uri`].
@@ -44,13 +48,16 @@ impl IntoUri for &Uri {
     }
 }
 
+// URLs as text and `url::Url`s: read with the WHATWG URL rules (the `url`
+// crate, as reqwest and browsers), then sent as the `http::Uri` they
+// serialize to.
 impl IntoUri for &str {
     fn as_reference(&self) -> Option<&str> {
         Some(self)
     }
 
     fn into_uri(self) -> Result<Uri, Error> {
-        Uri::try_from(self).map_err(|e| Error::new(ErrorKind::InvalidUrl, e))
+        parse_url(self)
     }
 }
 
@@ -60,7 +67,7 @@ impl IntoUri for String {
     }
 
     fn into_uri(self) -> Result<Uri, Error> {
-        Uri::try_from(self).map_err(|e| Error::new(ErrorKind::InvalidUrl, e))
+        parse_url(&self)
     }
 }
 
@@ -70,8 +77,66 @@ impl IntoUri for &String {
     }
 
     fn into_uri(self) -> Result<Uri, Error> {
-        self.as_str().into_uri()
+        parse_url(self)
     }
+}
+
+impl IntoUri for url::Url {
+    fn into_uri(self) -> Result<Uri, Error> {
+        url_to_uri(&self)
+    }
+}
+
+impl IntoUri for &url::Url {
+    fn into_uri(self) -> Result<Uri, Error> {
+        url_to_uri(self)
+    }
+}
+
+/// Text as a request target. A URI as RFC 3986 writes it (ASCII, nothing
+/// to encode) is sent as written, as before, and costs no second parse;
+/// anything else is read as a WHATWG URL: spaces and non-ASCII text
+/// percent-encoded, an IDNA host in punycode, surrounding spaces trimmed;
+/// a control character (CR, LF, tab) anywhere is refused. Both parsers name the same host for
+/// any text the first accepts (no backslash, no whitespace in it). What
+/// still fails is [`ErrorKind::InvalidUrl`] with the `url::ParseError`
+/// as its source.
+fn parse_url(text: &str) -> Result<Uri, Error> {
+    if let Ok(uri) = Uri::try_from(text) {
+        return Ok(uri);
+    }
+    // The WHATWG rules drop tabs and line breaks from anywhere in a URL;
+    // in a caller's URL they are refused instead: a CR LF there is an
+    // injection attempt more often than a typo.
+    if text.bytes().any(|b| b.is_ascii_control()) {
+        return Err(Error::msg(
+            ErrorKind::InvalidUrl,
+            "a control character (CR, LF, tab, …) in the URL",
+        ));
+    }
+    let url = url::Url::parse(text).map_err(|e| Error::new(ErrorKind::InvalidUrl, e))?;
+    url_to_uri(&url)
+}
+
+/// The request target of a WHATWG URL (without its fragment, which is not
+/// sent). Its serialization is ASCII, so what reaches the wire is what the
+/// URL says.
+pub(crate) fn url_to_uri(url: &url::Url) -> Result<Uri, Error> {
+    // The WHATWG rules leave DNS lengths unchecked: a name no resolver
+    // takes is refused here, before it could be looked up.
+    if let Some(url::Host::Domain(name)) = url.host() {
+        if name.len() > 253 || name.split('.').any(|label| label.len() > 63) {
+            return Err(Error::msg(
+                ErrorKind::InvalidUrl,
+                "the host is no DNS name (a label over 63 bytes, or over 253 in all)",
+            ));
+        }
+    }
+    let text = match url.fragment() {
+        Some(_) => &url[..url::Position::AfterQuery],
+        None => url.as_str(),
+    };
+    Uri::try_from(text).map_err(|e| Error::new(ErrorKind::InvalidUrl, e))
 }
 
 /// A request being built, for a [`Client`] (`RequestBuilder`), a
@@ -519,6 +584,41 @@ mod tests {
         assert!(invalid.try_clone().is_none(), "an error is not copied");
         let empty = client.get("http://h.example/").try_clone().unwrap();
         assert_eq!(empty.build().unwrap().body().as_buffered(), Some(&b""[..]));
+    }
+
+    #[test]
+    fn urls_and_text_become_well_formed_targets() {
+        let url = url::Url::parse("http://b\u{fc}cher.example:8080/a b?q=\u{e9}#frag").unwrap();
+        let expect = "http://xn--bcher-kva.example:8080/a%20b?q=%C3%A9";
+        assert_eq!((&url).into_uri().unwrap().to_string(), expect);
+        assert_eq!(url.clone().into_uri().unwrap().to_string(), expect);
+        // Text: WHATWG when it is no plain URI; a plain URI as written.
+        let text = "http://b\u{fc}cher.example:8080/a b?q=\u{e9}";
+        assert_eq!(text.into_uri().unwrap().to_string(), expect);
+        assert_eq!(text.to_owned().into_uri().unwrap().to_string(), expect);
+        assert_eq!(
+            "http://h.example/a/../b".into_uri().unwrap().to_string(),
+            "http://h.example/a/../b"
+        );
+        // What still fails is a typed InvalidUrl, with url's error inside.
+        for bad in [
+            "http://h.example/x\r\nx-injected: 1",
+            "http://h.example/\tx",
+            "http://exa mple/",
+            "not a url",
+        ] {
+            let err = bad.into_uri().unwrap_err();
+            assert_eq!(err.kind(), ErrorKind::InvalidUrl, "{bad:?}");
+        }
+        let err = "http://exa mple/".into_uri().unwrap_err();
+        let source = std::error::Error::source(&err).expect("a source");
+        assert!(
+            source.downcast_ref::<url::ParseError>().is_some(),
+            "{source:?}"
+        );
+        let long = format!("http://{}.example/", "a".repeat(64));
+        let url = url::Url::parse(&long).unwrap();
+        assert_eq!(url.into_uri().unwrap_err().kind(), ErrorKind::InvalidUrl);
     }
 
     #[test]

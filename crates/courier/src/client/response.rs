@@ -13,7 +13,7 @@ use tokio::time::{Instant, Sleep};
 use crate::client::drain::DrainPolicy;
 use crate::client::transport::Lease;
 use crate::error::{Error, ErrorKind};
-use crate::proto::exchange::Answer;
+use crate::proto::exchange::{Answer, Sent};
 use crate::proto::h2::stream::RecvBody;
 
 mod construct;
@@ -48,6 +48,8 @@ pub struct Response {
     body: ResponseBody,
     /// The URL that was requested (after redirects, the last one).
     url: Uri,
+    /// `url` as a WHATWG URL, made the first time [`Response::url`] asks.
+    parsed_url: std::sync::OnceLock<Box<url::Url>>,
     remote_addr: Option<SocketAddr>,
 }
 
@@ -69,11 +71,12 @@ impl Response {
         deadline: Option<Instant>,
         drain: DrainPolicy,
         max_body: Option<u64>,
-    ) -> Response {
+    ) -> (Response, Sent) {
         let Answer {
             mut head,
             body,
             uri,
+            sent,
         } = answer;
         let remote_addr = lease.remote_addr();
         // A switch of protocols parks the connection for `upgrade()`.
@@ -98,12 +101,14 @@ impl Response {
         if body.at_end() {
             body.finish();
         }
-        Response {
+        let res = Response {
             head,
             body,
             url: uri,
+            parsed_url: std::sync::OnceLock::new(),
             remote_addr,
-        }
+        };
+        (res, sent)
     }
 
     /// The status code.
@@ -121,9 +126,31 @@ impl Response {
         &self.head.headers
     }
 
-    /// The URL this response answers: the request's, or after the redirect
-    /// middleware followed redirects, the last one's.
-    pub fn url(&self) -> &Uri {
+    /// The URL this response answers: the request's, or after redirects
+    /// were followed, the last one's, as reqwest's `Response::url`. Made
+    /// from [`uri`](Self::uri) the first time it is asked for (a response
+    /// that is never asked costs nothing).
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), courier::Error> {
+    /// let client = courier::Client::new();
+    /// let res = client.get("http://127.0.0.1:8080/redirect/1").send().await?;
+    /// assert_eq!(res.url().path(), "/redirect/0");
+    /// # Ok(()) }
+    /// ```
+    pub fn url(&self) -> &url::Url {
+        self.parsed_url.get_or_init(|| {
+            // Every request target courier sends is one the WHATWG rules
+            // read; the fallback is for a response built by hand.
+            let url = url::Url::parse(&self.url.to_string())
+                .unwrap_or_else(|_| url::Url::parse("about:blank").expect("a valid URL"));
+            Box::new(url)
+        })
+    }
+
+    /// The URL this response answers as an [`http::Uri`], exactly as it
+    /// was sent.
+    pub fn uri(&self) -> &Uri {
         &self.url
     }
 
@@ -224,6 +251,7 @@ impl Response {
             body,
             url,
             remote_addr,
+            ..
         } = self;
         head.extensions.insert(ResponseUrl(url));
         if let Some(addr) = remote_addr {
@@ -251,6 +279,7 @@ impl Response {
             head,
             body,
             url,
+            parsed_url: std::sync::OnceLock::new(),
             remote_addr,
         }
     }
@@ -281,6 +310,7 @@ impl Response {
             head: self.head,
             body: self.body.map(f),
             url: self.url,
+            parsed_url: self.parsed_url,
             remote_addr: self.remote_addr,
         }
     }

@@ -13,7 +13,6 @@ use std::time::Duration;
 
 use tokio::time::{Instant, Timeout};
 
-use crate::client::response::Response;
 use crate::error::{Error, ErrorKind};
 use crate::metrics::Metrics;
 
@@ -39,9 +38,9 @@ impl Drop for Active {
     }
 }
 
-impl<F> SendFuture<F>
+impl<F, T> SendFuture<F>
 where
-    F: Future<Output = Result<Response, Error>>,
+    F: Future<Output = Result<T, Error>>,
 {
     /// `deadline` ends the attempt with [`ErrorKind::Timeout`].
     pub(crate) fn new(
@@ -63,11 +62,11 @@ where
     }
 }
 
-impl<F> Future for SendFuture<F>
+impl<F, T> Future for SendFuture<F>
 where
-    F: Future<Output = Result<Response, Error>>,
+    F: Future<Output = Result<T, Error>>,
 {
-    type Output = Result<Response, Error>;
+    type Output = Result<T, Error>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();

@@ -140,7 +140,7 @@ impl Response {
                 "the server did not switch protocols (status {})",
                 self.status()
             );
-            return Err(Error::new(ErrorKind::Upgrade, why).or_url(|| self.url().clone()));
+            return Err(Error::new(ErrorKind::Upgrade, why).or_url(|| self.uri().clone()));
         };
         let io = match parked {
             Parked::Http1(lease) => Io::Http1(lease),

@@ -17,6 +17,12 @@
 //! | [`HedgeLayer`] | a second attempt after a delay; the first good answer wins, the other is cancelled |
 //! | [`CircuitBreakerLayer`] | per origin: opens on a failure ratio, fails fast, half-open probes |
 //!
+//! A plain [`Client`](crate::Client) already follows redirects and decodes
+//! bodies by default, with the same code as [`FollowRedirectLayer`] and
+//! [`DecompressionLayer`]; the layers are for a stack that wants other
+//! settings, and the requests they send turn the client's own off, so
+//! nothing is followed or decoded twice.
+//!
 //! [`Stack`] assembles them in the right order from plain configuration, which is
 //! what [`ClientFactory`](crate::ClientFactory) does for each named client:
 //!

@@ -23,7 +23,9 @@ use crate::service::ServiceClient;
 /// 3. total timeout (sets the [`Deadline`](super::Deadline) every layer below honours)
 /// 4. concurrency limit (logical requests in flight; waiting counts against the deadline)
 /// 5. redirects (each hop is retried, hedged and traced on its own)
-/// 6. cookies (with the `cookies` feature: each hop stores what it set)
+/// 6. cookies (with the `cookies` feature: each hop stores what it set; a
+///    stack with a jar and no redirect settings follows with the default
+///    ones, so no hop bypasses the jar)
 /// 7. retry
 /// 8. hedging
 /// 9. circuit breaker (sees every attempt; a fast failure is not retried)
@@ -136,7 +138,20 @@ impl Stack {
             decompression: self.decompression.clone().map(DecompressionLayer::new),
             concurrency_limit: self.concurrency_limit.map(ConcurrencyLimitLayer::new),
             total_timeout: timeout.and_then(|t| t.total).map(TimeoutLayer::total),
-            redirect: self.redirect.clone().map(FollowRedirectLayer::new),
+            redirect: self
+                .redirect
+                .clone()
+                .map(FollowRedirectLayer::new)
+                .or_else(|| {
+                    // A jar must see every hop (what a redirect sets, what the
+                    // next hop sends): with one, the stack follows, not the
+                    // client below it, which would hop past the jar.
+                    #[cfg(feature = "cookies")]
+                    if self.cookies.is_some() {
+                        return Some(FollowRedirectLayer::default());
+                    }
+                    None
+                }),
             #[cfg(feature = "cookies")]
             cookies: self.cookies.clone().map(super::CookieLayer::new),
             retry: self.retry.clone().map(RetryLayer::new),

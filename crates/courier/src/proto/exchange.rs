@@ -59,6 +59,35 @@ pub(crate) struct Answer {
     pub(crate) body: Option<crate::proto::h2::stream::RecvBody>,
     /// The request's URI, moved out of the request once it is answered.
     pub(crate) uri: http::Uri,
+    /// The rest of the request, handed back (moved, not copied) for a
+    /// redirect to follow: the protocol held it until the answer anyway.
+    pub(crate) sent: Sent,
+}
+
+/// What an answered request handed back besides its URI: what following a
+/// redirect needs (`client/follow.rs`). `body` is the request's body when
+/// it was buffered, `None` when it was a stream (read once, gone).
+pub(crate) struct Sent {
+    pub(crate) method: http::Method,
+    pub(crate) version: http::Version,
+    pub(crate) headers: http::HeaderMap,
+    pub(crate) extensions: http::Extensions,
+    pub(crate) body: Option<Body>,
+}
+
+impl Sent {
+    /// The parts of an answered request; `streamed`: its body was a stream.
+    pub(crate) fn answered(request: Request<Body>, streamed: bool) -> (http::Uri, Sent) {
+        let (parts, body) = request.into_parts();
+        let sent = Sent {
+            method: parts.method,
+            version: parts.version,
+            headers: parts.headers,
+            extensions: parts.extensions,
+            body: (!streamed).then_some(body),
+        };
+        (parts.uri, sent)
+    }
 }
 
 /// The result of sending: the response head, or why not.

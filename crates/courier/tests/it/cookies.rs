@@ -90,3 +90,22 @@ async fn cookies_are_kept_and_sent_back_to_their_site_only() {
     );
     assert_eq!(cookies_seen(&other), [("/me".into(), None)]);
 }
+
+/// Issue 28: a plain `Client` follows redirects by itself, below the
+/// middleware; a stack with a jar and no redirect settings must still
+/// follow above the jar, so what a redirect sets reaches the next hop.
+#[tokio::test]
+async fn a_jar_without_redirect_settings_sees_every_hop() {
+    let site = Server::start(route).await;
+    let jar = Arc::new(CookieJar::new());
+    let client = Stack::new().cookies(Arc::clone(&jar)).client(Client::new());
+    let res = client
+        .get(format!("{}/hop", site.url))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 200);
+    let seen = cookies_seen(&site);
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    assert_eq!(seen[1], ("/me".into(), Some("hop=1".into())), "{seen:?}");
+}

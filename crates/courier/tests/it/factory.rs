@@ -482,3 +482,49 @@ fn strict_names_is_a_toml_key_the_code_overrides() {
         .unwrap_err();
     assert!(format!("{err:#}").contains("strict_names"), "{err:#}");
 }
+
+/// A plain `Client` follows redirects and decodes bodies by itself, so a
+/// file's `redirect = false` and `decompression = false` must switch that
+/// off too, not only leave the layers out (before: the factory's client
+/// still followed and decoded, with no way to stop it from the file).
+#[tokio::test]
+async fn sections_switched_off_in_the_file_switch_the_clients_own_off() {
+    let srv = server().await;
+    let toml = r#"
+        [clients.raw]
+        redirect = false
+        decompression = false
+
+        [clients.raw_tables.redirect]
+        enabled = false
+        [clients.raw_tables.decompression]
+        enabled = false
+        "#;
+    let factory = ClientFactory::builder()
+        .config_toml(toml)
+        .unwrap()
+        .build()
+        .unwrap();
+    for name in ["raw", "raw_tables"] {
+        let client = factory.client(name);
+        let res = client.get(srv.url("/redirect/1")).send().await.unwrap();
+        assert_eq!(res.status(), 302, "{name}: the 302 comes back as it came");
+        let res = client
+            .get(srv.url("/gzip"))
+            .header("accept-encoding", "gzip")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.headers()["content-encoding"], "gzip", "{name}");
+        let body = res.bytes().await.unwrap();
+        assert_eq!(&body[..2], &[0x1f, 0x8b], "{name}: still gzip's magic");
+    }
+    // No section: the defaults, as `Client::new()`.
+    let client = factory.client("default_one");
+    let res = client.get(srv.url("/redirect/1")).send().await.unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.url().path(), "/redirect/0");
+    let res = client.get(srv.url("/gzip")).send().await.unwrap();
+    assert!(res.headers().get("content-encoding").is_none());
+    assert!(res.text().await.unwrap().contains("gzipped"));
+}

@@ -553,7 +553,18 @@ async fn refusing_h2_server() -> String {
 #[tokio::test]
 async fn a_refused_http2_stream_is_sent_again_whole() {
     let url = refusing_h2_server().await;
-    let client = Client::builder().http2_prior_knowledge().build().unwrap();
+    // No default `Accept-Encoding`: the echo is the request's own headers.
+    let client = Client::builder()
+        .http2_prior_knowledge()
+        .decompression(
+            courier::middleware::DecompressionConfig::default()
+                .gzip(false)
+                .deflate(false)
+                .brotli(false)
+                .zstd(false),
+        )
+        .build()
+        .unwrap();
     // A POST: refused streams are safe to resend whatever the method.
     let res = client
         .post(&url)

@@ -1,4 +1,6 @@
-//! Decompression: the four codecs, streaming, the size limit, pass-through cases.
+//! Decompression: the four codecs, streaming, the size limit, pass-through
+//! cases; each through `DecompressionLayer` and through a plain `Client`,
+//! which decodes with the same code by default.
 
 use crate::support::compress;
 use crate::support::middleware::{reply, scripted, with_header};
@@ -40,16 +42,37 @@ async fn compressing_server() -> crate::support::middleware::Scripted {
     .await
 }
 
-fn decompressing(max: Option<u64>) -> courier::ServiceClient {
-    Stack::new()
-        .decompression(DecompressionConfig::default().max_size(max))
-        .client(Client::new())
+/// Who decodes: the layer, or the client under an empty stack (a plain
+/// `Client`'s own decoding; `ServiceClient` only to share the tests).
+#[derive(Debug, Clone, Copy)]
+enum By {
+    Layer,
+    Client,
+}
+
+const BOTH: [By; 2] = [By::Layer, By::Client];
+
+fn decompressing_with(by: By, config: DecompressionConfig) -> courier::ServiceClient {
+    match by {
+        By::Layer => Stack::new().decompression(config).client(Client::new()),
+        By::Client => Stack::new().client(Client::builder().decompression(config).build().unwrap()),
+    }
+}
+
+fn decompressing(by: By, max: Option<u64>) -> courier::ServiceClient {
+    decompressing_with(by, DecompressionConfig::default().max_size(max))
 }
 
 #[tokio::test]
 async fn every_codec_is_decoded() {
+    for by in BOTH {
+        every_codec_is_decoded_by(by).await;
+    }
+}
+
+async fn every_codec_is_decoded_by(by: By) {
     let srv = compressing_server().await;
-    let client = decompressing(Some(10 << 20));
+    let client = decompressing(by, Some(10 << 20));
     for encoding in ["gzip", "deflate", "raw-deflate", "br", "zstd"] {
         let res = client
             .get(srv.url(&format!("/{encoding}/100000")))
@@ -74,8 +97,14 @@ async fn every_codec_is_decoded() {
 
 #[tokio::test]
 async fn bodies_stream_in_pieces() {
+    for by in BOTH {
+        bodies_stream_in_pieces_by(by).await;
+    }
+}
+
+async fn bodies_stream_in_pieces_by(by: By) {
     let srv = compressing_server().await;
-    let client = decompressing(None);
+    let client = decompressing(by, None);
     let mut res = client.get(srv.url("/gzip/1000000")).send().await.unwrap();
     let mut chunks = 0;
     let mut total = 0;
@@ -92,6 +121,12 @@ async fn bodies_stream_in_pieces() {
 
 #[tokio::test]
 async fn a_decompression_bomb_stops_at_the_limit() {
+    for by in BOTH {
+        a_decompression_bomb_stops_at_the_limit_by(by).await;
+    }
+}
+
+async fn a_decompression_bomb_stops_at_the_limit_by(by: By) {
     // 64 MiB of zeros is a ~64 KiB gzip body.
     let bomb = compress("gzip", &vec![0u8; 64 << 20]).await;
     assert!(bomb.len() < 200_000, "{}", bomb.len());
@@ -102,7 +137,7 @@ async fn a_decompression_bomb_stops_at_the_limit() {
     })
     .await;
     let limit = 1 << 20;
-    let client = decompressing(Some(limit));
+    let client = decompressing(by, Some(limit));
 
     let err = client
         .get(srv.url("/"))
@@ -135,8 +170,14 @@ async fn a_decompression_bomb_stops_at_the_limit() {
 
 #[tokio::test]
 async fn corrupt_data_is_a_decompression_error() {
+    for by in BOTH {
+        corrupt_data_is_a_decompression_error_by(by).await;
+    }
+}
+
+async fn corrupt_data_is_a_decompression_error_by(by: By) {
     let srv = compressing_server().await;
-    let err = decompressing(None)
+    let err = decompressing(by, None)
         .get(srv.url("/corrupt"))
         .send()
         .await
@@ -149,8 +190,14 @@ async fn corrupt_data_is_a_decompression_error() {
 
 #[tokio::test]
 async fn pass_through_cases() {
+    for by in BOTH {
+        pass_through_cases_by(by).await;
+    }
+}
+
+async fn pass_through_cases_by(by: By) {
     let srv = compressing_server().await;
-    let client = decompressing(None);
+    let client = decompressing(by, None);
 
     // Not compressed.
     let res = client.get(srv.url("/plain/10")).send().await.unwrap();
@@ -168,9 +215,7 @@ async fn pass_through_cases() {
     assert_eq!(&raw[..2], b"\x1f\x8b");
 
     // A codec turned off is neither asked for nor decoded.
-    let no_zstd = Stack::new()
-        .decompression(DecompressionConfig::default().zstd(false))
-        .client(Client::new());
+    let no_zstd = decompressing_with(by, DecompressionConfig::default().zstd(false));
     let res = no_zstd.get(srv.url("/zstd/100")).send().await.unwrap();
     assert_eq!(res.headers()["content-encoding"], "zstd");
     assert_eq!(
@@ -221,8 +266,14 @@ fn encodings(res: &courier::Response) -> Vec<String> {
 /// header as sent.
 #[tokio::test]
 async fn content_encoding_field_lines_are_one_list() {
+    for by in BOTH {
+        content_encoding_field_lines_are_one_list_by(by).await;
+    }
+}
+
+async fn content_encoding_field_lines_are_one_list_by(by: By) {
     let srv = encodings_server().await;
-    let client = decompressing(None);
+    let client = decompressing(by, None);
     let gz = compress("gzip", &sample(1000)).await;
     for (path, decoded) in [
         ("/identity-then-gzip", true),
@@ -263,8 +314,14 @@ async fn content_encoding_field_lines_are_one_list() {
 /// truncation of what the server meant).
 #[tokio::test]
 async fn empty_bodies_decode_to_nothing_and_trailing_bytes_are_errors() {
+    for by in BOTH {
+        empty_bodies_decode_to_nothing_and_trailing_bytes_are_errors_by(by).await;
+    }
+}
+
+async fn empty_bodies_decode_to_nothing_and_trailing_bytes_are_errors_by(by: By) {
     let srv = encodings_server().await;
-    let client = decompressing(None);
+    let client = decompressing(by, None);
     let res = client.get(srv.url("/empty")).send().await.unwrap();
     assert_eq!(res.status(), 200);
     assert_eq!(encodings(&res), Vec::<String>::new());
@@ -274,4 +331,74 @@ async fn empty_bodies_decode_to_nothing_and_trailing_bytes_are_errors() {
         let err = res.bytes().await.unwrap_err();
         assert_eq!(err.kind(), ErrorKind::Decompression, "{path}: {err}");
     }
+}
+
+/// Issue 28: `Client::new()` decodes; reqwest's toggles turn a codec off
+/// (neither asked for nor decoded); a range is not asked for encoded.
+#[tokio::test]
+async fn a_plain_client_decodes_by_default_with_reqwest_toggles() {
+    let srv = compressing_server().await;
+    let res = Client::new()
+        .get(srv.url("/gzip/5000"))
+        .send()
+        .await
+        .unwrap();
+    assert!(res.headers().get("content-encoding").is_none());
+    assert_eq!(res.bytes().await.unwrap(), Bytes::from(sample(5000)));
+    assert_eq!(
+        srv.seen().last().unwrap().header("accept-encoding"),
+        Some("gzip, deflate, br, zstd")
+    );
+
+    let client = Client::builder().no_gzip().brotli(false).build().unwrap();
+    let res = client.get(srv.url("/gzip/100")).send().await.unwrap();
+    assert_eq!(res.headers()["content-encoding"], "gzip");
+    assert_eq!(
+        srv.seen().last().unwrap().header("accept-encoding"),
+        Some("deflate, zstd")
+    );
+    let none = Client::builder()
+        .no_gzip()
+        .no_deflate()
+        .no_brotli()
+        .no_zstd()
+        .build()
+        .unwrap();
+    let res = none.get(srv.url("/plain/10")).send().await.unwrap();
+    assert_eq!(res.bytes().await.unwrap(), Bytes::from(sample(10)));
+    assert_eq!(srv.seen().last().unwrap().header("accept-encoding"), None);
+
+    // A range of bytes is not asked for as a range of gzip.
+    let res = Client::new()
+        .get(srv.url("/plain/10"))
+        .header("range", "bytes=0-4")
+        .send()
+        .await
+        .unwrap();
+    drop(res);
+    assert_eq!(srv.seen().last().unwrap().header("accept-encoding"), None);
+
+    // Default headers that name their own encoding stand, undecoded.
+    let mut defaults = courier::http::HeaderMap::new();
+    defaults.insert("accept-encoding", "gzip".parse().unwrap());
+    let own = Client::builder().default_headers(defaults).build().unwrap();
+    let res = own.get(srv.url("/gzip/100")).send().await.unwrap();
+    assert_eq!(res.headers()["content-encoding"], "gzip");
+}
+
+/// A decompression layer over a client that decodes: the layer's
+/// `Accept-Encoding` goes out, and the body is decoded once, by the layer.
+#[tokio::test]
+async fn a_decompression_layer_over_a_client_decodes_once() {
+    let srv = compressing_server().await;
+    let client = Stack::new()
+        .decompression(DecompressionConfig::default().zstd(false).brotli(false))
+        .client(Client::new());
+    let res = client.get(srv.url("/gzip/5000")).send().await.unwrap();
+    assert!(res.headers().get("content-encoding").is_none());
+    assert_eq!(res.bytes().await.unwrap(), Bytes::from(sample(5000)));
+    assert_eq!(
+        srv.seen().last().unwrap().header("accept-encoding"),
+        Some("gzip, deflate")
+    );
 }

@@ -1,4 +1,6 @@
-//! Redirects: limits, loops, method rewriting, credentials across origins, downgrade.
+//! Redirects: limits, loops, method rewriting, credentials across origins,
+//! downgrade; each through `FollowRedirectLayer` and through a plain
+//! `Client`, which follows with the same code by default.
 
 use crate::support::middleware::{reply, scripted, with_header};
 use crate::support::server;
@@ -6,27 +8,43 @@ use courier::middleware::{RedirectConfig, Redirects, Stack};
 use courier::{Client, ErrorKind};
 use courier_server::{ServerConfig, TestPki};
 
-fn following() -> courier::ServiceClient {
-    Stack::new()
-        .redirect(RedirectConfig::default())
-        .client(Client::new())
+/// Who follows: the layer, or the client under an empty stack (a plain
+/// `Client`'s own following; `ServiceClient` only to share the tests).
+#[derive(Debug, Clone, Copy)]
+enum By {
+    Layer,
+    Client,
+}
+
+const BOTH: [By; 2] = [By::Layer, By::Client];
+
+fn following(by: By) -> courier::ServiceClient {
+    match by {
+        By::Layer => Stack::new()
+            .redirect(RedirectConfig::default())
+            .client(Client::new()),
+        By::Client => Stack::new().client(Client::new()),
+    }
 }
 
 #[tokio::test]
 async fn a_chain_is_followed_and_recorded() {
     let srv = server().await;
-    let client = following();
-    let res = client.get(srv.url("/redirect/3")).send().await.unwrap();
-    assert_eq!(res.status(), 200);
-    let chain = res.extensions().get::<Redirects>().unwrap().clone();
-    assert_eq!(chain.chain.len(), 3);
-    assert_eq!(
-        chain.final_uri().unwrap().to_string(),
-        srv.url("/redirect/0")
-    );
-    assert_eq!(res.text().await.unwrap(), "ok");
-    // The three redirect bodies were drained: one connection did it all.
-    assert_eq!(client.metrics().connections_established, 1);
+    for by in BOTH {
+        let client = following(by);
+        let res = client.get(srv.url("/redirect/3")).send().await.unwrap();
+        assert_eq!(res.status(), 200, "{by:?}");
+        let chain = res.extensions().get::<Redirects>().unwrap().clone();
+        assert_eq!(chain.chain.len(), 3);
+        assert_eq!(
+            chain.final_uri().unwrap().to_string(),
+            srv.url("/redirect/0")
+        );
+        assert_eq!(res.url().as_str(), srv.url("/redirect/0"), "{by:?}");
+        assert_eq!(res.text().await.unwrap(), "ok");
+        // The three redirect bodies were drained: one connection did it all.
+        assert_eq!(client.metrics().connections_established, 1, "{by:?}");
+    }
 }
 
 #[tokio::test]
@@ -52,6 +70,12 @@ async fn a_loop_stops_at_the_limit_with_a_clear_error() {
 
 #[tokio::test]
 async fn authorization_and_cookies_are_dropped_across_origins() {
+    for by in BOTH {
+        credentials_stay_with_their_origin(by).await;
+    }
+}
+
+async fn credentials_stay_with_their_origin(by: By) {
     let target = scripted(|_| async { reply(200, "landed") }).await;
     let target_url = target.url("/landing");
     let origin = scripted(move |req| {
@@ -65,7 +89,7 @@ async fn authorization_and_cookies_are_dropped_across_origins() {
         }
     })
     .await;
-    let client = following();
+    let client = following(by);
     let send = |url: String| {
         client
             .get(url)
@@ -95,6 +119,12 @@ async fn authorization_and_cookies_are_dropped_across_origins() {
 
 #[tokio::test]
 async fn methods_are_rewritten_per_rfc_9110() {
+    for by in BOTH {
+        methods_are_rewritten(by).await;
+    }
+}
+
+async fn methods_are_rewritten(by: By) {
     let srv = scripted(|req| async move {
         let path = req.uri.path().to_owned();
         match path.as_str() {
@@ -107,7 +137,7 @@ async fn methods_are_rewritten_per_rfc_9110() {
         }
     })
     .await;
-    let client = following();
+    let client = following(by);
     let post = |path: &str| {
         client
             .post(srv.url(path))
@@ -179,15 +209,24 @@ async fn https_to_http_is_refused_unless_allowed() {
 }
 
 #[tokio::test]
-async fn without_the_layer_redirects_are_returned() {
+async fn with_policy_none_redirects_are_returned() {
     let srv = server().await;
+    let client = Client::builder()
+        .redirect(courier::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let res = client.get(srv.url("/redirect/1")).send().await.unwrap();
+    assert_eq!(res.status(), 302);
+    assert_eq!(res.headers()["location"], "/redirect/0");
+    assert_eq!(res.url().as_str(), srv.url("/redirect/1"));
+    // The default follows (issue 28: a plain `Client` returned the 302).
     let res = Client::new()
         .get(srv.url("/redirect/1"))
         .send()
         .await
         .unwrap();
-    assert_eq!(res.status(), 302);
-    assert_eq!(res.headers()["location"], "/redirect/0");
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.url().path(), "/redirect/0");
 }
 
 /// Issue 27: the client's default headers are added when the request is
@@ -243,5 +282,199 @@ async fn default_credentials_are_dropped_across_origins() {
         let res = client.get(round).send().await.unwrap();
         let seen = headers_json(res).await;
         assert_eq!(seen.get("authorization"), None, "{protocol}: {seen:?}");
+    }
+}
+
+/// Issue 28: a plain `Client` follows with the layer's rules: its default
+/// credentials stay with their origin, over HTTP/1.1 and HTTP/2.
+#[tokio::test]
+async fn a_plain_client_keeps_default_credentials_with_their_origin() {
+    use crate::support::middleware::headers_json;
+    use courier::http::{HeaderMap, HeaderValue};
+
+    let first = server().await;
+    let other = server().await;
+    let mut defaults = HeaderMap::new();
+    defaults.insert(
+        "authorization",
+        HeaderValue::from_static("Bearer svc-token"),
+    );
+    defaults.insert("cookie", HeaderValue::from_static("session=default"));
+    defaults.insert("user-agent", HeaderValue::from_static("billing/1.4"));
+    for http2 in [false, true] {
+        let protocol = if http2 { "HTTP/2" } else { "HTTP/1.1" };
+        let mut builder = Client::builder().default_headers(defaults.clone());
+        if http2 {
+            builder = builder.http2_prior_knowledge();
+        }
+        let client = builder.build().unwrap();
+        let away = first.url(&format!("/redirect-to/302?{}", other.url("/headers")));
+        let res = client
+            .get(away)
+            .header("proxy-authorization", "Basic eA==")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.url().as_str(), other.url("/headers"), "{protocol}");
+        let seen = headers_json(res).await;
+        for name in ["authorization", "cookie", "proxy-authorization"] {
+            assert_eq!(seen.get(name), None, "{protocol}: {name} crossed: {seen:?}");
+        }
+        assert_eq!(seen["user-agent"], "billing/1.4", "{protocol}: {seen:?}");
+        // The same origin: all of them.
+        let here = first.url("/redirect-to/302?/headers");
+        let seen = headers_json(client.get(here).send().await.unwrap()).await;
+        assert_eq!(seen["authorization"], "Bearer svc-token", "{protocol}");
+        assert_eq!(seen["cookie"], "session=default", "{protocol}");
+    }
+}
+
+#[tokio::test]
+async fn a_plain_client_refuses_https_to_http() {
+    let plain = scripted(|_| async { reply(200, "plain") }).await;
+    let pki = TestPki::new();
+    let tls = courier_server::start(ServerConfig {
+        tls: Some(pki.server_config(&["localhost"])),
+        ..ServerConfig::default()
+    })
+    .await
+    .unwrap();
+    let url = format!(
+        "https://localhost:{}/redirect-to/302?{}",
+        tls.local_addr().port(),
+        plain.url("/x")
+    );
+    let client = Client::builder()
+        .add_root_certificate(pki.ca_pem())
+        .build()
+        .unwrap();
+    let err = client.get(&url).send().await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Redirect);
+    assert!(format!("{err:#}").contains("https to http"), "{err}");
+    assert_eq!(plain.hits(), 0);
+}
+
+/// One follower per request: a stack's redirect layer over a client that
+/// follows by itself turns the client's following off for the requests
+/// it sends, so its own limit holds (the client's, 10, would have hidden
+/// it) and no redirect is followed twice.
+#[tokio::test]
+async fn a_redirect_layer_over_a_client_is_the_only_follower() {
+    let srv = scripted(|req| async move {
+        match req.uri.path() {
+            "/a" => with_header(reply(302, ""), "location", "/b"),
+            "/b" => with_header(reply(302, ""), "location", "/c"),
+            _ => reply(200, "c"),
+        }
+    })
+    .await;
+    let client = Stack::new()
+        .redirect(RedirectConfig::default().max_redirects(1))
+        .client(Client::new());
+    let err = client.get(srv.url("/a")).send().await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::TooManyRedirects, "{err:#}");
+    assert_eq!(srv.hits(), 2, "/a and /b, never /c");
+
+    // Followed by the layer, hop by hop through the stack: one chain.
+    let client = Stack::new().redirect(RedirectConfig::default()).client(
+        Client::builder()
+            .redirect(courier::redirect::Policy::none())
+            .build()
+            .unwrap(),
+    );
+    let res = client.get(srv.url("/a")).send().await.unwrap();
+    assert_eq!(res.extensions().get::<Redirects>().unwrap().chain.len(), 2);
+    assert_eq!(res.text().await.unwrap(), "c");
+    assert_eq!(srv.hits(), 5);
+}
+
+#[tokio::test]
+async fn a_plain_client_stops_at_its_limit_and_asks_a_custom_policy() {
+    use courier::redirect::Policy;
+    let looping = scripted(|_| async { with_header(reply(302, ""), "location", "/again") }).await;
+    let err = Client::new()
+        .get(looping.url("/again"))
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::TooManyRedirects);
+    assert_eq!(looping.hits(), 11, "the original request and 10 redirects");
+
+    let srv = server().await;
+    let limited = Client::builder()
+        .redirect(Policy::limited(2))
+        .build()
+        .unwrap();
+    let err = limited
+        .get(srv.url("/redirect/3"))
+        .send()
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::TooManyRedirects);
+    assert!(limited.get(srv.url("/redirect/2")).send().await.is_ok());
+
+    // A custom policy sees each hop: stop at the second, fail on a path.
+    let stop = Client::builder()
+        .redirect(Policy::custom(|attempt| {
+            assert_eq!(attempt.status(), 302);
+            if attempt.previous().len() >= 2 {
+                attempt.stop()
+            } else {
+                attempt.follow()
+            }
+        }))
+        .build()
+        .unwrap();
+    let res = stop.get(srv.url("/redirect/5")).send().await.unwrap();
+    assert_eq!(res.status(), 302);
+    assert_eq!(res.url().path(), "/redirect/4");
+    let refuse = Client::builder()
+        .redirect(Policy::custom(|attempt| {
+            if attempt.url().path() == "/redirect/1" {
+                attempt.error("not there")
+            } else {
+                attempt.follow()
+            }
+        }))
+        .build()
+        .unwrap();
+    let err = refuse.get(srv.url("/redirect/3")).send().await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Redirect);
+    assert!(format!("{err:#}").contains("not there"), "{err:#}");
+}
+
+/// Issue 28: Locations the WHATWG rules read (a space, non-ASCII text, a
+/// tab inside) are followed to the well-formed target they mean; the
+/// bytes on the wire are that target, percent-encoded.
+#[tokio::test]
+async fn whatwg_locations_are_followed_percent_encoded() {
+    let srv = scripted(|req| async move {
+        match req.uri.path() {
+            "/space" => with_header(reply(302, ""), "location", "/a b?q=c d"),
+            "/tab" => with_header(reply(302, ""), "location", "/go\tod"),
+            "/utf8" => {
+                let mut res = reply(302, "");
+                res.headers_mut().insert(
+                    "location",
+                    http::HeaderValue::from_bytes("/g\u{f6}d".as_bytes()).unwrap(),
+                );
+                res
+            }
+            other => reply(200, other.to_owned()),
+        }
+    })
+    .await;
+    let client = Client::new();
+    for (from, path, target) in [
+        ("/space", "/a%20b", "/a%20b?q=c%20d"),
+        ("/tab", "/good", "/good"),
+        ("/utf8", "/g%C3%B6d", "/g%C3%B6d"),
+    ] {
+        let res = client.get(srv.url(from)).send().await.unwrap();
+        assert_eq!(res.status(), 200, "{from}");
+        assert_eq!(res.url().path(), path, "{from}");
+        assert_eq!(res.text().await.unwrap(), path, "{from}");
+        let seen = srv.seen().last().unwrap().clone();
+        assert_eq!(seen.uri.to_string(), target, "{from}");
     }
 }

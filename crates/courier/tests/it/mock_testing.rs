@@ -76,7 +76,7 @@ async fn a_mock_service_sees_each_request_and_answers_as_a_server_would() {
     assert!(err.is_connect(), "{err:#}");
     let res = client.get("missing").send().await.unwrap();
     // A mock's response answers the request's URL, as a server's does.
-    assert_eq!(res.url(), "http://shop.test/api/missing");
+    assert_eq!(res.url().as_str(), "http://shop.test/api/missing");
     let err = res.error_for_status().unwrap_err();
     assert!(err.is_status());
     assert_eq!(err.url().unwrap(), "http://shop.test/api/missing");

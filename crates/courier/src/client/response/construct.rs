@@ -265,7 +265,7 @@ mod tests {
         let res = Response::from(head);
         assert_eq!(res.status(), 404);
         assert_eq!(res.headers()["x-a"], "1");
-        assert_eq!(res.url(), &url);
+        assert_eq!(res.uri(), &url);
         assert_eq!(res.content_length(), None);
         assert!(res.error_for_status_ref().unwrap_err().is_status());
         assert_eq!(res.text().await.unwrap(), "gone");
@@ -275,7 +275,7 @@ mod tests {
         assert!(ResponseBody::empty().is_end_stream());
         assert!(ResponseBody::from(()).is_end_stream());
         let res = Response::from(http::Response::new(Body::from(vec![1u8, 2])));
-        assert_eq!(res.url(), "/", "no ResponseUrl: the URL is /");
+        assert_eq!(res.uri(), "/", "no ResponseUrl: the URL is /");
         assert_eq!(&res.bytes().await.unwrap()[..], &[1, 2]);
     }
 

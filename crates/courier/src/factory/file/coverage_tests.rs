@@ -20,6 +20,18 @@ const KEY_OF: &[(&str, &str)] = &[
     ("no_timeout", "timeout"),
     ("no_env_proxy", "env_proxy"),
     ("unix_socket_for", "unix_sockets"),
+    // The client's own following and decoding: the middleware sections set
+    // them (a section switched off turns the client's off too).
+    ("redirect", "redirect"),
+    ("decompression", "decompression"),
+    ("gzip", "decompression.gzip"),
+    ("brotli", "decompression.brotli"),
+    ("zstd", "decompression.zstd"),
+    ("deflate", "decompression.deflate"),
+    ("no_gzip", "decompression.gzip"),
+    ("no_brotli", "decompression.brotli"),
+    ("no_zstd", "decompression.zstd"),
+    ("no_deflate", "decompression.deflate"),
 ];
 
 /// Methods with no key, and why.

@@ -149,6 +149,28 @@ pub(super) fn section<T: Default, S>(
     }
 }
 
+/// Whether a section is switched off in the file (`x = false`, or
+/// `enabled = false` in its table): for what a plain `Client` does by itself
+/// (following redirects, decoding bodies), off must reach the client too,
+/// not only leave its layer out.
+fn switched_off<S>(section: &Option<Section<S>>, enabled: impl Fn(&S) -> Option<bool>) -> bool {
+    match section {
+        Some(Section::Flag(on)) => !on,
+        Some(Section::Table(t)) => enabled(t) == Some(false),
+        None => false,
+    }
+}
+
+/// `redirect = false`: the client follows none either.
+pub(super) fn redirect_switched_off(s: &Option<Section<RedirectSettings>>) -> bool {
+    switched_off(s, |s| s.enabled)
+}
+
+/// `decompression = false`: the client decodes nothing either.
+pub(super) fn decompression_switched_off(s: &Option<Section<DecompressionSettings>>) -> bool {
+    switched_off(s, |s| s.enabled)
+}
+
 fn apply_budget(target: &mut Option<BudgetConfig>, budget: Option<Section<BudgetSettings>>) {
     section(
         target,

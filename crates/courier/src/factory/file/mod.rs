@@ -438,6 +438,12 @@ impl Settings {
         if self.env_proxy == Some(false) {
             b = b.no_env_proxy();
         }
+        if middleware::redirect_switched_off(&self.redirect) {
+            b = b.redirect(crate::redirect::Policy::none());
+        }
+        if middleware::decompression_switched_off(&self.decompression) {
+            b = b.no_gzip().no_brotli().no_zstd().no_deflate();
+        }
         if let Some(v) = self.min_tls_version {
             b = b.min_tls_version(v.0);
         }

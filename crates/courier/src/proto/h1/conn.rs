@@ -17,7 +17,7 @@ use super::encode::{self, BodyFraming, ExpectContinue, Forward};
 use super::upload::{Out, Upload};
 use crate::body::Body;
 use crate::error::{Error, ErrorKind};
-use crate::proto::exchange::{Answer, HandedBack, SendError, SendResult};
+use crate::proto::exchange::{Answer, HandedBack, SendError, SendResult, Sent};
 use crate::proto::Io;
 
 /// Reads ask for at least this much room (and the buffer starts this big).
@@ -232,14 +232,19 @@ impl Connection {
         let Prepared { framing, asked } = prepared;
         // The request lives here once; `exchange` works on it by reference.
         async move {
+            let streamed = req.body().as_buffered().is_none();
             let result = match conn.as_mut().exchange(&mut req, framing, asked).await {
-                // Answered: the request is no longer needed, but its URI is
-                // the response's (moved, not cloned).
-                Ok(head) => Ok(Answer {
-                    head: head.into_parts(),
-                    body: None,
-                    uri: std::mem::take(req.uri_mut()),
-                }),
+                // Answered: the request is handed back (moved, not cloned):
+                // its URI is the response's, the rest a redirect's.
+                Ok(head) => {
+                    let (uri, sent) = Sent::answered(req, streamed);
+                    Ok(Answer {
+                        head: head.into_parts(),
+                        body: None,
+                        uri,
+                        sent,
+                    })
+                }
                 Err((error, resend)) => Err(resend.failure(error, req)),
             };
             (conn, result)

@@ -28,7 +28,7 @@ use crate::body::{expects_body, Body};
 use crate::config::Config;
 use crate::error::Error;
 use crate::proto::exchange::{
-    Answer, Driver, HandedBack, Protocol, SendError, SendResult, Switched,
+    Answer, Driver, HandedBack, Protocol, SendError, SendResult, Sent, Switched,
 };
 use crate::proto::Io;
 
@@ -152,11 +152,8 @@ impl Http2Send {
                     head.extensions
                         .insert(TunnelWriter(Arc::new(std::sync::Mutex::new(Some(tunnel)))));
                 }
-                let uri = self
-                    .request
-                    .take()
-                    .map(|r| r.into_parts().0.uri)
-                    .unwrap_or_default();
+                let request = self.request.take().unwrap_or_default();
+                let (uri, sent) = Sent::answered(request, self.feed.is_some());
                 let stream = self.stream.take().expect("opened above");
                 if let Some(feed) = self.feed.take() {
                     // The server took the request: it is not sent again.
@@ -166,6 +163,7 @@ impl Http2Send {
                     head,
                     body: Some(RecvBody::new(stream, end)),
                     uri,
+                    sent,
                 }))
             }
             Err(e) => Poll::Ready(Err(self.failed(e))),

@@ -156,6 +156,11 @@ pub struct Case {
     pub client: fn(ClientBuilder) -> ClientBuilder,
     /// Middleware between the caller and the client.
     pub stack: Option<fn() -> Stack>,
+    /// The stack's redirect and decompression settings go to the client
+    /// itself (`ClientBuilder::redirect`, `decompression`), and no stack is
+    /// built: the case runs through a plain `Client`'s own following and
+    /// decoding, the same code as the layers (issue 28).
+    pub by_client: bool,
     pub timeout: Duration,
     pub expect: Expect,
     pub budget: Budget,
@@ -189,6 +194,7 @@ impl Case {
             request: Request::Get,
             client: plain,
             stack: None,
+            by_client: false,
             timeout: TIMEOUT,
             expect: Expect::Error(ErrorKind::Protocol),
             budget: Budget::default(),

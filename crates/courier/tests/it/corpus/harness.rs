@@ -51,9 +51,22 @@ pub async fn run(case: &Case, transport: Transport) -> Run {
         .chain(case.probes.iter().map(|p| p.url));
     builder = probe::resolving(builder, names);
     let (builder, routed) = routes(case, transport, &server, builder).await;
-    let client = (case.client)(builder).build().expect("client");
+    let mut builder = (case.client)(builder);
+    if let (true, Some(stack)) = (case.by_client, case.stack) {
+        let stack = stack();
+        if let Some(config) = stack.decompression {
+            builder = builder.decompression(config);
+        }
+        if let Some(config) = stack.redirect {
+            builder = builder.redirect(courier::redirect::Policy::limited(config.max_redirects));
+        }
+    }
+    let client = builder.build().expect("client");
     routed.built();
-    let caller = case.stack.map(|stack| stack().client(client.clone()));
+    let caller = case
+        .stack
+        .filter(|_| !case.by_client)
+        .map(|stack| stack().client(client.clone()));
 
     let (scheme, port) = (server.scheme(), server.port());
     let url = match case.url {

@@ -1,4 +1,5 @@
-//! Decompression bombs through `DecompressionLayer`: a few KiB on the wire
+//! Decompression bombs through `DecompressionLayer`, and through a plain
+//! `Client` (each case's `/client` twin): a few KiB on the wire
 //! that decode to far more than the limit must fail with BodyTooLarge
 //! within the memory budget, and a body of exactly the limit must not;
 //! corrupt, truncated and over-long streams with Decompression; empty

@@ -35,8 +35,8 @@ pub async fn all() -> Vec<Case> {
     cases.extend(goaway::cases());
     cases.extend(lengths::cases());
     cases.extend(tls::cases());
-    cases.extend(decompression::cases().await);
-    cases.extend(redirects::cases());
+    cases.extend(through_the_client(decompression::cases().await));
+    cases.extend(through_the_client(redirects::cases()));
     cases.extend(injection::cases());
     cases.extend(proxies::cases());
     cases.extend(routes::cases());
@@ -44,6 +44,42 @@ pub async fn all() -> Vec<Case> {
     #[cfg(feature = "cookies")]
     cases.extend(cookies::cases());
     cases
+}
+
+/// `cases`, and a twin of each that runs through a middleware stack of
+/// only redirects and decompression: the twin (named `…/client`) gives
+/// those settings to a plain `Client`, which follows and decodes with the
+/// same code (issue 28), and must meet the same outcome.
+fn through_the_client(cases: Vec<Case>) -> Vec<Case> {
+    let mut out = Vec::with_capacity(cases.len() * 2);
+    for case in cases {
+        let twin = case.stack.and_then(|stack| {
+            let stack = stack();
+            let defaults = courier::middleware::RedirectConfig::default();
+            let only_these = stack.trace.is_none()
+                && stack.concurrency_limit.is_none()
+                && stack.timeout.is_none()
+                && stack.retry.is_none()
+                && stack.hedging.is_none()
+                && stack.circuit_breaker.is_none();
+            #[cfg(feature = "cookies")]
+            let only_these = only_these && stack.cookies.is_none();
+            // The client has reqwest's fixed rules: no downgrade, its list
+            // of sensitive headers.
+            let client_rules = stack.redirect.as_ref().is_none_or(|r| {
+                !r.allow_https_to_http && r.sensitive_headers == defaults.sensitive_headers
+            });
+            (only_these && client_rules).then(|| {
+                let mut twin = case.clone();
+                twin.name = Box::leak(format!("{}/client", case.name).into_boxed_str());
+                twin.by_client = true;
+                twin
+            })
+        });
+        out.push(case);
+        out.extend(twin);
+    }
+    out
 }
 
 /// An HTTP/1.1 response: `status_line` (e.g. `HTTP/1.1 200 OK`), header

@@ -1,4 +1,5 @@
-//! Redirect abuse through `FollowRedirectLayer`: loops, chains past the
+//! Redirect abuse through `FollowRedirectLayer`, and through a plain
+//! `Client` (each case's `/client` twin, `cases::through_the_client`): loops, chains past the
 //! limit, schemes that are not HTTP, a downgrade from HTTPS, Locations
 //! that are missing or not URLs, and the Location forms parsers read
 //! differently (credentials, backslashes, whitespace and control bytes,
@@ -126,9 +127,11 @@ pub fn cases() -> Vec<Case> {
             to("HTTP/1.1 302 Found", "\\\\127.0.0.1:9\\good"),
         )
         .err(Redirect),
-        // Whitespace and control bytes.
-        keep("location-tab-inside", to("HTTP/1.1 302 Found", "/go\tod")).err(Redirect),
-        keep("location-space-inside", to("HTTP/1.1 302 Found", "/go od")).err(Redirect),
+        // Whitespace and control bytes, read with the WHATWG URL rules
+        // (issue 28): a tab inside is removed, a space and non-ASCII text
+        // are percent-encoded; the target sent is well-formed either way.
+        keep("location-tab-inside", to("HTTP/1.1 302 Found", "/go\tod")).ok_len(200, 13),
+        keep("location-space-inside", to("HTTP/1.1 302 Found", "/go od")).ok_len(200, 13),
         keep("location-padded", to("HTTP/1.1 302 Found", "  \t/good \t ")).ok_len(200, 13),
         keep(
             "location-non-ascii",
@@ -137,6 +140,38 @@ pub fn cases() -> Vec<Case> {
                 &["location: /g\u{f6}\u{f6}d", "content-length: 0"],
                 b"",
             ),
+        )
+        .ok_len(200, 13),
+        // Mixed scripts: a Cyrillic 'а' in the path is text, percent-encoded;
+        // fullwidth solidi are no '/' (no `//host` authority from them).
+        keep(
+            "location-mixed-script-path",
+            to("HTTP/1.1 302 Found", "/\u{430}dmin"),
+        )
+        .ok_len(200, 13),
+        keep(
+            "location-fullwidth-solidi",
+            to("HTTP/1.1 302 Found", "\u{ff0f}\u{ff0f}127.0.0.1:9/good"),
+        )
+        .ok_len(200, 13),
+        // Hosts IDNA refuses: a label over 63 bytes, punycode that does not
+        // decode, a space; refused before any connection.
+        keep(
+            "location-idna-label-too-long",
+            to(
+                "HTTP/1.1 302 Found",
+                &format!("http://{}\u{fc}.test/", "a".repeat(70)),
+            ),
+        )
+        .err(Redirect),
+        keep(
+            "location-idna-bad-punycode",
+            to("HTTP/1.1 302 Found", "http://xn--a.test/"),
+        )
+        .err(Redirect),
+        keep(
+            "location-space-in-host",
+            to("HTTP/1.1 302 Found", "http://127.0.0.1 :9/"),
         )
         .err(Redirect),
         keep(

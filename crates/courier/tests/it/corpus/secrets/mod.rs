@@ -128,7 +128,39 @@ struct Cell {
     failure: Option<String>,
 }
 
-async fn run(world: &World, place: Place, route: Route, scenario: &Scenario) -> Cell {
+/// Who follows the redirects: `FollowRedirectLayer` in a stack, or a plain
+/// `Client` by itself (issue 28: the same code, by default).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Follower {
+    Layer,
+    Client,
+}
+
+impl Follower {
+    /// Whether this follower has a run for `place` and `scenario`: a plain
+    /// client has reqwest's fixed list of sensitive headers (no
+    /// `x-api-key`), no downgrade knob, and no jar.
+    fn runs(self, place: Place, scenario: &Scenario) -> bool {
+        match self {
+            Follower::Layer => true,
+            Follower::Client => {
+                #[cfg(feature = "cookies")]
+                if place == Place::Jar {
+                    return false;
+                }
+                place != Place::DefaultCustom && !scenario.downgrade
+            }
+        }
+    }
+}
+
+async fn run(
+    world: &World,
+    place: Place,
+    route: Route,
+    scenario: &Scenario,
+    follower: Follower,
+) -> Cell {
     let canary = canary(place, route, scenario.name);
     let proxy_password = if place == Place::ProxyUrl {
         canary.clone()
@@ -174,36 +206,57 @@ async fn run(world: &World, place: Place, route: Route, scenario: &Scenario) -> 
         .sensitive_headers(sensitive)
         .allow_https_to_http(scenario.downgrade);
     #[allow(unused_mut)]
-    let mut stack = Stack::new().redirect(policy);
+    let mut stack = match follower {
+        Follower::Layer => Stack::new().redirect(policy),
+        Follower::Client => Stack::new(),
+    };
     #[cfg(feature = "cookies")]
     if place == Place::Jar {
         let jar = std::sync::Arc::new(courier::middleware::CookieJar::new());
         jar.add(&format!("c={canary}; Path=/"), &world.a().parse().unwrap());
         stack = stack.cookies(jar);
     }
+    let plain = client.clone();
     let mut service: ServiceClient = stack.client(client);
     if place == Place::ServiceDefault {
         let mut headers = HeaderMap::new();
         headers.insert("authorization", bearer);
         service = service.with_default_headers(headers);
     }
-    let mut request = service.get(scenario.url(world));
-    request = match place {
-        Place::RequestHeader => request.header("authorization", format!("Bearer {canary}")),
-        Place::RequestCookie => request.header("cookie", format!("c={canary}")),
-        Place::BasicAuth => request.basic_auth("user", Some(&canary)),
-        Place::BearerAuth => request.bearer_auth(&canary),
-        _ => request,
-    };
+    // The credential on the request, whichever builder it is.
+    macro_rules! with_credential {
+        ($request:expr) => {
+            match place {
+                Place::RequestHeader => {
+                    $request.header("authorization", format!("Bearer {canary}"))
+                }
+                Place::RequestCookie => $request.header("cookie", format!("c={canary}")),
+                Place::BasicAuth => $request.basic_auth("user", Some(&canary)),
+                Place::BearerAuth => $request.bearer_auth(&canary),
+                _ => $request,
+            }
+        };
+    }
+    // Before the request: a plain `Client`'s `send` starts at once (a
+    // connection at hand, or the dial), and what it reaches must be seen.
     world.log.clear();
+    // A plain `Client` sends by itself unless the credential is a
+    // `ServiceClient`'s (whose empty stack then leaves following to it).
+    let send: futures_util::future::BoxFuture<'_, Result<courier::Response, courier::Error>> =
+        if follower == Follower::Client && place != Place::ServiceDefault {
+            Box::pin(with_credential!(plain.get(scenario.url(world))).send())
+        } else {
+            Box::pin(with_credential!(service.get(scenario.url(world))).send())
+        };
     let outcome = tokio::time::timeout(TIMEOUT * 2, async {
-        let res = request.send().await?;
+        let res = send.await?;
         let status = res.status().as_u16();
         res.bytes().await?;
         Ok::<u16, courier::Error>(status)
     })
     .await;
     drop(service);
+    drop(plain);
 
     let first = if scenario.url(world).starts_with("https") {
         "s"
@@ -278,6 +331,17 @@ fn short(endpoint: &str) -> &str {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn canaries_reach_only_where_they_were_meant() {
+    matrix_of(Follower::Layer).await;
+}
+
+/// Issue 28: the same matrix with the redirects followed by a plain
+/// `Client` (its default policy), no middleware.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn canaries_reach_only_where_they_were_meant_through_a_plain_client() {
+    matrix_of(Follower::Client).await;
+}
+
+async fn matrix_of(follower: Follower) {
     let world = World::start().await;
     let scenarios = scenarios();
     let width = 13;
@@ -293,14 +357,16 @@ async fn canaries_reach_only_where_they_were_meant() {
         for route in Route::ALL {
             table.push_str(&format!("{:<22} {:<18}", place.name(), route.name()));
             for scenario in &scenarios {
-                let cell = if place == Place::ProxyUrl && route == Route::Direct {
+                let cell = if (place == Place::ProxyUrl && route == Route::Direct)
+                    || !follower.runs(place, scenario)
+                {
                     Cell {
                         text: "n/a".into(),
                         failure: None,
                     }
                 } else {
                     runs += 1;
-                    run(&world, place, route, scenario).await
+                    run(&world, place, route, scenario, follower).await
                 };
                 table.push_str(&format!(" {:<width$}", cell.text));
                 failures.extend(cell.failure);
@@ -309,7 +375,7 @@ async fn canaries_reach_only_where_they_were_meant() {
         }
     }
     println!(
-        "secrets check: {runs} runs; a cell says where the canary arrived (a, a2 = 127.0.0.1 \
+        "secrets check ({follower:?} follows): {runs} runs; a cell says where the canary arrived (a, a2 = 127.0.0.1 \
          on two ports, b = localhost, all http; s = https://127.0.0.1, sb = https://localhost, \
          HTTP/2; fwd, conn = the HTTP proxy's forwarded requests and CONNECTs; socks); \
          LEAK = somewhere it was not meant, FAIL = never where it was meant or a wrong outcome\n{table}"
