@@ -435,18 +435,19 @@ async fn a_stalled_reader_on_a_fresh_connection_holds_the_initial_stream_window(
     let conn = Conn::open_default(Some(1 << 40), Link::delay(ONE_WAY));
     let _body = conn.get().await;
     tokio::time::sleep(Duration::from_secs(10)).await;
-    let books = conn.books();
-    assert_eq!(
-        books.sent,
-        u64::from(h2.initial_stream_window_size),
-        "{books:?}"
-    );
-    assert_eq!(books.windows.len(), 1, "no growth: {books:?}");
+    {
+        let books = conn.books();
+        assert_eq!(
+            books.sent,
+            u64::from(h2.initial_stream_window_size),
+            "{books:?}"
+        );
+        assert_eq!(books.windows.len(), 1, "no growth: {books:?}");
+    }
     assert_eq!(
         conn.shared.lock().growth.conn_advertised(),
         h2.initial_connection_window_size
     );
-    drop(books);
     // A second such stream gets its head and its own window: together they
     // hold at most the connection window.
     let _second = conn.get().await;
