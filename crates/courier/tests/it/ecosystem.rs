@@ -190,7 +190,13 @@ async fn towers_timeout_is_a_courier_timeout_over_and_under_the_stack() {
 #[tokio::test]
 async fn tower_https_follow_redirect_follows_with_courier_following_none() {
     let srv = server().await;
-    let client = ServiceClient::new(Client::new(), &courier::middleware::Stack::new())
+    // A plain Client follows by itself: off, so tower-http is the one
+    // follower (two would each see only part of the chain).
+    let courier_following_none = Client::builder()
+        .redirect(courier::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let client = ServiceClient::new(courier_following_none, &courier::middleware::Stack::new())
         .with_layer(tower_http::follow_redirect::FollowRedirectLayer::new());
     let res = client.get(srv.url("/redirect/3")).send().await.unwrap();
     assert_eq!(res.status(), 200);
