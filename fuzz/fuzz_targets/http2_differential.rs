@@ -42,7 +42,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream};
 #[path = "../../crates/courier/tests/it/differential_h2/record.rs"]
 mod record;
 
-use record::{compare, courier_class, h2_class, is_second, Answer, Class, Record, Second, Verdict};
+use record::{compare, courier_class, is_second, Answer, Class, Record, Second, Verdict};
 
 /// Each step's bound (virtual: the clock is paused).
 const STEP: Duration = Duration::from_millis(500);
