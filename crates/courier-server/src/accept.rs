@@ -10,7 +10,7 @@ use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 
 use crate::conn;
-use crate::handle::ServerContext;
+use crate::state::ServerContext;
 
 /// Pause after an accept error that signals resource exhaustion (EMFILE and
 /// friends), so the loop does not spin while nothing can be accepted.

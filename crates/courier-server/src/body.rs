@@ -11,9 +11,9 @@ use std::task::{Context, Poll};
 use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 
-use crate::conn::InFlight;
-use crate::faults::RawFault;
+use crate::fault::RawFault;
 use crate::request_body::{BoxError, RequestBody};
+use crate::state::InFlight;
 
 /// The alphabet `/bytes/{n}` bodies are made of: byte `i` of any such body is
 /// `BYTES_ALPHABET[i % 64]`, so a client test can verify every byte it

@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use tokio::time::{Instant, Sleep};
 
-use crate::conn::ConnState;
-use crate::faults::RawFault;
+use crate::fault::RawFault;
+use crate::state::ConnState;
 
 /// What the connection task should do next.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -32,8 +32,9 @@ use http::{HeaderValue, StatusCode};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::body::{pattern, ResponseBody};
-use crate::conn::ConnState;
-use crate::endpoints::{self, Outcome, OCTET_STREAM, TEXT_PLAIN};
+use crate::fault::{Fault, RawFault};
+use crate::reply::{self, Outcome, OCTET_STREAM, TEXT_PLAIN};
+use crate::state::ConnState;
 use crate::transport::Transport;
 
 /// Largest `/fault/huge-headers/{n}` served; beyond it the server would
@@ -42,35 +43,6 @@ const MAX_HUGE_HEADER: usize = 64 * 1024 * 1024;
 
 /// Chunk size of `/fault/endless`.
 const ENDLESS_CHUNK: usize = 16 * 1024;
-
-/// A fault acted out on the raw socket instead of through hyper.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum RawFault {
-    /// Close (FIN) without writing anything.
-    Close,
-    /// Reset (RST via SO_LINGER 0) without writing anything.
-    Reset,
-    /// Head with `content-length: 1000`, 500 body bytes, close.
-    CloseMidBody,
-    /// Chunked head, two chunks, close without the terminating chunk.
-    ChunkedMidBody,
-    /// `HTTP/1.1 abc nonsense`, close.
-    MalformedStatus,
-    /// Bytes that are not HTTP at all, close.
-    Garbage,
-    /// Never answer; hold the connection until the client closes it.
-    NoAnswer,
-}
-
-/// A fault the service must carry out, since how depends on the protocol.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Fault {
-    Raw(RawFault),
-    /// Answer, then shut the connection down gracefully.
-    GoAway,
-    /// Reset the request's stream instead of answering.
-    RstStream,
-}
 
 /// How an HTTP/2 connection acts out a [`RawFault`].
 pub(crate) enum Http2Fault {
@@ -91,7 +63,7 @@ pub(crate) fn over_http2(fault: RawFault, conn_id: u64) -> Http2Fault {
         RawFault::CloseMidBody => {
             let chunks = vec![pattern().slice(..500)];
             let body = ResponseBody::then_fault(chunks, fault);
-            let mut response = endpoints::response(StatusCode::OK, &OCTET_STREAM, body);
+            let mut response = reply::response(StatusCode::OK, &OCTET_STREAM, body);
             response
                 .headers_mut()
                 .insert(http::header::CONTENT_LENGTH, HeaderValue::from(1000u32));
@@ -100,12 +72,12 @@ pub(crate) fn over_http2(fault: RawFault, conn_id: u64) -> Http2Fault {
         RawFault::ChunkedMidBody => {
             let chunk = pattern().slice(..16);
             let body = ResponseBody::then_fault(vec![chunk.clone(), chunk], fault);
-            Http2Fault::Respond(endpoints::response(StatusCode::OK, &OCTET_STREAM, body))
+            Http2Fault::Respond(reply::response(StatusCode::OK, &OCTET_STREAM, body))
         }
         RawFault::MalformedStatus | RawFault::Garbage => {
             tracing::trace!(conn = conn_id, "{fault:?} answered with 400 over HTTP/2");
             let why = "this fault breaks HTTP/1.1 framing and does not exist over HTTP/2\n";
-            Http2Fault::Respond(endpoints::response(
+            Http2Fault::Respond(reply::response(
                 StatusCode::BAD_REQUEST,
                 &TEXT_PLAIN,
                 ResponseBody::full(Bytes::from_static(why.as_bytes())),
@@ -130,7 +102,7 @@ pub(crate) fn route(name: &str) -> Outcome {
         _ => {
             return match name.strip_prefix("huge-headers/") {
                 Some(n) => huge_headers(n),
-                None => endpoints::not_found(),
+                None => reply::not_found(),
             }
         }
     };
@@ -143,14 +115,14 @@ pub(crate) fn route(name: &str) -> Outcome {
 /// outlives the client.
 fn endless() -> Outcome {
     let chunk = pattern().slice(..ENDLESS_CHUNK);
-    endpoints::respond(StatusCode::OK, &OCTET_STREAM, ResponseBody::endless(chunk))
+    reply::respond(StatusCode::OK, &OCTET_STREAM, ResponseBody::endless(chunk))
 }
 
 /// `/fault/huge-headers/{n}`: 200 with an `x-huge` header of `n` bytes.
 fn huge_headers(n: &str) -> Outcome {
     let n = match n.parse::<usize>() {
         Ok(n) if n <= MAX_HUGE_HEADER => n,
-        _ => return endpoints::bad_request("invalid size: expected /fault/huge-headers/{n}"),
+        _ => return reply::bad_request("invalid size: expected /fault/huge-headers/{n}"),
     };
     let shared = pattern();
     let value = if n <= shared.len() {
@@ -161,12 +133,12 @@ fn huge_headers(n: &str) -> Outcome {
     match HeaderValue::from_maybe_shared(value) {
         Ok(value) => {
             let mut outcome =
-                endpoints::response(StatusCode::OK, &TEXT_PLAIN, ResponseBody::full("ok"));
+                reply::response(StatusCode::OK, &TEXT_PLAIN, ResponseBody::full("ok"));
             outcome.headers_mut().insert("x-huge", value);
             Outcome::Respond(outcome)
         }
         // The pattern is printable ASCII, so this cannot happen; still no panic.
-        Err(_) => endpoints::bad_request("cannot build header"),
+        Err(_) => reply::bad_request("cannot build header"),
     }
 }
 

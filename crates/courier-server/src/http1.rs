@@ -9,12 +9,12 @@
 use std::pin::Pin;
 use std::sync::Arc;
 
-use crate::conn::ConnState;
 use crate::control::{Control, Event};
 use crate::faults;
 use crate::io::{drive_until_written, ConnIo};
-use crate::negotiate::Protocol;
+use crate::protocol::Protocol;
 use crate::service::CourierService;
+use crate::state::ConnState;
 use crate::transport::Transport;
 
 /// Serves HTTP/1.1 on `transport` until the connection ends.

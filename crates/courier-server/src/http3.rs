@@ -1,10 +1,8 @@
-//! HTTP/3: the QUIC endpoint (quinn), its transport limits, and the
-//! connection driver (h3), which hands each request to the same
-//! [`CourierService`] as HTTP/1.1 and HTTP/2.
+//! HTTP/3: the connection driver (h3) on the QUIC endpoint (`quic.rs`),
+//! which hands each request to the same [`CourierService`] as HTTP/1.1 and
+//! HTTP/2.
 //!
-//! The endpoint binds UDP on the TCP listener's port number, so one
-//! `alt-svc: h3=":PORT"` on the TCP responses is all a client needs to find
-//! it. Control events map as on HTTP/2 (`http2.rs`): a graceful close is a
+//! Control events map as on HTTP/2 (`http2.rs`): a graceful close is a
 //! GOAWAY, then the connection closes once its requests are done; a
 //! connection-level fault closes it at once (CONNECTION_CLOSE with
 //! H3_NO_ERROR for `/fault/close` and the mid-body faults, H3_INTERNAL_ERROR
@@ -16,8 +14,6 @@
 //! the client sees a truncated response either way.
 
 use std::future::poll_fn;
-use std::io;
-use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
@@ -26,41 +22,19 @@ use bytes::Bytes;
 use http::header::CONTENT_LENGTH;
 use http::{HeaderValue, Response, StatusCode};
 use http_body::Body;
-use quinn::{IdleTimeout, VarInt};
+use quinn::VarInt;
 use tokio::task::JoinSet;
 
-use crate::config::ServerConfig;
-use crate::conn::ConnState;
 use crate::control::{Control, Event};
-use crate::faults::RawFault;
-use crate::negotiate::Protocol;
+use crate::fault::RawFault;
+use crate::protocol::Protocol;
 use crate::request_body::RequestBody;
 use crate::service::CourierService;
-use crate::tls::{self, TlsConfig};
+use crate::state::ConnState;
 
 /// HTTP/3 error codes (RFC 9114 §8.1) used to close connections.
 pub(crate) const H3_NO_ERROR: VarInt = VarInt::from_u32(0x100);
 const H3_INTERNAL_ERROR: VarInt = VarInt::from_u32(0x102);
-
-/// Flow-control windows granted to clients, as on HTTP/2 (`handle.rs`):
-/// a 1 MiB `/echo` upload fits one stream's window.
-const STREAM_WINDOW: u32 = 2 * 1024 * 1024;
-const CONNECTION_WINDOW: u32 = 8 * 1024 * 1024;
-
-/// Unidirectional streams a client may have open: HTTP/3 needs three (control,
-/// QPACK encoder and decoder); the rest leaves room for grease streams.
-const MAX_UNI_STREAMS: u32 = 16;
-
-/// Most concurrent request streams granted, for `max_concurrent_streams:
-/// None` and anything above: quinn allocates an entry for every stream the
-/// peer may open, up front, so "no limit" (2^32) never finishes setting a
-/// connection up. 65,536 entries are a few MiB per connection.
-const MAX_BIDI_STREAMS: u32 = 65_536;
-
-/// QUIC's own idle timeout (no packet either way), the backstop for a client
-/// that vanished. [`ServerConfig::idle_timeout`] (no request in progress) is
-/// applied separately, as on TCP.
-const QUIC_IDLE_TIMEOUT_MS: u32 = 30_000;
 
 /// Largest request header section accepted (SETTINGS_MAX_FIELD_SECTION_SIZE).
 const MAX_FIELD_SECTION: u64 = 256 * 1024;
@@ -68,60 +42,6 @@ const MAX_FIELD_SECTION: u64 = 256 * 1024;
 /// After a GOAWAY and the last response, how long the client gets to close
 /// the connection itself (which loses nothing) before the server does.
 const CLOSE_GRACE: Duration = Duration::from_secs(2);
-
-/// The QUIC server settings: the certificate of the TLS listener, ALPN `h3`,
-/// and the transport limits.
-///
-/// # Errors
-/// `InvalidInput` for an unusable certificate (as the TLS listener).
-pub(crate) fn server_config(
-    tls: &TlsConfig,
-    config: &ServerConfig,
-) -> io::Result<quinn::ServerConfig> {
-    let crypto = tls::quic_crypto(tls)?;
-    let mut server = quinn::ServerConfig::with_crypto(Arc::new(crypto));
-    let mut transport = quinn::TransportConfig::default();
-    let streams = config
-        .max_concurrent_streams
-        .map_or(MAX_BIDI_STREAMS, |n| n.min(MAX_BIDI_STREAMS));
-    transport
-        .max_concurrent_bidi_streams(VarInt::from_u32(streams))
-        .max_concurrent_uni_streams(VarInt::from_u32(MAX_UNI_STREAMS))
-        .stream_receive_window(VarInt::from_u32(STREAM_WINDOW))
-        .receive_window(VarInt::from_u32(CONNECTION_WINDOW))
-        .max_idle_timeout(Some(IdleTimeout::from(VarInt::from_u32(
-            QUIC_IDLE_TIMEOUT_MS,
-        ))));
-    server.transport_config(Arc::new(transport));
-    Ok(server)
-}
-
-/// Binds the UDP socket at `tcp_addr`'s IP and port number.
-///
-/// # Errors
-/// The bind error (e.g. the UDP port is taken by someone else).
-pub(crate) fn bind(
-    config: quinn::ServerConfig,
-    tcp_addr: SocketAddr,
-) -> io::Result<quinn::Endpoint> {
-    quinn::Endpoint::server(config, tcp_addr)
-}
-
-/// `alt-svc` naming HTTP/3 on `port` of the same host, for a day (RFC 7838).
-pub(crate) fn alt_svc(port: u16) -> HeaderValue {
-    HeaderValue::from(AltSvc(port))
-}
-
-/// Only digits go into the value, so building it cannot fail.
-struct AltSvc(u16);
-
-impl From<AltSvc> for HeaderValue {
-    fn from(AltSvc(port): AltSvc) -> Self {
-        let text = format!("h3=\":{port}\"; ma=86400");
-        HeaderValue::from_maybe_shared(Bytes::from(text))
-            .unwrap_or_else(|_| HeaderValue::from_static("clear"))
-    }
-}
 
 /// Serves one QUIC connection attempt until it ends or the server stops.
 pub(crate) async fn serve(incoming: quinn::Incoming, state: &Arc<ConnState>) {

@@ -11,7 +11,7 @@ use http::{HeaderValue, Request, StatusCode};
 use serde_json::{json, Map, Value};
 
 use crate::body::ResponseBody;
-use crate::endpoints::{respond, Outcome, APPLICATION_JSON};
+use crate::reply::{respond, Outcome, APPLICATION_JSON};
 
 static GZIP: HeaderValue = HeaderValue::from_static("gzip");
 

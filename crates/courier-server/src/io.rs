@@ -20,7 +20,7 @@ use hyper::rt::{Read, ReadBufCursor, Write};
 use hyper_util::rt::TokioIo;
 
 use crate::coalesce::Coalesced;
-use crate::conn::ConnState;
+use crate::state::ConnState;
 use crate::transport::Transport;
 
 pub(crate) struct ConnIo {

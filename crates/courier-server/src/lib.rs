@@ -46,6 +46,7 @@ mod conn;
 mod control;
 mod detect;
 mod endpoints;
+mod fault;
 mod faults;
 mod handle;
 mod http1;
@@ -55,11 +56,16 @@ mod httpbin;
 mod io;
 mod negotiate;
 mod pki;
+mod protocol;
+mod quic;
 mod replica;
 mod replica_fault;
 mod replica_set;
+mod reply;
 mod request_body;
+mod server;
 mod service;
+mod state;
 mod tls;
 mod transport;
 
@@ -69,88 +75,5 @@ pub use handle::ServerHandle;
 pub use pki::TestPki;
 pub use replica_fault::{parse_duration, FaultKind, ReplicaFault, ReplicaSelector};
 pub use replica_set::{ReplicaSecond, ReplicaSet, ReplicasConfig};
+pub use server::{start, Server};
 pub use tls::TlsConfig;
-
-use std::sync::Arc;
-
-use tokio::net::TcpListener;
-
-/// Namespace for starting a server, for callers that prefer
-/// `Server::start(config)` over the free function [`start`].
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Server;
-
-impl Server {
-    /// Same as [`start`].
-    pub async fn start(config: ServerConfig) -> std::io::Result<ServerHandle> {
-        start(config).await
-    }
-}
-
-/// Binds `config.addr` and spawns the accept loop on the current tokio
-/// runtime, returning as soon as the socket is listening.
-///
-/// Returning only after the bind means the caller can immediately connect to
-/// [`ServerHandle::local_addr`] without racing the server's startup.
-///
-/// # Errors
-/// Returns the bind error (address in use, permission denied, ...), or
-/// `InvalidInput` for an unusable config: neither protocol enabled, or a
-/// TLS certificate and key that rustls rejects (e.g. not a pair).
-///
-/// # Panics
-/// Panics if called outside a tokio runtime (as `tokio::spawn` does).
-pub async fn start(config: ServerConfig) -> std::io::Result<ServerHandle> {
-    let (ctx, signals) = handle::ServerContext::new(&config)?;
-    serve(config, ctx, signals)
-}
-
-/// [`start`] for one replica of a [`ReplicaSet`]: every request goes to
-/// `replica`'s queue and faults instead of the endpoints.
-async fn start_replica(
-    config: ServerConfig,
-    replica: Arc<replica::ReplicaBehaviour>,
-) -> std::io::Result<ServerHandle> {
-    let (mut ctx, signals) = handle::ServerContext::new(&config)?;
-    ctx.replica = Some(replica);
-    serve(config, ctx, signals)
-}
-
-fn serve(
-    config: ServerConfig,
-    mut ctx: handle::ServerContext,
-    signals: handle::Signals,
-) -> std::io::Result<ServerHandle> {
-    let listener = listen(config.addr)?;
-    let local_addr = listener.local_addr()?;
-    // HTTP/3 on the TCP port's number, which is what `alt-svc` can name.
-    let quic = match ctx.quic.take() {
-        Some(quic) => Some(http3::bind(quic, local_addr)?),
-        None => None,
-    };
-    let quic_addr = match &quic {
-        Some(endpoint) => Some(endpoint.local_addr()?),
-        None => None,
-    };
-    if let Some(addr) = quic_addr {
-        ctx.alt_svc = Some(http3::alt_svc(addr.port()));
-    }
-    let ctx = Arc::new(ctx);
-    let task = tokio::spawn(accept::accept_loop(listener, quic, Arc::clone(&ctx)));
-    Ok(ServerHandle::new(local_addr, quic_addr, ctx, signals, task))
-}
-
-/// Binds with a deep accept backlog: tokio's `bind` uses 128, which a burst of
-/// a few hundred connects (a benchmark's start, a fleet rotating together)
-/// overflows, costing each dropped SYN a one-second retransmit.
-fn listen(addr: std::net::SocketAddr) -> std::io::Result<TcpListener> {
-    const BACKLOG: u32 = 4096;
-    let socket = if addr.is_ipv4() {
-        tokio::net::TcpSocket::new_v4()?
-    } else {
-        tokio::net::TcpSocket::new_v6()?
-    };
-    socket.set_reuseaddr(true)?;
-    socket.bind(addr)?;
-    socket.listen(BACKLOG)
-}

@@ -1,5 +1,5 @@
-//! Settling a new connection's transport and protocol, then running the
-//! protocol driver.
+//! Settling a new connection's transport (the TLS handshake, or the preface
+//! detection) and protocol, then running the protocol driver.
 //!
 //! | server | transport | protocol |
 //! |---|---|---|
@@ -7,24 +7,20 @@
 //! | plain, both protocols | TCP | the first bytes: the HTTP/2 preface → h2c, anything else → HTTP/1.1 |
 //! | plain, one protocol | TCP | that one, no detection |
 
+use std::io;
 use std::sync::Arc;
 
+use rustls::HandshakeKind;
 use tokio::net::TcpStream;
+use tokio_rustls::server::TlsStream;
+use tokio_rustls::TlsAcceptor;
 
-use crate::conn::ConnState;
 use crate::control::Control;
 use crate::detect::{self, Rewind};
-use crate::tls;
+use crate::protocol::Protocol;
+use crate::state::{ConnState, ServerContext};
+use crate::tls::ALPN_H2;
 use crate::transport::Transport;
-
-/// The HTTP version spoken on a connection.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Protocol {
-    Http1,
-    Http2,
-    /// Never negotiated here: QUIC connections come from `http3.rs`.
-    Http3,
-}
 
 /// Settles transport and protocol, then runs the protocol driver.
 ///
@@ -36,7 +32,7 @@ pub(crate) async fn serve(stream: TcpStream, state: &Arc<ConnState>) {
     let mut control = Control::new(state);
     let started = match ctx.tls_acceptor() {
         Some(acceptor) => {
-            let handshake = tls::handshake(acceptor, stream, ctx);
+            let handshake = handshake(acceptor, stream, ctx);
             match control.unless_closed(handshake).await {
                 Some(Ok((tls, protocol))) => Some((Transport::Tls(Box::new(tls)), protocol)),
                 Some(Err(err)) => {
@@ -68,4 +64,27 @@ pub(crate) async fn serve(stream: TcpStream, state: &Arc<ConnState>) {
         }
         None => {}
     }
+}
+
+/// Runs the server side of the handshake, counts it, and returns the
+/// stream with the protocol ALPN chose.
+///
+/// Without ALPN the client gets HTTP/1.1, or HTTP/2 if that is all the
+/// server speaks. A client offering only protocols the server lacks fails
+/// inside rustls (`no_application_protocol` alert).
+pub(crate) async fn handshake(
+    acceptor: &TlsAcceptor,
+    stream: TcpStream,
+    ctx: &ServerContext,
+) -> io::Result<(TlsStream<TcpStream>, Protocol)> {
+    let stream = acceptor.accept(stream).await?;
+    let (_, session) = stream.get_ref();
+    ctx.count_tls_handshake(session.handshake_kind() == Some(HandshakeKind::Resumed));
+    let protocol = match session.alpn_protocol() {
+        Some(ALPN_H2) => Protocol::Http2,
+        Some(_) => Protocol::Http1,
+        None if ctx.serves_http1() => Protocol::Http1,
+        None => Protocol::Http2,
+    };
+    Ok((stream, protocol))
 }

@@ -153,3 +153,17 @@ impl fmt::Debug for TestPki {
         f.debug_struct("TestPki").finish_non_exhaustive()
     }
 }
+
+/// Defined here, beside the CA it uses, so that `tls.rs` needs no PKI.
+impl TlsConfig {
+    /// A fresh certificate for `names` (e.g. `["localhost", "127.0.0.1"]`)
+    /// issued by a fresh private CA, plus that CA's certificate as PEM: the
+    /// root a client must trust to connect.
+    ///
+    /// # Panics
+    /// As [`TestPki::server_config`] (invalid name, no randomness).
+    pub fn self_signed(names: &[&str]) -> (TlsConfig, String) {
+        let pki = TestPki::new();
+        (pki.server_config(names), pki.ca_pem())
+    }
+}

@@ -34,7 +34,8 @@ use crate::config::ServerConfig;
 use crate::handle::ServerHandle;
 use crate::replica::ReplicaBehaviour;
 pub use crate::replica::ReplicaSecond;
-use crate::replica_fault::ReplicaFault;
+use crate::replica_fault::{ReplicaFault, ReplicaSelector};
+use crate::server::start_replica;
 
 /// Settings of a [`ReplicaSet`].
 #[derive(Debug, Clone, PartialEq)]
@@ -100,7 +101,7 @@ impl ReplicaSet {
             return Err(invalid("a replica set needs at least one replica".into()));
         }
         for fault in &config.faults {
-            if let crate::ReplicaSelector::One(i) = fault.replica {
+            if let ReplicaSelector::One(i) = fault.replica {
                 if i >= config.replicas {
                     return Err(invalid(format!(
                         "fault {fault} names replica {i}, but the replicas are 0..={}",
@@ -127,7 +128,7 @@ impl ReplicaSet {
             ));
             let mut server = config.server.clone();
             server.addr.set_port(0);
-            let handle = crate::start_replica(server, Arc::clone(&behaviour)).await?;
+            let handle = start_replica(server, Arc::clone(&behaviour)).await?;
             set.handles.push(handle);
             set.behaviours.push(behaviour);
         }

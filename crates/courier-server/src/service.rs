@@ -19,12 +19,14 @@ use hyper::body::Incoming;
 use tokio::time::Sleep;
 
 use crate::body::ResponseBody;
-use crate::conn::{ConnState, InFlight};
-use crate::endpoints::{self, Outcome};
-use crate::faults::{self, Fault, Http2Fault, RawFault};
-use crate::negotiate::Protocol;
+use crate::endpoints;
+use crate::fault::{Fault, RawFault};
+use crate::faults::{self, Http2Fault};
+use crate::protocol::Protocol;
 use crate::replica::Action;
+use crate::reply::{self, Outcome};
 use crate::request_body::RequestBody;
+use crate::state::{ConnState, InFlight};
 
 /// Header naming the server-side connection a response came from.
 static X_CONNECTION_ID: HeaderName = HeaderName::from_static("x-connection-id");
@@ -57,11 +59,11 @@ impl CourierService {
         };
         match (self.protocol, fault) {
             (Protocol::Http1, Fault::GoAway) => {
-                ResponseFuture::ready(endpoints::with_connection_close(endpoints::ok()), guard)
+                ResponseFuture::ready(reply::with_connection_close(reply::ok()), guard)
             }
             (Protocol::Http2 | Protocol::Http3, Fault::GoAway) => {
                 self.conn.request_goaway();
-                ResponseFuture::ready(endpoints::ok(), guard)
+                ResponseFuture::ready(reply::ok(), guard)
             }
             // HTTP/1.1 has no streams: resetting the connection is the
             // closest thing.
@@ -173,7 +175,7 @@ impl ResponseFuture {
     /// "ok" with `status` after `delay` (at once for zero).
     fn after(delay: Duration, status: StatusCode, guard: InFlight) -> Self {
         if delay.is_zero() {
-            return Self::ready(endpoints::delay_done(status), guard);
+            return Self::ready(reply::delay_done(status), guard);
         }
         ResponseFuture::Delay {
             sleep: Box::pin(tokio::time::sleep(delay)),
@@ -203,7 +205,7 @@ impl Future for ResponseFuture {
                     return Poll::Pending;
                 }
                 match guard.take() {
-                    Some(guard) => Poll::Ready(Ok(finish(endpoints::delay_done(*status), guard))),
+                    Some(guard) => Poll::Ready(Ok(finish(reply::delay_done(*status), guard))),
                     None => Poll::Pending,
                 }
             }

@@ -1,27 +1,21 @@
-//! TLS: the certificate configuration ([`TlsConfig`]), the rustls server
-//! setup built from it, and the per-connection handshake.
+//! TLS: the certificate configuration ([`TlsConfig`]) and the rustls server
+//! setup built from it (TCP and QUIC).
 //!
-//! The protocol of a TLS connection is whatever ALPN settled on, so the
-//! handshake is also where HTTP/1.1 vs HTTP/2 is decided.
+//! Why no connection here: the per-connection handshake, where ALPN settles
+//! HTTP/1.1 vs HTTP/2, is part of settling a connection (`negotiate.rs`);
+//! this file stays a leaf the config and [`crate::TestPki`] can build on.
 
 use std::fmt;
 use std::io;
 use std::sync::Arc;
 
 use rustls::server::{ServerSessionMemoryCache, WebPkiClientVerifier};
-use rustls::HandshakeKind;
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
-use tokio::net::TcpStream;
-use tokio_rustls::server::TlsStream;
 use tokio_rustls::TlsAcceptor;
 
-use crate::handle::ServerContext;
-use crate::negotiate::Protocol;
-use crate::pki::TestPki;
-
 /// ALPN protocol ids, in the server's order of preference.
-const ALPN_H2: &[u8] = b"h2";
+pub(crate) const ALPN_H2: &[u8] = b"h2";
 const ALPN_HTTP1: &[u8] = b"http/1.1";
 /// ALPN of HTTP/3 over QUIC (RFC 9114), offered on the UDP socket only.
 const ALPN_H3: &[u8] = b"h3";
@@ -33,7 +27,7 @@ const SESSION_CACHE_SIZE: usize = 4096;
 
 /// The server's certificate chain and private key.
 ///
-/// Get one from [`TestPki`] (tests), [`TlsConfig::self_signed`] (a quick
+/// Get one from [`TestPki`](crate::TestPki) (tests), [`TlsConfig::self_signed`] (a quick
 /// HTTPS server) or [`TlsConfig::from_pem`] (your own files).
 pub struct TlsConfig {
     cert_chain: Vec<CertificateDer<'static>>,
@@ -67,17 +61,6 @@ impl TlsConfig {
         }
         self.client_roots.extend(roots);
         Ok(self)
-    }
-
-    /// A fresh certificate for `names` (e.g. `["localhost", "127.0.0.1"]`)
-    /// issued by a fresh private CA, plus that CA's certificate as PEM: the
-    /// root a client must trust to connect.
-    ///
-    /// # Panics
-    /// As [`TestPki::server_config`] (invalid name, no randomness).
-    pub fn self_signed(names: &[&str]) -> (TlsConfig, String) {
-        let pki = TestPki::new();
-        (pki.server_config(names), pki.ca_pem())
     }
 
     /// Parses a PEM certificate chain (leaf first) and a PEM private key
@@ -198,27 +181,4 @@ fn server_config(
 
 fn invalid_input(err: rustls::Error) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidInput, err)
-}
-
-/// Runs the server side of the handshake, counts it, and returns the
-/// stream with the protocol ALPN chose.
-///
-/// Without ALPN the client gets HTTP/1.1, or HTTP/2 if that is all the
-/// server speaks. A client offering only protocols the server lacks fails
-/// inside rustls (`no_application_protocol` alert).
-pub(crate) async fn handshake(
-    acceptor: &TlsAcceptor,
-    stream: TcpStream,
-    ctx: &ServerContext,
-) -> io::Result<(TlsStream<TcpStream>, Protocol)> {
-    let stream = acceptor.accept(stream).await?;
-    let (_, session) = stream.get_ref();
-    ctx.count_tls_handshake(session.handshake_kind() == Some(HandshakeKind::Resumed));
-    let protocol = match session.alpn_protocol() {
-        Some(ALPN_H2) => Protocol::Http2,
-        Some(_) => Protocol::Http1,
-        None if ctx.serves_http1() => Protocol::Http1,
-        None => Protocol::Http2,
-    };
-    Ok((stream, protocol))
 }

@@ -55,14 +55,16 @@
 //! set to 0 once (the facade cannot remove a series).
 
 mod cluster;
+mod describe;
 
 use std::collections::HashMap;
 use std::sync::{Mutex, Weak};
 use std::time::Duration;
 
-use metrics::{
-    counter, describe_counter, describe_gauge, describe_histogram, gauge, histogram, Unit,
-};
+use metrics::{counter, gauge, histogram, Unit};
+
+use self::describe::Kind::{Counter, Gauge, Histogram};
+use self::describe::{describe, Description};
 
 use crate::client::Client;
 use crate::cluster::ClusterClient;
@@ -166,7 +168,7 @@ impl MetricsExporter {
         };
         let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
         if last.is_none() {
-            describe();
+            describe(DESCRIPTIONS);
         }
         let attempts = self
             .layers
@@ -199,7 +201,7 @@ impl MetricsExporter {
         let cluster = self.cluster.as_ref().map(|c| {
             let before = last.as_ref().and_then(|l| l.cluster.as_ref());
             if before.is_none() {
-                cluster::describe();
+                describe(cluster::DESCRIPTIONS);
             }
             cluster::record(&self.name, &c.snapshot(), before)
         });
@@ -383,94 +385,159 @@ fn record_middleware(
     }
 }
 
-fn describe() {
-    describe_gauge!(
+/// The pool's and the middleware's metrics, described once per exporter.
+const DESCRIPTIONS: &[Description] = &[
+    (
         OPEN,
+        Gauge,
         Unit::Count,
-        "Open HTTP connections, by state and protocol"
-    );
-    describe_gauge!(
+        "Open HTTP connections, by state and protocol",
+    ),
+    (
         OPEN_BY_PROTOCOL,
+        Gauge,
         Unit::Count,
-        "Open HTTP connections, by protocol"
-    );
-    describe_gauge!(
+        "Open HTTP connections, by protocol",
+    ),
+    (
         ACTIVE_REQUESTS,
+        Gauge,
         Unit::Count,
-        "Requests sent and not yet answered with a response head"
-    );
-    describe_histogram!(
+        "Requests sent and not yet answered with a response head",
+    ),
+    (
         TIME_IN_QUEUE,
+        Histogram,
         Unit::Seconds,
-        "Time requests waited for a connection"
-    );
-    describe_histogram!(
+        "Time requests waited for a connection",
+    ),
+    (
         DURATION,
+        Histogram,
         Unit::Seconds,
-        "Time from send to the response head"
-    );
-    describe_histogram!(DNS_DURATION, Unit::Seconds, "DNS lookup duration");
-    describe_histogram!(
+        "Time from send to the response head",
+    ),
+    (
+        DNS_DURATION,
+        Histogram,
+        Unit::Seconds,
+        "DNS lookup duration",
+    ),
+    (
         CONNECT_DURATION,
+        Histogram,
         Unit::Seconds,
-        "Time to establish a connection"
-    );
-    describe_histogram!(TLS_DURATION, Unit::Seconds, "TLS handshake duration");
-    describe_histogram!(
+        "Time to establish a connection",
+    ),
+    (
+        TLS_DURATION,
+        Histogram,
+        Unit::Seconds,
+        "TLS handshake duration",
+    ),
+    (
         CONNECTION_DURATION,
+        Histogram,
         Unit::Seconds,
-        "How long connections were open, established to closed"
-    );
-    describe_gauge!(QUEUED, Unit::Count, "Requests waiting for a connection");
-    describe_gauge!(CONNECTING, Unit::Count, "Connection attempts in progress");
-    describe_gauge!(STREAMS, Unit::Count, "Open HTTP/2 streams");
-    describe_gauge!(TLS_ACTIVE, Unit::Count, "TLS handshakes in progress");
-    describe_counter!(ESTABLISHED, Unit::Count, "Connections established");
-    describe_counter!(CONNECT_ATTEMPTS, Unit::Count, "Connection attempts started");
-    describe_counter!(
+        "How long connections were open, established to closed",
+    ),
+    (
+        QUEUED,
+        Gauge,
+        Unit::Count,
+        "Requests waiting for a connection",
+    ),
+    (
+        CONNECTING,
+        Gauge,
+        Unit::Count,
+        "Connection attempts in progress",
+    ),
+    (STREAMS, Gauge, Unit::Count, "Open HTTP/2 streams"),
+    (TLS_ACTIVE, Gauge, Unit::Count, "TLS handshakes in progress"),
+    (ESTABLISHED, Counter, Unit::Count, "Connections established"),
+    (
+        CONNECT_ATTEMPTS,
+        Counter,
+        Unit::Count,
+        "Connection attempts started",
+    ),
+    (
         CONNECT_FAILURES,
+        Counter,
         Unit::Count,
-        "Connection attempts that failed"
-    );
-    describe_counter!(REQUESTS, Unit::Count, "Requests started");
-    describe_counter!(
+        "Connection attempts that failed",
+    ),
+    (REQUESTS, Counter, Unit::Count, "Requests started"),
+    (
         REQUESTS_FAILED,
+        Counter,
         Unit::Count,
-        "Requests failed before a response head"
-    );
-    describe_counter!(DRAINS, Unit::Count, "Background drains of unread bodies");
-    describe_counter!(RETRIES, Unit::Count, "Requests retried by the pool");
-    describe_counter!(DNS_LOOKUPS, Unit::Count, "DNS lookups");
-    describe_counter!(
+        "Requests failed before a response head",
+    ),
+    (
+        DRAINS,
+        Counter,
+        Unit::Count,
+        "Background drains of unread bodies",
+    ),
+    (
+        RETRIES,
+        Counter,
+        Unit::Count,
+        "Requests retried by the pool",
+    ),
+    (DNS_LOOKUPS, Counter, Unit::Count, "DNS lookups"),
+    (
         UPGRADES,
+        Counter,
         Unit::Count,
-        "Connections and HTTP/2 streams given to Response::upgrade"
-    );
-    describe_counter!(DNS_FAILURES, Unit::Count, "DNS lookups that failed");
-    describe_counter!(TLS_HANDSHAKES, Unit::Count, "TLS handshakes completed");
-    describe_counter!(
+        "Connections and HTTP/2 streams given to Response::upgrade",
+    ),
+    (
+        DNS_FAILURES,
+        Counter,
+        Unit::Count,
+        "DNS lookups that failed",
+    ),
+    (
+        TLS_HANDSHAKES,
+        Counter,
+        Unit::Count,
+        "TLS handshakes completed",
+    ),
+    (
         TLS_RESUMED,
+        Counter,
         Unit::Count,
-        "TLS handshakes that resumed a session"
-    );
-    describe_counter!(TLS_FAILURES, Unit::Count, "TLS handshakes that failed");
-    describe_counter!(
+        "TLS handshakes that resumed a session",
+    ),
+    (
+        TLS_FAILURES,
+        Counter,
+        Unit::Count,
+        "TLS handshakes that failed",
+    ),
+    (
         MW_RETRIES,
+        Counter,
         Unit::Count,
-        "Retries sent by the retry middleware"
-    );
-    describe_counter!(
+        "Retries sent by the retry middleware",
+    ),
+    (
         MW_BUDGET,
+        Counter,
         Unit::Count,
-        "Retries not sent: retry budget spent"
-    );
-    describe_counter!(MW_HEDGES, Unit::Count, "Hedged attempts sent");
-    describe_counter!(
+        "Retries not sent: retry budget spent",
+    ),
+    (MW_HEDGES, Counter, Unit::Count, "Hedged attempts sent"),
+    (
         MW_HEDGES_WON,
+        Counter,
         Unit::Count,
-        "Requests answered by a hedged attempt"
-    );
-}
+        "Requests answered by a hedged attempt",
+    ),
+];
 
 /// One `http.client.request.duration` series of the attempt layer: the
 /// values recorded since `before`, under its attributes.

@@ -13,6 +13,25 @@ use std::error::Error as _;
 use courier::{Error, ErrorKind};
 use http::Uri;
 
+/// A failed request: its kind for the per-kind counts and a line naming the cause for the
+/// verdict (built only on failure, so successful requests pay nothing for it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    /// `ErrorKind::as_str()`.
+    pub kind: &'static str,
+    /// See [`describe`].
+    pub message: String,
+}
+
+impl Failure {
+    pub(super) fn new(error: &Error, uri: &Uri) -> Self {
+        Self {
+            kind: error.kind().as_str(),
+            message: describe(error, uri),
+        }
+    }
+}
+
 /// One line for a failed request to `uri`.
 pub fn describe(error: &Error, uri: &Uri) -> String {
     let origin = origin(uri);

@@ -7,8 +7,8 @@
 
 use std::fmt::Write as _;
 
+use super::format::group_thousands;
 use super::json::{BenchReport, SampleFigure};
-use super::report::group_thousands;
 
 /// Most columns a sparkline takes.
 pub const WIDTH: usize = 60;

@@ -198,7 +198,7 @@ fn apply(
         builder = builder.max_response_headers_size(to_usize(size, "--max-response-headers-size")?);
     }
     if args.default_headers {
-        builder = builder.default_headers(super::request::headers(args)?);
+        builder = builder.default_headers(super::headers::from_flags(args)?);
     }
     Ok(builder)
 }

@@ -1,8 +1,30 @@
-//! The browser-like header set used by `--count-allocations` when no `-H` is given.
+//! The request headers the flags ask for, and the browser-like header set used by
+//! `--count-allocations` when no `-H` is given.
 //!
 //! Allocation counts depend on the request: a bare GET hides the cost of header handling. This is
 //! the set from the .NET allocation-reduction work (dotnet/runtime#34724), "what my browser is
 //! sending", so counts are comparable with that experiment.
+
+use http::HeaderMap;
+
+use super::args::{split_header, BenchArgs};
+use crate::error::{CliError, Result};
+
+/// The headers the flags ask for: `-H`, or with `--count-allocations` and no `-H` the browser
+/// header set of seed 001.
+pub fn from_flags(args: &BenchArgs) -> Result<HeaderMap> {
+    let mut headers = HeaderMap::new();
+    for (name, value) in args.http_headers()? {
+        headers.append(name, value);
+    }
+    if args.count_allocations && headers.is_empty() {
+        for line in BROWSER_HEADERS {
+            let (name, value) = split_header(line).map_err(CliError::new)?;
+            headers.append(name, value);
+        }
+    }
+    Ok(headers)
+}
 
 /// The eleven headers of a browser's navigation request, as `name: value` lines.
 pub const BROWSER_HEADERS: [&str; 11] = [
@@ -22,7 +44,6 @@ pub const BROWSER_HEADERS: [&str; 11] = [
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bench::args::split_header;
 
     #[test]
     fn every_header_is_valid() {

@@ -152,7 +152,7 @@ fn parse_port_range(text: &str) -> Option<u64> {
 
 /// `12345` → `12,345`.
 fn group(n: u64) -> String {
-    crate::bench::report::group_thousands(&n.to_string())
+    crate::bench::format::group_thousands(&n.to_string())
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@ mod closed;
 pub mod cluster;
 mod connect_to;
 pub mod export;
+pub mod format;
 mod headers;
 pub mod histograms;
 pub mod html;
@@ -182,7 +183,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
             cores: cores as u64,
             limits,
             // Sent with each request, from the request or from the client's defaults.
-            request_headers: request::headers(&args)?.len() as u64,
+            request_headers: headers::from_flags(&args)?.len() as u64,
             request_construction,
             targets: workload,
         },

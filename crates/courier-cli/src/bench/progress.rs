@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use clap::ValueEnum;
 use serde::{Deserialize, Serialize};
 
-use super::report::group_thousands;
+use super::format::group_thousands;
 
 /// `--progress`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, ValueEnum, Serialize, Deserialize)]

@@ -16,7 +16,8 @@ use http::{HeaderMap, Method, Request, Uri};
 use tokio::time::Instant;
 
 use super::args::BenchArgs;
-use super::headers::BROWSER_HEADERS;
+use super::cause::Failure;
+use super::headers;
 use super::stats::Measured;
 use super::targets_file::Targets;
 use crate::alloc;
@@ -36,22 +37,6 @@ pub struct Template {
     targets: Option<Arc<Targets>>,
 }
 
-/// The headers the flags ask for: `-H`, or with `--count-allocations` and no `-H` the browser
-/// header set of seed 001.
-pub fn headers(args: &BenchArgs) -> Result<HeaderMap> {
-    let mut headers = HeaderMap::new();
-    for (name, value) in args.http_headers()? {
-        headers.append(name, value);
-    }
-    if args.count_allocations && headers.is_empty() {
-        for line in BROWSER_HEADERS {
-            let (name, value) = super::args::split_header(line).map_err(CliError::new)?;
-            headers.append(name, value);
-        }
-    }
-    Ok(headers)
-}
-
 /// How one request ended.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Outcome {
@@ -59,25 +44,6 @@ pub enum Outcome {
     Response(Measured),
     /// The request failed.
     Failed(Failure),
-}
-
-/// A failed request: its kind for the per-kind counts and a line naming the cause for the
-/// verdict (built only on failure, so successful requests pay nothing for it).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Failure {
-    /// `ErrorKind::as_str()`.
-    pub kind: &'static str,
-    /// See `cause::describe`.
-    pub message: String,
-}
-
-impl Failure {
-    fn new(error: &courier::Error, uri: &Uri) -> Self {
-        Self {
-            kind: error.kind().as_str(),
-            message: super::cause::describe(error, uri),
-        }
-    }
 }
 
 impl Template {
@@ -89,7 +55,7 @@ impl Template {
         let headers = if args.default_headers {
             HeaderMap::new() // on the client instead (`client::apply`)
         } else {
-            headers(args)?
+            headers::from_flags(args)?
         };
         let body = match (&args.body_file, args.body_size) {
             (Some(path), _) => Bytes::from(
@@ -120,7 +86,7 @@ impl Template {
         let common = if args.default_headers {
             HeaderMap::new()
         } else {
-            headers(args)?
+            headers::from_flags(args)?
         };
         for entry in &mut targets.entries {
             let own = std::mem::take(&mut entry.headers);
@@ -310,6 +276,6 @@ mod tests {
         let args = crate::bench::args::tests::parse(&["--count-allocations", "--default-headers"])
             .unwrap();
         assert_eq!(Template::new(&args, uri()).unwrap().header_count(), 0);
-        assert_eq!(headers(&args).unwrap().len(), 11);
+        assert_eq!(headers::from_flags(&args).unwrap().len(), 11);
     }
 }

@@ -16,6 +16,7 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tokio::time::{Instant, MissedTickBehavior};
 
+use super::format::group_thousands;
 use super::json::TimelineSample;
 use super::pacer::Pacer;
 use super::plan::Clock;
@@ -23,7 +24,6 @@ use super::pool::PoolReading;
 use super::procfs::{self, ProcSample};
 use super::progress::{Frame, Progress};
 use super::recorder::Recorder;
-use super::report::group_thousands;
 use super::stats::{interval_mean, mib, per_second, MeanMax, MeanMaxAcc, Percentiles, Tally};
 use crate::alloc;
 use crate::error::{CliError, Result};

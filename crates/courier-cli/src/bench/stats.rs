@@ -12,7 +12,7 @@ use std::time::Duration;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
-use super::request::Failure;
+use super::cause::Failure;
 use crate::error::{CliError, Result};
 
 /// Significant figures kept by the latency histograms.

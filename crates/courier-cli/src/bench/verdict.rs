@@ -8,8 +8,8 @@
 
 use super::args::HttpVersion;
 use super::cause;
+use super::format::group_thousands;
 use super::json::BenchReport;
-use super::report::group_thousands;
 
 /// How many distinct causes the verdict lists.
 const TOP_CAUSES: usize = 5;

@@ -8,11 +8,12 @@
 
 use std::fmt::Write as _;
 
+use crate::bench::format::group_thousands;
 use crate::bench::html::spectrum;
 use crate::bench::html::svg::{steps, Chart, Series, PALETTE};
 use crate::bench::html::{escape, head};
 use crate::bench::json::{BenchReport, TimelineSample};
-use crate::bench::report::{group_thousands, title};
+use crate::bench::report::title;
 use crate::bench::verdict;
 
 /// The page comparing `reports`, named `names`; `table` is the text comparison.

@@ -14,7 +14,10 @@
 
 use std::collections::HashMap;
 
-use metrics::{counter, describe_counter, describe_gauge, gauge, Label, Unit};
+use metrics::{counter, gauge, Label, Unit};
+
+use super::describe::Description;
+use super::describe::Kind::{Counter, Gauge};
 
 use crate::cluster::{ClusterSnapshot, Replica, ReplicaSnapshot};
 
@@ -129,68 +132,25 @@ fn labels(client: &str, replica: &Replica) -> Vec<Label> {
     ]
 }
 
-pub(super) fn describe() {
-    describe_gauge!(
-        WEIGHT,
-        Unit::Count,
-        "The replica's weight in the ordering: health x recent weight (x relative weight), 0 when ejected or gray-listed"
-    );
-    describe_gauge!(
-        HEALTH,
-        Unit::Count,
-        "The replica's adaptive health, 0.001 to 1"
-    );
-    describe_gauge!(
-        RELATIVE_WEIGHT,
-        Unit::Count,
-        "The replica's relative (latency) weight, 0 to 1"
-    );
-    describe_gauge!(
-        LATENCY,
-        Unit::Seconds,
-        "Peak EWMA of the replica's response times"
-    );
-    describe_gauge!(
-        RECENT_LATENCY,
-        Unit::Seconds,
-        "The replica's answer times over about the last second, or how long its attempts in flight have gone unanswered"
-    );
-    describe_gauge!(
-        RECENT_WEIGHT,
-        Unit::Count,
-        "The factor recent latency puts on the replica's weight, 0.0001 to 1"
-    );
-    describe_gauge!(IN_FLIGHT, Unit::Count, "Attempts in flight on the replica");
-    describe_gauge!(EJECTED, Unit::Count, "1 while the replica is ejected");
-    describe_gauge!(GRAY, Unit::Count, "1 while the replica is on the gray list");
-    describe_counter!(VERDICTS, Unit::Count, "Attempts judged, by verdict");
-    describe_counter!(
-        CANCELLED,
-        Unit::Count,
-        "Attempts cancelled before a verdict (forking and parallel losers)"
-    );
-    describe_counter!(EJECTIONS, Unit::Count, "Times the replica was ejected");
-    describe_counter!(REQUESTS, Unit::Count, "Requests made of the cluster");
-    describe_counter!(ATTEMPTS, Unit::Count, "Replica attempts, all replicas");
-    describe_counter!(
-        THROTTLED,
-        Unit::Count,
-        "Requests refused locally by adaptive throttling"
-    );
-    describe_counter!(
-        BUDGET_LIMITED,
-        Unit::Count,
-        "Requests held to one replica by the replica budget"
-    );
-    describe_counter!(PANICS, Unit::Count, "Requests ordered in panic");
-    describe_gauge!(
-        THROTTLE_PROBABILITY,
-        Unit::Count,
-        "The probability that the next request is refused locally"
-    );
-    describe_gauge!(
-        BUDGET_RATIO,
-        Unit::Count,
-        "Attempts per request over the replica budget's window"
-    );
-}
+/// A cluster's metrics, described once per exporter that has a cluster.
+pub(super) const DESCRIPTIONS: &[Description] = &[
+    (WEIGHT, Gauge, Unit::Count, "The replica's weight in the ordering: health x recent weight (x relative weight), 0 when ejected or gray-listed"),
+    (HEALTH, Gauge, Unit::Count, "The replica's adaptive health, 0.001 to 1"),
+    (RELATIVE_WEIGHT, Gauge, Unit::Count, "The replica's relative (latency) weight, 0 to 1"),
+    (LATENCY, Gauge, Unit::Seconds, "Peak EWMA of the replica's response times"),
+    (RECENT_LATENCY, Gauge, Unit::Seconds, "The replica's answer times over about the last second, or how long its attempts in flight have gone unanswered"),
+    (RECENT_WEIGHT, Gauge, Unit::Count, "The factor recent latency puts on the replica's weight, 0.0001 to 1"),
+    (IN_FLIGHT, Gauge, Unit::Count, "Attempts in flight on the replica"),
+    (EJECTED, Gauge, Unit::Count, "1 while the replica is ejected"),
+    (GRAY, Gauge, Unit::Count, "1 while the replica is on the gray list"),
+    (VERDICTS, Counter, Unit::Count, "Attempts judged, by verdict"),
+    (CANCELLED, Counter, Unit::Count, "Attempts cancelled before a verdict (forking and parallel losers)"),
+    (EJECTIONS, Counter, Unit::Count, "Times the replica was ejected"),
+    (REQUESTS, Counter, Unit::Count, "Requests made of the cluster"),
+    (ATTEMPTS, Counter, Unit::Count, "Replica attempts, all replicas"),
+    (THROTTLED, Counter, Unit::Count, "Requests refused locally by adaptive throttling"),
+    (BUDGET_LIMITED, Counter, Unit::Count, "Requests held to one replica by the replica budget"),
+    (PANICS, Counter, Unit::Count, "Requests ordered in panic"),
+    (THROTTLE_PROBABILITY, Gauge, Unit::Count, "The probability that the next request is refused locally"),
+    (BUDGET_RATIO, Gauge, Unit::Count, "Attempts per request over the replica budget's window"),
+];

@@ -11,13 +11,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use courier::cluster::{
-    is_throttled, ClusterClient, FileTopology, ForkDelay, HealthConfig, OutlierConfig,
-    RelativeWeightConfig, Replica, ReplicaBudgetConfig, ReplicaOrdering, ReplicaSnapshot,
-    SharedTopology, Strategy, ThrottleConfig,
+    is_throttled, ClusterClient, ClusterClientBuilder, FileTopology, ForkDelay, HealthConfig,
+    OutlierConfig, RelativeWeightConfig, Replica, ReplicaBudgetConfig, ReplicaOrdering,
+    ReplicaSnapshot, SharedTopology, Strategy, ThrottleConfig,
 };
-use courier::{Body, Client};
+use courier::{Body, Client, IntoUri};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
+use tokio::task::JoinHandle;
 
 /// A scripted replica (the factory's cluster tests use it too).
 #[derive(Clone)]
@@ -165,6 +166,42 @@ async fn scripted(specs: &[(&'static str, u16, u64)]) -> Vec<Scripted> {
     out
 }
 
+/// `ClusterClient::builder("svc")` over `urls` with local throttling off, as
+/// most tests here want it: they count where requests go, and the throttle
+/// would refuse some of them locally.
+fn svc<U: IntoUri>(urls: impl IntoIterator<Item = U>) -> ClusterClientBuilder {
+    ClusterClient::builder("svc").replicas(urls).throttle(None)
+}
+
+/// Builds a cluster on a default `Client`.
+trait OnANewClient {
+    fn on_a_new_client(self) -> ClusterClient;
+}
+
+impl OnANewClient for ClusterClientBuilder {
+    fn on_a_new_client(self) -> ClusterClient {
+        self.build(Client::new()).unwrap()
+    }
+}
+
+/// A GET through `cluster` on a task of its own, returned once the first
+/// replica counts it in flight (within 5 s).
+async fn in_flight_on_the_first_replica(
+    cluster: &ClusterClient,
+) -> JoinHandle<Result<courier::Response, courier::Error>> {
+    let in_flight = tokio::spawn({
+        let cluster = cluster.clone();
+        async move { cluster.get("/x").send().await }
+    });
+    crate::support::eventually(
+        "the request is on the old replica",
+        Duration::from_secs(5),
+        || cluster.snapshot().replicas[0].in_flight == 1,
+    )
+    .await;
+    in_flight
+}
+
 /// `n` GETs through `cluster` at once; each must be answered 200.
 async fn all_at_once(cluster: &ClusterClient, n: usize) {
     let requests = (0..n).map(|_| async { cluster.get("/x").send().await.map(|r| r.status()) });
@@ -195,13 +232,10 @@ async fn sequential_skips_a_503_replica_and_then_rarely_chooses_it() {
     let bad = Scripted::start("bad", 503, 0).await;
     let good1 = Scripted::start("good1", 200, 0).await;
     let good2 = Scripted::start("good2", 200, 0).await;
-    let cluster = ClusterClient::builder("svc")
-        .replicas([&bad.url, &good1.url, &good2.url])
+    let cluster = svc([&bad.url, &good1.url, &good2.url])
         .strategy(Strategy::sequential(3))
-        .throttle(None)
         .seed(42)
-        .build(Client::new())
-        .unwrap();
+        .on_a_new_client();
 
     for _ in 0..100 {
         let res = cluster.get("/x").send().await.unwrap();
@@ -243,14 +277,11 @@ async fn sequential_skips_a_503_replica_and_then_rarely_chooses_it() {
 async fn forking_answers_from_the_fast_replica_and_cancels_the_slow() {
     let slow = Scripted::start("slow", 200, 2000).await;
     let fast = Scripted::start("fast", 200, 0).await;
-    let cluster = ClusterClient::builder("svc")
-        .replicas([&slow.url, &fast.url])
+    let cluster = svc([&slow.url, &fast.url])
         .strategy(Strategy::forking(2))
         .timeout(Duration::from_secs(1)) // a fork every 500 ms
-        .throttle(None)
         .seed(7)
-        .build(Client::new())
-        .unwrap();
+        .on_a_new_client();
 
     for _ in 0..8 {
         let t0 = Instant::now();
@@ -357,16 +388,7 @@ async fn a_removed_replica_finishes_its_request_and_gets_no_new_one() {
         .build(Client::new())
         .unwrap();
 
-    let in_flight = tokio::spawn({
-        let cluster = cluster.clone();
-        async move { cluster.get("/x").send().await }
-    });
-    crate::support::eventually(
-        "the request is on the old replica",
-        Duration::from_secs(5),
-        || cluster.snapshot().replicas[0].in_flight == 1,
-    )
-    .await;
+    let in_flight = in_flight_on_the_first_replica(&cluster).await;
 
     topology.set([new.replica()]);
     for _ in 0..10 {
@@ -393,12 +415,9 @@ async fn a_removed_replica_finishes_its_request_and_gets_no_new_one() {
 async fn only_a_buffered_body_goes_to_a_second_replica() {
     let a = Scripted::start("a", 503, 0).await;
     let b = Scripted::start("b", 503, 0).await;
-    let cluster = ClusterClient::builder("svc")
-        .replicas([&a.url, &b.url])
+    let cluster = svc([&a.url, &b.url])
         .strategy(Strategy::sequential(2))
-        .throttle(None)
-        .build(Client::new())
-        .unwrap();
+        .on_a_new_client();
     let sent = || a.requests() + b.requests();
 
     let res = cluster.put("/x").body("buffered").send().await.unwrap();
@@ -517,14 +536,11 @@ async fn peak_ewma_ordering_leaves_a_slow_replica_after_its_slow_answer() {
 async fn sequential_gives_a_hung_replica_only_its_share_of_the_budget() {
     let hung = Scripted::start("hung", 200, 5000).await;
     let good = Scripted::start("good", 200, 0).await;
-    let cluster = ClusterClient::builder("svc")
-        .replicas([&hung.url, &good.url])
+    let cluster = svc([&hung.url, &good.url])
         .strategy(Strategy::sequential(2))
         .timeout(Duration::from_secs(1)) // the first replica gets 500 ms
-        .throttle(None)
         .seed(1)
-        .build(Client::new())
-        .unwrap();
+        .on_a_new_client();
     for _ in 0..6 {
         let t0 = Instant::now();
         let res = cluster.get("/x").send().await.unwrap();
@@ -605,15 +621,12 @@ async fn relative_weights_take_the_traffic_from_a_slow_replica() {
 #[tokio::test]
 async fn the_gray_list_puts_a_rejecting_replica_last_after_one_reject() {
     let r = scripted(&[("bad", 503, 0), ("good1", 200, 0), ("good2", 200, 0)]).await;
-    let cluster = ClusterClient::builder("svc")
-        .replicas(r.iter().map(|s| &s.url))
+    let cluster = svc(r.iter().map(|s| &s.url))
         .strategy(Strategy::sequential(2))
         .gray_list(Duration::from_secs(60))
         .outlier(None)
-        .throttle(None)
         .seed(8)
-        .build(Client::new())
-        .unwrap();
+        .on_a_new_client();
     for _ in 0..100 {
         assert_eq!(cluster.get("/x").send().await.unwrap().status(), 200);
     }
@@ -675,14 +688,11 @@ async fn below_half_in_rotation_the_cluster_panics_and_spreads_over_all() {
     .await;
     // Ejection may take out every replica: three are, and the panic
     // threshold puts them back.
-    let cluster = ClusterClient::builder("svc")
-        .replicas(r.iter().map(|s| &s.url))
+    let cluster = svc(r.iter().map(|s| &s.url))
         .strategy(Strategy::single_replica())
         .outlier(Some(OutlierConfig::default().max_ejection_percent(100.0)))
-        .throttle(None)
         .seed(12)
-        .build(Client::new())
-        .unwrap();
+        .on_a_new_client();
     for _ in 0..200 {
         cluster.get("/x").send().await.unwrap();
     }
@@ -705,13 +715,10 @@ async fn below_half_in_rotation_the_cluster_panics_and_spreads_over_all() {
 async fn parallel_asks_n_replicas_at_once_and_cancels_the_losers() {
     let slow = Scripted::start("slow", 200, 2000).await;
     let fast = Scripted::start("fast", 200, 0).await;
-    let cluster = ClusterClient::builder("svc")
-        .replicas([&slow.url, &fast.url])
+    let cluster = svc([&slow.url, &fast.url])
         .strategy(Strategy::parallel(2))
         .timeout(Duration::from_secs(5))
-        .throttle(None)
-        .build(Client::new())
-        .unwrap();
+        .on_a_new_client();
     for _ in 0..5 {
         let t0 = Instant::now();
         let res = cluster.get("/x").send().await.unwrap();
@@ -748,14 +755,11 @@ async fn parallel_asks_n_replicas_at_once_and_cancels_the_losers() {
 async fn the_replica_budget_holds_attempts_to_one_point_two_per_request() {
     let a = Scripted::start("a", 503, 0).await;
     let b = Scripted::start("b", 503, 0).await;
-    let cluster = ClusterClient::builder("svc")
-        .replicas([&a.url, &b.url])
+    let cluster = svc([&a.url, &b.url])
         .strategy(Strategy::sequential(2))
         .replica_budget(Some(ReplicaBudgetConfig::default()))
         .outlier(None)
-        .throttle(None)
-        .build(Client::new())
-        .unwrap();
+        .on_a_new_client();
     for _ in 0..300 {
         assert_eq!(cluster.get("/x").send().await.unwrap().status(), 503);
     }
@@ -954,16 +958,7 @@ async fn a_file_topology_follows_the_file_and_keeps_requests_in_flight() {
         .build(Client::new())
         .unwrap();
 
-    let in_flight = tokio::spawn({
-        let cluster = cluster.clone();
-        async move { cluster.get("/x").send().await }
-    });
-    crate::support::eventually(
-        "the request is on the old replica",
-        Duration::from_secs(5),
-        || cluster.snapshot().replicas[0].in_flight == 1,
-    )
-    .await;
+    let in_flight = in_flight_on_the_first_replica(&cluster).await;
     // Written aside and renamed, as a deploy should.
     let tmp = dir.join("replicas.tmp");
     std::fs::write(&tmp, format!("# moved\n\n{}  # the new one\n", new.url)).unwrap();

@@ -42,6 +42,17 @@ fn ok(stream: u32, body: &[u8]) -> Vec<u8> {
     out
 }
 
+/// Answers every request on the connection with `answer(stream)` until the
+/// client closes; returns the requests read.
+async fn answer_each(mut peer: Peer, answer: impl Fn(u32) -> Vec<u8> + Send) -> usize {
+    let mut seen = 0;
+    while let Some(s) = peer.next_request().await {
+        seen += 1;
+        peer.try_send(&answer(s)).await;
+    }
+    seen
+}
+
 /// What a server saw: per connection (in accept order), the requests it read.
 #[derive(Default)]
 struct Seen {
@@ -231,13 +242,8 @@ async fn a_graceful_double_goaway_is_learnt_from_its_second_frame() {
 
 #[tokio::test]
 async fn a_refused_stream_storm_is_retried_a_bounded_number_of_times() {
-    let (url, seen, server) = serve(&[], |mut peer, _| async move {
-        let mut seen = 0;
-        while let Some(s) = peer.next_request().await {
-            seen += 1;
-            peer.try_send(&rst_stream(s, REFUSED_STREAM)).await;
-        }
-        seen
+    let (url, seen, server) = serve(&[], |peer, _| {
+        answer_each(peer, |s| rst_stream(s, REFUSED_STREAM))
     })
     .await;
     let timeout = Duration::from_secs(3);
@@ -273,16 +279,11 @@ async fn goaway_on_first_stream(mut peer: Peer) -> usize {
 
 #[tokio::test]
 async fn connections_that_goaway_on_their_first_stream_are_left_for_another() {
-    let (url, seen, server) = serve(&[], |mut peer, index| async move {
+    let (url, seen, server) = serve(&[], |peer, index| async move {
         if index < 3 {
             return goaway_on_first_stream(peer).await;
         }
-        let mut seen = 0;
-        while let Some(s) = peer.next_request().await {
-            seen += 1;
-            peer.try_send(&ok(s, b"served")).await;
-        }
-        seen
+        serves(peer).await
     })
     .await;
     let client = h2c().build().unwrap();
@@ -320,12 +321,7 @@ async fn no_streams_allowed_then_raised_serves_the_waiting_request() {
         tokio::time::sleep(Duration::from_millis(300)).await;
         peer.try_send(&settings(&[(SETTINGS_MAX_CONCURRENT_STREAMS, 1)]))
             .await;
-        let mut seen = 0;
-        while let Some(s) = peer.next_request().await {
-            seen += 1;
-            peer.try_send(&ok(s, b"at last")).await;
-        }
-        seen
+        answer_each(peer, |s| ok(s, b"at last")).await
     })
     .await;
     let client = h2c().build().unwrap();
@@ -343,13 +339,8 @@ async fn no_streams_allowed_then_raised_serves_the_waiting_request() {
 #[tokio::test]
 async fn no_streams_allowed_forever_times_out_without_dialing_more() {
     static PARAMS: [(u16, u32); 1] = [(SETTINGS_MAX_CONCURRENT_STREAMS, 0)];
-    let (url, seen, server) = serve(&PARAMS, |mut peer, _| async move {
-        let mut seen = 0;
-        while let Some(s) = peer.next_request().await {
-            seen += 1;
-            peer.try_send(&rst_stream(s, REFUSED_STREAM)).await;
-        }
-        seen
+    let (url, seen, server) = serve(&PARAMS, |peer, _| {
+        answer_each(peer, |s| rst_stream(s, REFUSED_STREAM))
     })
     .await;
     let timeout = Duration::from_millis(500);
@@ -501,16 +492,11 @@ async fn goaway_claiming_all_then_close(mut peer: Peer) -> usize {
 
 #[tokio::test]
 async fn an_idempotent_request_whose_connection_closed_unanswered_is_sent_again() {
-    let (url, seen, server) = serve(&[], |mut peer, index| async move {
+    let (url, seen, server) = serve(&[], |peer, index| async move {
         if index == 0 {
             return goaway_claiming_all_then_close(peer).await;
         }
-        let mut seen = 0;
-        while let Some(s) = peer.next_request().await {
-            seen += 1;
-            peer.try_send(&ok(s, b"served")).await;
-        }
-        seen
+        serves(peer).await
     })
     .await;
     let client = h2c().build().unwrap();
@@ -652,13 +638,7 @@ async fn a_single_goaway_count_teaches_no_budget() {
         if index == 0 {
             return refuses_past(peer, 2).await;
         }
-        let mut peer = peer;
-        let mut seen = 0;
-        while let Some(s) = peer.next_request().await {
-            seen += 1;
-            peer.try_send(&ok(s, b"hi")).await;
-        }
-        seen
+        answer_each(peer, |s| ok(s, b"hi")).await
     })
     .await;
     let client = h2c().build().unwrap();
@@ -710,13 +690,8 @@ async fn goaway_then_close_on_next_frame(mut peer: Peer) -> usize {
 }
 
 /// Answers every request on the connection with `served`.
-async fn serves(mut peer: Peer) -> usize {
-    let mut seen = 0;
-    while let Some(s) = peer.next_request().await {
-        seen += 1;
-        peer.try_send(&ok(s, b"served")).await;
-    }
-    seen
+async fn serves(peer: Peer) -> usize {
+    answer_each(peer, |s| ok(s, b"served")).await
 }
 
 /// Serves a fetch from a server whose first connection runs `first` and

@@ -16,6 +16,8 @@
 //! server never closes a socket with unread bytes in it (which would reset
 //! the connection under the client).
 
+use std::future::Future;
+
 use bytes::Bytes;
 use courier::{Client, ErrorKind};
 use http_body_util::BodyExt;
@@ -48,6 +50,47 @@ async fn finish<T>(client: Client, server: JoinHandle<T>) -> T {
         .expect("the server script failed")
 }
 
+/// [`serve`] for a script that talks to one connection: the script gets the
+/// first connection's peer (default SETTINGS exchanged), on the server's task.
+async fn serve_one<T, F, Fut>(script: F) -> (String, JoinHandle<T>)
+where
+    F: FnOnce(Peer) -> Fut + Send + 'static,
+    Fut: Future<Output = T> + Send + 'static,
+    T: Send + 'static,
+{
+    serve(|listener| async move { script(Peer::accept(&listener, &[]).await).await }).await
+}
+
+/// The flow-control tests' client side: the body `len` bytes long arrives
+/// whole and unaltered; returns the WINDOW_UPDATEs the server counted
+/// (stream, connection) once its script ended.
+async fn fetch_the_pattern(
+    client: Client,
+    url: &str,
+    server: JoinHandle<(usize, usize)>,
+    len: usize,
+) -> (usize, usize) {
+    let body = within("the body", fetch(&client, url)).await.unwrap();
+    assert_eq!(body.len(), len);
+    assert!(body[..] == pattern(len)[..], "the body arrived altered");
+    finish(client, server).await
+}
+
+/// The header-list tests' client side (a 4 KiB limit): the oversized
+/// response fails with `HeadersTooLarge`, the next request is answered
+/// `small`; returns the client for the test's own checks.
+async fn headers_too_large_then_small(url: &str) -> Client {
+    let client = h2c().max_response_headers_size(4 * 1024).build().unwrap();
+    let err = within("the oversized response", client.get(url).send())
+        .await
+        .expect_err("a header list over the limit must fail");
+    // Only the kind is pinned: the current client may also lose the
+    // connection (and with it any other stream on it), which need not stay so.
+    assert_eq!(err.kind(), ErrorKind::HeadersTooLarge, "{err}");
+    assert_eq!(fetch(&client, url).await.unwrap(), "small");
+    client
+}
+
 /// Starts a GET of `url` on a task of its own, reading the body to its end.
 fn spawn_fetch(client: &Client, url: &str) -> JoinHandle<Result<Bytes, courier::Error>> {
     let request = client.get(url);
@@ -59,9 +102,7 @@ fn spawn_fetch(client: &Client, url: &str) -> JoinHandle<Result<Bytes, courier::
 
 #[tokio::test]
 async fn padded_and_priority_frames_are_read_exactly() {
-    let (url, server) = serve(|listener| async move {
-        let mut peer = Peer::accept(&listener, &[]).await;
-
+    let (url, server) = serve_one(|mut peer| async move {
         // HEADERS with PADDED and PRIORITY: pad length, stream dependency
         // (exclusive bit, stream 0), weight, block, padding.
         let s = peer.expect_request().await;
@@ -134,8 +175,7 @@ async fn padded_and_priority_frames_are_read_exactly() {
 async fn a_header_block_split_over_continuation_frames_arrives_whole() {
     let value: Vec<u8> = (0..20_000).map(|i| b'a' + (i % 26) as u8).collect();
     let expected = value.clone();
-    let (url, server) = serve(|listener| async move {
-        let mut peer = Peer::accept(&listener, &[]).await;
+    let (url, server) = serve_one(|mut peer| async move {
         let s = peer.expect_request().await;
         let mut block = vec![STATUS_200];
         block.extend(field("x-big", &value));
@@ -165,8 +205,7 @@ async fn a_header_block_split_over_continuation_frames_arrives_whole() {
 
 #[tokio::test]
 async fn response_trailers_are_exposed_as_a_trailers_frame() {
-    let (url, server) = serve(|listener| async move {
-        let mut peer = Peer::accept(&listener, &[]).await;
+    let (url, server) = serve_one(|mut peer| async move {
         for _ in 0..2 {
             let s = peer.expect_request().await;
             let mut out = frame(HEADERS, END_HEADERS, s, &[STATUS_200]);
@@ -203,8 +242,7 @@ async fn response_trailers_are_exposed_as_a_trailers_frame() {
 
 #[tokio::test]
 async fn informational_responses_are_skipped_for_the_final_one() {
-    let (url, server) = serve(|listener| async move {
-        let mut peer = Peer::accept(&listener, &[]).await;
+    let (url, server) = serve_one(|mut peer| async move {
         let s = peer.expect_request().await;
         let mut out = frame(HEADERS, END_HEADERS, s, &status(100));
         let mut hints = status(103);
@@ -317,10 +355,7 @@ async fn a_body_beyond_the_initial_windows_is_pulled_with_window_updates() {
         .http2_initial_connection_window_size(65_535)
         .build()
         .unwrap();
-    let body = within("the body", fetch(&client, &url)).await.unwrap();
-    assert_eq!(body.len(), LEN);
-    assert!(body[..] == pattern(LEN)[..], "the body arrived altered");
-    let (stream_updates, conn_updates) = finish(client, server).await;
+    let (stream_updates, conn_updates) = fetch_the_pattern(client, &url, server, LEN).await;
     assert!(stream_updates > 0, "no stream WINDOW_UPDATE");
     assert!(conn_updates > 0, "no connection WINDOW_UPDATE");
 }
@@ -336,10 +371,7 @@ async fn a_body_beyond_the_default_stream_window_is_pulled_with_window_updates()
         .http2_initial_connection_window_size(8 << 20)
         .build()
         .unwrap();
-    let body = within("the body", fetch(&client, &url)).await.unwrap();
-    assert_eq!(body.len(), LEN);
-    assert!(body[..] == pattern(LEN)[..], "the body arrived altered");
-    let (stream_updates, conn_updates) = finish(client, server).await;
+    let (stream_updates, conn_updates) = fetch_the_pattern(client, &url, server, LEN).await;
     assert!(stream_updates > 0, "no stream WINDOW_UPDATE");
     // The connection window is opened up front (8 MiB here).
     assert!(conn_updates > 0, "no connection WINDOW_UPDATE");
@@ -446,8 +478,7 @@ async fn an_upload_never_exceeds_the_window_the_server_granted() {
 
 #[tokio::test]
 async fn a_server_ping_is_acknowledged_with_the_same_payload() {
-    let (url, server) = serve(|listener| async move {
-        let mut peer = Peer::accept(&listener, &[]).await;
+    let (url, server) = serve_one(|mut peer| async move {
         let s = peer.expect_request().await;
         let opaque = *b"\x01courier";
         peer.send(&frame(PING, 0, 0, &opaque)).await;
@@ -526,8 +557,7 @@ async fn goaway_retries_the_streams_past_last_stream_id_on_a_new_connection() {
 #[tokio::test]
 async fn rst_stream_mid_body_fails_the_body_and_the_connection_serves_on() {
     let (reset_now, reset_now_rx) = oneshot::channel::<()>();
-    let (url, server) = serve(|listener| async move {
-        let mut peer = Peer::accept(&listener, &[]).await;
+    let (url, server) = serve_one(|mut peer| async move {
         let s = peer.expect_request().await;
         let mut out = head_200(s, 100);
         out.extend(frame(DATA, 0, s, b"partial"));
@@ -705,8 +735,7 @@ async fn a_body_not_matching_content_length_fails_only_its_request() {
 
 #[tokio::test]
 async fn a_header_list_over_the_limit_fails_with_headers_too_large() {
-    let (url, server) = serve(|listener| async move {
-        let mut peer = Peer::accept(&listener, &[]).await;
+    let (url, server) = serve_one(|mut peer| async move {
         let s = peer.expect_request().await;
         let mut block = vec![STATUS_200];
         block.extend(field("x-big", &[b'b'; 10_000]));
@@ -718,12 +747,7 @@ async fn a_header_list_over_the_limit_fails_with_headers_too_large() {
         peer.drain().await;
     })
     .await;
-    let client = h2c().max_response_headers_size(4 * 1024).build().unwrap();
-    let err = within("the oversized response", client.get(&url).send())
-        .await
-        .expect_err("a header list over the limit must fail");
-    assert_eq!(err.kind(), ErrorKind::HeadersTooLarge, "{err}");
-    assert_eq!(fetch(&client, &url).await.unwrap(), "small");
+    let client = headers_too_large_then_small(&url).await;
     assert_eq!(client.metrics().connections_established, 1);
     finish(client, server).await;
 }
@@ -754,14 +778,8 @@ async fn a_header_list_far_over_the_limit_fails_with_headers_too_large() {
         peer.drain().await;
     })
     .await;
-    let client = h2c().max_response_headers_size(4 * 1024).build().unwrap();
-    let err = within("the oversized response", client.get(&url).send())
-        .await
-        .expect_err("a header list over the limit must fail");
-    // Only the kind is pinned: the current client also loses the connection
-    // (and with it any other stream on it), which need not stay so.
-    assert_eq!(err.kind(), ErrorKind::HeadersTooLarge, "{err}");
-    assert_eq!(fetch(&client, &url).await.unwrap(), "small");
+    // The current client also loses the connection here.
+    let client = headers_too_large_then_small(&url).await;
     finish(client, server).await;
 }
 
@@ -771,8 +789,7 @@ async fn a_header_list_far_over_the_limit_fails_with_headers_too_large() {
 #[tokio::test]
 async fn a_frame_over_max_frame_size_is_a_connection_error() {
     let (head, head_rx) = oneshot::channel::<()>();
-    let (url, server) = serve(|listener| async move {
-        let mut peer = Peer::accept(&listener, &[]).await;
+    let (url, server) = serve_one(|mut peer| async move {
         let s = peer.expect_request().await;
         peer.send(&head_200(s, 20_000)).await;
         within("the client to read the head", head_rx)
@@ -863,8 +880,7 @@ async fn the_client_sends_settings_without_push_first_and_acks_the_servers() {
 async fn stream_ids_increase_and_a_dropped_request_is_cancelled() {
     let (in_flight, in_flight_rx) = oneshot::channel();
     let (reset_seen, reset_seen_rx) = oneshot::channel();
-    let (url, server) = serve(|listener| async move {
-        let mut peer = Peer::accept(&listener, &[]).await;
+    let (url, server) = serve_one(|mut peer| async move {
         for expected in [1, 3, 5] {
             let s = peer.expect_request().await;
             assert_eq!(s, expected, "stream ids are odd and increasing");
@@ -1027,8 +1043,7 @@ async fn a_stream_reset_right_after_its_head_fails_the_body() {
 /// must fail, not look complete and empty.
 #[tokio::test]
 async fn a_connection_closed_right_after_a_head_fails_the_body() {
-    let (url, server) = serve(|listener| async move {
-        let mut peer = Peer::accept(&listener, &[]).await;
+    let (url, server) = serve_one(|mut peer| async move {
         let s = peer.expect_request().await;
         peer.send(&frame(HEADERS, END_HEADERS, s, &[STATUS_200]))
             .await;
@@ -1106,8 +1121,7 @@ fn a_connection_whose_task_was_dropped_is_not_waited_on() {
 /// must leave the response alone, as h2 did.
 #[tokio::test]
 async fn a_reset_after_both_ends_closed_keeps_the_response() {
-    let (url, server) = serve(|listener| async move {
-        let mut peer = Peer::accept(&listener, &[]).await;
+    let (url, server) = serve_one(|mut peer| async move {
         let s = peer.expect_request().await;
         let mut out = head_200(s, 5);
         out.extend(frame(DATA, END_STREAM, s, b"whole"));

@@ -16,12 +16,14 @@ struct Seen {
     gauges: BTreeMap<String, f64>,
     histograms: BTreeMap<String, Vec<f64>>,
     units: BTreeMap<String, Unit>,
+    /// The help text each metric was described with.
+    descriptions: BTreeMap<String, String>,
 }
 
 /// `name{k=v,...}` for every series.
 fn take(snapshotter: &Snapshotter) -> Seen {
     let mut seen = Seen::default();
-    for (key, unit, _, value) in snapshotter.snapshot().into_vec() {
+    for (key, unit, description, value) in snapshotter.snapshot().into_vec() {
         let mut labels: Vec<String> = key
             .key()
             .labels()
@@ -31,6 +33,10 @@ fn take(snapshotter: &Snapshotter) -> Seen {
         let name = format!("{}{{{}}}", key.key().name(), labels.join(","));
         if let Some(unit) = unit {
             seen.units.insert(key.key().name().to_owned(), unit);
+        }
+        if let Some(description) = description {
+            seen.descriptions
+                .insert(key.key().name().to_owned(), description.to_string());
         }
         match (key.kind(), value) {
             (MetricKind::Counter, DebugValue::Counter(v)) => {
@@ -166,6 +172,14 @@ async fn pool_metrics_are_exported_with_opentelemetry_names() {
         "{durations:?} (seconds)"
     );
     assert_eq!(seen.units["http.client.request.duration"], Unit::Seconds);
+    assert_eq!(
+        seen.descriptions["http.client.request.duration"],
+        "Time from send to the response head"
+    );
+    assert_eq!(
+        seen.descriptions["courier.client.requests_total"],
+        "Requests started"
+    );
     assert!(seen
         .histograms
         .contains_key("courier.client.connect.duration{client=billing}"));
@@ -522,6 +536,10 @@ async fn cluster_metrics_are_exported_per_replica() {
     assert_eq!(
         seen.units["courier.cluster.replica.latency_ewma"],
         Unit::Seconds
+    );
+    assert_eq!(
+        seen.descriptions["courier.cluster.replica.in_flight"],
+        "Attempts in flight on the replica"
     );
     // The pool under it, under the same name.
     assert_eq!(

@@ -4,8 +4,9 @@
 
 use crate::support::middleware::{reply, scripted, with_header};
 use crate::support::server;
+use courier::http::{HeaderMap, HeaderValue};
 use courier::middleware::{RedirectConfig, Redirects, Stack};
-use courier::{Client, ErrorKind};
+use courier::{Client, ClientBuilder, ErrorKind};
 use courier_server::{ServerConfig, TestPki};
 
 /// Who follows: the layer, or the client under an empty stack (a plain
@@ -229,6 +230,33 @@ async fn with_policy_none_redirects_are_returned() {
     assert_eq!(res.url().path(), "/redirect/0");
 }
 
+/// The default headers of the credential tests: a bearer token and a cookie
+/// (sensitive), `extra`, then a user agent (not sensitive), in that order.
+fn credential_defaults(extra: &[(&'static str, &'static str)]) -> HeaderMap {
+    let mut defaults = HeaderMap::new();
+    defaults.insert(
+        "authorization",
+        HeaderValue::from_static("Bearer svc-token"),
+    );
+    defaults.insert("cookie", HeaderValue::from_static("session=default"));
+    for &(name, value) in extra {
+        defaults.insert(name, HeaderValue::from_static(value));
+    }
+    defaults.insert("user-agent", HeaderValue::from_static("billing/1.4"));
+    defaults
+}
+
+/// A client builder sending `defaults`, over HTTP/2 (prior knowledge) when
+/// `http2`, else HTTP/1.1; and the protocol's name for the messages.
+fn sending(defaults: &HeaderMap, http2: bool) -> (ClientBuilder, &'static str) {
+    let builder = Client::builder().default_headers(defaults.clone());
+    if http2 {
+        (builder.http2_prior_knowledge(), "HTTP/2")
+    } else {
+        (builder, "HTTP/1.1")
+    }
+}
+
 /// Issue 27: the client's default headers are added when the request is
 /// written, below the redirect layer; a default `Authorization` (or any
 /// header the policy calls sensitive) must still stay with the origin it
@@ -237,28 +265,17 @@ async fn with_policy_none_redirects_are_returned() {
 #[tokio::test]
 async fn default_credentials_are_dropped_across_origins() {
     use crate::support::middleware::headers_json;
-    use courier::http::{HeaderMap, HeaderName, HeaderValue};
+    use courier::http::HeaderName;
 
     let first = server().await;
     let other = server().await;
-    let mut defaults = HeaderMap::new();
-    defaults.insert(
-        "authorization",
-        HeaderValue::from_static("Bearer svc-token"),
-    );
-    defaults.insert("cookie", HeaderValue::from_static("session=default"));
-    defaults.insert("x-api-key", HeaderValue::from_static("key-1"));
-    defaults.insert("user-agent", HeaderValue::from_static("billing/1.4"));
+    let defaults = credential_defaults(&[("x-api-key", "key-1")]);
     let policy = RedirectConfig::default();
     let mut names = policy.sensitive_headers.clone();
     names.push(HeaderName::from_static("x-api-key"));
     let policy = policy.sensitive_headers(names);
     for http2 in [false, true] {
-        let protocol = if http2 { "HTTP/2" } else { "HTTP/1.1" };
-        let mut builder = Client::builder().default_headers(defaults.clone());
-        if http2 {
-            builder = builder.http2_prior_knowledge();
-        }
+        let (builder, protocol) = sending(&defaults, http2);
         let client = Stack::new()
             .redirect(policy.clone())
             .client(builder.build().unwrap());
@@ -290,23 +307,12 @@ async fn default_credentials_are_dropped_across_origins() {
 #[tokio::test]
 async fn a_plain_client_keeps_default_credentials_with_their_origin() {
     use crate::support::middleware::headers_json;
-    use courier::http::{HeaderMap, HeaderValue};
 
     let first = server().await;
     let other = server().await;
-    let mut defaults = HeaderMap::new();
-    defaults.insert(
-        "authorization",
-        HeaderValue::from_static("Bearer svc-token"),
-    );
-    defaults.insert("cookie", HeaderValue::from_static("session=default"));
-    defaults.insert("user-agent", HeaderValue::from_static("billing/1.4"));
+    let defaults = credential_defaults(&[]);
     for http2 in [false, true] {
-        let protocol = if http2 { "HTTP/2" } else { "HTTP/1.1" };
-        let mut builder = Client::builder().default_headers(defaults.clone());
-        if http2 {
-            builder = builder.http2_prior_knowledge();
-        }
+        let (builder, protocol) = sending(&defaults, http2);
         let client = builder.build().unwrap();
         let away = first.url(&format!("/redirect-to/302?{}", other.url("/headers")));
         let res = client

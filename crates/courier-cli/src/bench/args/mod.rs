@@ -8,13 +8,16 @@
 //! Protocol flags (`--http`, `--tls`, `--insecure`, …) belong next to the pool knobs; they are
 //! applied in `client.rs`, which is the one place that turns flags into a `ClientBuilder`.
 //!
-//! The parts: `parse` (the value parsers that check each flag as clap reads it), `load` (the
-//! flags checked against each other and resolved into a [`Load`]: who sends how much, how).
-//! The flags of `--scenario cluster` are in `cluster/args.rs`.
+//! The parts: `parse` (the value parsers that check each flag as clap reads it), `load` (what
+//! runs: a [`Load`], who sends how much, how), `resolve` (the flags checked against each other
+//! and resolved into that load), `network` (address and DNS flags) and `cluster` (the flags of
+//! `--scenario cluster`).
 
+pub mod cluster;
 mod load;
 mod network;
 mod parse;
+mod resolve;
 
 use std::path::PathBuf;
 
@@ -419,7 +422,7 @@ pub struct BenchArgs {
 
     #[command(flatten)]
     #[serde(flatten)]
-    pub cluster: super::cluster::args::ClusterArgs,
+    pub cluster: self::cluster::ClusterArgs,
 }
 
 /// What each request slot does.

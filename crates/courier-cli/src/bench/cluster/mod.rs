@@ -6,12 +6,11 @@
 //! replicas that misbehave, which needs replicas with known faults (`courier_server::ReplicaSet`),
 //! counters of what reached each replica, and figures the other scenarios do not have
 //! (attempts per request, share per replica over time, time for p99 to come back). The parts:
-//! `args` (flags), `sender` (cluster client or round robin), `load` (the open loop), `tally`
+//! `super::args::cluster` (the flags), `sender` (cluster client or round robin), `load` (the open loop), `tally`
 //! (what the requests recorded), `watch` (`--progress`), `analysis` (the figures), `render`
 //! (the text report); the JSON report is the figures serialized.
 
 mod analysis;
-pub mod args;
 mod load;
 mod render;
 mod sender;
@@ -25,10 +24,10 @@ use courier_server::{ReplicaSet, ReplicasConfig};
 use serde::Serialize;
 
 use self::analysis::{RunData, RunFigures};
-use self::args::ClusterOrdering;
 use self::sender::{Balancer, Sender, Shape};
 use self::tally::Tally;
 use self::watch::Watch;
+use super::args::cluster::{self as cluster_args, ClusterOrdering};
 use super::args::{BenchArgs, HttpVersion, Load, Model, Stop};
 use super::progress::Progress;
 use crate::error::{CliError, Result};
@@ -107,13 +106,15 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         workers: config.workers,
         capacity,
         faults: faults.iter().map(ToString::to_string).collect(),
-        rate: args.rate.unwrap_or(capacity * args::DEFAULT_LOAD_SHARE),
+        rate: args
+            .rate
+            .unwrap_or(capacity * cluster_args::DEFAULT_LOAD_SHARE),
         duration: args
             .duration
             .map_or(super::args::DEFAULT_DURATION, |d| d.as_duration()),
         budget: args
             .timeout
-            .map_or(args::DEFAULT_BUDGET, |t| t.as_duration()),
+            .map_or(cluster_args::DEFAULT_BUDGET, |t| t.as_duration()),
         protocol: match args.http {
             HttpVersion::Http2 => "h2c".to_owned(),
             _ => "HTTP/1.1".to_owned(),
@@ -208,12 +209,12 @@ fn open_file_limit(args: &BenchArgs, setup: &ScenarioSetup) {
     let limits = super::limits::discover();
     let attempts = match args.cluster.ordering() {
         ClusterOrdering::RoundRobin => 1,
-        _ => args::attempts_at_most(args.cluster.strategy()),
+        _ => cluster_args::attempts_at_most(args.cluster.strategy()),
     };
     let due_within_budget = (setup.rate * setup.budget.as_secs_f64()).ceil() as u64;
     let cap = args.concurrency.unwrap_or(DEFAULT_CAP);
     let in_flight = cap.min(due_within_budget).saturating_mul(attempts);
-    let group = |n: u64| super::report::group_thousands(&n.to_string());
+    let group = |n: u64| super::format::group_thousands(&n.to_string());
     if let (Some(files), Some(max)) = (limits.open_files, limits.max_connections(true)) {
         if setup.protocol != "h2c" && in_flight > max {
             eprintln!(

@@ -15,8 +15,8 @@ use courier::cluster::{ClusterClient, ClusterSnapshot, ForkDelay, ReplicaOrderin
 use courier::{Body, Client};
 use http::{HeaderMap, Method};
 
-use super::args::strategy_name;
 use super::tally::{Failure, Outcome};
+use crate::bench::args::cluster::strategy_name;
 use crate::bench::args::BenchArgs;
 use crate::error::Result;
 
@@ -37,7 +37,7 @@ impl Shape {
         let headers = if args.default_headers {
             HeaderMap::new() // on the client (`client::builder`)
         } else {
-            crate::bench::request::headers(args)?
+            crate::bench::headers::from_flags(args)?
         };
         let size = args.body_size.unwrap_or(0);
         let size = usize::try_from(size)

@@ -53,7 +53,7 @@ pub fn log_ticks(low: f64, high: f64) -> Vec<(f64, String)> {
             let v = m * decade;
             if v >= low * 0.9999 && v <= high * 1.0001 {
                 let label = if v >= 1.0 {
-                    crate::bench::report::group_thousands(&format!("{v:.0}"))
+                    crate::bench::format::group_thousands(&format!("{v:.0}"))
                 } else {
                     format!("{}", (v * 1e6).round() / 1e6)
                 };

@@ -10,6 +10,7 @@
 
 mod config;
 mod distribution;
+mod escape;
 pub mod spectrum;
 pub mod svg;
 
@@ -17,9 +18,11 @@ use std::fmt::Write as _;
 use std::fs;
 use std::path::Path;
 
+pub use self::escape::escape;
 use self::svg::{steps, Chart, Series, PALETTE};
+use super::format::group_thousands;
 use super::json::{BenchReport, TimelineSample};
-use super::report::{group_thousands, notes, rows, title, what_url};
+use super::report::{notes, rows, title, what_url};
 use super::verdict;
 use crate::error::{CliError, Result};
 
@@ -305,22 +308,6 @@ fn configuration(r: &BenchReport) -> String {
     out
 }
 
-/// Escapes text for HTML element content and attribute values.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
 const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1340px;color:#222;padding:0 1em}\
 h1{font-size:1.5em;margin-bottom:.2em}.sub{color:#666;margin-top:0}h2{margin-top:1.6em;border-bottom:1px solid #ddd}\
 .verdict{border-radius:6px;padding:.6em 1em;margin:1em 0;border-left:6px solid}\
@@ -358,10 +345,5 @@ mod tests {
         assert!(!html.contains("<script"), "text must be escaped");
         assert!(!html.contains("src=\"http"), "no external resources");
         assert!(!html.contains("href=\"http"), "no external resources");
-    }
-
-    #[test]
-    fn escapes_markup() {
-        assert_eq!(escape("a<b & \"c\""), "a&lt;b &amp; &quot;c&quot;");
     }
 }

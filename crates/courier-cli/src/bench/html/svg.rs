@@ -9,7 +9,7 @@
 
 use std::fmt::Write as _;
 
-use super::escape;
+use super::escape::escape;
 
 /// Size of every chart, in SVG units (the page scales them).
 pub const WIDTH: f64 = 640.0;
@@ -226,7 +226,7 @@ pub fn tick_label(value: f64, step: f64) -> String {
     } else {
         (-step.log10().floor()) as usize
     };
-    crate::bench::report::group_thousands(&format!("{value:.decimals$}"))
+    crate::bench::format::group_thousands(&format!("{value:.decimals$}"))
 }
 
 /// Step-line points for per-interval values: each `(end, length, value)` holds its value from

@@ -8,14 +8,16 @@
 //! which is what the comparison's better/worse marks are made from.
 //!
 //! The parts: this file (the rows every run has, the title, the notes), `sections` (the rows
-//! of the open loop, long polls and allocation counts) and `table` (the text layout).
+//! of the open loop, long polls and allocation counts) and `table` (the text layout); numbers
+//! are grouped by `super::format`.
 
 mod sections;
 mod table;
 
 use std::fmt::Write as _;
 
-pub use self::table::{group_thousands, table};
+pub use self::table::table;
+use super::format::group_thousands;
 use super::json::BenchReport;
 use super::stats::{MeanMax, Percentiles};
 

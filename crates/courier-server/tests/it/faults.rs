@@ -1,12 +1,10 @@
 //! Fault endpoints, each used as the SECOND request on a kept-alive
 //! connection (the case a connection pool actually meets).
 
-mod common;
-
 use std::io::ErrorKind;
 use std::time::Duration;
 
-use common::{bounded, wait_until, RawConn};
+use crate::support::{bounded, wait_until, RawConn};
 use courier_server::{start, ServerConfig, ServerHandle};
 use tokio::io::AsyncReadExt;
 

@@ -2,12 +2,10 @@
 //! asked for is written, covering the time until the signal; output paths are checked before
 //! the run so a typo cannot lose one.
 
-mod common;
-
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use common::{command, courier, lines, read_json, text, TempDir};
+use crate::support::{command, courier, lines, read_json, text, TempDir};
 
 /// How long the run may take to start and to finish after SIGINT.
 const LIMIT: Duration = Duration::from_secs(20);

@@ -4,8 +4,6 @@
 //! that a real HTTP client would reject, and the tests need to see exactly
 //! what went over the wire. Every IO step is bounded by [`IO_TIMEOUT`].
 
-#![allow(dead_code)] // each test binary uses a different subset
-
 pub mod clients;
 pub mod h3client;
 

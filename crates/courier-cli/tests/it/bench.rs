@@ -4,11 +4,9 @@
 //! report file), so they catch wiring mistakes that unit tests of the parts cannot. Each run
 //! is kept to a few seconds.
 
-mod common;
-
 use std::time::{Duration, Instant};
 
-use common::{assert_success, bench_json, courier, TempDir};
+use crate::support::{assert_success, bench_json, courier, TempDir};
 use serde_json::Value;
 
 fn f64_at(value: &Value, pointer: &str) -> f64 {

@@ -2,15 +2,13 @@
 //! `--connect-to`), `--body-file`, and the `--csv`/`--openmetrics` outputs, each run against a
 //! real `courier serve` on loopback.
 
-mod common;
-
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::os::unix::net::UnixListener;
 use std::path::Path;
 use std::time::Duration;
 
-use common::{bench_json, courier, read_json, text, Server, TempDir};
+use crate::support::{bench_json, courier, read_json, text, Server, TempDir};
 
 /// `host:port` of a server URL such as `http://127.0.0.1:40123/`.
 fn authority(url: &str) -> &str {

@@ -2,8 +2,6 @@
 //! together with `--start-at`, merged by `courier merge`. The merged request count is the sum,
 //! and the merged percentiles equal those of one histogram fed every agent's samples.
 
-mod common;
-
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -12,7 +10,7 @@ use base64::Engine as _;
 use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::Histogram;
 
-use common::{assert_success, command, courier, read_json, text, TempDir};
+use crate::support::{assert_success, command, courier, read_json, text, TempDir};
 
 /// One agent's histogram of the time to the last byte, decoded independently of `courier`.
 fn last_byte_histogram(report: &serde_json::Value) -> Histogram<u64> {

@@ -2,9 +2,7 @@
 //! by default, one plain line per second with `--progress lines`. (The panel drawn on a terminal
 //! is checked by the unit tests of `bench::progress`.)
 
-mod common;
-
-use common::{assert_success, courier, Server};
+use crate::support::{assert_success, courier, Server};
 
 #[test]
 fn progress_lines_print_one_line_per_second_and_auto_prints_none_off_a_terminal() {

@@ -2,7 +2,8 @@
 //! appear in `--help` and in the JSON report's `config` with the rest).
 //!
 //! Why their own struct: they mean nothing to the other scenarios, and their parsing (fault
-//! profiles, `forking3`) belongs with the scenario, not with the general flags (`bench/args`).
+//! profiles, `forking3`) is theirs alone. Why here, beside the other flags, and not in
+//! `bench/cluster`: `BenchArgs` holds them, and the scenario reads the flags, not the reverse.
 
 use std::time::Duration;
 

@@ -1,10 +1,8 @@
 //! Connection lifecycle: idle timeout, closing idle connections, shutdown.
 
-mod common;
-
 use std::time::{Duration, Instant};
 
-use common::{bounded, wait_until, RawConn};
+use crate::support::{bounded, wait_until, RawConn};
 use courier_server::{start, ServerConfig};
 use tokio::net::TcpStream;
 

@@ -3,9 +3,7 @@
 //! requests are rejected and retried elsewhere (success stays high, attempts per request rise
 //! above 1), and a replica that stalls loses its share of the traffic.
 
-mod common;
-
-use common::{bench_json, courier, text, TempDir};
+use crate::support::{bench_json, courier, text, TempDir};
 use serde_json::Value;
 
 fn f(v: &Value) -> f64 {
@@ -273,7 +271,7 @@ fn a_low_soft_open_file_limit_is_raised_before_the_run() {
         .expect("run sh");
     let out = text(&output);
     assert!(output.status.success(), "{out}");
-    let report = common::read_json(std::path::Path::new(&json));
+    let report = crate::support::read_json(std::path::Path::new(&json));
     let run = &report["runs"][0];
     assert_eq!(run["failures"].get("connect"), None, "{run:#}\n{out}");
 }

@@ -1,11 +1,9 @@
 //! The well-behaved endpoints, checked over loopback.
 
-mod common;
-
 use std::time::{Duration, Instant};
 
+use crate::support::{bounded, clients, pattern_byte, wait_until, RawConn};
 use bytes::Bytes;
-use common::{bounded, clients, pattern_byte, wait_until, RawConn};
 use courier_server::{start, ServerConfig, ServerHandle};
 use http::{Request, StatusCode};
 use http_body_util::{BodyExt, Full};

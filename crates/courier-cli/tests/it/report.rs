@@ -2,9 +2,7 @@
 //! has the latency spectrum and histogram, timelines and the verdict; `compare --html` overlays
 //! every run's spectrum. (How the page looks is checked by `bench/screenshot-report.sh`.)
 
-mod common;
-
-use common::{assert_success, courier, Server, TempDir};
+use crate::support::{assert_success, courier, Server, TempDir};
 
 /// The `<svg …>…</svg>` whose class list contains `class`.
 fn svg<'a>(html: &'a str, class: &str) -> &'a str {

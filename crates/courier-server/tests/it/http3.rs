@@ -2,14 +2,12 @@
 //! the regular endpoints, faults, the stream limit, the idle timeout, and the
 //! `alt-svc` that advertises it on TCP.
 
-mod common;
-
 use std::time::{Duration, Instant};
 
+use crate::support::clients::{self, client_config, fetch_h1, fetch_h2, get};
+use crate::support::h3client::{self, H3Client};
+use crate::support::{bounded, pattern_byte};
 use bytes::Bytes;
-use common::clients::{self, client_config, fetch_h1, fetch_h2, get};
-use common::h3client::{self, H3Client};
-use common::{bounded, pattern_byte};
 use courier_server::{start, ServerConfig, ServerHandle, TestPki};
 use http::{Method, StatusCode};
 

@@ -2,9 +2,7 @@
 //! a targets file (several requests, weights, errors reported before the run) and load stages
 //! of the open loop (the target rate ramps, and the timeline shows it).
 
-mod common;
-
-use common::{assert_success, courier, read_json, text, Server, TempDir};
+use crate::support::{assert_success, courier, read_json, text, Server, TempDir};
 use serde_json::Value;
 
 fn count(report: &Value, status: &str) -> u64 {
@@ -169,7 +167,7 @@ fn serve_outlives_a_closed_stdout() {
         .local_addr()
         .unwrap()
         .port();
-    let mut child = common::command()
+    let mut child = crate::support::command()
         .args(["serve", "-p", &port.to_string()])
         // A panic's backtrace would take it long enough to exit that the
         // requests below could all beat it.

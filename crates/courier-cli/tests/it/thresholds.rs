@@ -1,11 +1,9 @@
 //! `--fail-if` sets the exit code, as CI needs: 99 when a threshold failed, 0 when all held,
 //! and a typo is refused before any request is sent.
 
-mod common;
-
 use std::time::{Duration, Instant};
 
-use common::{courier, read_json, text, TempDir};
+use crate::support::{courier, read_json, text, TempDir};
 
 #[test]
 fn a_failing_threshold_exits_99_and_says_which() {

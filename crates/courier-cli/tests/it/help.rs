@@ -1,9 +1,7 @@
 //! `courier bench -h` is a one-screen summary of the common flags; `--help` has every flag with
 //! its details (clap's help / long_help split).
 
-mod common;
-
-use common::{assert_success, courier};
+use crate::support::{assert_success, courier};
 
 fn help(flag: &str) -> String {
     let output = courier(&["bench", flag]);

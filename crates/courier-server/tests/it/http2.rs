@@ -1,13 +1,11 @@
 //! HTTP/2 over plain TCP (h2c prior knowledge): protocol detection next to
 //! HTTP/1.1, settings, the HTTP/2 faults and graceful shutdown.
 
-mod common;
-
 use std::time::Duration;
 
+use crate::support::clients::{self, fetch_h1, fetch_h2, get, h2_reason, post, spawn_fetch_h2};
+use crate::support::{bounded, wait_until};
 use bytes::Bytes;
-use common::clients::{self, fetch_h1, fetch_h2, get, h2_reason, post, spawn_fetch_h2};
-use common::{bounded, wait_until};
 use courier_server::{start, ServerConfig, ServerHandle};
 use h2::client::{Connection, ResponseFuture, SendRequest};
 use http::{StatusCode, Version};
@@ -54,7 +52,7 @@ async fn h2c_prior_knowledge_and_http1_share_a_port() {
         .body
         .iter()
         .enumerate()
-        .all(|(i, b)| *b == common::pattern_byte(i)));
+        .all(|(i, b)| *b == crate::support::pattern_byte(i)));
     let second = fetch_h2(&mut h2, get(&server.url("/json/50")))
         .await
         .expect("second stream");

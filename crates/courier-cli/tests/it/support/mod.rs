@@ -1,8 +1,5 @@
 //! What the integration tests share: running the real binary, scratch directories, and a
 //! `courier serve` child process whose URL is read from its output.
-//!
-//! Each test file compiles this module on its own and uses part of it.
-#![allow(dead_code)]
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

@@ -4,9 +4,7 @@
 //! Every target is on loopback or a reserved name (`.invalid` never resolves), and each run
 //! lasts a second or a few dozen requests.
 
-mod common;
-
-use common::{assert_success, courier, read_json, text, Server, TempDir};
+use crate::support::{assert_success, courier, read_json, text, Server, TempDir};
 
 /// Runs `courier bench ARGS --json FILE`, expecting failure; returns the output and report.
 fn failing_bench(dir: &TempDir, args: &[&str]) -> (String, serde_json::Value) {

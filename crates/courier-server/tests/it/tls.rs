@@ -1,12 +1,10 @@
 //! TLS: ALPN protocol choice, certificates from `TestPki` (good and
 //! broken), session resumption counters, and HTTP/1.1 faults through TLS.
 
-mod common;
-
 use std::sync::Arc;
 
-use common::bounded;
-use common::clients::{self, client_config, fetch_h1, fetch_h2, get, rustls_error};
+use crate::support::bounded;
+use crate::support::clients::{self, client_config, fetch_h1, fetch_h2, get, rustls_error};
 use courier_server::{start, ServerConfig, ServerHandle, TestPki, TlsConfig};
 use http::{StatusCode, Version};
 use rustls::{CertificateError, HandshakeKind};

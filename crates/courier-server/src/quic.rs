@@ -1,0 +1,93 @@
+//! The QUIC endpoint (quinn): its settings and transport limits, binding it,
+//! and the `alt-svc` value that advertises it.
+//!
+//! The endpoint binds UDP on the TCP listener's port number, so one
+//! `alt-svc: h3=":PORT"` on the TCP responses is all a client needs to find
+//! it. Why apart from the HTTP/3 driver (`http3.rs`): the server-wide state
+//! is built with these settings before any connection exists, and must not
+//! import the driver that runs connections on it.
+
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::HeaderValue;
+use quinn::{IdleTimeout, VarInt};
+
+use crate::config::ServerConfig;
+use crate::tls::{self, TlsConfig};
+
+/// Flow-control windows granted to clients, as on HTTP/2 (`state.rs`):
+/// a 1 MiB `/echo` upload fits one stream's window.
+const STREAM_WINDOW: u32 = 2 * 1024 * 1024;
+const CONNECTION_WINDOW: u32 = 8 * 1024 * 1024;
+
+/// Unidirectional streams a client may have open: HTTP/3 needs three (control,
+/// QPACK encoder and decoder); the rest leaves room for grease streams.
+const MAX_UNI_STREAMS: u32 = 16;
+
+/// Most concurrent request streams granted, for `max_concurrent_streams:
+/// None` and anything above: quinn allocates an entry for every stream the
+/// peer may open, up front, so "no limit" (2^32) never finishes setting a
+/// connection up. 65,536 entries are a few MiB per connection.
+const MAX_BIDI_STREAMS: u32 = 65_536;
+
+/// QUIC's own idle timeout (no packet either way), the backstop for a client
+/// that vanished. [`ServerConfig::idle_timeout`] (no request in progress) is
+/// applied separately, as on TCP.
+const QUIC_IDLE_TIMEOUT_MS: u32 = 30_000;
+
+/// The QUIC server settings: the certificate of the TLS listener, ALPN `h3`,
+/// and the transport limits.
+///
+/// # Errors
+/// `InvalidInput` for an unusable certificate (as the TLS listener).
+pub(crate) fn server_config(
+    tls: &TlsConfig,
+    config: &ServerConfig,
+) -> io::Result<quinn::ServerConfig> {
+    let crypto = tls::quic_crypto(tls)?;
+    let mut server = quinn::ServerConfig::with_crypto(Arc::new(crypto));
+    let mut transport = quinn::TransportConfig::default();
+    let streams = config
+        .max_concurrent_streams
+        .map_or(MAX_BIDI_STREAMS, |n| n.min(MAX_BIDI_STREAMS));
+    transport
+        .max_concurrent_bidi_streams(VarInt::from_u32(streams))
+        .max_concurrent_uni_streams(VarInt::from_u32(MAX_UNI_STREAMS))
+        .stream_receive_window(VarInt::from_u32(STREAM_WINDOW))
+        .receive_window(VarInt::from_u32(CONNECTION_WINDOW))
+        .max_idle_timeout(Some(IdleTimeout::from(VarInt::from_u32(
+            QUIC_IDLE_TIMEOUT_MS,
+        ))));
+    server.transport_config(Arc::new(transport));
+    Ok(server)
+}
+
+/// Binds the UDP socket at `tcp_addr`'s IP and port number.
+///
+/// # Errors
+/// The bind error (e.g. the UDP port is taken by someone else).
+pub(crate) fn bind(
+    config: quinn::ServerConfig,
+    tcp_addr: SocketAddr,
+) -> io::Result<quinn::Endpoint> {
+    quinn::Endpoint::server(config, tcp_addr)
+}
+
+/// `alt-svc` naming HTTP/3 on `port` of the same host, for a day (RFC 7838).
+pub(crate) fn alt_svc(port: u16) -> HeaderValue {
+    HeaderValue::from(AltSvc(port))
+}
+
+/// Only digits go into the value, so building it cannot fail.
+struct AltSvc(u16);
+
+impl From<AltSvc> for HeaderValue {
+    fn from(AltSvc(port): AltSvc) -> Self {
+        let text = format!("h3=\":{port}\"; ma=86400");
+        HeaderValue::from_maybe_shared(Bytes::from(text))
+            .unwrap_or_else(|_| HeaderValue::from_static("clear"))
+    }
+}
