@@ -71,7 +71,12 @@ log() { printf '==> %s\n' "$*" >&2; }
 unshare -n sleep 100000 &
 SERVER_NS=$!
 PIDS+=($SERVER_NS)
-sleep 0.2
+# Until unshare has made the namespace, the process is still in this one (bounded wait).
+for _ in $(seq 100); do
+    [ "$(readlink /proc/$SERVER_NS/ns/net)" != "$(readlink /proc/self/ns/net)" ] && break
+    sleep 0.05
+done
+[ "$(readlink /proc/$SERVER_NS/ns/net)" != "$(readlink /proc/self/ns/net)" ] || { echo "no server namespace" >&2; exit 1; }
 in_server() { nsenter -t "$SERVER_NS" -n "$@"; }
 
 ip link set lo up
