@@ -20,7 +20,7 @@ use crate::body::Body;
 use crate::error::{Error, ErrorKind};
 
 type SendHalf = RequestStream<h3_quinn::SendStream<Bytes>, Bytes>;
-type RecvHalf = RequestStream<h3_quinn::RecvStream, Bytes>;
+type RecvHalf = RequestStream<super::quic::Reader, Bytes>;
 
 /// Counts the request's stream as open until the response ends or is
 /// dropped.

@@ -6,7 +6,7 @@
 //! stream. Everything else is h3-quinn's, unchanged.
 
 use std::sync::Arc;
-use std::task::{ready, Context, Poll};
+use std::task::{ready, Context, Poll, Waker};
 
 use bytes::Bytes;
 use h3::quic::{self, ConnectionErrorIncoming, StreamErrorIncoming, StreamId};
@@ -14,7 +14,6 @@ use h3::quic::{self, ConnectionErrorIncoming, StreamErrorIncoming, StreamId};
 use super::signals::Signals;
 use super::tap::{ControlTap, Seen};
 
-type Bidi = h3_quinn::BidiStream<Bytes>;
 type Send = h3_quinn::SendStream<Bytes>;
 
 /// The QUIC connection as h3 drives it.
@@ -47,10 +46,123 @@ pub(crate) struct Recv {
     signals: Arc<Signals>,
 }
 
+/// A request stream: h3-quinn's halves, the receiving one in a [`Reader`].
+pub(crate) struct Bidi {
+    send: Send,
+    recv: Reader,
+}
+
+impl Bidi {
+    fn new(stream: h3_quinn::BidiStream<Bytes>) -> Bidi {
+        let (send, recv) = quic::BidiStream::<Bytes>::split(stream);
+        Bidi {
+            send,
+            recv: Reader {
+                inner: recv,
+                reading: false,
+            },
+        }
+    }
+}
+
+/// h3-quinn's receiving half, made safe to stop at any time: h3-quinn
+/// moves its quinn stream into the read in progress, and its
+/// `stop_sending` panics (an `unwrap` of the moved-out stream) when called
+/// then, as dropping a response body mid-read does.
+pub(crate) struct Reader {
+    inner: h3_quinn::RecvStream,
+    /// A read is in progress (the last poll was `Pending`).
+    reading: bool,
+}
+
+impl quic::RecvStream for Reader {
+    type Buf = Bytes;
+
+    fn poll_data(
+        &mut self,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<Option<Bytes>, StreamErrorIncoming>> {
+        let polled = self.inner.poll_data(cx);
+        self.reading = polled.is_pending();
+        polled
+    }
+
+    fn stop_sending(&mut self, error_code: u64) {
+        if self.reading {
+            // Settle the read without waiting: if it is done, the stream is
+            // back and can be stopped with our code; if not, dropping the
+            // read drops the stream, and quinn stops it then (code 0).
+            let mut cx = Context::from_waker(Waker::noop());
+            if self.inner.poll_data(&mut cx).is_pending() {
+                return;
+            }
+            self.reading = false;
+        }
+        self.inner.stop_sending(error_code);
+    }
+
+    fn recv_id(&self) -> StreamId {
+        self.inner.recv_id()
+    }
+}
+
+impl quic::RecvStream for Bidi {
+    type Buf = Bytes;
+
+    fn poll_data(
+        &mut self,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<Option<Bytes>, StreamErrorIncoming>> {
+        self.recv.poll_data(cx)
+    }
+
+    fn stop_sending(&mut self, error_code: u64) {
+        self.recv.stop_sending(error_code);
+    }
+
+    fn recv_id(&self) -> StreamId {
+        self.recv.recv_id()
+    }
+}
+
+impl quic::SendStream<Bytes> for Bidi {
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), StreamErrorIncoming>> {
+        self.send.poll_ready(cx)
+    }
+
+    fn send_data<T: Into<quic::WriteBuf<Bytes>>>(
+        &mut self,
+        data: T,
+    ) -> Result<(), StreamErrorIncoming> {
+        self.send.send_data(data)
+    }
+
+    fn poll_finish(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), StreamErrorIncoming>> {
+        self.send.poll_finish(cx)
+    }
+
+    fn reset(&mut self, reset_code: u64) {
+        self.send.reset(reset_code);
+    }
+
+    fn send_id(&self) -> StreamId {
+        self.send.send_id()
+    }
+}
+
+impl quic::BidiStream<Bytes> for Bidi {
+    type SendStream = Send;
+    type RecvStream = Reader;
+
+    fn split(self) -> (Send, Reader) {
+        (self.send, self.recv)
+    }
+}
+
 /// `poll_open_bidi` with the wait observed: a `Pending` is the peer's
 /// stream limit (or its credit still in flight; [`Signals`] says why that
 /// does not mislead).
-fn open_bidi<O: quic::OpenStreams<Bytes, BidiStream = Bidi>>(
+fn open_bidi<O: quic::OpenStreams<Bytes, BidiStream = h3_quinn::BidiStream<Bytes>>>(
     inner: &mut O,
     signals: &Signals,
     cx: &mut Context<'_>,
@@ -62,7 +174,7 @@ fn open_bidi<O: quic::OpenStreams<Bytes, BidiStream = Bidi>>(
         }
         Poll::Ready(Ok(stream)) => {
             signals.stream_opened();
-            Poll::Ready(Ok(stream))
+            Poll::Ready(Ok(Bidi::new(stream)))
         }
         Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
     }
@@ -125,7 +237,12 @@ impl quic::Connection<Bytes> for Conn {
         &mut self,
         cx: &mut Context<'_>,
     ) -> Poll<Result<Bidi, ConnectionErrorIncoming>> {
-        quic::Connection::<Bytes>::poll_accept_bidi(&mut self.inner, cx)
+        // HTTP/3 servers open none (h3 closes the connection if one does).
+        let stream = ready!(quic::Connection::<Bytes>::poll_accept_bidi(
+            &mut self.inner,
+            cx
+        ))?;
+        Poll::Ready(Ok(Bidi::new(stream)))
     }
 
     fn opener(&self) -> Opener {
