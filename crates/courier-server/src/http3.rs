@@ -119,7 +119,12 @@ async fn drive(conn: &quinn::Connection, state: &Arc<ConnState>, control: &mut C
                 Event::GracefulClose => {
                     closing = true;
                     // GOAWAY: streams the client opened later are refused.
-                    if let Err(err) = h3conn.shutdown(0).await {
+                    // h3's argument is how many requests past the last one
+                    // accepted may still come: with 0 the GOAWAY names the
+                    // last accepted stream itself, which RFC 9114 §5.2 reads
+                    // as "not processed" while it is being answered (a
+                    // client may then send it again). 1 names the next.
+                    if let Err(err) = h3conn.shutdown(1).await {
                         tracing::debug!(conn = id, "HTTP/3 GOAWAY failed: {err}");
                         return;
                     }

@@ -68,6 +68,11 @@ pub mod factory;
 #[cfg(feature = "internal-hooks")]
 #[doc(hidden)]
 pub mod fuzzing;
+// The HTTP/3 connection driven directly, for its integration tests and
+// bench until it is bound to the pool; never part of a user's build.
+#[cfg(all(feature = "internal-hooks", feature = "http3"))]
+#[doc(hidden)]
+pub mod http3_hooks;
 mod metrics;
 #[cfg(feature = "metrics")]
 mod metrics_export;

@@ -1,4 +1,5 @@
-//! courier's own protocols: [`h1`] (HTTP/1.1) and [`h2`] (HTTP/2).
+//! courier's protocols: [`h1`] (HTTP/1.1) and [`h2`] (HTTP/2), its own;
+//! `h3` (HTTP/3, feature `http3`) on the h3 crate and quinn.
 //!
 //! They know nothing of the pool, and the pool nothing of them: the client's
 //! binding (`client/transport.rs`) makes them the pool's exclusive and shared
@@ -13,6 +14,11 @@
 pub(crate) mod exchange;
 pub(crate) mod h1;
 pub(crate) mod h2;
+// Bound to the pool by `client/transport.rs` next; until then only the
+// tests and the internal hooks use it.
+#[cfg(feature = "http3")]
+#[cfg_attr(not(feature = "internal-hooks"), allow(dead_code))]
+pub(crate) mod h3;
 
 use tokio::io::{AsyncRead, AsyncWrite};
 

@@ -84,10 +84,42 @@ fn alpn(versions: Versions) -> Vec<Vec<u8>> {
     }
 }
 
+/// The configuration for QUIC (HTTP/3): the same trust, identity and
+/// resumption as TCP's, TLS 1.3 only (QUIC has no other: a `max_tls_version`
+/// below 1.3 is a configuration error here), ALPN `h3`.
+#[cfg(feature = "http3")]
+pub(crate) fn quic_client_config(settings: &TlsSettings) -> Result<Arc<ClientConfig>, Error> {
+    let mut config = match &settings.preconfigured {
+        Some(user) => (**user).clone(),
+        None => {
+            if settings
+                .max_version
+                .is_some_and(|max| max < Version::TLS_1_3)
+            {
+                return Err(Error::msg(
+                    ErrorKind::Config,
+                    "HTTP/3 needs TLS 1.3, which max_tls_version rules out",
+                ));
+            }
+            built_with(settings, vec![&rustls::version::TLS13])?
+        }
+    };
+    config.alpn_protocols = vec![b"h3".to_vec()];
+    Ok(Arc::new(config))
+}
+
 /// A configuration from the builder's TLS knobs.
 fn built(settings: &TlsSettings) -> Result<ClientConfig, Error> {
-    let provider = provider::provider()?;
     let protocol_versions = version::protocol_versions(settings.min_version, settings.max_version);
+    built_with(settings, protocol_versions)
+}
+
+/// [`built`] for the given versions.
+fn built_with(
+    settings: &TlsSettings,
+    protocol_versions: Vec<&'static rustls::SupportedProtocolVersion>,
+) -> Result<ClientConfig, Error> {
+    let provider = provider::provider()?;
     if protocol_versions.is_empty() {
         return Err(Error::msg(
             ErrorKind::Config,

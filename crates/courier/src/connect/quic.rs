@@ -1,0 +1,263 @@
+//! QUIC connections for HTTP/3, on quinn: one UDP endpoint per client and
+//! address family, bound on first use (`0.0.0.0:0` or `[::]:0`, by the
+//! target's family) and shared by every connection of the client, as a
+//! browser's socket pool does; the client's TLS settings (roots, identity,
+//! verification, resumption) with TLS 1.3 and ALPN `h3`
+//! (`tls::quic_client_config`); transport limits so that nothing the peer
+//! does grows without bound; and the connect deadline.
+//!
+//! Datagrams are batched by quinn-udp: GSO (one `sendmsg` for up to 64
+//! datagrams of a burst) and GRO on receive, where the kernel and the
+//! interface have them (Linux ≥ 4.18 for GSO, ≥ 5.0 for UDP GRO); quinn-udp
+//! probes both at bind and falls back to one datagram a call. What a bound
+//! endpoint got is [`Offload`], logged at bind and read by the tests.
+
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use quinn::{IdleTimeout, TransportConfig, VarInt};
+use tokio::time::Instant;
+
+use crate::config::TlsSettings;
+use crate::error::{Error, ErrorKind};
+
+/// QUIC transport limits for a client connection.
+#[derive(Debug, Clone)]
+pub(crate) struct QuicOptions {
+    /// QUIC's idle timeout (no packet either way), announced to the peer:
+    /// the connection is gone after this much silence.
+    pub(crate) idle_timeout: Duration,
+    /// PING interval when nothing else is sent: below the idle timeout, so
+    /// the timeout never kills a request that waits (a long poll) for the
+    /// server. quinn has no PING to send on demand, so it pings whenever the
+    /// connection is quiet; an idle connection is closed by the pool's own
+    /// idle timer, not by QUIC's.
+    pub(crate) keep_alive: Option<Duration>,
+    /// Receive window per request stream (the response body in flight).
+    pub(crate) stream_window: u32,
+    /// Receive window for the whole connection.
+    pub(crate) connection_window: u32,
+    /// Unidirectional streams the server may have open: HTTP/3 needs
+    /// three (control, QPACK encoder, QPACK decoder), the rest is room for
+    /// grease streams. A flood beyond it is held off by QUIC's own stream
+    /// credit, not by us.
+    pub(crate) max_uni_streams: u32,
+}
+
+impl Default for QuicOptions {
+    fn default() -> Self {
+        QuicOptions {
+            idle_timeout: Duration::from_secs(30),
+            keep_alive: Some(Duration::from_secs(10)),
+            // As HTTP/2's defaults (`proto/h2/conn.rs`' Local): 2 MiB per
+            // stream, 8 MiB per connection.
+            stream_window: 2 * 1024 * 1024,
+            connection_window: 8 * 1024 * 1024,
+            max_uni_streams: 8,
+        }
+    }
+}
+
+impl QuicOptions {
+    fn transport(&self) -> Result<TransportConfig, Error> {
+        let idle = IdleTimeout::try_from(self.idle_timeout)
+            .map_err(|e| Error::new(ErrorKind::Config, format!("QUIC idle timeout: {e}")))?;
+        let mut transport = TransportConfig::default();
+        transport
+            .max_idle_timeout(Some(idle))
+            .keep_alive_interval(self.keep_alive.filter(|k| *k < self.idle_timeout))
+            .stream_receive_window(VarInt::from_u32(self.stream_window))
+            .receive_window(VarInt::from_u32(self.connection_window))
+            // A client opens every request stream; HTTP/3 forbids the
+            // server's own bidirectional streams (RFC 9114 §6.1).
+            .max_concurrent_bidi_streams(VarInt::from_u32(0))
+            .max_concurrent_uni_streams(VarInt::from_u32(self.max_uni_streams));
+        Ok(transport)
+    }
+}
+
+/// What quinn-udp found the kernel does for a bound socket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Offload {
+    /// Most datagrams one send takes (GSO); 1: none.
+    pub(crate) gso_segments: usize,
+    /// Most datagrams one receive returns (GRO); 1: none.
+    pub(crate) gro_segments: usize,
+}
+
+/// Dials QUIC for one client: its TLS and transport configuration and its
+/// endpoints, one per address family, bound on first use.
+pub(crate) struct QuicConnector {
+    config: quinn::ClientConfig,
+    v4: Mutex<Option<Bound>>,
+    v6: Mutex<Option<Bound>>,
+}
+
+#[derive(Clone)]
+struct Bound {
+    endpoint: quinn::Endpoint,
+    offload: Offload,
+}
+
+impl std::fmt::Debug for QuicConnector {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("QuicConnector").finish_non_exhaustive()
+    }
+}
+
+impl QuicConnector {
+    /// The client's TLS settings and `options`; binds nothing yet.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Config`] for TLS settings QUIC cannot use (no TLS 1.3,
+    /// a `tls_config` without a TLS 1.3 cipher suite QUIC can use).
+    pub(crate) fn new(tls: &TlsSettings, options: &QuicOptions) -> Result<QuicConnector, Error> {
+        let rustls = super::tls::quic_client_config(tls)?;
+        let crypto = quinn::crypto::rustls::QuicClientConfig::try_from(rustls)
+            .map_err(|e| Error::new(ErrorKind::Config, format!("TLS for QUIC: {e}")))?;
+        let mut config = quinn::ClientConfig::new(Arc::new(crypto));
+        config.transport_config(Arc::new(options.transport()?));
+        Ok(QuicConnector {
+            config,
+            v4: Mutex::new(None),
+            v6: Mutex::new(None),
+        })
+    }
+
+    /// Connects to `remote`, verifying `server_name` (a host name or an IP
+    /// literal, brackets allowed), by `deadline`.
+    ///
+    /// # Errors
+    /// [`ErrorKind::ConnectTimeout`] past the deadline (or QUIC's idle
+    /// timeout, which bounds a silent peer's handshake), [`ErrorKind::Tls`]
+    /// for a TLS alert (an untrusted certificate, no `h3` by ALPN),
+    /// [`ErrorKind::Connect`] otherwise (no UDP socket, refused).
+    pub(crate) async fn connect(
+        &self,
+        remote: SocketAddr,
+        server_name: &str,
+        deadline: Instant,
+    ) -> Result<quinn::Connection, Error> {
+        let endpoint = self.endpoint(remote)?.endpoint;
+        let name = server_name.trim_start_matches('[').trim_end_matches(']');
+        let connecting = endpoint
+            .connect_with(self.config.clone(), remote, name)
+            .map_err(|e| Error::new(ErrorKind::Connect, format!("QUIC to {remote}: {e}")))?;
+        match tokio::time::timeout_at(deadline, connecting).await {
+            Err(_) => Err(Error::msg(
+                ErrorKind::ConnectTimeout,
+                "QUIC handshake past the connect timeout",
+            )),
+            Ok(Err(e)) => Err(handshake_error(e)),
+            Ok(Ok(conn)) => Ok(conn),
+        }
+    }
+
+    /// The offload the endpoint for `family_of` got (binding it if need be).
+    pub(crate) fn offload(&self, family_of: SocketAddr) -> Result<Offload, Error> {
+        Ok(self.endpoint(family_of)?.offload)
+    }
+
+    /// The endpoint of `remote`'s family, bound on first use.
+    fn endpoint(&self, remote: SocketAddr) -> Result<Bound, Error> {
+        let (slot, local) = if remote.is_ipv4() {
+            (&self.v4, SocketAddr::from((Ipv4Addr::UNSPECIFIED, 0)))
+        } else {
+            (&self.v6, SocketAddr::from((Ipv6Addr::UNSPECIFIED, 0)))
+        };
+        let mut slot = slot.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(bound) = slot.as_ref() {
+            return Ok(bound.clone());
+        }
+        let bound = bind(local)?;
+        *slot = Some(bound.clone());
+        Ok(bound)
+    }
+}
+
+/// A client endpoint on `local`, and what the kernel offers it.
+fn bind(local: SocketAddr) -> Result<Bound, Error> {
+    let bind_error = |e: std::io::Error| Error::new(ErrorKind::Connect, format!("UDP bind: {e}"));
+    let socket = std::net::UdpSocket::bind(local).map_err(bind_error)?;
+    // quinn-udp's own probe, as the endpoint will run it on this socket.
+    let state = quinn::udp::UdpSocketState::new((&socket).into()).map_err(bind_error)?;
+    let offload = Offload {
+        gso_segments: state.max_gso_segments(),
+        gro_segments: state.gro_segments(),
+    };
+    tracing::debug!(?local, ?offload, "QUIC endpoint bound");
+    let runtime = quinn::default_runtime()
+        .ok_or_else(|| Error::msg(ErrorKind::Connect, "QUIC needs a tokio runtime"))?;
+    let endpoint = quinn::Endpoint::new(quinn::EndpointConfig::default(), None, socket, runtime)
+        .map_err(bind_error)?;
+    Ok(Bound { endpoint, offload })
+}
+
+/// The kind of a failed handshake.
+fn handshake_error(e: quinn::ConnectionError) -> Error {
+    use quinn::ConnectionError as E;
+    let kind = match &e {
+        E::TimedOut => ErrorKind::ConnectTimeout,
+        // 0x100..=0x1ff: a TLS alert (RFC 9001 §4.8).
+        E::TransportError(t) if (0x100..=0x1ff).contains(&u64::from(t.code)) => ErrorKind::Tls,
+        E::ConnectionClosed(c) if (0x100..=0x1ff).contains(&u64::from(c.error_code)) => {
+            ErrorKind::Tls
+        }
+        _ => ErrorKind::Connect,
+    };
+    Error::new(kind, format!("QUIC handshake: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// GSO and GRO on this machine's loopback, as quinn-udp probes them:
+    /// printed for the record; on Linux both must be found (every kernel
+    /// CI runs has them since 5.0).
+    #[tokio::test]
+    async fn offload_is_probed() {
+        let connector = QuicConnector::new(&TlsSettings::default(), &QuicOptions::default())
+            .expect("connector");
+        let offload = connector
+            .offload(SocketAddr::from(([127, 0, 0, 1], 443)))
+            .expect("bind");
+        println!("QUIC offload on this kernel: {offload:?}");
+        if cfg!(target_os = "linux") {
+            assert!(offload.gso_segments > 1, "{offload:?}");
+            assert!(offload.gro_segments > 1, "{offload:?}");
+        }
+        // The endpoint is bound once per family.
+        let again = connector
+            .offload(SocketAddr::from(([10, 0, 0, 1], 443)))
+            .expect("bound");
+        assert_eq!(again, offload);
+    }
+
+    #[test]
+    fn quic_refuses_a_tls_ceiling_below_1_3() {
+        let tls = TlsSettings {
+            max_version: Some(crate::tls::Version::TLS_1_2),
+            ..TlsSettings::default()
+        };
+        let err = QuicConnector::new(&tls, &QuicOptions::default()).expect_err("no TLS 1.3");
+        assert_eq!(err.kind(), ErrorKind::Config);
+    }
+
+    #[tokio::test]
+    async fn connect_deadline_bounds_a_silent_peer() {
+        // A bound UDP socket that never answers.
+        let silent = std::net::UdpSocket::bind("127.0.0.1:0").expect("udp");
+        let connector = QuicConnector::new(&TlsSettings::default(), &QuicOptions::default())
+            .expect("connector");
+        let started = Instant::now();
+        let deadline = started + Duration::from_millis(300);
+        let err = connector
+            .connect(silent.local_addr().expect("addr"), "localhost", deadline)
+            .await
+            .expect_err("no handshake");
+        assert_eq!(err.kind(), ErrorKind::ConnectTimeout);
+        assert!(started.elapsed() < Duration::from_secs(5));
+    }
+}
