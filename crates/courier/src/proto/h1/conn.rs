@@ -49,6 +49,8 @@ pub(crate) struct Connection {
     expect: ExpectContinue,
     /// The current response's 1xx heads, bounded.
     interim: decode::Interim,
+    /// The last responses' header names (see [`decode::Names`]).
+    names: decode::Names,
     /// Requests go through an HTTP forward proxy.
     forward: Option<Arc<Forward>>,
 }
@@ -108,6 +110,7 @@ impl Connection {
             max_head: max_head.max(1),
             expect,
             interim: decode::Interim::default(),
+            names: decode::Names::default(),
             forward: None,
         }
     }
@@ -459,7 +462,7 @@ impl Connection {
         loop {
             if !self.read_buf.is_empty() {
                 *received = true;
-                match decode::parse(&mut self.read_buf, asked, &mut self.arena) {
+                match decode::parse(&mut self.read_buf, asked, &mut self.arena, &mut self.names) {
                     Ok(Parsed::Final(head)) => {
                         self.interim = decode::Interim::default();
                         // A body still held for a `100` is early_answer's to decide.

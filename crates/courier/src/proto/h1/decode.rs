@@ -1,6 +1,8 @@
 //! Parsing a response head with `httparse`, and deciding how its body is framed
 //! (RFC 9112 §6.3) and whether the connection survives it.
 
+use std::mem::MaybeUninit;
+
 use bytes::{Buf, BytesMut};
 use http::header::{CONNECTION, CONTENT_LENGTH, TRANSFER_ENCODING};
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, Version};
@@ -113,10 +115,15 @@ pub(crate) fn parse(
     buf: &mut BytesMut,
     asked: Asked,
     arena: &mut BytesMut,
+    names: &mut Names,
 ) -> Result<Parsed, Error> {
-    let mut slots = [httparse::EMPTY_HEADER; MAX_HEADERS];
-    let mut res = httparse::Response::new(&mut slots);
-    let len = match res.parse(buf) {
+    // Uninitialised slots: httparse fills what it finds, and 100 empty
+    // headers (3.2 KB) are not zeroed on every parse.
+    let mut slots = [const { MaybeUninit::<httparse::Header<'_>>::uninit() }; MAX_HEADERS];
+    let mut res = httparse::Response::new(&mut []);
+    let len = match httparse::ParserConfig::default()
+        .parse_response_with_uninit_headers(&mut res, buf, &mut slots)
+    {
         Ok(httparse::Status::Complete(len)) => len,
         Ok(httparse::Status::Partial) => return Ok(Parsed::Partial),
         Err(httparse::Error::TooManyHeaders) => {
@@ -154,9 +161,10 @@ pub(crate) fn parse(
     let copy = copy_out(arena, &buf[..len]);
     let base = buf.as_ptr() as usize;
     let mut headers = HeaderMap::with_capacity(res.headers.len());
-    for h in res.headers.iter() {
-        let name = HeaderName::from_bytes(h.name.as_bytes())
-            .map_err(|e| Error::new(ErrorKind::Protocol, e))?;
+    let mut seen = Seen::default();
+    for (at, h) in res.headers.iter().enumerate() {
+        let name = names.name(at, h.name.as_bytes())?;
+        seen.note(&name);
         let start = h.value.as_ptr() as usize - base;
         let value = HeaderValue::from_maybe_shared(copy.slice(start..start + h.value.len()))
             .map_err(|e| Error::new(ErrorKind::Protocol, e))?;
@@ -182,11 +190,16 @@ pub(crate) fn parse(
         }));
     }
     let request_was_head = asked == Asked::Head;
-    let (framing, framing_allows_reuse) = framing(&headers, status, request_was_head)?;
-    let closing = !persistent(&headers, version);
+    let (framing, framing_allows_reuse) = framing(&headers, seen, status, request_was_head)?;
+    // Without a `Connection` header: HTTP/1.1 persists, HTTP/1.0 does not.
+    let closing = if seen.connection {
+        !persistent(&headers, version)
+    } else {
+        version == Version::HTTP_10
+    };
     // RFC 9112 §6.1: Transfer-Encoding in HTTP/1.0 is faulty framing; the
     // message is read, then the connection closed, keep-alive or not.
-    let te_in_http10 = version == Version::HTTP_10 && headers.contains_key(TRANSFER_ENCODING);
+    let te_in_http10 = version == Version::HTTP_10 && seen.transfer_encoding;
     let keep_alive = framing_allows_reuse && !te_in_http10 && !closing;
     Ok(Parsed::Final(Head {
         status,
@@ -197,6 +210,61 @@ pub(crate) fn parse(
         closing,
         switched: false,
     }))
+}
+
+/// Which of the headers that decide framing and persistence a head has, noted
+/// while it is read: a head without them is not looked up again.
+#[derive(Debug, Default, Clone, Copy)]
+struct Seen {
+    connection: bool,
+    content_length: bool,
+    transfer_encoding: bool,
+}
+
+impl Seen {
+    fn note(&mut self, name: &HeaderName) {
+        if *name == CONNECTION {
+            self.connection = true;
+        } else if *name == CONTENT_LENGTH {
+            self.content_length = true;
+        } else if *name == TRANSFER_ENCODING {
+            self.transfer_encoding = true;
+        }
+    }
+}
+
+/// Header name positions remembered per connection.
+const NAMES: usize = 16;
+
+/// The header names of the last responses on one connection, by position. A
+/// server sends the same names in the same order on every response, and
+/// comparing a name's bytes with the last one's costs less than parsing and
+/// validating it again; the same bytes always make the same name. Bounded:
+/// the first [`NAMES`] positions, each keeping its bytes' buffer (a miss
+/// reuses it, so a server that varies its names costs no allocation per head).
+#[derive(Debug, Default)]
+pub(crate) struct Names {
+    seen: Vec<(Vec<u8>, HeaderName)>,
+}
+
+impl Names {
+    /// The name for the bytes `raw` of the header at position `at`.
+    fn name(&mut self, at: usize, raw: &[u8]) -> Result<HeaderName, Error> {
+        if let Some((bytes, name)) = self.seen.get(at) {
+            if bytes.as_slice() == raw {
+                return Ok(name.clone());
+            }
+        }
+        let name = HeaderName::from_bytes(raw).map_err(|e| Error::new(ErrorKind::Protocol, e))?;
+        if let Some((bytes, cached)) = self.seen.get_mut(at) {
+            bytes.clear();
+            bytes.extend_from_slice(raw);
+            *cached = name.clone();
+        } else if at == self.seen.len() && at < NAMES {
+            self.seen.push((raw.to_vec(), name.clone()));
+        }
+        Ok(name)
+    }
 }
 
 /// A `101` has no content (RFC 9110 §15.2): one that declares a body's
@@ -245,14 +313,19 @@ impl Interim {
 /// The body's framing, and whether the connection can outlive it.
 fn framing(
     headers: &HeaderMap,
+    seen: Seen,
     status: StatusCode,
     request_was_head: bool,
 ) -> Result<(Framing, bool), Error> {
     if request_was_head || status == StatusCode::NO_CONTENT || status == StatusCode::NOT_MODIFIED {
         return Ok((Framing::Empty, true));
     }
-    let length = content_length(headers)?;
-    if headers.contains_key(TRANSFER_ENCODING) {
+    let length = if seen.content_length {
+        content_length(headers)?
+    } else {
+        None
+    };
+    if seen.transfer_encoding {
         // A coding that is no token is no coding: readers that skip it and
         // readers that choke on it (hyper reads to the close) end the body
         // in different places, so the response is refused.
@@ -358,7 +431,12 @@ mod tests {
     use super::*;
 
     fn head(raw: &str) -> Result<Parsed, Error> {
-        parse(&mut BytesMut::from(raw), Asked::Plain, &mut BytesMut::new())
+        parse(
+            &mut BytesMut::from(raw),
+            Asked::Plain,
+            &mut BytesMut::new(),
+            &mut Names::default(),
+        )
     }
 
     fn final_head(raw: &str) -> Head {
@@ -366,6 +444,40 @@ mod tests {
             Parsed::Final(h) => h,
             other => panic!("expected a final head, got {other:?}"),
         }
+    }
+
+    /// Names remembered by position must never stand in for other bytes: the
+    /// same connection's next head with other names (or the same names in
+    /// another order or case) is read as if nothing were remembered.
+    #[test]
+    fn remembered_header_names_follow_the_bytes() {
+        let mut names = Names::default();
+        let mut next = |raw: &str| {
+            let parsed = parse(
+                &mut BytesMut::from(raw),
+                Asked::Plain,
+                &mut BytesMut::new(),
+                &mut names,
+            );
+            match parsed.unwrap() {
+                Parsed::Final(h) => h,
+                other => panic!("expected a final head, got {other:?}"),
+            }
+        };
+        let h = next("HTTP/1.1 200 OK\r\nContent-Length: 3\r\nX-A: 1\r\n\r\n");
+        assert_eq!((h.framing, h.keep_alive), (Framing::Length(3), true));
+        let h = next("HTTP/1.1 200 OK\r\nContent-Length: 4\r\nX-A: 1\r\n\r\n");
+        assert_eq!(h.framing, Framing::Length(4));
+        assert_eq!(h.headers["x-a"], "1");
+        let h = next("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n");
+        assert_eq!((h.framing, h.keep_alive), (Framing::Chunked, false));
+        assert!(!h.headers.contains_key(CONTENT_LENGTH));
+        let h = next("HTTP/1.1 200 OK\r\nX-A: 2\r\ncontent-length: 5\r\nX-B: 3\r\n\r\n");
+        assert_eq!((h.framing, h.keep_alive), (Framing::Length(5), true));
+        let names: Vec<&str> = h.headers.keys().map(HeaderName::as_str).collect();
+        assert_eq!(names, ["x-a", "content-length", "x-b"]);
+        let h = next("HTTP/1.0 200 OK\r\nContent-Length: 1\r\n\r\n");
+        assert_eq!((h.framing, h.keep_alive), (Framing::Length(1), false));
     }
 
     #[test]
@@ -395,7 +507,13 @@ mod tests {
     #[test]
     fn a_head_request_has_no_body_whatever_the_headers_say() {
         let mut buf = BytesMut::from("HTTP/1.1 200 OK\r\nContent-Length: 99\r\n\r\n");
-        let Parsed::Final(h) = parse(&mut buf, Asked::Head, &mut BytesMut::new()).unwrap() else {
+        let Parsed::Final(h) = parse(
+            &mut buf,
+            Asked::Head,
+            &mut BytesMut::new(),
+            &mut Names::default(),
+        )
+        .unwrap() else {
             panic!("final head expected")
         };
         assert_eq!(h.framing, Framing::Empty);
@@ -422,7 +540,13 @@ mod tests {
     fn the_head_is_consumed_and_the_body_left() {
         let mut buf =
             BytesMut::from("HTTP/1.1 200 OK\r\nX-Custom: a b\r\nContent-Length: 2\r\n\r\nhi");
-        let Parsed::Final(h) = parse(&mut buf, Asked::Plain, &mut BytesMut::new()).unwrap() else {
+        let Parsed::Final(h) = parse(
+            &mut buf,
+            Asked::Plain,
+            &mut BytesMut::new(),
+            &mut Names::default(),
+        )
+        .unwrap() else {
             panic!("final head expected")
         };
         assert_eq!(&buf[..], b"hi");
@@ -438,7 +562,12 @@ mod tests {
         ));
         let mut buf = BytesMut::from("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n");
         assert!(matches!(
-            parse(&mut buf, Asked::Plain, &mut BytesMut::new()),
+            parse(
+                &mut buf,
+                Asked::Plain,
+                &mut BytesMut::new(),
+                &mut Names::default()
+            ),
             Ok(Parsed::Informational(25, StatusCode::CONTINUE))
         ));
         assert_eq!(&buf[..], b"HTTP/1.1 200 OK\r\n");
@@ -462,11 +591,22 @@ mod tests {
 
     #[test]
     fn a_switch_is_final_only_when_the_request_asked_for_it() {
-        let parse_as =
-            |raw: &str, asked| parse(&mut BytesMut::from(raw), asked, &mut BytesMut::new());
+        let parse_as = |raw: &str, asked| {
+            parse(
+                &mut BytesMut::from(raw),
+                asked,
+                &mut BytesMut::new(),
+                &mut Names::default(),
+            )
+        };
         let switch = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: ws\r\n\r\nframe";
         let mut buf = BytesMut::from(switch);
-        let Ok(Parsed::Final(h)) = parse(&mut buf, Asked::Upgrade, &mut BytesMut::new()) else {
+        let Ok(Parsed::Final(h)) = parse(
+            &mut buf,
+            Asked::Upgrade,
+            &mut BytesMut::new(),
+            &mut Names::default(),
+        ) else {
             panic!("a 101 to an Upgrade request is final");
         };
         assert!(h.switched && !h.keep_alive);
