@@ -18,6 +18,7 @@ use http::uri::{Authority, Scheme};
 use http::{HeaderMap, Method};
 
 use super::closed::Resets;
+use super::counts::Counts;
 use super::encode;
 use super::error::StreamError;
 use super::flood::{self, Budget};
@@ -26,7 +27,7 @@ use super::frame::{self, Reason};
 use super::grow::Growth;
 use super::hpack;
 use super::signals::Signals;
-use super::stream_state::{legal, StreamState};
+use super::stream_state::legal;
 use super::streams::{Key, Stream, Streams, Upload};
 
 /// Ids past this are not allowed (RFC 9113 §5.1.1): a connection that has
@@ -46,7 +47,6 @@ pub(crate) struct Local {
 pub(crate) struct Peer {
     pub(crate) max_frame: u32,
     pub(crate) initial_window: u32,
-    pub(crate) max_streams: usize,
     /// The server sent SETTINGS_ENABLE_CONNECT_PROTOCOL 1 (RFC 8441).
     pub(crate) connect_protocol: bool,
 }
@@ -93,9 +93,9 @@ pub(crate) struct State {
     pub(crate) next_id: u32,
     pub(crate) local: Local,
     pub(crate) peer: Peer,
-    /// Streams the server counts against its SETTINGS_MAX_CONCURRENT_STREAMS.
-    pub(crate) active: usize,
-    open_waiters: VecDeque<Waker>,
+    /// Streams the server counts against its SETTINGS_MAX_CONCURRENT_STREAMS,
+    /// its limit, and the requests waiting for room.
+    pub(crate) counts: Counts,
     /// What courier may still send on the connection.
     pub(crate) send_window: SendWindow,
     /// What the server may still send on the connection, and what was read
@@ -154,7 +154,12 @@ pub(crate) enum Outgoing {
 }
 
 impl State {
-    pub(crate) fn new(local: Local, peer: Peer, signals: Arc<Signals>) -> State {
+    pub(crate) fn new(
+        local: Local,
+        peer: Peer,
+        max_streams: usize,
+        signals: Arc<Signals>,
+    ) -> State {
         State {
             streams: Streams::default(),
             encoder: hpack::Encoder::new(),
@@ -164,8 +169,7 @@ impl State {
             next_id: 1,
             local,
             peer,
-            active: 0,
-            open_waiters: VecDeque::new(),
+            counts: Counts::new(max_streams),
             send_window: SendWindow::new(frame::DEFAULT_WINDOW),
             recv_window: RecvWindow::new(frame::DEFAULT_WINDOW),
             send_ready: VecDeque::new(),
@@ -257,19 +261,15 @@ impl State {
             // Extended CONNECT waits for the server's SETTINGS, which say
             // whether it is allowed (RFC 8441 §4).
             if !self.signals.settings_received() {
-                if !self.open_waiters.iter().any(|w| w.will_wake(cx.waker())) {
-                    self.open_waiters.push_back(cx.waker().clone());
-                }
+                self.counts.wait(cx);
                 return Poll::Pending;
             }
             if !self.peer.connect_protocol {
                 return Poll::Ready(Err(StreamError::NoExtendedConnect));
             }
         }
-        if self.active >= self.peer.max_streams {
-            if !self.open_waiters.iter().any(|w| w.will_wake(cx.waker())) {
-                self.open_waiters.push_back(cx.waker().clone());
-            }
+        if self.counts.is_full() {
+            self.counts.wait(cx);
             return Poll::Pending;
         }
         let id = self.next_id;
@@ -289,10 +289,15 @@ impl State {
             end_stream,
             self.peer.max_frame,
         );
-        let mut stream = Stream::new(id, self.peer.initial_window, self.local.stream_window);
+        let mut stream = Stream::new(
+            id,
+            self.peer.initial_window,
+            self.local.stream_window,
+            end_stream,
+        );
+        self.counts.opened();
         stream.head_request = head.method == Method::HEAD;
         stream.waker = Some(cx.waker().clone());
-        stream.state = StreamState::opened(end_stream);
         let queued = match std::mem::replace(body, Outgoing::Empty) {
             Outgoing::Empty => None,
             Outgoing::Buffered(data) if data.is_empty() => None,
@@ -307,7 +312,7 @@ impl State {
                 {
                     // The common case: the whole body fits the windows and one frame.
                     frame::encode_data(&mut self.out, id, &data, true);
-                    legal(stream.state.send_end());
+                    legal(stream.transition(&mut self.counts, |s| s.send_end()));
                     None
                 } else {
                     let mut upload = Upload {
@@ -324,11 +329,11 @@ impl State {
         let ready = queued.as_ref().is_some_and(|u| u.queued_len > 0);
         stream.upload = queued.map(Box::new);
         let key = self.streams.insert(stream);
-        self.active += 1;
         if ready {
             self.mark_ready(key, id);
         }
         self.wake_driver();
+        self.check_counts();
         Poll::Ready(Ok((key, id)))
     }
 
@@ -346,26 +351,15 @@ impl State {
         }
     }
 
-    /// A stream stops counting against the server's limit; a request waiting
-    /// to open one may go.
-    pub(crate) fn deactivate(&mut self, key: Key, id: u32) {
-        let Some(stream) = self.streams.get(key, id) else {
-            return;
-        };
-        if stream.active && stream.is_closed() {
-            stream.active = false;
-            self.active -= 1;
-            // All of them: a waiter may have been given up, and the rest must
-            // not wait on it. They are rare (the pool keeps within the limit).
-            self.wake_openers();
-        }
-    }
-
-    /// Wakes every request waiting to open a stream (the limit rose, or the
-    /// connection stopped taking streams).
-    pub(crate) fn wake_openers(&mut self) {
-        for w in self.open_waiters.drain(..) {
-            w.wake();
+    /// Checks, in debug builds, that the count of open streams is what the
+    /// streams say: every transition settles it, so it cannot drift.
+    pub(crate) fn check_counts(&self) {
+        #[cfg(debug_assertions)]
+        {
+            // Walking the streams costs O(n) per change: bounded for tests.
+            if self.streams.len() <= 4096 {
+                debug_assert_eq!(self.counts.active(), self.streams.open_count());
+            }
         }
     }
 
@@ -409,10 +403,10 @@ impl State {
             return;
         };
         let window = stream.recv_window.available();
-        let closed = match reset {
-            Some(_) => stream.state.reset(error),
-            None => stream.state.fail(error).map(|()| false),
-        };
+        let closed = stream.transition(&mut self.counts, |state| match reset {
+            Some(_) => state.reset(error),
+            None => state.fail(error).map(|()| false),
+        });
         let Ok(send_rst) = closed else {
             return;
         };
@@ -426,7 +420,7 @@ impl State {
             self.flood.earn(flood::after_reset(window));
         }
         self.release_connection(unread);
-        self.deactivate(key, id);
+        self.check_counts();
     }
 
     /// `n` bytes of DATA were discarded (or never reached a reader): grants
@@ -442,7 +436,7 @@ impl State {
         let Some(stream) = self.streams.get(key, id) else {
             return;
         };
-        if stream.state.is_recv_closed() {
+        if stream.state().is_recv_closed() {
             return;
         }
         if let Some(increment) = stream.recv_window.release(n, threshold) {
@@ -469,7 +463,7 @@ impl State {
         );
         // The reset closed it, which took it off the server's count.
         let removed = self.streams.remove(key);
-        debug_assert!(removed.as_ref().is_some_and(|s| !s.active));
+        debug_assert!(removed.as_ref().is_some_and(Stream::is_closed));
         if removed.is_some_and(|s| s.rst_sent) {
             self.resets.remember(id);
         }
@@ -492,19 +486,21 @@ impl State {
         // not be given this connection by the pool.
         self.signals.close();
         let unsent_from = self.unsent_from.unwrap_or(u32::MAX);
+        // Woken after the streams, once the lock is let go.
+        let openers = self.counts.take_waiters();
         for (_, stream) in self.streams.iter_mut() {
-            if !stream.state.is_closed() {
-                legal(stream.state.fail(if stream.id >= unsent_from {
+            if !stream.is_closed() {
+                let error = if stream.id >= unsent_from {
                     StreamError::NotOpened("the connection failed before the request was written")
                 } else {
                     error.clone()
-                }));
+                };
+                legal(stream.transition(&mut self.counts, |s| s.fail(error)));
             }
-            stream.active = false;
             stream.wake(wakers);
         }
-        self.active = 0;
+        self.check_counts();
         self.send_ready.clear();
-        wakers.extend(self.open_waiters.drain(..));
+        wakers.extend(openers);
     }
 }

@@ -131,10 +131,9 @@ pub(crate) fn handshake_with<S>(
     let peer = Peer {
         max_frame: frame::DEFAULT_MAX_FRAME_SIZE,
         initial_window: frame::DEFAULT_WINDOW,
-        max_streams: assumed_max_streams,
         connect_protocol: false,
     };
-    let mut state = State::new(local, peer, Arc::clone(&signals));
+    let mut state = State::new(local, peer, assumed_max_streams, Arc::clone(&signals));
     state.out.extend_from_slice(frame::PREFACE);
     state.send_settings(&[
         (setting::ENABLE_PUSH, 0),
@@ -382,7 +381,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send + 'static> Driver<S> {
             st.unsent_from = None;
         }
         self.backlog = st.out.len();
-        self.idle = st.active == 0;
+        self.idle = st.counts.active() == 0;
         drop(st);
         for w in self.wakers.drain(..) {
             w.wake();

@@ -140,7 +140,7 @@ impl State {
         // SETTINGS: courier accepts them from now on (§6.9.2).
         let raise = window - old;
         for (_, stream) in self.streams.iter_mut() {
-            if !stream.state.is_recv_closed() {
+            if !stream.state().is_recv_closed() {
                 stream.recv_window.raise(raise);
             }
         }

@@ -30,6 +30,7 @@
 
 pub(crate) mod closed;
 pub(crate) mod conn;
+pub(crate) mod counts;
 pub(crate) mod driver;
 pub(crate) mod encode;
 pub(crate) mod error;

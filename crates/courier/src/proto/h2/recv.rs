@@ -257,13 +257,18 @@ impl Reader {
         block: &[u8],
         wakers: &mut Vec<Waker>,
     ) -> Result<(), ConnError> {
-        let trailers = st.streams.by_id(id).is_some_and(|(_, s)| s.head_received);
+        // A stream no longer open to the server's frames decodes as trailers:
+        // the block is then only checked for HPACK errors, which are the same.
+        let trailers = st
+            .streams
+            .by_id(id)
+            .is_some_and(|(_, s)| !s.state().is_awaiting_head());
         // Decoded whatever becomes of the stream: HPACK must see every block.
         let decoded = self.blocks.decode(block, trailers);
         let open = st
             .streams
             .by_id(id)
-            .filter(|(_, s)| !s.state.is_recv_closed());
+            .filter(|(_, s)| !s.state().is_recv_closed());
         let Some((key, stream)) = open else {
             // Gone, failed or ended: a broken HPACK table matters, and
             // whether the server had closed the stream itself.
@@ -331,13 +336,16 @@ impl Reader {
                 if end_stream && stream.content_length.is_some_and(|n| n > 0) {
                     return malformed(st, "content-length with no body", wakers);
                 }
-                stream.head_received = true;
                 stream.head = Some(parts);
-                if end_stream {
-                    legal(stream.state.recv_end());
-                }
+                legal(stream.transition(&mut st.counts, |s| {
+                    s.recv_head()?;
+                    if end_stream {
+                        s.recv_end()?;
+                    }
+                    Ok(())
+                }));
                 stream.wake(wakers);
-                st.deactivate(key, id);
+                st.check_counts();
                 st.flood.earn(flood::PER_RESPONSE);
                 Ok(())
             }
@@ -349,9 +357,9 @@ impl Reader {
                     return malformed(st, "body shorter than its content-length", wakers);
                 }
                 stream.trailers = Some(Box::new(headers));
-                legal(stream.state.recv_end());
+                legal(stream.transition(&mut st.counts, |s| s.recv_end()));
                 stream.wake(wakers);
-                st.deactivate(key, id);
+                st.check_counts();
                 Ok(())
             }
         }
@@ -374,7 +382,7 @@ fn on_data(
     }
     let padding = (flow_len as usize) - data.len();
     let late = match st.streams.by_id(id) {
-        Some((_, stream)) => stream.state.is_recv_closed() && !stream.rst_sent,
+        Some((_, stream)) => stream.state().is_recv_closed() && !stream.rst_sent,
         None => true,
     };
     if late {
@@ -383,7 +391,10 @@ fn on_data(
         closed::late_frame(st, id, "DATA on a stream the server closed")?;
         return glitch(st, Glitch::ClosedStream);
     }
-    let (key, stream) = st.streams.by_id(id).expect("found above");
+    let State {
+        streams, counts, ..
+    } = &mut *st;
+    let (key, stream) = streams.by_id(id).expect("found above");
     match admit(stream, flow_len, data.len(), end_stream) {
         Admit::Take => {}
         refused => {
@@ -403,7 +414,7 @@ fn on_data(
         stream.data.push(data);
     }
     if end_stream {
-        legal(stream.state.recv_end());
+        legal(stream.transition(counts, |s| s.recv_end()));
     }
     stream.wake(wakers);
     if padding > 0 {
@@ -411,9 +422,7 @@ fn on_data(
         st.release_stream(key, id, padding);
         st.release_connection(padding);
     }
-    if end_stream {
-        st.deactivate(key, id);
-    }
+    st.check_counts();
     if empty && !end_stream {
         // Padding alone included: it is granted straight back, so costs the
         // server nothing.
@@ -437,13 +446,13 @@ enum Admit {
 /// Checks a DATA frame of `len` bytes (`flow` with padding) against the
 /// stream's state, window and Content-Length, and takes it off the last two.
 fn admit(stream: &mut Stream, flow: u32, len: usize, end_stream: bool) -> Admit {
-    if stream.state.is_failed() {
+    if stream.state().is_failed() {
         return Admit::Drop;
     }
     if let Err(e) = stream.recv_window.consume(flow) {
         return Admit::Reset(e.reason(), "DATA past the stream window");
     }
-    if !stream.head_received {
+    if stream.state().is_awaiting_head() {
         return Admit::Reset(Reason::PROTOCOL_ERROR, "DATA before the response head");
     }
     if let Some(left) = stream.content_length.as_mut() {
@@ -468,14 +477,17 @@ fn admit(stream: &mut Stream, flow: u32, len: usize, end_stream: bool) -> Admit 
 /// Applies a RST_STREAM; false if it did nothing (its stream gone, failed,
 /// or already closed both ways).
 fn on_reset(st: &mut State, id: u32, reason: Reason, wakers: &mut Vec<Waker>) -> bool {
-    let Some((key, stream)) = st.streams.by_id(id) else {
+    let State {
+        streams, counts, ..
+    } = &mut *st;
+    let Some((key, stream)) = streams.by_id(id) else {
         return false;
     };
-    if stream.state.is_failed() {
+    if stream.state().is_failed() {
         return false;
     }
-    let send_closed = stream.state.is_send_closed();
-    if stream.state.is_recv_closed() && (reason == Reason::NO_ERROR || send_closed) {
+    let send_closed = stream.state().is_send_closed();
+    if stream.state().is_recv_closed() && (reason == Reason::NO_ERROR || send_closed) {
         // The response is whole; the server wants no more of the request
         // (NO_ERROR, RFC 9113 §8.1), or the stream was already closed both
         // ways and the reset only crossed our END_STREAM (§5.1): either way
@@ -483,12 +495,12 @@ fn on_reset(st: &mut State, id: u32, reason: Reason, wakers: &mut Vec<Waker>) ->
         // to see that). Again, it does nothing.
         let stops = !send_closed;
         if stops {
-            legal(stream.state.send_end());
+            legal(stream.transition(counts, |s| s.send_end()));
         }
         if let Some(w) = stream.upload.as_mut().and_then(|u| u.waker.take()) {
             wakers.push(w);
         }
-        st.deactivate(key, id);
+        st.check_counts();
         return stops;
     }
     // Already closed on the server's side: nothing to send back.
@@ -516,11 +528,10 @@ fn on_settings(
             setting::HEADER_TABLE_SIZE => st.encoder.set_max_table_size(value as usize),
             setting::MAX_CONCURRENT_STREAMS => {
                 let max = usize::try_from(value).unwrap_or(usize::MAX);
-                let rose = max > st.peer.max_streams;
-                st.peer.max_streams = max;
+                let rose = st.counts.set_max(max);
                 st.signals.set_max_streams(max);
                 if rose {
-                    st.wake_openers();
+                    st.counts.wake_waiters();
                 }
             }
             setting::INITIAL_WINDOW_SIZE => {
@@ -551,7 +562,7 @@ fn on_settings(
     st.signals.settings_arrived();
     if first {
         // Extended CONNECTs wait for the first SETTINGS.
-        st.wake_openers();
+        st.counts.wake_waiters();
     }
     Ok(())
 }
@@ -595,7 +606,7 @@ fn on_window_update(
         );
         return Ok(());
     }
-    if stream.upload.is_none() || stream.state.is_send_closed() {
+    if stream.upload.is_none() || stream.state().is_send_closed() {
         // Nothing to send on it (servers send some as they read bodies).
         return glitch(st, Glitch::WindowUpdate);
     }
