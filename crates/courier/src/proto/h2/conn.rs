@@ -14,18 +14,19 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
 
 use bytes::{Bytes, BytesMut};
-use http::uri::{Authority, Scheme};
-use http::{HeaderMap, Method};
+use http::Method;
 
-use super::closed::Resets;
 use super::counts::Counts;
 use super::encode;
-use super::error::StreamError;
-use super::flood::{self, Budget};
+pub(crate) use super::encode::Head;
+use super::error::{ConnError, StreamError};
+use super::flood::{self, Budget, Glitch};
 use super::flow::{self, RecvWindow, SendWindow};
 use super::frame::{self, Reason};
 use super::grow::Growth;
 use super::hpack;
+use super::resets::Resets;
+pub(crate) use super::settings::{Local, Peer};
 use super::signals::Signals;
 use super::stream_state::legal;
 use super::streams::{Key, Stream, Streams, Upload};
@@ -33,23 +34,6 @@ use super::streams::{Key, Stream, Streams, Upload};
 /// Ids past this are not allowed (RFC 9113 §5.1.1): a connection that has
 /// used them all takes no new streams.
 const MAX_STREAM_ID: u32 = (1 << 31) - 1;
-
-/// The settings courier advertises.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Local {
-    pub(crate) stream_window: u32,
-    pub(crate) conn_window: u32,
-    pub(crate) max_header_list: usize,
-}
-
-/// The server's settings, as last received.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Peer {
-    pub(crate) max_frame: u32,
-    pub(crate) initial_window: u32,
-    /// The server sent SETTINGS_ENABLE_CONNECT_PROTOCOL 1 (RFC 8441).
-    pub(crate) connect_protocol: bool,
-}
 
 pub(crate) struct Shared {
     state: Mutex<State>,
@@ -65,6 +49,9 @@ impl Shared {
     /// Opens a stream for a GET with no body, as a request would (tests).
     #[cfg(test)]
     pub(crate) async fn open_get(&self) -> Result<(Key, u32), StreamError> {
+        use http::uri::{Authority, Scheme};
+        use http::HeaderMap;
+
         let headers = HeaderMap::new();
         let head = Head {
             method: &Method::GET,
@@ -128,23 +115,6 @@ pub(crate) struct State {
     settings_unacked: u8,
 }
 
-/// What a request needs to open its stream. Borrowed: the request stays with
-/// its future, to be sent again if the server refuses it unprocessed.
-pub(crate) struct Head<'a> {
-    pub(crate) method: &'a Method,
-    pub(crate) scheme: &'a Scheme,
-    pub(crate) authority: &'a Authority,
-    pub(crate) path: &'a str,
-    pub(crate) headers: &'a HeaderMap,
-    /// Client-wide headers, sent when the request has none of the same name.
-    pub(crate) defaults: &'a HeaderMap,
-    /// Defaults this request goes without ([`crate::config::WithheldDefaults`]).
-    pub(crate) withheld: &'a [http::HeaderName],
-    pub(crate) content_length: Option<u64>,
-    /// An extended CONNECT's `:protocol` (RFC 8441).
-    pub(crate) protocol: Option<&'a str>,
-}
-
 /// The request body, as far as opening the stream is concerned.
 pub(crate) enum Outgoing {
     Empty,
@@ -184,6 +154,11 @@ impl State {
             growth: Growth::fixed(&local),
             settings_unacked: 0,
         }
+    }
+
+    /// Spends the connection's flood budget on one `glitch` (see [`flood`]).
+    pub(crate) fn glitch(&mut self, glitch: Glitch) -> Result<(), ConnError> {
+        self.flood.spend(glitch).map_err(ConnError::flooded)
     }
 
     /// Queues a SETTINGS frame of courier's, whose ACK is then expected.
@@ -421,28 +396,6 @@ impl State {
         }
         self.release_connection(unread);
         self.check_counts();
-    }
-
-    /// `n` bytes of DATA were discarded (or never reached a reader): grants
-    /// them back to the server once half the connection window is used up.
-    /// Bytes the application read go through `release_read` instead.
-    pub(crate) fn release_connection(&mut self, n: usize) {
-        self.release_connection_by(n, false);
-    }
-
-    /// The same for one stream's window.
-    pub(crate) fn release_stream(&mut self, key: Key, id: u32, n: usize) {
-        let threshold = self.growth.threshold(self.local.stream_window);
-        let Some(stream) = self.streams.get(key, id) else {
-            return;
-        };
-        if stream.state().is_recv_closed() {
-            return;
-        }
-        if let Some(increment) = stream.recv_window.release(n, threshold) {
-            frame::encode_window_update(&mut self.out, id, increment);
-            self.wake_driver();
-        }
     }
 
     /// The request let go of its stream (its future or its body was
