@@ -329,6 +329,7 @@ impl Streams {
         self.ids.is_empty()
     }
 
+    #[cfg(debug_assertions)]
     pub(crate) fn len(&self) -> usize {
         self.ids.len()
     }
