@@ -14,42 +14,26 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
 
 use bytes::{Bytes, BytesMut};
-use http::uri::{Authority, Scheme};
-use http::{HeaderMap, Method};
+use http::Method;
 
-use super::closed::Resets;
+use super::counts::Counts;
 use super::encode;
-use super::error::StreamError;
-use super::flood::{self, Budget};
+pub(crate) use super::encode::Head;
+use super::error::{ConnError, StreamError};
+use super::flood::{self, Budget, Glitch};
 use super::flow::{self, RecvWindow, SendWindow};
 use super::frame::{self, Reason};
 use super::grow::Growth;
 use super::hpack;
+use super::resets::Resets;
+pub(crate) use super::settings::{Local, Peer};
 use super::signals::Signals;
-use super::stream_state::{legal, StreamState};
+use super::stream_state::legal;
 use super::streams::{Key, Stream, Streams, Upload};
 
 /// Ids past this are not allowed (RFC 9113 §5.1.1): a connection that has
 /// used them all takes no new streams.
 const MAX_STREAM_ID: u32 = (1 << 31) - 1;
-
-/// The settings courier advertises.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Local {
-    pub(crate) stream_window: u32,
-    pub(crate) conn_window: u32,
-    pub(crate) max_header_list: usize,
-}
-
-/// The server's settings, as last received.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Peer {
-    pub(crate) max_frame: u32,
-    pub(crate) initial_window: u32,
-    pub(crate) max_streams: usize,
-    /// The server sent SETTINGS_ENABLE_CONNECT_PROTOCOL 1 (RFC 8441).
-    pub(crate) connect_protocol: bool,
-}
 
 pub(crate) struct Shared {
     state: Mutex<State>,
@@ -65,6 +49,9 @@ impl Shared {
     /// Opens a stream for a GET with no body, as a request would (tests).
     #[cfg(test)]
     pub(crate) async fn open_get(&self) -> Result<(Key, u32), StreamError> {
+        use http::uri::{Authority, Scheme};
+        use http::HeaderMap;
+
         let headers = HeaderMap::new();
         let head = Head {
             method: &Method::GET,
@@ -93,9 +80,9 @@ pub(crate) struct State {
     pub(crate) next_id: u32,
     pub(crate) local: Local,
     pub(crate) peer: Peer,
-    /// Streams the server counts against its SETTINGS_MAX_CONCURRENT_STREAMS.
-    pub(crate) active: usize,
-    open_waiters: VecDeque<Waker>,
+    /// Streams the server counts against its SETTINGS_MAX_CONCURRENT_STREAMS,
+    /// its limit, and the requests waiting for room.
+    pub(crate) counts: Counts,
     /// What courier may still send on the connection.
     pub(crate) send_window: SendWindow,
     /// What the server may still send on the connection, and what was read
@@ -128,23 +115,6 @@ pub(crate) struct State {
     settings_unacked: u8,
 }
 
-/// What a request needs to open its stream. Borrowed: the request stays with
-/// its future, to be sent again if the server refuses it unprocessed.
-pub(crate) struct Head<'a> {
-    pub(crate) method: &'a Method,
-    pub(crate) scheme: &'a Scheme,
-    pub(crate) authority: &'a Authority,
-    pub(crate) path: &'a str,
-    pub(crate) headers: &'a HeaderMap,
-    /// Client-wide headers, sent when the request has none of the same name.
-    pub(crate) defaults: &'a HeaderMap,
-    /// Defaults this request goes without ([`crate::config::WithheldDefaults`]).
-    pub(crate) withheld: &'a [http::HeaderName],
-    pub(crate) content_length: Option<u64>,
-    /// An extended CONNECT's `:protocol` (RFC 8441).
-    pub(crate) protocol: Option<&'a str>,
-}
-
 /// The request body, as far as opening the stream is concerned.
 pub(crate) enum Outgoing {
     Empty,
@@ -154,7 +124,12 @@ pub(crate) enum Outgoing {
 }
 
 impl State {
-    pub(crate) fn new(local: Local, peer: Peer, signals: Arc<Signals>) -> State {
+    pub(crate) fn new(
+        local: Local,
+        peer: Peer,
+        max_streams: usize,
+        signals: Arc<Signals>,
+    ) -> State {
         State {
             streams: Streams::default(),
             encoder: hpack::Encoder::new(),
@@ -164,8 +139,7 @@ impl State {
             next_id: 1,
             local,
             peer,
-            active: 0,
-            open_waiters: VecDeque::new(),
+            counts: Counts::new(max_streams),
             send_window: SendWindow::new(frame::DEFAULT_WINDOW),
             recv_window: RecvWindow::new(frame::DEFAULT_WINDOW),
             send_ready: VecDeque::new(),
@@ -180,6 +154,11 @@ impl State {
             growth: Growth::fixed(&local),
             settings_unacked: 0,
         }
+    }
+
+    /// Spends the connection's flood budget on one `glitch` (see [`flood`]).
+    pub(crate) fn glitch(&mut self, glitch: Glitch) -> Result<(), ConnError> {
+        self.flood.spend(glitch).map_err(ConnError::flooded)
     }
 
     /// Queues a SETTINGS frame of courier's, whose ACK is then expected.
@@ -257,19 +236,15 @@ impl State {
             // Extended CONNECT waits for the server's SETTINGS, which say
             // whether it is allowed (RFC 8441 §4).
             if !self.signals.settings_received() {
-                if !self.open_waiters.iter().any(|w| w.will_wake(cx.waker())) {
-                    self.open_waiters.push_back(cx.waker().clone());
-                }
+                self.counts.wait(cx);
                 return Poll::Pending;
             }
             if !self.peer.connect_protocol {
                 return Poll::Ready(Err(StreamError::NoExtendedConnect));
             }
         }
-        if self.active >= self.peer.max_streams {
-            if !self.open_waiters.iter().any(|w| w.will_wake(cx.waker())) {
-                self.open_waiters.push_back(cx.waker().clone());
-            }
+        if self.counts.is_full() {
+            self.counts.wait(cx);
             return Poll::Pending;
         }
         let id = self.next_id;
@@ -289,10 +264,15 @@ impl State {
             end_stream,
             self.peer.max_frame,
         );
-        let mut stream = Stream::new(id, self.peer.initial_window, self.local.stream_window);
+        let mut stream = Stream::new(
+            id,
+            self.peer.initial_window,
+            self.local.stream_window,
+            end_stream,
+        );
+        self.counts.opened();
         stream.head_request = head.method == Method::HEAD;
         stream.waker = Some(cx.waker().clone());
-        stream.state = StreamState::opened(end_stream);
         let queued = match std::mem::replace(body, Outgoing::Empty) {
             Outgoing::Empty => None,
             Outgoing::Buffered(data) if data.is_empty() => None,
@@ -307,7 +287,7 @@ impl State {
                 {
                     // The common case: the whole body fits the windows and one frame.
                     frame::encode_data(&mut self.out, id, &data, true);
-                    legal(stream.state.send_end());
+                    legal(stream.transition(&mut self.counts, |s| s.send_end()));
                     None
                 } else {
                     let mut upload = Upload {
@@ -324,11 +304,11 @@ impl State {
         let ready = queued.as_ref().is_some_and(|u| u.queued_len > 0);
         stream.upload = queued.map(Box::new);
         let key = self.streams.insert(stream);
-        self.active += 1;
         if ready {
             self.mark_ready(key, id);
         }
         self.wake_driver();
+        self.check_counts();
         Poll::Ready(Ok((key, id)))
     }
 
@@ -346,26 +326,15 @@ impl State {
         }
     }
 
-    /// A stream stops counting against the server's limit; a request waiting
-    /// to open one may go.
-    pub(crate) fn deactivate(&mut self, key: Key, id: u32) {
-        let Some(stream) = self.streams.get(key, id) else {
-            return;
-        };
-        if stream.active && stream.is_closed() {
-            stream.active = false;
-            self.active -= 1;
-            // All of them: a waiter may have been given up, and the rest must
-            // not wait on it. They are rare (the pool keeps within the limit).
-            self.wake_openers();
-        }
-    }
-
-    /// Wakes every request waiting to open a stream (the limit rose, or the
-    /// connection stopped taking streams).
-    pub(crate) fn wake_openers(&mut self) {
-        for w in self.open_waiters.drain(..) {
-            w.wake();
+    /// Checks, in debug builds, that the count of open streams is what the
+    /// streams say: every transition settles it, so it cannot drift.
+    pub(crate) fn check_counts(&self) {
+        #[cfg(debug_assertions)]
+        {
+            // Walking the streams costs O(n) per change: bounded for tests.
+            if self.streams.len() <= 4096 {
+                debug_assert_eq!(self.counts.active(), self.streams.open_count());
+            }
         }
     }
 
@@ -409,10 +378,10 @@ impl State {
             return;
         };
         let window = stream.recv_window.available();
-        let closed = match reset {
-            Some(_) => stream.state.reset(error),
-            None => stream.state.fail(error).map(|()| false),
-        };
+        let closed = stream.transition(&mut self.counts, |state| match reset {
+            Some(_) => state.reset(error),
+            None => state.fail(error).map(|()| false),
+        });
         let Ok(send_rst) = closed else {
             return;
         };
@@ -426,29 +395,7 @@ impl State {
             self.flood.earn(flood::after_reset(window));
         }
         self.release_connection(unread);
-        self.deactivate(key, id);
-    }
-
-    /// `n` bytes of DATA were discarded (or never reached a reader): grants
-    /// them back to the server once half the connection window is used up.
-    /// Bytes the application read go through `release_read` instead.
-    pub(crate) fn release_connection(&mut self, n: usize) {
-        self.release_connection_by(n, false);
-    }
-
-    /// The same for one stream's window.
-    pub(crate) fn release_stream(&mut self, key: Key, id: u32, n: usize) {
-        let threshold = self.growth.threshold(self.local.stream_window);
-        let Some(stream) = self.streams.get(key, id) else {
-            return;
-        };
-        if stream.state.is_recv_closed() {
-            return;
-        }
-        if let Some(increment) = stream.recv_window.release(n, threshold) {
-            frame::encode_window_update(&mut self.out, id, increment);
-            self.wake_driver();
-        }
+        self.check_counts();
     }
 
     /// The request let go of its stream (its future or its body was
@@ -469,7 +416,7 @@ impl State {
         );
         // The reset closed it, which took it off the server's count.
         let removed = self.streams.remove(key);
-        debug_assert!(removed.as_ref().is_some_and(|s| !s.active));
+        debug_assert!(removed.as_ref().is_some_and(Stream::is_closed));
         if removed.is_some_and(|s| s.rst_sent) {
             self.resets.remember(id);
         }
@@ -492,19 +439,21 @@ impl State {
         // not be given this connection by the pool.
         self.signals.close();
         let unsent_from = self.unsent_from.unwrap_or(u32::MAX);
+        // Woken after the streams, once the lock is let go.
+        let openers = self.counts.take_waiters();
         for (_, stream) in self.streams.iter_mut() {
-            if !stream.state.is_closed() {
-                legal(stream.state.fail(if stream.id >= unsent_from {
+            if !stream.is_closed() {
+                let error = if stream.id >= unsent_from {
                     StreamError::NotOpened("the connection failed before the request was written")
                 } else {
                     error.clone()
-                }));
+                };
+                legal(stream.transition(&mut self.counts, |s| s.fail(error)));
             }
-            stream.active = false;
             stream.wake(wakers);
         }
-        self.active = 0;
+        self.check_counts();
         self.send_ready.clear();
-        wakers.extend(self.open_waiters.drain(..));
+        wakers.extend(openers);
     }
 }

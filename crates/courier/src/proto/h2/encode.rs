@@ -1,11 +1,28 @@
 //! Request heads and trailers into HEADERS frames.
 
 use bytes::BytesMut;
-use http::{HeaderMap, HeaderName, HeaderValue};
+use http::uri::{Authority, Scheme};
+use http::{HeaderMap, HeaderName, HeaderValue, Method};
 
-use super::conn::Head;
 use super::frame;
 use super::hpack::Encoder;
+
+/// What a request needs to open its stream. Borrowed: the request stays with
+/// its future, to be sent again if the server refuses it unprocessed.
+pub(crate) struct Head<'a> {
+    pub(crate) method: &'a Method,
+    pub(crate) scheme: &'a Scheme,
+    pub(crate) authority: &'a Authority,
+    pub(crate) path: &'a str,
+    pub(crate) headers: &'a HeaderMap,
+    /// Client-wide headers, sent when the request has none of the same name.
+    pub(crate) defaults: &'a HeaderMap,
+    /// Defaults this request goes without ([`crate::config::WithheldDefaults`]).
+    pub(crate) withheld: &'a [http::HeaderName],
+    pub(crate) content_length: Option<u64>,
+    /// An extended CONNECT's `:protocol` (RFC 8441).
+    pub(crate) protocol: Option<&'a str>,
+}
 
 /// Connection-specific headers HTTP/2 forbids (RFC 9113 §8.2.2). `Host`
 /// becomes `:authority`; `te` is allowed only as "trailers".

@@ -6,6 +6,28 @@ use std::sync::Arc;
 
 use super::frame::Reason;
 
+/// A connection error: courier sends GOAWAY with `reason` and closes.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ConnError {
+    pub(crate) reason: Reason,
+    pub(crate) what: &'static str,
+}
+
+impl ConnError {
+    pub(crate) fn new(reason: Reason, what: &'static str) -> ConnError {
+        ConnError { reason, what }
+    }
+
+    pub(crate) fn protocol(what: &'static str) -> ConnError {
+        ConnError::new(Reason::PROTOCOL_ERROR, what)
+    }
+
+    /// The server is flooding: courier ends the connection.
+    pub(crate) fn flooded(what: &'static str) -> ConnError {
+        ConnError::new(Reason::ENHANCE_YOUR_CALM, what)
+    }
+}
+
 /// A stream's failure: of the stream alone, or of the whole connection.
 ///
 /// Cloned to every stream a connection failure reaches, hence the `Arc`

@@ -32,7 +32,7 @@ pub(crate) fn on_goaway(
     let unprocessed: Vec<_> = st
         .streams
         .iter_mut()
-        .filter(|(_, s)| s.id > last && !s.state.is_failed())
+        .filter(|(_, s)| s.id > last && !s.state().is_failed())
         .map(|(key, s)| (key, s.id))
         .collect();
     for (key, id) in unprocessed {
@@ -47,7 +47,7 @@ pub(crate) fn on_goaway(
             wakers,
         );
     }
-    st.wake_openers();
+    st.counts.wake_waiters();
     st.wake_driver();
 }
 
@@ -66,7 +66,7 @@ fn probe_after_goaway(st: &mut State, last: u32, reason: Reason) {
     let waiting = st
         .streams
         .iter_mut()
-        .any(|(_, s)| s.id <= last && !s.state.is_recv_closed());
+        .any(|(_, s)| s.id <= last && !s.state().is_recv_closed());
     if waiting {
         frame::encode_ping(&mut st.out, false, GOAWAY_PING);
         st.goaway_probe = true;
@@ -93,12 +93,12 @@ fn served_per_connection(st: &mut State, last: u32, reason: Reason) -> Option<Se
     let last_unanswered = st
         .streams
         .by_id(last)
-        .is_some_and(|(_, s)| !s.state.is_recv_closed());
+        .is_some_and(|(_, s)| !s.state().is_recv_closed());
     if !last_unanswered
         && !st
             .streams
             .iter_mut()
-            .any(|(_, s)| s.id > last && !s.state.is_failed())
+            .any(|(_, s)| s.id > last && !s.state().is_failed())
     {
         return None;
     }

@@ -26,9 +26,8 @@
 
 use tokio::time::Instant;
 
-use super::conn::{Local, State};
-use super::frame::{self, setting, MAX_WINDOW};
-use super::streams::Key;
+use super::frame::MAX_WINDOW;
+use super::settings::Local;
 use super::tune::Tuner;
 
 /// The ceilings of adaptive windows; `None` in the config: fixed windows.
@@ -124,69 +123,32 @@ impl Growth {
             t.on_settings_acked(Instant::now());
         }
     }
-}
 
-impl State {
-    /// The stream window grew to `window`: raise it on every open stream
-    /// and announce it (SETTINGS); the connection's target follows.
-    fn grow_to(&mut self, window: u32) {
-        let old = self.local.stream_window;
-        if window <= old {
-            return;
-        }
-        tracing::trace!(window, "HTTP/2 stream window grows");
-        self.send_settings(&[(setting::INITIAL_WINDOW_SIZE, window)]);
-        // The server may use the larger windows as soon as it reads the
-        // SETTINGS: courier accepts them from now on (§6.9.2).
-        let raise = window - old;
-        for (_, stream) in self.streams.iter_mut() {
-            if !stream.state.is_recv_closed() {
-                stream.recv_window.raise(raise);
-            }
-        }
-        self.local.stream_window = window;
-    }
-
-    /// The application read `n` bytes of DATA from a stream: granted back
-    /// to the stream and the connection (see `release_stream`), and counted
-    /// by the tuner; the connection window may grow by as much.
-    pub(crate) fn release_read(&mut self, key: Key, id: u32, n: usize) {
-        self.release_stream(key, id, n);
-        let grown = self
-            .growth
-            .tuner
+    /// The application consumed `n` bytes: the stream window they say the
+    /// link needs, if it grows.
+    pub(crate) fn on_consumed(&mut self, n: usize) -> Option<u32> {
+        self.tuner
             .as_mut()
-            .and_then(|t| t.on_consumed(n, Instant::now));
-        if let Some(window) = grown {
-            self.grow_to(window);
-        }
-        self.release_connection_by(n, true);
+            .and_then(|t| t.on_consumed(n, Instant::now))
     }
 
-    /// `n` bytes of DATA were read (`read`) or discarded: grants them back
-    /// to the server once a threshold of the connection window is used up;
-    /// bytes read also grow the window by as much, up to its target.
-    pub(crate) fn release_connection_by(&mut self, n: usize, read: bool) {
-        if n == 0 {
-            return;
-        }
-        let threshold = self.growth.threshold(self.growth.conn_advertised);
-        let Some(increment) = self.recv_window.release(n, threshold) else {
-            return;
-        };
-        let g = &mut self.growth;
+    /// The connection window's threshold for granting bytes back.
+    pub(crate) fn conn_threshold(&self) -> u32 {
+        self.threshold(self.conn_advertised)
+    }
+
+    /// `increment` bytes go back to the server; bytes `read` may grow the
+    /// connection window by as much again, up to its target: how much it
+    /// grows (now advertised).
+    pub(crate) fn grow_conn(&mut self, local: &Local, increment: u32, read: bool) -> u32 {
         let extra = match read {
-            true => g
-                .conn_target(&self.local)
-                .saturating_sub(g.conn_advertised)
+            true => self
+                .conn_target(local)
+                .saturating_sub(self.conn_advertised)
                 .min(increment),
             false => 0,
         };
-        if extra > 0 {
-            self.recv_window.raise(extra);
-            g.conn_advertised += extra;
-        }
-        frame::encode_window_update(&mut self.out, 0, increment + extra);
-        self.wake_driver();
+        self.conn_advertised += extra;
+        extra
     }
 }

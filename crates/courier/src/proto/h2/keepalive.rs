@@ -103,7 +103,7 @@ impl Watch {
                 return true;
             }
             let mut st = shared.lock();
-            if st.active > 0 || ka.while_idle {
+            if st.counts.active() > 0 || ka.while_idle {
                 frame::encode_ping(&mut st.out, false, PING_PAYLOAD);
                 ka.outstanding = true;
                 ka.timer.as_mut().reset(Instant::now() + ka.timeout);

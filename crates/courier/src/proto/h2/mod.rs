@@ -16,20 +16,29 @@
 //! - buffers an idle connection does not need are freed ([`driver`]).
 //!
 //! Layout: [`frame`] and [`hpack`] are the wire formats, [`encode`] and
-//! [`head`] the request and response heads in them; [`conn`] the state
-//! streams share, [`streams`] its slab; [`driver`] the task that runs the I/O
-//! ([`readbuf`] the buffers it reads into) and [`recv`] what it does with each frame ([`closed`]: on closed streams),
-//! [`flood`] how many that do nothing it puts up with; [`flow`] the
-//! flow-control windows, [`tune`] when they should grow and [`grow`] how;
-//! [`keepalive`] and [`goaway`] the PINGs that watch the peer and what a
-//! GOAWAY changes; [`stream`] a request's handles (head, then body) and
-//! [`send`] request bodies that wait for window; [`stream_state`] a
-//! stream's RFC 9113 state; [`request`] a request from its head to the
-//! response head, and the handshake; [`signals`] what a connection tells
-//! whoever keeps it (the pool), through a listener of its own.
+//! [`head`] the request and response heads in them. The connection's state
+//! ([`conn`]: what streams and driver share, behind one lock) is made of
+//! parts, each in its file: [`streams`] the slab of stream slots, each with
+//! its RFC 9113 state ([`stream_state`], changed only through
+//! `Stream::transition`); [`counts`] the streams the server counts, settled
+//! by that one transition; [`settings`] both ends' settings; [`flow`] the
+//! flow-control windows, [`tune`] when they should grow, [`grow`] how, and
+//! [`release`] when read bytes go back; [`flood`] how many frames that do
+//! nothing the connection puts up with; [`resets`] the streams courier reset
+//! once their slots are gone. [`driver`] is the task that runs the I/O
+//! ([`readbuf`] the buffers it reads into); [`recv`] what it does with each
+//! frame, [`control`] with SETTINGS and WINDOW_UPDATE, [`closed`] with
+//! frames on closed streams, [`goaway`] with a GOAWAY; [`keepalive`] the
+//! PINGs that watch the peer. [`stream`] is a request's handles (head, then
+//! body), [`send`] request bodies that wait for window; [`request`] a
+//! request from its head to the response head, and the handshake;
+//! [`signals`] what a connection tells whoever keeps it (the pool), through
+//! a listener of its own. No file imports one that imports it back.
 
 pub(crate) mod closed;
 pub(crate) mod conn;
+pub(crate) mod control;
+pub(crate) mod counts;
 pub(crate) mod driver;
 pub(crate) mod encode;
 pub(crate) mod error;
@@ -46,8 +55,11 @@ pub(crate) mod keepalive;
 mod linger;
 pub(crate) mod readbuf;
 pub(crate) mod recv;
+pub(crate) mod release;
 pub(crate) mod request;
+pub(crate) mod resets;
 pub(crate) mod send;
+pub(crate) mod settings;
 pub(crate) mod signals;
 pub(crate) mod stream;
 pub(crate) mod stream_state;

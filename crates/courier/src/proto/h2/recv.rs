@@ -6,39 +6,15 @@ use bytes::{Bytes, BytesMut};
 
 use super::closed;
 use super::conn::State;
-use super::error::StreamError;
+use super::control;
+use super::error::{ConnError, StreamError};
 use super::flood::{self, Glitch};
 use super::flow::SendWindow;
-use super::frame::{self, setting, Frame, Reason};
+use super::frame::{self, Frame, Reason};
 use super::goaway;
 use super::head::{Block, BlockDecoder, BlockError};
 use super::stream_state::legal;
 use super::streams::Stream;
-
-/// A connection error: courier sends GOAWAY with `reason` and closes.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct ConnError {
-    pub(crate) reason: Reason,
-    pub(crate) what: &'static str,
-}
-
-fn conn_error(reason: Reason, what: &'static str) -> ConnError {
-    ConnError { reason, what }
-}
-
-fn protocol(what: &'static str) -> ConnError {
-    conn_error(Reason::PROTOCOL_ERROR, what)
-}
-
-/// The server is flooding: courier ends the connection.
-fn flooded(what: &'static str) -> ConnError {
-    conn_error(Reason::ENHANCE_YOUR_CALM, what)
-}
-
-/// Spends the connection's flood budget on one `glitch` (see [`flood`]).
-pub(crate) fn glitch(st: &mut State, glitch: Glitch) -> Result<(), ConnError> {
-    st.flood.spend(glitch).map_err(flooded)
-}
 
 /// Checks the server's first frame header: its preface is a SETTINGS frame
 /// (RFC 9113 §3.4), anything else a connection error. A server that does not
@@ -47,13 +23,13 @@ pub(crate) fn glitch(st: &mut State, glitch: Glitch) -> Result<(), ConnError> {
 /// too large).
 pub(crate) fn preface(first: &[u8; frame::HEADER_LEN]) -> Result<(), ConnError> {
     if first.starts_with(b"HTTP/1.") {
-        return Err(protocol(
+        return Err(ConnError::protocol(
             "the server answered in HTTP/1.x: it does not speak HTTP/2 (by prior knowledge)",
         ));
     }
     let head = frame::Head::parse(first);
     if head.kind != frame::kind::SETTINGS || head.flags & frame::ACK != 0 {
-        return Err(protocol(
+        return Err(ConnError::protocol(
             "the server's first frame was not SETTINGS: no HTTP/2 server preface",
         ));
     }
@@ -116,7 +92,9 @@ impl Reader {
         wakers: &mut Vec<Waker>,
     ) -> Result<(), ConnError> {
         if self.pending.is_some() && !matches!(frame, Frame::Continuation { .. }) {
-            return Err(protocol("a header block was interrupted by another frame"));
+            return Err(ConnError::protocol(
+                "a header block was interrupted by another frame",
+            ));
         }
         match frame {
             Frame::Data {
@@ -132,7 +110,9 @@ impl Reader {
                 fragment,
             } => {
                 if st.is_idle(stream) {
-                    return Err(protocol("HEADERS on a stream courier did not open"));
+                    return Err(ConnError::protocol(
+                        "HEADERS on a stream courier did not open",
+                    ));
                 }
                 if end_headers {
                     return self.on_block(st, stream, end_stream, &fragment, wakers);
@@ -153,17 +133,17 @@ impl Reader {
                 fragment,
             } => {
                 let Some(pending) = self.pending.as_mut() else {
-                    return Err(protocol("CONTINUATION without a header block"));
+                    return Err(ConnError::protocol("CONTINUATION without a header block"));
                 };
                 if pending.stream != stream {
-                    return Err(protocol("CONTINUATION on another stream"));
+                    return Err(ConnError::protocol("CONTINUATION on another stream"));
                 }
                 pending.continuations += 1;
                 if pending.continuations > self.max_continuations {
-                    return Err(flooded("peer flooded CONTINUATION frames"));
+                    return Err(ConnError::flooded("peer flooded CONTINUATION frames"));
                 }
                 if fragment.is_empty() && !end_headers {
-                    glitch(st, Glitch::EmptyContinuation)?;
+                    st.glitch(Glitch::EmptyContinuation)?;
                 }
                 if pending.block.len() + fragment.len() > self.max_block {
                     if let Some((key, _)) = st.streams.by_id(stream) {
@@ -175,7 +155,7 @@ impl Reader {
                             wakers,
                         );
                     }
-                    return Err(conn_error(
+                    return Err(ConnError::new(
                         Reason::ENHANCE_YOUR_CALM,
                         "header block too large to decode",
                     ));
@@ -194,27 +174,31 @@ impl Reader {
             }
             Frame::RstStream { stream, reason } => {
                 if st.is_idle(stream) {
-                    return Err(protocol("RST_STREAM on a stream courier did not open"));
+                    return Err(ConnError::protocol(
+                        "RST_STREAM on a stream courier did not open",
+                    ));
                 }
                 if !on_reset(st, stream, reason, wakers) {
-                    glitch(st, Glitch::ClosedStream)?;
+                    st.glitch(Glitch::ClosedStream)?;
                 }
                 Ok(())
             }
             // ACKs of SETTINGS courier did not send are glitches.
             Frame::Settings { ack: true, .. } if st.settings_acked() => Ok(()),
-            Frame::Settings { ack: true, .. } => glitch(st, Glitch::Settings),
+            Frame::Settings { ack: true, .. } => st.glitch(Glitch::Settings),
             Frame::Settings { settings, .. } => {
-                glitch(st, Glitch::Settings)?;
+                st.glitch(Glitch::Settings)?;
                 if settings.iter().count() > MAX_SETTINGS {
-                    return Err(flooded("peer flooded SETTINGS parameters"));
+                    return Err(ConnError::flooded("peer flooded SETTINGS parameters"));
                 }
-                on_settings(st, settings.iter())
+                control::on_settings(st, settings.iter())
             }
-            Frame::PushPromise { .. } => Err(protocol("PUSH_PROMISE, with push disabled")),
+            Frame::PushPromise { .. } => {
+                Err(ConnError::protocol("PUSH_PROMISE, with push disabled"))
+            }
             Frame::Ping { ack: true, .. } => {
                 // One a keep-alive interval: time pays for them.
-                glitch(st, Glitch::Ping)?;
+                st.glitch(Glitch::Ping)?;
                 self.pong = true;
                 Ok(())
             }
@@ -222,7 +206,7 @@ impl Reader {
                 ack: false,
                 payload,
             } => {
-                glitch(st, Glitch::Ping)?;
+                st.glitch(Glitch::Ping)?;
                 frame::encode_ping(&mut st.out, true, payload);
                 st.wake_driver();
                 Ok(())
@@ -234,18 +218,18 @@ impl Reader {
             } => {
                 if st.goaway.is_some() {
                     // A graceful shutdown sends two; more do nothing.
-                    glitch(st, Glitch::GoAway)?;
+                    st.glitch(Glitch::GoAway)?;
                 }
                 goaway::on_goaway(st, last_stream, reason, &debug, wakers);
                 Ok(())
             }
             Frame::WindowUpdate { stream, increment } => {
                 let gives_back = st.send_window < self.send_window_high;
-                on_window_update(st, stream, increment, gives_back, wakers)?;
+                control::on_window_update(st, stream, increment, gives_back, wakers)?;
                 self.send_window_high = self.send_window_high.max(st.send_window);
                 Ok(())
             }
-            Frame::Ignored => glitch(st, Glitch::Ignored),
+            Frame::Ignored => st.glitch(Glitch::Ignored),
         }
     }
 
@@ -257,23 +241,28 @@ impl Reader {
         block: &[u8],
         wakers: &mut Vec<Waker>,
     ) -> Result<(), ConnError> {
-        let trailers = st.streams.by_id(id).is_some_and(|(_, s)| s.head_received);
+        // A stream no longer open to the server's frames decodes as trailers:
+        // the block is then only checked for HPACK errors, which are the same.
+        let trailers = st
+            .streams
+            .by_id(id)
+            .is_some_and(|(_, s)| !s.state().is_awaiting_head());
         // Decoded whatever becomes of the stream: HPACK must see every block.
         let decoded = self.blocks.decode(block, trailers);
         let open = st
             .streams
             .by_id(id)
-            .filter(|(_, s)| !s.state.is_recv_closed());
+            .filter(|(_, s)| !s.state().is_recv_closed());
         let Some((key, stream)) = open else {
             // Gone, failed or ended: a broken HPACK table matters, and
             // whether the server had closed the stream itself.
             return match decoded {
                 Err(BlockError::Compression(what)) => {
-                    Err(conn_error(Reason::COMPRESSION_ERROR, what))
+                    Err(ConnError::new(Reason::COMPRESSION_ERROR, what))
                 }
                 _ => {
                     closed::late_frame(st, id, "HEADERS on a stream the server closed")?;
-                    glitch(st, Glitch::ClosedStream)
+                    st.glitch(Glitch::ClosedStream)
                 }
             };
         };
@@ -288,7 +277,9 @@ impl Reader {
             Ok(())
         };
         match decoded {
-            Err(BlockError::Compression(what)) => Err(conn_error(Reason::COMPRESSION_ERROR, what)),
+            Err(BlockError::Compression(what)) => {
+                Err(ConnError::new(Reason::COMPRESSION_ERROR, what))
+            }
             Err(BlockError::TooLarge) => {
                 st.reset(
                     key,
@@ -306,9 +297,9 @@ impl Reader {
             Ok(Block::Informational) => {
                 stream.informational = stream.informational.saturating_add(1);
                 if stream.informational > MAX_INFORMATIONAL {
-                    return Err(flooded(Glitch::Informational.what()));
+                    return Err(ConnError::flooded(Glitch::Informational.what()));
                 }
-                glitch(st, Glitch::Informational)
+                st.glitch(Glitch::Informational)
             }
             Ok(Block::Response(parts)) => {
                 let no_body = stream.head_request
@@ -331,13 +322,16 @@ impl Reader {
                 if end_stream && stream.content_length.is_some_and(|n| n > 0) {
                     return malformed(st, "content-length with no body", wakers);
                 }
-                stream.head_received = true;
                 stream.head = Some(parts);
-                if end_stream {
-                    legal(stream.state.recv_end());
-                }
+                legal(stream.transition(&mut st.counts, |s| {
+                    s.recv_head()?;
+                    if end_stream {
+                        s.recv_end()?;
+                    }
+                    Ok(())
+                }));
                 stream.wake(wakers);
-                st.deactivate(key, id);
+                st.check_counts();
                 st.flood.earn(flood::PER_RESPONSE);
                 Ok(())
             }
@@ -349,9 +343,9 @@ impl Reader {
                     return malformed(st, "body shorter than its content-length", wakers);
                 }
                 stream.trailers = Some(Box::new(headers));
-                legal(stream.state.recv_end());
+                legal(stream.transition(&mut st.counts, |s| s.recv_end()));
                 stream.wake(wakers);
-                st.deactivate(key, id);
+                st.check_counts();
                 Ok(())
             }
         }
@@ -367,23 +361,29 @@ fn on_data(
     wakers: &mut Vec<Waker>,
 ) -> Result<(), ConnError> {
     if let Err(e) = st.recv_window.consume(flow_len) {
-        return Err(conn_error(e.reason(), "DATA past the connection window"));
+        return Err(ConnError::new(
+            e.reason(),
+            "DATA past the connection window",
+        ));
     }
     if st.is_idle(id) {
-        return Err(protocol("DATA on a stream courier did not open"));
+        return Err(ConnError::protocol("DATA on a stream courier did not open"));
     }
     let padding = (flow_len as usize) - data.len();
     let late = match st.streams.by_id(id) {
-        Some((_, stream)) => stream.state.is_recv_closed() && !stream.rst_sent,
+        Some((_, stream)) => stream.state().is_recv_closed() && !stream.rst_sent,
         None => true,
     };
     if late {
         // A closed stream: the bytes still count.
         st.release_connection(flow_len as usize);
         closed::late_frame(st, id, "DATA on a stream the server closed")?;
-        return glitch(st, Glitch::ClosedStream);
+        return st.glitch(Glitch::ClosedStream);
     }
-    let (key, stream) = st.streams.by_id(id).expect("found above");
+    let State {
+        streams, counts, ..
+    } = &mut *st;
+    let (key, stream) = streams.by_id(id).expect("found above");
     match admit(stream, flow_len, data.len(), end_stream) {
         Admit::Take => {}
         refused => {
@@ -394,7 +394,7 @@ fn on_data(
                     st.reset(key, id, reason, StreamError::Malformed(what), wakers);
                     Ok(())
                 }
-                _ => glitch(st, Glitch::ClosedStream),
+                _ => st.glitch(Glitch::ClosedStream),
             };
         }
     }
@@ -403,7 +403,7 @@ fn on_data(
         stream.data.push(data);
     }
     if end_stream {
-        legal(stream.state.recv_end());
+        legal(stream.transition(counts, |s| s.recv_end()));
     }
     stream.wake(wakers);
     if padding > 0 {
@@ -411,13 +411,11 @@ fn on_data(
         st.release_stream(key, id, padding);
         st.release_connection(padding);
     }
-    if end_stream {
-        st.deactivate(key, id);
-    }
+    st.check_counts();
     if empty && !end_stream {
         // Padding alone included: it is granted straight back, so costs the
         // server nothing.
-        return glitch(st, Glitch::EmptyData);
+        return st.glitch(Glitch::EmptyData);
     }
     if !empty {
         st.flood.earn(1);
@@ -437,13 +435,13 @@ enum Admit {
 /// Checks a DATA frame of `len` bytes (`flow` with padding) against the
 /// stream's state, window and Content-Length, and takes it off the last two.
 fn admit(stream: &mut Stream, flow: u32, len: usize, end_stream: bool) -> Admit {
-    if stream.state.is_failed() {
+    if stream.state().is_failed() {
         return Admit::Drop;
     }
     if let Err(e) = stream.recv_window.consume(flow) {
         return Admit::Reset(e.reason(), "DATA past the stream window");
     }
-    if !stream.head_received {
+    if stream.state().is_awaiting_head() {
         return Admit::Reset(Reason::PROTOCOL_ERROR, "DATA before the response head");
     }
     if let Some(left) = stream.content_length.as_mut() {
@@ -468,14 +466,17 @@ fn admit(stream: &mut Stream, flow: u32, len: usize, end_stream: bool) -> Admit 
 /// Applies a RST_STREAM; false if it did nothing (its stream gone, failed,
 /// or already closed both ways).
 fn on_reset(st: &mut State, id: u32, reason: Reason, wakers: &mut Vec<Waker>) -> bool {
-    let Some((key, stream)) = st.streams.by_id(id) else {
+    let State {
+        streams, counts, ..
+    } = &mut *st;
+    let Some((key, stream)) = streams.by_id(id) else {
         return false;
     };
-    if stream.state.is_failed() {
+    if stream.state().is_failed() {
         return false;
     }
-    let send_closed = stream.state.is_send_closed();
-    if stream.state.is_recv_closed() && (reason == Reason::NO_ERROR || send_closed) {
+    let send_closed = stream.state().is_send_closed();
+    if stream.state().is_recv_closed() && (reason == Reason::NO_ERROR || send_closed) {
         // The response is whole; the server wants no more of the request
         // (NO_ERROR, RFC 9113 §8.1), or the stream was already closed both
         // ways and the reset only crossed our END_STREAM (§5.1): either way
@@ -483,125 +484,17 @@ fn on_reset(st: &mut State, id: u32, reason: Reason, wakers: &mut Vec<Waker>) ->
         // to see that). Again, it does nothing.
         let stops = !send_closed;
         if stops {
-            legal(stream.state.send_end());
+            legal(stream.transition(counts, |s| s.send_end()));
         }
         if let Some(w) = stream.upload.as_mut().and_then(|u| u.waker.take()) {
             wakers.push(w);
         }
-        st.deactivate(key, id);
+        st.check_counts();
         return stops;
     }
     // Already closed on the server's side: nothing to send back.
     st.fail_stream(key, id, StreamError::Reset(reason), wakers);
     true
-}
-
-fn on_settings(
-    st: &mut State,
-    settings: impl Iterator<Item = (u16, u32)>,
-) -> Result<(), ConnError> {
-    let first = !st.signals.settings_received();
-    for (id, value) in settings {
-        match id {
-            setting::ENABLE_CONNECT_PROTOCOL => {
-                // RFC 8441 §3: once allowed, it cannot be taken back.
-                if st.peer.connect_protocol && value == 0 {
-                    return Err(conn_error(
-                        Reason::PROTOCOL_ERROR,
-                        "SETTINGS_ENABLE_CONNECT_PROTOCOL went from 1 to 0",
-                    ));
-                }
-                st.peer.connect_protocol = value == 1;
-            }
-            setting::HEADER_TABLE_SIZE => st.encoder.set_max_table_size(value as usize),
-            setting::MAX_CONCURRENT_STREAMS => {
-                let max = usize::try_from(value).unwrap_or(usize::MAX);
-                let rose = max > st.peer.max_streams;
-                st.peer.max_streams = max;
-                st.signals.set_max_streams(max);
-                if rose {
-                    st.wake_openers();
-                }
-            }
-            setting::INITIAL_WINDOW_SIZE => {
-                let old = st.peer.initial_window;
-                st.peer.initial_window = value;
-                let mut ready = Vec::new();
-                for (key, stream) in st.streams.iter_mut() {
-                    if let Err(e) = stream.send_window.apply_initial_change(old, value) {
-                        return Err(conn_error(
-                            e.reason(),
-                            "SETTINGS_INITIAL_WINDOW_SIZE overflowed a stream window",
-                        ));
-                    }
-                    if value > old && stream.upload.is_some() {
-                        ready.push((key, stream.id));
-                    }
-                }
-                for (key, id) in ready {
-                    st.mark_ready(key, id);
-                }
-            }
-            setting::MAX_FRAME_SIZE => st.peer.max_frame = value,
-            _ => {}
-        }
-    }
-    frame::encode_settings_ack(&mut st.out);
-    st.wake_driver();
-    st.signals.settings_arrived();
-    if first {
-        // Extended CONNECTs wait for the first SETTINGS.
-        st.wake_openers();
-    }
-    Ok(())
-}
-
-/// Applies a WINDOW_UPDATE. `gives_back`: courier's connection window is
-/// below the most it has been (DATA used it).
-fn on_window_update(
-    st: &mut State,
-    id: u32,
-    increment: u32,
-    gives_back: bool,
-    wakers: &mut Vec<Waker>,
-) -> Result<(), ConnError> {
-    if id == 0 {
-        if let Err(e) = st.send_window.increase(increment) {
-            return Err(conn_error(e.reason(), "connection window above 2^31-1"));
-        }
-        if st.send_ready.is_empty() {
-            if !gives_back {
-                // Nothing used the window, nothing waits for more.
-                return glitch(st, Glitch::WindowUpdate);
-            }
-            return Ok(());
-        }
-        st.wake_driver();
-        return Ok(());
-    }
-    if st.is_idle(id) {
-        return Err(protocol("WINDOW_UPDATE on a stream courier did not open"));
-    }
-    let Some((key, stream)) = st.streams.by_id(id) else {
-        return glitch(st, Glitch::ClosedStream);
-    };
-    if let Err(e) = stream.send_window.increase(increment) {
-        st.reset(
-            key,
-            id,
-            e.reason(),
-            StreamError::Malformed("stream window above 2^31-1"),
-            wakers,
-        );
-        return Ok(());
-    }
-    if stream.upload.is_none() || stream.state.is_send_closed() {
-        // Nothing to send on it (servers send some as they read bodies).
-        return glitch(st, Glitch::WindowUpdate);
-    }
-    st.mark_ready(key, id);
-    st.wake_driver();
-    Ok(())
 }
 
 /// The CONTINUATION frames a block of `max_block` bytes may take: what the

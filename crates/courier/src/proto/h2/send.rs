@@ -40,16 +40,19 @@ impl State {
                 encoder,
                 out,
                 send_window,
+                counts,
                 ..
             } = self;
             let Some(stream) = streams.get(key, id) else {
                 continue;
             };
-            let Some(up) = stream.upload.as_deref_mut() else {
+            // Out of the slot while it is framed (a box moved, not copied), so
+            // the stream's state can change beside it.
+            let Some(mut up) = stream.upload.take() else {
                 continue;
             };
             let mut conn_blocked = false;
-            while !stream.state.is_send_closed() {
+            while !stream.state().is_send_closed() {
                 let Some(chunk) = up.queued.front_mut() else {
                     if up.end {
                         match up.trailers.take() {
@@ -58,7 +61,7 @@ impl State {
                             }
                             None => frame::encode_data(out, id, &[], true),
                         }
-                        legal(stream.state.send_end());
+                        legal(stream.transition(counts, |s| s.send_end()));
                     }
                     break;
                 };
@@ -76,7 +79,7 @@ impl State {
                 let end = up.end && up.queued.is_empty() && up.trailers.is_none();
                 frame::encode_data(out, id, &part, end);
                 if end {
-                    legal(stream.state.send_end());
+                    legal(stream.transition(counts, |s| s.send_end()));
                 }
                 // Within the room of both: cannot fail.
                 let spent = flow::consume_both(send_window, &mut stream.send_window, n);
@@ -87,16 +90,18 @@ impl State {
                     wakers.push(w);
                 }
             }
+            if !conn_blocked {
+                // Done, or waiting for its own window (a WINDOW_UPDATE for it
+                // puts it back in the list).
+                up.ready = false;
+            }
+            stream.upload = Some(up);
             if conn_blocked {
                 // Sent on once the server grants the connection more window.
                 self.send_ready.push_back((key, id));
-                continue;
             }
-            // Done, or waiting for its own window (a WINDOW_UPDATE for it
-            // puts it back in the list).
-            up.ready = false;
-            self.deactivate(key, id);
         }
+        self.check_counts();
     }
 }
 
@@ -224,7 +229,7 @@ impl Future for Pipe {
                     return Poll::Ready(());
                 };
                 // A failed stream is closed on courier's side too.
-                if stream.state.is_send_closed() {
+                if stream.state().is_send_closed() {
                     return Poll::Ready(());
                 }
                 let Some(up) = stream.upload.as_deref_mut() else {

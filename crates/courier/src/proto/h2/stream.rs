@@ -36,13 +36,13 @@ impl StreamRef {
         if let Some(head) = stream.head.take() {
             // A stream failed after its head (reset, cut short) also has
             // a closed receiving half: its body must report the error, not end empty.
-            let end = stream.state.is_recv_closed()
+            let end = stream.state().is_recv_closed()
                 && stream.data.is_empty()
                 && stream.trailers.is_none()
-                && !stream.state.is_failed();
+                && !stream.state().is_failed();
             return Poll::Ready(Ok((head, end)));
         }
-        if let Some(e) = stream.state.error() {
+        if let Some(e) = stream.state().error() {
             return Poll::Ready(Err(e.clone()));
         }
         set_waker(&mut stream.waker, cx);
@@ -92,15 +92,15 @@ impl RecvBody {
         };
         if let Some(data) = stream.data.pop() {
             let n = data.len();
-            let ended = stream.state.is_recv_closed()
+            let ended = stream.state().is_recv_closed()
                 && stream.data.is_empty()
                 && stream.trailers.is_none()
-                && !stream.state.is_failed();
+                && !stream.state().is_failed();
             st.release_read(key, id, n);
             self.done = ended;
             return Poll::Ready(Some(Ok(Frame::data(data))));
         }
-        if let Some(e) = stream.state.error() {
+        if let Some(e) = stream.state().error() {
             let e = e.clone();
             self.done = true;
             return Poll::Ready(Some(Err(e)));
@@ -109,7 +109,7 @@ impl RecvBody {
             self.done = true;
             return Poll::Ready(Some(Ok(Frame::trailers(*trailers))));
         }
-        if stream.state.is_recv_closed() {
+        if stream.state().is_recv_closed() {
             self.done = true;
             return Poll::Ready(None);
         }

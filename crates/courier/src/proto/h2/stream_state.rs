@@ -1,20 +1,23 @@
 //! A stream's state (RFC 9113 §5.1) as one enum with its transitions, so no
 //! combination of flags can say something the protocol cannot (an error on
-//! a stream still open, a reset sent on one that ended cleanly).
+//! a stream still open, a reset sent on one that ended cleanly, DATA taken
+//! before the response head).
 //!
 //! Courier is a client without push, so a stream is idle until courier
 //! sends its HEADERS, and has no slot while idle ([`super::conn::State::is_idle`]
 //! answers for those ids): a slot starts open, or half-closed (local) when
-//! the HEADERS carry END_STREAM. Each side's END_STREAM closes its half;
-//! a reset (by either side) or the connection's failure closes both, with
-//! the cause the request will see.
+//! the HEADERS carry END_STREAM, with the server's side awaiting its final
+//! response head ([`Remote`], as h2's `Peer::AwaitingHeaders`). Each side's
+//! END_STREAM closes its half; a reset (by either side) or the connection's
+//! failure closes both, with the cause the request will see.
 //!
-//! Beside it, the stream slot keeps two facts that are the connection's
-//! books rather than the stream's state, as h2 does (`is_counted`,
-//! `reset_at`): whether it counts against the server's stream limit, and
-//! whether courier sent RST_STREAM (frames already in flight are then
-//! ignored). Kept out of the enum, the cause fits in the error's niche and
-//! the slot does not grow.
+//! Whether a stream counts against the server's stream limit is not kept
+//! beside it: it does while it is not closed, and the one function that
+//! changes a stream's state ([`super::streams::Stream::transition`]) settles
+//! the connection's count ([`super::counts`]). Beside it, the stream slot
+//! keeps whether courier sent RST_STREAM (frames already in flight are then
+//! ignored; h2's `reset_at`). Kept out of the enum, the cause fits in the
+//! error's niche and the slot does not grow.
 //!
 //! Transitions the protocol does not allow from the current state return
 //! [`Illegal`] and change nothing; the connection checks the frame first, so
@@ -26,13 +29,22 @@ use super::error::StreamError;
 #[derive(Debug)]
 pub(crate) enum StreamState {
     /// Both sides may send.
-    Open,
+    Open(Remote),
     /// Courier sent END_STREAM; the server may still send.
-    HalfClosedLocal,
+    HalfClosedLocal(Remote),
     /// The server sent END_STREAM; courier may still send.
     HalfClosedRemote,
     /// Neither side sends anything more.
     Closed(Cause),
+}
+
+/// The server's side of a stream it may still send on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Remote {
+    /// No final response head yet (1xx heads may come): DATA is an error.
+    AwaitingHeaders,
+    /// The final head arrived: DATA, then trailers, may follow.
+    Streaming,
 }
 
 /// Why a stream closed.
@@ -63,27 +75,39 @@ impl StreamState {
     /// Courier sent the stream's HEADERS (idle → open), with END_STREAM or not.
     pub(crate) fn opened(end_stream: bool) -> StreamState {
         if end_stream {
-            StreamState::HalfClosedLocal
+            StreamState::HalfClosedLocal(Remote::AwaitingHeaders)
         } else {
-            StreamState::Open
+            StreamState::Open(Remote::AwaitingHeaders)
         }
+    }
+
+    /// The server's final response head arrived (awaiting → streaming).
+    pub(crate) fn recv_head(&mut self) -> Result<(), Illegal> {
+        *self = match self {
+            StreamState::Open(Remote::AwaitingHeaders) => StreamState::Open(Remote::Streaming),
+            StreamState::HalfClosedLocal(Remote::AwaitingHeaders) => {
+                StreamState::HalfClosedLocal(Remote::Streaming)
+            }
+            _ => return Err(self.illegal("response head received")),
+        };
+        Ok(())
     }
 
     /// Courier sent END_STREAM.
     pub(crate) fn send_end(&mut self) -> Result<(), Illegal> {
         *self = match self {
-            StreamState::Open => StreamState::HalfClosedLocal,
+            StreamState::Open(remote) => StreamState::HalfClosedLocal(*remote),
             StreamState::HalfClosedRemote => StreamState::Closed(Cause::Ended),
             _ => return Err(self.illegal("END_STREAM sent")),
         };
         Ok(())
     }
 
-    /// The server sent END_STREAM.
+    /// The server sent END_STREAM, after its final head.
     pub(crate) fn recv_end(&mut self) -> Result<(), Illegal> {
         *self = match self {
-            StreamState::Open => StreamState::HalfClosedRemote,
-            StreamState::HalfClosedLocal => StreamState::Closed(Cause::Ended),
+            StreamState::Open(Remote::Streaming) => StreamState::HalfClosedRemote,
+            StreamState::HalfClosedLocal(Remote::Streaming) => StreamState::Closed(Cause::Ended),
             _ => return Err(self.illegal("END_STREAM received")),
         };
         Ok(())
@@ -115,7 +139,19 @@ impl StreamState {
 
     /// Courier sends nothing more on it.
     pub(crate) fn is_send_closed(&self) -> bool {
-        matches!(self, StreamState::HalfClosedLocal | StreamState::Closed(_))
+        matches!(
+            self,
+            StreamState::HalfClosedLocal(_) | StreamState::Closed(_)
+        )
+    }
+
+    /// The server may still send, and has not sent its final head.
+    pub(crate) fn is_awaiting_head(&self) -> bool {
+        matches!(
+            self,
+            StreamState::Open(Remote::AwaitingHeaders)
+                | StreamState::HalfClosedLocal(Remote::AwaitingHeaders)
+        )
     }
 
     /// The server sends nothing more on it.
@@ -142,8 +178,12 @@ impl StreamState {
 
     fn illegal(&self, event: &'static str) -> Illegal {
         let state = match self {
-            StreamState::Open => "open",
-            StreamState::HalfClosedLocal => "half-closed (local)",
+            StreamState::Open(Remote::AwaitingHeaders) => "open (awaiting headers)",
+            StreamState::Open(Remote::Streaming) => "open",
+            StreamState::HalfClosedLocal(Remote::AwaitingHeaders) => {
+                "half-closed (local, awaiting headers)"
+            }
+            StreamState::HalfClosedLocal(Remote::Streaming) => "half-closed (local)",
             StreamState::HalfClosedRemote => "half-closed (remote)",
             StreamState::Closed(Cause::Ended) => "closed",
             StreamState::Closed(Cause::Failed(_)) => "closed (failed)",
@@ -175,11 +215,13 @@ mod tests {
         let mut s = StreamState::opened(false);
         assert!(!s.is_send_closed() && !s.is_recv_closed());
         s.send_end().unwrap();
+        s.recv_head().unwrap();
         assert!(s.is_send_closed() && !s.is_recv_closed());
         s.recv_end().unwrap();
         assert!(s.is_closed() && !s.is_failed());
 
         let mut s = StreamState::opened(false);
+        s.recv_head().unwrap();
         s.recv_end().unwrap();
         assert!(s.is_recv_closed() && !s.is_send_closed());
         s.send_end().unwrap();
@@ -189,15 +231,19 @@ mod tests {
     #[test]
     fn headers_with_end_stream_open_half_closed() {
         let s = StreamState::opened(true);
-        assert!(matches!(s, StreamState::HalfClosedLocal));
+        assert!(matches!(
+            s,
+            StreamState::HalfClosedLocal(Remote::AwaitingHeaders)
+        ));
     }
 
     #[test]
     fn a_closed_half_cannot_end_again() {
         let mut s = StreamState::opened(true);
         let err = s.send_end().unwrap_err();
-        assert_eq!(err.state, "half-closed (local)");
-        assert!(matches!(s, StreamState::HalfClosedLocal), "unchanged");
+        assert_eq!(err.state, "half-closed (local, awaiting headers)");
+        assert!(matches!(s, StreamState::HalfClosedLocal(_)), "unchanged");
+        s.recv_head().unwrap();
         s.recv_end().unwrap();
         assert!(s.recv_end().is_err());
         assert!(s.send_end().is_err());
@@ -206,8 +252,8 @@ mod tests {
     #[test]
     fn a_reset_sends_rst_stream_only_while_a_side_is_open() {
         for mut s in [
-            StreamState::Open,
-            StreamState::HalfClosedLocal,
+            StreamState::Open(Remote::AwaitingHeaders),
+            StreamState::HalfClosedLocal(Remote::Streaming),
             StreamState::HalfClosedRemote,
         ] {
             assert_eq!(s.reset(cancel()), Ok(true));
@@ -224,7 +270,7 @@ mod tests {
 
     #[test]
     fn a_failed_stream_cannot_fail_again() {
-        let mut s = StreamState::Open;
+        let mut s = StreamState::opened(false);
         s.reset(cancel()).unwrap();
         assert!(s.reset(StreamError::HeadersTooLarge).is_err());
         assert!(s.fail(StreamError::Closed("gone")).is_err());
@@ -238,13 +284,29 @@ mod tests {
     #[test]
     fn a_failure_from_the_server_sends_nothing() {
         for mut s in [
-            StreamState::Open,
-            StreamState::HalfClosedLocal,
+            StreamState::Open(Remote::Streaming),
+            StreamState::HalfClosedLocal(Remote::AwaitingHeaders),
             StreamState::HalfClosedRemote,
             StreamState::Closed(Cause::Ended),
         ] {
             s.fail(StreamError::Reset(Reason::REFUSED_STREAM)).unwrap();
             assert!(s.is_closed() && s.is_failed());
         }
+    }
+
+    #[test]
+    fn the_server_ends_a_stream_only_after_its_final_head() {
+        for mut s in [StreamState::opened(false), StreamState::opened(true)] {
+            assert!(s.is_awaiting_head());
+            assert!(s.recv_end().is_err(), "END_STREAM before the head");
+            s.recv_head().unwrap();
+            assert!(!s.is_awaiting_head());
+            assert!(s.recv_head().is_err(), "a second final head");
+            s.recv_end().unwrap();
+            assert!(s.is_recv_closed());
+        }
+        let mut s = StreamState::opened(false);
+        s.send_end().unwrap();
+        assert!(s.is_awaiting_head(), "sending keeps the server's side");
     }
 }

@@ -13,8 +13,9 @@ use std::task::Waker;
 use bytes::{Bytes, BytesMut};
 use http::HeaderMap;
 
+use super::counts::Counts;
 use super::flow::{RecvWindow, SendWindow};
-use super::stream_state::StreamState;
+use super::stream_state::{Illegal, StreamState};
 
 /// Which slot a stream lives in. Handles keep it with the stream id, so a
 /// slot reused by a later stream is never mistaken for theirs.
@@ -36,17 +37,12 @@ pub(crate) struct Stream {
     /// What the server may still send on it, and what the request read of
     /// it that is not yet granted back.
     pub(crate) recv_window: RecvWindow,
-    /// Open, half-closed or closed (and why), per RFC 9113 §5.1.
-    pub(crate) state: StreamState,
+    /// Open, half-closed or closed (and why), per RFC 9113 §5.1; changed
+    /// only by [`Stream::transition`], which keeps the count of open streams.
+    state: StreamState,
     /// Courier reset it while the server could still send: frames the server
     /// sent before it knew are ignored, not an error.
     pub(crate) rst_sent: bool,
-    /// Counted against the server's SETTINGS_MAX_CONCURRENT_STREAMS: the
-    /// connection's books, not the stream's protocol state (h2 keeps the
-    /// same flag apart), cleared by `State::deactivate` once closed.
-    pub(crate) active: bool,
-    /// The final response head arrived (later HEADERS are trailers).
-    pub(crate) head_received: bool,
     /// The request was HEAD: a Content-Length is not a body length.
     pub(crate) head_request: bool,
     /// Interim (1xx) heads received, to a bound.
@@ -193,15 +189,14 @@ pub(crate) struct Upload {
 }
 
 impl Stream {
-    pub(crate) fn new(id: u32, send_window: u32, recv_window: u32) -> Stream {
+    /// Stream `id`, opened (its HEADERS queued) with END_STREAM or not.
+    pub(crate) fn new(id: u32, send_window: u32, recv_window: u32, end_stream: bool) -> Stream {
         Stream {
             id,
             send_window: SendWindow::new(send_window),
             recv_window: RecvWindow::new(recv_window),
-            state: StreamState::Open,
+            state: StreamState::opened(end_stream),
             rst_sent: false,
-            active: true,
-            head_received: false,
             head_request: false,
             informational: 0,
             content_length: None,
@@ -216,6 +211,26 @@ impl Stream {
     /// Closed in both directions, or failed.
     pub(crate) fn is_closed(&self) -> bool {
         self.state.is_closed()
+    }
+
+    pub(crate) fn state(&self) -> &StreamState {
+        &self.state
+    }
+
+    /// Changes the stream's state by `change`, and settles `counts`: a
+    /// stream that closes stops counting against the server's limit. The
+    /// one place a stream's state changes (h2's `Counts::transition`).
+    pub(crate) fn transition<T>(
+        &mut self,
+        counts: &mut Counts,
+        change: impl FnOnce(&mut StreamState) -> Result<T, Illegal>,
+    ) -> Result<T, Illegal> {
+        let was_closed = self.state.is_closed();
+        let result = change(&mut self.state);
+        if !was_closed && self.state.is_closed() {
+            counts.closed();
+        }
+        result
     }
 
     pub(crate) fn wake(&mut self, wakers: &mut Vec<Waker>) {
@@ -314,6 +329,21 @@ impl Streams {
         self.ids.is_empty()
     }
 
+    #[cfg(debug_assertions)]
+    pub(crate) fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    /// Streams not closed, walking them all: what the count of open streams
+    /// must say ([`Counts`]).
+    #[cfg(debug_assertions)]
+    pub(crate) fn open_count(&self) -> usize {
+        self.slots
+            .iter()
+            .filter(|slot| matches!(slot, Slot::Used(s) if !s.is_closed()))
+            .count()
+    }
+
     pub(crate) fn iter_mut(&mut self) -> impl Iterator<Item = (Key, &mut Stream)> {
         self.slots
             .iter_mut()
@@ -382,11 +412,11 @@ mod tests {
     #[test]
     fn slots_are_reused_and_stale_keys_miss() {
         let mut streams = Streams::default();
-        let a = streams.insert(Stream::new(1, 0, 0));
-        let b = streams.insert(Stream::new(3, 0, 0));
+        let a = streams.insert(Stream::new(1, 0, 0, true));
+        let b = streams.insert(Stream::new(3, 0, 0, true));
         assert_eq!(streams.by_id(3).map(|(k, _)| k), Some(b));
         assert!(streams.remove(a).is_some());
-        let c = streams.insert(Stream::new(5, 0, 0));
+        let c = streams.insert(Stream::new(5, 0, 0, true));
         assert_eq!(c, a, "the freed slot is reused");
         assert!(streams.get(a, 1).is_none(), "a stale handle finds nothing");
         assert!(streams.get(c, 5).is_some());
@@ -395,7 +425,7 @@ mod tests {
         streams.remove(c);
         assert!(streams.is_empty());
         assert!(streams.remove(c).is_none());
-        let d = streams.insert(Stream::new(7, 0, 0));
+        let d = streams.insert(Stream::new(7, 0, 0, true));
         assert_eq!(streams.by_id(7).map(|(k, _)| k), Some(d));
     }
 }
