@@ -440,11 +440,10 @@ impl Error {
     /// says where it struck: [`ErrorKind::Body`] once the head was read,
     /// [`ErrorKind::ConnectionClosed`] before.
     pub fn is_closed_after_goaway(&self) -> bool {
-        use crate::proto::h2::error::StreamError;
         let mut source = self.source();
         while let Some(err) = source {
-            if let Some(stream) = err.downcast_ref::<StreamError>() {
-                return matches!(stream, StreamError::ClosedAfterGoaway);
+            if err.is::<ClosedAfterGoaway>() {
+                return true;
             }
             if let Some(wrapped) = err.downcast_ref::<Error>() {
                 return wrapped.is_closed_after_goaway();
@@ -453,31 +452,22 @@ impl Error {
         }
         false
     }
+}
 
-    /// Classifies an HTTP/2 stream failure: an oversized header list, a
-    /// request the server did not process (refused, or never written), a
-    /// connection whose server never sent its SETTINGS (a connect timeout),
-    /// the connection lost, or a protocol error (a reset or GOAWAY from the
-    /// server after it took the request, a malformed response, a frame
-    /// courier would not accept).
-    pub(crate) fn from_http2(err: crate::proto::h2::error::StreamError) -> Error {
-        use crate::proto::h2::error::StreamError;
-        let kind = match &err {
-            StreamError::HeadersTooLarge => ErrorKind::HeadersTooLarge,
-            StreamError::InvalidRequest(_) => ErrorKind::InvalidRequest,
-            StreamError::NoSettings => ErrorKind::ConnectTimeout,
-            StreamError::NoExtendedConnect => ErrorKind::Upgrade,
-            e if e.is_unprocessed() => ErrorKind::Refused,
-            // A TLS alert after the handshake (a refused client certificate).
-            StreamError::Io(e) if e.get_ref().is_some_and(|i| i.is::<rustls::Error>()) => {
-                ErrorKind::Tls
-            }
-            e if e.is_connection_lost() => ErrorKind::ConnectionClosed,
-            _ => ErrorKind::Protocol,
-        };
-        Error::new(kind, err)
+/// The cause under an error whose server closed the connection after its own
+/// GOAWAY with the request unfinished (HTTP/2; HTTP/3 has the same GOAWAY):
+/// a protocol's error carries it as its source, so
+/// [`Error::is_closed_after_goaway`] finds it without naming the protocol.
+#[derive(Debug)]
+pub(crate) struct ClosedAfterGoaway;
+
+impl fmt::Display for ClosedAfterGoaway {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("the server closed the connection after its GOAWAY")
     }
 }
+
+impl std::error::Error for ClosedAfterGoaway {}
 
 /// A service that cannot fail (`Infallible`, as a `tower::service_fn`
 /// mock's): never called.
@@ -841,26 +831,6 @@ mod tests {
             assert_eq!(got, want.map(|b| b == 1), "{kind}");
         }
         assert_eq!(table.len(), 24);
-    }
-
-    #[test]
-    fn only_the_servers_close_after_its_goaway_is_closed_after_goaway() {
-        use crate::proto::h2::error::StreamError;
-        let cut = Error::new(ErrorKind::Body, StreamError::ClosedAfterGoaway);
-        assert!(cut.is_closed_after_goaway());
-        assert_eq!(
-            format!("{cut:#}"),
-            "error reading response body: HTTP/2 connection closed: the server closed the connection after its GOAWAY"
-        );
-        assert_eq!(cut.to_string(), "error reading response body");
-        // Wrapped by a layer that keeps the source (a middleware's error).
-        assert!(Error::new(ErrorKind::Body, cut).is_closed_after_goaway());
-        // courier's own close, whose message also says "after its GOAWAY".
-        let silent = StreamError::Closed("the server went silent after its GOAWAY");
-        assert!(!Error::new(ErrorKind::Body, silent).is_closed_after_goaway());
-        let closed = StreamError::Closed("the server closed the connection");
-        assert!(!Error::new(ErrorKind::Body, closed).is_closed_after_goaway());
-        assert!(!Error::msg(ErrorKind::Body, "x").is_closed_after_goaway());
     }
 
     #[test]

@@ -506,11 +506,11 @@ impl ClientBuilder {
             Some(cell) => match cell.get() {
                 Some(config) => Arc::clone(config),
                 None => {
-                    let config = tls::client_config(&self.config.tls, self.config.versions)?;
+                    let config = tls::client_config(&self.config.tls, self.config.versions.alpn())?;
                     Arc::clone(cell.get_or_init(|| config))
                 }
             },
-            None => tls::client_config(&self.config.tls, self.config.versions)?,
+            None => tls::client_config(&self.config.tls, self.config.versions.alpn())?,
         };
         let mut config = self.config;
         if config.proxy_from_env {

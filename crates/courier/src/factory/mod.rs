@@ -20,11 +20,8 @@
 mod cluster;
 #[cfg(feature = "config-file")]
 mod file;
-mod rotation;
 
 pub use cluster::{ClusterOptions, ReplicaSource, DEFAULT_DNS_REFRESH, DEFAULT_FILE_REFRESH};
-
-pub(crate) use rotation::Rotation;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
@@ -33,6 +30,7 @@ use std::time::Duration;
 use http::{HeaderMap, Uri};
 
 use crate::client::builder::ClientBuilder;
+use crate::client::rotation::Rotation;
 use crate::client::Client;
 use crate::cluster::ClusterClient;
 use crate::error::Error;
