@@ -26,6 +26,7 @@ pub(crate) mod send;
 pub(crate) mod source;
 pub(crate) mod transport;
 pub(crate) mod upgrade;
+pub(crate) mod uri;
 pub(crate) mod verbs;
 
 pub use builder::ClientBuilder;
