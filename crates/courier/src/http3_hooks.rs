@@ -15,8 +15,8 @@ use http_body::{Frame, SizeHint};
 use tokio::time::Instant;
 
 use crate::body::Body;
-use crate::config::TlsSettings;
 use crate::connect::quic::{QuicConnector, QuicOptions};
+use crate::connect::tls::TlsSettings;
 use crate::error::Error;
 use crate::proto::exchange::HandedBack;
 use crate::proto::h3::body::RecvBody;

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use std::future::poll_fn;
 
-use crate::client::response::Source;
+use crate::client::source::Source;
 use crate::client::transport::Lease;
 use crate::metrics::Metrics;
 

@@ -21,9 +21,12 @@ pub(crate) mod extensions;
 pub(crate) mod follow;
 pub(crate) mod request;
 pub(crate) mod response;
+pub(crate) mod rotation;
 pub(crate) mod send;
+pub(crate) mod source;
 pub(crate) mod transport;
 pub(crate) mod upgrade;
+pub(crate) mod uri;
 pub(crate) mod verbs;
 
 pub use builder::ClientBuilder;

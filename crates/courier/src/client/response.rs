@@ -11,10 +11,10 @@ use http_body::{Body as _, Frame, SizeHint};
 use tokio::time::{Instant, Sleep};
 
 use crate::client::drain::DrainPolicy;
+use crate::client::source::Source;
 use crate::client::transport::Lease;
 use crate::error::{Error, ErrorKind};
 use crate::proto::exchange::{Answer, Sent};
-use crate::proto::h2::stream::RecvBody;
 
 mod construct;
 
@@ -322,42 +322,6 @@ fn declared_length(headers: &HeaderMap) -> Option<u64> {
         .get(http::header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse().ok())
-}
-
-/// Where the body's bytes come from.
-pub(crate) enum Source {
-    /// HTTP/1.1: straight off the connection the lease holds.
-    Http1,
-    /// HTTP/2: the stream's receive half.
-    Http2(RecvBody),
-}
-
-impl Source {
-    pub(crate) fn poll_frame(
-        &mut self,
-        lease: Option<&mut Lease>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Error>>> {
-        match (self, lease) {
-            (Source::Http2(body), _) => body
-                .poll_frame(cx)
-                .map(|f| f.map(|r| r.map_err(|e| Error::new(ErrorKind::Body, e)))),
-            (Source::Http1, Some(lease)) => match lease.exclusive_mut() {
-                Some(conn) => conn.poll_frame(cx),
-                None => Poll::Ready(None),
-            },
-            (Source::Http1, None) => Poll::Ready(None),
-        }
-    }
-
-    pub(crate) fn is_end(&self, lease: Option<&Lease>) -> bool {
-        match self {
-            Source::Http2(body) => body.is_end_stream(),
-            Source::Http1 => {
-                lease.is_none_or(|l| l.exclusive().is_none_or(|conn| conn.body_done()))
-            }
-        }
-    }
 }
 
 /// A response body: streams from the connection, returns the connection to the

@@ -39,56 +39,58 @@
 
 use std::sync::Arc;
 
-use tower::ServiceBuilder;
-
 use super::criteria::{ResponseCriteria, Verdict};
 use super::refusal::is_throttled;
 use crate::client::response::Response;
 use crate::client::Client;
 use crate::error::Error;
-use crate::middleware::{BoxHttpService, HttpService, RetryGate, StackLayers};
+use crate::middleware::{BoxHttpService, HttpService, RetryGate, Side, Slot, StackLayers};
 
 /// Fails with [`ErrorKind::Config`](crate::ErrorKind::Config) for a layer
-/// that has no place around a cluster (hedging).
+/// the order table refuses around a cluster (hedging).
 pub(crate) fn check(name: &str, layers: &StackLayers) -> Result<(), Error> {
-    if layers.hedge.is_some() {
-        return Err(crate::error::config_error(format!(
+    match layers
+        .slots()
+        .into_iter()
+        .find(|s| s.side() == Side::Refused)
+    {
+        Some(slot) => Err(crate::error::config_error(refused(name, slot))),
+        None => Ok(()),
+    }
+}
+
+/// Why `slot` has no place around a cluster, and what to do instead.
+fn refused(name: &str, slot: Slot) -> String {
+    match slot {
+        Slot::Hedge => format!(
             "client {name:?}: hedging with a cluster: the cluster's strategy already sends the \
              request to another replica when one is slow (strategy = \"forkingN\"; fork_delay = \
              \"p95\" forks at a quantile of recent answers, as a hedge would); remove hedging \
              (hedging = false for this client)"
-        )));
+        ),
+        other => format!(
+            "client {name:?}: {} has no place around a cluster",
+            other.name()
+        ),
     }
-    Ok(())
-}
-
-/// Whether any layer wraps the whole request.
-fn has_front(layers: &StackLayers) -> bool {
-    layers.trace.is_some()
-        || layers.total_timeout.is_some()
-        || layers.concurrency_limit.is_some()
-        || layers.retry.is_some()
 }
 
 /// The request side around `core` (trace, total timeout, concurrency limit,
-/// whole-request retry), outermost first; `None` when there is none.
+/// whole-request retry: the order table's `Side::Request`), outermost first;
+/// `None` when there is none.
 pub(super) fn front<S: HttpService>(
     layers: &StackLayers,
     criteria: &ResponseCriteria,
     core: S,
 ) -> Option<BoxHttpService> {
-    if !has_front(layers) {
+    if !layers.has(Side::Request) {
         return None;
     }
     let criteria = criteria.clone();
     let gate: RetryGate = Arc::new(move |answer| may_retry(&criteria, answer));
-    let svc = ServiceBuilder::new()
-        .option_layer(layers.trace.clone())
-        .option_layer(layers.total_timeout)
-        .option_layer(layers.concurrency_limit.clone())
-        .option_layer(layers.retry.as_ref().map(|r| r.gated(Arc::clone(&gate))))
-        .service(core);
-    Some(BoxHttpService::new(svc))
+    let mut layers = layers.clone();
+    layers.retry = layers.retry.map(|r| r.gated(Arc::clone(&gate)));
+    Some(layers.compose(|side| side == Side::Request, core))
 }
 
 /// Whether the whole cluster request may be sent again after `answer`: only
@@ -98,44 +100,17 @@ fn may_retry(criteria: &ResponseCriteria, answer: &Result<Response, Error>) -> b
     !matches!(answer, Err(e) if is_throttled(e)) && criteria.judge(answer) == Verdict::Reject
 }
 
-/// Whether any layer wraps each attempt.
-fn has_attempt(layers: &StackLayers) -> bool {
-    let cookies = {
-        #[cfg(feature = "cookies")]
-        {
-            layers.cookies.is_some()
-        }
-        #[cfg(not(feature = "cookies"))]
-        false
-    };
-    cookies
-        || layers.decompression.is_some()
-        || layers.redirect.is_some()
-        || layers.circuit_breaker.is_some()
-        || layers.trace_attempt.is_some()
-        || layers.attempt_timeout.is_some()
-        || layers.propagate_deadline.is_some()
-}
-
 /// The attempt side over `client` (decompression, redirects, cookies,
-/// circuit breaker, attempt span, per-attempt timeout, deadline header),
-/// outermost first; `None` when there is none.
+/// circuit breaker, attempt span, per-attempt timeout, deadline header: the
+/// order table's `Side::Attempt`), outermost first; `None` when there is none.
 pub(super) fn attempt(layers: &StackLayers, client: Client) -> Option<BoxHttpService> {
-    if !has_attempt(layers) {
+    if !layers.has(Side::Attempt) {
         return None;
     }
-    let svc = ServiceBuilder::new()
-        .option_layer(layers.decompression.clone())
-        .option_layer(layers.redirect.clone());
-    #[cfg(feature = "cookies")]
-    let svc = svc.option_layer(layers.cookies.clone());
-    let svc = svc
-        .option_layer(layers.circuit_breaker.clone())
-        .option_layer(layers.trace_attempt.clone())
-        .option_layer(layers.attempt_timeout)
-        .option_layer(layers.propagate_deadline.clone())
-        .service(super::transport::AttemptSend(client));
-    Some(BoxHttpService::new(svc))
+    Some(layers.compose(
+        |side| side == Side::Attempt,
+        super::transport::AttemptSend(client),
+    ))
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@ use std::time::Duration;
 use quinn::{IdleTimeout, TransportConfig, VarInt};
 use tokio::time::Instant;
 
-use crate::config::TlsSettings;
+use crate::connect::tls::TlsSettings;
 use crate::error::{Error, ErrorKind};
 
 /// QUIC transport limits for a client connection.

@@ -184,9 +184,8 @@ pub(super) fn check(name: &str, options: &ClientOptions) -> Result<(), Error> {
             "client {name:?}: SRV records need courier's `dns-srv` feature"
         )));
     }
-    if options.middleware.hedging.is_some() {
-        crate::cluster::check_middleware(name, &options.middleware.layers())?;
-    }
+    // The order table says which layers a cluster refuses.
+    crate::cluster::check_middleware(name, &options.middleware.layers())?;
     Ok(())
 }
 

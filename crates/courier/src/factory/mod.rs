@@ -20,11 +20,8 @@
 mod cluster;
 #[cfg(feature = "config-file")]
 mod file;
-mod rotation;
 
 pub use cluster::{ClusterOptions, ReplicaSource, DEFAULT_DNS_REFRESH, DEFAULT_FILE_REFRESH};
-
-pub(crate) use rotation::Rotation;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
@@ -33,6 +30,7 @@ use std::time::Duration;
 use http::{HeaderMap, Uri};
 
 use crate::client::builder::ClientBuilder;
+use crate::client::rotation::Rotation;
 use crate::client::Client;
 use crate::cluster::ClusterClient;
 use crate::error::Error;
@@ -570,35 +568,4 @@ fn edit_distance(a: &str, b: &str) -> usize {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn edit_distances() {
-        assert_eq!(edit_distance("billing", "billing"), 0);
-        assert_eq!(edit_distance("biling", "billing"), 1);
-        assert_eq!(edit_distance("bliling", "billing"), 2);
-        assert_eq!(edit_distance("", "abc"), 3);
-        assert_eq!(edit_distance("kitten", "sitting"), 3);
-    }
-
-    #[test]
-    fn an_unknown_name_is_named_with_its_likely_intent() {
-        let named: BTreeMap<String, Steps> = ["billing", "search"]
-            .into_iter()
-            .map(|n| (n.to_owned(), Steps::default()))
-            .collect();
-        assert_eq!(
-            unknown_name("biling", &named),
-            "no client named \"biling\" is configured: did you mean \"billing\"? (configured: billing, search)"
-        );
-        assert_eq!(
-            unknown_name("payments", &named),
-            "no client named \"payments\" is configured (configured: billing, search)"
-        );
-        assert_eq!(
-            unknown_name("x", &BTreeMap::new()),
-            "no client named \"x\" is configured (no name is)"
-        );
-    }
-}
+mod tests;

@@ -157,6 +157,7 @@ mod cookies;
 mod decompress;
 mod hedge;
 mod limit;
+mod order;
 mod otel;
 mod redirect;
 mod request_metrics;
@@ -194,6 +195,9 @@ pub use timeout::{
 };
 pub use trace::{Trace, TraceAttempt, TraceAttemptLayer, TraceConfig, TraceContext, TraceLayer};
 
+#[cfg(test)]
+pub(crate) use order::order_table;
+pub(crate) use order::{Side, Slot};
 pub(crate) use redirect::resolve as resolve_reference;
 #[cfg(feature = "metrics")]
 pub(crate) use request_metrics::SeriesSnapshot;

@@ -1,7 +1,7 @@
 //! [`Stack`]: every middleware as plain configuration, assembled in the
 //! right order.
 
-use tower::{Layer, ServiceBuilder};
+use tower::Layer;
 
 use super::{
     BoxHttpService, CircuitBreakerConfig, CircuitBreakerLayer, ConcurrencyLimitLayer,
@@ -9,8 +9,6 @@ use super::{
     HedgeLayer, HttpService, PropagateDeadlineLayer, RedirectConfig, RetryConfig, RetryLayer,
     TimeoutConfig, TimeoutLayer, TowerHttpService, TraceAttemptLayer, TraceConfig, TraceLayer,
 };
-use crate::client::Client;
-use crate::service::ServiceClient;
 
 /// Which middleware a client gets, and how each is configured; `None` leaves
 /// one out. [`ClientFactory`](crate::ClientFactory) keeps one per named client
@@ -175,14 +173,6 @@ impl Stack {
     pub fn service<S: TowerHttpService>(&self, inner: S) -> BoxHttpService {
         self.layers().service(inner)
     }
-
-    /// Wraps `client` in the configured middleware (fresh state): the same
-    /// as [`ServiceClient::new(client, &stack)`](ServiceClient::new), which
-    /// is the constructor to prefer (this one may be deprecated: it makes
-    /// the middleware name the service client above it).
-    pub fn client(&self, client: Client) -> ServiceClient {
-        ServiceClient::with_layers(client, self.layers())
-    }
 }
 
 impl<S: TowerHttpService> Layer<S> for Stack {
@@ -225,7 +215,8 @@ pub struct StackLayers {
 }
 
 impl StackLayers {
-    /// Wraps `inner` in these layers, outermost first as listed on [`Stack`];
+    /// Wraps `inner` in these layers, outermost first as listed on [`Stack`]
+    /// (the order is middleware/order.rs's table);
     /// `inner` as for [`Stack::service`].
     pub fn service<S: TowerHttpService>(&self, inner: S) -> BoxHttpService {
         self.service_exact(FromTower::new(inner))
@@ -234,22 +225,6 @@ impl StackLayers {
     /// As [`service`](Self::service) for a courier service, with nothing
     /// between it and the layers (a client's requests pay for no adapter).
     pub(crate) fn service_exact<S: HttpService>(&self, inner: S) -> BoxHttpService {
-        let svc = ServiceBuilder::new()
-            .option_layer(self.trace.clone())
-            .option_layer(self.decompression.clone())
-            .option_layer(self.total_timeout)
-            .option_layer(self.concurrency_limit.clone())
-            .option_layer(self.redirect.clone());
-        #[cfg(feature = "cookies")]
-        let svc = svc.option_layer(self.cookies.clone());
-        let svc = svc
-            .option_layer(self.retry.clone())
-            .option_layer(self.hedge.clone())
-            .option_layer(self.circuit_breaker.clone())
-            .option_layer(self.trace_attempt.clone())
-            .option_layer(self.attempt_timeout)
-            .option_layer(self.propagate_deadline.clone())
-            .service(inner);
-        BoxHttpService::new(svc)
+        self.compose(|_| true, inner)
     }
 }

@@ -8,9 +8,11 @@
 mod certificate;
 mod provider;
 mod sessions;
+mod settings;
 mod version;
 
 pub use certificate::{Certificate, Identity};
+pub(crate) use settings::TlsSettings;
 pub use version::Version;
 
 use std::sync::Arc;
@@ -23,7 +25,6 @@ use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_rustls::client::TlsStream;
 
-use crate::config::{TlsSettings, Versions};
 use crate::error::{Error, ErrorKind};
 
 /// What the handshake settled.
@@ -55,7 +56,7 @@ pub(crate) fn io_error_kind(e: &std::io::Error, otherwise: ErrorKind) -> ErrorKi
 /// keeping it would contradict the builder's version choice.
 pub(crate) fn client_config(
     settings: &TlsSettings,
-    versions: Versions,
+    alpn: Vec<Vec<u8>>,
 ) -> Result<Arc<ClientConfig>, Error> {
     let mut config = match &settings.preconfigured {
         Some(user) => {
@@ -71,17 +72,8 @@ pub(crate) fn client_config(
         }
         None => built(settings)?,
     };
-    config.alpn_protocols = alpn(versions);
+    config.alpn_protocols = alpn;
     Ok(Arc::new(config))
-}
-
-/// What courier offers by ALPN for `versions`.
-fn alpn(versions: Versions) -> Vec<Vec<u8>> {
-    match versions {
-        Versions::Auto => vec![b"h2".to_vec(), b"http/1.1".to_vec()],
-        Versions::Http1Only => vec![b"http/1.1".to_vec()],
-        Versions::Http2Only => vec![b"h2".to_vec()],
-    }
 }
 
 /// The configuration for QUIC (HTTP/3): the same trust, identity and

@@ -54,6 +54,8 @@ mod cluster;
 mod coverage_tests;
 mod middleware;
 mod network;
+#[cfg(test)]
+mod order_tests;
 mod values;
 
 use std::collections::BTreeMap;

@@ -5,6 +5,7 @@ use std::io;
 use std::sync::Arc;
 
 use super::frame::Reason;
+use crate::error::{ClosedAfterGoaway, Error, ErrorKind};
 
 /// A connection error: courier sends GOAWAY with `reason` and closes.
 #[derive(Debug, Clone, Copy)]
@@ -116,9 +117,8 @@ impl fmt::Display for StreamError {
             }
             StreamError::Io(e) => write!(f, "HTTP/2 connection failed: {e}"),
             StreamError::Closed(why) => write!(f, "HTTP/2 connection closed: {why}"),
-            StreamError::ClosedAfterGoaway => f.write_str(
-                "HTTP/2 connection closed: the server closed the connection after its GOAWAY",
-            ),
+            // The rest of the sentence is the source's (error::ClosedAfterGoaway).
+            StreamError::ClosedAfterGoaway => f.write_str("HTTP/2 connection closed"),
             StreamError::NotOpened(why) => write!(f, "HTTP/2 stream not opened: {why}"),
             StreamError::InvalidRequest(what) => write!(f, "invalid request: {what}"),
             StreamError::NoExtendedConnect => f.write_str(
@@ -135,7 +135,57 @@ impl std::error::Error for StreamError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             StreamError::Io(e) => Some(&**e),
+            StreamError::ClosedAfterGoaway => Some(&ClosedAfterGoaway),
             _ => None,
         }
+    }
+}
+
+/// Classifies an HTTP/2 stream failure: an oversized header list, a
+/// request the server did not process (refused, or never written), a
+/// connection whose server never sent its SETTINGS (a connect timeout),
+/// the connection lost, or a protocol error (a reset or GOAWAY from the
+/// server after it took the request, a malformed response, a frame
+/// courier would not accept).
+impl From<StreamError> for Error {
+    fn from(err: StreamError) -> Error {
+        let kind = match &err {
+            StreamError::HeadersTooLarge => ErrorKind::HeadersTooLarge,
+            StreamError::InvalidRequest(_) => ErrorKind::InvalidRequest,
+            StreamError::NoSettings => ErrorKind::ConnectTimeout,
+            StreamError::NoExtendedConnect => ErrorKind::Upgrade,
+            e if e.is_unprocessed() => ErrorKind::Refused,
+            // A TLS alert after the handshake (a refused client certificate).
+            StreamError::Io(e) if e.get_ref().is_some_and(|i| i.is::<rustls::Error>()) => {
+                ErrorKind::Tls
+            }
+            e if e.is_connection_lost() => ErrorKind::ConnectionClosed,
+            _ => ErrorKind::Protocol,
+        };
+        Error::new(kind, err)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_servers_close_after_its_goaway_is_closed_after_goaway() {
+        let cut = Error::new(ErrorKind::Body, StreamError::ClosedAfterGoaway);
+        assert!(cut.is_closed_after_goaway());
+        assert_eq!(
+            format!("{cut:#}"),
+            "error reading response body: HTTP/2 connection closed: the server closed the connection after its GOAWAY"
+        );
+        assert_eq!(cut.to_string(), "error reading response body");
+        // Wrapped by a layer that keeps the source (a middleware's error).
+        assert!(Error::new(ErrorKind::Body, cut).is_closed_after_goaway());
+        // courier's own close, whose message also says "after its GOAWAY".
+        let silent = StreamError::Closed("the server went silent after its GOAWAY");
+        assert!(!Error::new(ErrorKind::Body, silent).is_closed_after_goaway());
+        let closed = StreamError::Closed("the server closed the connection");
+        assert!(!Error::new(ErrorKind::Body, closed).is_closed_after_goaway());
+        assert!(!Error::msg(ErrorKind::Body, "x").is_closed_after_goaway());
     }
 }

@@ -297,8 +297,8 @@ impl Http2Send {
         self.stream = None;
         let error = match not_kept {
             // Say why a request the server did not take is not sent again.
-            true => Error::new(Error::from_http2(e.clone()).kind(), BodyNotKept(e)),
-            false => Error::from_http2(e),
+            true => Error::new(Error::from(e.clone()).kind(), BodyNotKept(e)),
+            false => Error::from(e),
         };
         SendError { error, handed_back }
     }

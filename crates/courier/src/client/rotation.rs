@@ -1,4 +1,5 @@
-//! Full pool rotation: a fresh [`Client`] every handler lifetime; the old one
+//! Full pool rotation (the factory's handler lifetime): a fresh [`Client`]
+//! every lifetime; the old one
 //! is dropped (closing its pool) once no request uses it.
 //!
 //! Requests hold their own clone of the client they started on, and response

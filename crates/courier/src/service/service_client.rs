@@ -1,12 +1,11 @@
-//! `tower::Service` for [`Client`], and [`ServiceClient`]: a client behind a
-//! middleware stack, with the same request-building API.
+//! [`ServiceClient`]: a client behind a middleware stack, with the same
+//! request-building API.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use http::header::HeaderMap;
 use http::{Method, Request, Uri};
-use tower::{Service, ServiceExt};
 
 use crate::body::Body;
 use crate::client::request::{IntoUri, RequestBuilder, RequestSender};
@@ -15,103 +14,9 @@ use crate::client::Client;
 use crate::client::RequestTimeout;
 use crate::error::{Error, ErrorKind};
 use crate::metrics::MetricsSnapshot;
-use crate::middleware::{
-    within_deadline, AsHttp, BoxHttpService, Deadline, FromTower, Stack, StackLayers,
-    TowerHttpService,
-};
+use crate::middleware::{AsHttp, BoxHttpService, FromTower, Stack, StackLayers, TowerHttpService};
 
-/// `tower::Service` for a type that is always ready (it waits, if at all,
-/// inside the call): the associated types and `poll_ready` of [`Client`],
-/// [`ServiceClient`], [`Backend`] and the cluster's services; `$this` is
-/// `&mut self` in `$call`.
-macro_rules! always_ready {
-    ($(#[$doc:meta])* $ty:ty, |$this:ident, $req:ident| $call:expr) => {
-        $(#[$doc])*
-        impl tower::Service<http::Request<$crate::Body>> for $ty {
-            type Response = $crate::Response;
-            type Error = $crate::Error;
-            type Future = $crate::middleware::ResponseFuture;
-
-            fn poll_ready(
-                &mut self,
-                _cx: &mut std::task::Context<'_>,
-            ) -> std::task::Poll<Result<(), $crate::Error>> {
-                std::task::Poll::Ready(Ok(()))
-            }
-
-            fn call(&mut self, $req: http::Request<$crate::Body>) -> Self::Future {
-                let $this = self;
-                $call
-            }
-        }
-    };
-}
-pub(crate) use always_ready;
-
-always_ready!(
-/// `Client` as a tower service: `Response = courier::Response` (head now, body
-/// streaming, drained on drop), `Error = courier::Error`.
-///
-/// `poll_ready` is always `Ready`: the pool has its own fair (FIFO) queue per
-/// origin, bounded by `max_connections_per_host` and the request's timeout,
-/// and a request waiting there is counted (`requests_queued`). To push back
-/// on the layers outside, put a
-/// [`ConcurrencyLimitLayer`](crate::middleware::ConcurrencyLimitLayer) in the
-/// stack: its `poll_ready` is pending while the limit is full.
-///
-/// The request timeout is the request's [`RequestTimeout`] extension, else
-/// the client's `timeout`, shortened by a [`Deadline`] request extension
-/// when there is one (the total [`TimeoutLayer`](crate::middleware::TimeoutLayer)
-/// sets it), and bounds the response body as well as the head.
-Client, |this, req| {
-    let client = this.clone();
-    Box::pin(async move {
-        let timeout = request_timeout(client.default_timeout(), &req);
-        client.send(req, timeout).await
-    })
-});
-
-fn request_timeout(default: Option<Duration>, req: &Request<Body>) -> Option<Duration> {
-    // The request's own timeout replaces the client's (the deadline the
-    // stack set from it is no later).
-    let default = RequestTimeout::of(req).or(default);
-    match req.extensions().get::<Deadline>() {
-        Some(deadline) => {
-            let left = deadline.remaining();
-            Some(default.map_or(left, |d| d.min(left)))
-        }
-        None => default,
-    }
-}
-
-/// Where a [`ServiceClient`]'s requests finally go: one client, or the
-/// current client of a named client whose pool rotates.
-#[derive(Clone)]
-pub(crate) enum Backend {
-    Fixed(Client),
-    Rotating(Arc<crate::factory::Rotation>),
-}
-
-impl Backend {
-    pub(crate) fn client(&self) -> Client {
-        match self {
-            Backend::Fixed(c) => c.clone(),
-            Backend::Rotating(r) => r.current(),
-        }
-    }
-
-    pub(crate) fn metrics(&self) -> MetricsSnapshot {
-        match self {
-            Backend::Fixed(c) => c.metrics(),
-            Backend::Rotating(r) => r.metrics(),
-        }
-    }
-}
-
-always_ready!(Backend, |this, req| match this {
-    Backend::Fixed(c) => c.call(req),
-    Backend::Rotating(r) => r.current().call(req),
-});
+use super::{always_ready, call_stack, Backend};
 
 /// A [`Client`] behind a middleware stack (retries, timeouts, tracing, …),
 /// with an optional base URL and default headers: what
@@ -363,40 +268,6 @@ impl ServiceClient {
     }
 }
 
-/// Sends `request` through `service`, the stack `layers` built: the total
-/// timeout starts here, not in its layer, so that the wait for readiness (a
-/// full concurrency limit) counts, and a [`Deadline`] extension bounds that
-/// wait and the call. A [`RequestTimeout`] extension replaces the stack's
-/// total timeout (the deadline starts here). A [`ClusterClient`](crate::cluster::ClusterClient)
-/// with middleware sends the same way.
-pub(crate) async fn call_stack(
-    service: &BoxHttpService,
-    layers: &StackLayers,
-    mut request: Request<Body>,
-) -> Result<Response, Error> {
-    let total = match RequestTimeout::of(&request) {
-        Some(own) => Some(Deadline::after(own)),
-        None => layers.total_timeout.and_then(|t| t.deadline()),
-    };
-    if let Some(total) = total {
-        total.tighten(&mut request);
-    }
-    let deadline = request.extensions().get::<Deadline>().copied();
-    let mut service = service.clone();
-    within_deadline(
-        deadline,
-        "deadline passed waiting for a slot under the concurrency limit",
-        service.ready(),
-    )
-    .await??;
-    let call = service.call(request);
-    if layers.total_timeout.is_some() {
-        // Its layer bounds the call by the same deadline: one timer, not two.
-        return call.await;
-    }
-    within_deadline(deadline, "no response within the request's timeout", call).await?
-}
-
 always_ready!(
 /// `poll_ready` is always `Ready`: each call waits for the middleware stack
 /// to be ready (a full concurrency limit) inside its future, within the
@@ -422,5 +293,16 @@ impl RequestSender for ServiceClient {
             request.extensions_mut().insert(RequestTimeout(timeout));
         }
         async move { self.execute(request).await }
+    }
+}
+
+// Here, not in middleware/stack.rs: the middleware names no service client
+// above it (the constructor to prefer is `ServiceClient::new`).
+impl Stack {
+    /// Wraps `client` in the configured middleware (fresh state): the same
+    /// as [`ServiceClient::new(client, &stack)`](ServiceClient::new), which
+    /// is the constructor to prefer.
+    pub fn client(&self, client: Client) -> ServiceClient {
+        ServiceClient::new(client, self)
     }
 }
