@@ -12,19 +12,19 @@ use std::sync::{Arc, Mutex};
 
 use http::Method;
 
-use super::budget::ReplicaBudget;
+use super::admission::budget::ReplicaBudget;
+use super::admission::throttle::Throttle;
 use super::builder::ClusterClientBuilder;
 use super::config::ClusterConfig;
-use super::latency::Latencies;
-use super::metrics::ClusterSnapshot;
-use super::ordering;
-use super::relative::Updater;
+use super::order::ordering;
+use super::order::relative::Updater;
+use super::order::state::ReplicaState;
+use super::replica::metrics::ClusterSnapshot;
 use super::replica::Replica;
 use super::request::ClusterRequestBuilder;
-use super::state::ReplicaState;
-use super::throttle::Throttle;
+use super::send::latency::Latencies;
+use super::send::transport::Transport;
 use super::topology::Topology;
-use super::transport::Transport;
 use crate::client::request::IntoUri;
 use crate::client::Client;
 use crate::middleware::{BoxHttpService, StackLayers};

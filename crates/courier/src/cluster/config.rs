@@ -4,16 +4,16 @@
 
 use std::time::Duration;
 
-use super::budget::ReplicaBudgetConfig;
-use super::criteria::ResponseCriteria;
-use super::fork_delay::ForkDelay;
-use super::health::HealthConfig;
-use super::ordering::ReplicaOrdering;
-use super::outlier::OutlierConfig;
-use super::recent::RecentLatencyConfig;
-use super::relative::RelativeWeightConfig;
-use super::strategy::Strategy;
-use super::throttle::ThrottleConfig;
+use super::admission::budget::ReplicaBudgetConfig;
+use super::admission::criteria::ResponseCriteria;
+use super::admission::outlier::OutlierConfig;
+use super::admission::throttle::ThrottleConfig;
+use super::order::health::HealthConfig;
+use super::order::ordering::ReplicaOrdering;
+use super::order::recent::RecentLatencyConfig;
+use super::order::relative::RelativeWeightConfig;
+use super::send::fork_delay::ForkDelay;
+use super::send::strategy::Strategy;
 
 /// How a [`ClusterClient`](super::ClusterClient) sends requests.
 #[derive(Debug, Clone, PartialEq)]

@@ -41,8 +41,8 @@ use std::sync::Arc;
 
 use tower::ServiceBuilder;
 
-use super::criteria::{ResponseCriteria, Verdict};
-use super::refusal::is_throttled;
+use super::admission::criteria::{ResponseCriteria, Verdict};
+use super::admission::refusal::is_throttled;
 use crate::client::response::Response;
 use crate::client::Client;
 use crate::error::Error;
@@ -134,14 +134,14 @@ pub(super) fn attempt(layers: &StackLayers, client: Client) -> Option<BoxHttpSer
         .option_layer(layers.trace_attempt.clone())
         .option_layer(layers.attempt_timeout)
         .option_layer(layers.propagate_deadline.clone())
-        .service(super::transport::AttemptSend(client));
+        .service(super::send::transport::AttemptSend(client));
     Some(BoxHttpService::new(svc))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cluster::refusal;
+    use crate::cluster::admission::refusal;
     use crate::error::ErrorKind;
 
     #[test]

@@ -17,12 +17,12 @@ use tokio::time::Instant;
 mod convergence;
 mod queued;
 
+use super::admission::criteria::Verdict;
 use super::config::ClusterConfig;
-use super::criteria::Verdict;
-use super::ordering::{candidates, snapshots, ReplicaOrdering};
-use super::relative::{RelativeWeightConfig, Updater};
+use super::order::ordering::{candidates, snapshots, ReplicaOrdering};
+use super::order::relative::{RelativeWeightConfig, Updater};
+use super::order::state::ReplicaState;
 use super::replica::Replica;
-use super::state::ReplicaState;
 
 struct Sim {
     config: ClusterConfig,

@@ -20,14 +20,14 @@ use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
-use super::super::budget::{ExtraInFlight, NoRoom, ReplicaBudget};
+use super::super::admission::budget::{ExtraInFlight, NoRoom, ReplicaBudget};
+use super::super::admission::criteria::Verdict;
 use super::super::config::ClusterConfig;
-use super::super::criteria::Verdict;
-use super::super::ordering::candidates;
-use super::super::relative::Updater;
+use super::super::order::ordering::candidates;
+use super::super::order::relative::Updater;
+use super::super::order::state::ReplicaState;
 use super::super::replica::Replica;
-use super::super::state::ReplicaState;
-use super::super::strategy::{self, Outcome, Start};
+use super::super::send::strategy::{self, Outcome, Start};
 use crate::error::{Error, ErrorKind};
 
 /// What a simulated replica does with a request.

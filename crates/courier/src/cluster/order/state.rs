@@ -12,16 +12,16 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::config::ClusterConfig;
-use super::criteria::Verdict;
 use super::ewma::{PeakEwma, DEFAULT_DECAY, DEFAULT_RTT};
 use super::gray::Gray;
 use super::health::Health;
-use super::metrics::ReplicaSnapshot;
-use super::outlier::Outlier;
 use super::recent::{Recent, RecentLatencyConfig};
 use super::relative::Relative;
-use super::replica::Replica;
+use crate::cluster::admission::criteria::Verdict;
+use crate::cluster::admission::outlier::Outlier;
+use crate::cluster::config::ClusterConfig;
+use crate::cluster::replica::metrics::ReplicaSnapshot;
+use crate::cluster::replica::Replica;
 
 #[derive(Debug)]
 pub(crate) struct ReplicaState {
@@ -290,7 +290,8 @@ mod tests {
 
     fn snap(s: &Arc<ReplicaState>) -> ReplicaSnapshot {
         let config = ClusterConfig::default();
-        super::super::ordering::snapshots(&[Arc::clone(s)], &config, Instant::now()).remove(0)
+        crate::cluster::order::ordering::snapshots(&[Arc::clone(s)], &config, Instant::now())
+            .remove(0)
     }
 
     fn state() -> Arc<ReplicaState> {

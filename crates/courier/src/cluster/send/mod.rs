@@ -12,6 +12,11 @@
 //! (`replica`, `attempt`, `verdict`), so a trace shows which replicas a
 //! request went to and why it ended where it did.
 
+pub(crate) mod fork_delay;
+pub(crate) mod latency;
+pub(crate) mod strategy;
+pub(crate) mod transport;
+
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::Duration;
@@ -20,14 +25,14 @@ use http::Request;
 use tracing::field::Empty;
 use tracing::Instrument;
 
-use super::budget::NoRoom;
+use self::latency::Latencies;
+use self::strategy::Start;
+use super::admission::budget::NoRoom;
+use super::admission::criteria::Verdict;
+use super::admission::refusal;
 use super::client::Inner;
-use super::criteria::Verdict;
-use super::latency::Latencies;
-use super::ordering::{self, ReplicaOrdering};
-use super::refusal;
-use super::state::ReplicaState;
-use super::strategy::{self, Start};
+use super::order::ordering::{self, ReplicaOrdering};
+use super::order::state::ReplicaState;
 use crate::body::Body;
 use crate::client::response::Response;
 use crate::client::RequestTimeout;

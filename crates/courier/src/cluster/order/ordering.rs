@@ -27,10 +27,10 @@ use std::sync::Arc;
 
 use tokio::time::Instant;
 
-use super::config::ClusterConfig;
-use super::metrics::ReplicaSnapshot;
 use super::recent;
 use super::state::{ReplicaState, Standing};
+use crate::cluster::config::ClusterConfig;
+use crate::cluster::replica::metrics::ReplicaSnapshot;
 
 /// How replicas are ordered for a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -196,10 +196,10 @@ impl ReplicaOrdering {
 
 #[cfg(test)]
 mod tests {
-    use super::super::criteria::Verdict;
-    use super::super::outlier::OutlierConfig;
-    use super::super::replica::Replica;
     use super::*;
+    use crate::cluster::admission::criteria::Verdict;
+    use crate::cluster::admission::outlier::OutlierConfig;
+    use crate::cluster::replica::Replica;
     use std::time::Duration;
 
     fn states(n: usize) -> Vec<Arc<ReplicaState>> {

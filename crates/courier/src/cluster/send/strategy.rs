@@ -18,8 +18,8 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::criteria::Verdict;
 use crate::client::response::Response;
+use crate::cluster::admission::criteria::Verdict;
 use crate::error::{Error, ErrorKind};
 
 /// How a request uses the replicas.
