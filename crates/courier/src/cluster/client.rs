@@ -14,6 +14,8 @@ use http::Method;
 
 use super::admission::budget::ReplicaBudget;
 use super::admission::throttle::Throttle;
+use super::attempt::latency::Latencies;
+use super::attempt::transport::Transport;
 use super::builder::ClusterClientBuilder;
 use super::config::ClusterConfig;
 use super::order::ordering;
@@ -22,8 +24,6 @@ use super::order::state::ReplicaState;
 use super::replica::metrics::ClusterSnapshot;
 use super::replica::Replica;
 use super::request::ClusterRequestBuilder;
-use super::send::latency::Latencies;
-use super::send::transport::Transport;
 use super::topology::Topology;
 use crate::client::request::IntoUri;
 use crate::client::Client;

@@ -8,12 +8,12 @@ use super::admission::budget::ReplicaBudgetConfig;
 use super::admission::criteria::ResponseCriteria;
 use super::admission::outlier::OutlierConfig;
 use super::admission::throttle::ThrottleConfig;
+use super::attempt::fork_delay::ForkDelay;
+use super::attempt::strategy::Strategy;
 use super::order::health::HealthConfig;
 use super::order::ordering::ReplicaOrdering;
 use super::order::recent::RecentLatencyConfig;
 use super::order::relative::RelativeWeightConfig;
-use super::send::fork_delay::ForkDelay;
-use super::send::strategy::Strategy;
 
 /// How a [`ClusterClient`](super::ClusterClient) sends requests.
 #[derive(Debug, Clone, PartialEq)]

@@ -134,7 +134,7 @@ pub(super) fn attempt(layers: &StackLayers, client: Client) -> Option<BoxHttpSer
         .option_layer(layers.trace_attempt.clone())
         .option_layer(layers.attempt_timeout)
         .option_layer(layers.propagate_deadline.clone())
-        .service(super::send::transport::AttemptSend(client));
+        .service(super::attempt::transport::AttemptSend(client));
     Some(BoxHttpService::new(svc))
 }
 

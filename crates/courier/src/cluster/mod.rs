@@ -56,6 +56,7 @@
 //! [`ErrorKind::Connect`](crate::ErrorKind::Connect) with a [`NoReplicas`] source.
 
 mod admission;
+mod attempt;
 mod builder;
 mod client;
 mod config;
@@ -76,6 +77,8 @@ pub use admission::criteria::{ResponseCriteria, Verdict};
 pub use admission::outlier::OutlierConfig;
 pub use admission::refusal::{is_throttled, NoReplicas, Throttled};
 pub use admission::throttle::ThrottleConfig;
+pub use attempt::fork_delay::ForkDelay;
+pub use attempt::strategy::Strategy;
 pub use builder::ClusterClientBuilder;
 pub use client::ClusterClient;
 pub use config::ClusterConfig;
@@ -87,8 +90,6 @@ pub use order::relative::RelativeWeightConfig;
 pub use replica::metrics::{ClusterSnapshot, ReplicaSnapshot};
 pub use replica::Replica;
 pub use request::ClusterRequestBuilder;
-pub use send::fork_delay::ForkDelay;
-pub use send::strategy::Strategy;
 pub use topology::dns::DnsTopology;
 pub use topology::file::FileTopology;
 #[cfg(feature = "dns-srv")]

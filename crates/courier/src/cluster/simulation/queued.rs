@@ -22,12 +22,12 @@ use tokio::time::Instant;
 
 use super::super::admission::budget::{ExtraInFlight, NoRoom, ReplicaBudget};
 use super::super::admission::criteria::Verdict;
+use super::super::attempt::strategy::{self, Outcome, Start};
 use super::super::config::ClusterConfig;
 use super::super::order::ordering::candidates;
 use super::super::order::relative::Updater;
 use super::super::order::state::ReplicaState;
 use super::super::replica::Replica;
-use super::super::send::strategy::{self, Outcome, Start};
 use crate::error::{Error, ErrorKind};
 
 /// What a simulated replica does with a request.

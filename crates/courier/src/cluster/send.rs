@@ -12,11 +12,6 @@
 //! (`replica`, `attempt`, `verdict`), so a trace shows which replicas a
 //! request went to and why it ended where it did.
 
-pub(crate) mod fork_delay;
-pub(crate) mod latency;
-pub(crate) mod strategy;
-pub(crate) mod transport;
-
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::Duration;
@@ -25,11 +20,11 @@ use http::Request;
 use tracing::field::Empty;
 use tracing::Instrument;
 
-use self::latency::Latencies;
-use self::strategy::Start;
 use super::admission::budget::NoRoom;
 use super::admission::criteria::Verdict;
 use super::admission::refusal;
+use super::attempt::latency::Latencies;
+use super::attempt::strategy::{self, Start};
 use super::client::Inner;
 use super::order::ordering::{self, ReplicaOrdering};
 use super::order::state::ReplicaState;
