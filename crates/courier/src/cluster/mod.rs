@@ -84,6 +84,7 @@ pub use client::ClusterClient;
 pub use config::ClusterConfig;
 pub use order::gray::DEFAULT_GRAY_PERIOD;
 pub use order::health::HealthConfig;
+pub use order::load::Load;
 pub use order::ordering::ReplicaOrdering;
 pub use order::recent::RecentLatencyConfig;
 pub use order::relative::RelativeWeightConfig;
