@@ -2,19 +2,19 @@
 
 use std::time::Duration;
 
-use super::budget::ReplicaBudgetConfig;
+use super::admission::budget::ReplicaBudgetConfig;
+use super::admission::criteria::ResponseCriteria;
+use super::admission::outlier::OutlierConfig;
+use super::admission::throttle::ThrottleConfig;
+use super::attempt::fork_delay::ForkDelay;
+use super::attempt::strategy::Strategy;
 use super::client::ClusterClient;
 use super::config::ClusterConfig;
-use super::criteria::ResponseCriteria;
-use super::fork_delay::ForkDelay;
-use super::health::HealthConfig;
-use super::ordering::ReplicaOrdering;
-use super::outlier::OutlierConfig;
-use super::recent::RecentLatencyConfig;
-use super::relative::RelativeWeightConfig;
+use super::order::health::HealthConfig;
+use super::order::ordering::ReplicaOrdering;
+use super::order::recent::RecentLatencyConfig;
+use super::order::relative::RelativeWeightConfig;
 use super::replica::Replica;
-use super::strategy::Strategy;
-use super::throttle::ThrottleConfig;
 use super::topology::{StaticTopology, Topology};
 use crate::client::request::IntoUri;
 use crate::client::Client;

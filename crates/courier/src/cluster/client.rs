@@ -12,19 +12,20 @@ use std::sync::{Arc, Mutex};
 
 use http::Method;
 
-use super::budget::ReplicaBudget;
+use super::admission::budget::ReplicaBudget;
+use super::admission::throttle::Throttle;
+use super::attempt::latency::Latencies;
+use super::attempt::transport::Transport;
 use super::builder::ClusterClientBuilder;
 use super::config::ClusterConfig;
-use super::latency::Latencies;
-use super::metrics::ClusterSnapshot;
-use super::ordering;
-use super::relative::Updater;
+use super::order::ordering;
+use super::order::relative::Updater;
+use super::order::state::ReplicaState;
+use super::order::weighing::Weighing;
+use super::replica::metrics::ClusterSnapshot;
 use super::replica::Replica;
 use super::request::ClusterRequestBuilder;
-use super::state::ReplicaState;
-use super::throttle::Throttle;
 use super::topology::Topology;
-use super::transport::Transport;
 use crate::client::request::IntoUri;
 use crate::client::Client;
 use crate::middleware::{BoxHttpService, StackLayers};
@@ -59,6 +60,8 @@ pub(super) struct Inner {
     pub(super) layers: StackLayers,
     topology: Box<dyn Topology>,
     pub(super) config: ClusterConfig,
+    /// What the replicas' state and the ordering read of `config`.
+    pub(super) weighing: Weighing,
     members: Mutex<Members>,
     pub(super) rng: Mutex<fastrand::Rng>,
     pub(super) throttle: Option<Throttle>,
@@ -127,6 +130,7 @@ impl ClusterClient {
             latencies: config.fork_delay.latencies(),
             relative: Mutex::new(Updater::new()),
             ejecting: Mutex::new(()),
+            weighing: config.weighing(),
             config,
             members: Mutex::new(Members {
                 list: Arc::new([]),
@@ -188,7 +192,7 @@ impl ClusterClient {
             requests: c.requests.load(Relaxed),
             throttled: c.throttled.load(Relaxed),
             throttle_probability: inner.throttle.as_ref().map_or(0.0, |t| t.probability()),
-            replicas: ordering::snapshots(&inner.members(), &inner.config, now),
+            replicas: ordering::snapshots(&inner.members(), &inner.weighing, now),
             attempts: c.attempts.load(Relaxed),
             budget_limited: c.budget_limited.load(Relaxed),
             replica_budget_ratio: inner.budget.as_ref().map_or(0.0, |b| b.ratio()),

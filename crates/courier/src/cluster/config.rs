@@ -4,16 +4,17 @@
 
 use std::time::Duration;
 
-use super::budget::ReplicaBudgetConfig;
-use super::criteria::ResponseCriteria;
-use super::fork_delay::ForkDelay;
-use super::health::HealthConfig;
-use super::ordering::ReplicaOrdering;
-use super::outlier::OutlierConfig;
-use super::recent::RecentLatencyConfig;
-use super::relative::RelativeWeightConfig;
-use super::strategy::Strategy;
-use super::throttle::ThrottleConfig;
+use super::admission::budget::ReplicaBudgetConfig;
+use super::admission::criteria::ResponseCriteria;
+use super::admission::outlier::OutlierConfig;
+use super::admission::throttle::ThrottleConfig;
+use super::attempt::fork_delay::ForkDelay;
+use super::attempt::strategy::Strategy;
+use super::order::health::HealthConfig;
+use super::order::ordering::ReplicaOrdering;
+use super::order::recent::RecentLatencyConfig;
+use super::order::relative::RelativeWeightConfig;
+use super::order::weighing::Weighing;
 
 /// How a [`ClusterClient`](super::ClusterClient) sends requests.
 #[derive(Debug, Clone, PartialEq)]
@@ -98,6 +99,18 @@ impl Default for ClusterConfig {
 }
 
 impl ClusterConfig {
+    /// What the per-replica state and the orderings read of these settings.
+    pub(crate) fn weighing(&self) -> Weighing {
+        Weighing {
+            active_request_bias: self.active_request_bias,
+            health: self.health,
+            relative_weights: self.relative_weights.clone(),
+            recent_latency: self.recent_latency,
+            gray_period: self.gray_period,
+            outlier: self.outlier.clone(),
+        }
+    }
+
     /// Sets the strategy.
     pub fn strategy(mut self, strategy: Strategy) -> Self {
         self.strategy = strategy;
@@ -204,28 +217,6 @@ impl std::str::FromStr for Strategy {
     }
 }
 
-/// `weighted` ([`ReplicaOrdering::WeightedHealth`]) or `p2c`
-/// ([`ReplicaOrdering::PeakEwma`]), as `courier bench --cluster-ordering`
-/// names them; the bench's `round-robin` is the bench's own, not an ordering
-/// of the library, and is refused with a word saying so.
-impl std::str::FromStr for ReplicaOrdering {
-    type Err = String;
-
-    fn from_str(text: &str) -> Result<ReplicaOrdering, String> {
-        match text {
-            "weighted" => Ok(ReplicaOrdering::WeightedHealth),
-            "p2c" => Ok(ReplicaOrdering::PeakEwma),
-            "round-robin" => Err(
-                "\"round-robin\" is a courier bench baseline, not a cluster ordering: weighted or p2c"
-                    .to_owned(),
-            ),
-            other => Err(format!(
-                "{other:?} is not an ordering: weighted (health × relative weight) or p2c (peak EWMA)"
-            )),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -241,7 +232,28 @@ mod tests {
         }
         assert_eq!("weighted".parse(), Ok(ReplicaOrdering::WeightedHealth));
         assert_eq!("p2c".parse(), Ok(ReplicaOrdering::PeakEwma));
-        let err = "round-robin".parse::<ReplicaOrdering>().unwrap_err();
-        assert!(err.contains("weighted or p2c"), "{err}");
+        assert_eq!(
+            "p2c-pending".parse(),
+            Ok(ReplicaOrdering::p2c(crate::cluster::Load::PendingRequests))
+        );
+        for bad in ["round-robin", "P2C", "peak-ewma"] {
+            let err = bad.parse::<ReplicaOrdering>().unwrap_err();
+            assert!(err.contains("weighted, p2c, p2c-pending"), "{err}");
+        }
+    }
+
+    #[test]
+    fn names_shown_are_the_names_read() {
+        for o in ReplicaOrdering::all() {
+            assert_eq!(o.to_string().parse(), Ok(o));
+        }
+        for s in [
+            Strategy::single_replica(),
+            Strategy::sequential(3),
+            Strategy::forking(1),
+            Strategy::parallel(100),
+        ] {
+            assert_eq!(s.to_string().parse(), Ok(s));
+        }
     }
 }

@@ -39,8 +39,8 @@
 
 use std::sync::Arc;
 
-use super::criteria::{ResponseCriteria, Verdict};
-use super::refusal::is_throttled;
+use super::admission::criteria::{ResponseCriteria, Verdict};
+use super::admission::refusal::is_throttled;
 use crate::client::response::Response;
 use crate::client::Client;
 use crate::error::Error;
@@ -109,14 +109,14 @@ pub(super) fn attempt(layers: &StackLayers, client: Client) -> Option<BoxHttpSer
     }
     Some(layers.compose(
         |side| side == Side::Attempt,
-        super::transport::AttemptSend(client),
+        super::attempt::transport::AttemptSend(client),
     ))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cluster::refusal;
+    use crate::cluster::admission::refusal;
     use crate::error::ErrorKind;
 
     #[test]

@@ -55,64 +55,44 @@
 //! with a [`Throttled`] source ([`is_throttled`]); a cluster without replicas,
 //! [`ErrorKind::Connect`](crate::ErrorKind::Connect) with a [`NoReplicas`] source.
 
-mod budget;
+mod admission;
+mod attempt;
 mod builder;
 mod client;
 mod config;
-mod criteria;
-mod dns;
-mod ewma;
-mod file;
-mod fork_delay;
 mod front;
-mod gray;
-mod health;
-mod latency;
 mod layers;
-mod metrics;
-mod ordering;
-mod outlier;
-mod recent;
-mod refresh;
-mod refusal;
-mod relative;
-mod relative_stats;
+mod order;
 mod replica;
 mod request;
 mod send;
 #[cfg(test)]
 mod simulation;
-#[cfg(feature = "dns-srv")]
-mod srv;
-mod state;
-mod strategy;
-mod throttle;
 mod topology;
-mod transport;
-mod window;
 
 pub(crate) use layers::check as check_middleware;
 
-pub use budget::ReplicaBudgetConfig;
+pub use admission::budget::ReplicaBudgetConfig;
+pub use admission::criteria::{ResponseCriteria, Verdict};
+pub use admission::outlier::OutlierConfig;
+pub use admission::refusal::{is_throttled, NoReplicas, Throttled};
+pub use admission::throttle::ThrottleConfig;
+pub use attempt::fork_delay::ForkDelay;
+pub use attempt::strategy::Strategy;
 pub use builder::ClusterClientBuilder;
 pub use client::ClusterClient;
 pub use config::ClusterConfig;
-pub use criteria::{ResponseCriteria, Verdict};
-pub use dns::DnsTopology;
-pub use file::FileTopology;
-pub use fork_delay::ForkDelay;
-pub use gray::DEFAULT_GRAY_PERIOD;
-pub use health::HealthConfig;
-pub use metrics::{ClusterSnapshot, ReplicaSnapshot};
-pub use ordering::ReplicaOrdering;
-pub use outlier::OutlierConfig;
-pub use recent::RecentLatencyConfig;
-pub use refusal::{is_throttled, NoReplicas, Throttled};
-pub use relative::RelativeWeightConfig;
+pub use order::gray::DEFAULT_GRAY_PERIOD;
+pub use order::health::HealthConfig;
+pub use order::load::Load;
+pub use order::ordering::ReplicaOrdering;
+pub use order::recent::RecentLatencyConfig;
+pub use order::relative::RelativeWeightConfig;
+pub use replica::metrics::{ClusterSnapshot, ReplicaSnapshot};
 pub use replica::Replica;
 pub use request::ClusterRequestBuilder;
+pub use topology::dns::DnsTopology;
+pub use topology::file::FileTopology;
 #[cfg(feature = "dns-srv")]
-pub use srv::{SrvTopology, SrvTopologyBuilder};
-pub use strategy::Strategy;
-pub use throttle::ThrottleConfig;
+pub use topology::srv::{SrvTopology, SrvTopologyBuilder};
 pub use topology::{SharedTopology, StaticTopology, Topology};

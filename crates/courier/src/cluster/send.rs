@@ -20,14 +20,14 @@ use http::Request;
 use tracing::field::Empty;
 use tracing::Instrument;
 
-use super::budget::NoRoom;
+use super::admission::budget::NoRoom;
+use super::admission::criteria::Verdict;
+use super::admission::refusal;
+use super::attempt::latency::Latencies;
+use super::attempt::strategy::{self, Start};
 use super::client::Inner;
-use super::criteria::Verdict;
-use super::latency::Latencies;
-use super::ordering::{self, ReplicaOrdering};
-use super::refusal;
-use super::state::ReplicaState;
-use super::strategy::{self, Start};
+use super::order::ordering;
+use super::order::state::ReplicaState;
 use crate::body::Body;
 use crate::client::response::Response;
 use crate::client::RequestTimeout;
@@ -106,7 +106,7 @@ async fn run(
     }
     let _request_in_flight = inner.budget.as_ref().map(|b| b.begin());
     let order = {
-        let (candidates, panic) = ordering::candidates(&states, &inner.config, now);
+        let (candidates, panic) = ordering::candidates(&states, &inner.weighing, now);
         if panic {
             counters.panics.fetch_add(1, Relaxed);
         }
@@ -214,7 +214,7 @@ async fn attempt(
             return (Verdict::Accept, Err(e));
         }
     };
-    let mut in_flight = state.start(&inner.config);
+    let mut in_flight = state.start(&inner.weighing);
     let mut timing = AnswerTime {
         latencies: inner.latencies.as_ref(),
         started: tokio::time::Instant::now(),
@@ -233,7 +233,7 @@ async fn attempt(
     let verdict = inner.config.criteria.judge(&answer);
     let took = started.elapsed();
     timing.answered(verdict, took);
-    let due = in_flight.judged(verdict, took, &inner.config);
+    let due = in_flight.judged(verdict, took, &inner.weighing);
     if due {
         maybe_eject(&inner, &state);
     }
@@ -283,7 +283,7 @@ fn maybe_eject(inner: &Inner, state: &ReplicaState) {
     let now = tokio::time::Instant::now();
     let ejected = members.iter().filter(|s| s.is_ejected(now)).count();
     if ejected < config.max_ejected(members.len()) {
-        if let Some(period) = state.eject(&inner.config) {
+        if let Some(period) = state.eject(&inner.weighing) {
             tracing::debug!(cluster = %inner.name, replica = %state.replica, ?period, "cluster: replica ejected");
         }
     }
@@ -295,7 +295,7 @@ fn update_relative_weights(inner: &Inner, states: &[Arc<ReplicaState>], now: tok
     let Some(config) = &inner.config.relative_weights else {
         return;
     };
-    if inner.config.ordering != ReplicaOrdering::WeightedHealth {
+    if !inner.config.ordering.reads_weights() {
         return;
     }
     let Ok(mut updater) = inner.relative.try_lock() else {

@@ -18,7 +18,7 @@ fn factory(toml: &str) -> ClientFactory {
         .unwrap()
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_static_cluster_from_toml_spreads_requests_over_its_replicas_in_one_pool() {
     let a = Scripted::start("a", 200, 0).await;
     let b = Scripted::start("b", 200, 0).await;

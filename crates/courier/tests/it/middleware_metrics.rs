@@ -435,7 +435,7 @@ async fn closed_connections_report_how_long_they_lived() {
 /// A cluster's exporter: per replica gauges and counters labelled `client`
 /// and `replica`, the cluster's own counters labelled `client`, counters as
 /// deltas between exports, and a replica that left zeroed.
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn cluster_metrics_are_exported_per_replica() {
     use crate::cluster::Scripted;
     use courier::cluster::{
@@ -443,8 +443,10 @@ async fn cluster_metrics_are_exported_per_replica() {
         ThrottleConfig,
     };
 
-    let ok1 = Scripted::start("ok1", 200, 0).await;
-    let ok2 = Scripted::start("ok2", 200, 0).await;
+    // On paused time every answer takes exactly its scripted delay: 5 ms
+    // for the good replicas (so their latencies are above 0 and equal).
+    let ok1 = Scripted::start("ok1", 200, 5).await;
+    let ok2 = Scripted::start("ok2", 200, 5).await;
     let bad = Scripted::start("bad", 503, 0).await;
     let replicas = |list: &[&Scripted]| -> Vec<Replica> {
         list.iter()

@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 use courier::cluster::{ForkDelay, ReplicaOrdering, Strategy};
 use courier_server::ReplicaFault;
 use serde::{Deserialize, Serialize};
@@ -60,16 +60,11 @@ pub struct ClusterArgs {
     pub fork_delay: Option<String>,
 
     /// replica order: weighted (random by adaptive health), p2c (power of two
-    /// choices on peak EWMA latency x in flight) or round-robin (the bench picks the replica in
-    /// turn and sends one attempt with a plain client: a baseline, no retries) [default: weighted].
-    #[arg(
-        long,
-        value_enum,
-        value_name = "ORDERING",
-        help_heading = "--scenario cluster",
-        hide_short_help = true
-    )]
-    pub cluster_ordering: Option<ClusterOrdering>,
+    /// choices on peak EWMA latency x in flight), p2c-pending (power of two choices on attempts
+    /// in flight) or round-robin (the bench picks the replica in turn and sends one attempt with
+    /// a plain client: a baseline, no retries) [default: weighted].
+    #[arg(long, value_name = "ORDERING", value_parser = parse_ordering, help_heading = "--scenario cluster", hide_short_help = true)]
+    pub cluster_ordering: Option<String>,
 
     /// turn off adaptive throttling (on by default: K = 2).
     #[arg(long, help_heading = "--scenario cluster", hide_short_help = true)]
@@ -81,16 +76,28 @@ pub struct ClusterArgs {
     pub compare_baselines: bool,
 }
 
-/// Replica ordering flag.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+/// Replica ordering flag: one of the library's, or the bench's own baseline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ClusterOrdering {
-    /// Weighted random by adaptive health (Vostok).
-    Weighted,
-    /// Power of two choices, peak EWMA (Finagle).
-    P2c,
-    /// In turn, one attempt, plain client (a baseline).
+    /// The library's (`weighted`, `p2c`, ...: its `FromStr`).
+    Library(ReplicaOrdering),
+    /// In turn, one attempt, plain client (a baseline): `round-robin`.
     RoundRobin,
+}
+
+impl std::str::FromStr for ClusterOrdering {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<ClusterOrdering, String> {
+        match text {
+            "round-robin" => Ok(ClusterOrdering::RoundRobin),
+            // The library's error names its orderings; round-robin is ours.
+            _ => text
+                .parse()
+                .map(ClusterOrdering::Library)
+                .map_err(|e: String| format!("{e} (or round-robin, the bench's baseline)")),
+        }
+    }
 }
 
 impl ClusterArgs {
@@ -138,7 +145,10 @@ impl ClusterArgs {
 
     /// The ordering asked for.
     pub fn ordering(&self) -> ClusterOrdering {
-        self.cluster_ordering.unwrap_or(ClusterOrdering::Weighted)
+        self.cluster_ordering
+            .as_deref()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(ClusterOrdering::Library(ReplicaOrdering::default()))
     }
 }
 
@@ -146,8 +156,7 @@ impl ClusterOrdering {
     /// The library's ordering (round robin has none: the bench does it).
     pub fn library(self) -> Option<ReplicaOrdering> {
         match self {
-            ClusterOrdering::Weighted => Some(ReplicaOrdering::WeightedHealth),
-            ClusterOrdering::P2c => Some(ReplicaOrdering::PeakEwma),
+            ClusterOrdering::Library(ordering) => Some(ordering),
             ClusterOrdering::RoundRobin => None,
         }
     }
@@ -157,17 +166,6 @@ impl ClusterOrdering {
 /// (the factory's TOML reads the same).
 pub fn strategy(text: &str) -> Result<Strategy, String> {
     text.parse()
-}
-
-/// The name the report gives a strategy.
-pub fn strategy_name(strategy: Strategy) -> String {
-    match strategy {
-        Strategy::SingleReplica => "single".to_owned(),
-        Strategy::Sequential { replicas } => format!("sequential{replicas}"),
-        Strategy::Forking { replicas } => format!("forking{replicas}"),
-        Strategy::Parallel { replicas } => format!("parallel{replicas}"),
-        other => other.to_string(),
-    }
 }
 
 /// The most attempts one request can have in flight at once under `strategy`.
@@ -181,6 +179,10 @@ pub fn attempts_at_most(strategy: Strategy) -> u64 {
 
 fn parse_strategy(text: &str) -> Result<String, String> {
     strategy(text).map(|_| text.to_owned())
+}
+
+fn parse_ordering(text: &str) -> Result<String, String> {
+    text.parse::<ClusterOrdering>().map(|_| text.to_owned())
 }
 
 fn parse_fork_delay(text: &str) -> Result<String, String> {
@@ -217,8 +219,21 @@ mod tests {
         assert_eq!(strategy("single"), Ok(Strategy::single_replica()));
         assert!(strategy("forking").is_err());
         assert_eq!(strategy("parallel3"), Ok(Strategy::parallel(3)));
-        assert_eq!(strategy_name(Strategy::parallel(2)), "parallel2");
-        assert_eq!(strategy_name(Strategy::forking(3)), "forking3");
+        assert_eq!(Strategy::parallel(2).to_string(), "parallel2");
+        assert_eq!(Strategy::forking(3).to_string(), "forking3");
+    }
+
+    #[test]
+    fn orderings_parse_as_the_library_names_them() {
+        assert_eq!("round-robin".parse(), Ok(ClusterOrdering::RoundRobin));
+        for o in ReplicaOrdering::all() {
+            assert_eq!(o.to_string().parse(), Ok(ClusterOrdering::Library(o)));
+        }
+        let e = "p3c".parse::<ClusterOrdering>().unwrap_err();
+        assert!(
+            e.contains("weighted, p2c, p2c-pending") && e.contains("round-robin"),
+            "{e}"
+        );
     }
 
     #[test]

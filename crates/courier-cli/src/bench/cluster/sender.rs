@@ -11,12 +11,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use courier::cluster::{ClusterClient, ClusterSnapshot, ForkDelay, ReplicaOrdering, Strategy};
+use courier::cluster::{
+    ClusterClient, ClusterSnapshot, ForkDelay, Load, ReplicaOrdering, Strategy,
+};
 use courier::{Body, Client};
 use http::{HeaderMap, Method};
 
 use super::tally::{Failure, Outcome};
-use crate::bench::args::cluster::strategy_name;
 use crate::bench::args::BenchArgs;
 use crate::error::Result;
 
@@ -105,16 +106,17 @@ impl Balancer {
                 ordering,
                 throttle,
             } => {
-                let ordering = match ordering {
-                    ReplicaOrdering::PeakEwma => "p2c peak EWMA",
-                    _ => "weighted health",
+                let ordering = match ordering.load() {
+                    None => "weighted health".to_owned(),
+                    Some(Load::PeakEwma) => "p2c peak EWMA".to_owned(),
+                    Some(_) => ordering.to_string(),
                 };
                 let strategy = match (strategy, fork_delay) {
                     (Strategy::SingleReplica, _) => "no retries".to_owned(),
                     (s @ Strategy::Forking { .. }, ForkDelay::Quantile { .. }) => {
-                        format!("{} after {fork_delay}", strategy_name(s))
+                        format!("{s} after {fork_delay}")
                     }
-                    (s, _) => strategy_name(s),
+                    (s, _) => s.to_string(),
                 };
                 let throttle = if throttle { "" } else { ", no throttling" };
                 format!("{ordering}, {strategy}{throttle}")

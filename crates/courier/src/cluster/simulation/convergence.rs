@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use super::super::config::ClusterConfig;
-use super::super::relative::RelativeWeightConfig;
+use super::super::order::relative::RelativeWeightConfig;
 use super::queued::{first_share, quantile, Fault, QueuedSim, Record};
 
 const SERVICE: Duration = Duration::from_millis(5);

@@ -17,15 +17,17 @@ use tokio::time::Instant;
 mod convergence;
 mod queued;
 
+use super::admission::criteria::Verdict;
 use super::config::ClusterConfig;
-use super::criteria::Verdict;
-use super::ordering::{candidates, snapshots, ReplicaOrdering};
-use super::relative::{RelativeWeightConfig, Updater};
+use super::order::ordering::{candidates, snapshots, ReplicaOrdering};
+use super::order::relative::{RelativeWeightConfig, Updater};
+use super::order::state::ReplicaState;
+use super::order::weighing::Weighing;
 use super::replica::Replica;
-use super::state::ReplicaState;
 
 struct Sim {
     config: ClusterConfig,
+    weighing: Weighing,
     states: Vec<Arc<ReplicaState>>,
     updater: Updater,
     rng: fastrand::Rng,
@@ -40,6 +42,7 @@ impl Sim {
             })
             .collect();
         Sim {
+            weighing: config.weighing(),
             config,
             states,
             updater: Updater::new(),
@@ -57,7 +60,7 @@ impl Sim {
                     .update(c, now, &self.states, |s, f| s.with_relative(f));
             }
         }
-        let (c, _) = candidates(&self.states, &self.config, now);
+        let (c, _) = candidates(&self.states, &self.weighing, now);
         let order = ReplicaOrdering::WeightedHealth.order(&c, &mut self.rng, 3);
         let index = |s: &Arc<ReplicaState>| self.states.iter().position(|x| Arc::ptr_eq(x, s));
         let first = index(&order[0]).unwrap();
@@ -69,7 +72,7 @@ impl Sim {
             } else {
                 Verdict::Accept
             };
-            let due = s.judged(verdict, rtt, &self.config);
+            let due = s.judged(verdict, rtt, &self.weighing);
             let cap = self
                 .config
                 .outlier
@@ -77,7 +80,7 @@ impl Sim {
                 .map_or(0, |o| o.max_ejected(10));
             let ejected = self.states.iter().filter(|x| x.is_ejected(now)).count();
             if due && ejected < cap {
-                s.eject(&self.config);
+                s.eject(&self.weighing);
             }
             if verdict == Verdict::Accept {
                 break;
@@ -112,7 +115,7 @@ async fn a_recovered_replica_is_back_to_half_its_share_within_a_minute() {
     // Replica 0 fails everything for a minute: ejected, then rare.
     let faulty = sim.run(60, &|i| i == 0).await;
     assert!(faulty.iter().all(|&s| s < 0.01), "{faulty:?}");
-    assert!(snapshots(&sim.states, &sim.config, Instant::now())[0].ejections >= 1);
+    assert!(snapshots(&sim.states, &sim.weighing, Instant::now())[0].ejections >= 1);
     // Recovered: within 60 s it is back to at least half its fair 10 %.
     let recovered = sim.run(60, &|_| false).await;
     assert!(recovered[5] >= 0.05, "{recovered:?}");
@@ -136,7 +139,7 @@ async fn a_slow_replica_loses_its_traffic_to_relative_weights() {
                     .update(c, now, &sim.states, |s, f| s.with_relative(f));
             }
         }
-        let (c, _) = candidates(&sim.states, &sim.config, now);
+        let (c, _) = candidates(&sim.states, &sim.weighing, now);
         let first = ReplicaOrdering::WeightedHealth.order(&c, &mut sim.rng, 1)[0].clone();
         let rtt = if Arc::ptr_eq(&first, &sim.states[0]) {
             if ms >= 20_000 {
@@ -146,10 +149,10 @@ async fn a_slow_replica_loses_its_traffic_to_relative_weights() {
         } else {
             Duration::from_millis(5)
         };
-        first.judged(Verdict::Accept, rtt, &sim.config);
+        first.judged(Verdict::Accept, rtt, &sim.weighing);
         tokio::time::advance(Duration::from_millis(1)).await;
     }
-    let snap = snapshots(&sim.states, &sim.config, Instant::now()).remove(0);
+    let snap = snapshots(&sim.states, &sim.weighing, Instant::now()).remove(0);
     assert!(snap.health > 0.99, "{snap:?}");
     assert!(snap.relative_weight < 0.05, "{snap:?}");
     assert!(firsts < 100, "{firsts} of 10,000 in the last 10 s");

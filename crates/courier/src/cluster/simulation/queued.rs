@@ -20,14 +20,15 @@ use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
-use super::super::budget::{ExtraInFlight, NoRoom, ReplicaBudget};
+use super::super::admission::budget::{ExtraInFlight, NoRoom, ReplicaBudget};
+use super::super::admission::criteria::Verdict;
+use super::super::attempt::strategy::{self, Outcome, Start};
 use super::super::config::ClusterConfig;
-use super::super::criteria::Verdict;
-use super::super::ordering::candidates;
-use super::super::relative::Updater;
+use super::super::order::ordering::candidates;
+use super::super::order::relative::Updater;
+use super::super::order::state::ReplicaState;
+use super::super::order::weighing::Weighing;
 use super::super::replica::Replica;
-use super::super::state::ReplicaState;
-use super::super::strategy::{self, Outcome, Start};
 use crate::error::{Error, ErrorKind};
 
 /// What a simulated replica does with a request.
@@ -118,6 +119,7 @@ pub(crate) struct Record {
 /// A cluster client over simulated replicas.
 pub(crate) struct QueuedSim {
     config: ClusterConfig,
+    weighing: Weighing,
     pub(crate) states: Vec<Arc<ReplicaState>>,
     servers: Vec<Arc<Server>>,
     updater: Mutex<Updater>,
@@ -141,6 +143,7 @@ impl QueuedSim {
                 .clone()
                 .map(|c| Arc::new(ReplicaBudget::new(c))),
             rng: Mutex::new(fastrand::Rng::with_seed(config.seed.unwrap_or(18))),
+            weighing: config.weighing(),
             config,
             states,
             servers: (0..n).map(|_| Server::start(service)).collect(),
@@ -210,7 +213,7 @@ impl QueuedSim {
         }
         let _request = self.budget.as_ref().map(|b| b.begin());
         let order: Vec<usize> = {
-            let (c, _) = candidates(&self.states, &self.config, due);
+            let (c, _) = candidates(&self.states, &self.weighing, due);
             let mut rng = self.rng.lock().unwrap();
             let order = self.config.ordering.order(&c, &mut rng, max);
             order.iter().map(|s| self.index(s)).collect()
@@ -257,10 +260,10 @@ impl QueuedSim {
         _extra: Option<ExtraInFlight>,
     ) -> Outcome {
         let state = &self.states[i];
-        let mut in_flight = state.start(&self.config);
+        let mut in_flight = state.start(&self.weighing);
         let started = Instant::now();
         let verdict = self.servers[i].answer(head_timeout).await;
-        if in_flight.judged(verdict, started.elapsed(), &self.config) {
+        if in_flight.judged(verdict, started.elapsed(), &self.weighing) {
             let cap = self
                 .config
                 .outlier
@@ -268,7 +271,7 @@ impl QueuedSim {
                 .map_or(0, |o| o.max_ejected(self.states.len()));
             let now = Instant::now();
             if self.states.iter().filter(|s| s.is_ejected(now)).count() < cap {
-                state.eject(&self.config);
+                state.eject(&self.weighing);
             }
         }
         (verdict, Err(Error::msg(ErrorKind::Connect, "simulated")))

@@ -9,7 +9,7 @@
 //! # or: srv = "_http._tcp.billing.svc"  refresh = "30s"  nameserver = "127.0.0.1:8600"  (dns-srv)
 //! strategy = "forking3"         # single | sequentialN | forkingN | parallelN
 //! fork_delay = "p95"            # equal (budget ÷ n) | pNN (a quantile of recent answers)
-//! ordering = "p2c"              # weighted | p2c
+//! ordering = "p2c"              # weighted | p2c | p2c-pending
 //! active_request_bias = 2.0     # weighted: weight ÷ (in flight + 1)^bias; 0 = Vostok's
 //! timeout = "2s"
 //! relative_weights = true       # Vostok's 10 s rounds (off by default: they herd under load)
@@ -429,7 +429,7 @@ decompression = true                  # each replica's answer
 replicas = ["http://10.0.0.1:8080", "http://10.0.0.2:8080", "http://10.0.0.3:8080"]
 strategy = "sequential3"              # single | sequentialN | forkingN | parallelN (as courier bench)
 fork_delay = "equal"                  # equal (budget ÷ n) | pNN, e.g. p95: a quantile of recent answers
-ordering = "weighted"                 # weighted | p2c
+ordering = "weighted"                 # weighted | p2c | p2c-pending
 timeout = "2s"
 throttle = { k = 2.0, window = "2m" } # or throttle = false
 replica_budget = { max_ratio = 1.2 }  # or replica_budget = false

@@ -16,7 +16,7 @@
 //! replica 10× slower kept a share (what the active request bias left it),
 //! and each request that drew it first waited the fork interval (budget ÷
 //! 3), which made the p99 of the first 10 s of the cluster bench. And they
-//! herd (see [`RelativeWeightConfig`](super::RelativeWeightConfig)). This is
+//! herd (see [`RelativeWeightConfig`](crate::cluster::RelativeWeightConfig)). This is
 //! Finagle's idea, latency known from the last answers, with two guards
 //! against the feedback loops that collapsed earlier versions: the
 //! reference is the median, so when every replica slows down together
@@ -49,7 +49,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-/// Recent-latency settings (see [`ClusterConfig::recent_latency`](super::ClusterConfig::recent_latency)).
+/// Recent-latency settings (see [`ClusterConfig::recent_latency`](crate::cluster::ClusterConfig::recent_latency)).
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[non_exhaustive]
 pub struct RecentLatencyConfig {

@@ -1,6 +1,6 @@
 //! Keeping a looked-up list of replicas current: look up once, then again
 //! every interval on a task of its own, for the DNS topologies
-//! ([`DnsTopology`](super::DnsTopology), and `SrvTopology` with the
+//! ([`DnsTopology`](crate::cluster::DnsTopology), and `SrvTopology` with the
 //! `dns-srv` feature).
 //!
 //! Why one loop for both: what a lookup means differs (A/AAAA, SRV), but
@@ -15,8 +15,8 @@ use std::pin::Pin;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use super::replica::Replica;
-use super::topology::{SharedTopology, Topology};
+use crate::cluster::replica::Replica;
+use crate::cluster::topology::{SharedTopology, Topology};
 use crate::error::{Error, ErrorKind};
 
 /// The longest one lookup may take before the loop gives up on it (and

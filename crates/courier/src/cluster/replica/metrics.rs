@@ -1,5 +1,5 @@
 //! What the cluster shows of itself, through
-//! [`ClusterClient::snapshot`](super::ClusterClient::snapshot): its own
+//! [`ClusterClient::snapshot`](crate::cluster::ClusterClient::snapshot): its own
 //! counters and, per replica, the numbers that order it.
 //!
 //! Why these: the numbers that decide where a request goes (weight, health,
@@ -9,7 +9,7 @@
 
 use std::time::Duration;
 
-use super::replica::Replica;
+use crate::cluster::replica::Replica;
 
 /// One replica's numbers.
 #[derive(Debug, Clone, PartialEq)]

@@ -21,7 +21,7 @@
 //!   `scheme://address:port/` with the record's port; a target of `.` (the
 //!   service is not offered there) is skipped. The scheme is `https` for a
 //!   name that starts with `_https.`, else `http` (or as set).
-//! - As [`DnsTopology`](super::DnsTopology): a failed or empty answer keeps
+//! - As [`DnsTopology`](crate::cluster::DnsTopology): a failed or empty answer keeps
 //!   the list; a changed one swaps it without touching requests in flight;
 //!   answers are cached for their TTL, so a change shows at the first
 //!   refresh after the records' TTL has passed.
@@ -40,8 +40,8 @@ use hickory_resolver::name_server::TokioConnectionProvider;
 use hickory_resolver::{Name, TokioResolver};
 
 use super::refresh::{self, Lookup};
-use super::replica::Replica;
-use super::topology::{SharedTopology, Topology};
+use crate::cluster::replica::Replica;
+use crate::cluster::topology::{SharedTopology, Topology};
 use crate::error::{Error, ErrorKind};
 
 /// SRV records of one answer read at most.

@@ -1,4 +1,4 @@
-//! When [`Strategy::Forking`](super::Strategy::Forking) starts the next
+//! When [`Strategy::Forking`](crate::cluster::Strategy::Forking) starts the next
 //! replica: at equal shares of the budget (Vostok), or once the attempt is
 //! late by the cluster's own recent answers (backup requests). Why the
 //! second exists: see [`super::latency`].

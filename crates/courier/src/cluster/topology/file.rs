@@ -15,8 +15,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, SystemTime};
 
-use super::replica::Replica;
-use super::topology::{SharedTopology, Topology};
+use crate::cluster::replica::Replica;
+use crate::cluster::topology::{SharedTopology, Topology};
 use crate::error::{Error, ErrorKind};
 
 /// Replicas listed in a file, re-read when it changes.

@@ -52,7 +52,7 @@ use super::relative_stats::{self as stats, Aggregated, Bucket};
 
 /// Relative weight settings (Vostok's `RelativeWeightSettings` defaults).
 ///
-/// Off unless set ([`ClusterConfig::relative_weights`](super::ClusterConfig::relative_weights)):
+/// Off unless set ([`ClusterConfig::relative_weights`](crate::cluster::ClusterConfig::relative_weights)):
 /// where a replica's latency is mostly its queue they herd, load swinging
 /// from the replicas weighed down in one round to the others, more each
 /// round (measured in the README's cluster bench section).

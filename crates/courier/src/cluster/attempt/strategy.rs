@@ -18,8 +18,8 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::criteria::Verdict;
 use crate::client::response::Response;
+use crate::cluster::admission::criteria::Verdict;
 use crate::error::{Error, ErrorKind};
 
 /// How a request uses the replicas.
@@ -50,13 +50,14 @@ pub enum Strategy {
 }
 
 impl std::fmt::Display for Strategy {
-    /// `single`, `sequential(3)`, `forking(3)`, `parallel(2)` (the trace span's `strategy`).
+    /// `single`, `sequential3`, `forking3`, `parallel2`: the names
+    /// [`FromStr`](std::str::FromStr) reads (and the trace span's `strategy`).
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match *self {
             Strategy::SingleReplica => f.write_str("single"),
-            Strategy::Sequential { replicas } => write!(f, "sequential({replicas})"),
-            Strategy::Forking { replicas } => write!(f, "forking({replicas})"),
-            Strategy::Parallel { replicas } => write!(f, "parallel({replicas})"),
+            Strategy::Sequential { replicas } => write!(f, "sequential{replicas}"),
+            Strategy::Forking { replicas } => write!(f, "forking{replicas}"),
+            Strategy::Parallel { replicas } => write!(f, "parallel{replicas}"),
         }
     }
 }
@@ -381,8 +382,8 @@ mod tests {
                 (2, ms(0), ms(3000))
             ]
         );
-        assert_eq!(Strategy::parallel(2).to_string(), "parallel(2)");
-        assert_eq!(Strategy::default().to_string(), "forking(3)");
+        assert_eq!(Strategy::parallel(2).to_string(), "parallel2");
+        assert_eq!(Strategy::default().to_string(), "forking3");
     }
 
     #[tokio::test(start_paused = true)]

@@ -27,35 +27,128 @@ use std::sync::Arc;
 
 use tokio::time::Instant;
 
-use super::config::ClusterConfig;
-use super::metrics::ReplicaSnapshot;
+use super::choose::Chooser;
+use super::load::Load;
 use super::recent;
 use super::state::{ReplicaState, Standing};
+use super::weighing::Weighing;
+use crate::cluster::replica::metrics::ReplicaSnapshot;
 
-/// How replicas are ordered for a request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum ReplicaOrdering {
-    /// Weighted random sampling without replacement, each replica weighted
-    /// by its adaptive health × its [recent latency](ClusterConfig::recent_latency)
-    /// factor (× its [relative weight](ClusterConfig::relative_weights), if
-    /// on) ÷ (attempts in flight + 1)^[bias](ClusterConfig::active_request_bias):
-    /// healthy, fast replicas first, replicas that keep failing (health down
-    /// to 0.001) or are much slower than the cluster (down to 0.0001) rarely.
-    /// The default.
-    #[default]
-    WeightedHealth,
-    /// Power of two choices: of two replicas drawn at random, the one with
-    /// the lower cost goes first, cost = peak EWMA latency (decay 10 s, 30 ms
-    /// before any answer) × (attempts in flight + 1); repeated for the rest.
-    PeakEwma,
+/// How replicas are ordered for a request: a chooser (weighted random, or
+/// the power of two choices) over a figure of each replica (its weight, or
+/// a [`Load`]). Parsed from and shown as `weighted`, `p2c` and
+/// `p2c-pending` ([`FromStr`](std::str::FromStr), [`Display`](std::fmt::Display)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ReplicaOrdering {
+    chooser: Chooser,
 }
 
-/// The replicas a request may go to now, each with its standing, and
-/// whether the cluster panics.
+// Named as the enum variants they replace, so code written against the
+// enum (`ReplicaOrdering::PeakEwma`, in expressions and patterns) compiles.
+#[allow(non_upper_case_globals)]
+impl ReplicaOrdering {
+    /// Weighted random sampling without replacement, each replica weighted
+    /// by its adaptive health × its [recent latency](crate::cluster::ClusterConfig::recent_latency)
+    /// factor (× its [relative weight](crate::cluster::ClusterConfig::relative_weights), if
+    /// on) ÷ (attempts in flight + 1)^[bias](crate::cluster::ClusterConfig::active_request_bias):
+    /// healthy, fast replicas first, replicas that keep failing (health down
+    /// to 0.001) or are much slower than the cluster (down to 0.0001) rarely.
+    /// The default; `weighted`.
+    pub const WeightedHealth: ReplicaOrdering = ReplicaOrdering {
+        chooser: Chooser::WeightedRandom,
+    };
+
+    /// Power of two choices on [`Load::PeakEwma`]: of two replicas drawn at
+    /// random, the one with the lower peak EWMA latency × (attempts in flight
+    /// + 1) goes first; repeated for the rest. `p2c`.
+    pub const PeakEwma: ReplicaOrdering = ReplicaOrdering::p2c(Load::PeakEwma);
+
+    /// Power of two choices on `load`: of two replicas drawn at random, the
+    /// one with the lower load goes first; repeated for the rest.
+    pub const fn p2c(load: Load) -> ReplicaOrdering {
+        ReplicaOrdering {
+            chooser: Chooser::PowerOfTwo(load),
+        }
+    }
+
+    /// The load this ordering compares, if it is a power-of-two-choices one.
+    pub fn load(self) -> Option<Load> {
+        match self.chooser {
+            Chooser::PowerOfTwo(load) => Some(load),
+            Chooser::WeightedRandom => None,
+        }
+    }
+
+    /// Every ordering, as [`FromStr`](std::str::FromStr) names them.
+    pub fn all() -> impl Iterator<Item = ReplicaOrdering> {
+        std::iter::once(ReplicaOrdering::WeightedHealth)
+            .chain(Load::ALL.iter().copied().map(ReplicaOrdering::p2c))
+    }
+
+    /// Whether the weights are read (relative weights are updated only then).
+    pub(crate) fn reads_weights(self) -> bool {
+        self.chooser.reads_weights()
+    }
+
+    /// The first `max` of `candidates` in this ordering.
+    pub(crate) fn order(
+        self,
+        candidates: &[(Arc<ReplicaState>, Standing)],
+        rng: &mut fastrand::Rng,
+        max: usize,
+    ) -> Vec<Arc<ReplicaState>> {
+        self.chooser.order(candidates, rng, max)
+    }
+}
+
+impl Default for ReplicaOrdering {
+    /// [`ReplicaOrdering::WeightedHealth`].
+    fn default() -> Self {
+        ReplicaOrdering::WeightedHealth
+    }
+}
+
+impl std::fmt::Display for ReplicaOrdering {
+    /// `weighted`, `p2c` (peak EWMA) or `p2c-pending` (requests in flight).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self.chooser {
+            Chooser::WeightedRandom => "weighted",
+            Chooser::PowerOfTwo(Load::PeakEwma) => "p2c",
+            Chooser::PowerOfTwo(Load::PendingRequests) => "p2c-pending",
+        })
+    }
+}
+
+/// The names [`Display`](std::fmt::Display) gives, as `courier bench
+/// --cluster-ordering` and the factory's TOML spell them; the bench's
+/// `round-robin` is the bench's own, not an ordering of the library, and is
+/// refused with a word saying so.
+impl std::str::FromStr for ReplicaOrdering {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<ReplicaOrdering, String> {
+        if let Some(o) = ReplicaOrdering::all().find(|o| o.to_string() == text) {
+            return Ok(o);
+        }
+        let names: Vec<String> = ReplicaOrdering::all().map(|o| o.to_string()).collect();
+        let names = names.join(", ");
+        Err(match text {
+            "round-robin" => {
+                format!(
+                    "\"round-robin\" is a courier bench baseline, not a cluster ordering: {names}"
+                )
+            }
+            other => format!("{other:?} is not an ordering: {names}"),
+        })
+    }
+}
+
+/// The replicas a request may go to now, each with its standing (its
+/// weight made: health × relative × recent ÷ in flight^bias), and whether
+/// the cluster panics.
 pub(crate) fn candidates(
     states: &[Arc<ReplicaState>],
-    config: &ClusterConfig,
+    config: &Weighing,
     now: Instant,
 ) -> (Vec<(Arc<ReplicaState>, Standing)>, bool) {
     let all: Vec<(Arc<ReplicaState>, Standing)> = states
@@ -79,16 +172,11 @@ pub(crate) fn candidates(
         };
         return (all.into_iter().map(even).collect(), true);
     }
-    let weighted = config.ordering == ReplicaOrdering::WeightedHealth;
-    let median = if weighted {
-        recent_median(&all, config)
-    } else {
-        None
-    };
+    let median = recent_median(&all, config);
     let bias = config.active_request_bias;
     let by_speed_and_load = |(s, mut st): (Arc<ReplicaState>, Standing)| {
         st.weight *= recent_weight(&st, config, median);
-        if bias > 0.0 && weighted {
+        if bias > 0.0 {
             st.weight /= (s.in_flight() as f64 + 1.0).powf(bias);
         }
         (s, st)
@@ -104,7 +192,7 @@ pub(crate) fn candidates(
 
 /// The median of the recent latencies of the replicas not ejected (see
 /// `recent.rs`); `None` when recent latency is off or nothing is known.
-fn recent_median(all: &[(Arc<ReplicaState>, Standing)], config: &ClusterConfig) -> Option<f64> {
+fn recent_median(all: &[(Arc<ReplicaState>, Standing)], config: &Weighing) -> Option<f64> {
     config.recent_latency?;
     let mut typical: Vec<f64> = all
         .iter()
@@ -115,7 +203,7 @@ fn recent_median(all: &[(Arc<ReplicaState>, Standing)], config: &ClusterConfig) 
 }
 
 /// The recent-latency factor of a replica's weight (1 when off).
-fn recent_weight(st: &Standing, config: &ClusterConfig, median: Option<f64>) -> f64 {
+fn recent_weight(st: &Standing, config: &Weighing, median: Option<f64>) -> f64 {
     match (&config.recent_latency, median) {
         (Some(c), Some(m)) => c.weight(st.recent, m),
         _ => 1.0,
@@ -126,7 +214,7 @@ fn recent_weight(st: &Standing, config: &ClusterConfig, median: Option<f64>) -> 
 /// for the requests in flight).
 pub(crate) fn snapshots(
     states: &[Arc<ReplicaState>],
-    config: &ClusterConfig,
+    config: &Weighing,
     now: Instant,
 ) -> Vec<ReplicaSnapshot> {
     let all: Vec<(Arc<ReplicaState>, Standing)> = states
@@ -139,67 +227,13 @@ pub(crate) fn snapshots(
         .collect()
 }
 
-impl ReplicaOrdering {
-    /// The first `max` of `candidates` in this ordering.
-    pub(crate) fn order(
-        self,
-        candidates: &[(Arc<ReplicaState>, Standing)],
-        rng: &mut fastrand::Rng,
-        max: usize,
-    ) -> Vec<Arc<ReplicaState>> {
-        let weighted = self == ReplicaOrdering::WeightedHealth;
-        let (mut left, mut tail): (Vec<_>, Vec<_>) = candidates
-            .iter()
-            .partition(|(_, st)| !st.gray && (!weighted || st.weight > 0.0));
-        let mut out = Vec::with_capacity(max.min(candidates.len()));
-        match self {
-            ReplicaOrdering::WeightedHealth => {
-                let mut weights: Vec<f64> = left.iter().map(|(_, st)| st.weight).collect();
-                while out.len() < max && !left.is_empty() {
-                    let total: f64 = weights.iter().sum();
-                    let mut point = rng.f64() * total;
-                    let mut pick = left.len() - 1;
-                    for (i, w) in weights.iter().enumerate() {
-                        if point < *w {
-                            pick = i;
-                            break;
-                        }
-                        point -= w;
-                    }
-                    weights.swap_remove(pick);
-                    out.push(Arc::clone(&left.swap_remove(pick).0));
-                }
-            }
-            ReplicaOrdering::PeakEwma => {
-                while out.len() < max && !left.is_empty() {
-                    let pick = if left.len() == 1 {
-                        0
-                    } else {
-                        let a = rng.usize(..left.len());
-                        let b = (a + 1 + rng.usize(..left.len() - 1)) % left.len();
-                        if left[b].0.cost() < left[a].0.cost() {
-                            b
-                        } else {
-                            a
-                        }
-                    };
-                    out.push(Arc::clone(&left.swap_remove(pick).0));
-                }
-            }
-        }
-        rng.shuffle(&mut tail);
-        let room = max.saturating_sub(out.len());
-        out.extend(tail.into_iter().take(room).map(|(s, _)| Arc::clone(s)));
-        out
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::super::criteria::Verdict;
-    use super::super::outlier::OutlierConfig;
-    use super::super::replica::Replica;
     use super::*;
+    use crate::cluster::admission::criteria::Verdict;
+    use crate::cluster::admission::outlier::OutlierConfig;
+    use crate::cluster::replica::Replica;
+    use crate::cluster::ClusterConfig;
     use std::time::Duration;
 
     fn states(n: usize) -> Vec<Arc<ReplicaState>> {
@@ -211,8 +245,8 @@ mod tests {
             .collect()
     }
 
-    fn config() -> ClusterConfig {
-        ClusterConfig::default()
+    fn config() -> Weighing {
+        Weighing::default()
     }
 
     fn firsts(ordering: ReplicaOrdering, s: &[Arc<ReplicaState>], seed: u64) -> Vec<usize> {
@@ -226,7 +260,7 @@ mod tests {
         counts
     }
 
-    fn reject(s: &ReplicaState, config: &ClusterConfig, n: usize) {
+    fn reject(s: &ReplicaState, config: &Weighing, n: usize) {
         for _ in 0..n {
             if s.judged(Verdict::Reject, Duration::ZERO, config) {
                 s.eject(config);
@@ -279,7 +313,9 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn gray_comes_last_and_ejected_not_at_all() {
         let s = states(4);
-        let cfg = config().gray_list(Duration::from_secs(60));
+        let cfg = ClusterConfig::default()
+            .gray_list(Duration::from_secs(60))
+            .weighing();
         reject(&s[0], &cfg, 1);
         reject(&s[1], &cfg, 5);
         assert!(s[1].is_ejected(Instant::now()));
@@ -302,7 +338,9 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn below_half_in_rotation_the_ordering_panics_and_spreads() {
         let s = states(4);
-        let cfg = config().outlier(Some(OutlierConfig::default().max_ejection_percent(100.0)));
+        let cfg = ClusterConfig::default()
+            .outlier(Some(OutlierConfig::default().max_ejection_percent(100.0)))
+            .weighing();
         reject(&s[0], &cfg, 5);
         reject(&s[1], &cfg, 5);
         let (_, panic) = candidates(&s, &cfg, Instant::now());
@@ -325,7 +363,9 @@ mod tests {
             "{firsts:?}"
         );
         // Without the threshold, the healthy one takes nearly all.
-        let off = cfg.outlier(Some(OutlierConfig::default().panic_threshold(0.0)));
+        let off = ClusterConfig::default()
+            .outlier(Some(OutlierConfig::default().panic_threshold(0.0)))
+            .weighing();
         let (c, panic) = candidates(&s, &off, Instant::now());
         assert!(!panic);
         let mut n = 0;
@@ -342,7 +382,7 @@ mod tests {
         let busy: Vec<_> = (0..9).map(|_| s[0].start(&config())).collect();
         let now = Instant::now();
         let mut rng = fastrand::Rng::with_seed(7);
-        let first_of = |config: &ClusterConfig, rng: &mut fastrand::Rng| {
+        let first_of = |config: &Weighing, rng: &mut fastrand::Rng| {
             let (c, _) = candidates(&s, config, now);
             (0..10_000)
                 .filter(|_| {
@@ -352,12 +392,12 @@ mod tests {
         };
         // Weights 1/10 and 1/1 with Envoy's bias: the busy one first about
         // 9 % of the time; 1/100 with the default bias, 2: about 1 %.
-        let envoy = ClusterConfig::default().active_request_bias(1.0);
+        let envoy = ClusterConfig::default().active_request_bias(1.0).weighing();
         let busy_first = first_of(&envoy, &mut rng);
         assert!((700..1100).contains(&busy_first), "{busy_first}");
-        let busy_first = first_of(&ClusterConfig::default(), &mut rng);
+        let busy_first = first_of(&config(), &mut rng);
         assert!((50..150).contains(&busy_first), "{busy_first}");
-        let unbiased = ClusterConfig::default().active_request_bias(0.0);
+        let unbiased = ClusterConfig::default().active_request_bias(0.0).weighing();
         let even = first_of(&unbiased, &mut rng);
         assert!((4700..5300).contains(&even), "{even}");
         drop(busy);

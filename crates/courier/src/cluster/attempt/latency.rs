@@ -1,6 +1,6 @@
 //! A cluster's recent answer times, as a histogram of atomics, read at a
 //! quantile to decide when forking starts the next replica
-//! ([`ForkDelay::Quantile`](super::ForkDelay::Quantile)).
+//! ([`ForkDelay::Quantile`](crate::cluster::ForkDelay::Quantile)).
 //!
 //! Why: forking's classic delay, budget ÷ n (Vostok's `EqualDelaysProvider`),
 //! is a third of a second with a 1 s budget, so every request that draws a

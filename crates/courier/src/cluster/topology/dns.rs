@@ -16,9 +16,9 @@ use std::time::Duration;
 use http::Uri;
 
 use super::refresh::{self, Lookup};
-use super::replica::Replica;
-use super::topology::{SharedTopology, Topology};
 use crate::client::request::IntoUri;
+use crate::cluster::replica::Replica;
+use crate::cluster::topology::{SharedTopology, Topology};
 use crate::connect::{Resolve, SystemResolver};
 use crate::error::{Error, ErrorKind};
 

@@ -4,6 +4,8 @@
 //! every replica is one more origin in the client's shared pool, so its
 //! connections are pooled, limited and measured as any other origin's.
 
+pub(crate) mod metrics;
+
 use std::fmt;
 use std::net::SocketAddr;
 

@@ -12,16 +12,16 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::config::ClusterConfig;
-use super::criteria::Verdict;
 use super::ewma::{PeakEwma, DEFAULT_DECAY, DEFAULT_RTT};
 use super::gray::Gray;
 use super::health::Health;
-use super::metrics::ReplicaSnapshot;
-use super::outlier::Outlier;
 use super::recent::{Recent, RecentLatencyConfig};
 use super::relative::Relative;
-use super::replica::Replica;
+use super::weighing::Weighing;
+use crate::cluster::admission::criteria::Verdict;
+use crate::cluster::admission::outlier::Outlier;
+use crate::cluster::replica::metrics::ReplicaSnapshot;
+use crate::cluster::replica::Replica;
 
 #[derive(Debug)]
 pub(crate) struct ReplicaState {
@@ -97,13 +97,12 @@ impl ReplicaState {
         self.in_flight.load(Relaxed)
     }
 
-    /// Peak EWMA latency × (requests in flight + 1): P2C's load estimate.
-    pub(crate) fn cost(&self) -> f64 {
-        let latency = self.adaptive().latency.estimate().as_secs_f64();
-        latency * (self.in_flight() + 1) as f64
+    /// The peak EWMA latency estimate (see `load.rs`).
+    pub(crate) fn latency_estimate(&self) -> Duration {
+        self.adaptive().latency.estimate()
     }
 
-    pub(crate) fn standing(&self, config: &ClusterConfig, now: Instant) -> Standing {
+    pub(crate) fn standing(&self, config: &Weighing, now: Instant) -> Standing {
         let mut a = self.adaptive();
         if a.outlier.take_return(now) {
             // Back from ejection: afresh (see outlier.rs).
@@ -138,7 +137,7 @@ impl ReplicaState {
     /// attempt cancelled by a strategy counts as neither success nor
     /// failure, but its time so far may count as latency: see
     /// [`InFlight`]'s `Drop`).
-    pub(crate) fn start(self: &Arc<Self>, config: &ClusterConfig) -> InFlight {
+    pub(crate) fn start(self: &Arc<Self>, config: &Weighing) -> InFlight {
         self.requests.fetch_add(1, Relaxed);
         let idle = self.in_flight.fetch_add(1, Relaxed) == 0;
         let now = Instant::now();
@@ -172,7 +171,7 @@ impl ReplicaState {
 
     /// The verdict on an attempt that took `rtt`; true when the replica is
     /// due for ejection (the caller decides, knowing the other replicas).
-    pub(crate) fn judged(&self, verdict: Verdict, rtt: Duration, config: &ClusterConfig) -> bool {
+    pub(crate) fn judged(&self, verdict: Verdict, rtt: Duration, config: &Weighing) -> bool {
         let now = Instant::now();
         let rejected = verdict == Verdict::Reject;
         let counter = if rejected {
@@ -203,7 +202,7 @@ impl ReplicaState {
     }
 
     /// Ejects the replica (outlier detection is on).
-    pub(crate) fn eject(&self, config: &ClusterConfig) -> Option<Duration> {
+    pub(crate) fn eject(&self, config: &Weighing) -> Option<Duration> {
         let c = config.outlier.as_ref()?;
         self.ejections.fetch_add(1, Relaxed);
         Some(self.adaptive().outlier.eject(c, Instant::now()))
@@ -217,7 +216,7 @@ impl ReplicaState {
     /// factor the ordering gives it.
     pub(crate) fn snapshot(
         &self,
-        config: &ClusterConfig,
+        config: &Weighing,
         standing: &Standing,
         recent_weight: f64,
     ) -> ReplicaSnapshot {
@@ -263,12 +262,7 @@ pub(crate) struct InFlight {
 
 impl InFlight {
     /// The attempt's verdict (see [`ReplicaState::judged`]).
-    pub(crate) fn judged(
-        &mut self,
-        verdict: Verdict,
-        rtt: Duration,
-        config: &ClusterConfig,
-    ) -> bool {
+    pub(crate) fn judged(&mut self, verdict: Verdict, rtt: Duration, config: &Weighing) -> bool {
         self.judged = true;
         self.state.judged(verdict, rtt, config)
     }
@@ -289,8 +283,9 @@ mod tests {
     use super::*;
 
     fn snap(s: &Arc<ReplicaState>) -> ReplicaSnapshot {
-        let config = ClusterConfig::default();
-        super::super::ordering::snapshots(&[Arc::clone(s)], &config, Instant::now()).remove(0)
+        let config = Weighing::default();
+        crate::cluster::order::ordering::snapshots(&[Arc::clone(s)], &config, Instant::now())
+            .remove(0)
     }
 
     fn state() -> Arc<ReplicaState> {
@@ -305,7 +300,7 @@ mod tests {
     async fn a_cancelled_attempt_that_ran_long_raises_the_latency_estimate() {
         let s = state();
         let before = snap(&s);
-        let attempt = s.start(&ClusterConfig::default());
+        let attempt = s.start(&Weighing::default());
         tokio::time::advance(Duration::from_millis(300)).await;
         drop(attempt);
         let after = snap(&s);
@@ -334,7 +329,7 @@ mod tests {
     async fn a_cancelled_attempt_shorter_than_the_estimate_teaches_nothing() {
         let s = state();
         let before = snap(&s).latency_ewma;
-        let attempt = s.start(&ClusterConfig::default());
+        let attempt = s.start(&Weighing::default());
         tokio::time::advance(Duration::from_millis(1)).await;
         drop(attempt);
         let after = snap(&s).latency_ewma;

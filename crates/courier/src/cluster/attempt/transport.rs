@@ -24,7 +24,7 @@ use crate::error::Error;
 use crate::middleware::{AttemptDeadline, BoxHttpService, Deadline};
 
 /// The attempt side of a cluster.
-pub(super) enum Transport {
+pub(crate) enum Transport {
     /// Straight to the client.
     Client,
     /// Through these layers, down to [`AttemptSend`].
@@ -35,7 +35,7 @@ impl Transport {
     /// Sends `request` (its URI the replica's) on `client` or through the
     /// layers, within the cluster's `deadline`; `share` is the replica's
     /// part of it (the caller enforces it).
-    pub(super) async fn send(
+    pub(crate) async fn send(
         &self,
         client: &Client,
         mut request: Request<Body>,
@@ -64,7 +64,7 @@ impl Transport {
 /// cluster's budget (its `timeout`, else the client's) replaces the
 /// client's timeout, with or without layers.
 #[derive(Clone)]
-pub(super) struct AttemptSend(pub(super) Client);
+pub(crate) struct AttemptSend(pub(crate) Client);
 
 crate::service::always_ready!(AttemptSend, |this, request| {
     let timeout = request

@@ -7,6 +7,12 @@
 //! Implementations keep the list current on their own (a task of theirs)
 //! and hand out a shared copy, so asking is cheap.
 
+pub(crate) mod dns;
+pub(crate) mod file;
+pub(crate) mod refresh;
+#[cfg(feature = "dns-srv")]
+pub(crate) mod srv;
+
 use std::sync::{Arc, RwLock};
 
 use super::replica::Replica;
