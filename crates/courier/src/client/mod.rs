@@ -128,7 +128,7 @@ impl Client {
         };
         Client {
             inner: Arc::new(ClientInner {
-                pool: Pool::new(config, Arc::clone(&metrics), tls),
+                pool: Pool::for_client(config, Arc::clone(&metrics), tls),
                 metrics,
                 drain,
                 follow: handling.follow,
