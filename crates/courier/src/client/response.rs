@@ -11,10 +11,9 @@ use http_body::{Body as _, Frame, SizeHint};
 use tokio::time::{Instant, Sleep};
 
 use crate::client::drain::DrainPolicy;
-use crate::client::transport::Lease;
+use crate::client::transport::{Lease, Source};
 use crate::error::{Error, ErrorKind};
 use crate::proto::exchange::{Answer, Sent};
-use crate::proto::h2::stream::RecvBody;
 
 mod construct;
 
@@ -66,7 +65,7 @@ pub struct RemoteAddr(pub SocketAddr);
 
 impl Response {
     pub(crate) fn new(
-        answer: Answer,
+        answer: Answer<Source>,
         lease: Lease,
         deadline: Option<Instant>,
         drain: DrainPolicy,
@@ -80,11 +79,7 @@ impl Response {
         } = answer;
         let remote_addr = lease.remote_addr();
         // A switch of protocols parks the connection for `upgrade()`.
-        let (lease, body) = crate::client::upgrade::park(&mut head, lease, body);
-        let source = match body {
-            Some(incoming) => Source::Http2(incoming),
-            None => Source::Http1,
-        };
+        let (lease, source) = crate::client::upgrade::park(&mut head, lease, body);
         let content_length = declared_length(&head.headers);
         let mut body = ResponseBody {
             source: Some(source),
@@ -322,42 +317,6 @@ fn declared_length(headers: &HeaderMap) -> Option<u64> {
         .get(http::header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse().ok())
-}
-
-/// Where the body's bytes come from.
-pub(crate) enum Source {
-    /// HTTP/1.1: straight off the connection the lease holds.
-    Http1,
-    /// HTTP/2: the stream's receive half.
-    Http2(RecvBody),
-}
-
-impl Source {
-    pub(crate) fn poll_frame(
-        &mut self,
-        lease: Option<&mut Lease>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Error>>> {
-        match (self, lease) {
-            (Source::Http2(body), _) => body
-                .poll_frame(cx)
-                .map(|f| f.map(|r| r.map_err(|e| Error::new(ErrorKind::Body, e)))),
-            (Source::Http1, Some(lease)) => match lease.exclusive_mut() {
-                Some(conn) => conn.poll_frame(cx),
-                None => Poll::Ready(None),
-            },
-            (Source::Http1, None) => Poll::Ready(None),
-        }
-    }
-
-    pub(crate) fn is_end(&self, lease: Option<&Lease>) -> bool {
-        match self {
-            Source::Http2(body) => body.is_end_stream(),
-            Source::Http1 => {
-                lease.is_none_or(|l| l.exclusive().is_none_or(|conn| conn.body_done()))
-            }
-        }
-    }
 }
 
 /// A response body: streams from the connection, returns the connection to the

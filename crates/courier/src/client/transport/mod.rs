@@ -15,8 +15,10 @@
 //! [`ResponseBody`]: crate::ResponseBody
 
 mod dial;
+mod source;
 
 pub(crate) use dial::Origin;
+pub(crate) use source::Source;
 
 use std::future::Future;
 use std::sync::{Arc, Weak};
@@ -94,7 +96,7 @@ impl pool::Pool<Transport> {
 impl pool::Protocol for Transport {
     type Exclusive = h1::Connection;
     type Shared = Http2;
-    type Answer = Answer;
+    type Answer = Answer<Source>;
     type Failure = SendError;
     type Client = Settings;
     type Origin = Origin;
@@ -167,7 +169,11 @@ impl protocol::Exclusive<Transport> for h1::Connection {
         req: Request<Body>,
         prepared: h1::Prepared,
     ) -> impl Future<Output = (C, Sent<Transport>)> + Send {
-        h1::Connection::send_prepared(conn, req, prepared)
+        let sending = h1::Connection::send_prepared(conn, req, prepared);
+        async move {
+            let (conn, sent) = sending.await;
+            (conn, sent.map(|a| a.map_body(|()| Source::Http1)))
+        }
     }
 }
 
@@ -225,6 +231,7 @@ impl protocol::Shared<Transport> for Http2 {
             defaults: &origin.settings.config.default_headers,
         };
         send.poll_send(cx, &target)
+            .map(|sent| sent.map(|a| a.map_body(Source::Http2)))
     }
 }
 

@@ -1,0 +1,48 @@
+//! Where a response body's bytes come from: each protocol's own handle,
+//! made from its answer by the binding, so neither the pool nor the
+//! response names a protocol's body type.
+
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use http_body::Frame;
+
+use super::Lease;
+use crate::error::{Error, ErrorKind};
+use crate::proto::h2::stream::RecvBody;
+
+/// Where the body's bytes come from.
+pub(crate) enum Source {
+    /// HTTP/1.1: straight off the connection the lease holds.
+    Http1,
+    /// HTTP/2: the stream's receive half.
+    Http2(RecvBody),
+}
+
+impl Source {
+    pub(crate) fn poll_frame(
+        &mut self,
+        lease: Option<&mut Lease>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Error>>> {
+        match (self, lease) {
+            (Source::Http2(body), _) => body
+                .poll_frame(cx)
+                .map(|f| f.map(|r| r.map_err(|e| Error::new(ErrorKind::Body, e)))),
+            (Source::Http1, Some(lease)) => match lease.exclusive_mut() {
+                Some(conn) => conn.poll_frame(cx),
+                None => Poll::Ready(None),
+            },
+            (Source::Http1, None) => Poll::Ready(None),
+        }
+    }
+
+    pub(crate) fn is_end(&self, lease: Option<&Lease>) -> bool {
+        match self {
+            Source::Http2(body) => body.is_end_stream(),
+            Source::Http1 => {
+                lease.is_none_or(|l| l.exclusive().is_none_or(|conn| conn.body_done()))
+            }
+        }
+    }
+}
