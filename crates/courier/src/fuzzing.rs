@@ -74,13 +74,12 @@ pub async fn http2_respond_with(data: &[u8], cuts: &[usize]) {
         let mut sending = send(&handle, request);
         let answer = poll_fn(|cx| sending.poll_send(cx, &target)).await;
         if let Ok(answer) = answer {
-            if let Some(mut body) = answer.body {
-                let mut read = 0usize;
-                while let Some(Ok(frame)) = poll_fn(|cx| body.poll_frame(cx)).await {
-                    read += frame.data_ref().map_or(0, |d| d.len());
-                    if read > 1 << 20 {
-                        break;
-                    }
+            let mut body = answer.body;
+            let mut read = 0usize;
+            while let Some(Ok(frame)) = poll_fn(|cx| body.poll_frame(cx)).await {
+                read += frame.data_ref().map_or(0, |d| d.len());
+                if read > 1 << 20 {
+                    break;
                 }
             }
         }

@@ -82,6 +82,7 @@ pub mod multipart;
 mod pool;
 mod proto;
 pub mod redirect;
+mod served;
 mod service;
 pub mod tls;
 mod validate;

@@ -19,10 +19,6 @@ pub use histogram::HistogramSnapshot;
 #[derive(Debug, Default)]
 pub(crate) struct Metrics {
     pub(crate) connections_open: Gauge,
-    /// Idle exclusive (HTTP/1.1) connections; derived by the pool on unlock.
-    pub(crate) connections_idle_http1: Gauge,
-    /// Shared (HTTP/2) connections without a stream; derived the same way.
-    pub(crate) connections_idle_http2: Gauge,
     pub(crate) connections_established: Counter,
     pub(crate) connect_attempts_current: Gauge,
     pub(crate) connect_attempts_total: Counter,
@@ -38,13 +34,8 @@ pub(crate) struct Metrics {
     pub(crate) upgrades: Counter,
     pub(crate) dns_lookups: Counter,
     pub(crate) dns_failures: Counter,
-    pub(crate) connections_open_http1: Gauge,
-    pub(crate) connections_open_http2: Gauge,
-    pub(crate) connections_established_http1: Counter,
-    pub(crate) connections_established_http2: Counter,
-    pub(crate) requests_http1: Counter,
-    pub(crate) requests_http2: Counter,
-    pub(crate) http2_streams_active: Gauge,
+    /// The connection and request counts of each protocol, by its label.
+    protocols: [ByProtocol; Label::COUNT],
     pub(crate) tls_handshakes: Counter,
     pub(crate) tls_handshakes_current: Gauge,
     pub(crate) tls_handshake_failures: Counter,
@@ -58,18 +49,60 @@ pub(crate) struct Metrics {
     pub(crate) connection_duration: AtomicHistogram,
 }
 
+/// A protocol as the metrics name it: the pool counts connections and
+/// requests under the label each connection reports, knowing nothing of
+/// what the label stands for. A fixed table, not a map, so that counting
+/// stays one atomic add with no lookup and no lock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Label(usize);
+
+impl Label {
+    /// HTTP/1.1.
+    pub(crate) const HTTP1: Label = Label(0);
+    /// HTTP/2.
+    pub(crate) const HTTP2: Label = Label(1);
+    /// HTTP/3 (no connection reports it yet).
+    pub(crate) const HTTP3: Label = Label(2);
+    const COUNT: usize = 3;
+    /// Every label, in the table's order.
+    pub(crate) const ALL: [Label; Label::COUNT] = [Label::HTTP1, Label::HTTP2, Label::HTTP3];
+
+    /// Its place in the table (for per-label arrays kept elsewhere).
+    pub(crate) fn index(self) -> usize {
+        self.0
+    }
+}
+
+/// One protocol's share of the client's connections and requests.
+#[derive(Debug, Default)]
+pub(crate) struct ByProtocol {
+    pub(crate) connections_open: Gauge,
+    /// Connections without a request (exclusive: on the idle stack;
+    /// shared: no slot in use); derived by the pool on unlock.
+    pub(crate) connections_idle: Gauge,
+    pub(crate) connections_established: Counter,
+    pub(crate) requests: Counter,
+    /// Slots in use on shared connections (HTTP/2: streams); derived by the
+    /// pool on unlock.
+    pub(crate) slots_active: Gauge,
+}
+
 impl Metrics {
+    /// The counts of the protocol labelled `label`.
+    pub(crate) fn protocol(&self, label: Label) -> &ByProtocol {
+        &self.protocols[label.0]
+    }
+
     pub(crate) fn snapshot(&self) -> MetricsSnapshot {
         let open = self.connections_open.get();
-        let (open_http1, open_http2) = (
-            self.connections_open_http1.get(),
-            self.connections_open_http2.get(),
-        );
-        let (idle_http1, idle_http2) = (
-            self.connections_idle_http1.get(),
-            self.connections_idle_http2.get(),
-        );
-        let idle = idle_http1 + idle_http2;
+        let (h1, h2) = (self.protocol(Label::HTTP1), self.protocol(Label::HTTP2));
+        let (open_http1, open_http2) = (h1.connections_open.get(), h2.connections_open.get());
+        let (idle_http1, idle_http2) = (h1.connections_idle.get(), h2.connections_idle.get());
+        let idle: u64 = self
+            .protocols
+            .iter()
+            .map(|p| p.connections_idle.get())
+            .sum();
         MetricsSnapshot {
             connections_open: open,
             connections_idle: idle,
@@ -98,11 +131,11 @@ impl Metrics {
             connections_idle_http2: idle_http2,
             connections_active_http1: open_http1.saturating_sub(idle_http1),
             connections_active_http2: open_http2.saturating_sub(idle_http2),
-            connections_established_http1: self.connections_established_http1.get(),
-            connections_established_http2: self.connections_established_http2.get(),
-            requests_http1: self.requests_http1.get(),
-            requests_http2: self.requests_http2.get(),
-            http2_streams_active: self.http2_streams_active.get(),
+            connections_established_http1: h1.connections_established.get(),
+            connections_established_http2: h2.connections_established.get(),
+            requests_http1: h1.requests.get(),
+            requests_http2: h2.requests.get(),
+            http2_streams_active: h2.slots_active.get(),
             tls_handshakes: self.tls_handshakes.get(),
             tls_handshakes_current: self.tls_handshakes_current.get(),
             tls_handshakes_current_max: self.tls_handshakes_current.max(),

@@ -32,6 +32,7 @@ use crate::client::response::Response;
 /// The response, and what its request handed back (for a redirect).
 pub(crate) type Answered = (Response, Sent);
 use crate::client::transport::Lease;
+use crate::client::transport::Source;
 use crate::client::{is_idempotent, ClientInner, Idempotent};
 use crate::error::Error;
 use crate::proto::exchange::{Answer, HandedBack, SendError, Sent};
@@ -87,7 +88,7 @@ pin_project! {
 impl<S, F> Attempt<S, F>
 where
     S: Fn(Lease, Request<Body>) -> F,
-    F: Future<Output = Result<(Lease, Answer), SendError>>,
+    F: Future<Output = Result<(Lease, Answer<Source>), SendError>>,
 {
     /// Starts the attempt: takes a connection or stream if one is at hand
     /// (and then the request is on its way before this returns), else joins
@@ -202,7 +203,7 @@ where
 impl<S, F> Future for Attempt<S, F>
 where
     S: Fn(Lease, Request<Body>) -> F,
-    F: Future<Output = Result<(Lease, Answer), SendError>>,
+    F: Future<Output = Result<(Lease, Answer<Source>), SendError>>,
 {
     type Output = Result<Answered, Error>;
 
@@ -218,7 +219,7 @@ where
 impl<S, F> Attempt<S, F>
 where
     S: Fn(Lease, Request<Body>) -> F,
-    F: Future<Output = Result<(Lease, Answer), SendError>>,
+    F: Future<Output = Result<(Lease, Answer<Source>), SendError>>,
 {
     fn poll_attempt(
         mut self: Pin<&mut Self>,

@@ -46,7 +46,7 @@ impl ClientBuilder {
     /// and `WWW-Authenticate`, from the request and from the
     /// [default headers](Self::default_headers); `https` to `http`, a
     /// `Location` with credentials or a backslash, and schemes other than
-    /// `http` and `https` fail with [`ErrorKind::Redirect`]; 303 turns the
+    /// `http` and `https` fail with [`ErrorKind::Redirect`](crate::ErrorKind::Redirect); 303 turns the
     /// request into a GET (as do 301 and 302 a POST), and 307 and 308 send
     /// the body again only when it is buffered (a streamed body: the 3xx
     /// is returned). The final response's [`url`](crate::Response::url) is
@@ -70,7 +70,7 @@ impl ClientBuilder {
 
     /// Decompression settings at once: the codecs and the most bytes a
     /// decoded body may have (default 64 MiB; past it the body fails with
-    /// [`ErrorKind::BodyTooLarge`]). Default: every codec compiled in
+    /// [`ErrorKind::BodyTooLarge`](crate::ErrorKind::BodyTooLarge)). Default: every codec compiled in
     /// (the `gzip`, `brotli`, `zstd`, `deflate` features) on.
     ///
     /// The client asks for them with a default `Accept-Encoding` and

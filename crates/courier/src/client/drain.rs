@@ -15,8 +15,8 @@ use std::time::Duration;
 
 use std::future::poll_fn;
 
-use crate::client::source::Source;
 use crate::client::transport::Lease;
+use crate::client::transport::Source;
 use crate::metrics::Metrics;
 
 /// How long a waiter may count on a draining connection before dialing.

@@ -23,7 +23,6 @@ pub(crate) mod request;
 pub(crate) mod response;
 pub(crate) mod rotation;
 pub(crate) mod send;
-pub(crate) mod source;
 pub(crate) mod transport;
 pub(crate) mod upgrade;
 pub(crate) mod uri;
@@ -131,7 +130,7 @@ impl Client {
         };
         Client {
             inner: Arc::new(ClientInner {
-                pool: Pool::new(config, Arc::clone(&metrics), tls),
+                pool: Pool::for_client(config, Arc::clone(&metrics), tls),
                 metrics,
                 drain,
                 follow: handling.follow,

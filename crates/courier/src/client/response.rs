@@ -11,8 +11,7 @@ use http_body::{Body as _, Frame, SizeHint};
 use tokio::time::{Instant, Sleep};
 
 use crate::client::drain::DrainPolicy;
-use crate::client::source::Source;
-use crate::client::transport::Lease;
+use crate::client::transport::{Lease, Source};
 use crate::error::{Error, ErrorKind};
 use crate::proto::exchange::{Answer, Sent};
 
@@ -66,7 +65,7 @@ pub struct RemoteAddr(pub SocketAddr);
 
 impl Response {
     pub(crate) fn new(
-        answer: Answer,
+        answer: Answer<Source>,
         lease: Lease,
         deadline: Option<Instant>,
         drain: DrainPolicy,
@@ -80,11 +79,7 @@ impl Response {
         } = answer;
         let remote_addr = lease.remote_addr();
         // A switch of protocols parks the connection for `upgrade()`.
-        let (lease, body) = crate::client::upgrade::park(&mut head, lease, body);
-        let source = match body {
-            Some(incoming) => Source::Http2(incoming),
-            None => Source::Http1,
-        };
+        let (lease, source) = crate::client::upgrade::park(&mut head, lease, body);
         let content_length = declared_length(&head.headers);
         let mut body = ResponseBody {
             source: Some(source),

@@ -26,7 +26,7 @@ use std::task::{Context, Poll};
 use bytes::Bytes;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
-use crate::client::transport::Lease;
+use crate::client::transport::{Lease, Source};
 use crate::error::{Error, ErrorKind};
 use crate::proto::exchange::Switched;
 use crate::proto::h2::request::TunnelWriter;
@@ -55,18 +55,19 @@ enum Parked {
 
 /// Parks the connection of a response whose head switched protocols; any
 /// other response keeps its lease and body. Returns what the response's
-/// body reads from: nothing, for a switched one (its body is empty).
+/// body reads from: nothing, for a switched one (its body is empty: no
+/// lease to read through).
 pub(crate) fn park(
     head: &mut http::response::Parts,
     lease: Lease,
-    body: Option<RecvBody>,
-) -> (Option<Lease>, Option<RecvBody>) {
+    body: Source,
+) -> (Option<Lease>, Source) {
     if head.extensions.remove::<Switched>().is_none() {
         return (Some(lease), body);
     }
     let parked = match body {
-        None => Parked::Http1(lease),
-        Some(recv) => {
+        Source::Http1 => Parked::Http1(lease),
+        Source::Http2(recv) => {
             let tunnel = head
                 .extensions
                 .remove::<TunnelWriter>()
@@ -74,7 +75,7 @@ pub(crate) fn park(
             // (A switched HTTP/2 head always has its tunnel; without one
             // the stream is dropped, reset, and its slot freed.)
             let Some(tunnel) = tunnel else {
-                return (None, None);
+                return (None, Source::Http1);
             };
             Parked::Http2 {
                 lease,
@@ -85,7 +86,7 @@ pub(crate) fn park(
     };
     head.extensions
         .insert(Pending(Arc::new(Mutex::new(Some(parked)))));
-    (None, None)
+    (None, Source::Http1)
 }
 
 impl Response {

@@ -167,7 +167,7 @@ impl Stack {
     }
 
     /// Wraps `inner` in the configured middleware (fresh state). `inner`
-    /// is any [`TowerHttpService`]: a [`Client`], a courier stack, or a
+    /// is any [`TowerHttpService`]: a [`Client`](crate::Client), a courier stack, or a
     /// tower or tower-http service around one (`tower::timeout::Timeout`,
     /// whose error is a `BoxError`).
     pub fn service<S: TowerHttpService>(&self, inner: S) -> BoxHttpService {

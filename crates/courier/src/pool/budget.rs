@@ -26,17 +26,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-/// How many requests a GOAWAY showed the server serves on one connection
-/// (the pool's own type: the protocol binding translates its protocol's).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Served {
-    pub(crate) count: usize,
-    /// The GOAWAY named a stream it had not answered: the server went away
-    /// on reading a request, as a request limit makes it (or a restart under
-    /// load). Otherwise it named an answered stream while newer ones were in
-    /// flight, which an idle close racing a request does too.
-    pub(crate) certain: bool,
-}
+pub(crate) use crate::served::Served;
 
 /// How long a budget learnt from a single GOAWAY stands unconfirmed.
 pub(crate) const PROVISIONAL_FOR: Duration = Duration::from_secs(120);

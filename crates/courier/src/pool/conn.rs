@@ -9,12 +9,15 @@ use tokio::time::Instant;
 
 use super::origin::OpenExclusive;
 use super::protocol::{Protocol, Shared as _};
+use crate::metrics::Label;
 
 /// An exclusive connection: one request at a time, owned by its lease.
 pub(crate) struct ExclusiveConn<P: Protocol> {
     pub(crate) id: u64,
     // Boxed: a lease and every idle-stack entry move only a pointer.
     pub(crate) conn: Box<P::Exclusive>,
+    /// The protocol it speaks, as the metrics name it.
+    pub(crate) label: Label,
     /// When this connection must stop taking requests (lifetime + jitter).
     pub(crate) expires_at: Option<Instant>,
     /// Handed straight from its dial to a request, and not used yet. Once it
@@ -53,6 +56,8 @@ pub(crate) struct SharedConn<P: Protocol> {
     /// The server's address (none over an in-memory stream).
     pub(crate) remote: Option<SocketAddr>,
     pub(crate) conn: P::Shared,
+    /// The protocol it speaks, as the metrics name it.
+    pub(crate) label: Label,
     pub(crate) expires_at: Option<Instant>,
 }
 

@@ -7,13 +7,13 @@ use std::time::Duration;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
+use super::PoolConfig;
 use super::{PoolInner, Protocol};
-use crate::config::Config;
 
 /// How often to sweep: a quarter of the shortest limit, so a connection
 /// outlives its limit by at most ~25 %, bounded to keep the sweep cheap.
-pub(crate) fn scavenge_period(config: &Config) -> Duration {
-    let shortest = match (config.pool_idle_timeout, config.pooled_connection_lifetime) {
+pub(crate) fn scavenge_period(config: &PoolConfig) -> Duration {
+    let shortest = match (config.idle_timeout, config.lifetime) {
         (Some(a), Some(b)) => a.min(b),
         (Some(a), None) | (None, Some(a)) => a,
         // Nothing expires, but empty origins are still forgotten now and then.
@@ -68,15 +68,15 @@ mod tests {
 
     #[test]
     fn period_follows_the_shortest_limit() {
-        let mut c = Config {
-            pool_idle_timeout: Some(Duration::from_secs(1)),
-            ..Config::default()
+        let mut c = PoolConfig {
+            idle_timeout: Some(Duration::from_secs(1)),
+            ..PoolConfig::default()
         };
         assert_eq!(scavenge_period(&c), Duration::from_millis(250));
-        c.pooled_connection_lifetime = Some(Duration::from_millis(400));
+        c.lifetime = Some(Duration::from_millis(400));
         assert_eq!(scavenge_period(&c), Duration::from_millis(100));
-        c.pool_idle_timeout = Some(Duration::from_secs(3600));
-        c.pooled_connection_lifetime = None;
+        c.idle_timeout = Some(Duration::from_secs(3600));
+        c.lifetime = None;
         assert_eq!(scavenge_period(&c), Duration::from_secs(5));
     }
 

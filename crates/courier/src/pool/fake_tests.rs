@@ -1,18 +1,22 @@
 //! The pool with no HTTP in it: a fake [`Protocol`] whose connections are
-//! in-memory pipes and whose sends answer at once with the connection's id.
+//! a few atomics, made without dialing anything, and whose sends answer at
+//! once with the connection's id.
 //!
 //! Why: DESIGN.md says the pool is generic over one small trait and knows
 //! nothing of protocols. These tests hold it to that (they compile and run
-//! with no request head, no frame, no socket) and pin the pool's own rules
-//! where no protocol can blur them: the per-origin cap, the FIFO queue, LIFO
-//! reuse, and a shared connection's slots (more connections when every slot
-//! is taken; none while the peer allows 0; before the peer declares them,
-//! the protocol's assumption, within what the origin's last connection
-//! declared).
+//! with no request head, no frame, no socket, no client configuration) and
+//! pin each of the pool's own rules where no protocol can blur them: the
+//! per-origin cap, the FIFO queue, LIFO reuse and the probe of idle
+//! connections, a shared connection's slots (more connections when every
+//! slot is taken, or not when the configuration says so; none while the
+//! peer allows 0; a lowered limit; before the peer declares them, the
+//! protocol's assumption, within what the origin's last connection
+//! declared), going away and refused requests, the request budget a
+//! GOAWAY teaches, lifetime and idle expiry (on paused time), drains,
+//! failed attempts, and metrics kept under the label a connection reports.
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::io;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 use std::sync::{Arc, LazyLock, Mutex};
 use std::task::{Context, Poll};
@@ -20,17 +24,21 @@ use std::time::Duration;
 
 use http::uri::{Authority, Scheme};
 use http::Request;
+use tokio::sync::oneshot;
+use tokio::time::Instant;
 
-use super::protocol::{self, Handshake, Kind, Protocol, Reporter, Sent, Served};
-use super::{Lease, OriginPool, Pool};
+use super::protocol::{self, Connected, Handshake, Kind, Label, Protocol, Reporter, Sent, Served};
+use super::{Lease, OriginPool, Pool, PoolConfig};
 use crate::body::Body;
-use crate::config::Config;
-use crate::connect::{AsyncIo, Connect, Connecting, ProxyEndpoint};
-use crate::error::Error;
+use crate::error::{Error, ErrorKind};
 use crate::metrics::Metrics;
 
-/// What a test controls of one fake origin (looked up by host name: the
-/// protocol's functions have no `self`).
+/// The fake's metrics label: any label will do; the pool counts under the
+/// one its connections report, whatever their kind.
+const LABEL: Label = Label::HTTP3;
+
+/// What a test controls of one fake origin (looked up by host name: each
+/// test uses its own).
 #[derive(Default)]
 struct Knobs {
     /// Slots every shared connection allows now, once declared.
@@ -38,14 +46,28 @@ struct Knobs {
     /// New shared connections leave their slots undeclared, assuming these
     /// (0: they declare at once), until the test declares them.
     assumed: AtomicUsize,
-    /// Each shared connection's declaration, in the order they were made.
-    declared: Mutex<Vec<Arc<AtomicBool>>>,
-    /// Connections dialled.
+    /// Connections dialled (attempts, failed ones included).
     dials: AtomicUsize,
-    /// Connections made (each one's id).
-    made: AtomicUsize,
-    /// The shared connections' reporters, to tell the pool of a change.
-    reporters: Mutex<Vec<Reporter>>,
+    /// The next this many attempts fail.
+    fail: AtomicUsize,
+    /// When set, each attempt waits for a permit of it.
+    gate: Mutex<Option<Arc<tokio::sync::Semaphore>>>,
+    /// Each connection made, by id (the order made).
+    conns: Mutex<Vec<Arc<ConnKnobs>>>,
+}
+
+/// What a test controls of one connection.
+struct ConnKnobs {
+    /// Its peer declared its slots.
+    declared: AtomicBool,
+    /// Its peer is going away (GOAWAY): it takes no new requests, and
+    /// refuses what is sent on it from now on.
+    going_away: AtomicBool,
+    /// Its peer closed it.
+    closed: AtomicBool,
+    /// What its going away showed about the requests per connection.
+    served: Mutex<Option<Served>>,
+    reporter: Reporter,
 }
 
 static ORIGINS: LazyLock<Mutex<HashMap<String, Arc<Knobs>>>> = LazyLock::new(Default::default);
@@ -55,43 +77,69 @@ fn knobs(host: &str) -> Arc<Knobs> {
     Arc::clone(origins.entry(host.to_owned()).or_default())
 }
 
+impl Knobs {
+    fn conn(&self, id: usize) -> Arc<ConnKnobs> {
+        Arc::clone(&self.conns.lock().unwrap()[id])
+    }
+
+    /// Shared connection `id` declares its slots, and tells the pool.
+    fn declare(&self, id: usize) {
+        let c = self.conn(id);
+        c.declared.store(true, SeqCst);
+        c.reporter.report();
+    }
+
+    /// Connection `id`'s peer goes away, having served `served` (if it said).
+    fn go_away(&self, id: usize, served: Option<Served>) {
+        let c = self.conn(id);
+        *c.served.lock().unwrap() = served;
+        c.going_away.store(true, SeqCst);
+        c.reporter.report();
+    }
+
+    /// Every shared connection tells the pool that something changed.
+    fn report_all(&self) {
+        for c in self.conns.lock().unwrap().iter() {
+            c.reporter.report();
+        }
+    }
+}
+
 /// Exclusive connections only (`SHARED = false`) or shared ones only.
 enum Fake<const SHARED: bool> {}
 
 /// An exclusive fake connection: its id is what every send answers.
 struct FakeExclusive {
     id: usize,
+    knobs: Arc<ConnKnobs>,
 }
 
-/// A shared fake connection.
+/// A shared fake connection; its driver runs until the pool drops it.
 struct FakeShared {
     id: usize,
-    knobs: Arc<Knobs>,
-    closed: AtomicBool,
-    declared: Arc<AtomicBool>,
+    origin: Arc<Knobs>,
+    knobs: Arc<ConnKnobs>,
+    _alive: oneshot::Sender<()>,
 }
 
-impl Knobs {
-    /// Shared connection `i` (in the order made) declares its slots, and
-    /// tells the pool.
-    fn declare(&self, i: usize) {
-        self.declared.lock().unwrap()[i].store(true, SeqCst);
-        self.reporters.lock().unwrap()[i].report();
-    }
-}
+/// Why a fake send failed: the connection's peer was going away, so it
+/// refused the request unprocessed (and gives it back, to be sent again).
+#[derive(Debug)]
+struct Refused(#[allow(dead_code)] Request<Body>);
 
 impl<const SHARED: bool> Protocol for Fake<SHARED> {
     type Exclusive = FakeExclusive;
     type Shared = FakeShared;
     type Answer = usize;
-    type Failure = Error;
+    type Failure = Refused;
+    type Client = ();
     type Origin = Arc<Knobs>;
 
-    fn origin(_: &Scheme, authority: &Authority, _: Option<&ProxyEndpoint>) -> Arc<Knobs> {
-        knobs(authority.host())
+    fn origin(_: &Arc<()>, _: &Scheme, authority: &Authority) -> Result<Arc<Knobs>, Error> {
+        Ok(knobs(authority.host()))
     }
 
-    fn expect(_: &Config, _: bool) -> Option<Kind> {
+    fn expect(_: &Arc<Knobs>) -> Option<Kind> {
         Some(if SHARED {
             Kind::Shared
         } else {
@@ -99,43 +147,64 @@ impl<const SHARED: bool> Protocol for Fake<SHARED> {
         })
     }
 
-    fn negotiate(config: &Config, _: &Arc<Knobs>, tls: bool, _: bool) -> Result<Kind, Error> {
-        Ok(Self::expect(config, tls).expect("decided by the configuration"))
-    }
-
-    fn handshake<S: AsyncIo>(
-        _stream: S,
-        kind: Kind,
-        _: &Config,
+    fn connect(
         knobs: &Arc<Knobs>,
         reporter: Reporter,
-        _: tokio::time::Instant,
-    ) -> Handshake<Self> {
-        let id = knobs.made.fetch_add(1, SeqCst);
-        match kind {
-            Kind::Exclusive => Handshake::Exclusive(FakeExclusive { id }),
-            Kind::Shared => {
-                knobs.reporters.lock().unwrap().push(reporter);
-                let declared = Arc::new(AtomicBool::new(knobs.assumed.load(SeqCst) == 0));
-                knobs.declared.lock().unwrap().push(Arc::clone(&declared));
+        _: Instant,
+    ) -> impl Future<Output = Result<Connected<Self>, Error>> + Send {
+        let knobs = Arc::clone(knobs);
+        async move {
+            knobs.dials.fetch_add(1, SeqCst);
+            let gate = knobs.gate.lock().unwrap().clone();
+            if let Some(gate) = gate {
+                gate.acquire().await.expect("never closed").forget();
+            }
+            if knobs
+                .fail
+                .fetch_update(SeqCst, SeqCst, |n| n.checked_sub(1))
+                .is_ok()
+            {
+                return Err(Error::msg(ErrorKind::Connect, "refused by the test"));
+            }
+            let mut conns = knobs.conns.lock().unwrap();
+            let id = conns.len();
+            let conn = Arc::new(ConnKnobs {
+                declared: AtomicBool::new(knobs.assumed.load(SeqCst) == 0),
+                going_away: AtomicBool::new(false),
+                closed: AtomicBool::new(false),
+                served: Mutex::new(None),
+                reporter,
+            });
+            conns.push(Arc::clone(&conn));
+            drop(conns);
+            let conn = if SHARED {
+                let (alive, gone) = oneshot::channel::<()>();
                 Handshake::Shared {
                     conn: FakeShared {
                         id,
-                        knobs: Arc::clone(knobs),
-                        closed: AtomicBool::new(false),
-                        declared,
+                        origin: knobs,
+                        knobs: conn,
+                        _alive: alive,
                     },
-                    // Open until the runtime ends.
-                    driver: Box::pin(std::future::pending()),
+                    driver: Box::pin(async move {
+                        let _ = gone.await;
+                    }),
                 }
-            }
+            } else {
+                Handshake::Exclusive(FakeExclusive { id, knobs: conn })
+            };
+            Ok(Connected { conn, remote: None })
         }
     }
 }
 
 impl<const SHARED: bool> protocol::Exclusive<Fake<SHARED>> for FakeExclusive {
+    fn label(&self) -> Label {
+        LABEL
+    }
+
     fn is_open(&mut self) -> bool {
-        true
+        !self.knobs.closed.load(SeqCst)
     }
 
     fn is_reusable(&self) -> bool {
@@ -144,7 +213,7 @@ impl<const SHARED: bool> protocol::Exclusive<Fake<SHARED>> for FakeExclusive {
 
     type Prepared = ();
 
-    fn prepare(&mut self, _: &Request<Body>, _: &OriginPool<Fake<SHARED>>) {}
+    fn prepare(&mut self, _: &Request<Body>, _: &Arc<Knobs>) {}
 
     fn send<C: AsMut<Self> + Send>(
         mut conn: C,
@@ -157,69 +226,71 @@ impl<const SHARED: bool> protocol::Exclusive<Fake<SHARED>> for FakeExclusive {
 }
 
 impl<const SHARED: bool> protocol::Shared<Fake<SHARED>> for FakeShared {
-    type Exchange = usize;
+    /// The connection's id, or the request it refused.
+    type Exchange = Result<usize, Option<Request<Body>>>;
+
+    fn label(&self) -> Label {
+        LABEL
+    }
 
     fn slots(&self) -> usize {
-        match self.declared.load(SeqCst) {
-            true => self.knobs.slots.load(SeqCst),
-            false => self.knobs.assumed.load(SeqCst),
+        match self.knobs.declared.load(SeqCst) {
+            true => self.origin.slots.load(SeqCst),
+            false => self.origin.assumed.load(SeqCst),
         }
     }
 
     fn declared(&self) -> Option<usize> {
-        self.declared
+        self.knobs
+            .declared
             .load(SeqCst)
-            .then(|| self.knobs.slots.load(SeqCst))
+            .then(|| self.origin.slots.load(SeqCst))
     }
 
     fn accepts_requests(&self) -> bool {
-        !self.closed.load(SeqCst)
+        !self.knobs.going_away.load(SeqCst) && !self.knobs.closed.load(SeqCst)
     }
 
     fn is_closed(&self) -> bool {
-        self.closed.load(SeqCst)
+        self.knobs.closed.load(SeqCst)
     }
 
     fn take_served(&self) -> Option<Served> {
-        None
+        self.knobs.served.lock().unwrap().take()
     }
 
-    fn send(&self, _: Request<Body>) -> usize {
-        self.id
+    fn send(&self, req: Request<Body>) -> Self::Exchange {
+        match self.knobs.going_away.load(SeqCst) {
+            true => Err(Some(req)),
+            false => Ok(self.id),
+        }
     }
 
     fn poll_send(
-        id: &mut usize,
+        sent: &mut Self::Exchange,
         _: &mut Context<'_>,
-        _: &OriginPool<Fake<SHARED>>,
+        _: &Arc<Knobs>,
     ) -> Poll<Sent<Fake<SHARED>>> {
-        Poll::Ready(Ok(*id))
-    }
-}
-
-/// Every connection is an in-memory pipe nobody reads; counts the dials.
-struct Pipes;
-
-impl Connect for Pipes {
-    fn connect(&self, host: &str, _port: u16) -> Connecting {
-        let knobs = knobs(host);
-        Box::pin(async move {
-            knobs.dials.fetch_add(1, SeqCst);
-            let (ours, _theirs) = tokio::io::duplex(64);
-            Ok::<_, io::Error>(Box::new(ours) as Box<dyn AsyncIo>)
+        Poll::Ready(match sent {
+            Ok(id) => Ok(*id),
+            Err(req) => Err(Refused(req.take().expect("polled once"))),
         })
     }
 }
 
-fn pool<const SHARED: bool>(max_connections_per_host: usize) -> (Pool<Fake<SHARED>>, Arc<Metrics>) {
-    let mut config = Config {
-        max_connections_per_host,
-        proxy_from_env: false,
-        ..Config::default()
-    };
-    config.dial.connector = Some(Arc::new(Pipes));
+fn pool_with<const SHARED: bool>(config: PoolConfig) -> (Pool<Fake<SHARED>>, Arc<Metrics>) {
     let metrics = Arc::new(Metrics::default());
-    (Pool::new(config, Arc::clone(&metrics), None), metrics)
+    (
+        Pool::new(config, Arc::clone(&metrics), Arc::new(())),
+        metrics,
+    )
+}
+
+fn pool<const SHARED: bool>(max_connections_per_host: usize) -> (Pool<Fake<SHARED>>, Arc<Metrics>) {
+    pool_with(PoolConfig {
+        max_connections_per_host,
+        ..PoolConfig::default()
+    })
 }
 
 fn origin<P: Protocol>(pool: &Pool<P>, host: &str) -> Arc<OriginPool<P>> {
@@ -231,8 +302,16 @@ fn origin<P: Protocol>(pool: &Pool<P>, host: &str) -> Arc<OriginPool<P>> {
 async fn send<P: Protocol<Answer = usize>>(lease: Lease<P>) -> (Lease<P>, usize) {
     match lease.send(Request::new(Body::empty())).await {
         Ok(sent) => sent,
-        Err(_) => panic!("a fake send does not fail"),
+        Err(_) => panic!("the fake send failed"),
     }
+}
+
+/// A request that checks out and sends, spawned.
+fn request<P: Protocol<Answer = usize>>(
+    origin: &Arc<OriginPool<P>>,
+) -> tokio::task::JoinHandle<(Lease<P>, usize)> {
+    let origin = Arc::clone(origin);
+    tokio::spawn(async move { send(origin.checkout(false, None).await.unwrap()).await })
 }
 
 /// Runs a test's body, which fails if it takes longer than 10 s (a request
@@ -255,6 +334,20 @@ async fn until(what: &str, mut cond: impl FnMut() -> bool) {
         .unwrap_or_else(|_| panic!("never: {what}"));
 }
 
+/// [`within`] for a test on paused time, which advances by the hour.
+async fn within_paused(body: impl Future<Output = ()>) {
+    tokio::time::timeout(Duration::from_secs(24 * 3600), body)
+        .await
+        .expect("the test took longer than a (paused) day");
+}
+
+/// Lets every task run as far as it can (a request that should wait, waits).
+async fn settle() {
+    for _ in 0..20 {
+        tokio::task::yield_now().await;
+    }
+}
+
 #[tokio::test]
 async fn exclusive_connections_are_capped_handed_out_in_line_and_reused_last_in_first_out() {
     within(async {
@@ -267,16 +360,12 @@ async fn exclusive_connections_are_capped_handed_out_in_line_and_reused_last_in_
         assert_ne!(first, second, "two connections");
 
         // At the cap: the next two wait, in the order they came.
-        let waiter = |origin: &Arc<OriginPool<Fake<false>>>| {
-            let origin = Arc::clone(origin);
-            tokio::spawn(async move { send(origin.checkout(false, None).await.unwrap()).await })
-        };
-        let third = waiter(&origin);
+        let third = request(&origin);
         until("the third request waits", || {
             metrics.requests_queued.get() == 1
         })
         .await;
-        let fourth = waiter(&origin);
+        let fourth = request(&origin);
         until("the fourth request waits", || {
             metrics.requests_queued.get() == 2
         })
@@ -297,15 +386,60 @@ async fn exclusive_connections_are_capped_handed_out_in_line_and_reused_last_in_
             2,
             "the cap held"
         );
-        assert_eq!(metrics.snapshot().connections_active_http1, 2);
+        let by = metrics.protocol(LABEL);
+        assert_eq!((by.connections_open.get(), by.requests.get()), (2, 4));
 
         // Idle: the one returned last is the warmest, and is taken first.
         c.release();
         d.release();
-        let m = metrics.snapshot();
-        assert_eq!((m.connections_idle_http1, m.connections_open_http1), (2, 2));
+        assert_eq!(by.connections_idle.get(), 2);
         let (_, got) = send(origin.checkout(false, None).await.unwrap()).await;
         assert_eq!(got, first, "the connection returned last");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn an_idle_connection_the_peer_closed_is_probed_and_replaced() {
+    within(async {
+        let (pool, metrics) = pool::<false>(usize::MAX);
+        let knobs = knobs("probe.test");
+        let origin = origin(&pool, "probe.test");
+        let (a, first) = send(origin.checkout(false, None).await.unwrap()).await;
+        a.release();
+        knobs.conn(first).closed.store(true, SeqCst);
+        let (_b, got) = send(origin.checkout(false, None).await.unwrap()).await;
+        assert_ne!(got, first, "the closed connection was not handed out");
+        assert_eq!(knobs.dials.load(SeqCst), 2);
+        assert_eq!(metrics.connections_open.get(), 1, "the closed one is gone");
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_failed_attempt_fails_the_first_waiter_and_the_next_gets_a_dial_of_its_own() {
+    within(async {
+        let (pool, metrics) = pool::<false>(1);
+        let knobs = knobs("fail.test");
+        knobs.fail.store(1, SeqCst);
+        let gate = Arc::new(tokio::sync::Semaphore::new(0));
+        *knobs.gate.lock().unwrap() = Some(Arc::clone(&gate));
+        let origin = origin(&pool, "fail.test");
+        let first = {
+            let origin = Arc::clone(&origin);
+            tokio::spawn(async move { origin.checkout(false, None).await.map(|_| ()) })
+        };
+        until("the first waits", || metrics.requests_queued.get() == 1).await;
+        let second = request(&origin);
+        until("both wait", || metrics.requests_queued.get() == 2).await;
+        assert_eq!(knobs.dials.load(SeqCst), 1, "one attempt at the cap");
+        gate.add_permits(2);
+        let err = first.await.unwrap().expect_err("the attempt failed");
+        assert_eq!(err.kind(), ErrorKind::Connect);
+        let (_, id) = second.await.unwrap();
+        assert_eq!(id, 0, "the first connection made");
+        assert_eq!(knobs.dials.load(SeqCst), 2);
+        assert_eq!(metrics.connect_failures.get(), 1);
     })
     .await;
 }
@@ -325,8 +459,8 @@ async fn shared_connections_take_requests_up_to_their_slots_then_another_opens()
         assert_eq!(ids[0], ids[1], "two requests share the first connection");
         assert_ne!(ids[1], ids[2], "the third opens another");
         assert_eq!(knobs.dials.load(SeqCst), 2);
-        let m = metrics.snapshot();
-        assert_eq!((m.connections_active_http2, m.http2_streams_active), (2, 3));
+        let by = metrics.protocol(LABEL);
+        assert_eq!((by.connections_open.get(), by.slots_active.get()), (2, 3));
 
         // The first connection's requests end: the next goes to the busiest
         // connection with room, so that an idle one can close.
@@ -336,7 +470,29 @@ async fn shared_connections_take_requests_up_to_their_slots_then_another_opens()
         let (_, id) = send(origin.checkout(false, None).await.unwrap()).await;
         assert_eq!(id, ids[2]);
         assert_eq!(knobs.dials.load(SeqCst), 2);
-        assert_eq!(metrics.snapshot().connections_idle_http2, 1);
+        assert_eq!(by.connections_idle.get(), 1);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn full_shared_connections_make_requests_wait_when_no_more_may_open() {
+    within(async {
+        let (pool, metrics) = pool_with::<true>(PoolConfig {
+            more_shared_when_full: false,
+            ..PoolConfig::default()
+        });
+        let knobs = knobs("single.test");
+        knobs.slots.store(1, SeqCst);
+        let origin = origin(&pool, "single.test");
+        let (a, first) = send(origin.checkout(false, None).await.unwrap()).await;
+        let waiting = request(&origin);
+        until("the second waits", || metrics.requests_queued.get() == 1).await;
+        settle().await;
+        assert_eq!(knobs.dials.load(SeqCst), 1, "no second connection");
+        a.release();
+        let (_, got) = waiting.await.unwrap();
+        assert_eq!(got, first);
     })
     .await;
 }
@@ -347,29 +503,50 @@ async fn a_shared_connection_that_allows_no_slot_makes_requests_wait_not_dial() 
         let (pool, metrics) = pool::<true>(usize::MAX);
         let knobs = knobs("zero.test");
         let origin = origin(&pool, "zero.test");
-        let waiting: Vec<_> = (0..3)
-            .map(|_| {
-                let origin = Arc::clone(&origin);
-                tokio::spawn(async move { send(origin.checkout(false, None).await.unwrap()).await })
-            })
-            .collect();
+        let waiting: Vec<_> = (0..3).map(|_| request(&origin)).collect();
         until("all three wait on the one connection", || {
             metrics.requests_queued.get() == 3 && metrics.connections_open.get() == 1
         })
         .await;
-        for _ in 0..10 {
-            tokio::task::yield_now().await;
-        }
+        settle().await;
         assert_eq!(knobs.dials.load(SeqCst), 1, "0 slots means wait");
 
         // The peer allows more: the pool hears it through the reporter.
         knobs.slots.store(3, SeqCst);
-        for reporter in knobs.reporters.lock().unwrap().iter() {
-            reporter.report();
-        }
+        knobs.report_all();
         for task in waiting {
             task.await.unwrap();
         }
+        assert_eq!(knobs.dials.load(SeqCst), 1);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_lowered_slot_limit_holds_new_requests_until_the_streams_above_it_end() {
+    within(async {
+        let (pool, metrics) = pool_with::<true>(PoolConfig {
+            more_shared_when_full: false,
+            ..PoolConfig::default()
+        });
+        let knobs = knobs("lowered.test");
+        knobs.slots.store(3, SeqCst);
+        let origin = origin(&pool, "lowered.test");
+        let mut leases = Vec::new();
+        for _ in 0..3 {
+            leases.push(send(origin.checkout(false, None).await.unwrap()).await.0);
+        }
+        knobs.slots.store(1, SeqCst);
+        knobs.report_all();
+        let waiting = request(&origin);
+        until("the fourth waits", || metrics.requests_queued.get() == 1).await;
+        // Two of three end: one is still in flight, the limit is 1.
+        leases.pop().unwrap().release();
+        leases.pop().unwrap().release();
+        settle().await;
+        assert!(!waiting.is_finished(), "sent above the lowered limit");
+        leases.pop().unwrap().release();
+        waiting.await.unwrap();
         assert_eq!(knobs.dials.load(SeqCst), 1);
     })
     .await;
@@ -383,22 +560,14 @@ async fn a_shared_connection_takes_requests_before_its_peer_declares_its_slots()
         knobs.assumed.store(3, SeqCst);
         knobs.slots.store(1, SeqCst);
         let origin = origin(&pool, "undeclared.test");
-        let requests: Vec<_> = (0..5)
-            .map(|_| {
-                let origin = Arc::clone(&origin);
-                tokio::spawn(async move { send(origin.checkout(false, None).await.unwrap()).await })
-            })
-            .collect();
+        let requests: Vec<_> = (0..5).map(|_| request(&origin)).collect();
         // The assumed 3 go on the new connection at once; the other two wait
         // for it to declare its slots rather than dial on a guess.
         until("two wait, three are on the first connection", || {
-            let m = metrics.snapshot();
-            m.requests_queued == 2 && m.http2_streams_active == 3
+            metrics.requests_queued.get() == 2 && metrics.protocol(LABEL).slots_active.get() == 3
         })
         .await;
-        for _ in 0..10 {
-            tokio::task::yield_now().await;
-        }
+        settle().await;
         assert_eq!(knobs.dials.load(SeqCst), 1, "one probe until declared");
 
         // It declares 1 slot: nothing more goes on it, and the next
@@ -417,6 +586,192 @@ async fn a_shared_connection_takes_requests_before_its_peer_declares_its_slots()
             leases.iter().map(|l| l.1).collect::<Vec<_>>()
         );
         assert_eq!((on(0), on(1), on(2)), (3, 1, 1));
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_connection_going_away_takes_no_new_requests_and_what_it_refused_goes_to_another() {
+    within(async {
+        let (pool, metrics) = pool::<true>(usize::MAX);
+        let knobs = knobs("goaway.test");
+        knobs.slots.store(10, SeqCst);
+        let origin = origin(&pool, "goaway.test");
+        let (in_flight, first) = send(origin.checkout(false, None).await.unwrap()).await;
+        // Checked out before the peer goes away, sent after: refused.
+        let refused = origin.checkout(false, None).await.unwrap();
+        knobs.go_away(first, None);
+        let req = match refused.send(Request::new(Body::empty())).await {
+            Err(Refused(req)) => req,
+            Ok(_) => panic!("a going-away connection answered a new request"),
+        };
+        assert_eq!(
+            metrics.protocol(LABEL).slots_active.get(),
+            1,
+            "the refused request's slot is free again"
+        );
+        // Sent again (as the client's retry does): on a new connection.
+        let lease = origin.checkout(false, None).await.unwrap();
+        let (lease, second) = match lease.send(req).await {
+            Ok(sent) => sent,
+            Err(_) => panic!("refused again"),
+        };
+        assert_ne!(second, first);
+        // The request already answered on the old connection is unharmed;
+        // when it ends, the old connection closes.
+        in_flight.release();
+        until("the old connection closes", || {
+            metrics.connections_open.get() == 1
+        })
+        .await;
+        lease.release();
+        assert_eq!(knobs.dials.load(SeqCst), 2);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_request_limit_a_goaway_showed_caps_the_requests_of_later_connections() {
+    within(async {
+        let (pool, _) = pool::<true>(usize::MAX);
+        let knobs = knobs("budget.test");
+        knobs.slots.store(10, SeqCst);
+        let origin = origin(&pool, "budget.test");
+        let (lease, first) = send(origin.checkout(false, None).await.unwrap()).await;
+        // The server went away on reading its 4th request: 3 per
+        // connection, so the pool gives each connection 2 at most.
+        let served = Served {
+            count: 3,
+            certain: true,
+        };
+        knobs.go_away(first, Some(served));
+        lease.release();
+        let mut leases = Vec::new();
+        for _ in 0..6 {
+            leases.push(send(origin.checkout(false, None).await.unwrap()).await);
+        }
+        let mut per_conn: HashMap<usize, usize> = HashMap::new();
+        for (_, id) in &leases {
+            *per_conn.entry(*id).or_default() += 1;
+        }
+        assert!(!per_conn.contains_key(&first));
+        assert!(per_conn.values().all(|&n| n <= 2), "{per_conn:?}");
+        assert!(per_conn.len() >= 3, "{per_conn:?}");
+    })
+    .await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn connections_retire_after_their_lifetime_but_never_under_a_request() {
+    within_paused(async {
+        let (pool, metrics) = pool_with::<false>(PoolConfig {
+            lifetime: Some(Duration::from_secs(60)),
+            ..PoolConfig::default()
+        });
+        let knobs = knobs("lifetime.test");
+        let origin = origin(&pool, "lifetime.test");
+        // Idle past its lifetime: not handed out again.
+        let (a, first) = send(origin.checkout(false, None).await.unwrap()).await;
+        a.release();
+        tokio::time::advance(Duration::from_secs(61)).await;
+        let b = origin.checkout(false, None).await.unwrap();
+        assert_eq!(metrics.connections_open.get(), 1, "the expired one closed");
+        // In use past its lifetime: the request ends well, then it closes.
+        tokio::time::advance(Duration::from_secs(61)).await;
+        let (b, second) = send(b).await;
+        assert_ne!(second, first);
+        b.release();
+        assert_eq!(metrics.connections_open.get(), 0);
+        assert_eq!(knobs.dials.load(SeqCst), 2);
+    })
+    .await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_shared_connection_past_its_lifetime_takes_no_new_requests() {
+    within_paused(async {
+        let (pool, metrics) = pool_with::<true>(PoolConfig {
+            lifetime: Some(Duration::from_secs(60)),
+            ..PoolConfig::default()
+        });
+        let knobs = knobs("shared-lifetime.test");
+        knobs.slots.store(10, SeqCst);
+        let origin = origin(&pool, "shared-lifetime.test");
+        let (a, first) = send(origin.checkout(false, None).await.unwrap()).await;
+        tokio::time::advance(Duration::from_secs(61)).await;
+        let (b, second) = send(origin.checkout(false, None).await.unwrap()).await;
+        assert_ne!(second, first, "a new request went to an expired connection");
+        a.release();
+        until("the expired one closes once idle", || {
+            metrics.connections_open.get() == 1
+        })
+        .await;
+        b.release();
+    })
+    .await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn idle_connections_close_after_the_idle_timeout_and_not_before() {
+    within_paused(async {
+        let config = PoolConfig {
+            idle_timeout: Some(Duration::from_secs(4)),
+            ..PoolConfig::default()
+        };
+        let (exclusive, exclusive_metrics) = pool_with::<false>(config.clone());
+        let (shared, shared_metrics) = pool_with::<true>(config);
+        knobs("idle-shared.test").slots.store(10, SeqCst);
+        let a = origin(&exclusive, "idle-exclusive.test");
+        let b = origin(&shared, "idle-shared.test");
+        send(a.checkout(false, None).await.unwrap())
+            .await
+            .0
+            .release();
+        send(b.checkout(false, None).await.unwrap())
+            .await
+            .0
+            .release();
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        assert_eq!(exclusive_metrics.connections_open.get(), 1);
+        assert_eq!(shared_metrics.connections_open.get(), 1);
+        // The scavenger runs every second (a quarter of the timeout).
+        tokio::time::sleep(Duration::from_secs(4)).await;
+        until("both idle connections close", || {
+            exclusive_metrics.connections_open.get() == 0
+                && shared_metrics.connections_open.get() == 0
+        })
+        .await;
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_waiter_counts_on_a_draining_connection_until_its_drain_is_slow() {
+    within(async {
+        let (pool, metrics) = pool::<false>(usize::MAX);
+        let knobs = knobs("drain.test");
+        let origin = origin(&pool, "drain.test");
+
+        // A drained connection comes back to the one waiting for it.
+        let (a, first) = send(origin.checkout(false, None).await.unwrap()).await;
+        origin.drain_started();
+        let waiting = request(&origin);
+        until("the request waits", || metrics.requests_queued.get() == 1).await;
+        settle().await;
+        assert_eq!(knobs.dials.load(SeqCst), 1, "it counted on the drain");
+        origin.drain_finished(a.into_reusable());
+        let (b, got) = waiting.await.unwrap();
+        assert_eq!(got, first);
+
+        // A slow drain: the waiter gets a connection of its own.
+        origin.drain_started();
+        let waiting = request(&origin);
+        until("the request waits", || metrics.requests_queued.get() == 1).await;
+        origin.drain_slow();
+        let (_, got) = waiting.await.unwrap();
+        assert_ne!(got, first);
+        assert_eq!(knobs.dials.load(SeqCst), 2);
+        drop(b);
     })
     .await;
 }

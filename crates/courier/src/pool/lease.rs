@@ -110,17 +110,17 @@ impl<P: Protocol> Lease<P> {
         let in_flight = match self.conn.take() {
             Some(Conn::Exclusive(mut c)) => {
                 c.fresh = false;
-                metrics.requests_http1.inc();
+                metrics.protocol(c.label).requests.inc();
                 // The connection goes into the future; what is left of the
                 // lease is its origin, to make a lease again with the answer.
-                let prepared = c.conn.prepare(&req, origin);
+                let prepared = c.conn.prepare(&req, origin.protocol());
                 InFlight::Exclusive {
                     origin: Some(Arc::clone(origin)),
                     send: P::Exclusive::send(c, req, prepared),
                 }
             }
             Some(Conn::Shared(c)) => {
-                metrics.requests_http2.inc();
+                metrics.protocol(c.label).requests.inc();
                 let send = c.conn.send(req);
                 self.conn = Some(Conn::Shared(c));
                 InFlight::Shared {
@@ -186,7 +186,7 @@ impl<P: Protocol, F: Future<Output = (ExclusiveConn<P>, Sent<P>)>> Future for Se
             }
             InFlightProj::Shared { lease, send } => {
                 let origin = &lease.as_ref().expect(DONE).origin;
-                let result = ready!(P::Shared::poll_send(send, cx, origin));
+                let result = ready!(P::Shared::poll_send(send, cx, origin.protocol()));
                 (lease.take().expect(DONE), result)
             }
         };

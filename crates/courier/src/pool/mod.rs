@@ -5,6 +5,7 @@
 //! steady state) and then works only with its origin's own small state.
 
 mod budget;
+mod config;
 mod conn;
 mod expiry;
 #[cfg(test)]
@@ -13,6 +14,7 @@ mod lease;
 mod origin;
 pub(crate) mod protocol;
 
+pub(crate) use config::PoolConfig;
 pub(crate) use lease::Lease;
 pub(crate) use origin::OriginPool;
 pub(crate) use protocol::Protocol;
@@ -23,32 +25,22 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, RwLock};
 
 use http::uri::{Authority, Scheme};
-use http::{HeaderValue, Uri};
+use http::Uri;
 use tokio::time::Instant;
 
-use crate::config::Config;
-use crate::connect::{Connector, Routes};
 use crate::error::{Error, ErrorKind};
 use crate::metrics::Metrics;
 
 /// What every origin of one client shares.
 pub(crate) struct Shared {
-    pub(crate) config: Config,
+    pub(crate) config: PoolConfig,
     pub(crate) metrics: Arc<Metrics>,
-    pub(crate) connector: Connector,
     conn_ids: AtomicU64,
 }
 
 impl Shared {
     pub(crate) fn next_conn_id(&self) -> u64 {
         self.conn_ids.fetch_add(1, Relaxed) + 1
-    }
-
-    /// When a connection established at `now` must retire: the lifetime plus
-    /// a random share of the jitter, so a fleet does not rotate in lockstep.
-    pub(crate) fn expiry(&self, now: Instant) -> Option<Instant> {
-        let lifetime = self.config.pooled_connection_lifetime?;
-        expiry::retire_at(now, lifetime, self.config.pooled_connection_lifetime_jitter)
     }
 }
 
@@ -99,6 +91,8 @@ pub(crate) struct PoolInner<P: Protocol> {
     /// process), which costs a fraction of SipHash on a short key.
     origins: RwLock<HashMap<OriginKey, Arc<OriginPool<P>>, foldhash::quality::RandomState>>,
     shared: Arc<Shared>,
+    /// What the protocols share across origins.
+    client: Arc<P::Client>,
     scavenger_started: AtomicBool,
     /// Ends the scavenger when the pool goes.
     scavenger_stop: Arc<tokio::sync::Notify>,
@@ -112,25 +106,19 @@ impl<P: Protocol> Drop for PoolInner<P> {
 }
 
 impl<P: Protocol> Pool<P> {
+    /// A pool counting into `metrics`, whose protocols share `client`.
     pub(crate) fn new(
-        config: Config,
+        config: PoolConfig,
         metrics: Arc<Metrics>,
-        tls: Option<Arc<rustls::ClientConfig>>,
+        client: Arc<P::Client>,
     ) -> Pool<P> {
-        let connector = Connector::new(
-            config.resolver.clone(),
-            config.resolve_overrides.clone(),
-            config.tcp,
-            tls,
-            metrics.clone(),
-        );
         Pool {
             inner: Arc::new(PoolInner {
                 origins: RwLock::new(HashMap::default()),
+                client,
                 shared: Arc::new(Shared {
                     config,
                     metrics,
-                    connector,
                     conn_ids: AtomicU64::new(0),
                 }),
                 scavenger_started: AtomicBool::new(false),
@@ -168,38 +156,27 @@ impl<P: Protocol> Pool<P> {
             ));
         }
         self.start_scavenger();
-        let port = authority.port_u16().unwrap_or(if https { 443 } else { 80 });
-        let host_header = HeaderValue::from_str(authority.as_str())
-            .map_err(|e| Error::new(ErrorKind::InvalidUrl, e))?;
+        let scheme = if https { Scheme::HTTPS } else { Scheme::HTTP };
+        let protocol = P::origin(&self.inner.client, &scheme, authority)?;
         let mut origins = self
             .inner
             .origins
             .write()
             .unwrap_or_else(|p| p.into_inner());
-        let scheme = if https { Scheme::HTTPS } else { Scheme::HTTP };
-        let config = &self.inner.shared.config;
-        let route = Routes {
-            dial: &config.dial,
-            pinned: &config.resolve_overrides,
-            proxies: &config.proxies,
-            env_proxies: &config.env_proxies,
-        }
-        .choose(https, authority.host());
         let origin = origins.entry(key).or_insert_with(|| {
             Arc::new(OriginPool::new(
                 scheme,
                 authority.clone(),
-                port,
-                host_header,
-                route,
+                protocol,
                 Arc::clone(&self.inner.shared),
             ))
         });
         Ok(Arc::clone(origin))
     }
 
-    pub(crate) fn config(&self) -> &Config {
-        &self.inner.shared.config
+    /// What the protocols share across origins.
+    pub(crate) fn client(&self) -> &Arc<P::Client> {
+        &self.inner.client
     }
 
     fn start_scavenger(&self) {
@@ -216,7 +193,7 @@ impl<P: Protocol> PoolInner<P> {
     /// One scavenger pass over every origin; forgets origins that hold nothing
     /// and that no request is using.
     pub(crate) fn scavenge(&self, now: Instant) {
-        let idle_timeout = self.shared.config.pool_idle_timeout;
+        let idle_timeout = self.shared.config.idle_timeout;
         let origins: Vec<Arc<OriginPool<P>>> = read(&self.origins).values().cloned().collect();
         let mut empty = false;
         for origin in &origins {

@@ -23,12 +23,21 @@
 //! [`Reporter`] the pool hands over when the connection is made: an
 //! interface of the pool, so no protocol imports a pool type.
 //!
+//! The protocol owns everything about reaching an origin: where its
+//! connections go (DNS, proxies, sockets, UDP or TCP), what is negotiated
+//! on them (TLS, ALPN), and what its requests carry (host, default
+//! headers), kept in its [`Protocol::Origin`]. The pool owns when to dial,
+//! the connect deadline, the count of attempts and what to do with what an
+//! attempt brings; it counts each connection under the metrics
+//! [`Label`] the connection reports.
+//!
 //! Sending is statically dispatched (an exclusive connection's send future
 //! is a named-by-inference `impl Future`, a shared one's an associated
 //! type): a request costs no allocation here. Making a connection may box,
 //! it is rare.
 
 use std::future::Future;
+use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::{Arc, Weak};
 use std::task::{Context, Poll};
@@ -37,16 +46,14 @@ use http::uri::{Authority, Scheme};
 use http::Request;
 use tokio::time::Instant;
 
-use super::OriginPool;
 use crate::body::Body;
-use crate::config::Config;
-use crate::connect::{AsyncIo, ProxyEndpoint};
 use crate::error::Error;
+pub(crate) use crate::metrics::Label;
 
 pub(crate) use super::budget::Served;
 
-/// The protocols a pool's connections speak, and how a connected stream
-/// becomes one of their connections.
+/// The protocols a pool's connections speak, and how an origin's
+/// connections are made.
 pub(crate) trait Protocol: Sized + Send + Sync + 'static {
     /// A connection that serves one request at a time.
     type Exclusive: Exclusive<Self>;
@@ -58,43 +65,45 @@ pub(crate) trait Protocol: Sized + Send + Sync + 'static {
     /// What a failed send ends in (the error, and whether the request may
     /// be sent again); passed through to the caller.
     type Failure: Send;
-    /// What the protocols keep for one origin, made once with it.
+    /// What the protocols share across every origin of one pool (their
+    /// settings, the dialer), given to the pool when it is made.
+    type Client: Send + Sync + 'static;
+    /// What the protocols keep for one origin, made once with it: how its
+    /// connections are reached, what its requests carry.
     type Origin: Send + Sync + 'static;
 
-    /// The per-origin part, for an origin reached through `proxy`.
+    /// The per-origin part for `scheme://authority`, or why that origin
+    /// cannot be reached.
     fn origin(
+        client: &Arc<Self::Client>,
         scheme: &Scheme,
         authority: &Authority,
-        proxy: Option<&ProxyEndpoint>,
-    ) -> Self::Origin;
+    ) -> Result<Self::Origin, Error>;
 
-    /// The kind of connection this origin's will be, if the configuration
-    /// decides it before any is made (`None`: a TLS handshake will tell).
-    fn expect(config: &Config, tls: bool) -> Option<Kind>;
+    /// The kind of connection this origin's will be, if that is known
+    /// before any is made (`None`: negotiation will tell, so the pool dials
+    /// one and waits for it rather than one per waiting request).
+    fn expect(origin: &Self::Origin) -> Option<Kind>;
 
-    /// The kind a connected stream becomes, given what its TLS handshake
-    /// negotiated (`alpn_h2`), or why it cannot be used.
-    fn negotiate(
-        config: &Config,
-        origin: &Self::Origin,
-        tls: bool,
-        alpn_h2: bool,
-    ) -> Result<Kind, Error>;
-
-    /// Makes a connection of `kind` over `stream`. A shared connection's
-    /// changes go to `reporter` from now on, and its driver must be spawned
-    /// for anything to happen. It takes requests at once, before its peer
-    /// has said how many ([`Shared::declared`]); if the peer has not shown
-    /// it speaks the protocol by `deadline` (the pool's connect timeout),
-    /// the connection fails, and its requests with it.
-    fn handshake<S: AsyncIo>(
-        stream: S,
-        kind: Kind,
-        config: &Config,
+    /// Dials, negotiates and makes one connection to `origin`. A shared
+    /// connection's changes go to `reporter` from now on, and its driver
+    /// must be spawned for anything to happen; it takes requests at once,
+    /// before its peer has said how many ([`Shared::declared`]). If the
+    /// peer has not shown it speaks the protocol by `deadline` (the pool's
+    /// connect timeout), the connection fails, and its requests with it.
+    /// The pool also drops this future at `deadline`.
+    fn connect(
         origin: &Self::Origin,
         reporter: Reporter,
         deadline: Instant,
-    ) -> Handshake<Self>;
+    ) -> impl Future<Output = Result<Connected<Self>, Error>> + Send;
+}
+
+/// A connection [`Protocol::connect`] made, and where it goes.
+pub(crate) struct Connected<P: Protocol> {
+    pub(crate) conn: Handshake<P>,
+    /// The peer's address (none over an in-memory stream).
+    pub(crate) remote: Option<SocketAddr>,
 }
 
 /// Exclusive or shared: see the module documentation.
@@ -121,6 +130,9 @@ pub(crate) type Sent<P> = Result<<P as Protocol>::Answer, <P as Protocol>::Failu
 /// A connection that serves one request at a time, written and read by
 /// whoever holds it.
 pub(crate) trait Exclusive<P: Protocol>: Send + Sync + 'static {
+    /// The protocol it speaks, as the metrics name it.
+    fn label(&self) -> Label;
+
     /// Still open after waiting idle: one non-blocking look that must find
     /// nothing (the server closing it, or writing unasked, fails it).
     fn is_open(&mut self) -> bool;
@@ -133,7 +145,7 @@ pub(crate) trait Exclusive<P: Protocol>: Send + Sync + 'static {
 
     /// The part of sending `req` that needs the origin (HTTP/1.1: encoding
     /// the request head with its `Host` and the default headers).
-    fn prepare(&mut self, req: &Request<Body>, origin: &OriginPool<P>) -> Self::Prepared;
+    fn prepare(&mut self, req: &Request<Body>, origin: &P::Origin) -> Self::Prepared;
 
     /// Sends the request `prepare` made ready and waits for the answer.
     /// The future owns `conn` (the pool's entry that holds this connection)
@@ -151,6 +163,9 @@ pub(crate) trait Exclusive<P: Protocol>: Send + Sync + 'static {
 pub(crate) trait Shared<P: Protocol>: Send + Sync + 'static {
     /// One request on one of its slots, until the answer.
     type Exchange: Send;
+
+    /// The protocol it speaks, as the metrics name it.
+    fn label(&self) -> Label;
 
     /// The slots its peer allows now (0: none for now, wait); until the
     /// peer has [`declared`](Shared::declared) them, what the protocol
@@ -181,7 +196,7 @@ pub(crate) trait Shared<P: Protocol>: Send + Sync + 'static {
     fn poll_send(
         send: &mut Self::Exchange,
         cx: &mut Context<'_>,
-        origin: &OriginPool<P>,
+        origin: &P::Origin,
     ) -> Poll<Sent<P>>;
 }
 

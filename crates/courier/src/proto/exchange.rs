@@ -52,11 +52,12 @@ pub(crate) enum HandedBack {
     },
 }
 
-/// A response head, and for HTTP/2 its body (an HTTP/1.1 body is read
-/// through the lease, which holds the connection).
-pub(crate) struct Answer {
+/// A response head, and the protocol's handle on its body: `B` is the
+/// protocol's own (HTTP/2: the stream's receive half; HTTP/1.1: nothing,
+/// the body is read through the lease, which holds the connection).
+pub(crate) struct Answer<B = ()> {
     pub(crate) head: http::response::Parts,
-    pub(crate) body: Option<crate::proto::h2::stream::RecvBody>,
+    pub(crate) body: B,
     /// The request's URI, moved out of the request once it is answered.
     pub(crate) uri: http::Uri,
     /// The rest of the request, handed back (moved, not copied) for a
@@ -90,8 +91,21 @@ impl Sent {
     }
 }
 
+impl<B> Answer<B> {
+    /// The same answer with its body handle made into another type (the
+    /// client's binding makes each protocol's its own enum).
+    pub(crate) fn map_body<C>(self, f: impl FnOnce(B) -> C) -> Answer<C> {
+        Answer {
+            head: self.head,
+            body: f(self.body),
+            uri: self.uri,
+            sent: self.sent,
+        }
+    }
+}
+
 /// The result of sending: the response head, or why not.
-pub(crate) type SendResult = Result<Answer, SendError>;
+pub(crate) type SendResult<B = ()> = Result<Answer<B>, SendError>;
 
 /// Marks a response head after which the connection (HTTP/1.1) or the
 /// stream (HTTP/2) switched protocols: a `101` to an `Upgrade` request, a

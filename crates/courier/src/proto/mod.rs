@@ -20,9 +20,6 @@ pub(crate) mod h2;
 #[cfg_attr(not(feature = "internal-hooks"), allow(dead_code))]
 pub(crate) mod h3;
 
-use tokio::io::{AsyncRead, AsyncWrite};
-
-/// The byte stream under a connection: TCP, TLS, a Unix socket, or in memory.
-pub(crate) trait Io: AsyncRead + AsyncWrite + Send + Sync + Unpin {}
-
-impl<T: AsyncRead + AsyncWrite + Send + Sync + Unpin> Io for T {}
+/// The byte stream under a connection: TCP, TLS, a Unix socket, or in
+/// memory (the connector's trait, under the name the protocols use).
+pub(crate) use crate::connect::AsyncIo as Io;

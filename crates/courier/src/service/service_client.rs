@@ -258,7 +258,7 @@ impl ServiceClient {
 
     /// Sends an `http::Request` through the middleware, as
     /// [`RequestBuilder::send`] would (what [`RequestBuilder::build`] gives
-    /// is sent the same way). A [`Deadline`] extension and the request's
+    /// is sent the same way). A [`Deadline`](crate::middleware::Deadline) extension and the request's
     /// [`RequestTimeout`] (else the stack's total timeout) bound the whole
     /// call: the wait for the stack to be ready (a full concurrency limit),
     /// the response head, and the body (through the client).

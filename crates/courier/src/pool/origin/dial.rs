@@ -3,15 +3,8 @@
 //! they close (the drop guards below).
 
 use super::*;
-use crate::connect::AsyncIo;
-use crate::pool::protocol::{Changes, Handshake, Reporter, Shared as _};
-
-/// A connection the protocol made, before it is pooled.
-enum Handshaken<P: Protocol> {
-    Exclusive(P::Exclusive),
-    /// Counted open, its driver running.
-    Shared(P::Shared),
-}
+use crate::metrics::Label;
+use crate::pool::protocol::{Changes, Connected, Exclusive as _, Handshake, Reporter, Shared as _};
 
 impl<P: Protocol> OriginPool<P> {
     /// One connection attempt. Its result goes to whoever is first in line
@@ -60,96 +53,79 @@ impl<P: Protocol> OriginPool<P> {
             }
             Err(error) => {
                 metrics.connect_failures.inc();
-                tracing::debug!(host = %self.host, port = self.port, error = %format_args!("{error:#}"), "connect failed");
+                tracing::debug!(origin = %self.authority, error = %format_args!("{error:#}"), "connect failed");
                 self.connect_failed(error, stalled)
             }
         };
         self.spawn_connects(connects);
     }
 
-    /// Connects, negotiates and handshakes one connection; a shared
+    /// Makes one connection (the protocol dials and negotiates); a shared
     /// connection's driver task is running when this returns, and its peer
     /// has until `deadline` to show it speaks the protocol.
     pub(super) async fn establish(self: &Arc<Self>, deadline: Instant) -> Result<Conn<P>, Error> {
-        let shared = &self.shared;
-        let rotation = self.next_addr.fetch_add(1, Relaxed);
-        let connected = shared
-            .connector
-            .connect(&self.host, self.port, self.tls, rotation, &self.route)
-            .await?;
-        let kind = P::negotiate(&shared.config, &self.protocol, self.tls, connected.alpn_h2)?;
-        let id = shared.next_conn_id();
-        let expires_at = shared.expiry(Instant::now());
-        match self.handshake(id, connected.stream, kind, deadline) {
-            Handshaken::Exclusive(conn) => Ok(Conn::Exclusive(self.open_exclusive(
-                id,
-                conn,
-                expires_at,
-                connected.remote,
-            ))),
-            // Usable at once: requests go out with the client's preface,
-            // not a round trip later behind the server's (see `protocol`).
-            Handshaken::Shared(conn) => Ok(Conn::Shared(Arc::new(SharedConn {
-                id,
-                remote: connected.remote,
-                conn,
-                expires_at,
-            }))),
-        }
+        let id = self.shared.next_conn_id();
+        let Connected { conn, remote } =
+            P::connect(&self.protocol, self.reporter(id), deadline).await?;
+        let expires_at = self.shared.config.expiry(Instant::now());
+        Ok(self.pooled(id, conn, expires_at, remote))
     }
 
-    /// Makes connection `id` of `kind` over `stream`: an exclusive one is
-    /// returned as it is, to be counted by [`open_exclusive`]; a shared one
-    /// is counted open here and its driver spawned, which reports the close
-    /// when the connection ends.
-    ///
-    /// [`open_exclusive`]: Self::open_exclusive
-    fn handshake<S: AsyncIo>(
+    /// Where connection `id` reports its changes.
+    fn reporter(self: &Arc<Self>, id: u64) -> Reporter {
+        let changes: Weak<Self> = Arc::downgrade(self);
+        Reporter::new(changes as Weak<dyn Changes>, id)
+    }
+
+    /// Counts connection `id` open and wraps it as the pool keeps it: an
+    /// exclusive one counted until it is dropped; a shared one until its
+    /// driver, spawned here, ends. A shared one is usable at once:
+    /// requests go out with its first bytes, not a round trip later behind
+    /// its peer's (see `protocol`).
+    fn pooled(
         self: &Arc<Self>,
         id: u64,
-        stream: S,
-        kind: Kind,
-        deadline: Instant,
-    ) -> Handshaken<P> {
-        let changes: Weak<Self> = Arc::downgrade(self);
-        let reporter = Reporter::new(changes as Weak<dyn Changes>, id);
-        let config = &self.shared.config;
-        match P::handshake(stream, kind, config, &self.protocol, reporter, deadline) {
-            Handshake::Exclusive(conn) => Handshaken::Exclusive(conn),
+        made: Handshake<P>,
+        expires_at: Option<Instant>,
+        remote: Option<SocketAddr>,
+    ) -> Conn<P> {
+        match made {
+            Handshake::Exclusive(conn) => {
+                Conn::Exclusive(self.open_exclusive(id, conn, expires_at, remote))
+            }
             Handshake::Shared { conn, driver } => {
-                self.opened(Kind::Shared);
+                let label = conn.label();
+                self.opened(label);
                 let closed = SharedClosed {
                     metrics: Arc::clone(&self.shared.metrics),
                     origin: Arc::downgrade(self),
                     id,
+                    label,
                     established: Instant::now(),
                 };
                 tokio::spawn(async move {
                     driver.await;
                     drop(closed);
                 });
-                Handshaken::Shared(conn)
+                Conn::Shared(Arc::new(SharedConn {
+                    id,
+                    remote,
+                    conn,
+                    label,
+                    expires_at,
+                }))
             }
         }
     }
 
     /// Counts a new connection as open.
-    pub(super) fn opened(&self, kind: Kind) {
+    pub(super) fn opened(&self, label: Label) {
         let metrics = &self.shared.metrics;
         metrics.connections_established.inc();
         metrics.connections_open.inc();
-        // (The per-protocol gauges are named for the protocols that are the
-        // kinds today: HTTP/1.1 exclusive, HTTP/2 shared.)
-        match kind {
-            Kind::Shared => {
-                metrics.connections_established_http2.inc();
-                metrics.connections_open_http2.inc();
-            }
-            Kind::Exclusive => {
-                metrics.connections_established_http1.inc();
-                metrics.connections_open_http1.inc();
-            }
-        }
+        let by = metrics.protocol(label);
+        by.connections_established.inc();
+        by.connections_open.inc();
         self.lock().open += 1;
     }
 
@@ -161,15 +137,18 @@ impl<P: Protocol> OriginPool<P> {
         expires_at: Option<Instant>,
         remote: Option<SocketAddr>,
     ) -> ExclusiveConn<P> {
-        self.opened(Kind::Exclusive);
+        let label = conn.label();
+        self.opened(label);
         ExclusiveConn {
             id,
             conn: Box::new(conn),
+            label,
             expires_at,
             fresh: true,
             remote,
             _open: OpenExclusive {
                 id,
+                label,
                 origin: Arc::downgrade(self),
                 metrics: Arc::clone(&self.shared.metrics),
                 established: Instant::now(),
@@ -178,40 +157,20 @@ impl<P: Protocol> OriginPool<P> {
     }
 
     #[cfg(any(test, feature = "internal-hooks"))]
-    /// Adds an exclusive connection established elsewhere (over any byte
-    /// stream) as if the pool had dialed it: for in-memory benchmarks.
-    pub(crate) fn adopt_exclusive<S: AsyncIo>(self: &Arc<Self>, stream: S) {
+    /// Adds a connection made elsewhere (`make` is given what
+    /// [`Protocol::connect`] would be) as if the pool had dialed it: for
+    /// in-memory benchmarks and fuzz targets.
+    pub(crate) fn adopt(
+        self: &Arc<Self>,
+        make: impl FnOnce(&P::Origin, Reporter, Instant) -> Handshake<P>,
+    ) {
         let id = self.shared.next_conn_id();
         let deadline = Instant::now() + self.shared.config.connect_timeout;
-        let Handshaken::Exclusive(conn) = self.handshake(id, stream, Kind::Exclusive, deadline)
-        else {
-            unreachable!("asked for an exclusive connection");
-        };
-        let conn = self.open_exclusive(id, conn, None, None);
-        let mut st = self.lock();
-        st.protocol = Speaks::Exclusive;
-        self.deliver_locked(&mut st, conn, true);
-    }
-
-    #[cfg(any(test, feature = "internal-hooks"))]
-    /// Adds a shared connection established elsewhere (over any byte
-    /// stream) as if the pool had dialed it: for the fuzz target that
-    /// drives whole HTTP/2 responses through the public API.
-    pub(crate) fn adopt_shared<S: AsyncIo>(self: &Arc<Self>, stream: S) {
-        let id = self.shared.next_conn_id();
-        let deadline = Instant::now() + self.shared.config.connect_timeout;
-        let Handshaken::Shared(conn) = self.handshake(id, stream, Kind::Shared, deadline) else {
-            unreachable!("asked for a shared connection");
-        };
-        let conn = Arc::new(SharedConn {
-            id,
-            remote: None,
-            conn,
-            expires_at: None,
-        });
+        let made = make(&self.protocol, self.reporter(id), deadline);
+        let conn = self.pooled(id, made, None, None);
         // Delivered as a dialed connection is (`connected` counts it off).
         self.lock().connecting += 1;
-        let connects = self.connected(Conn::Shared(conn), false);
+        let connects = self.connected(conn, false);
         self.spawn_connects(connects);
     }
 
@@ -273,6 +232,7 @@ impl<P: Protocol> OriginPool<P> {
 /// no task of its own whose end could report the close.
 pub(crate) struct OpenExclusive<P: Protocol> {
     id: u64,
+    label: Label,
     origin: Weak<OriginPool<P>>,
     metrics: Arc<Metrics>,
     established: Instant,
@@ -284,7 +244,7 @@ impl<P: Protocol> Drop for OpenExclusive<P> {
             .connection_duration
             .record(self.established.elapsed());
         self.metrics.connections_open.dec();
-        self.metrics.connections_open_http1.dec();
+        self.metrics.protocol(self.label).connections_open.dec();
         let Some(origin) = self.origin.upgrade() else {
             return; // the origin is gone: no slot to free
         };
@@ -304,6 +264,7 @@ struct SharedClosed<P: Protocol> {
     metrics: Arc<crate::metrics::Metrics>,
     origin: std::sync::Weak<OriginPool<P>>,
     id: u64,
+    label: Label,
     established: Instant,
 }
 
@@ -313,7 +274,7 @@ impl<P: Protocol> Drop for SharedClosed<P> {
             .connection_duration
             .record(self.established.elapsed());
         self.metrics.connections_open.dec();
-        self.metrics.connections_open_http2.dec();
+        self.metrics.protocol(self.label).connections_open.dec();
         if let Some(origin) = self.origin.upgrade() {
             origin.connection_closed(self.id);
         }

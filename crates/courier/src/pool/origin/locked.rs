@@ -2,8 +2,8 @@
 //!
 //! Two things must not happen while the lock is held, and both used to be
 //! left to whoever changed the state:
-//! - **Gauges adjusted by hand.** `connections_idle_*` and
-//!   `http2_streams_active` were incremented and decremented at a dozen
+//! - **Gauges adjusted by hand.** The idle connections and the slots in
+//!   use (per protocol label) were incremented and decremented at a dozen
 //!   places, and one missed path left them wrong for good. Now they are
 //!   derived: on unlock, each is recomputed from the state and the global
 //!   gauge moves by the difference from what this origin last published.
@@ -18,7 +18,7 @@ use std::ops::{Deref, DerefMut};
 use std::sync::MutexGuard;
 
 use super::State;
-use crate::metrics::Metrics;
+use crate::metrics::{Label, Metrics};
 use crate::pool::protocol::Protocol;
 
 thread_local! {
@@ -32,12 +32,15 @@ pub(super) fn holds_lock() -> bool {
     HOLDING.get()
 }
 
-/// Gauge values this origin has added to the client's totals.
+/// Gauge values this origin has added to the client's totals, by
+/// protocol label.
 #[derive(Debug, Default)]
 pub(super) struct Published {
-    idle_exclusive: u64,
-    idle_shared: u64,
-    streams: u64,
+    /// Connections with no request: exclusive ones on the idle stack,
+    /// shared ones with no slot in use.
+    idle: [u64; Label::ALL.len()],
+    /// Slots in use on shared connections.
+    slots: [u64; Label::ALL.len()],
 }
 
 /// The locked state; derefs to [`State`].
@@ -85,31 +88,27 @@ impl<P: Protocol> Drop for Locked<'_, P> {
 
 /// Moves the client's gauges by what changed in this origin's state.
 fn publish<P: Protocol>(st: &mut State<P>, metrics: &Metrics) {
-    // One pass over the shared slots: a checkout already makes one.
-    let (mut idle_shared, mut streams) = (0, 0);
-    for slot in &st.shared_conns {
-        idle_shared += u64::from(slot.active == 0);
-        streams += slot.active as u64;
+    // One pass over each list: a checkout already makes one.
+    let mut now = Published::default();
+    for idle in &st.idle {
+        now.idle[idle.conn.label.index()] += 1;
     }
-    let now = Published {
-        idle_exclusive: st.idle.len() as u64,
-        idle_shared,
-        streams,
-    };
+    for slot in &st.shared_conns {
+        let i = slot.conn.label.index();
+        now.idle[i] += u64::from(slot.active == 0);
+        now.slots[i] += slot.active as u64;
+    }
     let was = std::mem::replace(&mut st.published, now);
     adjust(metrics, &was, &st.published);
 }
 
 fn adjust(metrics: &Metrics, was: &Published, now: &Published) {
-    metrics
-        .connections_idle_http1
-        .adjust(was.idle_exclusive, now.idle_exclusive);
-    metrics
-        .connections_idle_http2
-        .adjust(was.idle_shared, now.idle_shared);
-    metrics
-        .http2_streams_active
-        .adjust(was.streams, now.streams);
+    for label in Label::ALL {
+        let i = label.index();
+        let by = metrics.protocol(label);
+        by.connections_idle.adjust(was.idle[i], now.idle[i]);
+        by.slots_active.adjust(was.slots[i], now.slots[i]);
+    }
 }
 
 /// Takes this origin's share out of the gauges (the origin is going away).

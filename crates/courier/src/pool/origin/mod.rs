@@ -32,12 +32,10 @@ use planning::stall_after;
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use http::uri::{Authority, Scheme};
-use http::HeaderValue;
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 
@@ -46,7 +44,6 @@ use super::conn::{Conn, ExclusiveConn, SharedConn};
 use super::lease::Lease;
 use super::protocol::{Exclusive as _, Kind, Protocol, Served};
 use super::Shared;
-use crate::connect::Route;
 use crate::error::{Error, ErrorKind};
 use crate::metrics::{GaugeGuard, Metrics};
 
@@ -54,17 +51,9 @@ use crate::metrics::{GaugeGuard, Metrics};
 pub(crate) struct OriginPool<P: Protocol> {
     scheme: Scheme,
     authority: Authority,
-    host: Box<str>,
-    port: u16,
-    tls: bool,
-    /// `Host` header value, built once so requests only bump a refcount.
-    pub(crate) host_header: HeaderValue,
-    /// How this origin's connections are opened (`connect::route`).
-    route: Route,
-    /// What the protocols keep for this origin.
+    /// What the protocols keep for this origin: how its connections are
+    /// made, what its requests carry.
     protocol: P::Origin,
-    /// Where the next new connection starts in the resolved address list.
-    next_addr: AtomicUsize,
     state: Mutex<State<P>>,
     shared: Arc<Shared>,
 }
@@ -72,8 +61,8 @@ pub(crate) struct OriginPool<P: Protocol> {
 /// What this origin's connections are known to be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Speaks {
-    /// TLS with ALPN and nothing connected yet: probe with one connection
-    /// rather than dial one per waiting request.
+    /// Negotiation will tell and nothing is connected yet: probe with one
+    /// connection rather than dial one per waiting request.
     Unknown,
     Exclusive,
     Shared,
@@ -175,24 +164,14 @@ impl<P: Protocol> OriginPool<P> {
     pub(crate) fn new(
         scheme: Scheme,
         authority: Authority,
-        port: u16,
-        host_header: HeaderValue,
-        route: Route,
+        protocol: P::Origin,
         shared: Arc<Shared>,
     ) -> Self {
-        let tls = scheme == Scheme::HTTPS;
-        let protocol = P::origin(&scheme, &authority, route.proxy());
-        let speaks = P::expect(&shared.config, tls).map_or(Speaks::Unknown, Speaks::from);
+        let speaks = P::expect(&protocol).map_or(Speaks::Unknown, Speaks::from);
         OriginPool {
-            host: authority.host().into(),
             scheme,
             authority,
-            port,
-            tls,
-            host_header,
             protocol,
-            route,
-            next_addr: AtomicUsize::new(0),
             state: Mutex::new(State {
                 protocol: speaks,
                 idle: Vec::new(),
@@ -225,12 +204,9 @@ impl<P: Protocol> OriginPool<P> {
         &self.shared
     }
 
-    pub(crate) fn scheme(&self) -> &Scheme {
-        &self.scheme
-    }
-
-    pub(crate) fn authority(&self) -> &Authority {
-        &self.authority
+    /// What the protocols keep for this origin.
+    pub(crate) fn protocol(&self) -> &P::Origin {
+        &self.protocol
     }
 
     /// The state, until the guard drops: then the gauges follow it and the

@@ -50,7 +50,7 @@ impl<P: Protocol> OriginPool<P> {
                     // A live connection says "no streams for now": its
                     // waiters wait for the limit to rise (or their deadline);
                     // another connection would most likely be told the same.
-                } else if !config.http2.multiple_connections {
+                } else if !config.more_shared_when_full {
                     let serving = st.shared_conns.iter().any(|s| !s.retiring);
                     if waiting > 0 && !serving && covering == 0 && st.open + st.connecting < cap {
                         n = 1;

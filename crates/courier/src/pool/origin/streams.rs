@@ -40,11 +40,10 @@ impl<P: Protocol> OriginPool<P> {
             return;
         };
         tracing::debug!(
-            host = %self.host,
-            port = self.port,
+            origin = %self.authority,
             budget,
             certain = served.certain,
-            "HTTP/2 server closes connections after this many streams"
+            "the server closes connections after this many requests"
         );
         for slot in st.shared_conns.iter_mut() {
             if slot.opened >= budget {

@@ -243,7 +243,7 @@ impl Connection {
                     let (uri, sent) = Sent::answered(req, streamed);
                     Ok(Answer {
                         head: head.into_parts(),
-                        body: None,
+                        body: (),
                         uri,
                         sent,
                     })

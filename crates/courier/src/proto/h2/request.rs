@@ -134,7 +134,7 @@ impl Http2Send {
         &mut self,
         cx: &mut Context<'_>,
         target: &Target<'_>,
-    ) -> Poll<SendResult> {
+    ) -> Poll<SendResult<RecvBody>> {
         if self.stream.is_none() {
             if let Err(e) = std::task::ready!(self.poll_open(cx, target)) {
                 return Poll::Ready(Err(self.failed(e)));
@@ -161,7 +161,7 @@ impl Http2Send {
                 }
                 Poll::Ready(Ok(Answer {
                     head,
-                    body: Some(RecvBody::new(stream, end)),
+                    body: RecvBody::new(stream, end),
                     uri,
                     sent,
                 }))

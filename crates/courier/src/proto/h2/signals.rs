@@ -19,16 +19,7 @@
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
 
-/// How many streams a GOAWAY showed the server serves on one connection.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Served {
-    pub(crate) count: usize,
-    /// The GOAWAY named a stream it had not answered: the server went away
-    /// on reading a request, as a request limit makes it (or a restart under
-    /// load). Otherwise it named an answered stream while newer ones were in
-    /// flight, which an idle close racing a request does too.
-    pub(crate) certain: bool,
-}
+pub(crate) use crate::served::Served;
 
 /// What the connection has seen, shared with the pool.
 #[derive(Debug)]

@@ -1,13 +1,13 @@
-//! Where a response body's bytes come from, read by the body as it streams
-//! and by the background drain when it is dropped early (a file of its own
-//! so that neither `response.rs` nor `drain.rs` imports the other's).
+//! Where a response body's bytes come from: each protocol's own handle,
+//! made from its answer by the binding, so neither the pool nor the
+//! response names a protocol's body type.
 
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use http_body::Frame;
 
-use crate::client::transport::Lease;
+use super::Lease;
 use crate::error::{Error, ErrorKind};
 use crate::proto::h2::stream::RecvBody;
 

@@ -1,0 +1,148 @@
+//! What the binding keeps per origin, and how it makes that origin's
+//! connections: the route (chosen once, with the origin), dialing through
+//! the connector, and the version negotiated (configuration and ALPN).
+
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::Arc;
+
+use http::uri::{Authority, Scheme};
+use http::HeaderValue;
+use tokio::time::Instant;
+
+use super::{http2, Settings, Transport};
+use crate::config::{Config, Versions};
+use crate::connect::{AsyncIo, ProxyKind, Route, Routes};
+use crate::error::{Error, ErrorKind};
+use crate::pool::protocol::{Connected, Handshake, Kind, Reporter};
+use crate::proto::h1;
+
+/// What the protocols keep for one origin.
+pub(crate) struct Origin {
+    pub(super) scheme: Scheme,
+    pub(super) authority: Authority,
+    host: Box<str>,
+    port: u16,
+    tls: bool,
+    /// `Host` header value, built once so requests only bump a refcount.
+    pub(super) host_header: HeaderValue,
+    /// How this origin's connections are opened (`connect::route`).
+    route: Route,
+    /// Where the next new connection starts in the resolved address list.
+    next_addr: AtomicUsize,
+    /// For `http` through an HTTP proxy: how HTTP/1.1 requests are written
+    /// for it.
+    forward: Option<Arc<h1::Forward>>,
+    pub(super) settings: Arc<Settings>,
+}
+
+impl Origin {
+    pub(super) fn new(
+        settings: &Arc<Settings>,
+        scheme: &Scheme,
+        authority: &Authority,
+    ) -> Result<Origin, Error> {
+        let tls = *scheme == Scheme::HTTPS;
+        let port = authority.port_u16().unwrap_or(if tls { 443 } else { 80 });
+        let host_header = HeaderValue::from_str(authority.as_str())
+            .map_err(|e| Error::new(ErrorKind::InvalidUrl, e))?;
+        let config = &settings.config;
+        let route = Routes {
+            dial: &config.dial,
+            pinned: &config.resolve_overrides,
+            proxies: &config.proxies,
+            env_proxies: &config.env_proxies,
+        }
+        .choose(tls, authority.host());
+        let forward = route.proxy().and_then(|p| match &p.kind {
+            ProxyKind::Http { auth } if !tls => Some(Arc::new(h1::Forward {
+                origin: format!("http://{authority}"),
+                auth: auth.clone(),
+            })),
+            _ => None,
+        });
+        Ok(Origin {
+            scheme: scheme.clone(),
+            authority: authority.clone(),
+            host: authority.host().into(),
+            port,
+            tls,
+            host_header,
+            route,
+            next_addr: AtomicUsize::new(0),
+            forward,
+            settings: Arc::clone(settings),
+        })
+    }
+
+    fn config(&self) -> &Config {
+        &self.settings.config
+    }
+
+    /// The kind this origin's connections will be, when the configuration
+    /// decides it before any is made (`None`: ALPN will tell).
+    pub(super) fn expect(&self) -> Option<Kind> {
+        match (self.config().versions, self.tls) {
+            (Versions::Http2Only, _) => Some(Kind::Shared),
+            (Versions::Http1Only, _) | (Versions::Auto, false) => Some(Kind::Exclusive),
+            (Versions::Auto, true) => None,
+        }
+    }
+
+    /// Dials (TCP, TLS, a proxy, a Unix socket: the route's), negotiates
+    /// the version and makes the connection.
+    pub(super) async fn connect(
+        &self,
+        reporter: Reporter,
+        deadline: Instant,
+    ) -> Result<Connected<Transport>, Error> {
+        let rotation = self.next_addr.fetch_add(1, Relaxed);
+        let connected = self
+            .settings
+            .connector
+            .connect(&self.host, self.port, self.tls, rotation, &self.route)
+            .await?;
+        let conn = match self.negotiate(connected.alpn_h2)? {
+            Kind::Exclusive => Handshake::Exclusive(self.http1(connected.stream)),
+            Kind::Shared => http2(connected.stream, self.config(), reporter, deadline),
+        };
+        Ok(Connected {
+            conn,
+            remote: connected.remote,
+        })
+    }
+
+    /// The kind a connected stream becomes, given what its TLS handshake
+    /// negotiated (`alpn_h2`), or why it cannot be used.
+    fn negotiate(&self, alpn_h2: bool) -> Result<Kind, Error> {
+        let h2 = match self.config().versions {
+            Versions::Http2Only => {
+                if self.forward.is_some() {
+                    return Err(Error::msg(
+                        ErrorKind::Config,
+                        "HTTP/2 by prior knowledge cannot go through an HTTP proxy's forwarding (only https URLs are tunnelled)",
+                    ));
+                }
+                if self.tls && !alpn_h2 {
+                    return Err(Error::msg(
+                        ErrorKind::Protocol,
+                        "the server did not negotiate HTTP/2 (ALPN h2)",
+                    ));
+                }
+                true
+            }
+            Versions::Http1Only => false,
+            Versions::Auto => alpn_h2,
+        };
+        Ok(if h2 { Kind::Shared } else { Kind::Exclusive })
+    }
+
+    /// An HTTP/1.1 connection over `stream`, writing requests as this
+    /// origin's route needs them.
+    pub(super) fn http1<S: AsyncIo>(&self, stream: S) -> h1::Connection {
+        let mut conn = h1::connection(stream, self.config());
+        if let Some(forward) = &self.forward {
+            conn.via_proxy(Arc::clone(forward));
+        }
+        conn
+    }
+}
