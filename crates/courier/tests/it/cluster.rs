@@ -1087,7 +1087,7 @@ async fn the_request_span_names_the_strategy_and_the_replica_that_answered() {
         .collect();
     assert_eq!(requests.len(), 4);
     let good_url = good.replica().to_string();
-    let mut attempts_seen = 0;
+    let mut bad_attempts = 0;
     for r in &requests {
         assert_eq!(r.fields["cluster"], "billing");
         assert_eq!(r.fields["strategy"], "forking2");
@@ -1098,22 +1098,29 @@ async fn the_request_span_names_the_strategy_and_the_replica_that_answered() {
             .filter(|s| s.name == "cluster.attempt" && s.parent == Some(r.id))
             .collect();
         assert_eq!(r.fields["attempts"], attempts.len().to_string());
-        let last = attempts.last().unwrap();
-        assert_eq!(
-            (
-                last.fields["replica"].as_str(),
-                last.fields["verdict"].as_str()
-            ),
-            (good_url.as_str(), "accept")
-        );
-        attempts_seen += attempts.len();
+        // One attempt per replica at most; the good one's is the one that
+        // accepted. (Which came last depends on the order and on whether
+        // the fork fired before the first answer: a loaded machine forks
+        // to the 503 replica after the good one's attempt has started.)
+        assert!(attempts.len() <= 2, "{attempts:?}");
+        let accepted: Vec<_> = attempts
+            .iter()
+            .filter(|a| a.fields.get("verdict").map(String::as_str) == Some("accept"))
+            .collect();
+        assert_eq!(accepted.len(), 1, "{attempts:?}");
+        assert_eq!(accepted[0].fields["replica"], good_url);
+        bad_attempts += attempts
+            .iter()
+            .filter(|a| a.fields["replica"] != good_url)
+            .count();
     }
-    let bad_attempts = bad.requests() as usize;
     assert!(
         bad_attempts >= 1,
         "the seed puts the 503 replica first at least once"
     );
-    assert_eq!(attempts_seen, 4 + bad_attempts);
+    // An attempt to the 503 replica cancelled before it was sent never
+    // reaches it.
+    assert!((1..=bad_attempts as u64).contains(&bad.requests()));
 }
 
 /// An HTTP/2 (h2c) replica from the `h2` crate: answers 200 after `delay`
