@@ -7,6 +7,7 @@
 //! - `courier serve` runs the built-in test server.
 
 mod alloc;
+mod banner;
 mod bench;
 mod compare;
 mod error;

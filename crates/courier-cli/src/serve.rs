@@ -187,7 +187,7 @@ async fn serve(args: ServeArgs) -> Result<()> {
     }
     banner += "endpoints: /bytes/{n} /json/{n} /delay/{ms} /echo /status/{code} /headers /close /fault/...\n";
     banner += "press Ctrl-C to stop\n";
-    print_banner(&banner);
+    crate::banner::print_banner(&banner);
     let signal = tokio::signal::ctrl_c().await;
     server.shutdown().await;
     signal.map_err(|e| CliError::new(format!("cannot wait for Ctrl-C: {e}")))
@@ -234,15 +234,6 @@ fn self_signed(args: &ServeArgs) -> Result<courier_server::TlsConfig> {
             .map_err(|e| CliError::new(format!("--client-ca {}: {e}", path.display())))?;
     }
     Ok(tls)
-}
-
-/// Prints what a server says when it starts. It is already serving: a reader
-/// that stopped reading (a pipe closed after the first line) must not make
-/// `println!` panic and take the server down, as it did once under CI load.
-pub fn print_banner(text: &str) {
-    use std::io::Write as _;
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
 }
 
 #[cfg(test)]

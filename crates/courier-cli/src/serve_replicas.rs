@@ -46,7 +46,7 @@ pub async fn serve(r: Replicas) -> Result<()> {
         banner += &format!("replica {i}: {url}/\n");
     }
     banner += "every path answers \"ok\" after the service time (or the replica's fault); press Ctrl-C to stop\n";
-    crate::serve::print_banner(&banner);
+    crate::banner::print_banner(&banner);
     let signal = tokio::signal::ctrl_c().await;
     set.shutdown().await;
     signal.map_err(|e| CliError::new(format!("cannot wait for Ctrl-C: {e}")))
