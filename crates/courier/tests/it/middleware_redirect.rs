@@ -2,12 +2,12 @@
 //! downgrade; each through `FollowRedirectLayer` and through a plain
 //! `Client`, which follows with the same code by default.
 
-use crate::support::middleware::{reply, scripted, with_header};
+use crate::support::middleware::{reply, scripted, with_header, Scripted};
 use crate::support::server;
 use courier::http::{HeaderMap, HeaderValue};
 use courier::middleware::{RedirectConfig, Redirects, Stack};
 use courier::{Client, ClientBuilder, ErrorKind};
-use courier_server::{ServerConfig, TestPki};
+use courier_server::{ServerConfig, ServerHandle, TestPki};
 
 /// Who follows: the layer, or the client under an empty stack (a plain
 /// `Client`'s own following; `ServiceClient` only to share the tests).
@@ -173,8 +173,9 @@ async fn methods_are_rewritten(by: By) {
     assert_eq!(srv.seen().last().unwrap().method, http::Method::HEAD);
 }
 
-#[tokio::test]
-async fn https_to_http_is_refused_unless_allowed() {
+/// A plain-HTTP server answering "plain", and an https URL on a TLS server
+/// (for `localhost`, signed by the returned PKI's CA) that redirects to it.
+async fn https_redirecting_to_plain() -> (Scripted, TestPki, ServerHandle, String) {
     let plain = scripted(|_| async { reply(200, "plain") }).await;
     let pki = TestPki::new();
     let tls = courier_server::start(ServerConfig {
@@ -188,6 +189,12 @@ async fn https_to_http_is_refused_unless_allowed() {
         tls.local_addr().port(),
         plain.url("/x")
     );
+    (plain, pki, tls, url)
+}
+
+#[tokio::test]
+async fn https_to_http_is_refused_unless_allowed() {
+    let (plain, pki, _tls, url) = https_redirecting_to_plain().await;
     let inner = || {
         Client::builder()
             .add_root_certificate(pki.ca_pem())
@@ -337,19 +344,7 @@ async fn a_plain_client_keeps_default_credentials_with_their_origin() {
 
 #[tokio::test]
 async fn a_plain_client_refuses_https_to_http() {
-    let plain = scripted(|_| async { reply(200, "plain") }).await;
-    let pki = TestPki::new();
-    let tls = courier_server::start(ServerConfig {
-        tls: Some(pki.server_config(&["localhost"])),
-        ..ServerConfig::default()
-    })
-    .await
-    .unwrap();
-    let url = format!(
-        "https://localhost:{}/redirect-to/302?{}",
-        tls.local_addr().port(),
-        plain.url("/x")
-    );
+    let (plain, pki, _tls, url) = https_redirecting_to_plain().await;
     let client = Client::builder()
         .add_root_certificate(pki.ca_pem())
         .build()
