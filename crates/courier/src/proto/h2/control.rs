@@ -7,7 +7,7 @@ use std::task::Waker;
 use super::conn::State;
 use super::error::{ConnError, StreamError};
 use super::flood::Glitch;
-use super::frame::{self, setting, Reason};
+use super::frame::{setting, Reason};
 
 pub(crate) fn on_settings(
     st: &mut State,
@@ -26,7 +26,7 @@ pub(crate) fn on_settings(
                 }
                 st.peer.connect_protocol = value == 1;
             }
-            setting::HEADER_TABLE_SIZE => st.encoder.set_max_table_size(value as usize),
+            setting::HEADER_TABLE_SIZE => st.send.set_header_table_size(value as usize),
             setting::MAX_CONCURRENT_STREAMS => {
                 let max = usize::try_from(value).unwrap_or(usize::MAX);
                 let rose = st.counts.set_max(max);
@@ -58,7 +58,7 @@ pub(crate) fn on_settings(
             _ => {}
         }
     }
-    frame::encode_settings_ack(&mut st.out);
+    st.send.settings_ack();
     st.wake_driver();
     st.signals.settings_arrived();
     if first {
@@ -78,10 +78,10 @@ pub(crate) fn on_window_update(
     wakers: &mut Vec<Waker>,
 ) -> Result<(), ConnError> {
     if id == 0 {
-        if let Err(e) = st.send_window.increase(increment) {
+        if let Err(e) = st.send.increase_window(increment) {
             return Err(ConnError::new(e.reason(), "connection window above 2^31-1"));
         }
-        if st.send_ready.is_empty() {
+        if !st.send.has_ready() {
             if !gives_back {
                 // Nothing used the window, nothing waits for more.
                 return st.glitch(Glitch::WindowUpdate);

@@ -207,7 +207,7 @@ impl Reader {
                 payload,
             } => {
                 st.glitch(Glitch::Ping)?;
-                frame::encode_ping(&mut st.out, true, payload);
+                st.send.ping(true, payload);
                 st.wake_driver();
                 Ok(())
             }
@@ -216,7 +216,7 @@ impl Reader {
                 reason,
                 debug,
             } => {
-                if st.goaway.is_some() {
+                if st.goaway.is_received() {
                     // A graceful shutdown sends two; more do nothing.
                     st.glitch(Glitch::GoAway)?;
                 }
@@ -224,9 +224,9 @@ impl Reader {
                 Ok(())
             }
             Frame::WindowUpdate { stream, increment } => {
-                let gives_back = st.send_window < self.send_window_high;
+                let gives_back = st.send.window() < self.send_window_high;
                 control::on_window_update(st, stream, increment, gives_back, wakers)?;
-                self.send_window_high = self.send_window_high.max(st.send_window);
+                self.send_window_high = self.send_window_high.max(st.send.window());
                 Ok(())
             }
             Frame::Ignored => st.glitch(Glitch::Ignored),
@@ -332,7 +332,7 @@ impl Reader {
                 }));
                 stream.wake(wakers);
                 st.check_counts();
-                st.flood.earn(flood::PER_RESPONSE);
+                st.earn(flood::PER_RESPONSE);
                 Ok(())
             }
             Ok(Block::Trailers(headers)) => {
@@ -360,7 +360,7 @@ fn on_data(
     flow_len: u32,
     wakers: &mut Vec<Waker>,
 ) -> Result<(), ConnError> {
-    if let Err(e) = st.recv_window.consume(flow_len) {
+    if let Err(e) = st.recv.consume(flow_len) {
         return Err(ConnError::new(
             e.reason(),
             "DATA past the connection window",
@@ -418,7 +418,7 @@ fn on_data(
         return st.glitch(Glitch::EmptyData);
     }
     if !empty {
-        st.flood.earn(1);
+        st.earn(1);
     }
     Ok(())
 }
