@@ -8,6 +8,16 @@
 //! each stream its head, its data and its errors. A request's life takes a
 //! handful of uncontended lock round trips: open, take the head, read the
 //! body, close.
+//!
+//! `State` is made of parts, each a type in a leaf file with fields of its
+//! own (after h2's `Recv`/`Send`/`Counts`): [`Streams`], [`Counts`],
+//! [`Sender`], [`RecvFlow`], [`GoingAway`]. No part imports another's file
+//! to change its fields: `State` decides which part talks to which (opening
+//! a stream takes an id and queues HEADERS in the sender, sizes the stream's
+//! windows from both ends' settings, and settles the counts), here and in
+//! the files that add to it (`release`, `control`, `closed`, `goaway`, and
+//! `recv`'s frame handlers). The connection's failure, its flood budget and
+//! the resets it remembers are private to this file, behind methods.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
@@ -24,7 +34,7 @@ use super::going_away::GoingAway;
 use super::recv_flow::RecvFlow;
 use super::resets::Resets;
 use super::sender::Sender;
-pub(crate) use super::settings::{Local, Peer};
+pub(crate) use super::settings::Local;
 use super::signals::Signals;
 use super::stream_state::legal;
 use super::streams::{Key, Stream, Streams, Upload};
@@ -76,7 +86,6 @@ pub(crate) struct State {
     pub(crate) recv: RecvFlow,
     /// The server's GOAWAY, if it sent one.
     pub(crate) goaway: GoingAway,
-    pub(crate) peer: Peer,
     pub(crate) signals: Arc<Signals>,
     driver: Option<Waker>,
     /// The driver has been woken and not yet run: more wakes are redundant.
@@ -100,19 +109,13 @@ pub(crate) enum Outgoing {
 }
 
 impl State {
-    pub(crate) fn new(
-        recv: RecvFlow,
-        peer: Peer,
-        max_streams: usize,
-        signals: Arc<Signals>,
-    ) -> State {
+    pub(crate) fn new(recv: RecvFlow, max_streams: usize, signals: Arc<Signals>) -> State {
         State {
             streams: Streams::default(),
             counts: Counts::new(max_streams),
             send: Sender::new(),
             recv,
             goaway: GoingAway::default(),
-            peer,
             signals,
             driver: None,
             driver_woken: false,
@@ -242,7 +245,7 @@ impl State {
                 self.counts.wait(cx);
                 return Poll::Pending;
             }
-            if !self.peer.connect_protocol {
+            if !self.send.connect_protocol() {
                 return Poll::Ready(Err(StreamError::NoExtendedConnect));
             }
         }
@@ -257,10 +260,10 @@ impl State {
         }
         let end_stream = matches!(body, Outgoing::Empty)
             || matches!(body, Outgoing::Buffered(b) if b.is_empty());
-        self.send.headers(id, head, end_stream, self.peer.max_frame);
+        self.send.headers(id, head, end_stream);
         let mut stream = Stream::new(
             id,
-            self.peer.initial_window,
+            self.send.initial_window(),
             self.recv.stream_window(),
             end_stream,
         );
@@ -271,11 +274,7 @@ impl State {
             Outgoing::Empty => None,
             Outgoing::Buffered(data) if data.is_empty() => None,
             Outgoing::Buffered(data) => {
-                let max_frame = self.peer.max_frame;
-                if self
-                    .send
-                    .whole_body(id, &data, &mut stream.send_window, max_frame)
-                {
+                if self.send.whole_body(id, &data, &mut stream.send_window) {
                     // The common case: the whole body fits the windows and one frame.
                     legal(stream.transition(&mut self.counts, |s| s.send_end()));
                     None
@@ -304,9 +303,8 @@ impl State {
 
     /// Frames queued body bytes, as far as the windows allow.
     pub(crate) fn fill_data(&mut self, wakers: &mut Vec<Waker>) {
-        let max_frame = self.peer.max_frame;
         self.send
-            .fill_data(&mut self.streams, &mut self.counts, max_frame, wakers);
+            .fill_data(&mut self.streams, &mut self.counts, wakers);
         self.check_counts();
     }
 

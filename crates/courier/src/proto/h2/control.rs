@@ -7,7 +7,7 @@ use std::task::Waker;
 use super::conn::State;
 use super::error::{ConnError, StreamError};
 use super::flood::Glitch;
-use super::frame::{setting, Reason};
+use super::frame::setting;
 
 pub(crate) fn on_settings(
     st: &mut State,
@@ -16,16 +16,7 @@ pub(crate) fn on_settings(
     let first = !st.signals.settings_received();
     for (id, value) in settings {
         match id {
-            setting::ENABLE_CONNECT_PROTOCOL => {
-                // RFC 8441 §3: once allowed, it cannot be taken back.
-                if st.peer.connect_protocol && value == 0 {
-                    return Err(ConnError::new(
-                        Reason::PROTOCOL_ERROR,
-                        "SETTINGS_ENABLE_CONNECT_PROTOCOL went from 1 to 0",
-                    ));
-                }
-                st.peer.connect_protocol = value == 1;
-            }
+            setting::ENABLE_CONNECT_PROTOCOL => st.send.set_connect_protocol(value)?,
             setting::HEADER_TABLE_SIZE => st.send.set_header_table_size(value as usize),
             setting::MAX_CONCURRENT_STREAMS => {
                 let max = usize::try_from(value).unwrap_or(usize::MAX);
@@ -36,8 +27,7 @@ pub(crate) fn on_settings(
                 }
             }
             setting::INITIAL_WINDOW_SIZE => {
-                let old = st.peer.initial_window;
-                st.peer.initial_window = value;
+                let old = st.send.set_initial_window(value);
                 let mut ready = Vec::new();
                 for (key, stream) in st.streams.iter_mut() {
                     if let Err(e) = stream.send_window.apply_initial_change(old, value) {
@@ -54,7 +44,7 @@ pub(crate) fn on_settings(
                     st.mark_ready(key, id);
                 }
             }
-            setting::MAX_FRAME_SIZE => st.peer.max_frame = value,
+            setting::MAX_FRAME_SIZE => st.send.set_max_frame(value),
             _ => {}
         }
     }

@@ -13,7 +13,7 @@ use bytes::{Buf, BytesMut};
 use tokio::io::{AsyncRead, AsyncWrite};
 
 use super::closed;
-use super::conn::{Local, Peer, Shared, State};
+use super::conn::{Local, Shared, State};
 use super::error::{ConnError, StreamError};
 use super::flood::Glitch;
 use super::frame::{self, setting, Head, Reason};
@@ -126,15 +126,10 @@ pub(crate) fn handshake_with<S>(
             .clamp(frame::DEFAULT_WINDOW, frame::MAX_WINDOW),
         ..local
     };
-    let peer = Peer {
-        max_frame: frame::DEFAULT_MAX_FRAME_SIZE,
-        initial_window: frame::DEFAULT_WINDOW,
-        connect_protocol: false,
-    };
     // The receive windows as `local` says: the connection's is raised by the
     // WINDOW_UPDATE below.
     let recv = RecvFlow::new(local, adaptive, tokio::time::Instant::now());
-    let mut state = State::new(recv, peer, assumed_max_streams, Arc::clone(&signals));
+    let mut state = State::new(recv, assumed_max_streams, Arc::clone(&signals));
     state.send_settings(&[
         (setting::ENABLE_PUSH, 0),
         (setting::INITIAL_WINDOW_SIZE, local.stream_window),

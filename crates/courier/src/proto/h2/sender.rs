@@ -1,6 +1,7 @@
 //! The sending part of a connection (h2's `Send`): the HPACK encoder and the
 //! buffer frames are queued in for the driver, the stream ids, courier's
-//! connection send window, and the streams whose bodies wait to be framed.
+//! connection send window, the server's settings (what it accepts), and the
+//! streams whose bodies wait to be framed.
 //!
 //! Its fields are its own: the connection ([`super::conn`]) asks it to queue
 //! frames and hands it the streams and the counts when bodies are framed, as
@@ -13,9 +14,11 @@ use bytes::BytesMut;
 
 use super::counts::Counts;
 use super::encode::{self, Head};
+use super::error::ConnError;
 use super::flow::{self, FlowError, SendWindow};
 use super::frame::{self, Reason};
 use super::hpack;
+use super::settings::Peer;
 use super::stream_state::legal;
 use super::streams::{Key, Streams};
 
@@ -29,6 +32,8 @@ pub(crate) const HIGH_WATER: usize = 64 * 1024;
 
 /// What courier sends on a connection, and what it may still send.
 pub(crate) struct Sender {
+    /// The server's settings: what it accepts.
+    peer: Peer,
     encoder: hpack::Encoder,
     /// Frames queued for the driver to write.
     out: BytesMut,
@@ -52,6 +57,11 @@ impl Sender {
         let mut out = BytesMut::new();
         out.extend_from_slice(frame::PREFACE);
         Sender {
+            peer: Peer {
+                max_frame: frame::DEFAULT_MAX_FRAME_SIZE,
+                initial_window: frame::DEFAULT_WINDOW,
+                connect_protocol: false,
+            },
             encoder: hpack::Encoder::new(),
             out,
             next_id: 1,
@@ -87,7 +97,8 @@ impl Sender {
     }
 
     /// Queues a request's HEADERS (and CONTINUATIONs).
-    pub(crate) fn headers(&mut self, id: u32, head: &Head<'_>, end_stream: bool, max_frame: u32) {
+    pub(crate) fn headers(&mut self, id: u32, head: &Head<'_>, end_stream: bool) {
+        let max_frame = self.peer.max_frame;
         encode::request(
             &mut self.encoder,
             &mut self.out,
@@ -98,6 +109,40 @@ impl Sender {
         );
     }
 
+    /// The send window every new stream starts with (the server's
+    /// SETTINGS_INITIAL_WINDOW_SIZE).
+    pub(crate) fn initial_window(&self) -> u32 {
+        self.peer.initial_window
+    }
+
+    /// The server allows extended CONNECT (RFC 8441).
+    pub(crate) fn connect_protocol(&self) -> bool {
+        self.peer.connect_protocol
+    }
+
+    /// The server's SETTINGS_ENABLE_CONNECT_PROTOCOL.
+    pub(crate) fn set_connect_protocol(&mut self, value: u32) -> Result<(), ConnError> {
+        // RFC 8441 §3: once allowed, it cannot be taken back.
+        if self.peer.connect_protocol && value == 0 {
+            return Err(ConnError::new(
+                Reason::PROTOCOL_ERROR,
+                "SETTINGS_ENABLE_CONNECT_PROTOCOL went from 1 to 0",
+            ));
+        }
+        self.peer.connect_protocol = value == 1;
+        Ok(())
+    }
+
+    /// The server's SETTINGS_INITIAL_WINDOW_SIZE; the one it replaces.
+    pub(crate) fn set_initial_window(&mut self, value: u32) -> u32 {
+        std::mem::replace(&mut self.peer.initial_window, value)
+    }
+
+    /// The server's SETTINGS_MAX_FRAME_SIZE.
+    pub(crate) fn set_max_frame(&mut self, value: u32) {
+        self.peer.max_frame = value;
+    }
+
     /// Queues a whole body in one DATA frame with END_STREAM, if it fits
     /// the connection's window and `stream_window` (both spent); false if not.
     pub(crate) fn whole_body(
@@ -105,9 +150,8 @@ impl Sender {
         id: u32,
         data: &[u8],
         stream_window: &mut SendWindow,
-        max_frame: u32,
     ) -> bool {
-        if data.len() > max_frame as usize
+        if data.len() > self.peer.max_frame as usize
             || flow::consume_both(&mut self.window, stream_window, data.len()).is_err()
         {
             return false;
@@ -203,9 +247,9 @@ impl Sender {
         &mut self,
         streams: &mut Streams,
         counts: &mut Counts,
-        max_frame: u32,
         wakers: &mut Vec<Waker>,
     ) {
+        let max_frame = self.peer.max_frame;
         // One pass over the streams waiting now: a stream blocked on the
         // connection's window goes to the back, so the END_STREAM or trailers
         // of another (which need no window) are not held behind it.
