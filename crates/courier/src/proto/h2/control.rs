@@ -58,19 +58,20 @@ pub(crate) fn on_settings(
     Ok(())
 }
 
-/// Applies a WINDOW_UPDATE. `gives_back`: courier's connection window is
-/// below the most it has been (DATA used it).
+/// Applies a WINDOW_UPDATE.
 pub(crate) fn on_window_update(
     st: &mut State,
     id: u32,
     increment: u32,
-    gives_back: bool,
     wakers: &mut Vec<Waker>,
 ) -> Result<(), ConnError> {
     if id == 0 {
-        if let Err(e) = st.send.increase_window(increment) {
-            return Err(ConnError::new(e.reason(), "connection window above 2^31-1"));
-        }
+        let gives_back = match st.send.increase_window(increment) {
+            Ok(gives_back) => gives_back,
+            Err(e) => {
+                return Err(ConnError::new(e.reason(), "connection window above 2^31-1"));
+            }
+        };
         if !st.send.has_ready() {
             if !gives_back {
                 // Nothing used the window, nothing waits for more.

@@ -9,7 +9,6 @@ use super::conn::State;
 use super::control;
 use super::error::{ConnError, StreamError};
 use super::flood::{self, Glitch};
-use super::flow::SendWindow;
 use super::frame::{self, Frame, Reason};
 use super::goaway;
 use super::head::{Block, BlockDecoder, BlockError};
@@ -64,10 +63,6 @@ pub(crate) struct Reader {
     /// Nor be split in more CONTINUATION frames than this (the 2024
     /// CONTINUATION flood: tiny frames, each costing a pass).
     max_continuations: usize,
-    /// The most courier's connection send window has been: a connection
-    /// WINDOW_UPDATE below it gives back window DATA used, above it does
-    /// nothing.
-    send_window_high: SendWindow,
     /// A PING ACK arrived since the driver last looked.
     pub(crate) pong: bool,
 }
@@ -80,7 +75,6 @@ impl Reader {
             pending: None,
             max_block,
             max_continuations: max_continuations(max_block),
-            send_window_high: SendWindow::new(frame::DEFAULT_WINDOW),
             pong: false,
         }
     }
@@ -224,10 +218,7 @@ impl Reader {
                 Ok(())
             }
             Frame::WindowUpdate { stream, increment } => {
-                let gives_back = st.send.window() < self.send_window_high;
-                control::on_window_update(st, stream, increment, gives_back, wakers)?;
-                self.send_window_high = self.send_window_high.max(st.send.window());
-                Ok(())
+                control::on_window_update(st, stream, increment, wakers)
             }
             Frame::Ignored => st.glitch(Glitch::Ignored),
         }

@@ -40,6 +40,9 @@ pub(crate) struct Sender {
     next_id: u32,
     /// What courier may still send on the connection.
     window: SendWindow,
+    /// The most `window` has been: a connection WINDOW_UPDATE that leaves it
+    /// below this gives back window DATA used; above it, it does nothing.
+    window_high: SendWindow,
     /// Streams with body bytes queued, waiting for the driver (and window).
     ready: VecDeque<(Key, u32)>,
     /// The first stream whose HEADERS are still in `out`, not yet handed to
@@ -66,6 +69,7 @@ impl Sender {
             out,
             next_id: 1,
             window: SendWindow::new(frame::DEFAULT_WINDOW),
+            window_high: SendWindow::new(frame::DEFAULT_WINDOW),
             ready: VecDeque::new(),
             unsent_from: None,
             settings_unacked: 0,
@@ -202,14 +206,13 @@ impl Sender {
         self.encoder.set_max_table_size(size);
     }
 
-    /// What courier may still send on the connection.
-    pub(crate) fn window(&self) -> SendWindow {
-        self.window
-    }
-
-    /// A connection WINDOW_UPDATE.
-    pub(crate) fn increase_window(&mut self, increment: u32) -> Result<(), FlowError> {
-        self.window.increase(increment)
+    /// A connection WINDOW_UPDATE; whether it gives back window DATA used
+    /// (the window was below the most it has been), not only inflates it.
+    pub(crate) fn increase_window(&mut self, increment: u32) -> Result<bool, FlowError> {
+        let gives_back = self.window < self.window_high;
+        self.window.increase(increment)?;
+        self.window_high = self.window_high.max(self.window);
+        Ok(gives_back)
     }
 
     /// Queues stream `id` for the driver to frame its body bytes.
