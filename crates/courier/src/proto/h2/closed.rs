@@ -13,17 +13,13 @@ use std::task::Waker;
 
 use super::conn::State;
 use super::error::{ConnError, StreamError};
-use super::frame::{self, Reason};
+use super::frame::Reason;
 
 /// A `what` (DATA or HEADERS) frame arrived on stream `id`, which is not
 /// idle and which courier no longer reads: ignored if courier reset it, a
 /// connection error if the server closed it.
 pub(crate) fn late_frame(st: &mut State, id: u32, what: &'static str) -> Result<(), ConnError> {
-    let tolerated = match st.streams.by_id(id) {
-        Some((_, stream)) => stream.rst_sent,
-        None => st.resets.tolerates(id),
-    };
-    if tolerated {
+    if st.reset_by_courier(id) {
         return Ok(());
     }
     Err(ConnError {
@@ -51,7 +47,7 @@ pub(crate) fn stream_error(
             st.reset(key, id, reason, StreamError::Malformed(what), wakers);
         }
         _ => {
-            frame::encode_rst_stream(&mut st.out, id, reason);
+            st.send.rst_stream(id, reason);
             st.wake_driver();
         }
     }

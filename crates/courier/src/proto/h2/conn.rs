@@ -8,32 +8,36 @@
 //! each stream its head, its data and its errors. A request's life takes a
 //! handful of uncontended lock round trips: open, take the head, read the
 //! body, close.
+//!
+//! `State` is made of parts, each a type in a leaf file with fields of its
+//! own (after h2's `Recv`/`Send`/`Counts`): [`Streams`], [`Counts`],
+//! [`Sender`], [`RecvFlow`], [`GoingAway`]. No part imports another's file
+//! to change its fields: `State` decides which part talks to which (opening
+//! a stream takes an id and queues HEADERS in the sender, sizes the stream's
+//! windows from both ends' settings, and settles the counts), here and in
+//! the files that add to it (`release`, `control`, `closed`, `goaway`, and
+//! `recv`'s frame handlers). The connection's failure, its flood budget and
+//! the resets it remembers are private to this file, behind methods.
 
-use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use http::Method;
 
 use super::counts::Counts;
-use super::encode;
 pub(crate) use super::encode::Head;
 use super::error::{ConnError, StreamError};
 use super::flood::{self, Budget, Glitch};
-use super::flow::{self, RecvWindow, SendWindow};
-use super::frame::{self, Reason};
-use super::grow::Growth;
-use super::hpack;
+use super::frame::Reason;
+use super::going_away::GoingAway;
+use super::recv_flow::RecvFlow;
 use super::resets::Resets;
-pub(crate) use super::settings::{Local, Peer};
+use super::sender::Sender;
+pub(crate) use super::settings::Local;
 use super::signals::Signals;
 use super::stream_state::legal;
 use super::streams::{Key, Stream, Streams, Upload};
-
-/// Ids past this are not allowed (RFC 9113 §5.1.1): a connection that has
-/// used them all takes no new streams.
-const MAX_STREAM_ID: u32 = (1 << 31) - 1;
 
 pub(crate) struct Shared {
     state: Mutex<State>,
@@ -68,51 +72,32 @@ impl Shared {
     }
 }
 
-/// Everything streams and driver share.
+/// Everything streams and driver share: the parts, each with its own
+/// fields ([`Streams`], [`Counts`], [`Sender`], [`RecvFlow`], [`GoingAway`]),
+/// and what ties them together.
 pub(crate) struct State {
     pub(crate) streams: Streams,
-    pub(crate) encoder: hpack::Encoder,
-    /// Frames queued for the driver to write.
-    pub(crate) out: BytesMut,
-    driver: Option<Waker>,
-    /// The driver has been woken and not yet run: more wakes are redundant.
-    driver_woken: bool,
-    pub(crate) next_id: u32,
-    pub(crate) local: Local,
-    pub(crate) peer: Peer,
     /// Streams the server counts against its SETTINGS_MAX_CONCURRENT_STREAMS,
     /// its limit, and the requests waiting for room.
     pub(crate) counts: Counts,
-    /// What courier may still send on the connection.
-    pub(crate) send_window: SendWindow,
-    /// What the server may still send on the connection, and what was read
-    /// of it that is not yet granted back.
-    pub(crate) recv_window: RecvWindow,
-    /// Streams with body bytes queued, waiting for the driver (and window).
-    pub(crate) send_ready: VecDeque<(Key, u32)>,
-    /// The connection is over: every stream has been failed with this.
-    pub(crate) failed: Option<StreamError>,
-    /// The last stream id of a GOAWAY received.
-    pub(crate) goaway: Option<u32>,
-    /// A PING was queued to ask whether a server that sent GOAWAY will still
-    /// answer the streams it kept; the driver arms its deadline.
-    pub(crate) goaway_probe: bool,
-    /// The first stream whose HEADERS are still in `out`, not yet handed to
-    /// the socket: if the connection fails now, it and later ones were never
-    /// sent, and may be sent again elsewhere.
-    pub(crate) unsent_from: Option<u32>,
-    /// The pool dropped its handle: close once the last stream is done.
-    pub(crate) handle_dropped: bool,
-    /// Streams courier reset, after their slots were freed.
-    pub(crate) resets: Resets,
+    /// What courier sends, and may still send.
+    pub(crate) send: Sender,
+    /// What the server may still send, and how that grows.
+    pub(crate) recv: RecvFlow,
+    /// The server's GOAWAY, if it sent one.
+    pub(crate) goaway: GoingAway,
     pub(crate) signals: Arc<Signals>,
+    driver: Option<Waker>,
+    /// The driver has been woken and not yet run: more wakes are redundant.
+    driver_woken: bool,
+    /// The connection is over: every stream has been failed with this.
+    failed: Option<StreamError>,
+    /// The pool dropped its handle: close once the last stream is done.
+    handle_dropped: bool,
+    /// Streams courier reset, after their slots were freed.
+    resets: Resets,
     /// Frames the server may yet send that cost work and do nothing.
-    pub(crate) flood: Budget,
-    /// Receive windows that grow with the link (or stay fixed).
-    pub(crate) growth: Growth,
-    /// SETTINGS frames courier sent (the preface's, then growth's) not yet
-    /// acknowledged: their ACKs are expected, any other is a glitch.
-    settings_unacked: u8,
+    flood: Budget,
 }
 
 /// The request body, as far as opening the stream is concerned.
@@ -124,35 +109,20 @@ pub(crate) enum Outgoing {
 }
 
 impl State {
-    pub(crate) fn new(
-        local: Local,
-        peer: Peer,
-        max_streams: usize,
-        signals: Arc<Signals>,
-    ) -> State {
+    pub(crate) fn new(recv: RecvFlow, max_streams: usize, signals: Arc<Signals>) -> State {
         State {
             streams: Streams::default(),
-            encoder: hpack::Encoder::new(),
-            out: BytesMut::new(),
+            counts: Counts::new(max_streams),
+            send: Sender::new(),
+            recv,
+            goaway: GoingAway::default(),
+            signals,
             driver: None,
             driver_woken: false,
-            next_id: 1,
-            local,
-            peer,
-            counts: Counts::new(max_streams),
-            send_window: SendWindow::new(frame::DEFAULT_WINDOW),
-            recv_window: RecvWindow::new(frame::DEFAULT_WINDOW),
-            send_ready: VecDeque::new(),
             failed: None,
-            goaway: None,
-            goaway_probe: false,
-            unsent_from: None,
             handle_dropped: false,
             resets: Resets::default(),
-            signals,
             flood: Budget::new(),
-            growth: Growth::fixed(&local),
-            settings_unacked: 0,
         }
     }
 
@@ -161,22 +131,58 @@ impl State {
         self.flood.spend(glitch).map_err(ConnError::flooded)
     }
 
+    /// Gives the flood budget back `frames` (work the server asked for).
+    pub(crate) fn earn(&mut self, frames: u32) {
+        self.flood.earn(frames);
+    }
+
     /// Queues a SETTINGS frame of courier's, whose ACK is then expected.
     pub(crate) fn send_settings(&mut self, settings: &[(u16, u32)]) {
-        frame::encode_settings(&mut self.out, settings);
-        // Growth sends one at a time, after the preface's was acknowledged.
-        self.settings_unacked = self.settings_unacked.saturating_add(1);
+        self.send.settings(settings);
         self.wake_driver();
     }
 
     /// A SETTINGS ACK arrived: false if courier was owed none (a glitch).
     pub(crate) fn settings_acked(&mut self) -> bool {
-        if self.settings_unacked == 0 {
+        if !self.send.settings_acked() {
             return false;
         }
-        self.settings_unacked -= 1;
-        self.growth.settings_acked();
+        self.recv.settings_acked();
         true
+    }
+
+    /// Whether the connection failed (every stream with it).
+    pub(crate) fn is_failed(&self) -> bool {
+        self.failed.is_some()
+    }
+
+    /// Why the connection failed.
+    #[cfg(test)]
+    pub(crate) fn failure(&self) -> Option<&StreamError> {
+        self.failed.as_ref()
+    }
+
+    /// The pool let go of the connection: it closes once its last stream is
+    /// done.
+    pub(crate) fn release_handle(&mut self) {
+        self.handle_dropped = true;
+        self.wake_driver();
+    }
+
+    /// Nobody will open another stream, and none is left: the connection
+    /// may close.
+    pub(crate) fn is_done(&self) -> bool {
+        self.streams.is_empty()
+            && (self.handle_dropped || self.goaway.is_received() || self.failed.is_some())
+    }
+
+    /// Whether a late frame on stream `id` (not idle, no longer read) is one
+    /// the server sent before it saw courier's RST_STREAM.
+    pub(crate) fn reset_by_courier(&mut self, id: u32) -> bool {
+        match self.streams.by_id(id) {
+            Some((_, stream)) => stream.rst_sent,
+            None => self.resets.tolerates(id),
+        }
     }
 
     pub(crate) fn into_shared(self) -> Arc<Shared> {
@@ -207,7 +213,7 @@ impl State {
     /// Whether stream ids at or above `id` were never opened (idle streams:
     /// frames for them are a protocol error).
     pub(crate) fn is_idle(&self, id: u32) -> bool {
-        id % 2 == 0 || id >= self.next_id
+        self.send.is_idle(id)
     }
 
     /// Opens a stream for `head`, or says why not. Pending while the server's
@@ -226,10 +232,10 @@ impl State {
                 _ => StreamError::NotOpened("the connection is closed"),
             }));
         }
-        if self.goaway.is_some() {
+        if self.goaway.is_received() {
             return Poll::Ready(Err(StreamError::NotOpened("the server sent GOAWAY")));
         }
-        if self.next_id > MAX_STREAM_ID {
+        if self.send.ids_used_up() {
             return Poll::Ready(Err(StreamError::NotOpened("stream ids used up")));
         }
         if head.protocol.is_some() {
@@ -239,7 +245,7 @@ impl State {
                 self.counts.wait(cx);
                 return Poll::Pending;
             }
-            if !self.peer.connect_protocol {
+            if !self.send.connect_protocol() {
                 return Poll::Ready(Err(StreamError::NoExtendedConnect));
             }
         }
@@ -247,27 +253,18 @@ impl State {
             self.counts.wait(cx);
             return Poll::Pending;
         }
-        let id = self.next_id;
-        self.next_id += 2;
-        self.unsent_from.get_or_insert(id);
-        if self.next_id > MAX_STREAM_ID {
+        let id = self.send.next_id();
+        if self.send.ids_used_up() {
             // Let the pool open a fresh connection for what comes next.
             self.signals.set_goaway();
         }
         let end_stream = matches!(body, Outgoing::Empty)
             || matches!(body, Outgoing::Buffered(b) if b.is_empty());
-        encode::request(
-            &mut self.encoder,
-            &mut self.out,
-            id,
-            head,
-            end_stream,
-            self.peer.max_frame,
-        );
+        self.send.headers(id, head, end_stream);
         let mut stream = Stream::new(
             id,
-            self.peer.initial_window,
-            self.local.stream_window,
+            self.send.initial_window(),
+            self.recv.stream_window(),
             end_stream,
         );
         self.counts.opened();
@@ -277,16 +274,8 @@ impl State {
             Outgoing::Empty => None,
             Outgoing::Buffered(data) if data.is_empty() => None,
             Outgoing::Buffered(data) => {
-                if data.len() <= self.peer.max_frame as usize
-                    && flow::consume_both(
-                        &mut self.send_window,
-                        &mut stream.send_window,
-                        data.len(),
-                    )
-                    .is_ok()
-                {
+                if self.send.whole_body(id, &data, &mut stream.send_window) {
                     // The common case: the whole body fits the windows and one frame.
-                    frame::encode_data(&mut self.out, id, &data, true);
                     legal(stream.transition(&mut self.counts, |s| s.send_end()));
                     None
                 } else {
@@ -312,6 +301,13 @@ impl State {
         Poll::Ready(Ok((key, id)))
     }
 
+    /// Frames queued body bytes, as far as the windows allow.
+    pub(crate) fn fill_data(&mut self, wakers: &mut Vec<Waker>) {
+        self.send
+            .fill_data(&mut self.streams, &mut self.counts, wakers);
+        self.check_counts();
+    }
+
     /// Queues `stream` for the driver to send its body bytes.
     pub(crate) fn mark_ready(&mut self, key: Key, id: u32) {
         if let Some(upload) = self
@@ -321,7 +317,7 @@ impl State {
         {
             if !upload.ready {
                 upload.ready = true;
-                self.send_ready.push_back((key, id));
+                self.send.queue_ready(key, id);
             }
         }
     }
@@ -389,7 +385,7 @@ impl State {
         let unread = stream.data.discard();
         stream.wake(wakers);
         if let (true, Some(reason)) = (send_rst, reset) {
-            frame::encode_rst_stream(&mut self.out, id, reason);
+            self.send.rst_stream(id, reason);
             self.wake_driver();
             // What the server sent before it sees the reset is no flood.
             self.flood.earn(flood::after_reset(window));
@@ -420,7 +416,7 @@ impl State {
         if removed.is_some_and(|s| s.rst_sent) {
             self.resets.remember(id);
         }
-        if self.streams.is_empty() && (self.handle_dropped || self.goaway.is_some()) {
+        if self.streams.is_empty() && (self.handle_dropped || self.goaway.is_received()) {
             // Nothing left for the connection to do: let the driver close it.
             self.wake_driver();
         }
@@ -438,7 +434,7 @@ impl State {
         // Before anyone is woken: a request failed here and sent again must
         // not be given this connection by the pool.
         self.signals.close();
-        let unsent_from = self.unsent_from.unwrap_or(u32::MAX);
+        let unsent_from = self.send.unsent_from().unwrap_or(u32::MAX);
         // Woken after the streams, once the lock is let go.
         let openers = self.counts.take_waiters();
         for (_, stream) in self.streams.iter_mut() {
@@ -453,7 +449,7 @@ impl State {
             stream.wake(wakers);
         }
         self.check_counts();
-        self.send_ready.clear();
+        self.send.clear_ready();
         wakers.extend(openers);
     }
 }

@@ -7,7 +7,7 @@ use std::task::Waker;
 use super::conn::State;
 use super::error::{ConnError, StreamError};
 use super::flood::Glitch;
-use super::frame::{self, setting, Reason};
+use super::frame::setting;
 
 pub(crate) fn on_settings(
     st: &mut State,
@@ -16,17 +16,8 @@ pub(crate) fn on_settings(
     let first = !st.signals.settings_received();
     for (id, value) in settings {
         match id {
-            setting::ENABLE_CONNECT_PROTOCOL => {
-                // RFC 8441 §3: once allowed, it cannot be taken back.
-                if st.peer.connect_protocol && value == 0 {
-                    return Err(ConnError::new(
-                        Reason::PROTOCOL_ERROR,
-                        "SETTINGS_ENABLE_CONNECT_PROTOCOL went from 1 to 0",
-                    ));
-                }
-                st.peer.connect_protocol = value == 1;
-            }
-            setting::HEADER_TABLE_SIZE => st.encoder.set_max_table_size(value as usize),
+            setting::ENABLE_CONNECT_PROTOCOL => st.send.set_connect_protocol(value)?,
+            setting::HEADER_TABLE_SIZE => st.send.set_header_table_size(value as usize),
             setting::MAX_CONCURRENT_STREAMS => {
                 let max = usize::try_from(value).unwrap_or(usize::MAX);
                 let rose = st.counts.set_max(max);
@@ -36,8 +27,7 @@ pub(crate) fn on_settings(
                 }
             }
             setting::INITIAL_WINDOW_SIZE => {
-                let old = st.peer.initial_window;
-                st.peer.initial_window = value;
+                let old = st.send.set_initial_window(value);
                 let mut ready = Vec::new();
                 for (key, stream) in st.streams.iter_mut() {
                     if let Err(e) = stream.send_window.apply_initial_change(old, value) {
@@ -54,11 +44,11 @@ pub(crate) fn on_settings(
                     st.mark_ready(key, id);
                 }
             }
-            setting::MAX_FRAME_SIZE => st.peer.max_frame = value,
+            setting::MAX_FRAME_SIZE => st.send.set_max_frame(value),
             _ => {}
         }
     }
-    frame::encode_settings_ack(&mut st.out);
+    st.send.settings_ack();
     st.wake_driver();
     st.signals.settings_arrived();
     if first {
@@ -68,20 +58,21 @@ pub(crate) fn on_settings(
     Ok(())
 }
 
-/// Applies a WINDOW_UPDATE. `gives_back`: courier's connection window is
-/// below the most it has been (DATA used it).
+/// Applies a WINDOW_UPDATE.
 pub(crate) fn on_window_update(
     st: &mut State,
     id: u32,
     increment: u32,
-    gives_back: bool,
     wakers: &mut Vec<Waker>,
 ) -> Result<(), ConnError> {
     if id == 0 {
-        if let Err(e) = st.send_window.increase(increment) {
-            return Err(ConnError::new(e.reason(), "connection window above 2^31-1"));
-        }
-        if st.send_ready.is_empty() {
+        let gives_back = match st.send.increase_window(increment) {
+            Ok(gives_back) => gives_back,
+            Err(e) => {
+                return Err(ConnError::new(e.reason(), "connection window above 2^31-1"));
+            }
+        };
+        if !st.send.has_ready() {
             if !gives_back {
                 // Nothing used the window, nothing waits for more.
                 return st.glitch(Glitch::WindowUpdate);

@@ -13,17 +13,17 @@ use bytes::{Buf, BytesMut};
 use tokio::io::{AsyncRead, AsyncWrite};
 
 use super::closed;
-use super::conn::{Local, Peer, Shared, State};
+use super::conn::{Local, Shared, State};
 use super::error::{ConnError, StreamError};
 use super::flood::Glitch;
-use super::flow::RecvWindow;
 use super::frame::{self, setting, Head, Reason};
-use super::grow::{Adaptive, Growth};
+use super::grow::Adaptive;
 pub(crate) use super::keepalive::KeepAliveConfig;
-use super::keepalive::Watch;
+use super::keepalive::{Watch, PING_PAYLOAD};
 use super::linger;
 use super::readbuf::ReadBuf;
 use super::recv::{self, Reader};
+use super::recv_flow::RecvFlow;
 use super::signals::Signals;
 
 /// Unwritten bytes past which the driver stops reading (see [`Driver::run`]).
@@ -45,9 +45,7 @@ pub(crate) struct Handle {
 
 impl Drop for Handle {
     fn drop(&mut self) {
-        let mut st = self.shared.lock();
-        st.handle_dropped = true;
-        st.wake_driver();
+        self.shared.lock().release_handle();
     }
 }
 
@@ -128,13 +126,10 @@ pub(crate) fn handshake_with<S>(
             .clamp(frame::DEFAULT_WINDOW, frame::MAX_WINDOW),
         ..local
     };
-    let peer = Peer {
-        max_frame: frame::DEFAULT_MAX_FRAME_SIZE,
-        initial_window: frame::DEFAULT_WINDOW,
-        connect_protocol: false,
-    };
-    let mut state = State::new(local, peer, assumed_max_streams, Arc::clone(&signals));
-    state.out.extend_from_slice(frame::PREFACE);
+    // The receive windows as `local` says: the connection's is raised by the
+    // WINDOW_UPDATE below.
+    let recv = RecvFlow::new(local, adaptive, tokio::time::Instant::now());
+    let mut state = State::new(recv, assumed_max_streams, Arc::clone(&signals));
     state.send_settings(&[
         (setting::ENABLE_PUSH, 0),
         (setting::INITIAL_WINDOW_SIZE, local.stream_window),
@@ -145,10 +140,8 @@ pub(crate) fn handshake_with<S>(
     ]);
     let raise = local.conn_window - frame::DEFAULT_WINDOW;
     if raise > 0 {
-        frame::encode_window_update(&mut state.out, 0, raise);
+        state.send.window_update(0, raise);
     }
-    state.recv_window = RecvWindow::new(local.conn_window);
-    state.growth = Growth::new(&local, adaptive, tokio::time::Instant::now());
     let shared = state.into_shared();
     let driver = Driver {
         io: Some(io),
@@ -209,7 +202,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send + 'static> Driver<S> {
                     Poll::Ready(Err(End::Eof)) => {
                         // After a GOAWAY, say so: a response cut there was
                         // dropped by a server going away, not lost in transit.
-                        let error = if self.shared.lock().goaway.is_some() {
+                        let error = if self.shared.lock().goaway.is_received() {
                             StreamError::ClosedAfterGoaway
                         } else if !self.preface_read {
                             StreamError::Closed("the server closed the connection before its SETTINGS (does it speak HTTP/2?)")
@@ -231,7 +224,16 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send + 'static> Driver<S> {
                     }
                 }
                 let pong = std::mem::take(&mut self.reader.pong);
-                if self.watch.keep_alive_expired(cx, pong, &self.shared) {
+                let shared = &self.shared;
+                let ping = |while_idle| {
+                    let mut st = shared.lock();
+                    let due = st.counts.active() > 0 || while_idle;
+                    if due {
+                        st.send.ping(false, PING_PAYLOAD);
+                    }
+                    due
+                };
+                if self.watch.keep_alive_expired(cx, pong, ping) {
                     tracing::debug!("HTTP/2 peer stopped answering PINGs; closing the connection");
                     self.fail(StreamError::Closed(
                         "the server stopped answering keep-alive PINGs",
@@ -248,7 +250,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send + 'static> Driver<S> {
                     self.fail(StreamError::NoSettings);
                     return Poll::Ready(());
                 }
-                if self.watch.goaway_probe_expired(cx, pong, &self.shared) {
+                let probe_sent = || self.shared.lock().goaway.take_probe();
+                if self.watch.goaway_probe_expired(cx, pong, probe_sent) {
                     tracing::debug!(
                         "HTTP/2 peer went silent after its GOAWAY; closing the connection"
                     );
@@ -364,23 +367,17 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send + 'static> Driver<S> {
         let mut st = self.shared.lock();
         st.driver_running(cx.waker());
         st.fill_data(&mut self.wakers);
-        if !self.closing
-            && st.streams.is_empty()
-            && (st.handle_dropped || st.goaway.is_some() || st.failed.is_some())
-        {
+        if !self.closing && st.is_done() {
             // Nobody will open another stream: say goodbye and close.
-            frame::encode_goaway(&mut st.out, 0, Reason::NO_ERROR, &[]);
+            st.send.goaway(Reason::NO_ERROR, &[]);
             self.closing = true;
             st.fail_all(
                 StreamError::NotOpened("the connection was closed"),
                 &mut self.wakers,
             );
         }
-        if self.writing.is_empty() && !st.out.is_empty() {
-            std::mem::swap(&mut self.writing, &mut st.out);
-            st.unsent_from = None;
-        }
-        self.backlog = st.out.len();
+        st.send.take_queued(&mut self.writing);
+        self.backlog = st.send.queued_len();
         self.idle = st.counts.active() == 0;
         drop(st);
         for w in self.wakers.drain(..) {
@@ -419,7 +416,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send + 'static> Driver<S> {
     /// Fails every stream and closes after writing a GOAWAY.
     fn close_with(&mut self, reason: Reason, what: &'static str, error: StreamError) {
         let mut st = self.shared.lock();
-        frame::encode_goaway(&mut st.out, 0, reason, what.as_bytes());
+        st.send.goaway(reason, what.as_bytes());
         st.fail_all(error, &mut self.wakers);
         drop(st);
         self.closing = true;
@@ -470,7 +467,7 @@ impl<S> Drop for Driver<S> {
     /// write the connection again: its streams and the pool must not wait on it.
     fn drop(&mut self) {
         let mut st = self.shared.lock();
-        if st.failed.is_none() {
+        if !st.is_failed() {
             st.fail_all(
                 StreamError::Closed("the connection's task was dropped"),
                 &mut self.wakers,

@@ -140,7 +140,7 @@ async fn a_fast_download_is_read_a_few_reads_ahead_of_its_reader() {
         std::future::poll_fn(|cx| stream.poll_head(cx))
             .await
             .expect("the head");
-        let available = shared2.lock().recv_window.available();
+        let available = shared2.lock().recv.available();
         16 * MIB - available
     });
     wr.write_all(&out).await.unwrap();
@@ -329,7 +329,7 @@ async fn settings_in_time_disarm_the_deadline() {
     far.write_all(&settings).await.unwrap();
     tokio::time::sleep(Duration::from_secs(60)).await;
     let st = handle.shared.lock();
-    assert!(st.failed.is_none(), "{:?}", st.failed);
+    assert!(!st.is_failed(), "{:?}", st.failure());
     assert!(st.signals.settings_received());
     drop(st);
     let mut stream = crate::proto::h2::stream::StreamRef::new(Arc::clone(&handle.shared), key, id);

@@ -7,7 +7,7 @@ use std::task::Waker;
 
 use super::conn::State;
 use super::error::StreamError;
-use super::frame::{self, Reason};
+use super::frame::Reason;
 use super::signals::Served;
 
 pub(crate) fn on_goaway(
@@ -23,7 +23,7 @@ pub(crate) fn on_goaway(
         debug_data = %String::from_utf8_lossy(data),
         "HTTP/2 server sent GOAWAY"
     );
-    st.goaway = Some(st.goaway.map_or(last, |before| before.min(last)));
+    st.goaway.received(last);
     if let Some(served) = served_per_connection(st, last, reason) {
         st.signals.set_served(served);
     }
@@ -60,7 +60,7 @@ pub(crate) fn on_goaway(
 /// idempotent ones are sent again elsewhere. The driver closes the
 /// connection if the PING goes unanswered (see `Driver::goaway_probe`).
 fn probe_after_goaway(st: &mut State, last: u32, reason: Reason) {
-    if reason != Reason::NO_ERROR || last == (1 << 31) - 1 || st.goaway_probe {
+    if reason != Reason::NO_ERROR || last == (1 << 31) - 1 || st.goaway.is_probing() {
         return; // an error closes anyway; a first-of-two GOAWAY brings its own PING
     }
     let waiting = st
@@ -68,8 +68,8 @@ fn probe_after_goaway(st: &mut State, last: u32, reason: Reason) {
         .iter_mut()
         .any(|(_, s)| s.id <= last && !s.state().is_recv_closed());
     if waiting {
-        frame::encode_ping(&mut st.out, false, GOAWAY_PING);
-        st.goaway_probe = true;
+        st.send.ping(false, GOAWAY_PING);
+        st.goaway.probe_sent();
         st.wake_driver();
     }
 }

@@ -331,9 +331,9 @@ async fn a_reader_that_stops_buffers_no_more_than_it_was_granted_while_reading()
     let conn = Conn::open(ADAPTIVE, Some(1 << 40), Link::delay(ONE_WAY));
     let mut body = conn.get().await;
     let shared = Arc::clone(&conn.shared);
-    let grown = |_| shared.lock().growth.conn_advertised() > 8 * MIB;
+    let grown = |_| shared.lock().recv.conn_advertised() > 8 * MIB;
     let read = read_until(&mut body, grown).await;
-    let advertised = conn.shared.lock().growth.conn_advertised();
+    let advertised = conn.shared.lock().recv.conn_advertised();
     assert!(
         advertised > 8 * MIB,
         "the connection window grew: {advertised}"
@@ -352,7 +352,7 @@ async fn a_reader_that_stops_buffers_no_more_than_it_was_granted_while_reading()
         buffered <= u64::from(advertised),
         "{buffered} bytes buffered, {advertised} advertised when reading stopped"
     );
-    assert_eq!(conn.shared.lock().growth.conn_advertised(), advertised);
+    assert_eq!(conn.shared.lock().recv.conn_advertised(), advertised);
     // And the server is held there: nothing more arrives.
     tokio::time::sleep(Duration::from_secs(10)).await;
     assert_eq!(conn.books().sent, sent);
@@ -370,7 +370,7 @@ async fn a_stream_nobody_reads_keeps_its_initial_window() {
         2 * MIB,
         "no SETTINGS grew it: {books:?}"
     );
-    assert_eq!(conn.shared.lock().growth.conn_advertised(), 8 * MIB);
+    assert_eq!(conn.shared.lock().recv.conn_advertised(), 8 * MIB);
 }
 
 #[tokio::test(start_paused = true)]
@@ -445,7 +445,7 @@ async fn a_stalled_reader_on_a_fresh_connection_holds_the_initial_stream_window(
         assert_eq!(books.windows.len(), 1, "no growth: {books:?}");
     }
     assert_eq!(
-        conn.shared.lock().growth.conn_advertised(),
+        conn.shared.lock().recv.conn_advertised(),
         h2.initial_connection_window_size
     );
     // A second such stream gets its head and its own window: together they

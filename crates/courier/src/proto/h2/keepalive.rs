@@ -10,10 +10,8 @@ use std::time::Duration;
 
 use tokio::time::{Instant, Sleep};
 
-use super::conn::Shared;
-use super::frame;
-
-const PING_PAYLOAD: [u8; 8] = *b"courier!";
+/// The payload of courier's keep-alive PINGs.
+pub(crate) const PING_PAYLOAD: [u8; 8] = *b"courier!";
 
 /// Keep-alive PINGs: every `interval`, if set (while streams are open, or
 /// always with `while_idle`); a PONG later than `timeout` means the peer is
@@ -84,12 +82,15 @@ impl Watch {
     }
 
     /// Runs the keep-alive timer; true when a PING went unanswered. `pong`:
-    /// a PING ACK arrived since the last call.
+    /// a PING ACK arrived since the last call. When one is due, `ping`
+    /// queues it ([`PING_PAYLOAD`]) if streams are open or `while_idle` (its
+    /// argument), and says whether it did: the timers hold no connection
+    /// state, the driver hands them what they need.
     pub(crate) fn keep_alive_expired(
         &mut self,
         cx: &mut Context<'_>,
         pong: bool,
-        shared: &Shared,
+        mut ping: impl FnMut(bool) -> bool,
     ) -> bool {
         let Some(ka) = self.keep_alive.as_mut() else {
             return false;
@@ -102,9 +103,7 @@ impl Watch {
             if ka.outstanding {
                 return true;
             }
-            let mut st = shared.lock();
-            if st.counts.active() > 0 || ka.while_idle {
-                frame::encode_ping(&mut st.out, false, PING_PAYLOAD);
+            if ping(ka.while_idle) {
                 ka.outstanding = true;
                 ka.timer.as_mut().reset(Instant::now() + ka.timeout);
             } else {
@@ -117,17 +116,18 @@ impl Watch {
     /// Arms and runs the deadline of the PING sent after a GOAWAY (see
     /// `goaway::probe_after_goaway`); true when it went unanswered: a server
     /// that neither answers nor closes would hold the streams it kept until
-    /// their own deadlines.
+    /// their own deadlines. `probe_sent` says whether such a PING was queued
+    /// since last asked (asked only while no deadline runs).
     pub(crate) fn goaway_probe_expired(
         &mut self,
         cx: &mut Context<'_>,
         pong: bool,
-        shared: &Shared,
+        probe_sent: impl FnOnce() -> bool,
     ) -> bool {
         if pong {
             self.goaway_probe = None;
         }
-        if self.goaway_probe.is_none() && std::mem::take(&mut shared.lock().goaway_probe) {
+        if self.goaway_probe.is_none() && probe_sent() {
             let deadline = Instant::now() + self.pong_timeout;
             self.goaway_probe = Some(Box::pin(tokio::time::sleep_until(deadline)));
         }

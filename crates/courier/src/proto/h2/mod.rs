@@ -18,14 +18,20 @@
 //! Layout: [`frame`] and [`hpack`] are the wire formats, [`encode`] and
 //! [`head`] the request and response heads in them. The connection's state
 //! ([`conn`]: what streams and driver share, behind one lock) is made of
-//! parts, each in its file: [`streams`] the slab of stream slots, each with
+//! parts, each a type in a leaf file with fields of its own, after h2's
+//! `Recv`/`Send`/`Counts`: [`streams`] the slab of stream slots, each with
 //! its RFC 9113 state ([`stream_state`], changed only through
 //! `Stream::transition`); [`counts`] the streams the server counts, settled
-//! by that one transition; [`settings`] both ends' settings; [`flow`] the
-//! flow-control windows, [`tune`] when they should grow, [`grow`] how, and
-//! [`release`] when read bytes go back; [`flood`] how many frames that do
+//! by that one transition; [`sender`] what courier sends (the HPACK encoder,
+//! the queued frames, the ids, the send window, the server's [`settings`],
+//! the bodies waiting for window); [`recv_flow`] courier's settings and
+//! receive window, and [`grow`] how the windows grow ([`tune`] when);
+//! [`going_away`] the server's GOAWAY; [`flood`] how many frames that do
 //! nothing the connection puts up with; [`resets`] the streams courier reset
-//! once their slots are gone. [`driver`] is the task that runs the I/O
+//! once their slots are gone ([`flow`] is the windows' arithmetic). Which
+//! part talks to which is decided above them, in [`conn`] and the files that
+//! add to its `State`: [`release`] (read bytes go back), [`control`],
+//! [`closed`], [`goaway`]. [`driver`] is the task that runs the I/O
 //! ([`readbuf`] the buffers it reads into); [`recv`] what it does with each
 //! frame, [`control`] with SETTINGS and WINDOW_UPDATE, [`closed`] with
 //! frames on closed streams, [`goaway`] with a GOAWAY; [`keepalive`] the
@@ -46,6 +52,7 @@ pub(crate) mod flood;
 pub(crate) mod flow;
 pub(crate) mod frame;
 pub(crate) mod goaway;
+pub(crate) mod going_away;
 pub(crate) mod grow;
 #[cfg(test)]
 mod grow_tests;
@@ -55,10 +62,12 @@ pub(crate) mod keepalive;
 mod linger;
 pub(crate) mod readbuf;
 pub(crate) mod recv;
+pub(crate) mod recv_flow;
 pub(crate) mod release;
 pub(crate) mod request;
 pub(crate) mod resets;
 pub(crate) mod send;
+pub(crate) mod sender;
 pub(crate) mod settings;
 pub(crate) mod signals;
 pub(crate) mod stream;

@@ -9,7 +9,6 @@ use super::conn::State;
 use super::control;
 use super::error::{ConnError, StreamError};
 use super::flood::{self, Glitch};
-use super::flow::SendWindow;
 use super::frame::{self, Frame, Reason};
 use super::goaway;
 use super::head::{Block, BlockDecoder, BlockError};
@@ -64,10 +63,6 @@ pub(crate) struct Reader {
     /// Nor be split in more CONTINUATION frames than this (the 2024
     /// CONTINUATION flood: tiny frames, each costing a pass).
     max_continuations: usize,
-    /// The most courier's connection send window has been: a connection
-    /// WINDOW_UPDATE below it gives back window DATA used, above it does
-    /// nothing.
-    send_window_high: SendWindow,
     /// A PING ACK arrived since the driver last looked.
     pub(crate) pong: bool,
 }
@@ -80,7 +75,6 @@ impl Reader {
             pending: None,
             max_block,
             max_continuations: max_continuations(max_block),
-            send_window_high: SendWindow::new(frame::DEFAULT_WINDOW),
             pong: false,
         }
     }
@@ -207,7 +201,7 @@ impl Reader {
                 payload,
             } => {
                 st.glitch(Glitch::Ping)?;
-                frame::encode_ping(&mut st.out, true, payload);
+                st.send.ping(true, payload);
                 st.wake_driver();
                 Ok(())
             }
@@ -216,7 +210,7 @@ impl Reader {
                 reason,
                 debug,
             } => {
-                if st.goaway.is_some() {
+                if st.goaway.is_received() {
                     // A graceful shutdown sends two; more do nothing.
                     st.glitch(Glitch::GoAway)?;
                 }
@@ -224,10 +218,7 @@ impl Reader {
                 Ok(())
             }
             Frame::WindowUpdate { stream, increment } => {
-                let gives_back = st.send_window < self.send_window_high;
-                control::on_window_update(st, stream, increment, gives_back, wakers)?;
-                self.send_window_high = self.send_window_high.max(st.send_window);
-                Ok(())
+                control::on_window_update(st, stream, increment, wakers)
             }
             Frame::Ignored => st.glitch(Glitch::Ignored),
         }
@@ -332,7 +323,7 @@ impl Reader {
                 }));
                 stream.wake(wakers);
                 st.check_counts();
-                st.flood.earn(flood::PER_RESPONSE);
+                st.earn(flood::PER_RESPONSE);
                 Ok(())
             }
             Ok(Block::Trailers(headers)) => {
@@ -360,7 +351,7 @@ fn on_data(
     flow_len: u32,
     wakers: &mut Vec<Waker>,
 ) -> Result<(), ConnError> {
-    if let Err(e) = st.recv_window.consume(flow_len) {
+    if let Err(e) = st.recv.consume(flow_len) {
         return Err(ConnError::new(
             e.reason(),
             "DATA past the connection window",
@@ -418,7 +409,7 @@ fn on_data(
         return st.glitch(Glitch::EmptyData);
     }
     if !empty {
-        st.flood.earn(1);
+        st.earn(1);
     }
     Ok(())
 }

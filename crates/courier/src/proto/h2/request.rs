@@ -279,7 +279,7 @@ impl Http2Send {
             self.request.take().map(HandedBack::Refused)
         } else if e.is_connection_lost() {
             let st = self.shared.lock();
-            let (after_goaway, spoke) = (st.goaway.is_some(), st.signals.settings_received());
+            let (after_goaway, spoke) = (st.goaway.is_received(), st.signals.settings_received());
             drop(st);
             // Lost before the server's SETTINGS, the connection never showed
             // it speaks HTTP/2: it failed to establish, and its requests fail

@@ -1,5 +1,6 @@
-//! Request bodies the first frames did not carry: framed by the driver as the
-//! flow-control windows open, and fed by a task of their own when streamed.
+//! Request bodies the first frames did not carry: fed by a task of their own
+//! when streamed, and framed by the driver ([`super::sender`]) as the
+//! flow-control windows open.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -10,100 +11,13 @@ use bytes::Bytes;
 use http_body::{Body as _, Frame};
 
 use super::conn::{Shared, State};
-use super::encode;
 use super::error::StreamError;
-use super::flow;
-use super::frame::{self, Reason};
-use super::stream_state::legal;
+use super::frame::Reason;
+use super::sender::HIGH_WATER;
 use super::streams::Key;
 use crate::body::replay::Replay;
 use crate::body::Body;
 use crate::error::BoxError;
-
-/// A streamed body is read ahead of the window by at most this much, so a
-/// slow server holds the body back instead of letting it pile up here.
-const HIGH_WATER: usize = 64 * 1024;
-
-impl State {
-    /// Frames queued body bytes, as far as the windows allow.
-    pub(crate) fn fill_data(&mut self, wakers: &mut Vec<Waker>) {
-        let max_frame = self.peer.max_frame;
-        // One pass over the streams waiting now: a stream blocked on the
-        // connection's window goes to the back, so the END_STREAM or trailers
-        // of another (which need no window) are not held behind it.
-        for _ in 0..self.send_ready.len() {
-            let Some((key, id)) = self.send_ready.pop_front() else {
-                break;
-            };
-            let State {
-                streams,
-                encoder,
-                out,
-                send_window,
-                counts,
-                ..
-            } = self;
-            let Some(stream) = streams.get(key, id) else {
-                continue;
-            };
-            // Out of the slot while it is framed (a box moved, not copied), so
-            // the stream's state can change beside it.
-            let Some(mut up) = stream.upload.take() else {
-                continue;
-            };
-            let mut conn_blocked = false;
-            while !stream.state().is_send_closed() {
-                let Some(chunk) = up.queued.front_mut() else {
-                    if up.end {
-                        match up.trailers.take() {
-                            Some(trailers) => {
-                                encode::trailers(encoder, out, id, &trailers, max_frame)
-                            }
-                            None => frame::encode_data(out, id, &[], true),
-                        }
-                        legal(stream.transition(counts, |s| s.send_end()));
-                    }
-                    break;
-                };
-                let room = flow::room(*send_window, stream.send_window);
-                let n = chunk.len().min(max_frame as usize).min(room);
-                if n == 0 {
-                    conn_blocked = send_window.available() == 0;
-                    break;
-                }
-                let part = chunk.split_to(n);
-                if chunk.is_empty() {
-                    up.queued.pop_front();
-                }
-                up.queued_len -= n;
-                let end = up.end && up.queued.is_empty() && up.trailers.is_none();
-                frame::encode_data(out, id, &part, end);
-                if end {
-                    legal(stream.transition(counts, |s| s.send_end()));
-                }
-                // Within the room of both: cannot fail.
-                let spent = flow::consume_both(send_window, &mut stream.send_window, n);
-                debug_assert!(spent.is_ok());
-            }
-            if up.queued_len < HIGH_WATER {
-                if let Some(w) = up.waker.take() {
-                    wakers.push(w);
-                }
-            }
-            if !conn_blocked {
-                // Done, or waiting for its own window (a WINDOW_UPDATE for it
-                // puts it back in the list).
-                up.ready = false;
-            }
-            stream.upload = Some(up);
-            if conn_blocked {
-                // Sent on once the server grants the connection more window.
-                self.send_ready.push_back((key, id));
-            }
-        }
-        self.check_counts();
-    }
-}
 
 /// A streamed request body, shared by the [`Pipe`] that feeds it to its
 /// stream and the request, which takes it back if the server refuses the
