@@ -52,6 +52,86 @@ fn remembered_header_names_follow_the_bytes() {
     assert_eq!((h.framing, h.keep_alive), (Framing::Length(1), false));
 }
 
+/// A head with the last head's names in the same order is filled into a
+/// copy of the last map: the result must be the map a fresh parse makes, and
+/// the framing headers read as they go by must say what a lookup would, for
+/// every head of one connection, whatever came before it.
+#[test]
+fn a_remembered_head_reads_as_a_fresh_one() {
+    let heads = [
+        "HTTP/1.1 200 OK\r\nServer: s\r\nContent-Length: 3\r\nX-A: 1\r\n\r\n",
+        // Same names, other values: the template path.
+        "HTTP/1.1 200 OK\r\nServer: t\r\nContent-Length: 12\r\nX-A: 2, 3\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nServer: t\r\nContent-Length: 5, 5\r\nX-A: \r\n\r\n",
+        "HTTP/1.1 200 OK\r\nServer: t\r\nContent-Length: 5, 6\r\nX-A: 1\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nServer: t\r\nContent-Length: x\r\nX-A: 1\r\n\r\n",
+        "HTTP/1.1 204 No Content\r\nServer: t\r\nContent-Length: x\r\nX-A: 1\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nServer: t\r\nContent-Length: 1\r\nX-A: \x01\r\n\r\n",
+        // Another order, another case, one more, one less, a repeated name.
+        "HTTP/1.1 200 OK\r\nX-A: 1\r\nServer: s\r\nContent-Length: 3\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nx-a: 1\r\nServer: s\r\ncontent-length: 4\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nx-a: 1\r\nServer: s\r\ncontent-length: 4\r\nConnection: close\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nx-a: 2\r\nServer: s\r\ncontent-length: 4\r\nConnection: x, Close\r\n\r\n",
+        "HTTP/1.0 200 OK\r\nx-a: 2\r\nServer: s\r\ncontent-length: 4\r\nConnection: keep-alive\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nx-a: 1\r\nServer: s\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nX-A: 1\r\nX-A: 2\r\nContent-Length: 0\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nX-A: 3\r\nX-A: 4\r\nContent-Length: 0\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nX-A: 4\r\nContent-Length: 0\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nX-A: 5\r\nContent-Length: 0\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nServer: s\r\nContent-Length: 3\r\nX-A: 1\r\n\r\n",
+    ];
+    let fresh = |raw: &str| {
+        head(raw)
+            .map(|p| format!("{p:?}"))
+            .map_err(|e| format!("{e:#}"))
+    };
+    let mut names = Names::default();
+    let mut arena = BytesMut::new();
+    for _ in 0..2 {
+        for raw in heads {
+            let remembered = parse(
+                &mut BytesMut::from(raw),
+                Asked::Plain,
+                &mut arena,
+                &mut names,
+            )
+            .map(|p| format!("{p:?}"))
+            .map_err(|e| format!("{e:#}"));
+            assert_eq!(remembered, fresh(raw), "{raw:?}");
+        }
+    }
+    // The template was used: same names, same order, no repeats.
+    let mut names = Names::default();
+    final_head_with(&mut names, heads[0]);
+    assert!(names.template(3).is_some());
+    let h = final_head_with(&mut names, heads[1]);
+    let all: Vec<_> = h
+        .headers
+        .iter()
+        .map(|(n, v)| (n.as_str(), v.to_str().unwrap()))
+        .collect();
+    assert_eq!(
+        all,
+        [("server", "t"), ("content-length", "12"), ("x-a", "2, 3")]
+    );
+    assert_eq!(h.framing, Framing::Length(12));
+    // Repeated names keep no template.
+    final_head_with(&mut names, heads[13]);
+    assert!(names.template(3).is_none());
+}
+
+fn final_head_with(names: &mut Names, raw: &str) -> Head {
+    match parse(
+        &mut BytesMut::from(raw),
+        Asked::Plain,
+        &mut BytesMut::new(),
+        names,
+    ) {
+        Ok(Parsed::Final(h)) => h,
+        other => panic!("expected a final head, got {other:?}"),
+    }
+}
+
 #[test]
 fn framing_follows_rfc_9112() {
     let h = final_head("HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\n");
