@@ -190,7 +190,9 @@ impl Client {
         request: Request<Body>,
         started: Instant,
         deadline: Option<Instant>,
-    ) -> SendFuture<impl Future<Output = Result<attempt::Answered, Error>> + Send + 'static> {
+    ) -> SendFuture<
+        impl Future<Output = Result<attempt::Answered, Error>> + send::DeadlineKept + Send + 'static,
+    > {
         let metrics = Arc::clone(&inner.metrics);
         SendFuture::new(
             metrics,
