@@ -185,6 +185,7 @@ impl Client {
 
     /// One request on the wire (one hop of a redirect chain): the
     /// response and what its request handed back.
+    #[inline]
     pub(crate) fn hop(
         inner: Arc<ClientInner>,
         request: Request<Body>,

@@ -59,6 +59,8 @@ where
     F: Future<Output = Result<T, Error>> + DeadlineKept,
 {
     /// `deadline` ends the attempt with [`ErrorKind::Timeout`].
+    // Inlined: the attempt (~600 B) is moved into place, not through a call.
+    #[inline]
     pub(crate) fn new(
         metrics: Arc<Metrics>,
         started: Instant,
