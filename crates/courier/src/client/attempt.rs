@@ -78,6 +78,8 @@ pin_project! {
         Sending {
             // An HTTP/1.1 connection that waited in the pool, first try: a dead one earns a retry.
             stale_retry: bool,
+            // The connection keeps the request's deadline (HTTP/1.1).
+            deadline_kept: bool,
             idempotent: bool,
             #[pin]
             send: F,
@@ -112,7 +114,7 @@ where
                 return Either::Right(Refused(Some(e)));
             }
         };
-        let stage = begin(&inner, &origin, &send, request, false, 0);
+        let stage = begin(&inner, &origin, &send, request, false, 0, deadline);
         Either::Left(Attempt {
             inner,
             origin,
@@ -122,6 +124,29 @@ where
             send,
             stage,
         })
+    }
+}
+
+impl<S, F> Attempt<S, F> {
+    /// The request is on an HTTP/1.1 connection that keeps its deadline:
+    /// its exchange ends at the deadline on the connection's own timer.
+    pub(crate) fn deadline_kept(&self) -> bool {
+        matches!(
+            self.stage,
+            Stage::Sending {
+                deadline_kept: true,
+                ..
+            }
+        )
+    }
+}
+
+impl<S, F> crate::client::send::DeadlineKept for Either<Attempt<S, F>, Refused> {
+    fn deadline_kept(&self) -> bool {
+        match self {
+            Either::Left(attempt) => attempt.deadline_kept(),
+            Either::Right(_) => false,
+        }
     }
 }
 
@@ -150,12 +175,13 @@ fn begin<S, F>(
     request: Request<Body>,
     fresh_only: bool,
     retries: u8,
+    deadline: Option<Instant>,
 ) -> Stage<F>
 where
     S: Fn(Lease, Request<Body>) -> F,
 {
     match checkout(inner, origin, fresh_only) {
-        Ok(lease) => sending(inner, send, lease, request, retries),
+        Ok(lease) => sending(inner, send, lease, request, retries, deadline),
         Err(lease) => Stage::Queued {
             request: Some(request),
             lease,
@@ -182,16 +208,27 @@ fn checkout(
 fn sending<S, F>(
     inner: &ClientInner,
     send: &S,
-    lease: Lease,
+    mut lease: Lease,
     request: Request<Body>,
     retries: u8,
+    deadline: Option<Instant>,
 ) -> Stage<F>
 where
     S: Fn(Lease, Request<Body>) -> F,
 {
     let config = inner.pool.config();
+    // An HTTP/1.1 connection keeps the deadline on a timer it reuses from
+    // one request to the next (see `h1::Connection::keep_deadline`).
+    let deadline_kept = match (deadline, lease.exclusive_mut()) {
+        (Some(deadline), Some(conn)) => {
+            conn.keep_deadline(deadline);
+            true
+        }
+        _ => false,
+    };
     Stage::Sending {
         stale_retry: retries == 0 && config.retry_stale_connections && lease.may_be_stale(),
+        deadline_kept,
         // `RequestBuilder::idempotent` marks a POST as safe to replay here
         // too, as it does for retries, hedging and a cluster's replicas.
         idempotent: is_idempotent(request.method())
@@ -207,12 +244,11 @@ where
 {
     type Output = Result<Answered, Error>;
 
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        match self.as_mut().poll_attempt(cx) {
-            // Only a failure pays for saying which origin it is about.
-            Poll::Ready(Err(e)) => Poll::Ready(Err(e.or_url(|| self.origin.url()))),
-            other => other,
-        }
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        // Passed on as it comes: a response is large, and a match here
+        // would copy it once more. (Each failure says which origin it is
+        // about where it is returned; only a failure pays for that.)
+        self.poll_attempt(cx)
     }
 }
 
@@ -229,9 +265,19 @@ where
             let mut this = self.as_mut().project();
             let next = match this.stage.as_mut().project() {
                 StageProj::Queued { request, lease } => {
-                    let lease = ready!(lease.as_mut().poll(cx))?;
+                    let lease = match ready!(lease.as_mut().poll(cx)) {
+                        Ok(lease) => lease,
+                        Err(e) => return Poll::Ready(Err(e.or_url(|| this.origin.url()))),
+                    };
                     let request = request.take().expect("`Attempt` polled after it completed");
-                    sending(this.inner, this.send, lease, request, *this.retries)
+                    sending(
+                        this.inner,
+                        this.send,
+                        lease,
+                        request,
+                        *this.retries,
+                        *this.deadline,
+                    )
                 }
                 StageProj::Backoff { request, sleep } => {
                     ready!(sleep.as_mut().poll(cx));
@@ -243,12 +289,14 @@ where
                         request,
                         false,
                         *this.retries,
+                        *this.deadline,
                     )
                 }
                 StageProj::Sending {
                     stale_retry,
                     idempotent,
                     send,
+                    ..
                 } => {
                     let SendError { error, handed_back } = match ready!(send.poll(cx)) {
                         Ok((lease, answer)) => {
@@ -298,7 +346,7 @@ where
                         _ => None,
                     };
                     let Some((why, request)) = retry else {
-                        return Poll::Ready(Err(error));
+                        return Poll::Ready(Err(error.or_url(|| this.origin.url())));
                     };
                     let metrics = &this.inner.metrics;
                     *this.retries += 1;
@@ -316,13 +364,14 @@ where
                                 request,
                                 fresh_only,
                                 *this.retries,
+                                *this.deadline,
                             )
                         }
                         Resend::Refused => {
                             let delay = refused_backoff(*this.retries);
                             if this.deadline.is_some_and(|d| Instant::now() + delay >= d) {
                                 tracing::debug!(error = %format_args!("{error:#}"), "HTTP/2 stream refused; no time left to retry");
-                                return Poll::Ready(Err(error));
+                                return Poll::Ready(Err(error.or_url(|| this.origin.url())));
                             }
                             tracing::debug!(error = %format_args!("{error:#}"), retry = *this.retries, ?delay, "HTTP/2 stream refused unprocessed; retrying");
                             metrics.refused_stream_retries.inc();
@@ -334,6 +383,7 @@ where
                                     request,
                                     false,
                                     *this.retries,
+                                    *this.deadline,
                                 )
                             } else {
                                 Stage::Backoff {

@@ -255,7 +255,10 @@ impl Decoder {
     /// Decodes `res`'s body when the server used one enabled coding,
     /// removing `Content-Encoding` and `Content-Length`; else `res` as it
     /// came. A response with no `Content-Encoding` costs one header lookup.
-    pub(crate) fn decode(&self, mut res: Response) -> Response {
+    // Inlined: a response with nothing to decode (most) is handed back
+    // where it is, not moved into a call and out again.
+    #[inline]
+    pub(crate) fn decode(&self, res: Response) -> Response {
         if !res.headers().contains_key(CONTENT_ENCODING)
             || matches!(
                 res.status(),
@@ -264,6 +267,10 @@ impl Decoder {
         {
             return res;
         }
+        self.decode_encoded(res)
+    }
+
+    fn decode_encoded(&self, mut res: Response) -> Response {
         let codec = match self.shared.plan(res.headers()) {
             Plan::Plain => return res,
             Plan::Leave(why) => {

@@ -185,12 +185,15 @@ impl Client {
 
     /// One request on the wire (one hop of a redirect chain): the
     /// response and what its request handed back.
+    #[inline]
     pub(crate) fn hop(
         inner: Arc<ClientInner>,
         request: Request<Body>,
         started: Instant,
         deadline: Option<Instant>,
-    ) -> SendFuture<impl Future<Output = Result<attempt::Answered, Error>> + Send + 'static> {
+    ) -> SendFuture<
+        impl Future<Output = Result<attempt::Answered, Error>> + send::DeadlineKept + Send + 'static,
+    > {
         let metrics = Arc::clone(&inner.metrics);
         SendFuture::new(
             metrics,

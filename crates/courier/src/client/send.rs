@@ -8,22 +8,38 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
+use std::task::{ready, Context, Poll};
 use std::time::Duration;
 
-use tokio::time::{Instant, Timeout};
+use tokio::time::{Instant, Sleep};
 
 use crate::error::{Error, ErrorKind};
 use crate::metrics::Metrics;
+use crate::proto::h1;
 
 /// Stands in for "no timeout": tokio clamps far deadlines to its wheel's range.
 const NO_DEADLINE: Duration = Duration::from_secs(60 * 60 * 24 * 365);
+
+/// A request future whose deadline the connection it is on may keep.
+pub(crate) trait DeadlineKept {
+    /// The deadline is kept (and the task woken at it) by the connection
+    /// the request is on now: no timer of the request's own is needed.
+    fn deadline_kept(&self) -> bool;
+}
 
 pin_project_lite::pin_project! {
     /// A request in flight: resolves to the response head or an error.
     pub(crate) struct SendFuture<F> {
         #[pin]
-        attempt: Timeout<F>,
+        attempt: F,
+        // The request's own timer, made only when it waits with no
+        // connection keeping its deadline (in line for a connection,
+        // HTTP/2, or no deadline at all): one timer for the whole request;
+        // on expiry the attempt (and with it any lease) is dropped, which
+        // closes a half-used connection.
+        #[pin]
+        timer: Option<Sleep>,
+        deadline: Instant,
         active: Active,
         started: Instant,
     }
@@ -40,9 +56,11 @@ impl Drop for Active {
 
 impl<F, T> SendFuture<F>
 where
-    F: Future<Output = Result<T, Error>>,
+    F: Future<Output = Result<T, Error>> + DeadlineKept,
 {
     /// `deadline` ends the attempt with [`ErrorKind::Timeout`].
+    // Inlined: the attempt (~600 B) is moved into place, not through a call.
+    #[inline]
     pub(crate) fn new(
         metrics: Arc<Metrics>,
         started: Instant,
@@ -51,38 +69,53 @@ where
     ) -> Self {
         metrics.requests_total.inc();
         metrics.requests_active.inc();
-        let deadline = deadline.unwrap_or_else(|| started + NO_DEADLINE);
         SendFuture {
-            // One timer for the whole request; on expiry the attempt (and with
-            // it any lease) is dropped, which closes a half-used connection.
-            attempt: tokio::time::timeout_at(deadline, attempt),
+            attempt,
+            timer: None,
+            deadline: deadline.unwrap_or_else(|| started + NO_DEADLINE),
             active: Active(metrics),
             started,
         }
     }
 }
 
+fn timed_out() -> Error {
+    Error::msg(ErrorKind::Timeout, "no response within the request timeout")
+}
+
 impl<F, T> Future for SendFuture<F>
 where
-    F: Future<Output = Result<T, Error>>,
+    F: Future<Output = Result<T, Error>> + DeadlineKept,
 {
     type Output = Result<T, Error>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = self.project();
-        let result = match this.attempt.poll(cx) {
-            Poll::Pending => return Poll::Pending,
-            Poll::Ready(Ok(result)) => result,
-            Poll::Ready(Err(_elapsed)) => Err(Error::msg(
-                ErrorKind::Timeout,
-                "no response within the request timeout",
-            )),
-        };
-        let metrics = &this.active.0;
-        match &result {
-            Ok(_) => metrics.request_duration.record(this.started.elapsed()),
-            Err(_) => metrics.requests_failed.inc(),
+        let mut this = self.project();
+        // The attempt's result is returned as it came (a response is
+        // large: a copy per layer adds up), only looked at by reference.
+        let mut poll = this.attempt.as_mut().poll(cx);
+        match &mut poll {
+            // The connection's timer fired: the same error as the request's own.
+            Poll::Ready(Err(e)) if h1::deadline::is_passed(e) => *e = timed_out(),
+            Poll::Ready(_) => {}
+            Poll::Pending if this.attempt.as_ref().get_ref().deadline_kept() => {}
+            Poll::Pending => {
+                if this.timer.is_none() {
+                    this.timer
+                        .set(Some(tokio::time::sleep_until(*this.deadline)));
+                }
+                if let Some(timer) = this.timer.as_mut().as_pin_mut() {
+                    ready!(timer.poll(cx));
+                }
+                poll = Poll::Ready(Err(timed_out()));
+            }
         }
-        Poll::Ready(result)
+        let metrics = &this.active.0;
+        match &poll {
+            Poll::Ready(Ok(_)) => metrics.request_duration.record(this.started.elapsed()),
+            Poll::Ready(Err(_)) => metrics.requests_failed.inc(),
+            Poll::Pending => {}
+        }
+        poll
     }
 }

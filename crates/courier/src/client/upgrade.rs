@@ -57,6 +57,9 @@ enum Parked {
 /// other response keeps its lease and body. Returns what the response's
 /// body reads from: nothing, for a switched one (its body is empty: no
 /// lease to read through).
+// Inlined: most responses switch nothing, and their lease and body pass
+// through without a copy into a call and out again.
+#[inline]
 pub(crate) fn park(
     head: &mut http::response::Parts,
     lease: Lease,
@@ -65,6 +68,14 @@ pub(crate) fn park(
     if head.extensions.remove::<Switched>().is_none() {
         return (Some(lease), body);
     }
+    park_switched(head, lease, body)
+}
+
+fn park_switched(
+    head: &mut http::response::Parts,
+    lease: Lease,
+    body: Source,
+) -> (Option<Lease>, Source) {
     let parked = match body {
         Source::Http1 => Parked::Http1(lease),
         Source::Http2(recv) => {

@@ -43,6 +43,66 @@ async fn request_timeout_fires_on_time_and_frees_the_connection() {
     .await;
 }
 
+/// HTTP/1.1 keeps a request's deadline on its connection's timer, one tokio
+/// timer reused by every request on the connection: a later deadline moves
+/// it forward (the earlier one's time passes without firing), an earlier
+/// one registers it anew, and each fires at its own deadline, to the
+/// millisecond tick of tokio's timer wheel, as the request's own timer did.
+#[tokio::test(start_paused = true)]
+async fn a_reused_connection_keeps_each_requests_own_deadline() {
+    let srv = server().await;
+    let client = courier::Client::builder()
+        .max_connections_per_host(1)
+        .build()
+        .unwrap();
+    let get = |path: &str, ms: u64| {
+        client
+            .get(srv.url(path))
+            .timeout(Duration::from_millis(ms))
+            .send()
+    };
+    // 50 ms, not reached: the timer stays registered for it.
+    get("/delay/10", 50).await.unwrap().bytes().await.unwrap();
+    // 300 ms on the same connection, answered at 100 ms: past the first
+    // request's 50 ms without a timeout.
+    let started = Instant::now();
+    get("/delay/100", 300).await.unwrap().bytes().await.unwrap();
+    assert!(started.elapsed() >= Duration::from_millis(100));
+    // 5 s, then 100 ms: an earlier deadline than the timer's, on time.
+    get("/delay/1", 5000).await.unwrap().bytes().await.unwrap();
+    assert_eq!(
+        client.metrics().connections_established,
+        1,
+        "one connection reused"
+    );
+    let started = Instant::now();
+    let err = get("/delay/5000", 100).await.unwrap_err();
+    let took = started.elapsed();
+    assert_eq!(err.kind(), ErrorKind::Timeout, "{err}");
+    assert!(
+        format!("{err:#}").contains("no response within the request timeout"),
+        "{err:#}"
+    );
+    assert!(
+        err.url().is_none(),
+        "the request's own timeout error, as before"
+    );
+    assert!(took >= Duration::from_millis(100), "{took:?}");
+    assert!(took <= Duration::from_millis(101), "{took:?}");
+    // The connection that timed out is closed, and a new one keeps the next deadline.
+    let started = Instant::now();
+    let err = get("/delay/5000", 200).await.unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Timeout, "{err}");
+    let took = started.elapsed();
+    assert!(took >= Duration::from_millis(200), "{took:?}");
+    assert!(took <= Duration::from_millis(201), "{took:?}");
+    eventually("connections closed", Duration::from_secs(2), || {
+        let m = client.metrics();
+        m.connections_open == 0 && m.requests_active == 0
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn client_default_timeout_applies_to_the_body_too() {
     let srv = server().await;

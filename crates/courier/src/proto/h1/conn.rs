@@ -10,8 +10,10 @@ use bytes::{Bytes, BytesMut};
 use http::{HeaderMap, HeaderValue, Request, StatusCode};
 use http_body::Frame;
 use tokio::io::{AsyncRead, ReadBuf};
+use tokio::time::Instant;
 
 use super::body::{Decoder, Step};
+use super::deadline::{self, Deadline};
 use super::decode::{self, Asked, Head, Parsed};
 use super::encode::{self, BodyFraming, ExpectContinue, Forward};
 use super::upload::{Out, Upload};
@@ -53,6 +55,8 @@ pub(crate) struct Connection {
     names: decode::Names,
     /// Requests go through an HTTP forward proxy.
     forward: Option<Arc<Forward>>,
+    /// The current request's deadline, on one timer (see [`super::deadline`]).
+    deadline: Deadline,
 }
 
 /// A request whose head [`Connection::prepare`] encoded, ready for its exchange.
@@ -112,7 +116,14 @@ impl Connection {
             interim: decode::Interim::default(),
             names: decode::Names::default(),
             forward: None,
+            deadline: Deadline::default(),
         }
+    }
+
+    /// The next exchange (writing the request, reading its head) fails with
+    /// [`deadline::DeadlinePassed`] at `deadline`, on the connection's timer.
+    pub(crate) fn keep_deadline(&mut self, deadline: Instant) {
+        self.deadline.keep(deadline);
     }
 
     /// Writes every request for an HTTP forward proxy (absolute form,
@@ -236,7 +247,9 @@ impl Connection {
         // The request lives here once; `exchange` works on it by reference.
         async move {
             let streamed = req.body().as_buffered().is_none();
-            let result = match conn.as_mut().exchange(&mut req, framing, asked).await {
+            let exchanged = conn.as_mut().exchange(&mut req, framing, asked).await;
+            conn.as_mut().deadline.clear();
+            let result = match exchanged {
                 // Answered: the request is handed back (moved, not cloned):
                 // its URI is the response's, the rest a redirect's.
                 Ok(head) => {
@@ -268,7 +281,11 @@ impl Connection {
         // future's state across the next await.
         match poll_fn(|cx| {
             let writing = self.poll_upload(cx);
-            self.or_answer(cx, asked, &mut received, writing)
+            let step = self.or_answer(cx, asked, &mut received, writing);
+            if step.is_pending() && self.deadline.passed(cx) {
+                return Poll::Ready(Err(deadline::passed_error()));
+            }
+            step
         })
         .await
         {
@@ -285,7 +302,15 @@ impl Connection {
             Ok(Written::Done(())) => {}
             Err(error) => return Err(self.failed(req, error, buffered, received)),
         }
-        match poll_fn(|cx| self.poll_head(cx, asked, &mut received)).await {
+        match poll_fn(|cx| {
+            let head = self.poll_head(cx, asked, &mut received);
+            if head.is_pending() && self.deadline.passed(cx) {
+                return Poll::Ready(Err(deadline::passed_error()));
+            }
+            head
+        })
+        .await
+        {
             Ok(head) => {
                 self.upload.answered();
                 self.body = Decoder::new(head.framing, self.max_head);
@@ -314,7 +339,10 @@ impl Connection {
             *req.body_mut() = body;
             whole = true;
         }
-        let resend = if written == 0 {
+        let resend = if deadline::is_passed(&error) {
+            // Out of time: not to be sent again.
+            Resend::No
+        } else if written == 0 {
             Resend::Unsent
         } else if whole && !received {
             Resend::Unanswered

@@ -160,21 +160,49 @@ pub(crate) fn parse(
 
     let copy = copy_out(arena, &buf[..len]);
     let base = buf.as_ptr() as usize;
-    let mut headers = HeaderMap::with_capacity(res.headers.len());
     let mut seen = Seen::default();
-    for (at, h) in res.headers.iter().enumerate() {
-        let name = names.name(at, h.name.as_bytes())?;
-        seen.note(&name);
+    let value = |h: &httparse::Header<'_>| {
         let start = h.value.as_ptr() as usize - base;
-        let value = HeaderValue::from_maybe_shared(copy.slice(start..start + h.value.len()))
-            .map_err(|e| Error::new(ErrorKind::Protocol, e))?;
-        headers.append(name, value);
-    }
+        HeaderValue::from_maybe_shared(copy.slice(start..start + h.value.len()))
+            .map_err(|e| Error::new(ErrorKind::Protocol, e))
+    };
+    // The same names as last time, in the same order: the last head's map
+    // is cloned (names, empty values) and its values filled in, which
+    // skips hashing and placing every name again.
+    let filled = match names.template(res.headers.len()) {
+        Some(mut map) => {
+            let mut filled = true;
+            for ((at, h), slot) in res.headers.iter().enumerate().zip(map.values_mut()) {
+                let Some(role) = names.remembered(at, h.name.as_bytes()) else {
+                    filled = false;
+                    break;
+                };
+                seen.note(role, h.value);
+                *slot = value(h)?;
+            }
+            filled.then_some(map)
+        }
+        None => None,
+    };
+    let headers = match filled {
+        Some(map) => map,
+        None => {
+            seen = Seen::default();
+            let mut map = HeaderMap::with_capacity(res.headers.len());
+            for (at, h) in res.headers.iter().enumerate() {
+                let name = names.name(at, h.name.as_bytes())?;
+                seen.note(Role::of(&name), h.value);
+                map.append(name, value(h)?);
+            }
+            names.keep_template(&map, res.headers.len());
+            map
+        }
+    };
     buf.advance(len);
 
     if switched {
         if status == StatusCode::SWITCHING_PROTOCOLS {
-            no_content_framing(&headers)?;
+            no_content_framing(&seen)?;
         }
         // RFC 9110 §9.3.6: a 2xx to CONNECT has no content, whatever its
         // framing headers say; nor has a 101. The connection is the
@@ -193,7 +221,7 @@ pub(crate) fn parse(
     let (framing, framing_allows_reuse) = framing(&headers, seen, status, request_was_head)?;
     // Without a `Connection` header: HTTP/1.1 persists, HTTP/1.0 does not.
     let closing = if seen.connection {
-        !persistent(&headers, version)
+        !seen.persistent(version)
     } else {
         version == Version::HTTP_10
     };
@@ -212,23 +240,106 @@ pub(crate) fn parse(
     }))
 }
 
-/// Which of the headers that decide framing and persistence a head has, noted
-/// while it is read: a head without them is not looked up again.
+/// What the headers that decide framing and persistence say, noted while
+/// the head is read: nothing is looked up in the map afterwards.
 #[derive(Debug, Default, Clone, Copy)]
 struct Seen {
     connection: bool,
-    content_length: bool,
+    /// A `Connection` header lists `close` / `keep-alive`.
+    close: bool,
+    keep_alive: bool,
+    length: Length,
     transfer_encoding: bool,
 }
 
-impl Seen {
-    fn note(&mut self, name: &HeaderName) {
+/// The Content-Length over every value of every `Content-Length` header.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+enum Length {
+    #[default]
+    Absent,
+    Is(u64),
+    /// The first fault met, in order (as reading them one by one would).
+    Invalid,
+    Conflicting,
+}
+
+/// What a header name says to [`Seen`]: worked out once per remembered
+/// name, so a remembered head's names are not compared again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Role {
+    Connection,
+    ContentLength,
+    TransferEncoding,
+    Other,
+}
+
+impl Role {
+    fn of(name: &HeaderName) -> Role {
         if *name == CONNECTION {
-            self.connection = true;
+            Role::Connection
         } else if *name == CONTENT_LENGTH {
-            self.content_length = true;
+            Role::ContentLength
         } else if *name == TRANSFER_ENCODING {
+            Role::TransferEncoding
+        } else {
+            Role::Other
+        }
+    }
+}
+
+impl Seen {
+    // Inlined: most headers are none of the three, and cost one compare.
+    #[inline]
+    fn note(&mut self, role: Role, value: &[u8]) {
+        if role != Role::Other {
+            self.note_framing(role, value);
+        }
+    }
+
+    fn note_framing(&mut self, role: Role, value: &[u8]) {
+        if role == Role::Connection {
+            self.connection = true;
+            for token in value.split(|&b| b == b',').map(<[u8]>::trim_ascii) {
+                self.close |= token.eq_ignore_ascii_case(b"close");
+                self.keep_alive |= token.eq_ignore_ascii_case(b"keep-alive");
+            }
+        } else if role == Role::ContentLength {
+            for part in value.split(|&b| b == b',') {
+                self.length = match (self.length, parse_decimal(part.trim_ascii())) {
+                    (fault @ (Length::Invalid | Length::Conflicting), _) => fault,
+                    (_, None) => Length::Invalid,
+                    (Length::Is(f), Some(n)) if f != n => Length::Conflicting,
+                    (_, Some(n)) => Length::Is(n),
+                };
+            }
+        } else {
             self.transfer_encoding = true;
+        }
+    }
+
+    /// The Content-Length, if any; several that disagree are an error.
+    fn content_length(&self) -> Result<Option<u64>, Error> {
+        match self.length {
+            Length::Absent => Ok(None),
+            Length::Is(n) => Ok(Some(n)),
+            Length::Invalid => Err(Error::msg(
+                ErrorKind::Protocol,
+                "invalid Content-Length in response",
+            )),
+            Length::Conflicting => Err(Error::msg(
+                ErrorKind::Protocol,
+                "conflicting Content-Length values in response",
+            )),
+        }
+    }
+
+    /// Whether the server lets the connection persist: HTTP/1.1 unless it
+    /// says `close`, HTTP/1.0 only if it says `keep-alive`.
+    fn persistent(&self, version: Version) -> bool {
+        if version == Version::HTTP_10 {
+            self.keep_alive
+        } else {
+            !self.close
         }
     }
 }
@@ -244,35 +355,72 @@ const NAMES: usize = 16;
 /// reuses it, so a server that varies its names costs no allocation per head).
 #[derive(Debug, Default)]
 pub(crate) struct Names {
-    seen: Vec<(Vec<u8>, HeaderName)>,
+    seen: Vec<(Vec<u8>, HeaderName, Role)>,
+    /// The last head's names, in order, each with an empty value, when they
+    /// were all remembered and distinct: a head with the same names clones
+    /// it and fills in the values (see [`Names::template`]).
+    template: Option<HeaderMap>,
 }
 
 impl Names {
     /// The name for the bytes `raw` of the header at position `at`.
     fn name(&mut self, at: usize, raw: &[u8]) -> Result<HeaderName, Error> {
-        if let Some((bytes, name)) = self.seen.get(at) {
+        if let Some((bytes, name, _)) = self.seen.get(at) {
             if bytes.as_slice() == raw {
                 return Ok(name.clone());
             }
         }
         let name = HeaderName::from_bytes(raw).map_err(|e| Error::new(ErrorKind::Protocol, e))?;
-        if let Some((bytes, cached)) = self.seen.get_mut(at) {
+        // The template's names are the remembered ones: it goes with them.
+        self.template = None;
+        let role = Role::of(&name);
+        if let Some((bytes, cached, cached_role)) = self.seen.get_mut(at) {
             bytes.clear();
             bytes.extend_from_slice(raw);
             *cached = name.clone();
+            *cached_role = role;
         } else if at == self.seen.len() && at < NAMES {
-            self.seen.push((raw.to_vec(), name.clone()));
+            self.seen.push((raw.to_vec(), name.clone(), role));
         }
         Ok(name)
+    }
+
+    /// The role of the remembered name at position `at`, if its bytes are `raw`.
+    fn remembered(&self, at: usize, raw: &[u8]) -> Option<Role> {
+        match self.seen.get(at) {
+            Some((bytes, _, role)) if bytes.as_slice() == raw => Some(*role),
+            _ => None,
+        }
+    }
+
+    /// A copy of the last head's map with empty values, if it had `count`
+    /// headers: its values, in order, are the headers' by position
+    /// (`HeaderMap::values_mut` goes in insertion order when no name repeats).
+    fn template(&self, count: usize) -> Option<HeaderMap> {
+        self.template.as_ref().filter(|t| t.len() == count).cloned()
+    }
+
+    /// Keeps `map`'s names as the template, if there are `count` of them, all
+    /// remembered and distinct.
+    fn keep_template(&mut self, map: &HeaderMap, count: usize) {
+        if count == 0 || count > self.seen.len() || map.keys_len() != count {
+            self.template = None;
+            return;
+        }
+        let mut template = HeaderMap::with_capacity(count);
+        for (_, name, _) in &self.seen[..count] {
+            template.append(name.clone(), HeaderValue::from_static(""));
+        }
+        self.template = Some(template);
     }
 }
 
 /// A `101` has no content (RFC 9110 §15.2): one that declares a body's
 /// framing (`Transfer-Encoding`, a non-zero `Content-Length`) leaves it
 /// unclear where the new protocol's bytes begin, so it is refused.
-fn no_content_framing(headers: &HeaderMap) -> Result<(), Error> {
-    let length = content_length(headers)?;
-    if headers.contains_key(TRANSFER_ENCODING) || length.is_some_and(|n| n > 0) {
+fn no_content_framing(seen: &Seen) -> Result<(), Error> {
+    let length = seen.content_length()?;
+    if seen.transfer_encoding || length.is_some_and(|n| n > 0) {
         return Err(Error::msg(
             ErrorKind::Protocol,
             "101 Switching Protocols with a body's framing headers",
@@ -320,11 +468,7 @@ fn framing(
     if request_was_head || status == StatusCode::NO_CONTENT || status == StatusCode::NOT_MODIFIED {
         return Ok((Framing::Empty, true));
     }
-    let length = if seen.content_length {
-        content_length(headers)?
-    } else {
-        None
-    };
+    let length = seen.content_length()?;
     if seen.transfer_encoding {
         // A coding that is no token is no coding: readers that skip it and
         // readers that choke on it (hyper reads to the close) end the body
@@ -351,26 +495,6 @@ fn framing(
         Some(n) => (Framing::Length(n), true),
         None => (Framing::UntilClose, false),
     })
-}
-
-/// The Content-Length, if any; several that disagree are an error.
-fn content_length(headers: &HeaderMap) -> Result<Option<u64>, Error> {
-    let mut found: Option<u64> = None;
-    for value in headers.get_all(CONTENT_LENGTH) {
-        for part in value.as_bytes().split(|&b| b == b',') {
-            let n = parse_decimal(part.trim_ascii()).ok_or_else(|| {
-                Error::msg(ErrorKind::Protocol, "invalid Content-Length in response")
-            })?;
-            if found.is_some_and(|f| f != n) {
-                return Err(Error::msg(
-                    ErrorKind::Protocol,
-                    "conflicting Content-Length values in response",
-                ));
-            }
-            found = Some(n);
-        }
-    }
-    Ok(found)
 }
 
 fn parse_decimal(digits: &[u8]) -> Option<u64> {
@@ -407,16 +531,6 @@ fn last_token(headers: &HeaderMap, name: HeaderName) -> Option<&[u8]> {
         .rfind(|t| !t.is_empty())
 }
 
-/// Whether the server lets the connection persist: HTTP/1.1 unless it says
-/// `close`, HTTP/1.0 only if it says `keep-alive`.
-fn persistent(headers: &HeaderMap, version: Version) -> bool {
-    if version == Version::HTTP_10 {
-        connection_has(headers, b"keep-alive")
-    } else {
-        !connection_has(headers, b"close")
-    }
-}
-
 /// Whether a `Connection` header lists `token` (case-insensitively).
 pub(crate) fn connection_has(headers: &HeaderMap, token: &[u8]) -> bool {
     headers.get_all(CONNECTION).iter().any(|v| {
@@ -427,235 +541,5 @@ pub(crate) fn connection_has(headers: &HeaderMap, token: &[u8]) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn head(raw: &str) -> Result<Parsed, Error> {
-        parse(
-            &mut BytesMut::from(raw),
-            Asked::Plain,
-            &mut BytesMut::new(),
-            &mut Names::default(),
-        )
-    }
-
-    fn final_head(raw: &str) -> Head {
-        match head(raw).unwrap() {
-            Parsed::Final(h) => h,
-            other => panic!("expected a final head, got {other:?}"),
-        }
-    }
-
-    /// Names remembered by position must never stand in for other bytes: the
-    /// same connection's next head with other names (or the same names in
-    /// another order or case) is read as if nothing were remembered.
-    #[test]
-    fn remembered_header_names_follow_the_bytes() {
-        let mut names = Names::default();
-        let mut next = |raw: &str| {
-            let parsed = parse(
-                &mut BytesMut::from(raw),
-                Asked::Plain,
-                &mut BytesMut::new(),
-                &mut names,
-            );
-            match parsed.unwrap() {
-                Parsed::Final(h) => h,
-                other => panic!("expected a final head, got {other:?}"),
-            }
-        };
-        let h = next("HTTP/1.1 200 OK\r\nContent-Length: 3\r\nX-A: 1\r\n\r\n");
-        assert_eq!((h.framing, h.keep_alive), (Framing::Length(3), true));
-        let h = next("HTTP/1.1 200 OK\r\nContent-Length: 4\r\nX-A: 1\r\n\r\n");
-        assert_eq!(h.framing, Framing::Length(4));
-        assert_eq!(h.headers["x-a"], "1");
-        let h = next("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n");
-        assert_eq!((h.framing, h.keep_alive), (Framing::Chunked, false));
-        assert!(!h.headers.contains_key(CONTENT_LENGTH));
-        let h = next("HTTP/1.1 200 OK\r\nX-A: 2\r\ncontent-length: 5\r\nX-B: 3\r\n\r\n");
-        assert_eq!((h.framing, h.keep_alive), (Framing::Length(5), true));
-        let names: Vec<&str> = h.headers.keys().map(HeaderName::as_str).collect();
-        assert_eq!(names, ["x-a", "content-length", "x-b"]);
-        let h = next("HTTP/1.0 200 OK\r\nContent-Length: 1\r\n\r\n");
-        assert_eq!((h.framing, h.keep_alive), (Framing::Length(1), false));
-    }
-
-    #[test]
-    fn framing_follows_rfc_9112() {
-        let h = final_head("HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\n");
-        assert_eq!((h.framing, h.keep_alive), (Framing::Length(12), true));
-        let h = final_head("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n");
-        assert_eq!((h.framing, h.keep_alive), (Framing::Chunked, true));
-        let h = final_head("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n");
-        assert_eq!((h.framing, h.keep_alive), (Framing::UntilClose, false));
-        let h = final_head(
-            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n",
-        );
-        assert_eq!((h.framing, h.keep_alive), (Framing::Chunked, false));
-        let h = final_head("HTTP/1.1 200 OK\r\n\r\n");
-        assert_eq!((h.framing, h.keep_alive), (Framing::UntilClose, false));
-        let h = final_head("HTTP/1.1 204 No Content\r\nContent-Length: 7\r\n\r\n");
-        assert_eq!((h.framing, h.keep_alive), (Framing::Empty, true));
-        let h = final_head("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
-        assert_eq!(h.framing, Framing::Empty);
-        let h = final_head("HTTP/1.1 200 OK\r\nContent-Length: 3, 3\r\n\r\n");
-        assert_eq!(h.framing, Framing::Length(3));
-        let h = final_head("HTTP/1.1 200 OK\r\nContent-Length: 000000000000000000003\r\n\r\n");
-        assert_eq!(h.framing, Framing::Length(3));
-    }
-
-    #[test]
-    fn a_head_request_has_no_body_whatever_the_headers_say() {
-        let mut buf = BytesMut::from("HTTP/1.1 200 OK\r\nContent-Length: 99\r\n\r\n");
-        let Parsed::Final(h) = parse(
-            &mut buf,
-            Asked::Head,
-            &mut BytesMut::new(),
-            &mut Names::default(),
-        )
-        .unwrap() else {
-            panic!("final head expected")
-        };
-        assert_eq!(h.framing, Framing::Empty);
-    }
-
-    #[test]
-    fn persistence_depends_on_version_and_connection() {
-        assert!(
-            !final_head("HTTP/1.1 200 OK\r\nConnection: Close\r\nContent-Length: 0\r\n\r\n")
-                .keep_alive
-        );
-        assert!(!final_head("HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n").keep_alive);
-        let h =
-            final_head("HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 0\r\n\r\n");
-        assert!(h.keep_alive);
-        assert_eq!(h.version, Version::HTTP_10);
-        let h = final_head(
-            "HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n",
-        );
-        assert_eq!((h.framing, h.keep_alive), (Framing::Chunked, false));
-    }
-
-    #[test]
-    fn the_head_is_consumed_and_the_body_left() {
-        let mut buf =
-            BytesMut::from("HTTP/1.1 200 OK\r\nX-Custom: a b\r\nContent-Length: 2\r\n\r\nhi");
-        let Parsed::Final(h) = parse(
-            &mut buf,
-            Asked::Plain,
-            &mut BytesMut::new(),
-            &mut Names::default(),
-        )
-        .unwrap() else {
-            panic!("final head expected")
-        };
-        assert_eq!(&buf[..], b"hi");
-        assert_eq!(h.headers["x-custom"], "a b");
-        assert_eq!(h.status, StatusCode::OK);
-    }
-
-    #[test]
-    fn partial_informational_and_malformed_heads() {
-        assert!(matches!(
-            head("HTTP/1.1 200 OK\r\nContent-Le"),
-            Ok(Parsed::Partial)
-        ));
-        let mut buf = BytesMut::from("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n");
-        assert!(matches!(
-            parse(
-                &mut buf,
-                Asked::Plain,
-                &mut BytesMut::new(),
-                &mut Names::default()
-            ),
-            Ok(Parsed::Informational(25, StatusCode::CONTINUE))
-        ));
-        assert_eq!(&buf[..], b"HTTP/1.1 200 OK\r\n");
-        for bad in [
-            "HTTP/1.1 200 OK\r\nnot a header\r\n\r\n",
-            "HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
-            "HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n",
-            "HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999\r\n\r\n",
-            "HTTP/1.1 101 Switching Protocols\r\n\r\n",
-            "HTTP/1.1 200 OK\r\nTransfer-Encoding: x y, chunked\r\n\r\n",
-            "HTTP/1.1 099 Too Low\r\n\r\n",
-            "SSH-2.0-OpenSSH\r\n\r\n",
-        ] {
-            let kind = head(bad).unwrap_err().kind();
-            assert_eq!(kind, ErrorKind::Protocol, "{bad:?}");
-        }
-        let many: String = (0..101).map(|i| format!("x-{i}: v\r\n")).collect();
-        let err = head(&format!("HTTP/1.1 200 OK\r\n{many}\r\n")).unwrap_err();
-        assert_eq!(err.kind(), ErrorKind::HeadersTooLarge);
-    }
-
-    #[test]
-    fn a_switch_is_final_only_when_the_request_asked_for_it() {
-        let parse_as = |raw: &str, asked| {
-            parse(
-                &mut BytesMut::from(raw),
-                asked,
-                &mut BytesMut::new(),
-                &mut Names::default(),
-            )
-        };
-        let switch = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: ws\r\n\r\nframe";
-        let mut buf = BytesMut::from(switch);
-        let Ok(Parsed::Final(h)) = parse(
-            &mut buf,
-            Asked::Upgrade,
-            &mut BytesMut::new(),
-            &mut Names::default(),
-        ) else {
-            panic!("a 101 to an Upgrade request is final");
-        };
-        assert!(h.switched && !h.keep_alive);
-        assert_eq!(&buf[..], b"frame", "the new protocol's bytes stay");
-        for asked in [Asked::Plain, Asked::Head, Asked::Connect] {
-            let err = parse_as(switch, asked).unwrap_err();
-            assert_eq!(err.kind(), ErrorKind::Protocol, "{asked:?}");
-        }
-        // A CONNECT's 2xx is a tunnel whatever it says of a body; its
-        // other answers are ordinary responses.
-        let ok = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
-        let Ok(Parsed::Final(h)) = parse_as(ok, Asked::Connect) else {
-            panic!("final")
-        };
-        assert!(h.switched && h.framing == Framing::Empty);
-        let refused = "HTTP/1.1 407 Proxy Authentication Required\r\nContent-Length: 3\r\n\r\n";
-        let Ok(Parsed::Final(h)) = parse_as(refused, Asked::Connect) else {
-            panic!("final")
-        };
-        assert!(!h.switched && h.framing == Framing::Length(3));
-        let Ok(Parsed::Final(h)) = parse_as(ok, Asked::Upgrade) else {
-            panic!("final")
-        };
-        assert!(!h.switched, "an upgrade declined is an ordinary response");
-        for framed in [
-            "HTTP/1.1 101 Switching Protocols\r\nContent-Length: 4\r\n\r\n",
-            "HTTP/1.1 101 Switching Protocols\r\nTransfer-Encoding: chunked\r\n\r\n",
-        ] {
-            let err = parse_as(framed, Asked::Upgrade).unwrap_err();
-            assert_eq!(err.kind(), ErrorKind::Protocol, "{framed:?}");
-        }
-        let zero = "HTTP/1.1 101 Switching Protocols\r\nContent-Length: 0\r\n\r\n";
-        assert!(matches!(
-            parse_as(zero, Asked::Upgrade),
-            Ok(Parsed::Final(_))
-        ));
-    }
-
-    #[test]
-    fn interim_heads_are_bounded_in_number_and_bytes() {
-        let mut interim = Interim::default();
-        for _ in 0..MAX_INTERIM {
-            interim.count(25, 64 * 1024).unwrap();
-        }
-        let err = interim.count(25, 64 * 1024).unwrap_err();
-        assert_eq!(err.kind(), ErrorKind::Protocol);
-        let mut interim = Interim::default();
-        interim.count(600, 1000).unwrap();
-        let err = interim.count(600, 1000).unwrap_err();
-        assert_eq!(err.kind(), ErrorKind::HeadersTooLarge);
-    }
-}
+#[path = "decode_tests.rs"]
+mod tests;

@@ -181,6 +181,10 @@ pub(crate) fn asks_continue(
     defaults: &HeaderMap,
     min_size: Option<u64>,
 ) -> bool {
+    // No body, nothing to wait for: asked before any header is looked up.
+    if framing == BodyFraming::Length(0) {
+        return false;
+    }
     let said = |headers: &HeaderMap| {
         headers
             .get(EXPECT)
@@ -191,7 +195,7 @@ pub(crate) fn asks_continue(
     } else {
         said(defaults)
     };
-    framing != BodyFraming::Length(0) && (own || expects_continue(req, framing, defaults, min_size))
+    own || expects_continue(req, framing, defaults, min_size)
 }
 
 /// The caller's `Transfer-Encoding`/`Content-Length` if set, else what the body knows of its length.

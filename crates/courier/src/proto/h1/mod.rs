@@ -16,11 +16,13 @@
 //! - [`arena`]: small copies out of the read buffer without an allocation each;
 //! - [`switched`]: the byte stream a connection becomes after a `101` or a
 //!   CONNECT's 2xx;
+//! - [`deadline`]: a request's deadline, on one timer per connection;
 //! - [`conn`]: the connection that ties them to a byte stream.
 
 pub(crate) mod arena;
 pub(crate) mod body;
 pub(crate) mod conn;
+pub(crate) mod deadline;
 pub(crate) mod decode;
 pub(crate) mod encode;
 pub(crate) mod switched;

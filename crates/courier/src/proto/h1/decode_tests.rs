@@ -1,0 +1,308 @@
+//! Tests of the response head parser (`decode.rs`).
+
+use super::*;
+
+fn head(raw: &str) -> Result<Parsed, Error> {
+    parse(
+        &mut BytesMut::from(raw),
+        Asked::Plain,
+        &mut BytesMut::new(),
+        &mut Names::default(),
+    )
+}
+
+fn final_head(raw: &str) -> Head {
+    match head(raw).unwrap() {
+        Parsed::Final(h) => h,
+        other => panic!("expected a final head, got {other:?}"),
+    }
+}
+
+/// Names remembered by position must never stand in for other bytes: the
+/// same connection's next head with other names (or the same names in
+/// another order or case) is read as if nothing were remembered.
+#[test]
+fn remembered_header_names_follow_the_bytes() {
+    let mut names = Names::default();
+    let mut next = |raw: &str| {
+        let parsed = parse(
+            &mut BytesMut::from(raw),
+            Asked::Plain,
+            &mut BytesMut::new(),
+            &mut names,
+        );
+        match parsed.unwrap() {
+            Parsed::Final(h) => h,
+            other => panic!("expected a final head, got {other:?}"),
+        }
+    };
+    let h = next("HTTP/1.1 200 OK\r\nContent-Length: 3\r\nX-A: 1\r\n\r\n");
+    assert_eq!((h.framing, h.keep_alive), (Framing::Length(3), true));
+    let h = next("HTTP/1.1 200 OK\r\nContent-Length: 4\r\nX-A: 1\r\n\r\n");
+    assert_eq!(h.framing, Framing::Length(4));
+    assert_eq!(h.headers["x-a"], "1");
+    let h = next("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n");
+    assert_eq!((h.framing, h.keep_alive), (Framing::Chunked, false));
+    assert!(!h.headers.contains_key(CONTENT_LENGTH));
+    let h = next("HTTP/1.1 200 OK\r\nX-A: 2\r\ncontent-length: 5\r\nX-B: 3\r\n\r\n");
+    assert_eq!((h.framing, h.keep_alive), (Framing::Length(5), true));
+    let names: Vec<&str> = h.headers.keys().map(HeaderName::as_str).collect();
+    assert_eq!(names, ["x-a", "content-length", "x-b"]);
+    let h = next("HTTP/1.0 200 OK\r\nContent-Length: 1\r\n\r\n");
+    assert_eq!((h.framing, h.keep_alive), (Framing::Length(1), false));
+}
+
+/// A head with the last head's names in the same order is filled into a
+/// copy of the last map: the result must be the map a fresh parse makes, and
+/// the framing headers read as they go by must say what a lookup would, for
+/// every head of one connection, whatever came before it.
+#[test]
+fn a_remembered_head_reads_as_a_fresh_one() {
+    let heads = [
+        "HTTP/1.1 200 OK\r\nServer: s\r\nContent-Length: 3\r\nX-A: 1\r\n\r\n",
+        // Same names, other values: the template path.
+        "HTTP/1.1 200 OK\r\nServer: t\r\nContent-Length: 12\r\nX-A: 2, 3\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nServer: t\r\nContent-Length: 5, 5\r\nX-A: \r\n\r\n",
+        "HTTP/1.1 200 OK\r\nServer: t\r\nContent-Length: 5, 6\r\nX-A: 1\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nServer: t\r\nContent-Length: x\r\nX-A: 1\r\n\r\n",
+        "HTTP/1.1 204 No Content\r\nServer: t\r\nContent-Length: x\r\nX-A: 1\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nServer: t\r\nContent-Length: 1\r\nX-A: \x01\r\n\r\n",
+        // Another order, another case, one more, one less, a repeated name.
+        "HTTP/1.1 200 OK\r\nX-A: 1\r\nServer: s\r\nContent-Length: 3\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nx-a: 1\r\nServer: s\r\ncontent-length: 4\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nx-a: 1\r\nServer: s\r\ncontent-length: 4\r\nConnection: close\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nx-a: 2\r\nServer: s\r\ncontent-length: 4\r\nConnection: x, Close\r\n\r\n",
+        "HTTP/1.0 200 OK\r\nx-a: 2\r\nServer: s\r\ncontent-length: 4\r\nConnection: keep-alive\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nx-a: 1\r\nServer: s\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nX-A: 1\r\nX-A: 2\r\nContent-Length: 0\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nX-A: 3\r\nX-A: 4\r\nContent-Length: 0\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nX-A: 4\r\nContent-Length: 0\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nX-A: 5\r\nContent-Length: 0\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nServer: s\r\nContent-Length: 3\r\nX-A: 1\r\n\r\n",
+    ];
+    let fresh = |raw: &str| {
+        head(raw)
+            .map(|p| format!("{p:?}"))
+            .map_err(|e| format!("{e:#}"))
+    };
+    let mut names = Names::default();
+    let mut arena = BytesMut::new();
+    for _ in 0..2 {
+        for raw in heads {
+            let remembered = parse(
+                &mut BytesMut::from(raw),
+                Asked::Plain,
+                &mut arena,
+                &mut names,
+            )
+            .map(|p| format!("{p:?}"))
+            .map_err(|e| format!("{e:#}"));
+            assert_eq!(remembered, fresh(raw), "{raw:?}");
+        }
+    }
+    // The template was used: same names, same order, no repeats.
+    let mut names = Names::default();
+    final_head_with(&mut names, heads[0]);
+    assert!(names.template(3).is_some());
+    let h = final_head_with(&mut names, heads[1]);
+    let all: Vec<_> = h
+        .headers
+        .iter()
+        .map(|(n, v)| (n.as_str(), v.to_str().unwrap()))
+        .collect();
+    assert_eq!(
+        all,
+        [("server", "t"), ("content-length", "12"), ("x-a", "2, 3")]
+    );
+    assert_eq!(h.framing, Framing::Length(12));
+    // Repeated names keep no template.
+    final_head_with(&mut names, heads[13]);
+    assert!(names.template(3).is_none());
+}
+
+fn final_head_with(names: &mut Names, raw: &str) -> Head {
+    match parse(
+        &mut BytesMut::from(raw),
+        Asked::Plain,
+        &mut BytesMut::new(),
+        names,
+    ) {
+        Ok(Parsed::Final(h)) => h,
+        other => panic!("expected a final head, got {other:?}"),
+    }
+}
+
+#[test]
+fn framing_follows_rfc_9112() {
+    let h = final_head("HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\n");
+    assert_eq!((h.framing, h.keep_alive), (Framing::Length(12), true));
+    let h = final_head("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n");
+    assert_eq!((h.framing, h.keep_alive), (Framing::Chunked, true));
+    let h = final_head("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\n");
+    assert_eq!((h.framing, h.keep_alive), (Framing::UntilClose, false));
+    let h =
+        final_head("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n");
+    assert_eq!((h.framing, h.keep_alive), (Framing::Chunked, false));
+    let h = final_head("HTTP/1.1 200 OK\r\n\r\n");
+    assert_eq!((h.framing, h.keep_alive), (Framing::UntilClose, false));
+    let h = final_head("HTTP/1.1 204 No Content\r\nContent-Length: 7\r\n\r\n");
+    assert_eq!((h.framing, h.keep_alive), (Framing::Empty, true));
+    let h = final_head("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+    assert_eq!(h.framing, Framing::Empty);
+    let h = final_head("HTTP/1.1 200 OK\r\nContent-Length: 3, 3\r\n\r\n");
+    assert_eq!(h.framing, Framing::Length(3));
+    let h = final_head("HTTP/1.1 200 OK\r\nContent-Length: 000000000000000000003\r\n\r\n");
+    assert_eq!(h.framing, Framing::Length(3));
+}
+
+#[test]
+fn a_head_request_has_no_body_whatever_the_headers_say() {
+    let mut buf = BytesMut::from("HTTP/1.1 200 OK\r\nContent-Length: 99\r\n\r\n");
+    let Parsed::Final(h) = parse(
+        &mut buf,
+        Asked::Head,
+        &mut BytesMut::new(),
+        &mut Names::default(),
+    )
+    .unwrap() else {
+        panic!("final head expected")
+    };
+    assert_eq!(h.framing, Framing::Empty);
+}
+
+#[test]
+fn persistence_depends_on_version_and_connection() {
+    assert!(
+        !final_head("HTTP/1.1 200 OK\r\nConnection: Close\r\nContent-Length: 0\r\n\r\n").keep_alive
+    );
+    assert!(!final_head("HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n").keep_alive);
+    let h = final_head("HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 0\r\n\r\n");
+    assert!(h.keep_alive);
+    assert_eq!(h.version, Version::HTTP_10);
+    let h = final_head(
+        "HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\n",
+    );
+    assert_eq!((h.framing, h.keep_alive), (Framing::Chunked, false));
+}
+
+#[test]
+fn the_head_is_consumed_and_the_body_left() {
+    let mut buf = BytesMut::from("HTTP/1.1 200 OK\r\nX-Custom: a b\r\nContent-Length: 2\r\n\r\nhi");
+    let Parsed::Final(h) = parse(
+        &mut buf,
+        Asked::Plain,
+        &mut BytesMut::new(),
+        &mut Names::default(),
+    )
+    .unwrap() else {
+        panic!("final head expected")
+    };
+    assert_eq!(&buf[..], b"hi");
+    assert_eq!(h.headers["x-custom"], "a b");
+    assert_eq!(h.status, StatusCode::OK);
+}
+
+#[test]
+fn partial_informational_and_malformed_heads() {
+    assert!(matches!(
+        head("HTTP/1.1 200 OK\r\nContent-Le"),
+        Ok(Parsed::Partial)
+    ));
+    let mut buf = BytesMut::from("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\n");
+    assert!(matches!(
+        parse(
+            &mut buf,
+            Asked::Plain,
+            &mut BytesMut::new(),
+            &mut Names::default()
+        ),
+        Ok(Parsed::Informational(25, StatusCode::CONTINUE))
+    ));
+    assert_eq!(&buf[..], b"HTTP/1.1 200 OK\r\n");
+    for bad in [
+        "HTTP/1.1 200 OK\r\nnot a header\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999\r\n\r\n",
+        "HTTP/1.1 101 Switching Protocols\r\n\r\n",
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: x y, chunked\r\n\r\n",
+        "HTTP/1.1 099 Too Low\r\n\r\n",
+        "SSH-2.0-OpenSSH\r\n\r\n",
+    ] {
+        let kind = head(bad).unwrap_err().kind();
+        assert_eq!(kind, ErrorKind::Protocol, "{bad:?}");
+    }
+    let many: String = (0..101).map(|i| format!("x-{i}: v\r\n")).collect();
+    let err = head(&format!("HTTP/1.1 200 OK\r\n{many}\r\n")).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::HeadersTooLarge);
+}
+
+#[test]
+fn a_switch_is_final_only_when_the_request_asked_for_it() {
+    let parse_as = |raw: &str, asked| {
+        parse(
+            &mut BytesMut::from(raw),
+            asked,
+            &mut BytesMut::new(),
+            &mut Names::default(),
+        )
+    };
+    let switch = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: ws\r\n\r\nframe";
+    let mut buf = BytesMut::from(switch);
+    let Ok(Parsed::Final(h)) = parse(
+        &mut buf,
+        Asked::Upgrade,
+        &mut BytesMut::new(),
+        &mut Names::default(),
+    ) else {
+        panic!("a 101 to an Upgrade request is final");
+    };
+    assert!(h.switched && !h.keep_alive);
+    assert_eq!(&buf[..], b"frame", "the new protocol's bytes stay");
+    for asked in [Asked::Plain, Asked::Head, Asked::Connect] {
+        let err = parse_as(switch, asked).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Protocol, "{asked:?}");
+    }
+    // A CONNECT's 2xx is a tunnel whatever it says of a body; its
+    // other answers are ordinary responses.
+    let ok = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+    let Ok(Parsed::Final(h)) = parse_as(ok, Asked::Connect) else {
+        panic!("final")
+    };
+    assert!(h.switched && h.framing == Framing::Empty);
+    let refused = "HTTP/1.1 407 Proxy Authentication Required\r\nContent-Length: 3\r\n\r\n";
+    let Ok(Parsed::Final(h)) = parse_as(refused, Asked::Connect) else {
+        panic!("final")
+    };
+    assert!(!h.switched && h.framing == Framing::Length(3));
+    let Ok(Parsed::Final(h)) = parse_as(ok, Asked::Upgrade) else {
+        panic!("final")
+    };
+    assert!(!h.switched, "an upgrade declined is an ordinary response");
+    for framed in [
+        "HTTP/1.1 101 Switching Protocols\r\nContent-Length: 4\r\n\r\n",
+        "HTTP/1.1 101 Switching Protocols\r\nTransfer-Encoding: chunked\r\n\r\n",
+    ] {
+        let err = parse_as(framed, Asked::Upgrade).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Protocol, "{framed:?}");
+    }
+    let zero = "HTTP/1.1 101 Switching Protocols\r\nContent-Length: 0\r\n\r\n";
+    assert!(matches!(
+        parse_as(zero, Asked::Upgrade),
+        Ok(Parsed::Final(_))
+    ));
+}
+
+#[test]
+fn interim_heads_are_bounded_in_number_and_bytes() {
+    let mut interim = Interim::default();
+    for _ in 0..MAX_INTERIM {
+        interim.count(25, 64 * 1024).unwrap();
+    }
+    let err = interim.count(25, 64 * 1024).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Protocol);
+    let mut interim = Interim::default();
+    interim.count(600, 1000).unwrap();
+    let err = interim.count(600, 1000).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::HeadersTooLarge);
+}
