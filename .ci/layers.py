@@ -23,15 +23,6 @@ from collections import defaultdict
 # of them; the lead sets this to True when merging it.
 POOL_PROTOCOL_RULE_ENFORCED = True
 
-# Circles known and not yet untangled (issue 29 stays open for them): a
-# circle all of whose folders are under one of these prints as "pending",
-# with its reason, instead of failing; a circle anywhere else, or reaching
-# outside these, fails at once. Remove an entry when its circle is gone.
-CIRCLES_PENDING_ON_OTHER_BRANCHES = {
-    "pool": "pool/lease.rs and pool/conn.rs import origin/, which imports them "
-            "(next: both into origin/, the pool's leaves in a folder of their own)",
-}
-
 # `--root DIR` reads another checkout (to compare before and after).
 ROOT = (sys.argv[sys.argv.index("--root") + 1] if "--root" in sys.argv
         else os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -214,6 +205,7 @@ def expand_use_tree(tree):
 
 
 USE_RE = re.compile(r"\buse\s+((?:crate|super|self)\b[^;]*);")
+VIS_IN_RE = re.compile(r"\bpub\s*\(\s*in\s+[^)]*\)")
 INLINE_RE = re.compile(r"(?<![\w:])((?:crate|super)(?:::(?:super|\w+))+)")
 
 
@@ -250,6 +242,8 @@ def import_paths(code, mod):
         for p in expand_use_tree(m.group(1)):
             paths.append(absolute(p, scope(m.start())))
     no_uses = USE_RE.sub(lambda m: " " * len(m.group(0)), code)
+    # `pub(in crate::a::b)` names who may see an item, not what it uses.
+    no_uses = VIS_IN_RE.sub(lambda m: " " * len(m.group(0)), no_uses)
     for m in INLINE_RE.finditer(no_uses):
         paths.append(absolute(m.group(1).split("::"), scope(m.start())))
     return paths
@@ -342,9 +336,9 @@ def sccs(graph):
 
 
 def pool_protocol_mentions():
-    """`grep -rn "http1\\|http2\\|h2::\\|h1::" pool` outside comments."""
+    """`grep -rn "http1\\|http2\\|h2::\\|h1::\\|alpn" pool` outside comments."""
     hits = []
-    pat = re.compile(r"http1|http2|h2::|h1::")
+    pat = re.compile(r"http1|http2|h2::|h1::|alpn")
     for dirpath, _, files in os.walk(os.path.join(SRC, "pool")):
         for f in sorted(files):
             path = os.path.join(dirpath, f)
@@ -432,24 +426,15 @@ def main():
     for ns, fs, nd, fd in back:
         print(f"  {fs} ({ns}) -> {fd} ({nd})")
     failed |= bool(back)
-    def pending(comp):
-        tops = {m[0] for m in comp}
-        if len(tops) == 1 and next(iter(tops)) in CIRCLES_PENDING_ON_OTHER_BRANCHES:
-            return CIRCLES_PENDING_ON_OTHER_BRANCHES[next(iter(tops))]
-        return None
-
-    failing = [c for c in circles if not pending(c)]
-    print(f"circles between folders: {len(failing)} (and {len(circles) - len(failing)} pending "
-          f"on other branches: CIRCLES_PENDING_ON_OTHER_BRANCHES)")
+    print(f"circles between folders: {len(circles)}")
     for comp in circles:
-        why = pending(comp)
-        print(f"  {' <-> '.join(name(m) for m in comp)}" + (f"  (pending: {why})" if why else ""))
+        print(f"  {' <-> '.join(name(m) for m in comp)}")
         if verbose:
             inside = set(comp)
             for s in comp:
                 for d in sorted(room_edges[s] & inside):
                     print(f"      {name(s)} -> {name(d)}")
-    failed |= bool(failing)
+    failed |= bool(circles)
     hits = pool_protocol_mentions()
     if POOL_PROTOCOL_RULE_ENFORCED:
         print(f"protocol names in pool/ outside comments: {len(hits)}")
