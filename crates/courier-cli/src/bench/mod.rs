@@ -40,6 +40,7 @@ pub mod stats;
 mod summary;
 mod target;
 pub mod targets_file;
+pub mod thresholds;
 pub mod verdict;
 
 use std::sync::Arc;

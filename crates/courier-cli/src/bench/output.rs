@@ -9,7 +9,7 @@ use std::fs::OpenOptions;
 use std::path::Path;
 
 use super::json::BenchReport;
-use super::{chart, export, html, report};
+use super::{chart, export, html, report, thresholds};
 use crate::error::{CliError, Result};
 use crate::threshold::{self, Threshold};
 
@@ -31,7 +31,7 @@ pub fn publish(report: &mut BenchReport, to: Outputs<'_>) -> Result<()> {
     report.thresholds = to
         .fail_if
         .iter()
-        .map(|t| t.check(report, None))
+        .map(|t| thresholds::check(t, report, None))
         .collect::<Result<_>>()?;
     print!("{}", report::render(report));
     if to.chart {

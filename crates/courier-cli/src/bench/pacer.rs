@@ -56,7 +56,9 @@ impl Pacer {
             .fold(self.start_rate, f64::max)
     }
 
-    /// The target rate at `t`.
+    /// The target rate at `t` (the tests' view of a schedule; the pacer itself
+    /// works from the count due, [`Pacer::count`]).
+    #[cfg(test)]
     pub fn rate_at(&self, t: f64) -> f64 {
         let mut from = self.start_rate;
         let mut begin = 0.0;

@@ -20,6 +20,7 @@ use clap::Args;
 use crate::bench::json::BenchReport;
 use crate::bench::report::{rows, table, title, Better, Row};
 use crate::bench::stats::percent_change;
+use crate::bench::thresholds;
 use crate::error::{CliError, Result};
 use crate::threshold::{self, Checked, Threshold};
 
@@ -85,7 +86,7 @@ fn check(
         let results = thresholds
             .iter()
             .filter(|t| i > 0 || !t.is_relative())
-            .map(|t| t.check(report, (i > 0).then_some(base)))
+            .map(|t| thresholds::check(t, report, (i > 0).then_some(base)))
             .collect::<Result<Vec<_>>>()?;
         if !results.is_empty() {
             let title = if i == 0 {

@@ -22,17 +22,6 @@ pub(crate) fn scavenge_period(config: &PoolConfig) -> Duration {
     (shortest / 4).clamp(Duration::from_millis(10), Duration::from_secs(5))
 }
 
-/// When a connection established at `now` retires: `lifetime` plus a
-/// uniformly random share of `jitter`.
-pub(crate) fn retire_at(now: Instant, lifetime: Duration, jitter: Duration) -> Option<Instant> {
-    let extra = if jitter.is_zero() {
-        Duration::ZERO
-    } else {
-        jitter.mul_f64(fastrand::f64())
-    };
-    now.checked_add(lifetime + extra)
-}
-
 /// Runs until the pool is dropped: `stop` is notified then (see
 /// `PoolInner`'s `Drop`), so the task ends with its client instead of at
 /// its next tick, up to a period later (5 s by default), which left a task
@@ -78,35 +67,5 @@ mod tests {
         c.idle_timeout = Some(Duration::from_secs(3600));
         c.lifetime = None;
         assert_eq!(scavenge_period(&c), Duration::from_secs(5));
-    }
-
-    /// Jitter spreads retirements over the whole window (a fleet must not
-    /// rotate in lockstep), and none falls outside it; without jitter they
-    /// all coincide. (The integration test of rotation cannot tell jitter
-    /// from none: both give a handful of rotations.)
-    #[test]
-    fn jitter_spreads_retirement_over_its_window() {
-        let now = Instant::now();
-        let lifetime = Duration::from_secs(60);
-        let jitter = Duration::from_secs(10);
-        let offsets: Vec<Duration> = (0..400)
-            .map(|_| retire_at(now, lifetime, jitter).unwrap() - now)
-            .collect();
-        let (min, max) = (offsets.iter().min().unwrap(), offsets.iter().max().unwrap());
-        assert!(
-            *min >= lifetime && *max <= lifetime + jitter,
-            "{min:?}..{max:?}"
-        );
-        // 400 uniform draws: each tenth of the window holds some.
-        let mut tenths = [0; 10];
-        for o in &offsets {
-            // Each tenth of the 10 s window is one second.
-            tenths[((*o - lifetime).as_secs() as usize).min(9)] += 1;
-        }
-        assert!(tenths.iter().all(|&n| n > 0), "{tenths:?}");
-        assert_eq!(
-            retire_at(now, lifetime, Duration::ZERO),
-            Some(now + lifetime)
-        );
     }
 }

@@ -4,24 +4,22 @@
 //! The request path takes a read lock on the origin map (uncontended in the
 //! steady state) and then works only with its origin's own small state.
 
-mod budget;
-mod config;
-mod conn;
+mod common;
 mod expiry;
 #[cfg(test)]
 mod fake_tests;
-mod lease;
 mod origin;
-pub(crate) mod protocol;
 
-pub(crate) use config::PoolConfig;
-pub(crate) use lease::Lease;
+pub(crate) use common::protocol;
+pub(crate) use common::PoolConfig;
+use common::Shared;
+pub(crate) use origin::Lease;
 pub(crate) use origin::OriginPool;
 pub(crate) use protocol::Protocol;
 
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{Arc, RwLock};
 
 use http::uri::{Authority, Scheme};
@@ -30,19 +28,6 @@ use tokio::time::Instant;
 
 use crate::error::{Error, ErrorKind};
 use crate::metrics::Metrics;
-
-/// What every origin of one client shares.
-pub(crate) struct Shared {
-    pub(crate) config: PoolConfig,
-    pub(crate) metrics: Arc<Metrics>,
-    conn_ids: AtomicU64,
-}
-
-impl Shared {
-    pub(crate) fn next_conn_id(&self) -> u64 {
-        self.conn_ids.fetch_add(1, Relaxed) + 1
-    }
-}
 
 /// Identifies an origin: scheme + host + port (as written in the URL's authority).
 #[derive(Clone, Eq)]
@@ -116,11 +101,7 @@ impl<P: Protocol> Pool<P> {
             inner: Arc::new(PoolInner {
                 origins: RwLock::new(HashMap::default()),
                 client,
-                shared: Arc::new(Shared {
-                    config,
-                    metrics,
-                    conn_ids: AtomicU64::new(0),
-                }),
+                shared: Arc::new(Shared::new(config, metrics)),
                 scavenger_started: AtomicBool::new(false),
                 scavenger_stop: Arc::new(tokio::sync::Notify::new()),
             }),

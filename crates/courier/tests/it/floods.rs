@@ -499,8 +499,7 @@ async fn a_settings_frame_with_thousands_of_parameters_ends_the_connection() {
 #[tokio::test]
 async fn a_busy_healthy_connection_is_never_cut() {
     const REQUESTS: usize = 600;
-    let (url, server) = serve(|listener| async move {
-        let mut peer = Peer::accept(&listener, &[]).await;
+    let (url, server) = serve_one(|mut peer| async move {
         for n in 0..REQUESTS {
             let s = peer.expect_request().await;
             let mut out = head_200(s);
@@ -542,8 +541,7 @@ async fn a_busy_healthy_connection_is_never_cut() {
 #[tokio::test]
 async fn window_updates_that_give_back_what_an_upload_used_are_no_flood() {
     const BODY: usize = 20 << 20;
-    let (url, server) = serve(|listener| async move {
-        let mut peer = Peer::accept(&listener, &[]).await;
+    let (url, server) = serve_one(|mut peer| async move {
         let max = (1u32 << 31) - 1;
         let mut out = settings(&[(0x4, max)]);
         out.extend(window_update(0, max - 65_535));
@@ -584,8 +582,7 @@ async fn window_updates_that_give_back_what_an_upload_used_are_no_flood() {
 #[tokio::test]
 async fn data_crossing_courier_s_resets_is_no_flood() {
     const DROPPED: usize = 40;
-    let (url, server) = serve(|listener| async move {
-        let mut peer = Peer::accept(&listener, &[]).await;
+    let (url, server) = serve_one(|mut peer| async move {
         for n in 0..DROPPED {
             let s = peer.expect_request().await;
             assert!(peer.try_send(&head_200(s)).await);

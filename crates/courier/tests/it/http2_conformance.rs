@@ -61,8 +61,7 @@ fn assert_stream_closed(f: &Frame, stream: u32) {
 /// stream; courier must keep the whole response and close the connection
 /// with STREAM_CLOSED.
 async fn after_end_stream(late: fn(u32) -> Vec<u8>) {
-    let (url, server) = serve(move |listener| async move {
-        let mut peer = Peer::accept(&listener, &[]).await;
+    let (url, server) = serve_one(move |mut peer| async move {
         let s = peer.expect_request_next().await;
         let mut out = head_200(s, true);
         out.extend(late(s));
@@ -95,8 +94,7 @@ async fn headers_after_the_servers_end_stream_are_a_connection_error() {
 async fn data_on_a_stream_the_server_ended_long_ago_is_a_connection_error() {
     // The first response is read and its stream freed before the late DATA:
     // courier no longer holds the stream, but knows the server closed it.
-    let (url, server) = serve(|listener| async move {
-        let mut peer = Peer::accept(&listener, &[]).await;
+    let (url, server) = serve_one(|mut peer| async move {
         let first = peer.expect_request_next().await;
         let mut out = head_200(first, false);
         out.extend(frame(DATA, END_STREAM, first, b"one"));
@@ -124,8 +122,7 @@ async fn data_on_a_stream_the_server_ended_long_ago_is_a_connection_error() {
 
 /// The server sends a head, resets the stream, then sends `late` on it.
 async fn after_rst_stream(late: fn(u32) -> Vec<u8>) {
-    let (url, server) = serve(move |listener| async move {
-        let mut peer = Peer::accept(&listener, &[]).await;
+    let (url, server) = serve_one(move |mut peer| async move {
         let s = peer.expect_request_next().await;
         let mut out = head_200(s, false);
         out.extend(rst_stream(s, CANCEL));
@@ -158,8 +155,7 @@ async fn headers_after_the_servers_rst_stream_are_a_stream_closed_error() {
 #[tokio::test]
 async fn data_on_a_stream_courier_cancelled_is_ignored() {
     let (in_flight, in_flight_rx) = oneshot::channel();
-    let (url, server) = serve(|listener| async move {
-        let mut peer = Peer::accept(&listener, &[]).await;
+    let (url, server) = serve_one(|mut peer| async move {
         let s = peer.expect_request_next().await;
         peer.send(&head_200(s, false)).await;
         in_flight.send(()).unwrap();
@@ -190,8 +186,7 @@ async fn data_on_a_stream_courier_cancelled_is_ignored() {
 
 #[tokio::test]
 async fn a_priority_frame_of_the_wrong_length_on_a_closed_stream_is_reset() {
-    let (url, server) = serve(|listener| async move {
-        let mut peer = Peer::accept(&listener, &[]).await;
+    let (url, server) = serve_one(|mut peer| async move {
         let s = peer.expect_request_next().await;
         let mut out = head_200(s, true);
         out.extend(frame(PRIORITY_FRAME, 0, s, &[0x80, 0, 0, 1]));

@@ -16,8 +16,6 @@
 //! server never closes a socket with unread bytes in it (which would reset
 //! the connection under the client).
 
-use std::future::Future;
-
 use bytes::Bytes;
 use courier::{Client, ErrorKind};
 use http_body_util::BodyExt;
@@ -48,17 +46,6 @@ async fn finish<T>(client: Client, server: JoinHandle<T>) -> T {
     within("the server script to end", server)
         .await
         .expect("the server script failed")
-}
-
-/// [`serve`] for a script that talks to one connection: the script gets the
-/// first connection's peer (default SETTINGS exchanged), on the server's task.
-async fn serve_one<T, F, Fut>(script: F) -> (String, JoinHandle<T>)
-where
-    F: FnOnce(Peer) -> Fut + Send + 'static,
-    Fut: Future<Output = T> + Send + 'static,
-    T: Send + 'static,
-{
-    serve(|listener| async move { script(Peer::accept(&listener, &[]).await).await }).await
 }
 
 /// The flow-control tests' client side: the body `len` bytes long arrives
@@ -607,8 +594,7 @@ async fn malformed_fails_only_its_stream(bad: Malformed) -> ErrorKind {
     let (a_seen, a_seen_rx) = oneshot::channel();
     let (b_head, b_head_rx) = oneshot::channel::<()>();
     let (b_failed, b_failed_rx) = oneshot::channel::<()>();
-    let (url, server) = serve(move |listener| async move {
-        let mut peer = Peer::accept(&listener, &[]).await;
+    let (url, server) = serve_one(move |mut peer| async move {
         let a = peer.expect_request().await;
         a_seen.send(()).unwrap();
         let b = peer.expect_request().await;
@@ -655,8 +641,7 @@ async fn malformed_fails_only_its_stream(bad: Malformed) -> ErrorKind {
 /// Sends request B alone, answered with `bad`, and returns its error kind.
 async fn malformed_alone(bad: Malformed) -> ErrorKind {
     let (head, head_rx) = oneshot::channel::<()>();
-    let (url, server) = serve(move |listener| async move {
-        let mut peer = Peer::accept(&listener, &[]).await;
+    let (url, server) = serve_one(move |mut peer| async move {
         let s = peer.expect_request().await;
         let (now, later) = bad(s);
         peer.send(&now).await;
@@ -998,8 +983,7 @@ async fn request_headers_arrive_without_connection_specific_fields() {
 /// Answers one request with `answer(stream)` in a single write, then a
 /// second request normally; returns what the client made of the first.
 async fn answered_at_once(answer: fn(u32) -> Vec<u8>) -> Result<Bytes, courier::Error> {
-    let (url, server) = serve(move |listener| async move {
-        let mut peer = Peer::accept(&listener, &[]).await;
+    let (url, server) = serve_one(move |mut peer| async move {
         let s = peer.expect_request().await;
         peer.send(&answer(s)).await;
         let s = peer.expect_request().await;
@@ -1152,8 +1136,7 @@ async fn a_reset_after_both_ends_closed_keeps_the_response() {
 #[tokio::test]
 async fn an_upload_end_is_not_held_behind_another_upload_out_of_window() {
     let (a_opened_tx, a_opened) = tokio::sync::oneshot::channel::<()>();
-    let (url, server) = serve(move |listener| async move {
-        let mut peer = Peer::accept(&listener, &[]).await;
+    let (url, server) = serve_one(move |mut peer| async move {
         let a = peer.expect_request().await;
         let _ = a_opened_tx.send(());
         // The server never grants window: upload A stops at 65,535 bytes,

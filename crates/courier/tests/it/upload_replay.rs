@@ -117,8 +117,7 @@ async fn a_streamed_post_refused_by_goaway_after_its_first_bytes_is_sent_again_w
 /// stays: the body goes again on a new stream.
 #[tokio::test]
 async fn a_streamed_put_refused_by_rst_stream_after_its_first_bytes_is_sent_again_whole() {
-    let (url, server) = serve(|listener| async move {
-        let mut peer = Peer::accept(&listener, &[]).await;
+    let (url, server) = serve_one(|mut peer| async move {
         let s = peer.expect_request().await;
         some_data(&mut peer, s).await;
         peer.send(&rst_stream(s, REFUSED_STREAM)).await;
@@ -149,8 +148,7 @@ async fn a_streamed_put_refused_by_rst_stream_after_its_first_bytes_is_sent_agai
 async fn a_streamed_body_refused_past_the_replay_bound_fails_as_refused() {
     const PIECE: usize = 16 * 1024;
     const PIECES: usize = 64; // 1 MiB, far past the bound
-    let (url, server) = serve(|listener| async move {
-        let mut peer = Peer::accept(&listener, &[]).await;
+    let (url, server) = serve_one(|mut peer| async move {
         let s = peer.expect_request().await;
         let mut got = 0;
         // Read (and grant back) 512 KiB of it, then refuse it.
@@ -224,8 +222,8 @@ async fn a_streamed_put_lost_with_its_connection_is_sent_again_once() {
 /// method: what was kept of it is let go with the failure.
 #[tokio::test]
 async fn a_streamed_body_that_fails_is_not_sent_again() {
-    let (url, server) = serve(|listener| async move {
-        let mut peer = Peer::accept(&listener, &[]).await.without_deadline();
+    let (url, server) = serve_one(|peer| async move {
+        let mut peer = peer.without_deadline();
         let mut requests = 0;
         // Until the client closes the connection (the test drops it).
         while let Some(f) = peer.next().await {

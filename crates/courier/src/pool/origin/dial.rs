@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::metrics::Label;
-use crate::pool::protocol::{Changes, Connected, Exclusive as _, Handshake, Reporter, Shared as _};
+use crate::pool::protocol::{Changes, Connected, Handshake, Reporter, Shared as _};
 
 impl<P: Protocol> OriginPool<P> {
     /// One connection attempt. Its result goes to whoever is first in line

@@ -21,12 +21,16 @@
 //! open, [`dial`] opens them and keeps the books when they close, and
 //! [`streams`] runs the shared connections' slots.
 
+mod conn;
 mod dial;
+mod lease;
 mod locked;
 mod planning;
 mod streams;
 
+use conn::{Conn, ExclusiveConn, SharedConn};
 pub(crate) use dial::OpenExclusive;
+pub(crate) use lease::Lease;
 use locked::{Locked, Published};
 use planning::stall_after;
 
@@ -39,11 +43,9 @@ use http::uri::{Authority, Scheme};
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 
-use super::budget::StreamBudget;
-use super::conn::{Conn, ExclusiveConn, SharedConn};
-use super::lease::Lease;
-use super::protocol::{Exclusive as _, Kind, Protocol, Served};
-use super::Shared;
+use super::common::budget::StreamBudget;
+use super::common::protocol::{Exclusive as _, Kind, Protocol, Served};
+use super::common::Shared;
 use crate::error::{Error, ErrorKind};
 use crate::metrics::{GaugeGuard, Metrics};
 

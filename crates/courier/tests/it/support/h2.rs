@@ -455,6 +455,17 @@ where
     (format!("{url}/"), tokio::spawn(script(listener)))
 }
 
+/// [`serve`] for a script that talks to one connection: the script gets the
+/// first connection's peer (default SETTINGS exchanged), on the server's task.
+pub async fn serve_one<T, F, Fut>(script: F) -> (String, JoinHandle<T>)
+where
+    F: FnOnce(Peer) -> Fut + Send + 'static,
+    Fut: Future<Output = T> + Send + 'static,
+    T: Send + 'static,
+{
+    serve(|listener| async move { script(Peer::accept(&listener, &[]).await).await }).await
+}
+
 /// An h2c client whose requests are bounded by [`LIMIT`].
 pub fn h2c() -> ClientBuilder {
     Client::builder().http2_prior_knowledge().timeout(LIMIT)

@@ -310,8 +310,7 @@ where
     F: FnOnce(Peer) -> Fut + Send + 'static,
     Fut: std::future::Future<Output = ()> + Send + 'static,
 {
-    let (url, server) = h2::serve(|listener| async move {
-        let mut peer = Peer::accept(&listener, &[]).await;
+    let (url, server) = h2::serve_one(|mut peer| async move {
         let s = peer.expect_request().await;
         let mut out = frame(HEADERS, END_HEADERS, s, &[STATUS_200]);
         out.extend(goaway(s, NO_ERROR));

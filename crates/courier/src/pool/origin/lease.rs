@@ -10,9 +10,9 @@ use http::Request;
 use pin_project_lite::pin_project;
 
 use super::conn::{Conn, ExclusiveConn};
-use super::origin::OriginPool;
-use super::protocol::{Exclusive as _, Protocol, Sent, Shared as _};
+use super::OriginPool;
 use crate::body::Body;
+use crate::pool::common::protocol::{Exclusive as _, Protocol, Sent, Shared as _};
 
 /// Exclusive use of a connection, or one reserved slot of a shared one, for
 /// one request and its response body.
@@ -169,7 +169,7 @@ pin_project! {
     #[project = InFlightProj]
     enum InFlight<P: Protocol, F> {
         Exclusive { origin: Option<Arc<OriginPool<P>>>, #[pin] send: F },
-        Shared { lease: Option<Lease<P>>, send: <P::Shared as super::protocol::Shared<P>>::Exchange },
+        Shared { lease: Option<Lease<P>>, send: <P::Shared as crate::pool::common::protocol::Shared<P>>::Exchange },
     }
 }
 

@@ -211,7 +211,7 @@ pub(crate) struct Reporter {
 }
 
 impl Reporter {
-    pub(super) fn new(pool: Weak<dyn Changes>, id: u64) -> Reporter {
+    pub(in crate::pool) fn new(pool: Weak<dyn Changes>, id: u64) -> Reporter {
         Reporter { pool, id }
     }
 
@@ -224,7 +224,7 @@ impl Reporter {
 }
 
 /// The pool's side of a [`Reporter`].
-pub(super) trait Changes: Send + Sync {
+pub(in crate::pool) trait Changes: Send + Sync {
     /// Connection `id` reported a change.
     fn changed(self: Arc<Self>, id: u64);
 }

@@ -7,9 +7,9 @@ use std::sync::Arc;
 
 use tokio::time::Instant;
 
-use super::origin::OpenExclusive;
-use super::protocol::{Protocol, Shared as _};
+use super::OpenExclusive;
 use crate::metrics::Label;
+use crate::pool::common::protocol::{Protocol, Shared as _};
 
 /// An exclusive connection: one request at a time, owned by its lease.
 pub(crate) struct ExclusiveConn<P: Protocol> {

@@ -1,0 +1,325 @@
+//! The pool's and the middleware's series: their names, their
+//! descriptions (the table `describe` registers once per exporter), and
+//! recording one snapshot's gauges, counter deltas and histogram deltas.
+//!
+//! Why a file of its own: the exporter (`mod.rs`) decides when and for
+//! whom to record — a `Client`, a `ServiceClient`, a cluster, a factory's
+//! clients — and this file what one client's pool and middleware numbers
+//! become in the facade, beside `cluster.rs` for a cluster's.
+
+use metrics::{counter, gauge, histogram, Unit};
+
+use super::describe::Description;
+use super::describe::Kind::{Counter, Gauge, Histogram};
+use super::MiddlewareCounts;
+use crate::metrics::{HistogramSnapshot, MetricsSnapshot};
+use crate::middleware::{SeriesSnapshot, StackLayers};
+
+const OPEN: &str = "http.client.open_connections";
+const OPEN_BY_PROTOCOL: &str = "courier.client.open_connections.by_protocol";
+const ACTIVE_REQUESTS: &str = "http.client.active_requests";
+const TIME_IN_QUEUE: &str = "http.client.request.time_in_queue";
+const DURATION: &str = "http.client.request.duration";
+const DNS_DURATION: &str = "dns.lookup.duration";
+const CONNECT_DURATION: &str = "courier.client.connect.duration";
+const CONNECTION_DURATION: &str = "http.client.connection.duration";
+const TLS_DURATION: &str = "courier.client.tls.handshake.duration";
+const QUEUED: &str = "courier.client.queued_requests";
+const CONNECTING: &str = "courier.client.connect_attempts.active";
+const STREAMS: &str = "courier.client.http2.active_streams";
+const TLS_ACTIVE: &str = "courier.client.tls.active_handshakes";
+const ESTABLISHED: &str = "courier.client.connections.established_total";
+const CONNECT_ATTEMPTS: &str = "courier.client.connect_attempts_total";
+const CONNECT_FAILURES: &str = "courier.client.connect_failures_total";
+const REQUESTS: &str = "courier.client.requests_total";
+const REQUESTS_FAILED: &str = "courier.client.requests.failed_total";
+const DRAINS: &str = "courier.client.drains_total";
+const RETRIES: &str = "courier.client.retries_total";
+const DNS_LOOKUPS: &str = "courier.client.dns.lookups_total";
+const UPGRADES: &str = "courier.client.upgrades_total";
+const DNS_FAILURES: &str = "courier.client.dns.failures_total";
+const TLS_HANDSHAKES: &str = "courier.client.tls.handshakes_total";
+const TLS_RESUMED: &str = "courier.client.tls.resumed_total";
+const TLS_FAILURES: &str = "courier.client.tls.handshake_failures_total";
+const MW_RETRIES: &str = "courier.client.middleware.retries_total";
+const MW_BUDGET: &str = "courier.client.middleware.retry_budget_exhausted_total";
+const MW_HEDGES: &str = "courier.client.middleware.hedges_total";
+const MW_HEDGES_WON: &str = "courier.client.middleware.hedges_won_total";
+
+pub(super) fn record_middleware(
+    name: &str,
+    layers: &StackLayers,
+    now: MiddlewareCounts,
+    before: MiddlewareCounts,
+) {
+    let c = |metric: &'static str, now: u64, before: u64| {
+        counter!(metric, "client" => name.to_owned()).increment(now.saturating_sub(before));
+    };
+    if layers.retry.is_some() {
+        c(MW_RETRIES, now.retries, before.retries);
+        c(MW_BUDGET, now.budget_exhausted, before.budget_exhausted);
+    }
+    if layers.hedge.is_some() {
+        c(MW_HEDGES, now.hedges, before.hedges);
+        c(MW_HEDGES_WON, now.hedges_won, before.hedges_won);
+    }
+}
+
+/// The pool's and the middleware's metrics, described once per exporter.
+pub(super) const DESCRIPTIONS: &[Description] = &[
+    (
+        OPEN,
+        Gauge,
+        Unit::Count,
+        "Open HTTP connections, by state and protocol",
+    ),
+    (
+        OPEN_BY_PROTOCOL,
+        Gauge,
+        Unit::Count,
+        "Open HTTP connections, by protocol",
+    ),
+    (
+        ACTIVE_REQUESTS,
+        Gauge,
+        Unit::Count,
+        "Requests sent and not yet answered with a response head",
+    ),
+    (
+        TIME_IN_QUEUE,
+        Histogram,
+        Unit::Seconds,
+        "Time requests waited for a connection",
+    ),
+    (
+        DURATION,
+        Histogram,
+        Unit::Seconds,
+        "Time from send to the response head",
+    ),
+    (
+        DNS_DURATION,
+        Histogram,
+        Unit::Seconds,
+        "DNS lookup duration",
+    ),
+    (
+        CONNECT_DURATION,
+        Histogram,
+        Unit::Seconds,
+        "Time to establish a connection",
+    ),
+    (
+        TLS_DURATION,
+        Histogram,
+        Unit::Seconds,
+        "TLS handshake duration",
+    ),
+    (
+        CONNECTION_DURATION,
+        Histogram,
+        Unit::Seconds,
+        "How long connections were open, established to closed",
+    ),
+    (
+        QUEUED,
+        Gauge,
+        Unit::Count,
+        "Requests waiting for a connection",
+    ),
+    (
+        CONNECTING,
+        Gauge,
+        Unit::Count,
+        "Connection attempts in progress",
+    ),
+    (STREAMS, Gauge, Unit::Count, "Open HTTP/2 streams"),
+    (TLS_ACTIVE, Gauge, Unit::Count, "TLS handshakes in progress"),
+    (ESTABLISHED, Counter, Unit::Count, "Connections established"),
+    (
+        CONNECT_ATTEMPTS,
+        Counter,
+        Unit::Count,
+        "Connection attempts started",
+    ),
+    (
+        CONNECT_FAILURES,
+        Counter,
+        Unit::Count,
+        "Connection attempts that failed",
+    ),
+    (REQUESTS, Counter, Unit::Count, "Requests started"),
+    (
+        REQUESTS_FAILED,
+        Counter,
+        Unit::Count,
+        "Requests failed before a response head",
+    ),
+    (
+        DRAINS,
+        Counter,
+        Unit::Count,
+        "Background drains of unread bodies",
+    ),
+    (
+        RETRIES,
+        Counter,
+        Unit::Count,
+        "Requests retried by the pool",
+    ),
+    (DNS_LOOKUPS, Counter, Unit::Count, "DNS lookups"),
+    (
+        UPGRADES,
+        Counter,
+        Unit::Count,
+        "Connections and HTTP/2 streams given to Response::upgrade",
+    ),
+    (
+        DNS_FAILURES,
+        Counter,
+        Unit::Count,
+        "DNS lookups that failed",
+    ),
+    (
+        TLS_HANDSHAKES,
+        Counter,
+        Unit::Count,
+        "TLS handshakes completed",
+    ),
+    (
+        TLS_RESUMED,
+        Counter,
+        Unit::Count,
+        "TLS handshakes that resumed a session",
+    ),
+    (
+        TLS_FAILURES,
+        Counter,
+        Unit::Count,
+        "TLS handshakes that failed",
+    ),
+    (
+        MW_RETRIES,
+        Counter,
+        Unit::Count,
+        "Retries sent by the retry middleware",
+    ),
+    (
+        MW_BUDGET,
+        Counter,
+        Unit::Count,
+        "Retries not sent: retry budget spent",
+    ),
+    (MW_HEDGES, Counter, Unit::Count, "Hedged attempts sent"),
+    (
+        MW_HEDGES_WON,
+        Counter,
+        Unit::Count,
+        "Requests answered by a hedged attempt",
+    ),
+];
+
+/// One `http.client.request.duration` series of the attempt layer: the
+/// values recorded since `before`, under its attributes.
+pub(super) fn record_request_series(
+    name: &str,
+    s: &SeriesSnapshot,
+    before: Option<&HistogramSnapshot>,
+) {
+    let mut labels = vec![metrics::Label::new("client", name.to_owned())];
+    match &s.attrs {
+        Some(attrs) => labels.extend(
+            attrs
+                .pairs()
+                .into_iter()
+                .map(|(k, v)| metrics::Label::new(k, v)),
+        ),
+        None => labels.push(metrics::Label::new("otel.metric.overflow", "true")),
+    }
+    let handle = histogram!(DURATION, labels);
+    for (value, count) in s.duration.delta_since(before) {
+        handle.record_many(
+            value.as_secs_f64(),
+            usize::try_from(count).unwrap_or(usize::MAX),
+        );
+    }
+}
+
+/// Records the pool's metrics; `pool_duration`: whether the pool's own
+/// (attribute-less) request durations are exported, which they are only
+/// when no attempt layer records them with their attributes.
+pub(super) fn record(
+    name: &str,
+    now: &MetricsSnapshot,
+    last: Option<&MetricsSnapshot>,
+    pool_duration: bool,
+) {
+    let client = name.to_owned();
+    let g = |metric: &'static str, value: u64| {
+        gauge!(metric, "client" => client.clone()).set(value as f64);
+    };
+    for (state, protocol, value) in [
+        ("idle", "1.1", now.connections_idle_http1),
+        ("active", "1.1", now.connections_active_http1),
+        ("idle", "2", now.connections_idle_http2),
+        ("active", "2", now.connections_active_http2),
+    ] {
+        gauge!(OPEN, "client" => client.clone(), "http.connection.state" => state,
+            "network.protocol.version" => protocol)
+        .set(value as f64);
+    }
+    gauge!(OPEN_BY_PROTOCOL, "client" => client.clone(), "network.protocol.version" => "1.1")
+        .set(now.connections_open_http1 as f64);
+    gauge!(OPEN_BY_PROTOCOL, "client" => client.clone(), "network.protocol.version" => "2")
+        .set(now.connections_open_http2 as f64);
+    g(ACTIVE_REQUESTS, now.requests_active);
+    g(QUEUED, now.requests_queued);
+    g(CONNECTING, now.connect_attempts_current);
+    g(STREAMS, now.http2_streams_active);
+    g(TLS_ACTIVE, now.tls_handshakes_current);
+
+    let delta = |f: fn(&MetricsSnapshot) -> u64| f(now).saturating_sub(last.map_or(0, f));
+    let c = |metric: &'static str, f: fn(&MetricsSnapshot) -> u64| {
+        counter!(metric, "client" => client.clone()).increment(delta(f));
+    };
+    counter!(ESTABLISHED, "client" => client.clone(), "network.protocol.version" => "1.1")
+        .increment(delta(|m| m.connections_established_http1));
+    counter!(ESTABLISHED, "client" => client.clone(), "network.protocol.version" => "2")
+        .increment(delta(|m| m.connections_established_http2));
+    c(CONNECT_ATTEMPTS, |m| m.connect_attempts_total);
+    c(CONNECT_FAILURES, |m| m.connect_failures);
+    c(REQUESTS, |m| m.requests_total);
+    c(REQUESTS_FAILED, |m| m.requests_failed);
+    counter!(DRAINS, "client" => client.clone(), "result" => "completed")
+        .increment(delta(|m| m.drains_completed));
+    counter!(DRAINS, "client" => client.clone(), "result" => "aborted")
+        .increment(delta(|m| m.drains_aborted));
+    counter!(RETRIES, "client" => client.clone(), "reason" => "stale_connection")
+        .increment(delta(|m| m.stale_retries));
+    counter!(RETRIES, "client" => client.clone(), "reason" => "refused_stream")
+        .increment(delta(|m| m.refused_stream_retries));
+    c(DNS_LOOKUPS, |m| m.dns_lookups);
+    c(UPGRADES, |m| m.upgrades);
+    c(DNS_FAILURES, |m| m.dns_failures);
+    c(TLS_HANDSHAKES, |m| m.tls_handshakes);
+    c(TLS_RESUMED, |m| m.tls_resumed);
+    c(TLS_FAILURES, |m| m.tls_handshake_failures);
+
+    let h = |metric: &'static str, f: fn(&MetricsSnapshot) -> &HistogramSnapshot| {
+        let handle = histogram!(metric, "client" => client.clone());
+        for (value, count) in f(now).delta_since(last.map(f)) {
+            handle.record_many(
+                value.as_secs_f64(),
+                usize::try_from(count).unwrap_or(usize::MAX),
+            );
+        }
+    };
+    h(TIME_IN_QUEUE, |m| &m.time_in_queue);
+    if pool_duration {
+        h(DURATION, |m| &m.request_duration);
+    }
+    h(DNS_DURATION, |m| &m.dns_duration);
+    h(CONNECT_DURATION, |m| &m.connect_duration);
+    h(TLS_DURATION, |m| &m.tls_handshake_duration);
+    h(CONNECTION_DURATION, |m| &m.connection_duration);
+}
