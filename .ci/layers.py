@@ -107,7 +107,7 @@ MAX_LINES = 600
 # at most their length now, and reported for removal once under the limit
 # (so either merge order stays green).
 LONG_FILES_PENDING = {
-    "crates/courier/src/proto/h1/decode.rs": (661, "h1perf splits it (issue 30)"),
+    # "path": (lines it may not grow past, why it is pending) -- a stale entry fails the run
 }
 
 TREES = [
@@ -593,7 +593,7 @@ def check_file_lengths():
     done = sorted(set(LONG_FILES_PENDING) - {rel for rel, _ in over})
     for rel in done:
         print(f"  {rel}: no longer over {MAX_LINES} (or gone): remove it from LONG_FILES_PENDING")
-    return bool(failing)
+    return bool(failing) or bool(done)
 
 
 def main():
