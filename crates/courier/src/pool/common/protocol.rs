@@ -1,7 +1,7 @@
 //! What the pool asks of a connection, and nothing more: the pool is
 //! generic over [`Protocol`], so it never builds a request head, picks a
 //! body form or reads a protocol's state. The binding of courier's own
-//! HTTP/1.1 and HTTP/2 to these traits lives in `client/transport.rs` (the
+//! HTTP/1.1 and HTTP/2 to these traits lives in `client/transport/` (the
 //! pool imports no protocol; the client imports both).
 //!
 //! A connection is one of two kinds, and the pool treats them differently
