@@ -84,9 +84,7 @@ pub async fn gzip(t: &Target) -> CheckResult {
     ensure(encoding.as_ref().is_some_and(|e| e == "gzip"), || {
         format!("content-encoding {encoding:?}")
     })?;
-    let decompressing = Stack::new()
-        .decompression(DecompressionConfig::default())
-        .client(client);
+    let decompressing = t.stacked(&Stack::new().decompression(DecompressionConfig::default()));
     let res = decompressing.get(t.url(t.caps.gzip_path)).send().await?;
     ensure(res.status() == 200, || format!("status {}", res.status()))?;
     let body = res.text().await?;
@@ -98,9 +96,7 @@ pub async fn gzip(t: &Target) -> CheckResult {
 
 /// `/redirect/3` followed to its end by the redirect middleware.
 pub async fn redirect(t: &Target) -> CheckResult {
-    let following = Stack::new()
-        .redirect(RedirectConfig::default())
-        .client(t.client());
+    let following = t.stacked(&Stack::new().redirect(RedirectConfig::default()));
     let res = following.get(t.url("/redirect/3")).send().await?;
     ensure(res.status() == 200, || format!("status {}", res.status()))?;
     let body = res.text().await?;

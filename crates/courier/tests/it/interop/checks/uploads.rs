@@ -65,7 +65,7 @@ fn streamed(data: Vec<u8>) -> Body {
 /// [`Tolerance::UploadStall`] (see [`stalled`]); nothing else is.
 async fn upload(
     t: &Target,
-    request: courier::RequestBuilder,
+    request: courier::ServiceRequestBuilder,
     sent: &[u8],
     expect: bool,
 ) -> CheckResult {
@@ -136,8 +136,9 @@ pub async fn echo_stream(t: &Target) -> CheckResult {
 /// HTTP/1.1 chunked coding both ways: a streamed upload and a response the
 /// server sends chunked (a compressed or a streamed echo response).
 pub async fn chunked(t: &Target) -> CheckResult {
-    if t.proto.is_h2() {
-        return na("HTTP/2 has no chunked coding");
+    if t.proto.is_multiplexed() {
+        // A body is framed by DATA frames and the stream's end.
+        return na(format!("{:?} has no chunked coding", t.proto.version()));
     }
     let client = t.client();
     let is_chunked = |res: &courier::Response| {

@@ -96,6 +96,33 @@ pub struct Running {
     /// TLS offering ALPN h2 and http/1.1.
     pub tls: Option<u16>,
     pub caps: Caps,
+    /// HTTP/3 (QUIC, UDP), with feature `http3`: servers without one have
+    /// no `h3` row (a server that cannot speak a protocol is no cell).
+    pub h3: Option<H3Port>,
+}
+
+/// A server's HTTP/3 port: UDP on loopback, the suite's certificate.
+pub struct H3Port {
+    pub port: u16,
+    /// What it can be asked: the server's caps, where its QUIC stack's own
+    /// timeouts and limits differ from its TCP ports'.
+    pub caps: Caps,
+}
+
+/// A loopback port free for TCP and UDP both (Caddy serves HTTP/3 on its
+/// TLS port's number), or `None` without feature `http3`, so the default
+/// run starts no server's QUIC.
+pub fn h3_port() -> Option<u16> {
+    if !cfg!(feature = "http3") {
+        return None;
+    }
+    for _ in 0..100 {
+        let port = super::process::free_port();
+        if std::net::UdpSocket::bind(("127.0.0.1", port)).is_ok() {
+            return Some(port);
+        }
+    }
+    panic!("no loopback port free for both TCP and UDP in 100 tries")
 }
 
 /// Why a server did not start.
