@@ -13,6 +13,7 @@ use super::matrix::{Matrix, Row};
 use super::process::temp_dir;
 use super::servers::{self, Ctx, NotStarted, Profile, Running};
 use super::target::{Mode, Proto, Target};
+use super::tolerance::Tolerance;
 
 /// Removes the shared fixtures when the run ends, however it ends.
 struct Cleanup(std::path::PathBuf);
@@ -142,6 +143,53 @@ async fn h3_ready(t: &Target) -> Result<(), String> {
     }
 }
 
+/// The checks against an HTTP/3 port whose listener may die of a client's
+/// legal behaviour (`Caps::h3_late_fin_kills`): after a failed check, a
+/// fresh request on a new connection tells whether the listener still
+/// answers; if not, that check's failure and every later check (not run:
+/// nothing answers) are marked for [`Tolerance::H3LateFinKills`], one each.
+async fn run_watching_the_listener(t: &Target) -> Vec<(&'static str, Outcome)> {
+    let why = t.caps.h3_late_fin_kills.unwrap_or_default();
+    let dead = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    checks::run_with(t, checks::names(t.mode.full), |name, t| {
+        let dead = dead.clone();
+        let check = checks::check(name, t);
+        Box::pin(async move {
+            use std::sync::atomic::Ordering::SeqCst;
+            let absorbed = |kind: String, detail: String| checks::Failure {
+                kind,
+                detail: format!("{detail} (the QUIC listener died: {why})"),
+                absorbed: Some(Tolerance::H3LateFinKills),
+            };
+            if dead.load(SeqCst) {
+                return Err(absorbed("not-run".into(), "not run".into()));
+            }
+            let result = check.await;
+            let failed = match &result {
+                Err(f) => f.absorbed.is_none(),
+                Ok(Outcome::Fail { .. }) => true,
+                Ok(_) => false,
+            };
+            if failed && !answers(t, Duration::from_secs(3)).await {
+                dead.store(true, SeqCst);
+                return Err(match result {
+                    Err(f) => absorbed(f.kind, f.detail),
+                    Ok(Outcome::Fail { kind, detail }) => absorbed(kind, detail),
+                    Ok(_) => unreachable!("a failure"),
+                });
+            }
+            result
+        })
+    })
+    .await
+}
+
+/// Whether a fresh client's request gets an answer within `limit`.
+async fn answers(t: &Target, limit: Duration) -> bool {
+    let request = t.client().get(t.url("/static/small.txt")).send();
+    matches!(tokio::time::timeout(limit, request).await, Ok(Ok(_)))
+}
+
 /// Every protocol of one running server, side by side; the server is
 /// stopped (off the runtime's threads) when they are done.
 async fn check_server(
@@ -211,6 +259,9 @@ async fn check_server(
                         })
                         .collect();
                 }
+            }
+            if target.caps.h3_late_fin_kills.is_some() {
+                return run_watching_the_listener(&target).await;
             }
             checks::run(&target).await
         });

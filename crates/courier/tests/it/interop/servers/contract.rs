@@ -87,6 +87,10 @@ pub fn hypercorn() -> Server {
             }
             running.caps.h1_trailers = false;
             running.caps.drops_streams_at_goaway = Some(PYTHON_H2_GOAWAY);
+            if let Some(h3) = running.h3.as_mut() {
+                h3.caps.h3_trailers_unended = Some(HYPERCORN_H3_TRAILERS);
+                h3.caps.h3_late_fin_kills = Some(HYPERCORN_H3_LATE_FIN);
+            }
             Ok(running)
         },
     }
@@ -158,6 +162,9 @@ fn start(
         expect_broken: None,
         upload_stalls: None,
         drops_streams_at_goaway: None,
+        h3_streamed_upload_dropped: None,
+        h3_trailers_unended: None,
+        h3_late_fin_kills: None,
     };
     let h3 = h3.map(|(port, idle)| H3Port {
         port,
@@ -180,6 +187,28 @@ fn start(
         h3,
     })
 }
+
+/// hypercorn 0.18's HTTP/3 ends a response stream with an empty DATA frame
+/// carrying FIN, also after the trailer section, where aioquic 1.7.2 refuses
+/// it (`FrameUnexpected: DATA frame is not allowed in this state`, in the
+/// server's log): the trailers are sent, the stream never ends. quic-go's
+/// client (v0.65) reads the body and the trailers, then waits for the end
+/// until its deadline (H3_REQUEST_CANCELLED); aioquic's client sees the
+/// trailer HEADERS and no end within 5 s.
+const HYPERCORN_H3_TRAILERS: &str =
+    "hypercorn 0.18's HTTP/3 never ends a stream after its trailers (aioquic refuses its closing DATA frame)";
+
+/// hypercorn 0.18's HTTP/3 looks a request stream up by id for every STREAM
+/// frame and raises `KeyError` for one it has closed: a request's FIN that
+/// comes after the response (RFC 9114 allows it: courier writes the HEADERS
+/// and then finishes the stream, and quinn may send the two in separate
+/// packets) ends hypercorn's whole UDP server task, and with it every
+/// connection and handshake. aioquic's own client shows it: a GET whose FIN
+/// is sent after its response, then another GET on the connection: no
+/// answer, and a new connection's handshake none within 3 s (the traceback
+/// in the server's log ends in `KeyError`).
+const HYPERCORN_H3_LATE_FIN: &str =
+    "hypercorn 0.18's QUIC listener dies of a request's FIN that comes after the response (KeyError on the closed stream)";
 
 /// Requests per connection hypercorn serves by default (`Config`'s
 /// `keep_alive_max_requests`).

@@ -85,6 +85,15 @@ pub struct Caps {
     /// cuts for `Tolerance::GoawayCut`, within its bounds); `None` when the
     /// server completes what its GOAWAY kept.
     pub drops_streams_at_goaway: Option<&'static str>,
+    /// HTTP/3: why an upload without `content-length` comes back as an
+    /// empty echo whatever the client does (`Tolerance::H3StreamedUploadDropped`).
+    pub h3_streamed_upload_dropped: Option<&'static str>,
+    /// HTTP/3: why the stream never ends after the trailer section
+    /// (`Tolerance::H3TrailersUnended`).
+    pub h3_trailers_unended: Option<&'static str>,
+    /// HTTP/3: why the server's QUIC listener may die of a request's FIN
+    /// that comes after its response (`Tolerance::H3LateFinKills`).
+    pub h3_late_fin_kills: Option<&'static str>,
 }
 
 /// A started server: its processes (stopped on drop) and ports.
@@ -186,6 +195,9 @@ pub fn static_caps(profile: Profile, default_idle: Option<u64>, limit: Option<u3
         expect_broken: None,
         upload_stalls: None,
         drops_streams_at_goaway: None,
+        h3_streamed_upload_dropped: None,
+        h3_trailers_unended: None,
+        h3_late_fin_kills: None,
     }
 }
 
