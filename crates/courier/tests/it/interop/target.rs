@@ -158,14 +158,15 @@ impl Target {
 
     /// The one place the HTTP/3 column's client is made. Until
     /// `ClientBuilder::http3_prior_knowledge()` exists (issue 31, the pool
-    /// binding), HTTP/3 goes through `h3_driver`; the switch is this
-    /// function's `H3` arm becoming `builder`'s (see there).
+    /// binding), HTTP/3 goes through `h3_driver`; the switch to `Client` is
+    /// this one line: `Proto::H3 => Base::Pool(self.builder()
+    /// .http3_prior_knowledge().build().expect("client"))`.
     fn base(&self) -> Base {
-        #[cfg(feature = "http3")]
-        if self.proto == Proto::H3 {
-            return Base::Hooks(super::h3_driver::Driver::new(self));
+        match self.proto {
+            #[cfg(feature = "http3")]
+            Proto::H3 => Base::Hooks(super::h3_driver::Driver::new(self)),
+            _ => Base::Pool(self.builder().build().expect("client")),
         }
-        Base::Pool(self.builder().build().expect("client"))
     }
 
     pub fn builder(&self) -> ClientBuilder {
@@ -186,8 +187,7 @@ impl Target {
             Proto::H2c => b.http2_prior_knowledge(),
             Proto::TlsH2 => b.add_root_certificate(&self.ca_pem),
             Proto::TlsH1 => b.add_root_certificate(&self.ca_pem).http1_only(),
-            // Not used until the switch (see `base`): then
-            // `.http3_prior_knowledge()` here.
+            // `base` adds `.http3_prior_knowledge()` at the switch.
             Proto::H3 => b.add_root_certificate(&self.ca_pem),
         }
     }
