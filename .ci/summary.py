@@ -22,7 +22,8 @@ import re
 import sys
 
 EXPECTED_STEPS = ["fmt", "msrv", "clippy", "book", "test", "features", "ignored", "fuzz"]
-EXPECTED_SUITES = ["interop", "corpus"]
+# interop-h3: the interop suite's h3 column alone, in the features step.
+EXPECTED_SUITES = ["interop", "interop-h3", "corpus"]
 H2SPEC_MODES = 4
 
 logs, suites = sys.argv[1], sys.argv[2]

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Installs what the programmable interop servers need; safe to run again.
 #   - hypercorn (pinned in requirements.txt) for servers/hypercorn/serve.py,
-#     and websockets for the WebSocket tests (crates/courier/tests/it/upgrade)
-#   - builds servers/go/interop-server (standard library only)
+#     aioquic for its HTTP/3, and websockets for the WebSocket tests
+#     (crates/courier/tests/it/upgrade)
+#   - builds servers/go/interop-server (net/http, and quic-go's http3 for its
+#     HTTP/3 port: pinned in go.mod/go.sum, fetched from the Go module proxy)
 #   - checks that Node (built-in http/http2, >= 18.11) is present
 # Exits non-zero when any of them cannot be made ready.
 set -euo pipefail
@@ -27,12 +29,12 @@ if ! "$PYTHON" -m pip install --quiet --disable-pip-version-check -r requirement
         exit 1
     fi
 fi
-"$PYTHON" -c 'import importlib.metadata as m; print("hypercorn", m.version("hypercorn"), "h2", m.version("h2"), "h11", m.version("h11"), "websockets", m.version("websockets"))'
+"$PYTHON" -c 'import importlib.metadata as m; print("hypercorn", m.version("hypercorn"), "h2", m.version("h2"), "h11", m.version("h11"), "websockets", m.version("websockets"), "aioquic", m.version("aioquic"))'
 
 echo "== interop: Go server"
 [ -x "$GO" ] || { echo "go not found (set GO=/path/to/go)" >&2; exit 1; }
 "$GO" version
-(cd servers/go && "$GO" build -trimpath -o interop-server .)
+(cd servers/go && "$GO" build -trimpath -mod=readonly -o interop-server .)
 echo "built $(pwd)/servers/go/interop-server"
 
 echo "== interop: Node"

@@ -1,8 +1,9 @@
 // Command interop-server is the Go net/http server of courier's interop suite.
 //
 // It serves the endpoints of interop/README.md's contract over HTTP/1.1,
-// h2c (prior knowledge) and TLS with ALPN h2 + http/1.1, using only the
-// standard library so that the suite tests Go's own HTTP stacks.
+// h2c (prior knowledge) and TLS with ALPN h2 + http/1.1 with the standard
+// library alone, so that the suite tests Go's own HTTP stacks, and over
+// HTTP/3 (--h3, UDP) with quic-go's http3 server (h3.go), the same handler.
 package main
 
 import (
@@ -31,6 +32,7 @@ func main() {
 	h1 := flag.Int("h1", 0, "HTTP/1.1 port (0: none)")
 	h2c := flag.Int("h2c", 0, "h2c prior-knowledge port (0: none)")
 	tlsPort := flag.Int("tls", 0, "TLS port with ALPN h2 and http/1.1 (0: none)")
+	h3Port := flag.Int("h3", 0, "HTTP/3 UDP port, quic-go (0: none)")
 	cert := flag.String("cert", "", "certificate PEM for --tls")
 	key := flag.String("key", "", "private key PEM for --tls")
 	flag.StringVar(&docroot, "docroot", ".", "directory served under /static/")
@@ -39,8 +41,8 @@ func main() {
 	if *profile != "default" && *profile != "tight" {
 		fail(fmt.Errorf("unknown profile %q", *profile))
 	}
-	if *tlsPort != 0 && (*cert == "" || *key == "") {
-		fail(errors.New("--tls needs --cert and --key"))
+	if (*tlsPort != 0 || *h3Port != 0) && (*cert == "" || *key == "") {
+		fail(errors.New("--tls and --h3 need --cert and --key"))
 	}
 
 	var servers []*http.Server
@@ -80,6 +82,15 @@ func main() {
 		start(*tlsPort, p, true)
 	}
 
+	var h3 interface{ Close() error }
+	if *h3Port != 0 {
+		srv, err := startH3(*h3Port, *cert, *key, *profile)
+		if err != nil {
+			fail(err)
+		}
+		h3 = srv
+	}
+
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
 	fmt.Println("ready")
@@ -87,6 +98,9 @@ func main() {
 	// Close, not Shutdown: the harness wants the port back at once.
 	for _, s := range servers {
 		s.Close()
+	}
+	if h3 != nil {
+		h3.Close()
 	}
 }
 

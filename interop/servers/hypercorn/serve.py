@@ -5,7 +5,8 @@ An ASGI app (standard library only) served by hypercorn, started
 programmatically so it takes the same flags as the Go and Node servers.
 Hypercorn's insecure binds speak HTTP/1.1 and h2c (prior knowledge and
 Upgrade) on the same port, so --h1 and --h2c are two such binds; --tls
-offers ALPN h2 and http/1.1.
+offers ALPN h2 and http/1.1; --h3 is a QUIC bind (HTTP/3 on aioquic), which
+takes the same certificate.
 
 Hypercorn limits what ASGI can send: trailers and 103 Early Hints exist only
 over HTTP/2, and trailers only when the request carries `te: trailers`.
@@ -15,6 +16,7 @@ Over HTTP/1.1 /trailers sends the chunked body without trailers and
 
 import argparse
 import asyncio
+import functools
 import gzip
 import hashlib
 import os
@@ -172,13 +174,14 @@ def parse_args():
     p.add_argument("--h1", type=int)
     p.add_argument("--h2c", type=int)
     p.add_argument("--tls", type=int)
+    p.add_argument("--h3", type=int)
     p.add_argument("--cert")
     p.add_argument("--key")
     p.add_argument("--docroot", default=".")
     p.add_argument("--profile", choices=["default", "tight"], default="default")
     args = p.parse_args()
-    if args.tls and not (args.cert and args.key):
-        p.error("--tls needs --cert and --key")
+    if (args.tls or args.h3) and not (args.cert and args.key):
+        p.error("--tls and --h3 need --cert and --key")
     return args
 
 
@@ -186,10 +189,13 @@ def make_config(args):
     config = Config()
     config.accesslog = None
     insecure = [f"127.0.0.1:{port}" for port in (args.h1, args.h2c) if port]
-    if args.tls:
+    if args.tls or args.h3:
         config.certfile, config.keyfile = args.cert, args.key
-        config.bind = [f"127.0.0.1:{args.tls}"]
+        config.bind = [f"127.0.0.1:{args.tls}"] if args.tls else []
         config.insecure_bind = insecure
+        # aioquic's QUIC has its own idle timeout (60 s) and no request
+        # limit: neither keep_alive setting below reaches it.
+        config.quic_bind = [f"127.0.0.1:{args.h3}"] if args.h3 else []
     else:
         config.bind = insecure
     if args.profile == "tight":
@@ -202,6 +208,13 @@ def make_config(args):
         # response in flight when it fires never ends (the connection hangs).
         config.keep_alive_timeout = 2
         config.keep_alive_max_requests = 100
+        if args.h3:
+            # QUIC's idle timeout, which hypercorn does not configure
+            # (aioquic's default: 60 s): 2 s too, through the name
+            # hypercorn's QUIC protocol builds its configuration with.
+            import hypercorn.protocol.quic as quic
+
+            quic.QuicConfiguration = functools.partial(quic.QuicConfiguration, idle_timeout=2.0)
     return config
 
 

@@ -2,13 +2,18 @@
 //! h2o, Caddy, lighttpd, HAProxy (in front of nginx), and the programmable
 //! Node, hypercorn and Go servers under `interop/servers/`, each started on
 //! loopback with a config of its own in two profiles (its defaults, and a
-//! tight one), spoken to over HTTP/1.1, h2c, TLS+h2 and TLS+http/1.1.
+//! tight one), spoken to over HTTP/1.1, h2c, TLS+h2 and TLS+http/1.1, and
+//! with feature `http3` over HTTP/3 (the `h3` column: Caddy, hypercorn on
+//! aioquic and the Go server's quic-go; the others speak no HTTP/3 and
+//! have no h3 row):
+//! `cargo test -p courier-http --features http3 --test it interop:: -- --nocapture`.
 //!
 //! Short run (part of `cargo test`): `cargo test -p courier-http --test it interop::`.
 //! Full run (10 MiB bodies, longer load runs, more requests):
 //! `COURIER_INTEROP=full cargo test -p courier-http --test it interop:: -- --nocapture`.
 //! `COURIER_INTEROP_REPORT=path` writes the matrix as markdown;
 //! `COURIER_INTEROP_SERVERS=nginx,caddy` runs only those servers;
+//! `COURIER_INTEROP_PROTOS=h3` only those protocols' rows;
 //! `COURIER_INTEROP_ROOT=dir` takes `interop/servers/` from another
 //! checkout; `COURIER_BIN` is the `courier` binary of the full run's bench
 //! (default: `target/debug/courier`, from `cargo build -p courier-cli`);
@@ -26,6 +31,8 @@
 mod checks;
 mod fixtures;
 pub use fixtures::certificates;
+#[cfg(feature = "http3")]
+mod h3_driver;
 mod matrix;
 mod panics;
 mod process;
@@ -62,7 +69,13 @@ fn interop_with_real_servers() {
         .iter()
         .map(|(k, v)| (k.as_str(), v.clone()))
         .collect();
-    crate::support::ci::write_summary("interop", &fields);
+    // A run of some protocols' rows only (`COURIER_INTEROP_PROTOS`: the
+    // features step's h3 column) keeps its counts apart from the full run's.
+    let suite = match std::env::var("COURIER_INTEROP_PROTOS") {
+        Ok(protos) => format!("interop-{}", protos.replace(',', "+")),
+        Err(_) => "interop".to_owned(),
+    };
+    crate::support::ci::write_summary(&suite, &fields);
     let failures = matrix.failures();
     assert!(
         failures.is_empty(),

@@ -100,7 +100,19 @@ pub(crate) struct RecvBody {
     received: u64,
     /// Largest body accepted ([`RecvBody::limit`]).
     limit: Option<u64>,
+    /// "No more data" answers from h3 in a row (see [`EMPTY_DATA_FRAMES`]).
+    ends: u8,
 }
+
+/// h3 0.0.8 answers "no more data" for an empty DATA frame (RFC 9114 allows
+/// them; Caddy 2.6.2 sends one) as it does at the end of the data, and a
+/// trailers read after it takes the next DATA frame for a connection
+/// error. So the data is asked for again: at the end of the stream, or
+/// after trailers, h3 answers the same at once, and a body that goes on
+/// answers its data. This many answers in a row are its end: up to one
+/// fewer empty DATA frames in a row are read through (a peer sending more
+/// gets the connection error, never a body cut short silently).
+const EMPTY_DATA_FRAMES: u8 = 4;
 
 impl std::fmt::Debug for RecvBody {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -134,6 +146,7 @@ impl RecvBody {
             length: if bodyless { Some(0) } else { length },
             received: 0,
             limit: None,
+            ends: 0,
         }
     }
 
@@ -201,6 +214,7 @@ impl http_body::Body for RecvBody {
                     }
                     match ready!(this.rx.poll_recv_data(cx)) {
                         Ok(Some(mut chunk)) => {
+                            this.ends = 0;
                             let data = chunk.copy_to_bytes(chunk.remaining());
                             if data.is_empty() {
                                 continue;
@@ -222,6 +236,9 @@ impl http_body::Body for RecvBody {
                                 );
                             }
                             return Poll::Ready(Some(Ok(Frame::data(data))));
+                        }
+                        Ok(None) if this.ends + 1 < EMPTY_DATA_FRAMES => {
+                            this.ends += 1;
                         }
                         Ok(None) => {
                             if let Some(n) = this.length.filter(|n| this.received < *n) {

@@ -103,6 +103,20 @@ pub(super) async fn send(inner: &Arc<Inner>, request: Request<Body>) -> Result<A
     *head.uri_mut() = request.uri().clone();
     *head.headers_mut() = request.headers().clone();
     strip_connection_headers(head.headers_mut());
+    // As over HTTP/2 (`proto/h2/request.rs`): a body of known length says
+    // it, and so does an empty one where the method carries a body. A
+    // server proxying the request on may need it: Caddy 2.6.2 forwards an
+    // HTTP/3 body without it as empty.
+    let length = request
+        .body()
+        .len()
+        .filter(|&len| len != 0 || crate::body::expects_body(request.method()));
+    if let Some(len) = length {
+        if !head.headers().contains_key(header::CONTENT_LENGTH) {
+            head.headers_mut()
+                .insert(header::CONTENT_LENGTH, http::HeaderValue::from(len));
+        }
+    }
     let (parts, body) = request.into_parts();
     let streamed = body.as_buffered().is_none() && !body.is_end_stream();
     let replay = body.try_clone();

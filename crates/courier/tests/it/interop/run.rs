@@ -1,7 +1,9 @@
 //! The run: fixtures and the echo backend, then every server in both
 //! profiles (a few at a time), its protocols checked side by side.
+//! `COURIER_INTEROP_PROTOS=h3,h1` runs only those protocols' rows.
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use tokio::sync::Semaphore;
 
@@ -11,6 +13,7 @@ use super::matrix::{Matrix, Row};
 use super::process::temp_dir;
 use super::servers::{self, Ctx, NotStarted, Profile, Running};
 use super::target::{Mode, Proto, Target};
+use super::tolerance::Tolerance;
 
 /// Removes the shared fixtures when the run ends, however it ends.
 struct Cleanup(std::path::PathBuf);
@@ -108,6 +111,85 @@ pub async fn run(mode: Mode) -> Matrix {
     matrix
 }
 
+/// How long a server's HTTP/3 port gets to answer, and each try.
+const H3_READY: Duration = Duration::from_secs(20);
+const H3_TRY: Duration = Duration::from_secs(2);
+
+/// Waits until the HTTP/3 port answers a real request (`small.txt`, with
+/// the column's own client): a UDP port cannot be probed by connecting,
+/// and a server may print `ready` before its QUIC listener runs. Bounded;
+/// the last failure is the error.
+async fn h3_ready(t: &Target) -> Result<(), String> {
+    let deadline = Instant::now() + H3_READY;
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        let request = t.client().get(t.url("/static/small.txt")).send();
+        let why = match tokio::time::timeout(H3_TRY, request).await {
+            Ok(Ok(res)) if res.status() == 200 => match res.bytes().await {
+                Ok(_) => return Ok(()),
+                Err(e) => format!("{e:#}"),
+            },
+            Ok(Ok(res)) => format!("status {}", res.status()),
+            Ok(Err(e)) => format!("{e:#}"),
+            Err(_) => format!("no answer within {H3_TRY:?}"),
+        };
+        if Instant::now() + Duration::from_millis(50) > deadline {
+            return Err(format!(
+                "HTTP/3 port not ready within {H3_READY:?} ({tries} tries); last: {why}"
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// The checks against an HTTP/3 port whose listener may die of a client's
+/// legal behaviour (`Caps::h3_late_fin_kills`): after a failed check, a
+/// fresh request on a new connection tells whether the listener still
+/// answers; if not, that check's failure and every later check (not run:
+/// nothing answers) are marked for [`Tolerance::H3LateFinKills`], one each.
+async fn run_watching_the_listener(t: &Target) -> Vec<(&'static str, Outcome)> {
+    let why = t.caps.h3_late_fin_kills.unwrap_or_default();
+    let dead = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    checks::run_with(t, checks::names(t.mode.full), |name, t| {
+        let dead = dead.clone();
+        let check = checks::check(name, t);
+        Box::pin(async move {
+            use std::sync::atomic::Ordering::SeqCst;
+            let absorbed = |kind: String, detail: String| checks::Failure {
+                kind,
+                detail: format!("{detail} (the QUIC listener died: {why})"),
+                absorbed: Some(Tolerance::H3LateFinKills),
+            };
+            if dead.load(SeqCst) {
+                return Err(absorbed("not-run".into(), "not run".into()));
+            }
+            let result = check.await;
+            let failed = match &result {
+                Err(f) => f.absorbed.is_none(),
+                Ok(Outcome::Fail { .. }) => true,
+                Ok(_) => false,
+            };
+            if failed && !answers(t, Duration::from_secs(3)).await {
+                dead.store(true, SeqCst);
+                return Err(match result {
+                    Err(f) => absorbed(f.kind, f.detail),
+                    Ok(Outcome::Fail { kind, detail }) => absorbed(kind, detail),
+                    Ok(_) => unreachable!("a failure"),
+                });
+            }
+            result
+        })
+    })
+    .await
+}
+
+/// Whether a fresh client's request gets an answer within `limit`.
+async fn answers(t: &Target, limit: Duration) -> bool {
+    let request = t.client().get(t.url("/static/small.txt")).send();
+    matches!(tokio::time::timeout(limit, request).await, Ok(Ok(_)))
+}
+
 /// Every protocol of one running server, side by side; the server is
 /// stopped (off the runtime's threads) when they are done.
 async fn check_server(
@@ -117,12 +199,26 @@ async fn check_server(
     ca_pem: String,
     mode: Mode,
 ) -> Vec<Row> {
+    let only: Option<Vec<String>> = std::env::var("COURIER_INTEROP_PROTOS")
+        .ok()
+        .map(|v| v.split(',').map(|s| s.trim().to_owned()).collect());
     let mut tasks = Vec::new();
-    for proto in Proto::ALL {
+    for &proto in Proto::ALL {
+        if only
+            .as_ref()
+            .is_some_and(|o| !o.iter().any(|p| p == proto.name()))
+        {
+            continue;
+        }
+        if proto == Proto::H3 && running.h3.is_none() {
+            // Not a cell: the server does not speak HTTP/3 at all.
+            continue;
+        }
         let port = match proto {
             Proto::H1 => Some(running.h1),
             Proto::H2c => running.h2c,
             Proto::TlsH2 | Proto::TlsH1 => running.tls,
+            Proto::H3 => running.h3.as_ref().map(|h3| h3.port),
         };
         let Some(port) = port else {
             let cells = checks::names(mode.full)
@@ -139,16 +235,36 @@ async fn check_server(
         };
         let base = match proto {
             Proto::H1 | Proto::H2c => format!("http://127.0.0.1:{port}"),
-            Proto::TlsH2 | Proto::TlsH1 => format!("https://localhost:{port}"),
+            Proto::TlsH2 | Proto::TlsH1 | Proto::H3 => format!("https://localhost:{port}"),
+        };
+        let caps = match (proto, &running.h3) {
+            (Proto::H3, Some(h3)) => h3.caps.clone(),
+            _ => running.caps.clone(),
         };
         let target = Target {
             base,
             proto,
             ca_pem: ca_pem.clone(),
-            caps: running.caps.clone(),
+            caps,
             mode: mode.clone(),
         };
-        let task = tokio::spawn(async move { checks::run(&target).await });
+        let task = tokio::spawn(async move {
+            if proto == Proto::H3 {
+                if let Err(why) = h3_ready(&target).await {
+                    return checks::names(target.mode.full)
+                        .into_iter()
+                        .map(|c| {
+                            let (kind, detail) = ("not-ready".to_owned(), why.clone());
+                            (c, Outcome::Fail { kind, detail })
+                        })
+                        .collect();
+                }
+            }
+            if target.caps.h3_late_fin_kills.is_some() {
+                return run_watching_the_listener(&target).await;
+            }
+            checks::run(&target).await
+        });
         tasks.push((proto, Some(task), None));
     }
     let mut rows = Vec::new();

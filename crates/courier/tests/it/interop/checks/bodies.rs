@@ -95,7 +95,7 @@ pub async fn not_modified(t: &Target) -> CheckResult {
 }
 
 /// `small.txt` on the same client: what came before left it usable.
-pub async fn small_again(t: &Target, client: &courier::Client) -> CheckResult {
+pub async fn small_again(t: &Target, client: &courier::ServiceClient) -> CheckResult {
     let text = client
         .get(t.url("/static/small.txt"))
         .send()

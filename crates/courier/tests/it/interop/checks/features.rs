@@ -28,6 +28,9 @@ pub async fn trailers(t: &Target) -> CheckResult {
         .send()
         .await?;
     ensure(res.status() == 200, || format!("status {}", res.status()))?;
+    if let Some(why) = t.caps.h3_trailers_unended {
+        return unended(t, res, why).await;
+    }
     let collected = res.into_http().into_body().collect().await?;
     let trailers = collected.trailers().cloned();
     let body = collected.to_bytes();
@@ -45,6 +48,51 @@ pub async fn trailers(t: &Target) -> CheckResult {
         format!("trailer x-checksum {sum:?}, trailers {trailers:?}")
     })?;
     ok()
+}
+
+/// The trailers check against a server whose stream never ends after its
+/// trailer section (`Caps::h3_trailers_unended`): the body is read under
+/// the mode's timeout; trailers and an end pass as anywhere, the whole body
+/// byte for byte and then no end (the deadline, or the connection's idle
+/// timeout) is marked for [`Tolerance::H3TrailersUnended`], anything else
+/// fails.
+async fn unended(t: &Target, res: courier::Response, why: &'static str) -> CheckResult {
+    let expected = pattern(TRAILERS_BODY);
+    let mut body = res.into_http().into_body();
+    let mut data = Vec::new();
+    let mut trailers = None;
+    let end = loop {
+        match tokio::time::timeout(t.mode.timeout, body.frame()).await {
+            Ok(Some(Ok(frame))) => match frame.into_data() {
+                Ok(bytes) => data.extend_from_slice(&bytes),
+                Err(frame) => trailers = frame.into_trailers().ok(),
+            },
+            Ok(None) => break None,
+            Ok(Some(Err(e))) => break Some(format!("{e:#}")),
+            Err(_) => break Some(format!("no end within {:?}", t.mode.timeout)),
+        }
+    };
+    ensure(data == expected, || {
+        format!("body of {} bytes differs", data.len())
+    })?;
+    match end {
+        Some(end) => Err(super::Failure {
+            kind: "body".into(),
+            detail: format!("the whole body, then {end} ({why})"),
+            absorbed: Some(super::super::tolerance::Tolerance::H3TrailersUnended),
+        }),
+        None => {
+            let sum = trailers
+                .as_ref()
+                .and_then(|t| t.get("x-checksum"))
+                .and_then(|v| v.to_str().ok());
+            let want = sha256_hex(&expected);
+            ensure(sum == Some(want.as_str()), || {
+                format!("trailer x-checksum {sum:?}, trailers {trailers:?}")
+            })?;
+            ok()
+        }
+    }
 }
 
 fn sha256_hex(data: &[u8]) -> String {
@@ -84,9 +132,7 @@ pub async fn gzip(t: &Target) -> CheckResult {
     ensure(encoding.as_ref().is_some_and(|e| e == "gzip"), || {
         format!("content-encoding {encoding:?}")
     })?;
-    let decompressing = Stack::new()
-        .decompression(DecompressionConfig::default())
-        .client(client);
+    let decompressing = t.stacked(&Stack::new().decompression(DecompressionConfig::default()));
     let res = decompressing.get(t.url(t.caps.gzip_path)).send().await?;
     ensure(res.status() == 200, || format!("status {}", res.status()))?;
     let body = res.text().await?;
@@ -98,9 +144,7 @@ pub async fn gzip(t: &Target) -> CheckResult {
 
 /// `/redirect/3` followed to its end by the redirect middleware.
 pub async fn redirect(t: &Target) -> CheckResult {
-    let following = Stack::new()
-        .redirect(RedirectConfig::default())
-        .client(t.client());
+    let following = t.stacked(&Stack::new().redirect(RedirectConfig::default()));
     let res = following.get(t.url("/redirect/3")).send().await?;
     ensure(res.status() == 200, || format!("status {}", res.status()))?;
     let body = res.text().await?;

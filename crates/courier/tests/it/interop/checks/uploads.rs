@@ -62,12 +62,16 @@ fn streamed(data: Vec<u8>) -> Body {
 /// Sends an upload and checks the echo. `expect`: the request goes with
 /// `Expect: 100-continue` (see [`sends_expect`]). A timeout of such an
 /// upload through a server known to stall them is marked for
-/// [`Tolerance::UploadStall`] (see [`stalled`]); nothing else is.
+/// [`Tolerance::UploadStall`] (see [`stalled`]); `sized`: the body's length
+/// is known (so it goes with `content-length`): an empty echo of one that
+/// is not, from a server known to drop such HTTP/3 uploads, is marked for
+/// [`Tolerance::H3StreamedUploadDropped`]; nothing else is.
 async fn upload(
     t: &Target,
-    request: courier::RequestBuilder,
+    request: courier::ServiceRequestBuilder,
     sent: &[u8],
     expect: bool,
+    sized: bool,
 ) -> CheckResult {
     let res = request
         .send()
@@ -81,6 +85,15 @@ async fn upload(
         .bytes()
         .await
         .map_err(|e| stalled(t, expect, "the head came, the echo stalled", e))?;
+    if let Some(why) = t.caps.h3_streamed_upload_dropped {
+        if body.is_empty() && !sent.is_empty() && !sized {
+            return Err(Failure {
+                kind: "mismatch".into(),
+                detail: format!("echoed 0 bytes of {} ({why})", sent.len()),
+                absorbed: Some(Tolerance::H3StreamedUploadDropped),
+            });
+        }
+    }
     ensure(body.len() == sent.len(), || {
         format!("echoed {} bytes of {}", body.len(), sent.len())
     })?;
@@ -120,7 +133,7 @@ pub async fn echo(t: &Target) -> CheckResult {
     let client = t.client();
     for _ in 0..2 {
         let request = client.post(t.url("/echo")).body(data.clone());
-        upload(t, request, &data, expect).await?;
+        upload(t, request, &data, expect, true).await?;
     }
     ok()
 }
@@ -130,14 +143,15 @@ pub async fn echo(t: &Target) -> CheckResult {
 pub async fn echo_stream(t: &Target) -> CheckResult {
     let data = pattern(STREAMED);
     let request = t.client().put(t.url("/echo")).body(streamed(data.clone()));
-    upload(t, request, &data, sends_expect(t, false, None)).await
+    upload(t, request, &data, sends_expect(t, false, None), false).await
 }
 
 /// HTTP/1.1 chunked coding both ways: a streamed upload and a response the
 /// server sends chunked (a compressed or a streamed echo response).
 pub async fn chunked(t: &Target) -> CheckResult {
-    if t.proto.is_h2() {
-        return na("HTTP/2 has no chunked coding");
+    if t.proto.is_multiplexed() {
+        // A body is framed by DATA frames and the stream's end.
+        return na(format!("{:?} has no chunked coding", t.proto.version()));
     }
     let client = t.client();
     let is_chunked = |res: &courier::Response| {
@@ -202,7 +216,7 @@ pub async fn expect_continue(t: &Target) -> CheckResult {
             .post(t.url("/echo"))
             .header("expect", "100-continue")
             .body(data.clone());
-        upload(t, request, &data, expect).await?;
+        upload(t, request, &data, expect, true).await?;
     }
     super::bodies::small_again(t, &client).await
 }

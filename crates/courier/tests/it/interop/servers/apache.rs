@@ -115,6 +115,7 @@ AddOutputFilterByType DEFLATE text/plain
         h2c: Some(h1),
         tls: Some(tls),
         caps: static_caps(ctx.profile, Some(5), Some(limit)),
+        h3: None,
     })
 }
 

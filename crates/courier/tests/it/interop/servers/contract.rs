@@ -1,13 +1,16 @@
 //! The programmable servers under `interop/servers/` (Node, hypercorn,
 //! Go), started as their shared contract says:
 //! `<program> --h1 P --h2c P --tls P --cert C --key K --docroot D --profile
-//! default|tight`, printing `ready` once listening, stopping on SIGTERM.
+//! default|tight`, printing `ready` once listening, stopping on SIGTERM;
+//! hypercorn (aioquic) and Go (quic-go's http3) also take `--h3 P`, HTTP/3
+//! on that UDP port with the same certificate (feature `http3`).
 
 use std::path::PathBuf;
 use std::process::Command;
+use std::time::Duration;
 
 use super::super::process::{free_port, installed, s, temp_dir, version_of, Proc};
-use super::{idle_of, Caps, Ctx, NotStarted, Profile, Running, Server};
+use super::{h3_port, idle_of, Caps, Ctx, H3Port, NotStarted, Profile, Running, Server};
 
 /// The repository root (crates/courier/../..), or `COURIER_INTEROP_ROOT`
 /// (servers from another checkout).
@@ -42,8 +45,8 @@ pub fn node() -> Server {
             let js = script("interop/servers/node/server.js").map_err(NotStarted::Missing)?;
             let mut cmd = Command::new("node");
             cmd.arg(js);
-            // keepAliveTimeout: 5 s by default.
-            start(ctx, "node", cmd, Some(5), Some(100))
+            // keepAliveTimeout: 5 s by default. Node has no HTTP/3.
+            start(ctx, "node", cmd, Some(5), Some(100), None)
         },
     }
 }
@@ -69,8 +72,14 @@ pub fn hypercorn() -> Server {
             let py = script("interop/servers/hypercorn/serve.py").map_err(NotStarted::Missing)?;
             let mut cmd = Command::new("python3");
             cmd.arg(py);
-            // keep_alive_timeout: 5 s by default.
-            let mut running = start(ctx, "hypercorn", cmd, Some(5), Some(100))?;
+            // keep_alive_timeout: 5 s by default. Over HTTP/3 (aioquic)
+            // QUIC's idle timeout instead: aioquic's 60 s, 2 s in the tight
+            // profile (serve.py), and no request limit (hypercorn's
+            // keep_alive settings do not reach its QUIC).
+            let h3 = H3Idle {
+                default: Duration::from_secs(60),
+            };
+            let mut running = start(ctx, "hypercorn", cmd, Some(5), Some(100), Some(h3))?;
             if ctx.profile == Profile::Default {
                 // hypercorn's own keep_alive_max_requests (Config's default
                 // since 0.15; serve.py sets 100 for the tight profile only).
@@ -78,6 +87,10 @@ pub fn hypercorn() -> Server {
             }
             running.caps.h1_trailers = false;
             running.caps.drops_streams_at_goaway = Some(PYTHON_H2_GOAWAY);
+            if let Some(h3) = running.h3.as_mut() {
+                h3.caps.h3_trailers_unended = Some(HYPERCORN_H3_TRAILERS);
+                h3.caps.h3_late_fin_kills = Some(HYPERCORN_H3_LATE_FIN);
+            }
             Ok(running)
         },
     }
@@ -93,10 +106,20 @@ pub fn go() -> Server {
         },
         launch: |ctx| {
             let bin = script(BIN).map_err(NotStarted::Missing)?;
-            // net/http has no per-connection request limit.
-            start(ctx, "go", Command::new(bin), None, None)
+            // net/http has no per-connection request limit, nor has quic-go;
+            // QUIC's idle timeout is quic-go's 30 s, 2 s in the tight profile.
+            let h3 = H3Idle {
+                default: Duration::from_secs(30),
+            };
+            start(ctx, "go", Command::new(bin), None, None, Some(h3))
         },
     }
+}
+
+/// A contract server's HTTP/3: QUIC's idle timeout in the default profile
+/// (the tight one sets 2 s, [`super::TIGHT_IDLE`]); no request limit.
+struct H3Idle {
+    default: Duration,
 }
 
 fn start(
@@ -105,9 +128,14 @@ fn start(
     mut cmd: Command,
     default_idle: Option<u64>,
     tight_limit: Option<u32>,
+    h3: Option<H3Idle>,
 ) -> Result<Running, NotStarted> {
     let dir = temp_dir(name);
     let (h1, h2c, tls) = (free_port(), free_port(), free_port());
+    let h3 = h3.and_then(|idle| Some((h3_port()?, idle)));
+    if let Some((port, _)) = &h3 {
+        cmd.args(["--h3", &port.to_string()]);
+    }
     let docroot = ctx.fx.static_dir();
     cmd.args(["--h1", &h1.to_string()])
         .args(["--h2c", &h2c.to_string()])
@@ -120,28 +148,67 @@ fn start(
     proc.wait_ready(&[h1, h2c, tls], Some("ready"))
         .map_err(NotStarted::Failed)?;
     let tight = ctx.profile == Profile::Tight;
+    let caps = Caps {
+        trailers: true,
+        h1_trailers: true,
+        early_hints: true,
+        gzip_path: "/gzip",
+        // The contract does not ask for conditional requests.
+        conditional: false,
+        redirect_done: "done",
+        idle: idle_of(ctx.profile, default_idle),
+        request_limit: if tight { tight_limit } else { None },
+        max_streams: None,
+        expect_broken: None,
+        upload_stalls: None,
+        drops_streams_at_goaway: None,
+        h3_streamed_upload_dropped: None,
+        h3_trailers_unended: None,
+        h3_late_fin_kills: None,
+    };
+    let h3 = h3.map(|(port, idle)| H3Port {
+        port,
+        caps: Caps {
+            idle: Some(if tight {
+                super::TIGHT_IDLE
+            } else {
+                idle.default
+            }),
+            request_limit: None,
+            ..caps.clone()
+        },
+    });
     Ok(Running {
         procs: vec![proc],
         h1,
         h2c: Some(h2c),
         tls: Some(tls),
-        caps: Caps {
-            trailers: true,
-            h1_trailers: true,
-            early_hints: true,
-            gzip_path: "/gzip",
-            // The contract does not ask for conditional requests.
-            conditional: false,
-            redirect_done: "done",
-            idle: idle_of(ctx.profile, default_idle),
-            request_limit: if tight { tight_limit } else { None },
-            max_streams: None,
-            expect_broken: None,
-            upload_stalls: None,
-            drops_streams_at_goaway: None,
-        },
+        caps,
+        h3,
     })
 }
+
+/// hypercorn 0.18's HTTP/3 ends a response stream with an empty DATA frame
+/// carrying FIN, also after the trailer section, where aioquic 1.7.2 refuses
+/// it (`FrameUnexpected: DATA frame is not allowed in this state`, in the
+/// server's log): the trailers are sent, the stream never ends. quic-go's
+/// client (v0.65) reads the body and the trailers, then waits for the end
+/// until its deadline (H3_REQUEST_CANCELLED); aioquic's client sees the
+/// trailer HEADERS and no end within 5 s.
+const HYPERCORN_H3_TRAILERS: &str =
+    "hypercorn 0.18's HTTP/3 never ends a stream after its trailers (aioquic refuses its closing DATA frame)";
+
+/// hypercorn 0.18's HTTP/3 looks a request stream up by id for every STREAM
+/// frame and raises `KeyError` for one it has closed: a request's FIN that
+/// comes after the response (RFC 9114 allows it: courier writes the HEADERS
+/// and then finishes the stream, and quinn may send the two in separate
+/// packets) ends hypercorn's whole UDP server task, and with it every
+/// connection and handshake. aioquic's own client shows it: a GET whose FIN
+/// is sent after its response, then another GET on the connection: no
+/// answer, and a new connection's handshake none within 3 s (the traceback
+/// in the server's log ends in `KeyError`).
+const HYPERCORN_H3_LATE_FIN: &str =
+    "hypercorn 0.18's QUIC listener dies of a request's FIN that comes after the response (KeyError on the closed stream)";
 
 /// Requests per connection hypercorn serves by default (`Config`'s
 /// `keep_alive_max_requests`).

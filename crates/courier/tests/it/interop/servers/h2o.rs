@@ -78,5 +78,6 @@ hosts:
         tls: Some(tls),
         // h2o has no per-connection request limit.
         caps: static_caps(ctx.profile, Some(10), None),
+        h3: None,
     })
 }

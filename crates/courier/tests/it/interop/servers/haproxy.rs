@@ -102,5 +102,6 @@ backend origin
             // HAProxy has no per-connection request limit on the client side.
             ..static_caps(ctx.profile, None, None)
         },
+        h3: None,
     })
 }

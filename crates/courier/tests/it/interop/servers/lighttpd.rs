@@ -75,5 +75,6 @@ $HTTP["url"] =~ "^/(echo|status/|redirect/|delay/)" {{
             max_streams: Some(8),
             ..static_caps(ctx.profile, Some(5), Some(limit))
         },
+        h3: None,
     })
 }

@@ -85,6 +85,15 @@ pub struct Caps {
     /// cuts for `Tolerance::GoawayCut`, within its bounds); `None` when the
     /// server completes what its GOAWAY kept.
     pub drops_streams_at_goaway: Option<&'static str>,
+    /// HTTP/3: why an upload without `content-length` comes back as an
+    /// empty echo whatever the client does (`Tolerance::H3StreamedUploadDropped`).
+    pub h3_streamed_upload_dropped: Option<&'static str>,
+    /// HTTP/3: why the stream never ends after the trailer section
+    /// (`Tolerance::H3TrailersUnended`).
+    pub h3_trailers_unended: Option<&'static str>,
+    /// HTTP/3: why the server's QUIC listener may die of a request's FIN
+    /// that comes after its response (`Tolerance::H3LateFinKills`).
+    pub h3_late_fin_kills: Option<&'static str>,
 }
 
 /// A started server: its processes (stopped on drop) and ports.
@@ -96,6 +105,33 @@ pub struct Running {
     /// TLS offering ALPN h2 and http/1.1.
     pub tls: Option<u16>,
     pub caps: Caps,
+    /// HTTP/3 (QUIC, UDP), with feature `http3`: servers without one have
+    /// no `h3` row (a server that cannot speak a protocol is no cell).
+    pub h3: Option<H3Port>,
+}
+
+/// A server's HTTP/3 port: UDP on loopback, the suite's certificate.
+pub struct H3Port {
+    pub port: u16,
+    /// What it can be asked: the server's caps, where its QUIC stack's own
+    /// timeouts and limits differ from its TCP ports'.
+    pub caps: Caps,
+}
+
+/// A loopback port free for TCP and UDP both (Caddy serves HTTP/3 on its
+/// TLS port's number), or `None` without feature `http3`, so the default
+/// run starts no server's QUIC.
+pub fn h3_port() -> Option<u16> {
+    if !cfg!(feature = "http3") {
+        return None;
+    }
+    for _ in 0..100 {
+        let port = super::process::free_port();
+        if std::net::UdpSocket::bind(("127.0.0.1", port)).is_ok() {
+            return Some(port);
+        }
+    }
+    panic!("no loopback port free for both TCP and UDP in 100 tries")
 }
 
 /// Why a server did not start.
@@ -159,6 +195,9 @@ pub fn static_caps(profile: Profile, default_idle: Option<u64>, limit: Option<u3
         expect_broken: None,
         upload_stalls: None,
         drops_streams_at_goaway: None,
+        h3_streamed_upload_dropped: None,
+        h3_trailers_unended: None,
+        h3_late_fin_kills: None,
     }
 }
 

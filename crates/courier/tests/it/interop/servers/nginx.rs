@@ -107,5 +107,6 @@ location ~ ^/(echo|status/|redirect/|delay/) {{
             max_streams: Some(128),
             ..static_caps(ctx.profile, None, Some(limit))
         },
+        h3: None,
     })
 }
