@@ -39,7 +39,9 @@ impl Source {
             },
             (Source::Http1, None) => Poll::Ready(None),
             #[cfg(feature = "http3")]
-            (Source::Http3(body), _) => http_body::Body::poll_frame(std::pin::Pin::new(&mut **body), cx),
+            (Source::Http3(body), _) => {
+                http_body::Body::poll_frame(std::pin::Pin::new(&mut **body), cx)
+            }
         }
     }
 
