@@ -153,6 +153,7 @@ pub fn merge(reports: &[BenchReport], paths: &[PathBuf]) -> Result<BenchReport> 
         m.connections_established += r.connections_established;
         m.connections_established_by_version.http1 += r.connections_established_by_version.http1;
         m.connections_established_by_version.http2 += r.connections_established_by_version.http2;
+        m.connections_established_by_version.http3 += r.connections_established_by_version.http3;
         m.tls_handshakes += r.tls_handshakes;
         m.tls_resumed += r.tls_resumed;
         m.connect_failures += r.connect_failures;

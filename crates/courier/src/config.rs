@@ -33,6 +33,22 @@ impl Versions {
 /// Resends of a refused stream (6 attempts in all, as Go's transport).
 pub(crate) const DEFAULT_MAX_REFUSED_RETRIES: u8 = 5;
 
+/// HTTP/3 settings (feature `http3`).
+#[cfg(feature = "http3")]
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Http3Config {
+    /// Every request to an https origin goes over HTTP/3, without discovery.
+    pub(crate) prior_knowledge: bool,
+}
+
+#[cfg(feature = "http3")]
+impl Http3Config {
+    /// The client may dial QUIC at all.
+    pub(crate) fn enabled(&self) -> bool {
+        self.prior_knowledge
+    }
+}
+
 /// HTTP/2 settings.
 #[derive(Debug, Clone)]
 pub(crate) struct Http2Config {
@@ -110,6 +126,8 @@ pub(crate) struct Config {
     pub(crate) retry_stale_connections: bool,
     pub(crate) versions: Versions,
     pub(crate) http2: Http2Config,
+    #[cfg(feature = "http3")]
+    pub(crate) http3: Http3Config,
     pub(crate) tls: TlsSettings,
     pub(crate) resolver: Arc<dyn Resolve>,
     /// Sent with every request that does not set the same header itself.
@@ -164,6 +182,8 @@ impl Default for Config {
             retry_stale_connections: true,
             versions: Versions::Auto,
             http2: Http2Config::default(),
+            #[cfg(feature = "http3")]
+            http3: Http3Config::default(),
             tls: TlsSettings::default(),
             resolver: Arc::new(SystemResolver),
             default_headers: http::HeaderMap::new(),

@@ -61,7 +61,7 @@ impl Label {
     pub(crate) const HTTP1: Label = Label(0);
     /// HTTP/2.
     pub(crate) const HTTP2: Label = Label(1);
-    /// HTTP/3 (no connection reports it yet).
+    /// HTTP/3 (feature `http3`).
     pub(crate) const HTTP3: Label = Label(2);
     const COUNT: usize = 3;
     /// Every label, in the table's order.
@@ -96,8 +96,10 @@ impl Metrics {
     pub(crate) fn snapshot(&self) -> MetricsSnapshot {
         let open = self.connections_open.get();
         let (h1, h2) = (self.protocol(Label::HTTP1), self.protocol(Label::HTTP2));
+        let h3 = self.protocol(Label::HTTP3);
         let (open_http1, open_http2) = (h1.connections_open.get(), h2.connections_open.get());
         let (idle_http1, idle_http2) = (h1.connections_idle.get(), h2.connections_idle.get());
+        let (open_http3, idle_http3) = (h3.connections_open.get(), h3.connections_idle.get());
         let idle: u64 = self
             .protocols
             .iter()
@@ -136,6 +138,12 @@ impl Metrics {
             requests_http1: h1.requests.get(),
             requests_http2: h2.requests.get(),
             http2_streams_active: h2.slots_active.get(),
+            connections_open_http3: open_http3,
+            connections_idle_http3: idle_http3,
+            connections_active_http3: open_http3.saturating_sub(idle_http3),
+            connections_established_http3: h3.connections_established.get(),
+            requests_http3: h3.requests.get(),
+            http3_streams_active: h3.slots_active.get(),
             tls_handshakes: self.tls_handshakes.get(),
             tls_handshakes_current: self.tls_handshakes_current.get(),
             tls_handshakes_current_max: self.tls_handshakes_current.max(),
@@ -227,6 +235,18 @@ pub struct MetricsSnapshot {
     pub requests_http2: u64,
     /// HTTP/2 streams open now, over all connections.
     pub http2_streams_active: u64,
+    /// Open HTTP/3 (QUIC) connections (always 0 without feature `http3`).
+    pub connections_open_http3: u64,
+    /// Idle HTTP/3 connections (no open request stream).
+    pub connections_idle_http3: u64,
+    /// HTTP/3 connections with at least one open request stream.
+    pub connections_active_http3: u64,
+    /// HTTP/3 connections established, total.
+    pub connections_established_http3: u64,
+    /// Requests sent over HTTP/3 (each attempt counts).
+    pub requests_http3: u64,
+    /// HTTP/3 request streams open now, over all connections.
+    pub http3_streams_active: u64,
     /// TLS handshakes completed, total (full and resumed).
     pub tls_handshakes: u64,
     /// TLS handshakes in progress now.
@@ -278,8 +298,10 @@ impl MetricsSnapshot {
             dns_failures,
             connections_established_http1,
             connections_established_http2,
+            connections_established_http3,
             requests_http1,
             requests_http2,
+            requests_http3,
             tls_handshakes,
             tls_handshake_failures,
             tls_resumed
@@ -299,7 +321,11 @@ impl MetricsSnapshot {
                 connections_idle_http2,
                 connections_active_http1,
                 connections_active_http2,
+                connections_open_http3,
+                connections_idle_http3,
+                connections_active_http3,
                 http2_streams_active,
+                http3_streams_active,
                 tls_handshakes_current
             );
         }
@@ -328,6 +354,10 @@ impl MetricsSnapshot {
         s.connections_active_http1 = 0;
         s.connections_active_http2 = 0;
         s.http2_streams_active = 0;
+        s.connections_open_http3 = 0;
+        s.connections_idle_http3 = 0;
+        s.connections_active_http3 = 0;
+        s.http3_streams_active = 0;
         s.tls_handshakes_current = 0;
         s
     }

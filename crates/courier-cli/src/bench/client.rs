@@ -136,6 +136,7 @@ fn apply(
         HttpVersion::Auto => builder,
         HttpVersion::Http1 => builder.http1_only(),
         HttpVersion::Http2 => builder.http2_prior_knowledge(),
+        HttpVersion::Http3 => builder.http3_prior_knowledge(),
     };
     if args.no_multiple_http2_connections {
         builder = builder.http2_multiple_connections(false);

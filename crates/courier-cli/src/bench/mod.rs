@@ -234,7 +234,7 @@ fn connections_needed(load: &Load, streams: u64) -> u64 {
 /// Streams one connection carries: the built-in server's limit over HTTP/2, else 1.
 fn streams_per_connection(args: &BenchArgs) -> u64 {
     let http2 = match args.http {
-        HttpVersion::Http2 => true,
+        HttpVersion::Http2 | HttpVersion::Http3 => true,
         HttpVersion::Http1 => false,
         // ALPN picks HTTP/2 with the built-in TLS server.
         HttpVersion::Auto => args.tls && args.url.is_none(),

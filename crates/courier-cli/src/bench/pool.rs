@@ -26,9 +26,11 @@ pub struct PoolReading {
     /// Requests sent over each protocol (attempts), total.
     pub requests_http1: u64,
     pub requests_http2: u64,
+    pub requests_http3: u64,
     /// Connections established over each protocol, total.
     pub connections_established_http1: u64,
     pub connections_established_http2: u64,
+    pub connections_established_http3: u64,
     /// TLS handshakes completed / resumed, total; in progress now.
     pub tls_handshakes: u64,
     pub tls_resumed: u64,
@@ -62,8 +64,10 @@ impl PoolReading {
             total.stale_retries += m.stale_retries;
             total.requests_http1 += m.requests_http1;
             total.requests_http2 += m.requests_http2;
+            total.requests_http3 += m.requests_http3;
             total.connections_established_http1 += m.connections_established_http1;
             total.connections_established_http2 += m.connections_established_http2;
+            total.connections_established_http3 += m.connections_established_http3;
             total.tls_handshakes += m.tls_handshakes;
             total.tls_resumed += m.tls_resumed;
             total.tls_handshakes_current += m.tls_handshakes_current;
@@ -78,8 +82,12 @@ impl PoolReading {
         total
     }
 
-    /// The protocol requests went over: `HTTP/1.1`, `HTTP/2`, or both when the pool used both.
+    /// The protocol requests went over: `HTTP/1.1`, `HTTP/2`, or both when the pool used both;
+    /// `HTTP/3` when every request went over it.
     pub fn protocol(&self) -> &'static str {
+        if self.requests_http3 > 0 && self.requests_http1 + self.requests_http2 == 0 {
+            return "HTTP/3";
+        }
         match (self.requests_http1 > 0, self.requests_http2 > 0) {
             (false, true) => "HTTP/2",
             (true, true) => "HTTP/1.1+HTTP/2",
@@ -109,12 +117,16 @@ impl PoolReading {
             stale_retries: self.stale_retries.saturating_sub(earlier.stale_retries),
             requests_http1: self.requests_http1.saturating_sub(earlier.requests_http1),
             requests_http2: self.requests_http2.saturating_sub(earlier.requests_http2),
+            requests_http3: self.requests_http3.saturating_sub(earlier.requests_http3),
             connections_established_http1: self
                 .connections_established_http1
                 .saturating_sub(earlier.connections_established_http1),
             connections_established_http2: self
                 .connections_established_http2
                 .saturating_sub(earlier.connections_established_http2),
+            connections_established_http3: self
+                .connections_established_http3
+                .saturating_sub(earlier.connections_established_http3),
             tls_handshakes: self.tls_handshakes.saturating_sub(earlier.tls_handshakes),
             tls_resumed: self.tls_resumed.saturating_sub(earlier.tls_resumed),
             tls_handshake_count: self

@@ -162,6 +162,7 @@ pub fn report(setup: RunSetup<'_>, outcome: &RunOutcome) -> BenchReport {
         connections_established_by_version: ByVersion {
             http1: opened.connections_established_http1,
             http2: opened.connections_established_http2,
+            http3: opened.connections_established_http3,
         },
         tls_handshakes: opened.tls_handshakes,
         tls_resumed: opened.tls_resumed,

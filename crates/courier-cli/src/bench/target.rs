@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use http::Uri;
 
-use super::args::{BenchArgs, Model};
+use super::args::{BenchArgs, HttpVersion, Model};
 use crate::alloc;
 use crate::error::{CliError, Result};
 
@@ -94,7 +94,7 @@ impl Target {
         }
         // One certificate for every address; the names cover them all.
         let names: Vec<String> = ips.iter().map(|ip| ip.to_string()).collect();
-        let tls = args.tls.then(|| {
+        let tls = args.server_tls().then(|| {
             let names: Vec<&str> = names.iter().map(String::as_str).collect();
             courier_server::TlsConfig::self_signed(&names)
         });
@@ -115,6 +115,7 @@ impl Target {
                 let config = courier_server::ServerConfig {
                     addr: SocketAddr::from((*ip, 0)),
                     tls: tls.as_ref().map(|(config, _)| config.clone()),
+                    http3: args.http == HttpVersion::Http3,
                     max_concurrent_streams: args
                         .server_max_concurrent_streams
                         .or(courier_server::ServerConfig::default().max_concurrent_streams),
@@ -197,11 +198,14 @@ impl ChildServer {
         if let Some(n) = args.server_max_concurrent_streams {
             command.args(["--max-concurrent-streams", &n.to_string()]);
         }
-        let cert_file = args.tls.then(|| {
+        let cert_file = args.server_tls().then(|| {
             std::env::temp_dir().join(format!("courier-bench-{}-{ip}.pem", std::process::id()))
         });
         if let Some(file) = &cert_file {
             command.arg("--tls").arg("--cert-out").arg(file);
+        }
+        if args.http == HttpVersion::Http3 {
+            command.arg("--http3");
         }
         let mut child = command
             .stdin(Stdio::null())

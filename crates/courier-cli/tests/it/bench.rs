@@ -321,6 +321,26 @@ fn connections_and_streams_model() {
 }
 
 #[test]
+fn http3_against_the_built_in_server() {
+    let dir = TempDir::new("http3");
+    // The built-in server serves TLS and HTTP/3 for `--http 3`, in this
+    // process and as a child process alike.
+    for server in ["in-process", "process"] {
+        let (h3, _) = bench_json(
+            &dir,
+            &format!("h3-{server}"),
+            &["-n", "300", "-c", "16", "--http", "3", "--server", server],
+        );
+        assert_eq!(h3["errors"], 0, "{h3:#}");
+        assert_eq!(h3["requests"], 300);
+        assert_eq!(h3["protocol"], "HTTP/3");
+        assert_eq!(h3["connections_established_by_version"]["HTTP/3"], 1);
+        assert_eq!(h3["connections_established_by_version"]["HTTP/1.1"], 0);
+        assert_eq!(h3["connections_established_by_version"]["HTTP/2"], 0);
+    }
+}
+
+#[test]
 fn http2_and_tls_against_the_built_in_server() {
     let dir = TempDir::new("protocols");
     // h2c: 64 streams fit on one connection.

@@ -294,6 +294,23 @@ impl ClientBuilder {
         self
     }
 
+    /// Send every request to an `https` origin over HTTP/3 (QUIC on UDP,
+    /// TLS 1.3, ALPN `h3`), without waiting to discover it: the origin must
+    /// speak it. `http` origins are unchanged (HTTP/3 needs TLS); an
+    /// origin whose route goes through a proxy or a Unix socket fails with
+    /// [`ErrorKind::Config`] (HTTP/3 goes straight to the server over UDP).
+    /// The pool treats HTTP/3 connections as HTTP/2's: many requests per
+    /// connection up to the server's stream limit, another connection when
+    /// every one is full (within `max_connections_per_host`), GOAWAY and
+    /// refused requests resent elsewhere, lifetime and idle timeout alike.
+    /// Building fails with [`ErrorKind::Config`] when the TLS settings rule
+    /// out TLS 1.3. Needs the cargo feature `http3`.
+    #[cfg(feature = "http3")]
+    pub fn http3_prior_knowledge(mut self) -> Self {
+        self.config.http3.prior_knowledge = true;
+        self
+    }
+
     /// When every HTTP/2 connection to an origin has as many streams open as
     /// the server allows (SETTINGS_MAX_CONCURRENT_STREAMS), open another
     /// connection (within `max_connections_per_host`) instead of queueing.
@@ -514,6 +531,11 @@ impl ClientBuilder {
             },
             None => tls::client_config(&self.config.tls, self.config.versions.alpn())?,
         };
+        #[cfg(feature = "http3")]
+        if self.config.http3.enabled() {
+            // QUIC's own TLS settings, checked now rather than at the first request.
+            tls::quic_client_config(&self.config.tls)?;
+        }
         let mut config = self.config;
         if config.proxy_from_env {
             config.env_proxies = Proxy::from_env();

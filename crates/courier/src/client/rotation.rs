@@ -187,5 +187,6 @@ fn is_quiet(m: &MetricsSnapshot) -> bool {
         && m.requests_queued == 0
         && m.connect_attempts_current == 0
         && m.http2_streams_active == 0
+        && m.http3_streams_active == 0
         && m.connections_active == 0
 }

@@ -77,6 +77,9 @@ fn park_switched(
     body: Source,
 ) -> (Option<Lease>, Source) {
     let parked = match body {
+        // HTTP/3 marks no head switched (extended CONNECT is not offered).
+        #[cfg(feature = "http3")]
+        body @ Source::Http3(_) => return (Some(lease), body),
         Source::Http1 => Parked::Http1(lease),
         Source::Http2(recv) => {
             let tunnel = head

@@ -276,7 +276,7 @@ impl Connector {
         result
     }
 
-    async fn resolve(&self, host: &str, port: u16) -> Result<Vec<SocketAddr>, Error> {
+    pub(crate) async fn resolve(&self, host: &str, port: u16) -> Result<Vec<SocketAddr>, Error> {
         // IP literals (IPv6 comes bracketed in URLs) need no lookup.
         let bare = host.trim_start_matches('[').trim_end_matches(']');
         if let Ok(ip) = bare.parse::<IpAddr>() {

@@ -245,6 +245,26 @@ pub(super) fn record_request_series(
     }
 }
 
+/// The HTTP/3 rows (protocol version "3"), only when the client can speak it.
+#[cfg(feature = "http3")]
+fn record_http3(client: &str, now: &MetricsSnapshot, last: Option<&MetricsSnapshot>) {
+    for (state, value) in [
+        ("idle", now.connections_idle_http3),
+        ("active", now.connections_active_http3),
+    ] {
+        gauge!(OPEN, "client" => client.to_owned(), "http.connection.state" => state,
+            "network.protocol.version" => "3")
+        .set(value as f64);
+    }
+    gauge!(OPEN_BY_PROTOCOL, "client" => client.to_owned(), "network.protocol.version" => "3")
+        .set(now.connections_open_http3 as f64);
+    let delta = now
+        .connections_established_http3
+        .saturating_sub(last.map_or(0, |m| m.connections_established_http3));
+    counter!(ESTABLISHED, "client" => client.to_owned(), "network.protocol.version" => "3")
+        .increment(delta);
+}
+
 /// Records the pool's metrics; `pool_duration`: whether the pool's own
 /// (attribute-less) request durations are exported, which they are only
 /// when no attempt layer records them with their attributes.
@@ -272,6 +292,8 @@ pub(super) fn record(
         .set(now.connections_open_http1 as f64);
     gauge!(OPEN_BY_PROTOCOL, "client" => client.clone(), "network.protocol.version" => "2")
         .set(now.connections_open_http2 as f64);
+    #[cfg(feature = "http3")]
+    record_http3(&client, now, last);
     g(ACTIVE_REQUESTS, now.requests_active);
     g(QUEUED, now.requests_queued);
     g(CONNECTING, now.connect_attempts_current);

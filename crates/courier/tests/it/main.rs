@@ -51,6 +51,8 @@ mod http2_preface;
 mod http2_refusal;
 mod http2_wire;
 #[cfg(feature = "http3")]
+mod http3_client;
+#[cfg(feature = "http3")]
 mod http3_conn;
 mod interop;
 mod keepalive;

@@ -287,9 +287,10 @@ pub struct BenchArgs {
     )]
     pub max_response_headers_size: Option<u64>,
 
-    /// HTTP version: 1.1, 2 or auto.
+    /// HTTP version: 1.1, 2, 3 or auto.
     ///
-    /// `1.1`; `2` (h2c by prior knowledge over plain TCP, ALPN `h2` only over TLS); `auto`
+    /// `1.1`; `2` (h2c by prior knowledge over plain TCP, ALPN `h2` only over TLS); `3` (QUIC by
+    /// prior knowledge to https URLs; the built-in server serves TLS and HTTP/3); `auto`
     /// (HTTP/1.1 over plain TCP, ALPN's choice over TLS).
     #[arg(long = "http", value_enum, default_value_t = HttpVersion::Auto, help_heading = "Load")]
     pub http: HttpVersion,
@@ -452,6 +453,18 @@ pub enum HttpVersion {
     #[value(name = "2")]
     #[serde(rename = "2")]
     Http2,
+    /// HTTP/3 (QUIC) by prior knowledge to https URLs; the built-in server
+    /// then serves TLS and HTTP/3.
+    #[value(name = "3")]
+    #[serde(rename = "3")]
+    Http3,
+}
+
+impl BenchArgs {
+    /// The built-in server serves TLS: `--tls`, or `--http 3` (QUIC is TLS).
+    pub fn server_tls(&self) -> bool {
+        self.tls || self.http == HttpVersion::Http3
+    }
 }
 
 /// `--response-size` when not given.

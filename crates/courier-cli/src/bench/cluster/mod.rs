@@ -117,6 +117,7 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             .map_or(cluster_args::DEFAULT_BUDGET, |t| t.as_duration()),
         protocol: match args.http {
             HttpVersion::Http2 => "h2c".to_owned(),
+            HttpVersion::Http3 => "HTTP/3".to_owned(),
             _ => "HTTP/1.1".to_owned(),
         },
         request: shape.describe(args),

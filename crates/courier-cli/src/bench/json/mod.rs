@@ -171,6 +171,13 @@ pub struct ByVersion {
     pub http1: u64,
     #[serde(rename = "HTTP/2")]
     pub http2: u64,
+    /// Only in reports of runs that spoke it (older reports have none).
+    #[serde(rename = "HTTP/3", default, skip_serializing_if = "is_zero")]
+    pub http3: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// TLS figures, in the seed table's rows (present when the run made TLS connections).

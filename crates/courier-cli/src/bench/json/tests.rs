@@ -64,7 +64,11 @@ pub(crate) fn sample_report() -> BenchReport {
         },
         connections_open_max: 2,
         connections_established: 2,
-        connections_established_by_version: ByVersion { http1: 2, http2: 0 },
+        connections_established_by_version: ByVersion {
+            http1: 2,
+            http2: 0,
+            http3: 0,
+        },
         tls_handshakes: 0,
         tls_resumed: 0,
         connect_attempts_current: MeanMax {

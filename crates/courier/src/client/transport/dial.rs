@@ -20,15 +20,15 @@ use crate::proto::h1;
 pub(crate) struct Origin {
     pub(super) scheme: Scheme,
     pub(super) authority: Authority,
-    host: Box<str>,
-    port: u16,
-    tls: bool,
+    pub(super) host: Box<str>,
+    pub(super) port: u16,
+    pub(super) tls: bool,
     /// `Host` header value, built once so requests only bump a refcount.
     pub(super) host_header: HeaderValue,
     /// How this origin's connections are opened (`connect::route`).
-    route: Route,
+    pub(super) route: Route,
     /// Where the next new connection starts in the resolved address list.
-    next_addr: AtomicUsize,
+    pub(super) next_addr: AtomicUsize,
     /// For `http` through an HTTP proxy: how HTTP/1.1 requests are written
     /// for it.
     forward: Option<Arc<h1::Forward>>,
@@ -81,6 +81,9 @@ impl Origin {
     /// The kind this origin's connections will be, when the configuration
     /// decides it before any is made (`None`: ALPN will tell).
     pub(super) fn expect(&self) -> Option<Kind> {
+        if self.speaks_http3() {
+            return Some(Kind::Shared);
+        }
         match (self.config().versions, self.tls) {
             (Versions::Http2Only, _) => Some(Kind::Shared),
             (Versions::Http1Only, _) | (Versions::Auto, false) => Some(Kind::Exclusive),
@@ -95,6 +98,10 @@ impl Origin {
         reporter: Reporter,
         deadline: Instant,
     ) -> Result<Connected<Transport>, Error> {
+        if self.speaks_http3() {
+            #[cfg(feature = "http3")]
+            return self.connect_http3(reporter, deadline).await;
+        }
         let rotation = self.next_addr.fetch_add(1, Relaxed);
         let connected = self
             .settings
@@ -109,6 +116,14 @@ impl Origin {
             conn,
             remote: connected.remote,
         })
+    }
+
+    /// Every connection of this origin is HTTP/3 (prior knowledge, https).
+    fn speaks_http3(&self) -> bool {
+        #[cfg(feature = "http3")]
+        return self.tls && self.config().http3.prior_knowledge;
+        #[cfg(not(feature = "http3"))]
+        false
     }
 
     /// The kind a connected stream becomes, given what its TLS handshake

@@ -1,5 +1,6 @@
 //! The binding of courier's own protocols to the pool: HTTP/1.1 connections
-//! are the pool's exclusive ones, HTTP/2 connections its shared ones.
+//! are the pool's exclusive ones, HTTP/2 and HTTP/3 (feature `http3`,
+//! `http3.rs`) connections its shared ones ([`Multiplexed`]).
 //!
 //! The pool is generic over [`pool::Protocol`] and imports no protocol; the
 //! protocols know no pool. This module is where the two meet, in the layer
@@ -15,6 +16,8 @@
 //! [`ResponseBody`]: crate::ResponseBody
 
 mod dial;
+#[cfg(feature = "http3")]
+mod http3;
 mod source;
 
 pub(crate) use dial::Origin;
@@ -41,12 +44,12 @@ use crate::proto::h2::driver::Handle;
 use crate::proto::h2::request::{self as h2, Http2Send, Target};
 use crate::proto::h2::signals::{Listener, Signals};
 
-/// The client's pool: HTTP/1.1 and HTTP/2 connections.
+/// The client's pool: HTTP/1.1, HTTP/2 and HTTP/3 connections.
 pub(crate) type Pool = pool::Pool<Transport>;
 /// A connection or stream of the client's pool on loan to one request.
 pub(crate) type Lease = pool::Lease<Transport>;
 
-/// HTTP/1.1 (exclusive) and HTTP/2 (shared), as the pool's [`pool::Protocol`].
+/// HTTP/1.1 (exclusive), HTTP/2 and HTTP/3 (shared), as the pool's [`pool::Protocol`].
 pub(crate) enum Transport {}
 
 /// What the protocols share across a client's origins.
@@ -54,6 +57,9 @@ pub(crate) struct Settings {
     pub(crate) config: Config,
     /// Opens the byte streams (DNS, proxies, TCP, TLS).
     connector: Connector,
+    /// Dials QUIC for HTTP/3, made on first use.
+    #[cfg(feature = "http3")]
+    quic: std::sync::OnceLock<Arc<crate::connect::quic::QuicConnector>>,
 }
 
 /// The pool's own settings, from the client's.
@@ -83,7 +89,12 @@ impl pool::Pool<Transport> {
             Arc::clone(&metrics),
         );
         let pool_config = pool_config(&config);
-        let settings = Arc::new(Settings { config, connector });
+        let settings = Arc::new(Settings {
+            config,
+            connector,
+            #[cfg(feature = "http3")]
+            quic: std::sync::OnceLock::new(),
+        });
         pool::Pool::new(pool_config, metrics, settings)
     }
 
@@ -95,7 +106,7 @@ impl pool::Pool<Transport> {
 
 impl pool::Protocol for Transport {
     type Exclusive = h1::Connection;
-    type Shared = Http2;
+    type Shared = Multiplexed;
     type Answer = Answer<Source>;
     type Failure = SendError;
     type Client = Settings;
@@ -135,11 +146,11 @@ fn http2<S: AsyncIo>(
     let weak: Weak<Report> = Arc::downgrade(&listener);
     hs.signals.listen(weak as Weak<dyn Listener>, 0);
     Handshake::Shared {
-        conn: Http2 {
+        conn: Multiplexed::Http2(Http2 {
             handle: hs.handle,
             signals: hs.signals,
             _listener: listener,
-        },
+        }),
         driver: hs.driver,
     }
 }
@@ -204,51 +215,104 @@ pub(crate) struct Http2 {
     _listener: Arc<Report>,
 }
 
-impl protocol::Shared<Transport> for Http2 {
-    type Exchange = Http2Send;
+/// A connection of many requests at once: HTTP/2, or HTTP/3 (feature
+/// `http3`). One type for the pool, which is generic over one protocol
+/// binding; each request's exchange is its connection's own.
+pub(crate) enum Multiplexed {
+    Http2(Http2),
+    #[cfg(feature = "http3")]
+    Http3(http3::Http3),
+}
+
+/// A request on a [`Multiplexed`] connection, until its response head.
+/// (HTTP/2's is held inline: boxing it would cost every HTTP/2 request an
+/// allocation; HTTP/3's is a box already.)
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum MultiplexedSend {
+    Http2(Http2Send),
+    #[cfg(feature = "http3")]
+    Http3(http3::Http3Send),
+}
+
+impl protocol::Shared<Transport> for Multiplexed {
+    type Exchange = MultiplexedSend;
 
     fn label(&self) -> Label {
-        Label::HTTP2
+        match self {
+            Multiplexed::Http2(_) => Label::HTTP2,
+            #[cfg(feature = "http3")]
+            Multiplexed::Http3(c) => c.label(),
+        }
     }
 
     fn slots(&self) -> usize {
-        self.signals.max_streams()
+        match self {
+            Multiplexed::Http2(c) => c.signals.max_streams(),
+            #[cfg(feature = "http3")]
+            Multiplexed::Http3(c) => c.slots(),
+        }
     }
 
     fn declared(&self) -> Option<usize> {
-        self.signals.declared_max_streams()
+        match self {
+            Multiplexed::Http2(c) => c.signals.declared_max_streams(),
+            #[cfg(feature = "http3")]
+            Multiplexed::Http3(c) => c.declared(),
+        }
     }
 
     fn accepts_requests(&self) -> bool {
-        !self.signals.is_closed() && !self.signals.goaway_received()
+        match self {
+            Multiplexed::Http2(c) => !c.signals.is_closed() && !c.signals.goaway_received(),
+            #[cfg(feature = "http3")]
+            Multiplexed::Http3(c) => c.accepts_requests(),
+        }
     }
 
     fn is_closed(&self) -> bool {
-        self.signals.is_closed()
+        match self {
+            Multiplexed::Http2(c) => c.signals.is_closed(),
+            #[cfg(feature = "http3")]
+            Multiplexed::Http3(c) => c.is_closed(),
+        }
     }
 
     fn take_served(&self) -> Option<Served> {
-        self.signals.take_served()
+        match self {
+            Multiplexed::Http2(c) => c.signals.take_served(),
+            #[cfg(feature = "http3")]
+            Multiplexed::Http3(c) => c.take_served(),
+        }
     }
 
-    fn send(&self, req: Request<Body>) -> Http2Send {
-        h2::send(&self.handle, req)
+    fn send(&self, req: Request<Body>) -> MultiplexedSend {
+        match self {
+            Multiplexed::Http2(c) => MultiplexedSend::Http2(h2::send(&c.handle, req)),
+            #[cfg(feature = "http3")]
+            Multiplexed::Http3(c) => MultiplexedSend::Http3(c.send(req)),
+        }
     }
 
     // The error hands the request back by value: a failure path, not worth a box.
     #[allow(clippy::result_large_err)]
     fn poll_send(
-        send: &mut Http2Send,
+        send: &mut MultiplexedSend,
         cx: &mut Context<'_>,
         origin: &Origin,
     ) -> Poll<Sent<Transport>> {
-        let target = Target {
-            scheme: &origin.scheme,
-            authority: &origin.authority,
-            defaults: &origin.settings.config.default_headers,
-        };
-        send.poll_send(cx, &target)
-            .map(|sent| sent.map(|a| a.map_body(Source::Http2)))
+        match send {
+            MultiplexedSend::Http2(send) => {
+                let target = Target {
+                    scheme: &origin.scheme,
+                    authority: &origin.authority,
+                    defaults: &origin.settings.config.default_headers,
+                };
+                send.poll_send(cx, &target)
+                    .map(|sent| sent.map(|a| a.map_body(Source::Http2)))
+            }
+            #[cfg(feature = "http3")]
+            MultiplexedSend::Http3(send) => http3::poll_send(send, cx),
+        }
     }
 }
 

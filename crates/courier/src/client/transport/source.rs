@@ -17,6 +17,10 @@ pub(crate) enum Source {
     Http1,
     /// HTTP/2: the stream's receive half.
     Http2(RecvBody),
+    /// HTTP/3: the request stream's receive half (boxed: h3's stream
+    /// handle is large, and HTTP/2's body handle is kept small).
+    #[cfg(feature = "http3")]
+    Http3(Box<crate::proto::h3::body::RecvBody>),
 }
 
 impl Source {
@@ -34,12 +38,18 @@ impl Source {
                 None => Poll::Ready(None),
             },
             (Source::Http1, None) => Poll::Ready(None),
+            #[cfg(feature = "http3")]
+            (Source::Http3(body), _) => {
+                http_body::Body::poll_frame(std::pin::Pin::new(&mut **body), cx)
+            }
         }
     }
 
     pub(crate) fn is_end(&self, lease: Option<&Lease>) -> bool {
         match self {
             Source::Http2(body) => body.is_end_stream(),
+            #[cfg(feature = "http3")]
+            Source::Http3(body) => http_body::Body::is_end_stream(&**body),
             Source::Http1 => {
                 lease.is_none_or(|l| l.exclusive().is_none_or(|conn| conn.body_done()))
             }

@@ -87,7 +87,6 @@ impl Signals {
     }
 
     /// Changes are reported to `listener` as connection `id`'s from now on.
-    #[allow(dead_code)] // the pool binding installs it (next)
     pub(crate) fn listen(&self, listener: Weak<dyn Listener>, id: u64) {
         let _ = self.listener.set(Listening { listener, id });
     }

@@ -1,0 +1,234 @@
+//! HTTP/3 as one of the pool's shared connections (feature `http3`): QUIC
+//! dialed here (`connect/quic.rs`, to the origin's resolved addresses),
+//! HTTP/3 set up on it (`proto/h3`), and what its [`Signals`] see (the
+//! stream limit as observed, GOAWAY, closed) passed to the pool's
+//! [`Reporter`], as HTTP/2's are. The pool sees a shared connection like
+//! any other: it names no protocol.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::{Arc, Weak};
+use std::task::{Context, Poll};
+
+use http::header::{HeaderValue, CONTENT_LENGTH};
+use http::{Method, Request};
+use http_body::Body as _;
+use tokio::time::Instant;
+
+use super::{Origin, Report, Settings, Source, Transport};
+use crate::body::Body;
+use crate::config::WithheldDefaults;
+use crate::connect::quic::{QuicConnector, QuicOptions};
+use crate::connect::Route;
+use crate::error::{Error, ErrorKind};
+use crate::metrics::Label;
+use crate::pool::protocol::{Connected, Handshake, Reporter, Sent, Served};
+use crate::proto::exchange::{Answer, SendError};
+use crate::proto::h3::conn::{self as h3conn, Connection};
+use crate::proto::h3::signals::{Listener, Signals};
+
+/// An HTTP/3 connection as the pool holds it.
+pub(crate) struct Http3 {
+    conn: Connection,
+    /// For the default headers every request carries.
+    settings: Arc<Settings>,
+    /// What the signals report to (they hold it weakly).
+    _listener: Arc<Report>,
+}
+
+/// One request on its way to its response head. Boxed: h3's request
+/// future cannot be named, and HTTP/3 is the rarer protocol; HTTP/2's
+/// requests pay nothing for it.
+pub(crate) type Http3Send = Pin<Box<dyn Future<Output = Result<Answer<Source>, SendError>> + Send>>;
+
+impl Http3 {
+    pub(super) fn label(&self) -> Label {
+        Label::HTTP3
+    }
+
+    fn signals(&self) -> &Arc<Signals> {
+        self.conn.signals()
+    }
+
+    pub(super) fn slots(&self) -> usize {
+        self.signals().slots()
+    }
+
+    pub(super) fn declared(&self) -> Option<usize> {
+        self.signals().declared()
+    }
+
+    pub(super) fn accepts_requests(&self) -> bool {
+        self.signals().accepts_requests() && !self.conn.is_closed()
+    }
+
+    pub(super) fn is_closed(&self) -> bool {
+        self.conn.is_closed()
+    }
+
+    /// A GOAWAY's count, when it left work in flight (a GOAWAY on an idle
+    /// connection, a timeout or a restart, teaches nothing), as HTTP/2's.
+    /// Never `certain`: HTTP/3's GOAWAY names the first stream it will not
+    /// process, so a request limit and a graceful shutdown racing a request
+    /// look alike; the pool waits for a second connection to agree.
+    pub(super) fn take_served(&self) -> Option<Served> {
+        let count = self.signals().take_served()?;
+        (self.signals().open() > 0).then_some(Served {
+            count,
+            certain: false,
+        })
+    }
+
+    pub(super) fn send(&self, mut request: Request<Body>) -> Http3Send {
+        add_defaults(&mut request, &self.settings.config.default_headers);
+        let conn = self.conn.clone();
+        Box::pin(async move {
+            let answer = conn.send(request).await?;
+            Ok(Answer {
+                head: answer.head,
+                body: Source::Http3(Box::new(answer.body)),
+                uri: answer.uri,
+                sent: answer.sent,
+            })
+        })
+    }
+}
+
+/// The client's default headers the request does not set itself (nor has
+/// withheld, after a redirect to another origin), and a `content-length`
+/// when the body's size is known: HTTP/3 frames the body, but servers
+/// (and their limits) read the length up front.
+fn add_defaults(request: &mut Request<Body>, defaults: &http::HeaderMap) {
+    let withheld = WithheldDefaults::of(request.extensions()).to_vec();
+    for name in defaults.keys() {
+        if request.headers().contains_key(name) || withheld.contains(name) {
+            continue;
+        }
+        for value in defaults.get_all(name) {
+            request.headers_mut().append(name.clone(), value.clone());
+        }
+    }
+    if !request.headers().contains_key(CONTENT_LENGTH) {
+        let exact = request.body().size_hint().exact();
+        let with_body = matches!(
+            *request.method(),
+            Method::POST | Method::PUT | Method::PATCH
+        );
+        if let Some(n) = exact.filter(|n| *n > 0 || with_body) {
+            request
+                .headers_mut()
+                .insert(CONTENT_LENGTH, HeaderValue::from(n));
+        }
+    }
+}
+
+impl Settings {
+    /// The client's QUIC dialer, made on first use (its UDP endpoints bind
+    /// when it first dials).
+    fn quic(&self) -> Result<Arc<QuicConnector>, Error> {
+        if let Some(quic) = self.quic.get() {
+            return Ok(Arc::clone(quic));
+        }
+        let made = Arc::new(QuicConnector::new(
+            &self.config.tls,
+            &QuicOptions::default(),
+        )?);
+        Ok(Arc::clone(self.quic.get_or_init(|| made)))
+    }
+}
+
+impl Origin {
+    /// Dials QUIC to the origin and sets HTTP/3 up on it, reporting to
+    /// `reporter`. The origin's resolved addresses are tried in turn from
+    /// the rotation, each with an even share of the time left.
+    pub(super) async fn connect_http3(
+        &self,
+        reporter: Reporter,
+        deadline: Instant,
+    ) -> Result<Connected<Transport>, Error> {
+        match &self.route {
+            Route::Pinned | Route::Direct => {}
+            _ => {
+                return Err(Error::msg(
+                    ErrorKind::Config,
+                    "HTTP/3 goes straight to the server over UDP: not through a proxy, a Unix socket or a custom connector",
+                ))
+            }
+        }
+        let quic = self.settings.quic()?;
+        let addrs = self
+            .settings
+            .connector
+            .resolve(&self.host, self.port)
+            .await?;
+        let start = self.next_addr.fetch_add(1, Relaxed) % addrs.len();
+        let mut last = None;
+        for (i, addr) in addrs
+            .iter()
+            .cycle()
+            .skip(start)
+            .take(addrs.len())
+            .enumerate()
+        {
+            let left = u32::try_from(addrs.len() - i).unwrap_or(u32::MAX);
+            let now = Instant::now();
+            let share = now + deadline.saturating_duration_since(now) / left;
+            match self.http3_on(&quic, *addr, reporter.clone(), share).await {
+                Ok(connected) => return Ok(connected),
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| Error::msg(ErrorKind::Connect, "no address to dial")))
+    }
+
+    async fn http3_on(
+        &self,
+        quic: &QuicConnector,
+        addr: SocketAddr,
+        reporter: Reporter,
+        deadline: Instant,
+    ) -> Result<Connected<Transport>, Error> {
+        let connection = quic.connect(addr, &self.host, deadline).await?;
+        let config = h3conn::Config {
+            max_field_section: self.settings.config.max_response_headers_size as u64,
+            ..h3conn::Config::default()
+        };
+        let (conn, driver) =
+            tokio::time::timeout_at(deadline, h3conn::handshake(connection, config))
+                .await
+                .map_err(|_| {
+                    Error::msg(
+                        ErrorKind::ConnectTimeout,
+                        "HTTP/3 setup past the connect timeout",
+                    )
+                })??;
+        let listener = Arc::new(Report(reporter));
+        let weak: Weak<Report> = Arc::downgrade(&listener);
+        // The id is the reporter's; the signals' own is unused.
+        conn.signals().listen(weak as Weak<dyn Listener>, 0);
+        Ok(Connected {
+            conn: Handshake::Shared {
+                conn: super::Multiplexed::Http3(Http3 {
+                    conn,
+                    settings: Arc::clone(&self.settings),
+                    _listener: listener,
+                }),
+                driver,
+            },
+            remote: Some(addr),
+        })
+    }
+}
+
+impl Listener for Report {
+    fn changed(self: Arc<Self>, _id: u64) {
+        self.0.report();
+    }
+}
+
+/// Polls an HTTP/3 request to its answer.
+pub(super) fn poll_send(send: &mut Http3Send, cx: &mut Context<'_>) -> Poll<Sent<Transport>> {
+    send.as_mut().poll(cx)
+}
