@@ -33,6 +33,7 @@ pub(crate) use stream::Stream;
 pub(crate) use tcp::TcpOptions;
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::io;
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
@@ -258,20 +259,39 @@ impl Connector {
         io: IO,
         host: &str,
     ) -> Result<(TlsStream<IO>, tls::Negotiated), Error> {
+        self.counted_handshake(
+            tls::handshake(config, io, host),
+            |(_, negotiated)| negotiated.resumed,
+            |_| true,
+        )
+        .await
+    }
+
+    /// Any TLS handshake (over TCP, or QUIC's), counted in the client's TLS
+    /// metrics: `resumed` says whether a finished one resumed a session,
+    /// `is_tls_failure` whether an error is the handshake's own (a QUIC
+    /// attempt that found no server is a connect failure, not a TLS one).
+    pub(crate) async fn counted_handshake<T>(
+        &self,
+        handshake: impl Future<Output = Result<T, Error>>,
+        resumed: impl FnOnce(&T) -> bool,
+        is_tls_failure: impl FnOnce(&Error) -> bool,
+    ) -> Result<T, Error> {
         let m = &self.metrics;
         let started = Instant::now();
         let in_progress = GaugeGuard::new(&m.tls_handshakes_current);
-        let result = tls::handshake(config, io, host).await;
+        let result = handshake.await;
         drop(in_progress);
         match &result {
-            Ok((_, negotiated)) => {
+            Ok(done) => {
                 m.tls_handshakes.inc();
                 m.tls_handshake_duration.record(started.elapsed());
-                if negotiated.resumed {
+                if resumed(done) {
                     m.tls_resumed.inc();
                 }
             }
-            Err(_) => m.tls_handshake_failures.inc(),
+            Err(e) if is_tls_failure(e) => m.tls_handshake_failures.inc(),
+            Err(_) => {}
         }
         result
     }

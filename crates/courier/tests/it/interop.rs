@@ -31,8 +31,6 @@
 mod checks;
 mod fixtures;
 pub use fixtures::certificates;
-#[cfg(feature = "http3")]
-mod h3_driver;
 mod matrix;
 mod panics;
 mod process;

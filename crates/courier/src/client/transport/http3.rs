@@ -190,7 +190,18 @@ impl Origin {
         reporter: Reporter,
         deadline: Instant,
     ) -> Result<Connected<Transport>, Error> {
-        let connection = quic.connect(addr, &self.host, deadline).await?;
+        // QUIC's handshake is TLS 1.3's: counted with the TCP ones (quinn
+        // does not say whether it resumed a session, so none counts as
+        // resumed).
+        let connection = self
+            .settings
+            .connector
+            .counted_handshake(
+                quic.connect(addr, &self.host, deadline),
+                |_| false,
+                |e| e.kind() == ErrorKind::Tls,
+            )
+            .await?;
         let config = h3conn::Config {
             max_field_section: self.settings.config.max_response_headers_size as u64,
             ..h3conn::Config::default()

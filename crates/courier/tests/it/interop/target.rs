@@ -130,15 +130,6 @@ pub struct Target {
     pub mode: Mode,
 }
 
-/// What a check's client is made of: courier's pool, or (HTTP/3 until the
-/// pool speaks it) courier's HTTP/3 connection driven through
-/// `courier::http3_hooks` (`h3_driver.rs`).
-enum Base {
-    Pool(Client),
-    #[cfg(feature = "http3")]
-    Hooks(super::h3_driver::Driver),
-}
-
 impl Target {
     /// A fresh client for this protocol (each check gets its own, so one
     /// check's connections do not decide another's outcome).
@@ -149,24 +140,7 @@ impl Target {
     /// [`Target::client`] behind `stack` (the redirect and decompression
     /// middleware of the gzip and redirect checks).
     pub fn stacked(&self, stack: &Stack) -> ServiceClient {
-        match self.base() {
-            Base::Pool(client) => stack.client(client),
-            #[cfg(feature = "http3")]
-            Base::Hooks(driver) => ServiceClient::from_service(stack.service(driver)),
-        }
-    }
-
-    /// The one place the HTTP/3 column's client is made. Until
-    /// `ClientBuilder::http3_prior_knowledge()` exists (issue 31, the pool
-    /// binding), HTTP/3 goes through `h3_driver`; the switch to `Client` is
-    /// this one line: `Proto::H3 => Base::Pool(self.builder()
-    /// .http3_prior_knowledge().build().expect("client"))`.
-    fn base(&self) -> Base {
-        match self.proto {
-            #[cfg(feature = "http3")]
-            Proto::H3 => Base::Hooks(super::h3_driver::Driver::new(self)),
-            _ => Base::Pool(self.builder().build().expect("client")),
-        }
+        stack.client(self.builder().build().expect("client"))
     }
 
     pub fn builder(&self) -> ClientBuilder {
@@ -187,8 +161,10 @@ impl Target {
             Proto::H2c => b.http2_prior_knowledge(),
             Proto::TlsH2 => b.add_root_certificate(&self.ca_pem),
             Proto::TlsH1 => b.add_root_certificate(&self.ca_pem).http1_only(),
-            // `base` adds `.http3_prior_knowledge()` at the switch.
-            Proto::H3 => b.add_root_certificate(&self.ca_pem),
+            #[cfg(feature = "http3")]
+            Proto::H3 => b.add_root_certificate(&self.ca_pem).http3_prior_knowledge(),
+            #[cfg(not(feature = "http3"))]
+            Proto::H3 => unreachable!("the h3 column runs only with feature http3"),
         }
     }
 

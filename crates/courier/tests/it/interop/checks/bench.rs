@@ -40,11 +40,9 @@ pub async fn bench(t: &Target) -> CheckResult {
             "courier binary not found: cargo build -p courier-cli (or set COURIER_BIN)",
         ));
     };
-    if t.proto == super::super::target::Proto::H3 {
-        // `courier bench --http 3` comes with the pool's HTTP/3 (issue 31).
-        return super::na("courier bench has no --http 3 yet");
-    }
-    let (http, c) = if t.proto.is_h2() {
+    let (http, c) = if t.proto == super::super::target::Proto::H3 {
+        ("3", t.mode.load_concurrency_h2)
+    } else if t.proto.is_h2() {
         ("2", t.mode.load_concurrency_h2)
     } else {
         ("1.1", t.mode.load_concurrency_h1)

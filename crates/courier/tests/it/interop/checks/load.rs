@@ -139,12 +139,14 @@ pub async fn concurrent(t: &Target) -> CheckResult {
             )?;
         }
     } else if t.proto.is_multiplexed() {
-        // HTTP/3: no connection of another version. Through `h3_driver`
-        // (until the pool speaks HTTP/3) the client has no pool, and its
-        // metrics stay at zero: these hold trivially there.
+        // HTTP/3: every connection HTTP/3, and no more of them than the
+        // default stream limit (100, until the server's is learnt) calls for.
+        let most = (n as u64).div_ceil(100) + 1;
         super::ensure(
-            m.connections_established_http1 == 0 && m.connections_established_http2 == 0,
-            || format!("{m:?}"),
+            m.connections_established_http1 == 0
+                && m.connections_established_http2 == 0
+                && (1..=most).contains(&m.connections_established_http3),
+            || format!("HTTP/3 connections, at most {most} expected: {m:?}"),
         )?;
     } else {
         super::ensure(m.connections_established_http2 == 0, || format!("{m:?}"))?;
