@@ -32,6 +32,7 @@
 
 pub(crate) mod body;
 pub(crate) mod conn;
+pub(crate) mod guard;
 pub(crate) mod quic;
 pub(crate) mod request;
 pub(crate) mod signals;

@@ -137,8 +137,8 @@ pub fn all() -> Vec<Case> {
             ]),
         )
         .ok(BODY)
-        .cpu(3000)
-        .timeout(Duration::from_secs(5)),
+        .cpu(1500)
+        .timeout(Duration::from_secs(3)),
         Case::new(
             "unknown-frames-on-control-stream",
             vec![
