@@ -22,7 +22,8 @@ import re
 import sys
 
 EXPECTED_STEPS = ["fmt", "msrv", "clippy", "book", "test", "features", "ignored", "fuzz"]
-EXPECTED_SUITES = ["interop", "corpus"]
+# corpus_h3: the hostile HTTP/3 class, run in the features step (`http3`).
+EXPECTED_SUITES = ["interop", "corpus", "corpus_h3"]
 H2SPEC_MODES = 4
 
 logs, suites = sys.argv[1], sys.argv[2]
