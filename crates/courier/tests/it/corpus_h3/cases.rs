@@ -289,6 +289,97 @@ pub fn all() -> Vec<Case> {
             .send(Send::Upload(8 << 20))
             .timeout(short)
             .err(ErrorKind::Timeout),
+        // An early answer to an upload the server never reads (nor stops).
+        Case::new("early-answer-upload-unread", with_control(answer()))
+            .send(Send::Upload(8 << 20))
+            .ok(BODY),
+        // Server push the client never allowed (no MAX_PUSH_ID sent): a
+        // PUSH_PROMISE is H3_ID_ERROR; a push stream is left unread.
+        Case::new(
+            "push-promise-unasked",
+            with_control(vec![
+                Accept,
+                Write(frame(
+                    PUSH_PROMISE,
+                    &[varint(0), section(200, &[])].concat(),
+                )),
+                Write(wire::ok(BODY)),
+                Fin,
+            ]),
+        ),
+        Case::new(
+            "push-stream-unasked",
+            with_control(
+                [
+                    vec![Uni {
+                        bytes: [varint(PUSH), varint(0), wire::ok(b"pushed")].concat(),
+                        fin: true,
+                    }],
+                    answer(),
+                ]
+                .concat(),
+            ),
+        )
+        .ok(BODY),
+        // QPACK streams: the decoder's with junk (never read: bounded by
+        // the stream window), a second encoder stream (an error).
+        Case::new(
+            "qpack-decoder-stream-junk",
+            with_control(
+                [
+                    vec![
+                        Uni {
+                            bytes: varint(QPACK_DECODER),
+                            fin: false,
+                        },
+                        UniFlood(1, vec![0xff; PIECE], 256),
+                    ],
+                    answer(),
+                ]
+                .concat(),
+            ),
+        )
+        .ok(BODY),
+        Case::new(
+            "second-qpack-encoder-stream",
+            with_control(vec![
+                Uni {
+                    bytes: varint(QPACK_ENCODER),
+                    fin: false,
+                },
+                Uni {
+                    bytes: varint(QPACK_ENCODER),
+                    fin: false,
+                },
+                Hold,
+            ]),
+        ),
+        // SETTINGS with an HTTP/2 identifier (§7.2.4.1: H3_SETTINGS_ERROR).
+        Case::new(
+            "settings-h2-identifier",
+            vec![
+                Uni {
+                    bytes: [varint(CONTROL), settings(&[(0x02, 1)])].concat(),
+                    fin: false,
+                },
+                Hold,
+            ],
+        ),
+        // A GOAWAY naming a stream no client request could have (not a
+        // client-initiated bidirectional id).
+        Case::new(
+            "goaway-id-not-a-request-stream",
+            with_control(vec![Accept, UniMore(0, goaway(1)), Hold]),
+        ),
+        // A HEADERS frame cut short by the stream's end.
+        Case::new(
+            "headers-cut-by-fin",
+            with_control(vec![
+                Accept,
+                Write([frame_head(HEADERS, 100), vec![0; 10]].concat()),
+                Fin,
+            ]),
+        ),
         // Trailers: one section of 24 MiB after the body.
         Case::new(
             "trailers-bomb",

@@ -9,10 +9,13 @@ pub const SETTINGS: u64 = 0x04;
 pub const GOAWAY: u64 = 0x07;
 /// HTTP/2's PING, reserved in HTTP/3 (§7.2.8: a connection error).
 pub const H2_PING: u64 = 0x06;
+pub const PUSH_PROMISE: u64 = 0x05;
 
 /// Unidirectional stream types (RFC 9114 §6.2, RFC 9204 §4.2).
 pub const CONTROL: u64 = 0x00;
+pub const PUSH: u64 = 0x01;
 pub const QPACK_ENCODER: u64 = 0x02;
+pub const QPACK_DECODER: u64 = 0x03;
 
 /// A reserved ("grease") type or identifier: 0x1f * n + 0x21 (§7.2.8, §6.2.3).
 pub fn grease(n: u64) -> u64 {
