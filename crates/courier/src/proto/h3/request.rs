@@ -205,7 +205,7 @@ pub(super) async fn send(inner: &Arc<Inner>, request: Request<Body>) -> Result<A
 /// stream had been opened (and counted) for it.
 fn open_error(e: StreamError) -> (Error, Fate, bool) {
     match e {
-        StreamError::RemoteClosing { .. } => (
+        StreamError::RemoteClosing => (
             Error::msg(ErrorKind::Refused, "HTTP/3 connection going away (GOAWAY)"),
             Fate::Refused,
             false,
