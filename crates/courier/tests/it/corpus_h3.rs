@@ -37,17 +37,19 @@ async fn hostile_http3_peers() {
     let began = Instant::now();
     let all = cases::all();
     let mut runs = Vec::new();
+    let mut pended = Vec::new();
     for case in all
         .iter()
         .filter(|c| filter.as_deref().is_none_or(|f| c.name.contains(f)))
     {
-        let run = harness::run(case).await;
+        let mut run = harness::run(case).await;
+        let pending = case.pending.filter(|_| !run.failures.is_empty());
         println!(
             "{:<5} Http3          {:<40} wall {:>5} ms  cpu {:>4} ms  rss +{:>6} KiB{}",
-            if run.failures.is_empty() {
-                "ok"
-            } else {
-                "FAIL"
+            match (run.failures.is_empty(), pending.is_some()) {
+                (true, _) => "ok",
+                (false, true) => "PEND",
+                (false, false) => "FAIL",
             },
             run.name,
             run.cost.wall.as_millis(),
@@ -59,7 +61,15 @@ async fn hostile_http3_peers() {
                 format!("\n      {}", run.failures.join("\n      "))
             }
         );
+        if let Some(why) = pending {
+            // A known defect: printed and counted, not failed.
+            pended.push(format!("{}: {} ({why})", run.name, run.failures.join("; ")));
+            run.failures.clear();
+        }
         runs.push(run);
+    }
+    for p in &pended {
+        println!("pending (a known defect, counted): {p}");
     }
     let failed: Vec<String> = runs
         .iter()
@@ -92,6 +102,7 @@ async fn hostile_http3_peers() {
             ("runs", runs.len().to_string()),
             ("passed", (runs.len() - failed.len()).to_string()),
             ("failed", failed.len().to_string()),
+            ("pending", pended.len().to_string()),
             ("seconds", format!("{:.1}", began.elapsed().as_secs_f64())),
         ],
     );

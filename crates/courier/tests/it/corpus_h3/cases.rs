@@ -292,7 +292,12 @@ pub fn all() -> Vec<Case> {
         // An early answer to an upload the server never reads (nor stops).
         Case::new("early-answer-upload-unread", with_control(answer()))
             .send(Send::Upload(8 << 20))
-            .ok(BODY),
+            .ok(BODY)
+            .pending(
+                "in about 1 run of 3 the server sees the connection open until its \
+                 idle timeout (30 s) after the client dropped it: the client's close \
+                 does not reach it while the upload is blocked (not diagnosed yet)",
+            ),
         // Server push the client never allowed (no MAX_PUSH_ID sent): a
         // PUSH_PROMISE is H3_ID_ERROR; a push stream is left unread.
         Case::new(

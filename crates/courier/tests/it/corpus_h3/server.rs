@@ -137,8 +137,17 @@ impl Server {
         let good = Arc::new(server_config(plain));
         let (ep, st, t) = (endpoint.clone(), Arc::clone(&state), tasks.clone());
         tasks.spawn(async move {
+            // The handshakes ignored while silent: their Initials, sent
+            // again by an attempt the client gave up on, are ignored after
+            // too (else a late one starts a connection the client no
+            // longer has, which lingers until the server's idle timeout).
+            let mut ignored = Vec::new();
             while let Some(incoming) = ep.accept().await {
-                if st.silent.load(Ordering::Relaxed) {
+                let cid = incoming.orig_dst_cid();
+                if st.silent.load(Ordering::Relaxed) || ignored.contains(&cid) {
+                    if ignored.len() < 64 && !ignored.contains(&cid) {
+                        ignored.push(cid);
+                    }
                     incoming.ignore();
                     continue;
                 }
