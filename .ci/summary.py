@@ -22,8 +22,9 @@ import re
 import sys
 
 EXPECTED_STEPS = ["fmt", "msrv", "clippy", "book", "test", "features", "ignored", "fuzz"]
-# interop-h3: the interop suite's h3 column alone, in the features step.
-EXPECTED_SUITES = ["interop", "interop-h3", "corpus"]
+# interop-h3: the interop suite's h3 column alone; corpus_h3: the hostile
+# HTTP/3 class (both in the features step, feature `http3`).
+EXPECTED_SUITES = ["interop", "interop-h3", "corpus", "corpus_h3"]
 H2SPEC_MODES = 4
 
 logs, suites = sys.argv[1], sys.argv[2]

@@ -27,6 +27,8 @@ mod conveniences;
 #[cfg(feature = "cookies")]
 mod cookies;
 mod corpus;
+#[cfg(feature = "http3")]
+mod corpus_h3;
 mod default_headers;
 mod differential;
 mod differential_h2;

@@ -178,6 +178,9 @@ impl RecvBody {
 }
 
 fn body_error(e: StreamError) -> (ErrorKind, String) {
+    if let Some(fault) = super::request::peer_fault(&e, "response body") {
+        return fault;
+    }
     match e {
         StreamError::HeaderTooBig {
             actual_size,

@@ -79,7 +79,11 @@ pub(crate) async fn handshake(
     let mut builder = h3::client::builder();
     builder.max_field_section_size(config.max_field_section);
     let (mut h3conn, send) = builder
-        .build(Conn::new(quic.clone(), Arc::clone(&signals)))
+        .build(Conn::new(
+            quic.clone(),
+            Arc::clone(&signals),
+            config.max_field_section,
+        ))
         .await
         .map_err(|e| Error::new(ErrorKind::Connect, format!("HTTP/3 setup: {e}")))?;
     let inner = Arc::new(Inner {

@@ -10,8 +10,10 @@
 //! CPU share is large in a debug build; whether an HTTP/3 of our own pays
 //! for itself is decided by the same measurement in release, against the
 //! issue's target (1.5 x TLS HTTP/2's CPU per request). h3's QPACK is
-//! static-table only (it announces a dynamic table of 0, so an
-//! encoder-stream bomb cannot even start). What h3 and quinn keep private,
+//! static-table only (it announces a dynamic table of 0 and never
+//! reads the server's QPACK streams: what a server writes there stays in
+//! quinn's buffer, bounded by the stream window, and ends with the
+//! connection). What h3 and quinn keep private,
 //! and how it is observed:
 //!
 //! - the peer's MAX_STREAMS (quinn exposes neither the value nor a
@@ -25,6 +27,9 @@
 //!   connection, so it is a dialing matter for the binding, as are the
 //!   remembered SETTINGS ([`tap`] gives them to store).
 //!
+//! h3 buffers every frame but DATA whole before it looks at it, unknown
+//! ones too: [`guard`] bounds them as they pass (see there).
+//!
 //! Layout: [`conn`] a connection's handle and its driver, [`request`] one
 //! request from head to response head, [`body`] the request body sent and
 //! the response body read (limits, trailers, STOP_SENDING on drop),
@@ -32,6 +37,7 @@
 
 pub(crate) mod body;
 pub(crate) mod conn;
+pub(crate) mod guard;
 pub(crate) mod quic;
 pub(crate) mod request;
 pub(crate) mod signals;

@@ -11,6 +11,7 @@ use std::task::{ready, Context, Poll, Waker};
 use bytes::Bytes;
 use h3::quic::{self, ConnectionErrorIncoming, StreamErrorIncoming, StreamId};
 
+use super::guard::FrameGuard;
 use super::signals::Signals;
 use super::tap::{ControlTap, Seen};
 
@@ -20,13 +21,16 @@ type Send = h3_quinn::SendStream<Bytes>;
 pub(crate) struct Conn {
     inner: h3_quinn::Connection,
     signals: Arc<Signals>,
+    /// The bound on a frame other than DATA ([`FrameGuard`]).
+    max_frame: u64,
 }
 
 impl Conn {
-    pub(crate) fn new(quic: quinn::Connection, signals: Arc<Signals>) -> Conn {
+    pub(crate) fn new(quic: quinn::Connection, signals: Arc<Signals>, max_frame: u64) -> Conn {
         Conn {
             inner: h3_quinn::Connection::new(quic),
             signals,
+            max_frame,
         }
     }
 }
@@ -36,6 +40,7 @@ impl Conn {
 pub(crate) struct Opener {
     inner: h3_quinn::OpenStreams,
     signals: Arc<Signals>,
+    max_frame: u64,
 }
 
 /// A unidirectional stream from the server, watched while it may be the
@@ -44,6 +49,7 @@ pub(crate) struct Recv {
     inner: h3_quinn::RecvStream,
     tap: Option<Box<ControlTap>>,
     signals: Arc<Signals>,
+    guard: FrameGuard,
 }
 
 /// A request stream: h3-quinn's halves, the receiving one in a [`Reader`].
@@ -53,13 +59,14 @@ pub(crate) struct Bidi {
 }
 
 impl Bidi {
-    fn new(stream: h3_quinn::BidiStream<Bytes>) -> Bidi {
+    fn new(stream: h3_quinn::BidiStream<Bytes>, max_frame: u64) -> Bidi {
         let (send, recv) = quic::BidiStream::<Bytes>::split(stream);
         Bidi {
             send,
             recv: Reader {
                 inner: recv,
                 reading: false,
+                guard: FrameGuard::request(max_frame),
             },
         }
     }
@@ -73,6 +80,36 @@ pub(crate) struct Reader {
     inner: h3_quinn::RecvStream,
     /// A read is in progress (the last poll was `Pending`).
     reading: bool,
+    guard: FrameGuard,
+}
+
+/// Chunks read in one poll that left nothing for h3 (all unknown frames)
+/// before the task yields, so a flood of them cannot starve it.
+const EMPTY_READS: usize = 16;
+
+/// Reads through `guard`: the bytes h3 may see, never an empty chunk; a
+/// frame over the bound fails the stream.
+fn guarded_read(
+    guard: &mut FrameGuard,
+    cx: &mut Context<'_>,
+    mut read: impl FnMut(&mut Context<'_>) -> Poll<Result<Option<Bytes>, StreamErrorIncoming>>,
+) -> Poll<Result<Option<Bytes>, StreamErrorIncoming>> {
+    for _ in 0..EMPTY_READS {
+        let chunk = match guard.take_rest() {
+            Some(rest) => rest,
+            None => match ready!(read(cx))? {
+                Some(chunk) => chunk,
+                None => return Poll::Ready(Ok(None)),
+            },
+        };
+        match guard.filter(chunk) {
+            Ok(passed) if passed.is_empty() => {}
+            Ok(passed) => return Poll::Ready(Ok(Some(passed))),
+            Err(e) => return Poll::Ready(Err(StreamErrorIncoming::Unknown(Box::new(e)))),
+        }
+    }
+    cx.waker().wake_by_ref();
+    Poll::Pending
 }
 
 impl quic::RecvStream for Reader {
@@ -82,9 +119,12 @@ impl quic::RecvStream for Reader {
         &mut self,
         cx: &mut Context<'_>,
     ) -> Poll<Result<Option<Bytes>, StreamErrorIncoming>> {
-        let polled = self.inner.poll_data(cx);
-        self.reading = polled.is_pending();
-        polled
+        let (inner, reading) = (&mut self.inner, &mut self.reading);
+        guarded_read(&mut self.guard, cx, |cx| {
+            let polled = inner.poll_data(cx);
+            *reading = polled.is_pending();
+            polled
+        })
     }
 
     fn stop_sending(&mut self, error_code: u64) {
@@ -165,6 +205,7 @@ impl quic::BidiStream<Bytes> for Bidi {
 fn open_bidi<O: quic::OpenStreams<Bytes, BidiStream = h3_quinn::BidiStream<Bytes>>>(
     inner: &mut O,
     signals: &Signals,
+    max_frame: u64,
     cx: &mut Context<'_>,
 ) -> Poll<Result<Bidi, StreamErrorIncoming>> {
     match inner.poll_open_bidi(cx) {
@@ -174,7 +215,7 @@ fn open_bidi<O: quic::OpenStreams<Bytes, BidiStream = h3_quinn::BidiStream<Bytes
         }
         Poll::Ready(Ok(stream)) => {
             signals.stream_opened();
-            Poll::Ready(Ok(Bidi::new(stream)))
+            Poll::Ready(Ok(Bidi::new(stream, max_frame)))
         }
         Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
     }
@@ -185,7 +226,7 @@ impl quic::OpenStreams<Bytes> for Opener {
     type SendStream = Send;
 
     fn poll_open_bidi(&mut self, cx: &mut Context<'_>) -> Poll<Result<Bidi, StreamErrorIncoming>> {
-        open_bidi(&mut self.inner, &self.signals, cx)
+        open_bidi(&mut self.inner, &self.signals, self.max_frame, cx)
     }
 
     fn poll_open_send(&mut self, cx: &mut Context<'_>) -> Poll<Result<Send, StreamErrorIncoming>> {
@@ -202,7 +243,7 @@ impl quic::OpenStreams<Bytes> for Conn {
     type SendStream = Send;
 
     fn poll_open_bidi(&mut self, cx: &mut Context<'_>) -> Poll<Result<Bidi, StreamErrorIncoming>> {
-        open_bidi(&mut self.inner, &self.signals, cx)
+        open_bidi(&mut self.inner, &self.signals, self.max_frame, cx)
     }
 
     fn poll_open_send(&mut self, cx: &mut Context<'_>) -> Poll<Result<Send, StreamErrorIncoming>> {
@@ -230,6 +271,7 @@ impl quic::Connection<Bytes> for Conn {
             inner,
             tap: Some(Box::default()),
             signals: Arc::clone(&self.signals),
+            guard: FrameGuard::unidirectional(self.max_frame),
         }))
     }
 
@@ -242,13 +284,14 @@ impl quic::Connection<Bytes> for Conn {
             &mut self.inner,
             cx
         ))?;
-        Poll::Ready(Ok(Bidi::new(stream)))
+        Poll::Ready(Ok(Bidi::new(stream, self.max_frame)))
     }
 
     fn opener(&self) -> Opener {
         Opener {
             inner: quic::Connection::<Bytes>::opener(&self.inner),
             signals: Arc::clone(&self.signals),
+            max_frame: self.max_frame,
         }
     }
 }
@@ -260,7 +303,8 @@ impl quic::RecvStream for Recv {
         &mut self,
         cx: &mut Context<'_>,
     ) -> Poll<Result<Option<Bytes>, StreamErrorIncoming>> {
-        let data = ready!(self.inner.poll_data(cx))?;
+        let inner = &mut self.inner;
+        let data = ready!(guarded_read(&mut self.guard, cx, |cx| inner.poll_data(cx)))?;
         if let (Some(tap), Some(bytes)) = (self.tap.as_mut(), data.as_ref()) {
             let signals = &self.signals;
             tap.feed(bytes, &mut |seen| match seen {

@@ -12,6 +12,7 @@ use http_body::Body as _;
 use super::body::{send_body, RecvBody, StreamGuard};
 use super::code;
 use super::conn::Inner;
+use super::guard::FrameTooLarge;
 use crate::body::Body;
 use crate::error::{Error, ErrorKind};
 use crate::proto::exchange::{HandedBack, SendError, Sent};
@@ -218,7 +219,7 @@ pub(super) async fn send(inner: &Arc<Inner>, request: Request<Body>) -> Result<A
 /// stream had been opened (and counted) for it.
 fn open_error(e: StreamError) -> (Error, Fate, bool) {
     match e {
-        StreamError::RemoteClosing { .. } => (
+        StreamError::RemoteClosing => (
             Error::msg(ErrorKind::Refused, "HTTP/3 connection going away (GOAWAY)"),
             Fate::Refused,
             false,
@@ -251,8 +252,40 @@ fn open_error(e: StreamError) -> (Error, Fate, bool) {
     }
 }
 
+/// The server broke the protocol, as h3 or our [`FrameGuard`] found:
+/// a frame over the bound, or a connection error h3 closed the connection
+/// with (H3_FRAME_UNEXPECTED, H3_CLOSED_CRITICAL_STREAM, QPACK's...).
+/// Not a lost connection: the request is not to be sent again.
+///
+/// [`FrameGuard`]: super::guard::FrameGuard
+pub(crate) fn peer_fault(e: &StreamError, what: &str) -> Option<(ErrorKind, String)> {
+    use h3::error::{ConnectionError, LocalError};
+    match e {
+        StreamError::Undefined(inner) => {
+            let too_large = inner.downcast_ref::<FrameTooLarge>()?;
+            let kind = if too_large.is_headers() {
+                ErrorKind::HeadersTooLarge
+            } else {
+                ErrorKind::Protocol
+            };
+            Some((kind, format!("HTTP/3 {what}: {too_large}")))
+        }
+        StreamError::ConnectionError(ConnectionError::Local {
+            error: LocalError::Application { code, reason, .. },
+            ..
+        }) if *code != h3::error::Code::H3_NO_ERROR => Some((
+            ErrorKind::Protocol,
+            format!("HTTP/3 {what}: the server broke the protocol ({code}: {reason})"),
+        )),
+        _ => None,
+    }
+}
+
 /// What a failure before the response head means for request stream `id`.
 pub(crate) fn response_error(e: StreamError, id: u64, goaway: Option<u64>) -> (Error, Fate) {
+    if let Some((kind, message)) = peer_fault(&e, "response") {
+        return (Error::new(kind, message), Fate::Final);
+    }
     // RFC 9114 §5.2: streams from the GOAWAY's id on were not processed.
     let past_goaway = goaway.is_some_and(|g| id >= g);
     match e {

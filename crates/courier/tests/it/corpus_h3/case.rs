@@ -1,0 +1,106 @@
+//! A case of the hostile HTTP/3 class: the server's script, what the
+//! client sends, and what must come of it, with the corpus's budgets
+//! (`corpus::budget`).
+
+use std::time::Duration;
+
+use courier::ErrorKind;
+use quinn::TransportConfig;
+
+use super::driver::Send;
+use super::server::{Script, Step};
+use crate::corpus::budget::Budget;
+
+/// What must come of the hostile request.
+#[derive(Debug, Clone)]
+pub enum Expect {
+    /// This status and exactly this body.
+    Response(u16, Vec<u8>),
+    /// This error, from the request or its body.
+    Error(ErrorKind),
+}
+
+#[derive(Clone)]
+pub struct Case {
+    pub name: &'static str,
+    pub script: Script,
+    pub send: Send,
+    /// The request's deadline (what a `Client`'s `timeout` would be).
+    pub timeout: Duration,
+    pub connect_timeout: Duration,
+    pub expect: Expect,
+    pub budget: Budget,
+    /// A defect found and not fixed yet: its failures are printed and
+    /// counted as pending (CI's summary shows the count), not failed.
+    pub pending: Option<&'static str>,
+}
+
+/// The request timeout unless a case says otherwise (the corpus's).
+pub const TIMEOUT: Duration = crate::corpus::case::TIMEOUT;
+
+fn plain(_: &mut TransportConfig) {}
+
+impl Case {
+    pub fn new(name: &'static str, steps: Vec<Step>) -> Case {
+        Case {
+            name,
+            script: Script {
+                steps,
+                transport: plain,
+                silent: false,
+            },
+            send: Send::Get,
+            timeout: TIMEOUT,
+            connect_timeout: Duration::from_secs(1),
+            expect: Expect::Error(ErrorKind::Protocol),
+            budget: Budget::default(),
+            pending: None,
+        }
+    }
+
+    pub fn ok(mut self, body: &[u8]) -> Case {
+        self.expect = Expect::Response(200, body.to_vec());
+        self
+    }
+
+    pub fn err(mut self, kind: ErrorKind) -> Case {
+        self.expect = Expect::Error(kind);
+        self
+    }
+
+    pub fn send(mut self, send: Send) -> Case {
+        self.send = send;
+        self
+    }
+
+    pub fn transport(mut self, f: fn(&mut TransportConfig)) -> Case {
+        self.script.transport = f;
+        self
+    }
+
+    /// Handshakes go unanswered (until the follow-up).
+    pub fn silent(mut self) -> Case {
+        self.script.silent = true;
+        self
+    }
+
+    pub fn timeout(mut self, timeout: Duration) -> Case {
+        self.timeout = timeout;
+        self
+    }
+
+    pub fn connect_timeout(mut self, timeout: Duration) -> Case {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    pub fn pending(mut self, why: &'static str) -> Case {
+        self.pending = Some(why);
+        self
+    }
+
+    pub fn cpu(mut self, ms: u64) -> Case {
+        self.budget.cpu = Duration::from_millis(ms);
+        self
+    }
+}

@@ -1,0 +1,137 @@
+//! Runs one case alone and checks what the corpus checks for every class:
+//! the outcome, the wall time against the request deadline, CPU time and
+//! peak RSS growth against the budget, that a follow-up request on the same
+//! client gets a good answer, that no request stream is left open, that
+//! the server sees every connection closed once the client is gone, and
+//! that no task is left behind.
+
+use std::time::{Duration, Instant};
+
+use super::case::{Case, Expect};
+use super::driver::{Driver, Outcome, Send};
+use super::server::{self, Server};
+use crate::corpus::budget::{Cost, Reading};
+
+/// The bound on each wait of the harness itself.
+const SETTLE: Duration = Duration::from_secs(3);
+/// The bound on the client's tasks ending: a QUIC connection closed
+/// during its handshake (a connect timeout) stays in quinn's closing state
+/// for three PTOs (RFC 9000 §10.2), about 3 s at the initial RTT of 333 ms,
+/// and its endpoint's task with it.
+const TASKS_END: Duration = Duration::from_secs(5);
+
+pub struct Run {
+    pub name: &'static str,
+    pub cost: Cost,
+    pub failures: Vec<String>,
+}
+
+pub async fn run(case: &Case) -> Run {
+    let runtime = tokio::runtime::Handle::current().metrics();
+    let baseline = runtime.num_alive_tasks();
+    let server = Server::start(case.script.clone());
+    let mut driver = Driver::new(server.addr, server::root_pem(), case.connect_timeout);
+    let mut failures = Vec::new();
+
+    let start = Reading::now();
+    let began = Instant::now();
+    let deadline = case.timeout + case.budget.margin + SETTLE;
+    let outcome = tokio::time::timeout(
+        deadline,
+        driver.request("/hostile", case.send, case.timeout),
+    )
+    .await;
+    let cost = start.cost(began.elapsed());
+    match outcome {
+        Err(_) => failures.push(format!("no outcome within {deadline:?}: a hang")),
+        Ok(outcome) => check(&case.expect, &outcome, &mut failures),
+    }
+    let b = &case.budget;
+    if cost.wall > case.timeout + b.margin {
+        failures.push(format!("took {:?} (timeout {:?})", cost.wall, case.timeout));
+    }
+    if cost.cpu > b.cpu {
+        failures.push(format!("CPU {:?} over its budget {:?}", cost.cpu, b.cpu));
+    }
+    if cost.rss > b.rss {
+        failures.push(format!(
+            "RSS grew {} KiB, budget {} KiB",
+            cost.rss >> 10,
+            b.rss >> 10
+        ));
+    }
+
+    // The same client gets a good answer (on the same connection if it
+    // is still usable, else on a new one).
+    server.speak();
+    match driver.request("/good", Send::Get, SETTLE).await {
+        Ok((200, body)) if body[..] == *server::GOOD => {}
+        other => failures.push(format!("the follow-up got {}", describe(&other))),
+    }
+    // No request stream left open.
+    if !settles(SETTLE, || driver.open_streams() == 0).await {
+        failures.push(format!(
+            "{} request stream(s) left open",
+            driver.open_streams()
+        ));
+    }
+    // No connection left behind once the client is gone.
+    drop(driver);
+    if !settles(SETTLE, || server.live() == 0).await {
+        failures.push(format!(
+            "{} connection(s) still open after the client was dropped",
+            server.live()
+        ));
+    }
+    server.stop();
+    drop(server);
+    if !settles(TASKS_END, || runtime.num_alive_tasks() <= baseline).await {
+        failures.push(format!(
+            "tasks left behind: {} alive, {baseline} before",
+            runtime.num_alive_tasks()
+        ));
+    }
+    Run {
+        name: case.name,
+        cost,
+        failures,
+    }
+}
+
+fn describe(outcome: &Outcome) -> String {
+    match outcome {
+        Ok((status, body)) => format!(
+            "{status} with {} bytes {:?}",
+            body.len(),
+            String::from_utf8_lossy(&body[..body.len().min(40)])
+        ),
+        Err((kind, message)) => format!("error {kind:?}: {message}"),
+    }
+}
+
+fn check(expect: &Expect, outcome: &Outcome, failures: &mut Vec<String>) {
+    let fits = match (expect, outcome) {
+        (Expect::Response(status, body), Ok((got, bytes))) => {
+            got == status && bytes[..] == body[..]
+        }
+        (Expect::Error(kind), Err((got, _))) => got == kind,
+        _ => false,
+    };
+    if !fits {
+        failures.push(format!("expected {expect:?}, got {}", describe(outcome)));
+    }
+}
+
+/// Polls `cond` until it holds or `limit` passes.
+async fn settles(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + limit;
+    loop {
+        if cond() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}

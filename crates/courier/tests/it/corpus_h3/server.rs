@@ -1,0 +1,354 @@
+//! A hostile HTTP/3 server: quinn's server side with rustls and a test
+//! certificate, writing its HTTP/3 frames and streams itself (not the h3
+//! crate's server, which would not misbehave). The first connection plays
+//! the case's script; once the script is done, and on every later
+//! connection, request streams get a good answer, so a follow-up request
+//! shows whether the client recovered.
+//!
+//! Every task is kept in [`Tasks`] (aborted by the harness); every write
+//! that may block on the client's flow control runs under a bound.
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use quinn::{SendStream, TransportConfig, VarInt};
+
+use super::wire;
+use crate::corpus::tasks::Tasks;
+
+/// The bound on any one server write that waits for the client's credit.
+const WRITE_LIMIT: Duration = Duration::from_secs(5);
+
+/// One thing the hostile connection does.
+#[derive(Debug, Clone)]
+pub enum Step {
+    /// Opens a unidirectional stream and writes `bytes`; the stream stays
+    /// open unless `fin` (its number: the order opened).
+    Uni { bytes: Vec<u8>, fin: bool },
+    /// Writes `bytes` on unidirectional stream `n`.
+    UniMore(usize, Vec<u8>),
+    /// Writes `bytes` `times` times on unidirectional stream `n`, in the
+    /// background (a flood the client may stop reading).
+    UniFlood(usize, Vec<u8>, usize),
+    /// Opens up to `count` unidirectional streams, each carrying `bytes`
+    /// and finished, in the background (each open waits for credit).
+    UniStreams(Vec<u8>, usize),
+    /// Waits for the request stream and reads the request's first bytes.
+    Accept,
+    /// Writes `bytes` on the request stream.
+    Write(Vec<u8>),
+    /// Writes `bytes` up to `times` times on the request stream, until a
+    /// write fails (the client stopped it) or stalls.
+    Flood(Vec<u8>, usize),
+    /// Finishes the request stream.
+    Fin,
+    /// Does nothing more until the client closes the connection (no
+    /// request stream is answered).
+    Hold,
+}
+
+/// What the first connection meets.
+#[derive(Clone)]
+pub struct Script {
+    pub steps: Vec<Step>,
+    /// The first connection's transport (MAX_STREAMS, windows).
+    pub transport: fn(&mut TransportConfig),
+    /// Handshakes are ignored (no packet answered) until the harness says.
+    pub silent: bool,
+}
+
+/// The running server.
+pub struct Server {
+    pub addr: SocketAddr,
+    pub tasks: Tasks,
+    state: Arc<State>,
+    endpoint: quinn::Endpoint,
+}
+
+#[derive(Default)]
+struct State {
+    /// Connections not yet closed.
+    live: AtomicUsize,
+    /// Connections accepted.
+    accepted: AtomicUsize,
+    /// Handshakes are being ignored.
+    silent: AtomicBool,
+    /// Request streams accepted.
+    requests: AtomicUsize,
+}
+
+struct Identity {
+    cert: rustls_pki_types::CertificateDer<'static>,
+    key: Vec<u8>,
+    pem: String,
+}
+
+fn identity() -> &'static Identity {
+    static ID: OnceLock<Identity> = OnceLock::new();
+    ID.get_or_init(|| {
+        let names = vec!["localhost".to_string(), "127.0.0.1".to_string()];
+        let certified = rcgen::generate_simple_self_signed(names).expect("certificate");
+        Identity {
+            cert: certified.cert.der().clone(),
+            key: certified.signing_key.serialize_der(),
+            pem: certified.cert.pem(),
+        }
+    })
+}
+
+/// The PEM the client trusts.
+pub fn root_pem() -> &'static str {
+    &identity().pem
+}
+
+fn server_config(transport: fn(&mut TransportConfig)) -> quinn::ServerConfig {
+    let id = identity();
+    let key = rustls_pki_types::PrivateKeyDer::Pkcs8(id.key.clone().into());
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut tls = rustls::ServerConfig::builder_with_provider(provider)
+        .with_protocol_versions(&[&rustls::version::TLS13])
+        .expect("TLS 1.3")
+        .with_no_client_auth()
+        .with_single_cert(vec![id.cert.clone()], key)
+        .expect("server certificate");
+    tls.alpn_protocols = vec![b"h3".to_vec()];
+    let crypto = quinn::crypto::rustls::QuicServerConfig::try_from(tls).expect("QUIC TLS");
+    let mut config = quinn::ServerConfig::with_crypto(Arc::new(crypto));
+    let mut t = TransportConfig::default();
+    t.max_concurrent_uni_streams(VarInt::from_u32(100));
+    transport(&mut t);
+    config.transport_config(Arc::new(t));
+    config
+}
+
+fn plain(_: &mut TransportConfig) {}
+
+impl Server {
+    pub fn start(script: Script) -> Server {
+        let tasks = Tasks::default();
+        let state = Arc::new(State::default());
+        state.silent.store(script.silent, Ordering::Relaxed);
+        let endpoint = quinn::Endpoint::server(server_config(plain), ([127, 0, 0, 1], 0).into())
+            .expect("QUIC server");
+        let addr = endpoint.local_addr().expect("address");
+        let hostile = Arc::new(server_config(script.transport));
+        let good = Arc::new(server_config(plain));
+        let (ep, st, t) = (endpoint.clone(), Arc::clone(&state), tasks.clone());
+        tasks.spawn(async move {
+            // The handshakes ignored while silent: their Initials, sent
+            // again by an attempt the client gave up on, are ignored after
+            // too (else a late one starts a connection the client no
+            // longer has, which lingers until the server's idle timeout).
+            let mut ignored = Vec::new();
+            while let Some(incoming) = ep.accept().await {
+                let cid = incoming.orig_dst_cid();
+                if st.silent.load(Ordering::Relaxed) || ignored.contains(&cid) {
+                    if ignored.len() < 64 && !ignored.contains(&cid) {
+                        ignored.push(cid);
+                    }
+                    incoming.ignore();
+                    continue;
+                }
+                let first = st.accepted.fetch_add(1, Ordering::Relaxed) == 0;
+                let config = if first { &hostile } else { &good };
+                let Ok(connecting) = incoming.accept_with(Arc::clone(config)) else {
+                    continue;
+                };
+                let steps = if first {
+                    script.steps.clone()
+                } else {
+                    good_steps()
+                };
+                let (st, tasks) = (Arc::clone(&st), t.clone());
+                t.spawn(async move {
+                    let Ok(conn) = connecting.await else { return };
+                    st.live.fetch_add(1, Ordering::Relaxed);
+                    let mut play = Play {
+                        conn: conn.clone(),
+                        uni: Vec::new(),
+                        request: None,
+                        tasks: tasks.clone(),
+                    };
+                    let ran = play.run(&steps, &st).await;
+                    if ran {
+                        serve_good(&conn, &st, &tasks).await;
+                    }
+                    conn.closed().await;
+                    drop(play);
+                    st.live.fetch_sub(1, Ordering::Relaxed);
+                });
+            }
+        });
+        Server {
+            addr,
+            tasks,
+            state,
+            endpoint,
+        }
+    }
+
+    /// Handshakes are answered from now on.
+    pub fn speak(&self) {
+        self.state.silent.store(false, Ordering::Relaxed);
+    }
+
+    /// Connections still open.
+    pub fn live(&self) -> usize {
+        self.state.live.load(Ordering::Relaxed)
+    }
+
+    /// Stops accepting and aborts every task.
+    pub fn stop(&self) {
+        self.endpoint.close(VarInt::from_u32(0), b"");
+        self.tasks.abort_all();
+    }
+}
+
+/// A good connection: a control stream, then answers.
+fn good_steps() -> Vec<Step> {
+    vec![Step::Uni {
+        bytes: wire::control(),
+        fin: false,
+    }]
+}
+
+/// A good answer's body.
+pub const GOOD: &[u8] = b"good h3 answer";
+
+/// Answers every request stream with [`GOOD`] until the connection ends.
+async fn serve_good(conn: &quinn::Connection, st: &Arc<State>, tasks: &Tasks) {
+    while let Ok((mut send, mut recv)) = conn.accept_bi().await {
+        st.requests.fetch_add(1, Ordering::Relaxed);
+        tasks.spawn(async move {
+            // The request (bounded): its head, and any body, to its end.
+            let _ = tokio::time::timeout(WRITE_LIMIT, recv.read_to_end(1 << 20)).await;
+            let _ = tokio::time::timeout(WRITE_LIMIT, send.write_all(&wire::ok(GOOD))).await;
+            let _ = send.finish();
+            let _ = tokio::time::timeout(WRITE_LIMIT, send.stopped()).await;
+        });
+    }
+}
+
+/// The hostile connection's state while its script plays.
+struct Play {
+    conn: quinn::Connection,
+    uni: Vec<SendStream>,
+    request: Option<(SendStream, quinn::RecvStream)>,
+    tasks: Tasks,
+}
+
+impl Play {
+    /// Plays `steps`; false when the connection failed under them.
+    async fn run(&mut self, steps: &[Step], st: &Arc<State>) -> bool {
+        for step in steps {
+            if !self.step(step, st).await {
+                return false;
+            }
+        }
+        true
+    }
+
+    async fn step(&mut self, step: &Step, st: &Arc<State>) -> bool {
+        match step {
+            Step::Uni { bytes, fin } => {
+                let Ok(Ok(mut s)) = tokio::time::timeout(WRITE_LIMIT, self.conn.open_uni()).await
+                else {
+                    return false;
+                };
+                if !write(&mut s, bytes).await {
+                    return false;
+                }
+                if *fin {
+                    let _ = s.finish();
+                }
+                self.uni.push(s);
+                true
+            }
+            Step::UniMore(n, bytes) => write(&mut self.uni[*n], bytes).await,
+            Step::UniFlood(n, bytes, times) => {
+                // Moved out: the flood owns the stream (a stand-in keeps
+                // the numbering).
+                let Ok(Ok(mut stand_in)) =
+                    tokio::time::timeout(WRITE_LIMIT, self.conn.open_uni()).await
+                else {
+                    return false;
+                };
+                std::mem::swap(&mut stand_in, &mut self.uni[*n]);
+                let mut s = stand_in;
+                let (bytes, times) = (bytes.clone(), *times);
+                self.tasks.spawn(async move {
+                    for _ in 0..times {
+                        if !write(&mut s, &bytes).await {
+                            return;
+                        }
+                    }
+                    // Kept open: a finished QPACK stream is another error.
+                    std::future::pending::<()>().await;
+                });
+                true
+            }
+            Step::UniStreams(bytes, count) => {
+                let (conn, bytes, count) = (self.conn.clone(), bytes.clone(), *count);
+                self.tasks.spawn(async move {
+                    for _ in 0..count {
+                        let Ok(Ok(mut s)) =
+                            tokio::time::timeout(WRITE_LIMIT, conn.open_uni()).await
+                        else {
+                            return;
+                        };
+                        if !write(&mut s, &bytes).await {
+                            return;
+                        }
+                        let _ = s.finish();
+                    }
+                });
+                true
+            }
+            Step::Accept => {
+                let Ok(Ok((send, mut recv))) =
+                    tokio::time::timeout(WRITE_LIMIT, self.conn.accept_bi()).await
+                else {
+                    return false;
+                };
+                st.requests.fetch_add(1, Ordering::Relaxed);
+                let mut head = [0u8; 64];
+                let _ = tokio::time::timeout(WRITE_LIMIT, recv.read(&mut head)).await;
+                self.request = Some((send, recv));
+                true
+            }
+            Step::Write(bytes) => match self.request.as_mut() {
+                Some((send, _)) => write(send, bytes).await,
+                None => false,
+            },
+            Step::Flood(bytes, times) => match self.request.as_mut() {
+                Some((send, _)) => {
+                    for _ in 0..*times {
+                        if !write(send, bytes).await {
+                            return false;
+                        }
+                    }
+                    true
+                }
+                None => false,
+            },
+            Step::Fin => match self.request.as_mut() {
+                Some((send, _)) => send.finish().is_ok(),
+                None => false,
+            },
+            Step::Hold => {
+                self.conn.closed().await;
+                false
+            }
+        }
+    }
+}
+
+/// Writes all of `bytes`, within the bound; false if it failed or stalled.
+async fn write(s: &mut SendStream, bytes: &[u8]) -> bool {
+    matches!(
+        tokio::time::timeout(WRITE_LIMIT, s.write_all(bytes)).await,
+        Ok(Ok(()))
+    )
+}
