@@ -60,8 +60,13 @@ impl Http3 {
         self.signals().declared()
     }
 
+    /// A connection whose server let no request stream open at all (a
+    /// learnt limit of 0: MAX_STREAMS 0, never raised while a request
+    /// waited) takes no new requests: they would wait there for their
+    /// whole deadline while a new connection may serve them (as Go's
+    /// HTTP/2 treats a limit of 0).
     pub(super) fn accepts_requests(&self) -> bool {
-        self.signals().accepts_requests() && !self.conn.is_closed()
+        self.signals().accepts_requests() && !self.conn.is_closed() && self.declared() != Some(0)
     }
 
     pub(super) fn is_closed(&self) -> bool {

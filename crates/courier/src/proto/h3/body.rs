@@ -38,6 +38,13 @@ impl StreamGuard {
     }
 }
 
+impl StreamGuard {
+    /// See [`Inner::failed`].
+    pub(super) fn failed(&self, e: &StreamError) {
+        self.inner.failed(e);
+    }
+}
+
 impl Drop for StreamGuard {
     fn drop(&mut self) {
         self.inner.stream_ended(self.answered);
@@ -256,6 +263,9 @@ impl http_body::Body for RecvBody {
                             this.state = State::Trailers;
                         }
                         Err(e) => {
+                            if let Some(guard) = &this.guard {
+                                guard.failed(&e);
+                            }
                             let (kind, message) = body_error(e);
                             return this.fail(kind, message);
                         }
@@ -273,6 +283,9 @@ impl http_body::Body for RecvBody {
                             Poll::Ready(None)
                         }
                         Err(e) => {
+                            if let Some(guard) = &this.guard {
+                                guard.failed(&e);
+                            }
                             let (kind, message) = body_error(e);
                             this.fail(kind, message)
                         }

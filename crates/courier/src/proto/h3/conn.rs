@@ -54,6 +54,26 @@ pub(crate) struct Inner {
 }
 
 impl Inner {
+    /// A request stream saw a connection error (h3 decided the server broke
+    /// the protocol, RFC 9114 §8): h3 keeps the error for every later request
+    /// on the connection, but does not close QUIC until the driver happens
+    /// to notice, so the pool would keep sending here and each request would
+    /// fail with the same error. The connection is closed now, with the
+    /// error's code, and the pool told.
+    pub(super) fn failed(&self, e: &h3::error::StreamError) {
+        use h3::error::{ConnectionError, LocalError, StreamError};
+        if let StreamError::ConnectionError(ConnectionError::Local {
+            error: LocalError::Application { code, .. },
+            ..
+        }) = e
+        {
+            let code = quinn::VarInt::from_u64(code.value()).unwrap_or(quinn::VarInt::MAX);
+            self.quic.close(code, b"");
+            self.signals.set_closed();
+            self.signals.report();
+        }
+    }
+
     /// A request stream ended; after a GOAWAY, the last one closes the
     /// connection (the server waits for that, and it loses nothing).
     pub(super) fn stream_ended(&self, answered: bool) {

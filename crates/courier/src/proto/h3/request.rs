@@ -127,6 +127,7 @@ pub(super) async fn send(inner: &Arc<Inner>, request: Request<Body>) -> Result<A
     let stream = match opener.send_request(head).await {
         Ok(stream) => stream,
         Err(e) => {
+            inner.failed(&e);
             let (error, fate, opened) = open_error(e);
             if opened {
                 inner.stream_ended(false);
@@ -185,6 +186,7 @@ pub(super) async fn send(inner: &Arc<Inner>, request: Request<Body>) -> Result<A
             }
             Ok(response) => break response,
             Err(e) => {
+                guard.failed(&e);
                 let goaway = signals.goaway_id();
                 let (error, fate) = response_error(e, id, goaway);
                 drop(guard);
@@ -218,6 +220,12 @@ pub(super) async fn send(inner: &Arc<Inner>, request: Request<Body>) -> Result<A
 /// What a failed `send_request` means: the error, the fate, and whether a
 /// stream had been opened (and counted) for it.
 fn open_error(e: StreamError) -> (Error, Fate, bool) {
+    // The connection failed on the server's fault before this request went:
+    // it may go on another connection, and if it fails there too the
+    // caller learns what the server broke, not only that it closed.
+    if let Some((kind, message)) = peer_fault(&e, "request") {
+        return (Error::new(kind, message), Fate::Unsent, false);
+    }
     match e {
         StreamError::RemoteClosing => (
             Error::msg(ErrorKind::Refused, "HTTP/3 connection going away (GOAWAY)"),

@@ -96,7 +96,7 @@ pub fn all() -> Vec<Case> {
                 Accept,
                 Write(frame_head(HEADERS, BOMB as u64)),
                 Flood(junk.clone(), junk_times),
-                Hold,
+                Serve,
             ]),
         )
         .err(ErrorKind::HeadersTooLarge),
@@ -285,7 +285,7 @@ pub fn all() -> Vec<Case> {
             ]),
         ),
         // A server that stops reading an upload and never answers.
-        Case::new("server-stops-reading", with_control(vec![Accept, Hold]))
+        Case::new("server-stops-reading", with_control(vec![Accept, Serve]))
             .send(Send::Upload(8 << 20))
             .timeout(short)
             .err(ErrorKind::Timeout),
@@ -394,7 +394,7 @@ pub fn all() -> Vec<Case> {
                 Write(frame(DATA, BODY)),
                 Write(frame_head(HEADERS, BOMB as u64)),
                 Flood(junk, junk_times),
-                Hold,
+                Serve,
             ]),
         )
         .err(ErrorKind::HeadersTooLarge),

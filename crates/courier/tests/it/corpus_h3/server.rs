@@ -47,6 +47,11 @@ pub enum Step {
     /// Does nothing more until the client closes the connection (no
     /// request stream is answered).
     Hold,
+    /// Does nothing more on the hostile request stream (kept open, never
+    /// answered); later request streams get good answers, as the other
+    /// corpus classes' servers answer the follow-up on a connection that
+    /// broke no rule of the connection's own.
+    Serve,
 }
 
 /// What the first connection meets.
@@ -171,10 +176,11 @@ impl Server {
                         request: None,
                         tasks: tasks.clone(),
                     };
-                    let ran = play.run(&steps, &st).await;
-                    if ran {
-                        serve_good(&conn, &st, &tasks).await;
-                    }
+                    // Whether the script ran to its end or stopped at a
+                    // write the client refused (a stopped stream), the
+                    // connection answers what comes next, if it lives.
+                    play.run(&steps, &st).await;
+                    serve_good(&conn, &st, &tasks).await;
                     conn.closed().await;
                     drop(play);
                     st.live.fetch_sub(1, Ordering::Relaxed);
@@ -240,14 +246,13 @@ struct Play {
 }
 
 impl Play {
-    /// Plays `steps`; false when the connection failed under them.
-    async fn run(&mut self, steps: &[Step], st: &Arc<State>) -> bool {
+    /// Plays `steps` until one fails (a write the client refused) or holds.
+    async fn run(&mut self, steps: &[Step], st: &Arc<State>) {
         for step in steps {
             if !self.step(step, st).await {
-                return false;
+                return;
             }
         }
-        true
     }
 
     async fn step(&mut self, step: &Step, st: &Arc<State>) -> bool {
@@ -341,6 +346,8 @@ impl Play {
                 self.conn.closed().await;
                 false
             }
+            // The rest of the connection is the follow-up's (see `run`).
+            Step::Serve => false,
         }
     }
 }
