@@ -224,9 +224,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send + 'static> Driver<S> {
                         return Poll::Ready(());
                     }
                     Poll::Pending => {
-                        if self.idle || self.rbuf.is_quiet() {
-                            // No response due, or none arriving in bulk (long
-                            // polls): hold no read buffer while nothing comes.
+                        if self.idle {
+                            // No response due: hold no read buffer while idle.
                             self.rbuf.release();
                         }
                     }

@@ -98,15 +98,6 @@ impl ReadBuf {
         }
     }
 
-    /// Nothing waits in the buffer and no read has filled one since the
-    /// connection was last quiet: what arrives comes in small pieces (heads,
-    /// small bodies, control frames), and a connection whose streams wait
-    /// (long polls) need not hold 16 KiB between them. A download (a read
-    /// that filled its room) keeps its buffers, which it reuses in place.
-    pub(crate) fn is_quiet(&self) -> bool {
-        self.size == FIRST && self.buf.is_empty()
-    }
-
     /// Nothing is due: hold no memory (unless a frame's start waits).
     pub(crate) fn release(&mut self) {
         self.size = FIRST;
@@ -174,21 +165,6 @@ mod tests {
         r.release();
         assert_eq!(r.bytes().capacity(), 0);
         assert!(r.spares.is_empty());
-    }
-
-    #[test]
-    fn only_a_buffer_of_small_reads_with_nothing_in_it_is_quiet() {
-        let mut r = ReadBuf::default();
-        r.for_reading(0).extend_from_slice(&[0; 100]);
-        r.read(100, FIRST);
-        assert!(!r.is_quiet(), "a frame's start waits");
-        r.bytes().clear();
-        assert!(r.is_quiet());
-        r.release();
-        assert_eq!(r.bytes().capacity(), 0);
-        r.for_reading(0);
-        r.read(FIRST, FIRST);
-        assert!(!r.is_quiet(), "a read filled its room: a download");
     }
 
     #[test]

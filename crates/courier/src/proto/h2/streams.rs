@@ -263,8 +263,8 @@ pub(crate) struct Streams {
     heads: Vec<(Key, http::response::Parts)>,
 }
 
-/// Heads waiting to be taken, kept room for once none is: more is freed, so
-/// a burst of responses does not leave its room behind.
+/// Heads waiting to be taken, kept room for once no stream is open: more is
+/// freed, so a burst of responses does not leave its room behind.
 const KEEP_HEADS: usize = 8;
 
 impl Streams {
@@ -321,15 +321,7 @@ impl Streams {
     pub(crate) fn take_head(&mut self, key: Key, id: u32) -> Option<http::response::Parts> {
         self.get(key, id)?;
         let at = self.heads.iter().position(|(k, _)| *k == key)?;
-        let (_, head) = self.heads.swap_remove(at);
-        self.shrink_heads();
-        Some(head)
-    }
-
-    fn shrink_heads(&mut self) {
-        if self.heads.is_empty() && self.heads.capacity() > KEEP_HEADS {
-            self.heads = Vec::new();
-        }
+        Some(self.heads.swap_remove(at).1)
     }
 
     pub(crate) fn key_of(&self, id: u32) -> Option<Key> {
@@ -356,10 +348,15 @@ impl Streams {
         if let Some(at) = self.heads.iter().position(|(k, _)| *k == key) {
             // Its request went away without taking it.
             self.heads.swap_remove(at);
-            self.shrink_heads();
         }
         if self.ids.is_empty() {
             self.free = None;
+            if self.heads.capacity() > KEEP_HEADS {
+                // Nothing open: give back what a burst of heads grew (kept
+                // while streams are open, or a busy connection would grow
+                // it again for every burst).
+                self.heads = Vec::new();
+            }
             if self.slots.capacity() > KEEP_SLOTS {
                 // Nothing open: give back what a burst grew.
                 self.slots = Vec::new();
@@ -445,7 +442,7 @@ mod tests {
         assert_eq!(c, b);
         assert!(streams.take_head(c, 5).is_none());
         assert!(streams.heads.is_empty());
-        // A burst's room is given back once every head was taken.
+        // A burst of heads.
         let keys: Vec<Key> = (0..50)
             .map(|i| streams.insert(Stream::new(7 + 2 * i, 0, 0, true), 100))
             .collect();
@@ -454,6 +451,11 @@ mod tests {
         }
         for (i, key) in keys.iter().enumerate() {
             assert!(streams.take_head(*key, 7 + 2 * i as u32).is_some());
+        }
+        assert!(streams.heads.is_empty());
+        // Once no stream is open, the room is given back.
+        for key in keys.into_iter().chain([a, c]) {
+            streams.remove(key);
         }
         assert_eq!(streams.heads.capacity(), 0);
     }
