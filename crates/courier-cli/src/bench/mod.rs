@@ -349,8 +349,12 @@ async fn execute(
         .then(|| longpoll::Monitor::start(Arc::clone(&plan), server_addresses, memory_base));
 
     let schedule = match load.model {
-        Model::Closed | Model::LongPoll { .. } => {
+        Model::Closed => {
             closed::run(&plan, &clients, load.concurrency).await?;
+            None
+        }
+        Model::LongPoll { .. } => {
+            closed::run_held(&plan, &clients, load.concurrency).await?;
             None
         }
         Model::Open { rate } => {

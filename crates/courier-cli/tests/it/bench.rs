@@ -418,6 +418,35 @@ fn connection_counters_include_connections_opened_before_measuring() {
         "{plain:#}"
     );
     assert_eq!(plain["connect_failures"], 0, "{plain:#}");
+    // Over HTTP/2 (issue 30's case: 1,000 connections open, 0 reported), one connection per
+    // 100 streams (the built-in server's limit): 250 long polls open 3.
+    let (h2, _) = bench_json(
+        &dir,
+        "longpoll-h2",
+        &[
+            "--scenario",
+            "longpoll",
+            "-c",
+            "250",
+            "--delay",
+            "0.2",
+            "--http",
+            "2",
+        ],
+    );
+    assert_eq!(h2["requests"], 250, "{h2:#}");
+    assert_eq!(h2["longpoll"]["peak_in_flight"], 250, "{h2:#}");
+    assert_eq!(h2["connections_established"], 3, "{h2:#}");
+    assert_eq!(
+        h2["connections_established_by_version"]["HTTP/2"], 3,
+        "{h2:#}"
+    );
+    assert_eq!(
+        h2["connections_established_by_version"]["HTTP/1.1"], 0,
+        "{h2:#}"
+    );
+    assert_eq!(h2["connections_open_max"], 3, "{h2:#}");
+    assert_eq!(h2["connect_failures"], 0, "{h2:#}");
     // The same over TLS: a handshake per connection, and the TLS section says so.
     let (tls, _) = bench_json(
         &dir,

@@ -445,4 +445,13 @@ mod tests {
             "request future {size} B for a {request_size} B request"
         );
     }
+
+    /// The request future is one type for HTTP/1.1 and HTTP/2: what the pool
+    /// keeps beside an exclusive connection, held inline in the lease and in
+    /// the HTTP/1.1 send future, was paid by every HTTP/2 long poll too.
+    #[test]
+    fn a_lease_is_a_connection_pointer_and_its_origin() {
+        let size = std::mem::size_of::<crate::client::transport::Lease>();
+        assert!(size <= 24, "a lease is {size} B");
+    }
 }

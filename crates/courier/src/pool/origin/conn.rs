@@ -12,10 +12,33 @@ use crate::metrics::Label;
 use crate::pool::common::protocol::{Protocol, Shared as _};
 
 /// An exclusive connection: one request at a time, owned by its lease.
-pub(crate) struct ExclusiveConn<P: Protocol> {
+///
+/// One pointer: a lease, every idle-stack entry and an HTTP/1.1 request's
+/// future move and hold only that. The request futures of both kinds of
+/// connection are one type, as large as the larger, so the 120 B of what the
+/// pool keeps beside an exclusive connection, held inline, were paid by every
+/// HTTP/2 request in flight too (a long poll, twice: in the lease and in the
+/// HTTP/1.1 branch of the send future).
+pub(crate) struct ExclusiveConn<P: Protocol>(pub(crate) Box<ExclusiveParts<P>>);
+
+impl<P: Protocol> std::ops::Deref for ExclusiveConn<P> {
+    type Target = ExclusiveParts<P>;
+
+    fn deref(&self) -> &ExclusiveParts<P> {
+        &self.0
+    }
+}
+
+impl<P: Protocol> std::ops::DerefMut for ExclusiveConn<P> {
+    fn deref_mut(&mut self) -> &mut ExclusiveParts<P> {
+        &mut self.0
+    }
+}
+
+/// An exclusive connection and what the pool keeps beside it.
+pub(crate) struct ExclusiveParts<P: Protocol> {
     pub(crate) id: u64,
-    // Boxed: a lease and every idle-stack entry move only a pointer.
-    pub(crate) conn: Box<P::Exclusive>,
+    pub(crate) conn: P::Exclusive,
     /// The protocol it speaks, as the metrics name it.
     pub(crate) label: Label,
     /// When this connection must stop taking requests (lifetime + jitter).
@@ -35,11 +58,11 @@ pub(crate) struct ExclusiveConn<P: Protocol> {
 /// What an exclusive send future owns while the request is on the wire.
 impl<P: Protocol> AsMut<P::Exclusive> for ExclusiveConn<P> {
     fn as_mut(&mut self) -> &mut P::Exclusive {
-        &mut self.conn
+        &mut self.0.conn
     }
 }
 
-impl<P: Protocol> ExclusiveConn<P> {
+impl<P: Protocol> ExclusiveParts<P> {
     pub(crate) fn is_expired(&self, now: Instant) -> bool {
         self.expires_at.is_some_and(|at| at <= now)
     }

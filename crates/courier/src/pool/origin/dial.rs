@@ -2,6 +2,7 @@
 //! open, hand new ones to the waiters, and take them off the books when
 //! they close (the drop guards below).
 
+use super::conn::ExclusiveParts;
 use super::*;
 use crate::metrics::Label;
 use crate::pool::protocol::{Changes, Connected, Handshake, Reporter, Shared as _};
@@ -139,9 +140,9 @@ impl<P: Protocol> OriginPool<P> {
     ) -> ExclusiveConn<P> {
         let label = conn.label();
         self.opened(label);
-        ExclusiveConn {
+        ExclusiveConn(Box::new(ExclusiveParts {
             id,
-            conn: Box::new(conn),
+            conn,
             label,
             expires_at,
             fresh: true,
@@ -153,7 +154,7 @@ impl<P: Protocol> OriginPool<P> {
                 metrics: Arc::clone(&self.shared.metrics),
                 established: Instant::now(),
             },
-        }
+        }))
     }
 
     #[cfg(any(test, feature = "internal-hooks"))]

@@ -292,7 +292,7 @@ impl State {
         };
         let ready = queued.as_ref().is_some_and(|u| u.queued_len > 0);
         stream.upload = queued.map(Box::new);
-        let key = self.streams.insert(stream);
+        let key = self.streams.insert(stream, self.counts.max());
         if ready {
             self.mark_ready(key, id);
         }

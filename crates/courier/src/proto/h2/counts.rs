@@ -37,7 +37,6 @@ impl Counts {
     }
 
     /// The server's limit.
-    #[cfg(test)]
     pub(crate) fn max(&self) -> usize {
         self.max
     }

@@ -313,7 +313,6 @@ impl Reader {
                 if end_stream && stream.content_length.is_some_and(|n| n > 0) {
                     return malformed(st, "content-length with no body", wakers);
                 }
-                stream.head = Some(parts);
                 legal(stream.transition(&mut st.counts, |s| {
                     s.recv_head()?;
                     if end_stream {
@@ -322,6 +321,7 @@ impl Reader {
                     Ok(())
                 }));
                 stream.wake(wakers);
+                st.streams.set_head(key, parts);
                 st.check_counts();
                 st.earn(flood::PER_RESPONSE);
                 Ok(())

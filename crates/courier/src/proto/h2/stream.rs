@@ -30,10 +30,11 @@ impl StreamRef {
         cx: &mut Context<'_>,
     ) -> Poll<Result<(http::response::Parts, bool), StreamError>> {
         let mut st = self.shared.lock();
+        let head = st.streams.take_head(self.key, self.id);
         let Some(stream) = st.streams.get(self.key, self.id) else {
             return Poll::Ready(Err(StreamError::Closed("the stream is gone")));
         };
-        if let Some(head) = stream.head.take() {
+        if let Some(head) = head {
             // A stream failed after its head (reset, cut short) also has
             // a closed receiving half: its body must report the error, not end empty.
             let end = stream.state().is_recv_closed()

@@ -49,9 +49,6 @@ pub(crate) struct Stream {
     pub(crate) informational: u8,
     /// Body bytes still due per the response's Content-Length.
     pub(crate) content_length: Option<u64>,
-    /// In the slot, not boxed: boxing would cost every request an allocation,
-    /// for about 100 bytes less per stream in flight.
-    pub(crate) head: Option<http::response::Parts>,
     pub(crate) data: Chunks,
     pub(crate) trailers: Option<Box<HeaderMap>>,
     /// The request's task, waiting for its head or its body.
@@ -200,7 +197,6 @@ impl Stream {
             head_request: false,
             informational: 0,
             content_length: None,
-            head: None,
             data: Chunks::Empty,
             trailers: None,
             waker: None,
@@ -259,10 +255,23 @@ pub(crate) struct Streams {
     /// Stream id → slot. Ids are courier's own (odd, increasing), so a fixed
     /// hash is enough: the server chooses none of the keys.
     ids: HashMap<u32, Key, foldhash::fast::FixedState>,
+    /// Response heads received and not yet taken by their requests, by slot.
+    /// Beside the slots, not in them: a head waits there only from its
+    /// HEADERS frame until its request's task runs, while a slot lasts the
+    /// whole stream, and a long poll's slot would carry an empty head's
+    /// 112 B for as long as it waits (a third of the slot).
+    heads: Vec<(Key, http::response::Parts)>,
 }
 
+/// Heads waiting to be taken, kept room for once no stream is open: more is
+/// freed, so a burst of responses does not leave its room behind.
+const KEEP_HEADS: usize = 8;
+
 impl Streams {
-    pub(crate) fn insert(&mut self, stream: Stream) -> Key {
+    /// Adds `stream`; `limit` is how many the server lets courier open at
+    /// once, so a slab growing towards it grows to it, not to the next
+    /// power of two (128 slots for 100 long polls: 28 slots unused).
+    pub(crate) fn insert(&mut self, stream: Stream, limit: usize) -> Key {
         let id = stream.id;
         let key = match self.free {
             Some(key) => {
@@ -275,6 +284,16 @@ impl Streams {
                 key
             }
             None => {
+                let len = self.slots.len();
+                if len == self.slots.capacity() {
+                    let doubled = (len * 2).max(4);
+                    let want = if len < limit {
+                        doubled.min(limit)
+                    } else {
+                        doubled
+                    };
+                    self.slots.reserve_exact(want - len);
+                }
                 self.slots.push(Slot::Used(stream));
                 u32::try_from(self.slots.len() - 1).expect("fewer than 2^32 streams")
             }
@@ -289,6 +308,20 @@ impl Streams {
             Some(Slot::Used(s)) if s.id == id => Some(s),
             _ => None,
         }
+    }
+
+    /// Keeps the response head of the stream in `key` until its request
+    /// takes it.
+    pub(crate) fn set_head(&mut self, key: Key, head: http::response::Parts) {
+        self.heads.push((key, head));
+    }
+
+    /// The response head of stream `id` in `key`, if it came and was not
+    /// taken yet.
+    pub(crate) fn take_head(&mut self, key: Key, id: u32) -> Option<http::response::Parts> {
+        self.get(key, id)?;
+        let at = self.heads.iter().position(|(k, _)| *k == key)?;
+        Some(self.heads.swap_remove(at).1)
     }
 
     pub(crate) fn key_of(&self, id: u32) -> Option<Key> {
@@ -312,8 +345,18 @@ impl Streams {
         };
         self.free = Some(key);
         self.ids.remove(&stream.id);
+        if let Some(at) = self.heads.iter().position(|(k, _)| *k == key) {
+            // Its request went away without taking it.
+            self.heads.swap_remove(at);
+        }
         if self.ids.is_empty() {
             self.free = None;
+            if self.heads.capacity() > KEEP_HEADS {
+                // Nothing open: give back what a burst of heads grew (kept
+                // while streams are open, or a busy connection would grow
+                // it again for every burst).
+                self.heads = Vec::new();
+            }
             if self.slots.capacity() > KEEP_SLOTS {
                 // Nothing open: give back what a burst grew.
                 self.slots = Vec::new();
@@ -363,9 +406,58 @@ mod tests {
     fn a_stream_slot_stays_small() {
         // Every stream in flight costs one; a million long polls, a million.
         // 256 B with raw i64 windows and flags; 248 B since the windows are
-        // 4-byte types and the state's cause sits in its error's niche.
+        // 4-byte types and the state's cause sits in its error's niche; 136 B
+        // since the response head waits beside the slots.
         let size = std::mem::size_of::<Slot>();
-        assert!(size <= 248, "a stream slot is {size} B");
+        assert!(size <= 136, "a stream slot is {size} B");
+    }
+
+    #[test]
+    fn the_slab_grows_to_the_stream_limit_not_past_it() {
+        let mut streams = Streams::default();
+        for i in 0..100 {
+            streams.insert(Stream::new(2 * i + 1, 0, 0, true), 100);
+        }
+        assert_eq!(streams.slots.capacity(), 100);
+        // Past the limit (streams reset, their handles not yet dropped), it doubles.
+        streams.insert(Stream::new(201, 0, 0, true), 100);
+        assert!(streams.slots.capacity() >= 101);
+    }
+
+    #[test]
+    fn a_head_waits_beside_its_slot_until_taken_or_the_stream_goes() {
+        let head = || http::Response::new(()).into_parts().0;
+        let mut streams = Streams::default();
+        let a = streams.insert(Stream::new(1, 0, 0, true), 100);
+        let b = streams.insert(Stream::new(3, 0, 0, true), 100);
+        streams.set_head(a, head());
+        streams.set_head(b, head());
+        assert!(streams.take_head(a, 3).is_none(), "another stream's key");
+        assert!(streams.take_head(a, 1).is_some());
+        assert!(streams.take_head(a, 1).is_none(), "taken once");
+        // A stream removed with its head untaken takes the head with it: the
+        // slot's next stream does not find it.
+        streams.remove(b);
+        let c = streams.insert(Stream::new(5, 0, 0, true), 100);
+        assert_eq!(c, b);
+        assert!(streams.take_head(c, 5).is_none());
+        assert!(streams.heads.is_empty());
+        // A burst of heads.
+        let keys: Vec<Key> = (0..50)
+            .map(|i| streams.insert(Stream::new(7 + 2 * i, 0, 0, true), 100))
+            .collect();
+        for key in &keys {
+            streams.set_head(*key, head());
+        }
+        for (i, key) in keys.iter().enumerate() {
+            assert!(streams.take_head(*key, 7 + 2 * i as u32).is_some());
+        }
+        assert!(streams.heads.is_empty());
+        // Once no stream is open, the room is given back.
+        for key in keys.into_iter().chain([a, c]) {
+            streams.remove(key);
+        }
+        assert_eq!(streams.heads.capacity(), 0);
     }
 
     #[test]
@@ -412,11 +504,11 @@ mod tests {
     #[test]
     fn slots_are_reused_and_stale_keys_miss() {
         let mut streams = Streams::default();
-        let a = streams.insert(Stream::new(1, 0, 0, true));
-        let b = streams.insert(Stream::new(3, 0, 0, true));
+        let a = streams.insert(Stream::new(1, 0, 0, true), 100);
+        let b = streams.insert(Stream::new(3, 0, 0, true), 100);
         assert_eq!(streams.by_id(3).map(|(k, _)| k), Some(b));
         assert!(streams.remove(a).is_some());
-        let c = streams.insert(Stream::new(5, 0, 0, true));
+        let c = streams.insert(Stream::new(5, 0, 0, true), 100);
         assert_eq!(c, a, "the freed slot is reused");
         assert!(streams.get(a, 1).is_none(), "a stale handle finds nothing");
         assert!(streams.get(c, 5).is_some());
@@ -425,7 +517,7 @@ mod tests {
         streams.remove(c);
         assert!(streams.is_empty());
         assert!(streams.remove(c).is_none());
-        let d = streams.insert(Stream::new(7, 0, 0, true));
+        let d = streams.insert(Stream::new(7, 0, 0, true), 100);
         assert_eq!(streams.by_id(7).map(|(k, _)| k), Some(d));
     }
 }
