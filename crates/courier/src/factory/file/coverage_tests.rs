@@ -17,6 +17,7 @@ const KEY_OF: &[(&str, &str)] = &[
     ("add_root_certificate", "root_certificates"),
     ("http1_only", "http_version"),
     ("http2_prior_knowledge", "http_version"),
+    ("http3_prior_knowledge", "http_version"),
     ("no_timeout", "timeout"),
     ("no_env_proxy", "env_proxy"),
     ("unix_socket_for", "unix_sockets"),

@@ -121,6 +121,10 @@ enum HttpVersion {
     Auto,
     Http1,
     Http2,
+    /// `ClientBuilder::http3_prior_knowledge` (without feature `http3`,
+    /// "http3" is an unknown value, refused when the file is read).
+    #[cfg(feature = "http3")]
+    Http3,
 }
 
 /// `min_tls_version = "1.3"`: `"1.0"`, `"1.1"`, `"1.2"` or `"1.3"`.
@@ -369,6 +373,8 @@ impl Settings {
         match self.http_version {
             Some(HttpVersion::Http1) => b = b.http1_only(),
             Some(HttpVersion::Http2) => b = b.http2_prior_knowledge(),
+            #[cfg(feature = "http3")]
+            Some(HttpVersion::Http3) => b = b.http3_prior_knowledge(),
             Some(HttpVersion::Auto) | None => {}
         }
         if let Some(v) = self.http2_multiple_connections {
