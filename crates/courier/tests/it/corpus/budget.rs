@@ -56,6 +56,31 @@ pub struct Cost {
     pub wall: Duration,
 }
 
+impl Cost {
+    /// What of this cost broke `budget` for a case whose request deadline
+    /// was `timeout`, one line each (the same checks for every class).
+    pub fn over(&self, budget: &Budget, timeout: Duration) -> Vec<String> {
+        let mut failures = Vec::new();
+        if self.wall > timeout + budget.margin {
+            failures.push(format!("took {:?} (timeout {timeout:?})", self.wall));
+        }
+        if self.cpu > budget.cpu {
+            failures.push(format!(
+                "CPU {:?} over its budget {:?}",
+                self.cpu, budget.cpu
+            ));
+        }
+        if self.rss > budget.rss {
+            failures.push(format!(
+                "RSS grew {} KiB, budget {} KiB",
+                self.rss >> 10,
+                budget.rss >> 10
+            ));
+        }
+        failures
+    }
+}
+
 impl Reading {
     /// Resets the peak-RSS mark (see [`Mark`]: where it cannot be, that is
     /// said and fails under CI, and the end's RSS is used).

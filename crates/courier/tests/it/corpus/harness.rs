@@ -87,20 +87,7 @@ pub async fn run(case: &Case, transport: Transport) -> Run {
         Err(_) => failures.push(format!("no outcome within {deadline:?}: a hang")),
         Ok(result) => check(&case.expect, &result, &server, &mut failures),
     }
-    let b = &case.budget;
-    if cost.wall > case.timeout + b.margin {
-        failures.push(format!("took {:?} (timeout {:?})", cost.wall, case.timeout));
-    }
-    if cost.cpu > b.cpu {
-        failures.push(format!("CPU {:?} over its budget {:?}", cost.cpu, b.cpu));
-    }
-    if cost.rss > b.rss {
-        failures.push(format!(
-            "RSS grew {} KiB, budget {} KiB",
-            cost.rss >> 10,
-            b.rss >> 10
-        ));
-    }
+    failures.extend(cost.over(&case.budget, case.timeout));
 
     // The script has had its say (bytes it writes after the response
     // must reach an idle connection, not race the next request); a script

@@ -7,13 +7,15 @@ use std::sync::{Arc, OnceLock};
 use rustls_pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use tokio_rustls::TlsAcceptor;
 
-struct Identity {
-    pem: String,
-    cert: CertificateDer<'static>,
-    key: Vec<u8>,
+/// The corpus's certificate and key (the hostile HTTP/3 class's QUIC
+/// server uses it too).
+pub struct Identity {
+    pub pem: String,
+    pub cert: CertificateDer<'static>,
+    pub key: Vec<u8>,
 }
 
-fn identity() -> &'static Identity {
+pub fn identity() -> &'static Identity {
     static ID: OnceLock<Identity> = OnceLock::new();
     ID.get_or_init(|| {
         let names = vec!["localhost".to_string(), "127.0.0.1".to_string()];

@@ -33,6 +33,11 @@ pub struct Case {
     /// A defect found and not fixed yet: its failures are printed and
     /// counted as pending (CI's summary shows the count), not failed.
     pub pending: Option<&'static str>,
+    /// The fault is the connection's (its control or QPACK streams), found
+    /// at a moment the request may not have gone yet: then the pool sends
+    /// it again on a new connection (the server's second connection is a
+    /// good one), so a good answer from a second connection passes too.
+    pub resent_ok: bool,
 }
 
 /// The request timeout unless a case says otherwise (the corpus's).
@@ -55,7 +60,15 @@ impl Case {
             expect: Expect::Error(ErrorKind::Protocol),
             budget: Budget::default(),
             pending: None,
+            resent_ok: false,
         }
+    }
+
+    /// A connection-level fault: [`Expect`] or, had the request not gone
+    /// yet, a good answer on a second connection (see `resent_ok`).
+    pub fn or_resent(mut self) -> Case {
+        self.resent_ok = true;
+        self
     }
 
     pub fn ok(mut self, body: &[u8]) -> Case {

@@ -182,7 +182,8 @@ pub fn all() -> Vec<Case> {
                 },
                 Hold,
             ],
-        ),
+        )
+        .or_resent(),
         // The control stream.
         Case::new(
             "closed-control-stream",
@@ -193,8 +194,9 @@ pub fn all() -> Vec<Case> {
                 },
                 Hold,
             ],
-        ),
-        Case::new("second-control-stream", vec![ctl(), ctl(), Hold]),
+        )
+        .or_resent(),
+        Case::new("second-control-stream", vec![ctl(), ctl(), Hold]).or_resent(),
         Case::new(
             "settings-twice",
             vec![
@@ -204,7 +206,8 @@ pub fn all() -> Vec<Case> {
                 },
                 Hold,
             ],
-        ),
+        )
+        .or_resent(),
         Case::new(
             "settings-oversized",
             vec![
@@ -220,7 +223,8 @@ pub fn all() -> Vec<Case> {
                 ),
                 Hold,
             ],
-        ),
+        )
+        .or_resent(),
         Case::new(
             "settings-flood-of-frames",
             vec![
@@ -228,7 +232,8 @@ pub fn all() -> Vec<Case> {
                 UniFlood(0, settings(&[(grease(1), 1)]).repeat(1000), 10),
                 Hold,
             ],
-        ),
+        )
+        .or_resent(),
         // GOAWAY ids from a server may only fall (§5.2).
         Case::new(
             "goaway-id-rises",
@@ -358,7 +363,8 @@ pub fn all() -> Vec<Case> {
                 },
                 Hold,
             ]),
-        ),
+        )
+        .or_resent(),
         // SETTINGS with an HTTP/2 identifier (§7.2.4.1: H3_SETTINGS_ERROR).
         Case::new(
             "settings-h2-identifier",
@@ -369,7 +375,8 @@ pub fn all() -> Vec<Case> {
                 },
                 Hold,
             ],
-        ),
+        )
+        .or_resent(),
         // A GOAWAY naming a stream no client request could have (not a
         // client-initiated bidirectional id).
         Case::new(

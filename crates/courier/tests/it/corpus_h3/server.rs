@@ -10,7 +10,7 @@
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use quinn::{SendStream, TransportConfig, VarInt};
@@ -84,32 +84,10 @@ struct State {
     requests: AtomicUsize,
 }
 
-struct Identity {
-    cert: rustls_pki_types::CertificateDer<'static>,
-    key: Vec<u8>,
-    pem: String,
-}
-
-fn identity() -> &'static Identity {
-    static ID: OnceLock<Identity> = OnceLock::new();
-    ID.get_or_init(|| {
-        let names = vec!["localhost".to_string(), "127.0.0.1".to_string()];
-        let certified = rcgen::generate_simple_self_signed(names).expect("certificate");
-        Identity {
-            cert: certified.cert.der().clone(),
-            key: certified.signing_key.serialize_der(),
-            pem: certified.cert.pem(),
-        }
-    })
-}
-
-/// The PEM the client trusts.
-pub fn root_pem() -> &'static str {
-    &identity().pem
-}
+pub use crate::corpus::tls::root_pem;
 
 fn server_config(transport: fn(&mut TransportConfig)) -> quinn::ServerConfig {
-    let id = identity();
+    let id = crate::corpus::tls::identity();
     let key = rustls_pki_types::PrivateKeyDer::Pkcs8(id.key.clone().into());
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut tls = rustls::ServerConfig::builder_with_provider(provider)
@@ -198,6 +176,11 @@ impl Server {
     /// Handshakes are answered from now on.
     pub fn speak(&self) {
         self.state.silent.store(false, Ordering::Relaxed);
+    }
+
+    /// Connections the server took (the first is the hostile one).
+    pub fn accepted(&self) -> usize {
+        self.state.accepted.load(Ordering::Relaxed)
     }
 
     /// Connections still open.
