@@ -311,23 +311,7 @@ async fn server_shutdown_closes_the_connection() {
 /// client's SETTINGS said; it keeps the connection open until the client
 /// closes it. Returns its address and its certificate.
 async fn raw_h3_peer(response: Vec<u8>) -> (std::net::SocketAddr, Certificate) {
-    let cert = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_string()]).unwrap();
-    let key = rustls::pki_types::PrivateKeyDer::Pkcs8(cert.signing_key.serialize_der().into());
-    let mut tls = rustls::ServerConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_protocol_versions(&[&rustls::version::TLS13])
-    .unwrap()
-    .with_no_client_auth()
-    .with_single_cert(vec![cert.cert.der().clone()], key)
-    .unwrap();
-    tls.alpn_protocols = vec![b"h3".to_vec()];
-    let crypto = quinn::crypto::rustls::QuicServerConfig::try_from(tls).unwrap();
-    let endpoint = quinn::Endpoint::server(
-        quinn::ServerConfig::with_crypto(Arc::new(crypto)),
-        "127.0.0.1:0".parse().unwrap(),
-    )
-    .unwrap();
+    let (endpoint, cert) = quic_endpoint(b"h3");
     let addr = endpoint.local_addr().unwrap();
     tokio::spawn(async move {
         let Some(incoming) = endpoint.accept().await else {
@@ -346,8 +330,31 @@ async fn raw_h3_peer(response: Vec<u8>) -> (std::net::SocketAddr, Certificate) {
         drop(control);
         drop(endpoint);
     });
-    let root = Certificate::from_der(cert.cert.der()).expect("certificate");
+    let root = Certificate::from_der(&cert).expect("certificate");
     (addr, root)
+}
+
+/// A quinn server on loopback speaking `alpn` (TLS 1.3), with a fresh
+/// self-signed certificate for 127.0.0.1: the raw servers of this module.
+fn quic_endpoint(alpn: &[u8]) -> (quinn::Endpoint, rustls::pki_types::CertificateDer<'static>) {
+    let cert = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_string()]).unwrap();
+    let key = rustls::pki_types::PrivateKeyDer::Pkcs8(cert.signing_key.serialize_der().into());
+    let mut tls = rustls::ServerConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_protocol_versions(&[&rustls::version::TLS13])
+    .unwrap()
+    .with_no_client_auth()
+    .with_single_cert(vec![cert.cert.der().clone()], key)
+    .unwrap();
+    tls.alpn_protocols = vec![alpn.to_vec()];
+    let crypto = quinn::crypto::rustls::QuicServerConfig::try_from(tls).unwrap();
+    let endpoint = quinn::Endpoint::server(
+        quinn::ServerConfig::with_crypto(Arc::new(crypto)),
+        "127.0.0.1:0".parse().unwrap(),
+    )
+    .unwrap();
+    (endpoint, cert.cert.der().clone())
 }
 
 /// A HEADERS frame: `:status 200` (QPACK static index 25) and a literal

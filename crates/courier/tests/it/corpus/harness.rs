@@ -232,7 +232,7 @@ fn check(
 }
 
 /// Polls `cond` until it holds or `limit` passes.
-async fn settles(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
+pub async fn settles(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
     let deadline = Instant::now() + limit;
     loop {
         if cond() {

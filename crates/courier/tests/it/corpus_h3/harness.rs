@@ -11,6 +11,7 @@ use super::case::{Case, Expect};
 use super::driver::{Driver, Outcome, Send};
 use super::server::{self, Server};
 use crate::corpus::budget::{Cost, Reading};
+use crate::corpus::harness::settles;
 
 /// The bound on each wait of the harness itself.
 const SETTLE: Duration = Duration::from_secs(3);
@@ -112,19 +113,5 @@ fn check(case: &Case, outcome: &Outcome, accepted: usize, failures: &mut Vec<Str
     };
     if !fits {
         failures.push(format!("expected {expect:?}, got {}", describe(outcome)));
-    }
-}
-
-/// Polls `cond` until it holds or `limit` passes.
-async fn settles(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
-    let deadline = Instant::now() + limit;
-    loop {
-        if cond() {
-            return true;
-        }
-        if Instant::now() >= deadline {
-            return false;
-        }
-        tokio::time::sleep(Duration::from_millis(5)).await;
     }
 }

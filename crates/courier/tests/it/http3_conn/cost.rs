@@ -138,23 +138,7 @@ fn courier_h3(
 
 /// A raw quinn server: reads each stream to its end, answers `response` bytes.
 async fn raw_server(response: usize) -> (SocketAddr, rustls::pki_types::CertificateDer<'static>) {
-    let cert = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_string()]).unwrap();
-    let key = rustls::pki_types::PrivateKeyDer::Pkcs8(cert.signing_key.serialize_der().into());
-    let mut tls = rustls::ServerConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_protocol_versions(&[&rustls::version::TLS13])
-    .unwrap()
-    .with_no_client_auth()
-    .with_single_cert(vec![cert.cert.der().clone()], key)
-    .unwrap();
-    tls.alpn_protocols = vec![b"raw".to_vec()];
-    let crypto = quinn::crypto::rustls::QuicServerConfig::try_from(tls).unwrap();
-    let endpoint = quinn::Endpoint::server(
-        quinn::ServerConfig::with_crypto(Arc::new(crypto)),
-        "127.0.0.1:0".parse().unwrap(),
-    )
-    .unwrap();
+    let (endpoint, cert) = super::quic_endpoint(b"raw");
     let addr = endpoint.local_addr().unwrap();
     let answer = bytes::Bytes::from(vec![b'x'; response]);
     tokio::spawn(async move {
@@ -173,7 +157,7 @@ async fn raw_server(response: usize) -> (SocketAddr, rustls::pki_types::Certific
             });
         }
     });
-    (addr, cert.cert.der().clone())
+    (addr, cert)
 }
 
 fn raw_quinn(
