@@ -182,3 +182,31 @@ async fn broken_is_bounded() {
     assert!(broken.is_broken(&1, Instant::now()));
     assert!(broken.is_broken(&7, Instant::now()));
 }
+
+/// The client keeps only its origin's own host (`client/transport/alt.rs`):
+/// an alternative on another host is dropped before it is stored, so a
+/// value naming only such alternatives forgets the origin, and one naming
+/// both keeps the usable one even when it comes second.
+#[tokio::test(start_paused = true)]
+async fn learn_where_keeps_only_what_the_client_may_use() {
+    let mut cache = AltSvcCache::new(16);
+    let origin = "https://a.example:443";
+    let own_host = |alt: &Alternative| alt.host.is_none();
+    let now = Instant::now();
+    cache.learn_where(
+        &origin,
+        br#"h3="evil.example:443", h3=":8443""#,
+        now,
+        own_host,
+    );
+    assert_eq!(cache.get(&origin, now).map(|a| a.port), Some(8443));
+    cache.learn_where(&origin, br#"h3="evil.example:443""#, now, own_host);
+    assert_eq!(
+        cache.get(&origin, now),
+        None,
+        "only another host: forgotten"
+    );
+    // A negative `ma` is no delta-seconds: the entry is left out.
+    cache.learn(&origin, br#"h3=":8443"; ma=-1"#, now);
+    assert_eq!(cache.get(&origin, now), None);
+}
