@@ -87,6 +87,7 @@ impl UdpSink {
 /// The certificate the scripted origins present (`localhost`, 127.0.0.1).
 struct Cert {
     pem: String,
+    key_pem: String,
     config: Arc<rustls::ServerConfig>,
 }
 
@@ -106,6 +107,7 @@ fn cert() -> Cert {
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
     Cert {
         pem: cert.cert.pem(),
+        key_pem: cert.signing_key.serialize_pem(),
         config: Arc::new(config),
     }
 }
@@ -593,4 +595,95 @@ async fn an_origin_behind_a_proxy_is_not_upgraded() {
     assert_eq!(sink.datagrams(), 0, "no QUIC from behind a proxy");
     assert_eq!(tunnels.load(SeqCst), 1, "the tunnel was kept");
     assert_eq!(origin.requests(), 5);
+}
+
+/// Caddy (Debian's 2.6, HTTP/3 on: it sends `Alt-Svc: h3=":PORT"` on its
+/// TCP responses by default), when installed: the first request goes over
+/// TCP (HTTP/2), the later ones over HTTP/3 on one connection.
+#[tokio::test]
+async fn caddy_moves_a_client_to_http3() {
+    let installed = std::process::Command::new("caddy")
+        .arg("version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !installed {
+        eprintln!("skipped: caddy is not installed (interop/install-debian.sh)");
+        return;
+    }
+    let cert = cert();
+    let dir = std::env::temp_dir().join(format!("courier-alt-svc-caddy-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    std::fs::write(dir.join("cert.pem"), &cert.pem).expect("cert");
+    std::fs::write(dir.join("key.pem"), &cert.key_pem).expect("key");
+    let port = crate::support::free_port();
+    let d = dir.display();
+    let conf = format!(
+        "{{\n\tadmin off\n\tauto_https off\n\tstorage file_system {d}/data\n\tservers {{\n\t\tprotocols h1 h2 h3\n\t}}\n}}\n\
+         https://localhost:{port} {{\n\tbind 127.0.0.1\n\ttls {d}/cert.pem {d}/key.pem\n\trespond \"ok\"\n}}\n"
+    );
+    std::fs::write(dir.join("Caddyfile"), conf).expect("Caddyfile");
+    let child = std::process::Command::new("caddy")
+        .args([
+            "run",
+            "--config",
+            &format!("{d}/Caddyfile"),
+            "--adapter",
+            "caddyfile",
+        ])
+        .env("HOME", &dir)
+        .env("XDG_DATA_HOME", &dir)
+        .env("XDG_CONFIG_HOME", &dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("caddy");
+    let _caddy = KillOnDrop(child);
+    let client = client(&cert.pem).build().expect("client");
+    let url = format!("https://localhost:{port}/");
+    // Ready when it answers (each try bounded; at most LIMIT in all).
+    let started = std::time::Instant::now();
+    let first = loop {
+        match tokio::time::timeout(Duration::from_secs(2), client.get(&url).send()).await {
+            Ok(Ok(response)) => break response,
+            _ if started.elapsed() < LIMIT => {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            other => panic!("caddy never answered: {other:?}"),
+        }
+    };
+    assert_eq!(first.version(), Version::HTTP_2);
+    let offer = first
+        .headers()
+        .get("alt-svc")
+        .expect("Caddy offers HTTP/3")
+        .clone();
+    assert!(
+        offer.to_str().unwrap().contains(&format!("h3=\":{port}\"")),
+        "{offer:?}"
+    );
+    bounded("body", first.bytes()).await.expect("body");
+    for _ in 0..4 {
+        let response = bounded("request", client.get(&url).send())
+            .await
+            .expect("request");
+        assert_eq!(response.version(), Version::HTTP_3);
+        assert_eq!(
+            &bounded("body", response.bytes()).await.expect("body")[..],
+            b"ok"
+        );
+    }
+    let m = client.metrics();
+    assert_eq!(m.connections_established_http3, 1);
+    assert_eq!(m.requests_http3, 4);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Kills the child it holds when dropped (a failed assertion included).
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
