@@ -415,8 +415,13 @@ impl<K: Hash + Eq + Clone> BrokenAlternatives<K> {
     }
 
     /// `key` failed (its attempt lost to TCP by failing, or timed out):
-    /// broken until the returned instant.
+    /// broken until the returned instant. A failure while it is still
+    /// broken is the same failure (attempts raced at once, one per dial
+    /// the pool started together): it neither counts nor extends.
     pub(crate) fn mark_broken(&mut self, key: &K, now: Instant) -> Instant {
+        if let Some(b) = self.broken.get(key).filter(|b| b.until > now) {
+            return b.until;
+        }
         if !self.broken.contains_key(key) && self.broken.len() >= self.max_entries {
             // Full: forget the one that comes back first.
             let first = self

@@ -687,3 +687,51 @@ impl Drop for KillOnDrop {
         let _ = self.0.wait();
     }
 }
+
+/// Many requests at the moment an offer is learnt: the pool dials one
+/// connection per waiting HTTP/1.1 request, and each dial races, so
+/// several QUIC attempts fail at once on a network that drops UDP. They
+/// are one failure (the backoff is not compounded), every request
+/// succeeds, and later requests make no attempt.
+#[tokio::test]
+async fn a_wave_of_races_on_a_network_that_drops_udp() {
+    let sink = UdpSink::bind("127.0.0.1").await;
+    let cert = cert();
+    let origin = Scripted::start(
+        Some(Arc::clone(&cert.config)),
+        alt_svc_answer(format!("h3=\":{}\"", sink.addr.port())),
+    )
+    .await;
+    let client = client(&cert.pem).build().expect("client");
+    let url = format!("https://localhost:{}/", origin.port);
+    let first = bounded("first", client.get(&url).send())
+        .await
+        .expect("first");
+    bounded("body", first.bytes()).await.expect("body");
+
+    let wave: Vec<_> = (0..8)
+        .map(|_| {
+            let (client, url) = (client.clone(), url.clone());
+            tokio::spawn(async move {
+                let response = client.get(&url).send().await?;
+                response.bytes().await
+            })
+        })
+        .collect();
+    for request in wave {
+        bounded("wave", request)
+            .await
+            .expect("task")
+            .expect("request");
+    }
+    let attempts = sink.attempts();
+    assert!((1..=8).contains(&attempts), "{attempts} QUIC attempts");
+    for _ in 0..5 {
+        let response = bounded("after", client.get(&url).send())
+            .await
+            .expect("request");
+        bounded("body", response.bytes()).await.expect("body");
+    }
+    assert_eq!(sink.attempts(), attempts, "none after the wave");
+    assert_eq!(origin.requests(), 14);
+}
