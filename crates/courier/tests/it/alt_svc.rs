@@ -299,6 +299,10 @@ async fn a_network_that_drops_udp_costs_one_head_start() {
         );
         took.push(started.elapsed());
     }
+    println!(
+        "each request took {took:?}; QUIC attempts {}",
+        sink.attempts()
+    );
     assert_eq!(sink.attempts(), 1, "one QUIC attempt in all ({took:?})");
     assert!(sink.datagrams() >= 1);
     // The third request dialed (the second closed the connection the first
@@ -725,6 +729,7 @@ async fn a_wave_of_races_on_a_network_that_drops_udp() {
             .expect("request");
     }
     let attempts = sink.attempts();
+    println!("a wave of 8: {attempts} QUIC attempts");
     assert!((1..=8).contains(&attempts), "{attempts} QUIC attempts");
     for _ in 0..5 {
         let response = bounded("after", client.get(&url).send())
