@@ -35,17 +35,38 @@ pub(crate) const DEFAULT_MAX_REFUSED_RETRIES: u8 = 5;
 
 /// HTTP/3 settings (feature `http3`).
 #[cfg(feature = "http3")]
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub(crate) struct Http3Config {
     /// Every request to an https origin goes over HTTP/3, without discovery.
     pub(crate) prior_knowledge: bool,
+    /// HTTP/3 learnt from `Alt-Svc` on https responses, and QUIC raced
+    /// against TCP for the origins that named it (`client/transport/race.rs`).
+    pub(crate) alt_svc: bool,
+    /// How long QUIC runs alone before TCP starts in a race.
+    pub(crate) head_start: Duration,
+}
+
+/// QUIC's head start in a race against TCP: Chromium's and Envoy's 300 ms
+/// (curl's is 200 ms for its second attempt).
+#[cfg(feature = "http3")]
+pub(crate) const DEFAULT_HEAD_START: Duration = Duration::from_millis(300);
+
+#[cfg(feature = "http3")]
+impl Default for Http3Config {
+    fn default() -> Self {
+        Http3Config {
+            prior_knowledge: false,
+            alt_svc: false,
+            head_start: DEFAULT_HEAD_START,
+        }
+    }
 }
 
 #[cfg(feature = "http3")]
 impl Http3Config {
     /// The client may dial QUIC at all.
     pub(crate) fn enabled(&self) -> bool {
-        self.prior_knowledge
+        self.prior_knowledge || self.alt_svc
     }
 }
 

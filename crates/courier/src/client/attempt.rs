@@ -300,6 +300,13 @@ where
                 } => {
                     let SendError { error, handed_back } = match ready!(send.poll(cx)) {
                         Ok((lease, answer)) => {
+                            // HTTP/3 offered by the origin that answered
+                            // (not the first hop's, after a redirect).
+                            #[cfg(feature = "http3")]
+                            lease
+                                .origin()
+                                .protocol()
+                                .learn_alt_svc(&answer.head.headers);
                             let config = this.inner.pool.config();
                             return Poll::Ready(Ok(Response::new(
                                 answer,

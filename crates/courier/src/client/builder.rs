@@ -311,6 +311,47 @@ impl ClientBuilder {
         self
     }
 
+    /// Upgrade to HTTP/3 where a server offers it: an `Alt-Svc: h3=":PORT"`
+    /// on an `https` response (RFC 7838) is remembered for its origin
+    /// until its `ma` (at most a week), and the origin's next new
+    /// connection races QUIC against TCP, QUIC first by
+    /// [`http3_head_start`](Self::http3_head_start); the first to finish
+    /// its handshake carries the requests. Requests in flight on TCP
+    /// connections finish there; an idle HTTP/1.1 connection of such an
+    /// origin closes after its next request, and an HTTP/2 one takes no new
+    /// requests, so new requests move to HTTP/3. An origin whose QUIC
+    /// failed, or lost the race, stays on TCP for 5 minutes, doubling with
+    /// each failure up to 2 days (Chromium's broken alternative services):
+    /// a network that drops UDP costs one head start, not every request.
+    ///
+    /// Only alternatives on the origin's own host are used (another port
+    /// is fine; `Alt-Svc: clear` forgets them): QUIC verifies the origin's
+    /// name in the server's certificate, and no request goes to a host the
+    /// URL did not name. `http` origins, and origins reached through a
+    /// proxy, a Unix socket or a custom connector, are not upgraded. What
+    /// is learnt is kept per client (its clones share it), for at most
+    /// 1,024 origins.
+    ///
+    /// Default: off, as in curl and .NET (browsers turn it on): a service
+    /// client should not change transport, and open UDP flows, unless
+    /// asked. Building fails with [`ErrorKind::Config`] when the TLS
+    /// settings rule out TLS 1.3. Needs the cargo feature `http3`.
+    #[cfg(feature = "http3")]
+    pub fn http3_alt_svc(mut self, enabled: bool) -> Self {
+        self.config.http3.alt_svc = enabled;
+        self
+    }
+
+    /// How long a QUIC attempt runs alone, in a race against TCP for an
+    /// origin that offered HTTP/3 (see [`http3_alt_svc`](Self::http3_alt_svc)),
+    /// before the TCP (and TLS) attempt starts. Default: 300 ms (Chromium's
+    /// and Envoy's). Needs the cargo feature `http3`.
+    #[cfg(feature = "http3")]
+    pub fn http3_head_start(mut self, head_start: Duration) -> Self {
+        self.config.http3.head_start = head_start;
+        self
+    }
+
     /// When every HTTP/2 connection to an origin has as many streams open as
     /// the server allows (SETTINGS_MAX_CONCURRENT_STREAMS), open another
     /// connection (within `max_connections_per_host`) instead of queueing.

@@ -304,7 +304,21 @@ impl<K: Hash + Eq + Clone> AltSvcCache<K> {
     /// the origin; a value naming alternatives replaces what was known (RFC
     /// 7838 §3: the newest header wins); only `h3` is kept. An unreadable
     /// value changes nothing.
+    #[cfg(test)]
     pub(crate) fn learn(&mut self, origin: &K, value: &[u8], now: Instant) {
+        self.learn_where(origin, value, now, |_| true);
+    }
+
+    /// [`learn`](Self::learn), keeping only the alternatives `usable`
+    /// accepts (the client uses only its origin's own host): what is left
+    /// replaces what was known, so a value naming none forgets the origin.
+    pub(crate) fn learn_where(
+        &mut self,
+        origin: &K,
+        value: &[u8],
+        now: Instant,
+        usable: impl Fn(&Alternative) -> bool,
+    ) {
         let Ok(parsed) = parse(value) else {
             return;
         };
@@ -312,7 +326,7 @@ impl<K: Hash + Eq + Clone> AltSvcCache<K> {
             AltSvc::Clear => Vec::new(),
             AltSvc::Services(services) => services
                 .into_iter()
-                .filter(|alt| alt.protocol == "h3" && !alt.max_age.is_zero())
+                .filter(|alt| alt.protocol == "h3" && !alt.max_age.is_zero() && usable(alt))
                 .map(|alt| {
                     let until = now + alt.max_age;
                     (alt, until)
@@ -401,8 +415,13 @@ impl<K: Hash + Eq + Clone> BrokenAlternatives<K> {
     }
 
     /// `key` failed (its attempt lost to TCP by failing, or timed out):
-    /// broken until the returned instant.
+    /// broken until the returned instant. A failure while it is still
+    /// broken is the same failure (attempts raced at once, one per dial
+    /// the pool started together): it neither counts nor extends.
     pub(crate) fn mark_broken(&mut self, key: &K, now: Instant) -> Instant {
+        if let Some(b) = self.broken.get(key).filter(|b| b.until > now) {
+            return b.until;
+        }
         if !self.broken.contains_key(key) && self.broken.len() >= self.max_entries {
             // Full: forget the one that comes back first.
             let first = self

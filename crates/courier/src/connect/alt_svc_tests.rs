@@ -182,3 +182,58 @@ async fn broken_is_bounded() {
     assert!(broken.is_broken(&1, Instant::now()));
     assert!(broken.is_broken(&7, Instant::now()));
 }
+
+/// The client keeps only its origin's own host (`client/transport/alt.rs`):
+/// an alternative on another host is dropped before it is stored, so a
+/// value naming only such alternatives forgets the origin, and one naming
+/// both keeps the usable one even when it comes second.
+#[tokio::test(start_paused = true)]
+async fn learn_where_keeps_only_what_the_client_may_use() {
+    let mut cache = AltSvcCache::new(16);
+    let origin = "https://a.example:443";
+    let own_host = |alt: &Alternative| alt.host.is_none();
+    let now = Instant::now();
+    cache.learn_where(
+        &origin,
+        br#"h3="evil.example:443", h3=":8443""#,
+        now,
+        own_host,
+    );
+    assert_eq!(cache.get(&origin, now).map(|a| a.port), Some(8443));
+    cache.learn_where(&origin, br#"h3="evil.example:443""#, now, own_host);
+    assert_eq!(
+        cache.get(&origin, now),
+        None,
+        "only another host: forgotten"
+    );
+    // A negative `ma` is no delta-seconds: the entry is left out.
+    cache.learn(&origin, br#"h3=":8443"; ma=-1"#, now);
+    assert_eq!(cache.get(&origin, now), None);
+}
+
+/// Concurrent attempts of one wave (several dials raced at once, all
+/// failing on the same UDP-dropping network) are one failure: a mark while
+/// still broken neither counts nor extends, so eight simultaneous failures
+/// back off 5 minutes, not 5 minutes × 2⁷.
+#[tokio::test(start_paused = true)]
+async fn failures_while_broken_are_one_failure() {
+    let mut broken = BrokenAlternatives::new(16);
+    let key = ("a.example", 443u16);
+    let start = Instant::now();
+    for _ in 0..8 {
+        assert_eq!(broken.mark_broken(&key, start) - start, BROKEN_BASE);
+    }
+    tokio::time::advance(Duration::from_secs(1)).await;
+    assert_eq!(
+        broken.mark_broken(&key, Instant::now()) - start,
+        BROKEN_BASE,
+        "a late failure of the same wave does not extend it"
+    );
+    tokio::time::advance(BROKEN_BASE).await;
+    let again = Instant::now();
+    assert_eq!(
+        broken.mark_broken(&key, again) - again,
+        BROKEN_BASE * 2,
+        "the next wave's failure doubles"
+    );
+}

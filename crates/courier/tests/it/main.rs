@@ -17,6 +17,8 @@
 
 mod support;
 
+#[cfg(feature = "http3")]
+mod alt_svc;
 mod ci_gates;
 mod cluster;
 mod cluster_middleware;

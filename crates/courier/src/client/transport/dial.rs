@@ -2,7 +2,7 @@
 //! connections: the route (chosen once, with the origin), dialing through
 //! the connector, and the version negotiated (configuration and ALPN).
 
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 use std::sync::Arc;
 
 use http::uri::{Authority, Scheme};
@@ -33,6 +33,8 @@ pub(crate) struct Origin {
     /// for it.
     forward: Option<Arc<h1::Forward>>,
     pub(super) settings: Arc<Settings>,
+    /// Its TCP connections give way to HTTP/3 (see [`GiveWay`]).
+    pub(super) give_way: GiveWay,
 }
 
 impl Origin {
@@ -71,6 +73,7 @@ impl Origin {
             next_addr: AtomicUsize::new(0),
             forward,
             settings: Arc::clone(settings),
+            give_way: GiveWay::default(),
         })
     }
 
@@ -92,16 +95,32 @@ impl Origin {
     }
 
     /// Dials (TCP, TLS, a proxy, a Unix socket: the route's), negotiates
-    /// the version and makes the connection.
+    /// the version and makes the connection; QUIC instead, or raced
+    /// against TCP when the origin offered HTTP/3 (`race.rs`).
     pub(super) async fn connect(
         &self,
         reporter: Reporter,
         deadline: Instant,
     ) -> Result<Connected<Transport>, Error> {
-        if self.speaks_http3() {
-            #[cfg(feature = "http3")]
-            return self.connect_http3(reporter, deadline).await;
+        #[cfg(feature = "http3")]
+        {
+            if self.speaks_http3() {
+                return self.connect_http3(self.port, reporter, deadline).await;
+            }
+            if let Some(port) = self.alternative() {
+                return self.race(port, reporter, deadline).await;
+            }
         }
+        self.connect_tcp(reporter, deadline).await
+    }
+
+    /// A connection over TCP (or the route's byte stream): HTTP/1.1 or
+    /// HTTP/2.
+    pub(super) async fn connect_tcp(
+        &self,
+        reporter: Reporter,
+        deadline: Instant,
+    ) -> Result<Connected<Transport>, Error> {
         let rotation = self.next_addr.fetch_add(1, Relaxed);
         let connected = self
             .settings
@@ -110,7 +129,13 @@ impl Origin {
             .await?;
         let conn = match self.negotiate(connected.alpn_h2)? {
             Kind::Exclusive => Handshake::Exclusive(self.http1(connected.stream)),
-            Kind::Shared => http2(connected.stream, self.config(), reporter, deadline),
+            Kind::Shared => http2(
+                connected.stream,
+                self.config(),
+                reporter,
+                deadline,
+                self.give_way.clone(),
+            ),
         };
         Ok(Connected {
             conn,
@@ -119,7 +144,7 @@ impl Origin {
     }
 
     /// Every connection of this origin is HTTP/3 (prior knowledge, https).
-    fn speaks_http3(&self) -> bool {
+    pub(super) fn speaks_http3(&self) -> bool {
         #[cfg(feature = "http3")]
         return self.tls && self.config().http3.prior_knowledge;
         #[cfg(not(feature = "http3"))]
@@ -159,5 +184,27 @@ impl Origin {
             conn.via_proxy(Arc::clone(forward));
         }
         conn
+    }
+}
+
+/// An origin's TCP connections give way to HTTP/3: set while a fresh
+/// alternative that is not broken is known, so an idle HTTP/1.1 connection
+/// closes after its next request and an HTTP/2 one takes no new requests,
+/// and the origin's next connection is a race. One flag per origin, read
+/// with a relaxed load on each request; the store is locked only when a
+/// response carries `Alt-Svc` and when a connection is dialed.
+#[derive(Clone, Default)]
+pub(crate) struct GiveWay(Arc<AtomicBool>);
+
+impl GiveWay {
+    /// Without the `http3` feature nothing sets it: no load on each request.
+    #[inline]
+    pub(crate) fn get(&self) -> bool {
+        cfg!(feature = "http3") && self.0.load(Relaxed)
+    }
+
+    #[cfg_attr(not(feature = "http3"), allow(dead_code))]
+    pub(super) fn set(&self, on: bool) {
+        self.0.store(on, Relaxed);
     }
 }

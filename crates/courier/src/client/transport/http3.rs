@@ -145,11 +145,13 @@ impl Settings {
 }
 
 impl Origin {
-    /// Dials QUIC to the origin and sets HTTP/3 up on it, reporting to
-    /// `reporter`. The origin's resolved addresses are tried in turn from
-    /// the rotation, each with an even share of the time left.
+    /// Dials QUIC to the origin's host on UDP `port` (its own, or an
+    /// alternative's) and sets HTTP/3 up on it, reporting to `reporter`.
+    /// The origin's resolved addresses are tried in turn from the rotation,
+    /// each with an even share of the time left.
     pub(super) async fn connect_http3(
         &self,
+        port: u16,
         reporter: Reporter,
         deadline: Instant,
     ) -> Result<Connected<Transport>, Error> {
@@ -163,11 +165,7 @@ impl Origin {
             }
         }
         let quic = self.settings.quic()?;
-        let addrs = self
-            .settings
-            .connector
-            .resolve(&self.host, self.port)
-            .await?;
+        let addrs = self.settings.connector.resolve(&self.host, port).await?;
         let start = self.next_addr.fetch_add(1, Relaxed) % addrs.len();
         let mut last = None;
         for (i, addr) in addrs

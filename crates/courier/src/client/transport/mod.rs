@@ -15,11 +15,16 @@
 //! [`Response`]: crate::Response
 //! [`ResponseBody`]: crate::ResponseBody
 
+#[cfg(feature = "http3")]
+mod alt;
 mod dial;
 #[cfg(feature = "http3")]
 mod http3;
+#[cfg(feature = "http3")]
+mod race;
 mod source;
 
+use dial::GiveWay;
 pub(crate) use dial::Origin;
 pub(crate) use source::Source;
 
@@ -60,6 +65,9 @@ pub(crate) struct Settings {
     /// Dials QUIC for HTTP/3, made on first use.
     #[cfg(feature = "http3")]
     quic: std::sync::OnceLock<Arc<crate::connect::quic::QuicConnector>>,
+    /// What `Alt-Svc` taught, for every origin of the client.
+    #[cfg(feature = "http3")]
+    alt: alt::AltStore,
 }
 
 /// The pool's own settings, from the client's.
@@ -94,6 +102,8 @@ impl pool::Pool<Transport> {
             connector,
             #[cfg(feature = "http3")]
             quic: std::sync::OnceLock::new(),
+            #[cfg(feature = "http3")]
+            alt: alt::AltStore::default(),
         });
         pool::Pool::new(pool_config, metrics, settings)
     }
@@ -139,6 +149,7 @@ fn http2<S: AsyncIo>(
     config: &Config,
     reporter: Reporter,
     deadline: Instant,
+    give_way: GiveWay,
 ) -> Handshake<Transport> {
     let hs = h2::handshake(stream, config, deadline);
     let listener = Arc::new(Report(reporter));
@@ -150,6 +161,7 @@ fn http2<S: AsyncIo>(
             handle: hs.handle,
             signals: hs.signals,
             _listener: listener,
+            give_way,
         }),
         driver: hs.driver,
     }
@@ -172,7 +184,13 @@ impl protocol::Exclusive<Transport> for h1::Connection {
 
     fn prepare(&mut self, req: &Request<Body>, origin: &Origin) -> h1::Prepared {
         let defaults = &origin.settings.config.default_headers;
-        h1::Connection::prepare(self, req, &origin.host_header, defaults)
+        let prepared = h1::Connection::prepare(self, req, &origin.host_header, defaults);
+        if origin.give_way.get() {
+            // The origin offered HTTP/3: this request is the connection's
+            // last, and the next one dials (and races QUIC).
+            self.close_after();
+        }
+        prepared
     }
 
     fn send<C: AsMut<Self> + Send>(
@@ -213,6 +231,8 @@ pub(crate) struct Http2 {
     /// What the signals report to (they hold it weakly): lives as long as
     /// the pool holds the connection, as the pool's own listener did.
     _listener: Arc<Report>,
+    /// Its origin offered HTTP/3: no new requests here.
+    give_way: GiveWay,
 }
 
 /// A connection of many requests at once: HTTP/2, or HTTP/3 (feature
@@ -263,7 +283,9 @@ impl protocol::Shared<Transport> for Multiplexed {
 
     fn accepts_requests(&self) -> bool {
         match self {
-            Multiplexed::Http2(c) => !c.signals.is_closed() && !c.signals.goaway_received(),
+            Multiplexed::Http2(c) => {
+                !c.signals.is_closed() && !c.signals.goaway_received() && !c.give_way.get()
+            }
             #[cfg(feature = "http3")]
             Multiplexed::Http3(c) => c.accepts_requests(),
         }
@@ -338,7 +360,13 @@ impl pool::OriginPool<Transport> {
     /// responses through the public API.
     pub(crate) fn adopt_shared<S: AsyncIo>(self: &Arc<Self>, stream: S) {
         self.adopt(|origin, reporter, deadline| {
-            http2(stream, &origin.settings.config, reporter, deadline)
+            http2(
+                stream,
+                &origin.settings.config,
+                reporter,
+                deadline,
+                origin.give_way.clone(),
+            )
         });
     }
 }

@@ -172,6 +172,10 @@ struct Settings {
     tcp_nodelay: Option<bool>,
     retry_stale_connections: Option<bool>,
     http_version: Option<HttpVersion>,
+    #[cfg(feature = "http3")]
+    http3_alt_svc: Option<bool>,
+    #[cfg(feature = "http3")]
+    http3_head_start: Option<Dur>,
     http2_multiple_connections: Option<bool>,
     http2_keep_alive_interval: Option<OptDur>,
     http2_keep_alive_timeout: Option<Dur>,
@@ -376,6 +380,14 @@ impl Settings {
             #[cfg(feature = "http3")]
             Some(HttpVersion::Http3) => b = b.http3_prior_knowledge(),
             Some(HttpVersion::Auto) | None => {}
+        }
+        #[cfg(feature = "http3")]
+        if let Some(v) = self.http3_alt_svc {
+            b = b.http3_alt_svc(v);
+        }
+        #[cfg(feature = "http3")]
+        if let Some(v) = self.http3_head_start {
+            b = b.http3_head_start(v.0);
         }
         if let Some(v) = self.http2_multiple_connections {
             b = b.http2_multiple_connections(v);

@@ -45,7 +45,7 @@ pub(crate) struct Connection {
     /// head (see [`super::upload`]).
     upload: Upload,
     /// Neither side asked to close, and nothing went wrong.
-    keep_alive: bool,
+    pub(super) keep_alive: bool,
     max_head: usize,
     /// When a body asks for `100 Continue`, and how long it waits for it.
     expect: ExpectContinue,

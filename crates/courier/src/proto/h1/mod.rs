@@ -44,6 +44,15 @@ pub(crate) fn connection<S: Io + 'static>(stream: S, config: &Config) -> Connect
     Connection::new(Box::new(stream), config.max_response_headers_size, expect)
 }
 
+impl Connection {
+    /// The exchange being prepared is the connection's last: it closes
+    /// after it, as if either side had asked (the client's origin moves
+    /// to HTTP/3). Here, not in `conn.rs`, which is at the line limit.
+    pub(crate) fn close_after(&mut self) {
+        self.keep_alive = false;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::body::Body;

@@ -34,6 +34,8 @@ pub enum Class {
     Upgrades,
     #[cfg(feature = "cookies")]
     Cookies,
+    #[cfg(feature = "http3")]
+    AltSvc,
 }
 
 /// A route the client is given around the proxy (the `routes` class): the

@@ -1,6 +1,8 @@
 //! The corpus's cases, one file per class of misbehaviour, and the small
 //! byte builders their tables share.
 
+#[cfg(feature = "http3")]
+mod alt_svc;
 #[cfg(feature = "cookies")]
 mod cookies;
 mod decompression;
@@ -43,6 +45,8 @@ pub async fn all() -> Vec<Case> {
     cases.extend(upgrades::cases());
     #[cfg(feature = "cookies")]
     cases.extend(cookies::cases());
+    #[cfg(feature = "http3")]
+    cases.extend(alt_svc::cases());
     cases
 }
 
