@@ -34,18 +34,16 @@ pub async fn prepare(
     let rss_before = procfs::rss_bytes().unwrap_or(0);
     alloc::enable();
     let heap_before = alloc::heap_balance();
-    let failed = open_connections(&template.without_delay()?, clients, per_client).await;
+    let opening = open_connections(&template.without_delay()?, clients, per_client).await;
     let heap_open = alloc::heap_balance();
     // Opening a connection per slot allocated and freed a task per slot: give that memory
     // back, or the peak resident set would count it as the long polls' cost.
     procfs::release_free_memory();
-    if failed > 0 {
-        eprintln!(
-            "courier bench: {failed} connection(s) could not be opened before the long polls"
-        );
-    }
     // One per slot over HTTP/1.1; over HTTP/2, one per server stream limit's worth of slots.
     let connections_opened = clients.iter().map(|c| c.metrics().connections_open).sum();
+    if let Some(warning) = opening.warning(connections_opened) {
+        eprintln!("courier bench: {warning}");
+    }
     Ok(MemoryBase {
         rss_before,
         heap_before,
@@ -61,14 +59,15 @@ const OPENING_AT_ONCE: usize = 64;
 /// Opens one connection per slot (`per_client` on each client) before the long polls start.
 ///
 /// Each slot sends a `/delay/0` request and keeps its response unread, so its connection stays
-/// leased and the next slot must open another; once every slot has its response, all bodies
-/// are read and the connections go back to the pool idle. At most [`OPENING_AT_ONCE`] requests
-/// are being answered at a time. Returns how many slots failed.
+/// leased (HTTP/1.1) or its stream open (HTTP/2) and the next slot must open another connection
+/// or take another stream; once every slot has its response, all bodies are read and the
+/// connections go back to the pool idle. At most [`OPENING_AT_ONCE`] requests are being
+/// answered at a time.
 pub async fn open_connections(
     template: &Template,
     clients: &[BenchClient],
     per_client: u64,
-) -> u64 {
+) -> Opening {
     let template = Arc::new(template.clone());
     let slots = clients.len() * usize::try_from(per_client).unwrap_or(usize::MAX);
     let opening = Arc::new(Semaphore::new(OPENING_AT_ONCE));
@@ -85,20 +84,58 @@ pub async fn open_connections(
                 drop(permit);
                 all_open.wait().await;
                 match response {
-                    Ok(response) => response.bytes().await.is_ok(),
-                    Err(_) => false,
+                    Ok(response) => response.bytes().await.map(drop).map_err(|e| e.to_string()),
+                    Err(e) => Err(e.to_string()),
                 }
             }));
             slot += 1;
         }
     }
-    let mut failed = 0;
+    let mut outcome = Opening {
+        requests: slots as u64,
+        ..Opening::default()
+    };
     for handle in handles {
-        if !matches!(handle.await, Ok(true)) {
-            failed += 1;
-        }
+        let error = match handle.await {
+            Ok(Ok(())) => continue,
+            Ok(Err(e)) => e,
+            Err(e) => e.to_string(),
+        };
+        outcome.failed += 1;
+        outcome.first_error.get_or_insert(error);
     }
-    failed
+    outcome
+}
+
+/// How the opening phase went: one request per slot.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Opening {
+    /// Requests sent, one per slot.
+    pub requests: u64,
+    /// Of those, requests that got no complete response.
+    pub failed: u64,
+    /// What the first failed request said.
+    pub first_error: Option<String>,
+}
+
+impl Opening {
+    /// What to tell the user when some slots failed. Failures are counted as the requests they
+    /// are: over HTTP/2 a hundred slots share one connection, so the slot count says nothing
+    /// about connections; the connections are the clients' own count (`connections_open`).
+    pub fn warning(&self, connections_open: u64) -> Option<String> {
+        if self.failed == 0 {
+            return None;
+        }
+        let mut text = format!(
+            "{} of {} opening request(s) failed, {connections_open} connection(s) open before the long polls",
+            self.failed, self.requests
+        );
+        if let Some(error) = &self.first_error {
+            text.push_str("; the first: ");
+            text.push_str(error);
+        }
+        Some(text)
+    }
 }
 
 /// How often the in-flight counter is watched.
@@ -267,5 +304,26 @@ mod tests {
         };
         assert_eq!(shrunk.per_request(), 0.0);
         assert_eq!(shrunk.heap_per_request(), 0.0);
+    }
+
+    #[test]
+    fn failed_slots_are_requests_and_connections_are_counted_apart() {
+        let fine = Opening {
+            requests: 1_000_000,
+            ..Opening::default()
+        };
+        assert_eq!(fine.warning(10_000), None);
+        let some = Opening {
+            requests: 1_000_000,
+            failed: 960_590,
+            first_error: Some("timed out".into()),
+        };
+        assert_eq!(
+            some.warning(396).as_deref(),
+            Some(
+                "960590 of 1000000 opening request(s) failed, 396 connection(s) open \
+                 before the long polls; the first: timed out"
+            )
+        );
     }
 }

@@ -103,3 +103,34 @@ fn a_zero_or_negative_duration_is_refused_with_our_message() {
         );
     }
 }
+
+/// The long polls' opening phase sends one request per slot; over HTTP/2 a hundred slots share
+/// a connection, so a failed slot is a failed request, not a connection that could not be
+/// opened (a 1,000,000-slot run said "960590 connection(s) could not be opened" of 10,000).
+#[test]
+fn long_polls_that_cannot_open_count_requests_not_connections() {
+    let dir = TempDir::new("longpoll-refused");
+    let (out, _) = failing_bench(
+        &dir,
+        &[
+            "http://127.0.0.1:1/",
+            "--scenario",
+            "longpoll",
+            "-c",
+            "150",
+            "--delay",
+            "0",
+            "--http",
+            "2",
+            "--progress",
+            "none",
+        ],
+    );
+    assert!(
+        out.contains("150 of 150 opening request(s) failed, 0 connection(s) open"),
+        "{out}"
+    );
+    assert!(!out.contains("150 connection(s)"), "{out}");
+    // The first failure says why.
+    assert!(out.contains("connection refused 127.0.0.1:1"), "{out}");
+}

@@ -22,6 +22,7 @@ use crate::body::Body;
 use crate::client::attempt::Answered;
 use crate::client::follow::{self, FollowedAbove};
 use crate::client::response::Response;
+use crate::client::send::DeadlineKept;
 use crate::client::{Client, ClientInner};
 use crate::config::WithheldDefaults;
 use crate::error::Error;
@@ -39,7 +40,7 @@ pin_project_lite::pin_project! {
         follow: bool,
         // Its response is the client's to decode.
         decode: bool,
-        deadline: Option<Instant>,
+        // (The deadline is the first hop's: `DeadlineKept::deadline`.)
         rest: Option<Rest>,
     }
 }
@@ -51,7 +52,8 @@ impl Deliver<()> {
         mut request: Request<Body>,
         started: Instant,
         deadline: Option<Instant>,
-    ) -> Deliver<impl Future<Output = Result<Answered, Error>> + Send + 'static> {
+    ) -> Deliver<impl Future<Output = Result<Answered, Error>> + DeadlineKept + Send + 'static>
+    {
         let follow =
             inner.follow.is_some() && request.extensions().get::<FollowedAbove>().is_none();
         let decode = match &inner.decoder {
@@ -76,7 +78,6 @@ impl Deliver<()> {
             inner,
             follow,
             decode,
-            deadline,
             rest: None,
         }
     }
@@ -92,19 +93,19 @@ fn withhold(request: &mut Request<Body>, name: HeaderName) {
 
 impl<F> Future for Deliver<F>
 where
-    F: Future<Output = Result<Answered, Error>>,
+    F: Future<Output = Result<Answered, Error>> + DeadlineKept,
 {
     type Output = Result<Response, Error>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = self.project();
+        let mut this = self.project();
         if let Some(rest) = this.rest {
             return rest.as_mut().poll(cx);
         }
-        let (res, sent) = ready!(this.first.poll(cx))?;
+        let (res, sent) = ready!(this.first.as_mut().poll(cx))?;
         if *this.follow && follow::is_redirect(&res) {
             let inner = Arc::clone(this.inner);
-            let (deadline, decode) = (*this.deadline, *this.decode);
+            let (deadline, decode) = (this.first.as_ref().get_ref().deadline(), *this.decode);
             let mut rest: Rest = Box::pin(async move {
                 let rules = inner.follow.as_ref().expect("a client that follows");
                 let res = follow::follow(rules, res, sent, |next| {

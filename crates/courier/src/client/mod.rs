@@ -198,7 +198,6 @@ impl Client {
         SendFuture::new(
             metrics,
             started,
-            deadline,
             Attempt::start(inner, request, deadline, Lease::send),
         )
     }

@@ -9,7 +9,6 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{ready, Context, Poll};
-use std::time::Duration;
 
 use tokio::time::{Instant, Sleep};
 
@@ -17,14 +16,15 @@ use crate::error::{Error, ErrorKind};
 use crate::metrics::Metrics;
 use crate::proto::h1;
 
-/// Stands in for "no timeout": tokio clamps far deadlines to its wheel's range.
-const NO_DEADLINE: Duration = Duration::from_secs(60 * 60 * 24 * 365);
-
 /// A request future whose deadline the connection it is on may keep.
 pub(crate) trait DeadlineKept {
     /// The deadline is kept (and the task woken at it) by the connection
     /// the request is on now: no timer of the request's own is needed.
     fn deadline_kept(&self) -> bool;
+
+    /// The request's deadline, if it has one. Kept by the attempt alone:
+    /// every layer's copy of it was 16 B more per request in flight.
+    fn deadline(&self) -> Option<Instant>;
 }
 
 pin_project_lite::pin_project! {
@@ -34,12 +34,11 @@ pin_project_lite::pin_project! {
         attempt: F,
         // The request's own timer, made only when it waits with no
         // connection keeping its deadline (in line for a connection,
-        // HTTP/2, or no deadline at all): one timer for the whole request;
-        // on expiry the attempt (and with it any lease) is dropped, which
-        // closes a half-used connection.
+        // HTTP/2): one timer for the whole request; on expiry the attempt
+        // (and with it any lease) is dropped, which closes a half-used
+        // connection. A request with no deadline has none.
         #[pin]
         timer: Option<Sleep>,
-        deadline: Instant,
         active: Active,
         started: Instant,
     }
@@ -58,21 +57,16 @@ impl<F, T> SendFuture<F>
 where
     F: Future<Output = Result<T, Error>> + DeadlineKept,
 {
-    /// `deadline` ends the attempt with [`ErrorKind::Timeout`].
+    /// The attempt's [`deadline`](DeadlineKept::deadline) ends it with
+    /// [`ErrorKind::Timeout`].
     // Inlined: the attempt (~600 B) is moved into place, not through a call.
     #[inline]
-    pub(crate) fn new(
-        metrics: Arc<Metrics>,
-        started: Instant,
-        deadline: Option<Instant>,
-        attempt: F,
-    ) -> Self {
+    pub(crate) fn new(metrics: Arc<Metrics>, started: Instant, attempt: F) -> Self {
         metrics.requests_total.inc();
         metrics.requests_active.inc();
         SendFuture {
             attempt,
             timer: None,
-            deadline: deadline.unwrap_or_else(|| started + NO_DEADLINE),
             active: Active(metrics),
             started,
         }
@@ -101,8 +95,10 @@ where
             Poll::Pending if this.attempt.as_ref().get_ref().deadline_kept() => {}
             Poll::Pending => {
                 if this.timer.is_none() {
-                    this.timer
-                        .set(Some(tokio::time::sleep_until(*this.deadline)));
+                    let Some(deadline) = this.attempt.as_ref().get_ref().deadline() else {
+                        return Poll::Pending;
+                    };
+                    this.timer.set(Some(tokio::time::sleep_until(deadline)));
                 }
                 if let Some(timer) = this.timer.as_mut().as_pin_mut() {
                     ready!(timer.poll(cx));
@@ -117,5 +113,15 @@ where
             Poll::Pending => {}
         }
         poll
+    }
+}
+
+impl<F: DeadlineKept> DeadlineKept for SendFuture<F> {
+    fn deadline_kept(&self) -> bool {
+        self.attempt.deadline_kept()
+    }
+
+    fn deadline(&self) -> Option<Instant> {
+        self.attempt.deadline()
     }
 }

@@ -775,3 +775,100 @@ async fn a_waiter_counts_on_a_draining_connection_until_its_drain_is_slow() {
     })
     .await;
 }
+
+/// With 10,000 shared connections (1,000,000 long polls at 100 streams
+/// each), a checkout that walks every connection costs 10,000 steps; the
+/// search looks at a few candidates, picks the busiest connection with room
+/// whatever the order its streams ended in, and keeps the gauges right
+/// (the debug build checks the books on every unlock).
+#[tokio::test(start_paused = true)]
+async fn the_busiest_shared_connection_with_room_is_found_without_walking_them_all() {
+    within_paused(async {
+        const CONNS: usize = 300;
+        const SLOTS: usize = 10;
+        let (pool, metrics) = pool::<true>(usize::MAX);
+        let knobs = knobs("many-shared.test");
+        knobs.slots.store(SLOTS, SeqCst);
+        let origin = origin(&pool, "many-shared.test");
+        let mut by_conn: HashMap<usize, Vec<Lease<Fake<true>>>> = HashMap::new();
+        for _ in 0..CONNS * SLOTS {
+            let (lease, id) = send(origin.checkout(false, None).await.unwrap()).await;
+            by_conn.entry(id).or_default().push(lease);
+        }
+        assert_eq!(knobs.dials.load(SeqCst), CONNS, "every connection full");
+        assert!(by_conn.values().all(|l| l.len() == SLOTS));
+        let by = metrics.protocol(LABEL);
+        assert_eq!(by.slots_active.get(), (CONNS * SLOTS) as u64);
+
+        // Streams end unevenly: connection k keeps k % SLOTS of its streams.
+        let mut ids: Vec<usize> = by_conn.keys().copied().collect();
+        ids.sort_unstable();
+        for &id in &ids {
+            let leases = by_conn.get_mut(&id).unwrap();
+            for lease in leases.drain(id % SLOTS..) {
+                lease.release();
+            }
+        }
+        let active = |by_conn: &HashMap<usize, Vec<Lease<Fake<true>>>>| {
+            by_conn.values().map(Vec::len).sum::<usize>() as u64
+        };
+        assert_eq!(by.slots_active.get(), active(&by_conn));
+        assert_eq!(
+            by.connections_idle.get(),
+            ids.iter().filter(|&&id| id % SLOTS == 0).count() as u64
+        );
+
+        // New streams go to the busiest connection with room, the oldest
+        // first among equals, until it is full.
+        let before = origin.streams_examined();
+        let checkouts = 2 * CONNS;
+        for _ in 0..checkouts {
+            let expected = ids
+                .iter()
+                .copied()
+                .filter(|id| by_conn[id].len() < SLOTS)
+                .max_by_key(|id| (by_conn[id].len(), std::cmp::Reverse(*id)))
+                .unwrap();
+            let (lease, id) = send(origin.checkout(false, None).await.unwrap()).await;
+            assert_eq!(id, expected);
+            by_conn.get_mut(&id).unwrap().push(lease);
+        }
+        let examined = origin.streams_examined() - before;
+        assert!(
+            examined <= 3 * checkouts,
+            "{examined} candidates looked at for {checkouts} checkouts of {CONNS} connections"
+        );
+        assert_eq!(knobs.dials.load(SeqCst), CONNS, "no connection opened");
+        assert_eq!(by.slots_active.get(), active(&by_conn));
+
+        // A connection going away takes no new stream, and closes once its
+        // streams end; the books follow.
+        let leaving = *ids
+            .iter()
+            .filter(|id| by_conn[id].len() < SLOTS)
+            .max_by_key(|id| by_conn[id].len())
+            .unwrap();
+        knobs.go_away(leaving, None);
+        settle().await;
+        for _ in 0..10 {
+            let (lease, id) = send(origin.checkout(false, None).await.unwrap()).await;
+            assert_ne!(id, leaving);
+            by_conn.get_mut(&id).unwrap().push(lease);
+        }
+        let open = metrics.connections_open.get();
+        for lease in by_conn.remove(&leaving).unwrap() {
+            lease.release();
+        }
+        until("the connection that went away closes", || {
+            metrics.connections_open.get() == open - 1
+        })
+        .await;
+        assert_eq!(by.slots_active.get(), active(&by_conn));
+        for lease in by_conn.into_values().flatten() {
+            lease.release();
+        }
+        assert_eq!(by.slots_active.get(), 0);
+        assert_eq!(by.connections_idle.get(), (CONNS - 1) as u64);
+    })
+    .await;
+}

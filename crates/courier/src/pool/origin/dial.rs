@@ -191,22 +191,28 @@ impl<P: Protocol> OriginPool<P> {
                 // protocol assumes (within the hint), and plans nothing.
                 let declared = c.conn.declared();
                 if let Some(slots) = declared {
-                    st.slots_hint = Some(slots.max(1));
+                    let hint = Some(slots.max(1));
+                    if st.slots_hint != hint {
+                        st.slots_hint = hint;
+                        // Connections not yet declared offer up to the hint.
+                        st.shared_conns.offer_all();
+                    }
                 }
                 st.budget.expire(Instant::now());
                 if let Some(served) = c.conn.take_served() {
                     self.learn_budget(&mut st, served);
                 }
-                st.shared_conns.push(SharedSlot {
+                let id = c.id;
+                st.shared_conns.insert(SharedSlot {
                     conn: c,
                     active: 0,
                     opened: 0,
                     idle_since: Instant::now(),
                     retiring: false,
                     declared: declared.is_some(),
+                    says_none: false,
                 });
-                let i = st.shared_conns.len() - 1;
-                self.serve_streams(&mut st, i);
+                self.serve_streams(&mut st, id);
             }
         }
         self.connects_needed(&mut st)

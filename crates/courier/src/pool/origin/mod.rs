@@ -26,6 +26,7 @@ mod dial;
 mod lease;
 mod locked;
 mod planning;
+mod shared_conns;
 mod streams;
 
 use conn::{Conn, ExclusiveConn, SharedConn};
@@ -33,6 +34,7 @@ pub(crate) use dial::OpenExclusive;
 pub(crate) use lease::Lease;
 use locked::{Locked, Published};
 use planning::stall_after;
+use shared_conns::SharedConns;
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
@@ -86,7 +88,7 @@ struct State<P: Protocol> {
     /// finds them).
     idle: Vec<Idle<P>>,
     /// Shared connections with their slot counts.
-    shared_conns: Vec<SharedSlot<P>>,
+    shared_conns: SharedConns<P>,
     /// FIFO: the request that waited longest gets the next connection or stream.
     waiters: VecDeque<Waiter<P>>,
     /// Connections established and not yet closed.
@@ -132,6 +134,9 @@ struct SharedSlot<P: Protocol> {
     /// Its peer's declared slots are known here (the origin's `slots_hint`
     /// learnt them); until then it offers what the protocol assumes.
     declared: bool,
+    /// Its peer allowed no stream when last looked at (kept by
+    /// [`SharedConns`]).
+    says_none: bool,
 }
 
 impl<P: Protocol> SharedSlot<P> {
@@ -177,7 +182,7 @@ impl<P: Protocol> OriginPool<P> {
             state: Mutex::new(State {
                 protocol: speaks,
                 idle: Vec::new(),
-                shared_conns: Vec::new(),
+                shared_conns: SharedConns::default(),
                 waiters: VecDeque::new(),
                 open: 0,
                 connecting: 0,
@@ -314,37 +319,16 @@ impl<P: Protocol> OriginPool<P> {
     }
 
     /// Reserves a slot on the shared connection with room that keeps the
-    /// fewest connections busy: the busiest one that is not full.
+    /// fewest connections busy: the busiest one that is not full (see
+    /// [`SharedConns::pick`]: no walk over the connections).
     fn reserve_stream(&self, st: &mut State<P>, now: Instant) -> Option<Arc<SharedConn<P>>> {
         if st.shared_conns.is_empty() {
             return None;
         }
-        let mut best: Option<(usize, usize)> = None;
-        let mut retired = false;
-        for (i, slot) in st.shared_conns.iter_mut().enumerate() {
-            if !slot.retiring && !slot.conn.accepts_streams(now) {
-                slot.retiring = true;
-            }
-            if slot.retiring {
-                retired |= slot.active == 0;
-                continue;
-            }
-            if slot.has_room(st.budget.get(), st.slots_hint)
-                && best.is_none_or(|(_, a)| slot.active > a)
-            {
-                best = Some((i, slot.active));
-            }
-        }
         let budget = st.budget.get();
-        let reserved = best.map(|(i, _)| {
-            self.add_stream(&mut st.shared_conns[i], budget);
-            Arc::clone(&st.shared_conns[i].conn)
-        });
-        if retired {
-            // Retiring and idle: dropping the pool's handle lets it close.
-            self.forget_idle_shared(st, |s| s.retiring);
-        }
-        reserved
+        let id = st.shared_conns.pick(budget, st.slots_hint, now)?;
+        st.shared_conns.start_stream(id, budget);
+        st.shared_conns.get(id).map(|s| Arc::clone(&s.conn))
     }
 
     async fn wait(
@@ -420,19 +404,20 @@ impl<P: Protocol> OriginPool<P> {
     pub(crate) fn stream_done(&self, id: u64) {
         let now = Instant::now();
         let mut st = self.lock();
-        let Some(i) = st.shared_conns.iter().position(|s| s.conn.id == id) else {
+        let Some(active) = st.shared_conns.end_stream(id) else {
             return; // already closed and forgotten
         };
-        let slot = &mut st.shared_conns[i];
-        slot.active -= 1;
-        if slot.active == 0 {
+        if active == 0 {
+            let Some(slot) = st.shared_conns.get_mut(id) else {
+                return;
+            };
             if slot.retiring || !slot.conn.accepts_streams(now) {
-                st.shared_conns.swap_remove(i);
+                st.shared_conns.remove(id);
                 return;
             }
             slot.idle_since = now;
         }
-        self.serve_streams(&mut st, i);
+        self.serve_streams(&mut st, id);
     }
 
     /// A dropped body's connection started draining; until the grace period
@@ -477,10 +462,8 @@ impl<P: Protocol> OriginPool<P> {
         let connects = {
             let mut st = self.lock();
             st.open = st.open.saturating_sub(1);
-            if let Some(pos) = st.shared_conns.iter().position(|s| s.conn.id == id) {
-                // Leases still holding streams find it gone when they end.
-                st.shared_conns.swap_remove(pos);
-            }
+            // Leases still holding streams find it gone when they end.
+            st.shared_conns.remove(id);
             // A freed slot lets a waiter at the cap get a connection of its own.
             self.connects_needed(&mut st)
         };
@@ -512,6 +495,13 @@ impl<P: Protocol> OriginPool<P> {
         }
         self.forget_idle_shared(st, |s| s.retiring || idle_too_long(s.idle_since));
         st.holds_nothing()
+    }
+
+    /// Candidates the shared-slot search has looked at so far (tests of its
+    /// cost).
+    #[cfg(test)]
+    pub(crate) fn streams_examined(&self) -> usize {
+        self.lock().shared_conns.examined
     }
 
     /// No connection, attempt or waiter: the origin can be forgotten.

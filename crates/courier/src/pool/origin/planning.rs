@@ -42,11 +42,7 @@ impl<P: Protocol> OriginPool<P> {
                     return n;
                 };
                 let per_conn = st.budget.get().map_or(per_conn, |b| per_conn.min(b));
-                if st
-                    .shared_conns
-                    .iter()
-                    .any(|s| !s.retiring && s.conn.max_streams() == 0)
-                {
+                if st.shared_conns.any_says_none() {
                     // A live connection says "no streams for now": its
                     // waiters wait for the limit to rise (or their deadline);
                     // another connection would most likely be told the same.

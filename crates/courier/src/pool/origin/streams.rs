@@ -5,11 +5,13 @@ use super::*;
 use crate::pool::protocol::{Changes, Shared as _};
 
 impl<P: Protocol> OriginPool<P> {
-    /// Gives waiters slots on shared connection `i` while it has room.
-    pub(super) fn serve_streams(&self, st: &mut State<P>, i: usize) {
+    /// Gives waiters slots on shared connection `id` while it has room.
+    pub(super) fn serve_streams(&self, st: &mut State<P>, id: u64) {
         let budget = st.budget.get();
         while !st.waiters.is_empty() {
-            let slot = &st.shared_conns[i];
+            let Some(slot) = st.shared_conns.get(id) else {
+                return;
+            };
             if !slot.has_room(budget, st.slots_hint) {
                 return;
             }
@@ -18,18 +20,8 @@ impl<P: Protocol> OriginPool<P> {
                 return;
             };
             if waiter.tx.send(Ok(Conn::Shared(conn))).is_ok() {
-                self.add_stream(&mut st.shared_conns[i], budget);
+                st.shared_conns.start_stream(id, budget);
             }
-        }
-    }
-
-    /// Counts a new stream on `slot`; its first one makes the connection
-    /// active, and the last of its budget retires it.
-    pub(super) fn add_stream(&self, slot: &mut SharedSlot<P>, budget: Option<usize>) {
-        slot.active += 1;
-        slot.opened += 1;
-        if budget.is_some_and(|b| slot.opened >= b) {
-            slot.retiring = true;
         }
     }
 
@@ -63,29 +55,36 @@ impl<P: Protocol> Changes for OriginPool<P> {
     fn changed(self: Arc<Self>, id: u64) {
         let connects = {
             let mut st = self.lock();
-            let Some(i) = st.shared_conns.iter().position(|s| s.conn.id == id) else {
+            let Some(slot) = st.shared_conns.get(id) else {
                 return; // not pooled yet (it reads the signals then), or gone
             };
-            if let Some(served) = st.shared_conns[i].conn.conn.take_served() {
+            if let Some(served) = slot.conn.conn.take_served() {
                 self.learn_budget(&mut st, served);
             }
             // Learning may have closed idle connections: find it again.
-            if let Some(i) = st.shared_conns.iter().position(|s| s.conn.id == id) {
-                let slot = &mut st.shared_conns[i];
+            if let Some(slot) = st.shared_conns.get_mut(id) {
                 if let (false, Some(declared)) = (slot.declared, slot.conn.conn.declared()) {
                     // Its declaration plans the next connections, as if it
                     // had come before the connection was pooled.
                     slot.declared = true;
-                    st.slots_hint = Some(declared.max(1));
+                    let hint = Some(declared.max(1));
+                    if st.slots_hint != hint {
+                        st.slots_hint = hint;
+                        // Connections not yet declared offer up to the hint.
+                        st.shared_conns.offer_all();
+                    }
                 }
-                let slot = &mut st.shared_conns[i];
+                let slot = st.shared_conns.get_mut(id).expect("found above");
                 if !slot.conn.accepts_streams(Instant::now()) {
                     slot.retiring = true;
                 }
                 if slot.retiring {
                     self.forget_idle_shared(&mut st, |s| s.retiring);
                 } else {
-                    self.serve_streams(&mut st, i);
+                    // Its limit may have risen (or fallen to none).
+                    st.shared_conns.note_limit(id);
+                    st.shared_conns.offer(id);
+                    self.serve_streams(&mut st, id);
                 }
             }
             self.connects_needed(&mut st)
