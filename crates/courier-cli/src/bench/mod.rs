@@ -153,12 +153,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
         .then(|| alloc::measure(1000, || template.request(0)));
     eprintln!("courier bench: {}", describe(&args, &load, &template));
 
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(threads)
-        .thread_name("courier-bench")
-        .enable_all()
-        .build()
-        .map_err(|e| CliError::new(format!("cannot start the async runtime: {e}")))?;
+    let runtime = client_runtime(threads)?;
     let outcome = runtime.block_on(execute(
         &args,
         load,
@@ -295,6 +290,27 @@ fn describe(args: &BenchArgs, load: &Load, template: &Template) -> String {
             format!(" after {} s warmup", load.warmup.as_secs_f64())
         }
     )
+}
+
+/// The client's runtime: `threads` worker threads, or with one thread, a current-thread
+/// runtime on this thread.
+///
+/// Why: a multi-thread runtime with one worker runs the requests on the worker and the run's
+/// own future on the calling thread, and pays the work-stealing scheduler's atomics and
+/// cross-thread wake-ups on every task switch. `--threads 1` is the generator's one-core
+/// mode (as `wrk -t1`, `h2load -t1`): one thread does everything, as theirs do.
+fn client_runtime(threads: usize) -> Result<tokio::runtime::Runtime> {
+    let mut builder = if threads <= 1 {
+        tokio::runtime::Builder::new_current_thread()
+    } else {
+        let mut builder = tokio::runtime::Builder::new_multi_thread();
+        builder.worker_threads(threads).thread_name("courier-bench");
+        builder
+    };
+    builder
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::new(format!("cannot start the async runtime: {e}")))
 }
 
 /// Runs the load on the current (client) runtime and gathers the measurements.

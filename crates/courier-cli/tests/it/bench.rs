@@ -489,3 +489,49 @@ fn connection_counters_include_connections_opened_before_measuring() {
         "{warm:#}"
     );
 }
+
+/// `--threads 1` runs on a current-thread runtime (the generator's one-core mode): the whole run
+/// — requests, the run's deadline, the sampler's seconds, long polls, HTTP/2 — on one thread,
+/// with the report a multi-thread run gives.
+#[test]
+fn one_thread_runs_everything_on_one_runtime_thread() {
+    let dir = TempDir::new("one-thread");
+    let started = Instant::now();
+    let (report, _) = bench_json(
+        &dir,
+        "timed",
+        &["--threads", "1", "-d", "1.5", "-c", "8", "--http", "2"],
+    );
+    assert!(started.elapsed() < Duration::from_secs(8));
+    assert_eq!(report["threads"], 1, "{report:#}");
+    assert_eq!(report["errors"], 0, "{report:#}");
+    assert!(
+        report["responses"].as_u64().unwrap_or(0) > 100,
+        "{report:#}"
+    );
+    let duration = f64_at(&report, "/duration_s");
+    assert!(
+        (1.4..3.0).contains(&duration),
+        "a 1.5 s run took {duration} s"
+    );
+    let seconds = report["timeline"].as_array().map_or(0, Vec::len);
+    assert!(seconds >= 1, "the sampler recorded no second: {report:#}");
+    assert!(f64_at(&report, "/process/cpu_seconds") > 0.0, "{report:#}");
+
+    let (report, _) = bench_json(
+        &dir,
+        "longpoll",
+        &[
+            "--threads",
+            "1",
+            "--scenario",
+            "longpoll",
+            "-c",
+            "100",
+            "--delay",
+            "300ms",
+        ],
+    );
+    assert_eq!(report["errors"], 0, "{report:#}");
+    assert_eq!(report["longpoll"]["peak_in_flight"], 100, "{report:#}");
+}

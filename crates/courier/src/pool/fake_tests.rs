@@ -70,6 +70,8 @@ struct ConnKnobs {
     reporter: Reporter,
 }
 
+mod scale_tests;
+
 static ORIGINS: LazyLock<Mutex<HashMap<String, Arc<Knobs>>>> = LazyLock::new(Default::default);
 
 fn knobs(host: &str) -> Arc<Knobs> {

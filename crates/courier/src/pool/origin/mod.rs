@@ -23,6 +23,7 @@
 
 mod conn;
 mod dial;
+mod idle;
 mod lease;
 mod locked;
 mod planning;
@@ -31,6 +32,7 @@ mod streams;
 
 use conn::{Conn, ExclusiveConn, SharedConn};
 pub(crate) use dial::OpenExclusive;
+use idle::{Idle, IdleStack};
 pub(crate) use lease::Lease;
 use locked::{Locked, Published};
 use planning::stall_after;
@@ -83,10 +85,8 @@ impl From<Kind> for Speaks {
 
 struct State<P: Protocol> {
     protocol: Speaks,
-    /// Exclusive connections, LIFO: the most recently used connection is the
-    /// warmest (and the oldest sink to the bottom where the idle timeout
-    /// finds them).
-    idle: Vec<Idle<P>>,
+    /// Exclusive connections, LIFO (see [`IdleStack`]).
+    idle: IdleStack<P>,
     /// Shared connections with their slot counts.
     shared_conns: SharedConns<P>,
     /// FIFO: the request that waited longest gets the next connection or stream.
@@ -116,11 +116,6 @@ struct State<P: Protocol> {
     closing: Vec<ExclusiveConn<P>>,
     /// This origin's share of the client's gauges, derived from the above.
     published: Published,
-}
-
-struct Idle<P: Protocol> {
-    conn: ExclusiveConn<P>,
-    since: Instant,
 }
 
 struct SharedSlot<P: Protocol> {
@@ -181,7 +176,7 @@ impl<P: Protocol> OriginPool<P> {
             protocol,
             state: Mutex::new(State {
                 protocol: speaks,
-                idle: Vec::new(),
+                idle: IdleStack::new(),
                 shared_conns: SharedConns::default(),
                 waiters: VecDeque::new(),
                 open: 0,
@@ -478,16 +473,12 @@ impl<P: Protocol> OriginPool<P> {
         };
         let mut st = self.lock();
         let st = &mut *st;
-        // (`Vec::extract_if` would do, but it is newer than the MSRV.)
-        let mut i = 0;
-        while i < st.idle.len() {
-            let idle = &mut st.idle[i];
-            if idle_too_long(idle.since) || idle.conn.is_expired(now) || !idle.conn.conn.is_open() {
-                st.closing.push(st.idle.remove(i).conn);
-            } else {
-                i += 1;
-            }
-        }
+        st.idle.remove_into(
+            |idle| {
+                idle_too_long(idle.since) || idle.conn.is_expired(now) || !idle.conn.conn.is_open()
+            },
+            &mut st.closing,
+        );
         for slot in st.shared_conns.iter_mut() {
             if !slot.conn.accepts_streams(now) {
                 slot.retiring = true;
