@@ -12,8 +12,8 @@ import subprocess
 import sys
 from datetime import datetime, timezone
 
-CLIENT_ORDER = ["wrk", "h2load", "go", "reqwest", "hyper-util", "courier"]
-LIBRARIES = ["go", "reqwest", "hyper-util"]
+CLIENT_ORDER = ["wrk", "h2load", "go", "reqwest", "reqwest-h3", "hyper-util", "courier"]
+LIBRARIES = ["go", "reqwest", "reqwest-h3", "hyper-util"]
 TOOLS = ["wrk", "h2load"]
 
 UNITS_MS = {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60000.0, "h": 3600000.0}
@@ -197,7 +197,7 @@ def versions(lock_path):
             pass
     try:
         lock = open(lock_path).read()
-        for name in ("reqwest", "hyper", "hyper-util", "h2", "rustls", "tokio"):
+        for name in ("reqwest", "hyper", "hyper-util", "h2", "h3", "h3-quinn", "quinn", "rustls", "tokio"):
             m = re.search(rf'name = "{re.escape(name)}"\nversion = "([^"]+)"', lock)
             if m:
                 v[name] = m.group(1)

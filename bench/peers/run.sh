@@ -5,18 +5,26 @@
 # /usr/bin/time, whole process), RPS, p50/p99, peak RSS and connections; prints one table per
 # scenario (medians of ROUNDS rounds) and writes bench/peers/results.json.
 #
+# HTTP/3 (issue 31): nginx has none, so the scenarios `h3` and `h2tls-cs` run against `courier serve
+# --tls --http3` (the built-in server, on SERVER_CPU, 512 streams per connection as nginx here) on
+# one port number: HTTP/3 over UDP and TLS HTTP/2 over TCP from the same server, for the
+# ratio of the two. HTTP/3 clients: courier (`--http 3`), Go's quic-go http3 (`go`, `-http 3`)
+# and reqwest's http3 (`reqwest-h3`, built with RUSTFLAGS="--cfg reqwest_unstable").
+#   SCENARIOS="h2tls-cs h3" CLIENTS="go reqwest reqwest-h3 courier" bench/peers/run.sh
+#
 #   bench/peers/run.sh                       # defaults: ROUNDS=3 DURATION=5
 #   ROUNDS=1 DURATION=3 bench/peers/run.sh   # quick look
 #
 # Environment (all optional):
 #   ROUNDS=3 DURATION=5          rounds per (scenario, client); seconds per run
-#   SCENARIOS="h1 h2c h1tls h2tls h1-1m"   subset of scenarios to run
-#   CLIENTS="wrk h2load go reqwest hyper-util courier"   subset of clients
+#   SCENARIOS="h1 h2c h1tls h2tls h1-1m"   subset of scenarios to run (also h2tls-cs, h3: not by default)
+#   CLIENTS="wrk h2load go reqwest hyper-util courier"   subset of clients (also reqwest-h3)
 #   H2LOAD_CONNS=4               h2load's connections for HTTP/2 (streams = 256 / H2LOAD_CONNS)
 #   BIG_CONC=16                  in flight for the 1 MiB scenario
 #   SERVER_CPU=0 CLIENT_CPU=1    CPUs to pin nginx and the clients to
 #   PORT_H1 PORT_H2C PORT_TLS    nginx ports on 127.0.0.1 [free ones from 24080 up, below the
 #                                ephemeral range]
+#   PORT_CS                      courier serve's port (TCP and UDP) for h2tls-cs and h3 [free, from 24090]
 #   CALLGRIND=1                  run every client under `valgrind --tool=callgrind` and compare user-space
 #                                instructions per request instead of CPU time: repeatable where CPU time is
 #                                noise, but blind to the kernel, and with every client slowed ~50× the server
@@ -45,6 +53,7 @@ CLIENT_CPU="${CLIENT_CPU:-1}"
 PORT_H1="${PORT_H1:-}"
 PORT_H2C="${PORT_H2C:-}"
 PORT_TLS="${PORT_TLS:-}"
+PORT_CS="${PORT_CS:-}"
 RESULTS="${RESULTS:-$HERE/results.json}"
 TARGET="$HERE/target"
 PY="$(command -v python3)"
@@ -96,6 +105,13 @@ build_peers() {
         log "building the reqwest and hyper-util load clients"
         cargo build --release --quiet --manifest-path "$HERE/reqwest/Cargo.toml" --target-dir "$TARGET"
     fi
+    if among reqwest-h3 "$CLIENTS"; then
+        # reqwest's http3 is behind `--cfg reqwest_unstable`; its own target dir, so the flag does
+        # not rebuild (or change) the HTTP/1.1 and HTTP/2 clients.
+        log "building the reqwest HTTP/3 load client"
+        RUSTFLAGS="${RUSTFLAGS:-} --cfg reqwest_unstable" cargo build --release --quiet \
+            --manifest-path "$HERE/reqwest/Cargo.toml" --target-dir "$TARGET/h3" --features h3 --bin reqwest-h3-load
+    fi
 }
 
 # Prints nothing if the peer binary $1 is there, else why the client is skipped (on fd 3).
@@ -131,8 +147,10 @@ build_courier() {
 # ---------------------------------------------------------------------------------------------
 WORK=""
 NGINX_STARTED=""
+CS_PID=""
 cleanup() {
     local rc=$?
+    [ -n "$CS_PID" ] && kill "$CS_PID" 2>/dev/null || true
     if [ -n "$NGINX_STARTED" ] && [ -f "$WORK/nginx.pid" ]; then
         nginx -p "$WORK" -c nginx.conf -e "$WORK/error.log" -s stop 2>/dev/null || kill "$(cat "$WORK/nginx.pid")" 2>/dev/null || true
         for _ in $(seq 50); do [ -f "$WORK/nginx.pid" ] || break; sleep 0.1; done
@@ -212,6 +230,28 @@ EOF
     [ $curl_ok -eq 1 ] || die "nginx did not start: $(cat "$WORK/error.log")"
 }
 
+# The scenarios on courier's built-in server (nginx speaks no HTTP/3).
+wants_cs() { among h3 "$SCENARIOS" || among h2tls-cs "$SCENARIOS"; }
+
+udp_free() { ! ss -lunH "( sport = :$1 )" | grep -q .; }
+
+start_courier_serve() {
+    [ -n "$COURIER" ] || die "h3 and h2tls-cs need courier serve ($COURIER_NOTE)"
+    if [ -z "$PORT_CS" ]; then
+        PORT_CS=24090
+        while ! port_free "$PORT_CS" || ! udp_free "$PORT_CS" || [[ " $PORT_H1 $PORT_H2C $PORT_TLS " == *" $PORT_CS "* ]]; do
+            PORT_CS=$((PORT_CS + 1))
+        done
+    fi
+    log "starting courier serve --tls --http3 on CPU $SERVER_CPU (port $PORT_CS: TLS HTTP/2 and HTTP/3)"
+    taskset -c "$SERVER_CPU" "$COURIER" serve -p "$PORT_CS" --tls --http3 --max-concurrent-streams 512 \
+        --cert-out "$WORK/cs-ca.pem" >"$WORK/cs.log" 2>&1 &
+    CS_PID=$!
+    for _ in $(seq 50); do port_free "$PORT_CS" || break; sleep 0.1; done
+    port_free "$PORT_CS" && die "courier serve did not start: $(cat "$WORK/cs.log")"
+    return 0
+}
+
 # ---------------------------------------------------------------------------------------------
 # 3. runs
 # ---------------------------------------------------------------------------------------------
@@ -223,7 +263,9 @@ scenario() {
     h1tls) echo "https://127.0.0.1:$PORT_TLS/128.bin 1.1 $CONC --h1,-c,$CONC,-m,1" ;;
     h2tls) echo "https://127.0.0.1:$PORT_TLS/128.bin 2 $CONC -c,$H2LOAD_CONNS,-m,$((CONC / H2LOAD_CONNS))" ;;
     h1-1m) echo "http://127.0.0.1:$PORT_H1/1m.bin 1.1 $BIG_CONC --h1,-c,$BIG_CONC,-m,1" ;;
-    *) die "unknown scenario $1 (h1 h2c h1tls h2tls h1-1m)" ;;
+    h2tls-cs) echo "https://127.0.0.1:$PORT_CS/bytes/128 2 $CONC -c,$H2LOAD_CONNS,-m,$((CONC / H2LOAD_CONNS))" ;;
+    h3) echo "https://127.0.0.1:$PORT_CS/bytes/128 3 $CONC -" ;;
+    *) die "unknown scenario $1 (h1 h2c h1tls h2tls h1-1m h2tls-cs h3)" ;;
     esac
 }
 scenario_label() {
@@ -233,6 +275,8 @@ scenario_label() {
     h1tls) echo "HTTP/1.1 over TLS, 128 B, $CONC in flight" ;;
     h2tls) echo "HTTP/2 over TLS (ALPN h2), 128 B, $CONC in flight" ;;
     h1-1m) echo "HTTP/1.1 plain, 1 MiB, $BIG_CONC in flight (µs/req = µs per MiB)" ;;
+    h2tls-cs) echo "HTTP/2 over TLS from courier serve, 128 B, $CONC in flight" ;;
+    h3) echo "HTTP/3 from courier serve (same server as h2tls-cs), 128 B, $CONC in flight" ;;
     esac
 }
 
@@ -244,24 +288,31 @@ client_cmd() {
     [[ $url == https://* ]] && tls=1
     case "$client" in
     wrk)
-        [ "$ver" = 2 ] && { echo "wrk speaks only HTTP/1.1" >&3; return; }
+        [ "$ver" != 1.1 ] && { echo "wrk speaks only HTTP/1.1" >&3; return; }
         echo "wrk -t1 -c$c -d${DURATION}s --latency $url" ;;
     h2load)
+        [ "$ver" = 3 ] && { echo "h2load here is built without HTTP/3" >&3; return; }
         echo "h2load -t1 ${h2args//,/ } -D $DURATION $url" ;;
     go)
         [ -z "${CALLGRIND:-}" ] || { echo "Go's runtime does not run under valgrind" >&3; return; }
         missing_binary "$TARGET/go-load" && return
         echo "$TARGET/go-load $url -c $c -d $DURATION -threads 1 -http $ver${tls:+ -insecure}" ;;
     reqwest)
+        [ "$ver" = 3 ] && { echo "HTTP/3 is the reqwest-h3 row" >&3; return; }
         missing_binary "$TARGET/release/reqwest-load" && return
         echo "$TARGET/release/reqwest-load $url -c $c -d $DURATION --threads 1 --http $ver${tls:+ --insecure}" ;;
+    reqwest-h3)
+        [ "$ver" = 3 ] || { echo "reqwest-h3 is the HTTP/3 row only" >&3; return; }
+        missing_binary "$TARGET/h3/release/reqwest-h3-load" && return
+        echo "$TARGET/h3/release/reqwest-h3-load $url -c $c -d $DURATION --threads 1 --http 3${tls:+ --insecure}" ;;
     hyper-util)
+        [ "$ver" = 3 ] && { echo "hyper has no HTTP/3" >&3; return; }
         missing_binary "$TARGET/release/hyper-load" && return
         echo "$TARGET/release/hyper-load $url -c $c -d $DURATION --threads 1 --http $ver${tls:+ --insecure}" ;;
     courier)
         [ -n "$COURIER" ] || { echo "no courier binary ($COURIER_NOTE)" >&3; return; }
         local extra=""
-        if [ "$ver" = 2 ] || [ -n "$tls" ]; then
+        if [ "$ver" != 1.1 ] || [ -n "$tls" ]; then
             # HTTP/2 and TLS rows need `--http` (so HTTP/1.1 over TLS does not negotiate h2) and
             # `--insecure` for the self-signed certificate.
             if ! grep -qE -- '--http[ =<]' <<<"$COURIER_HELP"; then
@@ -294,7 +345,8 @@ run_one() {
         return 0
     fi
     # connections established to the server's port, sampled at mid-run (only one client runs)
-    (sleep "$(awk "BEGIN{print $DURATION/2}")"; ss -tnH state established "( dport = :$port )" | wc -l >"$dir/conns") &
+    # (QUIC's sockets are not connected: no count for HTTP/3; courier's own JSON has it)
+    (sleep "$(awk "BEGIN{print $DURATION/2}")"; [ "$ver" = 3 ] || ss -tnH state established "( dport = :$port )" | wc -l >"$dir/conns") &
     local sampler=$!
     local rc=0
     grep -E '^cpu[0-9]+ ' /proc/stat >"$dir/stat0"
@@ -319,7 +371,7 @@ main() {
     local sc client
     for sc in $SCENARIOS; do scenario "$sc" >/dev/null; done
     for client in $CLIENTS; do
-        case "$client" in wrk | h2load | go | reqwest | hyper-util | courier) ;; *) die "unknown client $client" ;; esac
+        case "$client" in wrk | h2load | go | reqwest | reqwest-h3 | hyper-util | courier) ;; *) die "unknown client $client" ;; esac
     done
     install_tools
     build_peers
@@ -331,6 +383,7 @@ main() {
     trap cleanup EXIT
     trap 'exit 130' INT TERM
     start_nginx
+    wants_cs && start_courier_serve
     : >"$WORK/raw.jsonl"
     local t0=$SECONDS
     for sc in $SCENARIOS; do

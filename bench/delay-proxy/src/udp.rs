@@ -69,6 +69,17 @@ pub struct UdpStats {
     pub dropped: AtomicU64,
 }
 
+/// Asks for 8 MiB socket buffers each way (the kernel caps them at
+/// rmem_max/wmem_max): with the default 208 KiB the relay's own sockets
+/// dropped QUIC's bursts, and a long-link download measured the proxy's
+/// losses rather than the client.
+fn socket_buffers(socket: &UdpSocket) {
+    const BUFFER: usize = 8 * 1024 * 1024;
+    let sock = socket2::SockRef::from(socket);
+    let _ = sock.set_recv_buffer_size(BUFFER);
+    let _ = sock.set_send_buffer_size(BUFFER);
+}
+
 /// Relays datagrams arriving on `front` to `upstream` and the replies back,
 /// over `link`, until `front` fails.
 pub async fn serve_udp(
@@ -77,6 +88,7 @@ pub async fn serve_udp(
     link: UdpLink,
     stats: Arc<UdpStats>,
 ) {
+    socket_buffers(&front);
     let front = Arc::new(front);
     let started = Instant::now();
     let mut sessions: HashMap<SocketAddr, Session> = HashMap::new();
@@ -154,6 +166,7 @@ impl Session {
             (Ipv6Addr::UNSPECIFIED, 0).into()
         };
         let socket = Arc::new(UdpSocket::bind(local).await?);
+        socket_buffers(&socket);
         socket.connect(upstream).await?;
         let last = Arc::new(AtomicU64::new(started.elapsed().as_millis() as u64));
         let (to_upstream, up_task) = DelayLine::spawn(link.link, Arc::clone(stats), {

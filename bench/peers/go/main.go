@@ -2,10 +2,11 @@
 // each sending one request after another until the duration is over, every body read to its end.
 // Prints one JSON line: requests, errors, elapsed_s, rps, p50_ms, p99_ms.
 //
-//	go-load URL [-c IN_FLIGHT] [-d SECONDS] [-threads T] [-http 1.1|2] [-insecure]
+//	go-load URL [-c IN_FLIGHT] [-d SECONDS] [-threads T] [-http 1.1|2|3] [-insecure]
 //
 // HTTP/2 is h2c by prior knowledge over TCP (http.Protocols.SetUnencryptedHTTP2) and ALPN "h2"
-// only over TLS; HTTP/1.1 offers only "http/1.1".
+// only over TLS; HTTP/1.1 offers only "http/1.1". HTTP/3 is quic-go's http3.Transport (prior
+// knowledge: QUIC to the URL's port), the version the interop suite's Go server pins.
 package main
 
 import (
@@ -19,6 +20,8 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+
+	"github.com/quic-go/quic-go/http3"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -71,7 +74,7 @@ func main() {
 	conc := flag.Int("c", 64, "requests in flight")
 	dur := flag.Float64("d", 5, "duration, seconds")
 	threads := flag.Int("threads", 1, "GOMAXPROCS")
-	version := flag.String("http", "1.1", "1.1 or 2")
+	version := flag.String("http", "1.1", "1.1, 2 or 3")
 	insecure := flag.Bool("insecure", false, "accept any TLS certificate")
 	// Go's flag package stops at the first positional argument: take the URL from anywhere.
 	var url string
@@ -91,7 +94,10 @@ func main() {
 	runtime.GOMAXPROCS(*threads)
 
 	var protocols http.Protocols
+	h3 := false
 	switch *version {
+	case "3":
+		h3 = true
 	case "1.1", "1":
 		protocols.SetHTTP1(true)
 	case "2":
@@ -101,7 +107,7 @@ func main() {
 			protocols.SetUnencryptedHTTP2(true)
 		}
 	default:
-		fmt.Fprintln(os.Stderr, "-http: 1.1 or 2")
+		fmt.Fprintln(os.Stderr, "-http: 1.1, 2 or 3")
 		os.Exit(2)
 	}
 	tr := &http.Transport{
@@ -114,6 +120,14 @@ func main() {
 		Proxy:               nil,
 	}
 	client := &http.Client{Transport: tr}
+	if h3 {
+		// One http3.Transport: quic-go opens one QUIC connection per origin and queues streams
+		// past the server's MAX_STREAMS on it (it has no second connection).
+		client = &http.Client{Transport: &http3.Transport{
+			TLSClientConfig:    &tls.Config{InsecureSkipVerify: *insecure},
+			DisableCompression: true,
+		}}
+	}
 
 	start := time.Now()
 	deadline := start.Add(time.Duration(*dur * float64(time.Second)))

@@ -2,7 +2,7 @@
 //! histogram and the JSON line every client prints.
 //!
 //! Usage of every binary:
-//!   NAME URL [-c IN_FLIGHT] [-d SECONDS] [--threads T] [--http 1.1|2] [--insecure]
+//!   NAME URL [-c IN_FLIGHT] [-d SECONDS] [--threads T] [--http 1.1|2|3] [--insecure]
 
 use std::cell::RefCell;
 use std::future::Future;
@@ -20,6 +20,8 @@ pub struct Args {
     pub threads: usize,
     /// HTTP/2 (h2c by prior knowledge over TCP, ALPN `h2` only over TLS); else HTTP/1.1 only.
     pub http2: bool,
+    /// HTTP/3 by prior knowledge (only reqwest-h3-load accepts it).
+    pub http3: bool,
     pub insecure: bool,
 }
 
@@ -31,6 +33,7 @@ impl Args {
             duration: Duration::from_secs(5),
             threads: 1,
             http2: false,
+            http3: false,
             insecure: false,
         };
         let mut it = std::env::args().skip(1);
@@ -44,10 +47,11 @@ impl Args {
                 "-d" | "--duration" => args.duration = Duration::from_secs_f64(num(&value("-d"))),
                 "-t" | "--threads" => args.threads = num(&value("--threads")),
                 "--http" => {
-                    args.http2 = match value("--http").as_str() {
-                        "1.1" | "1" => false,
-                        "2" => true,
-                        v => usage(&format!("--http {v}: expected 1.1 or 2")),
+                    (args.http2, args.http3) = match value("--http").as_str() {
+                        "1.1" | "1" => (false, false),
+                        "2" => (true, false),
+                        "3" => (false, true),
+                        v => usage(&format!("--http {v}: expected 1.1, 2 or 3")),
                     }
                 }
                 "-k" | "--insecure" => args.insecure = true,
@@ -89,7 +93,7 @@ fn usage(msg: &str) -> ! {
         eprintln!("error: {msg}");
     }
     eprintln!(
-        "usage: LOADER URL [-c IN_FLIGHT] [-d SECONDS] [--threads T] [--http 1.1|2] [--insecure]"
+        "usage: LOADER URL [-c IN_FLIGHT] [-d SECONDS] [--threads T] [--http 1.1|2|3] [--insecure]"
     );
     std::process::exit(2)
 }
@@ -179,7 +183,13 @@ where
         ms(0.99),
         args.concurrency,
         args.threads,
-        if args.http2 { "2" } else { "1.1" },
+        if args.http3 {
+            "3"
+        } else if args.http2 {
+            "2"
+        } else {
+            "1.1"
+        },
     );
 }
 

@@ -148,6 +148,40 @@ async fn the_servers_stream_limit_opens_another_connection() {
     assert_eq!(server.connections_h3(), 2);
 }
 
+/// More requests held at once than the assumed 100 streams per connection,
+/// against a server that allows more: QUIC shows a limit only when a stream
+/// open waits, and one never waits here, so the pool must not wait for a
+/// declaration that never comes. Before the fix the 101st request waited in
+/// the pool for a slot of the first connection (its 100 responses are held
+/// unread, as long polls hold theirs), forever: `courier bench --scenario
+/// longpoll --http 3` hung above 100 in flight.
+#[tokio::test]
+async fn requests_past_the_assumed_limit_open_another_connection() {
+    let (server, builder) = h3_server(ServerConfig {
+        max_concurrent_streams: Some(1000),
+        ..ServerConfig::default()
+    })
+    .await;
+    let client = builder.http3_prior_knowledge().build().expect("client");
+    let held = 150;
+    let mut tasks = tokio::task::JoinSet::new();
+    for _ in 0..held {
+        let req = client.get(url(&server, "/bytes/8"));
+        tasks.spawn(async move { req.send().await.expect("request") });
+    }
+    // Every head arrives while all the bodies are still unread.
+    let mut responses = Vec::new();
+    while let Some(r) = bounded("150 heads held at once", tasks.join_next()).await {
+        responses.push(r.expect("task"));
+    }
+    let ids: HashSet<u64> = responses.iter().map(connection_id).collect();
+    assert_eq!(ids.len(), 2, "{ids:?}");
+    for r in responses {
+        assert_eq!(bounded("body", r.bytes()).await.expect("body").len(), 8);
+    }
+    assert_eq!(client.metrics().connections_established_http3, 2);
+}
+
 #[tokio::test]
 async fn goaway_moves_new_requests_to_a_new_connection() {
     let (server, builder) = h3_server(ServerConfig::default()).await;

@@ -56,8 +56,13 @@ impl Http3 {
         self.signals().slots()
     }
 
+    /// The slots the pool plans by: what a stream open that had to wait
+    /// showed, or before that the assumed 100, as if the server had said so.
+    /// QUIC never declares a limit, and the pool opens no second connection
+    /// while one has not declared: 100 requests held there (long polls,
+    /// bodies unread) left the 101st waiting for a slot of it for good.
     pub(super) fn declared(&self) -> Option<usize> {
-        self.signals().declared()
+        Some(self.slots())
     }
 
     /// A connection whose server let no request stream open at all (a
