@@ -53,7 +53,10 @@ pub(crate) fn request(
 ) {
     let start = frame::start_headers(out);
     enc.begin(out);
-    enc.field(b":method", head.method.as_str().as_bytes(), false, out);
+    match method_index(head.method) {
+        Some(index) => enc.static_field(index, out),
+        None => enc.field(b":method", head.method.as_str().as_bytes(), false, out),
+    }
     if let Some(protocol) = head.protocol {
         enc.field(b":protocol", protocol.as_bytes(), false, out);
     }
@@ -61,7 +64,10 @@ pub(crate) fn request(
     // one all four (RFC 8441 §4).
     let plain_connect = *head.method == http::Method::CONNECT && head.protocol.is_none();
     if !plain_connect {
-        enc.field(b":scheme", head.scheme.as_str().as_bytes(), false, out);
+        match scheme_index(head.scheme) {
+            Some(index) => enc.static_field(index, out),
+            None => enc.field(b":scheme", head.scheme.as_str().as_bytes(), false, out),
+        }
     }
     enc.field(
         b":authority",
@@ -85,6 +91,28 @@ pub(crate) fn request(
         }
     }
     frame::finish_headers(out, start, id, end_stream, max_frame);
+}
+
+/// The static table index of `:method` with this method, for the two the
+/// table has (RFC 7541 Appendix A): every request writes one, and looking
+/// it up by name and value was a tenth of encoding a request's head.
+fn method_index(method: &Method) -> Option<usize> {
+    match *method {
+        Method::GET => Some(2),
+        Method::POST => Some(3),
+        _ => None,
+    }
+}
+
+/// The static table index of `:scheme` with this scheme, as `method_index`.
+fn scheme_index(scheme: &Scheme) -> Option<usize> {
+    if *scheme == Scheme::HTTP {
+        Some(6)
+    } else if *scheme == Scheme::HTTPS {
+        Some(7)
+    } else {
+        None
+    }
 }
 
 /// Writes a request's trailers: HEADERS with END_STREAM.
@@ -131,6 +159,38 @@ fn decimal(mut n: u64, buf: &mut [u8; 20]) -> &[u8] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn known_pseudo_fields_are_written_as_a_lookup_would() {
+        use crate::proto::h2::hpack::static_table::STATIC;
+        let methods = [Method::GET, Method::POST, Method::PUT, Method::HEAD];
+        let pseudo = methods
+            .iter()
+            .map(|m| (&b":method"[..], m.as_str().to_owned(), method_index(m)));
+        let schemes = [Scheme::HTTP, Scheme::HTTPS, "ftp".parse().unwrap()];
+        let pseudo = pseudo.chain(
+            schemes
+                .iter()
+                .map(|s| (&b":scheme"[..], s.as_str().to_owned(), scheme_index(s))),
+        );
+        let mut known = 0;
+        for (name, value, index) in pseudo {
+            let mut looked_up = BytesMut::new();
+            Encoder::new().field(name, value.as_bytes(), false, &mut looked_up);
+            match index {
+                Some(index) => {
+                    known += 1;
+                    assert_eq!(STATIC[index - 1], (name, value.as_bytes()));
+                    let mut direct = BytesMut::new();
+                    Encoder::new().static_field(index, &mut direct);
+                    assert_eq!(direct, looked_up, "{value}");
+                }
+                // Not in the table: a literal, as before.
+                None => assert!(looked_up.len() > 1, "{value}"),
+            }
+        }
+        assert_eq!(known, 4);
+    }
 
     #[test]
     fn decimal_digits() {

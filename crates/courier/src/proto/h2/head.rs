@@ -4,6 +4,11 @@
 //! Values are copied once, out of HPACK, into a per-connection arena, and
 //! every `HeaderValue` of a block shares it: a response head costs its
 //! `HeaderMap` and nothing per value.
+//!
+//! A server sends the same head many times over (a static file's, until its
+//! `date` changes): once a block has come twice in a row, its head is kept,
+//! and the same block again is a copy of that head and the block's table
+//! insertions (`Decoder::replay`), not a decoding.
 
 use bytes::BytesMut;
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, Version};
@@ -37,6 +42,8 @@ pub(crate) struct BlockDecoder {
     fields: Vec<(HeaderName, usize, usize)>,
     names: Names,
     max_list: usize,
+    /// The head the last block decoded to, while that block may be replayed.
+    last: Option<(StatusCode, HeaderMap)>,
 }
 
 /// Arena allocation: a few typical response heads.
@@ -50,6 +57,7 @@ impl BlockDecoder {
             fields: Vec::new(),
             names: Names::default(),
             max_list,
+            last: None,
         }
     }
 
@@ -57,6 +65,12 @@ impl BlockDecoder {
     /// whole block, even when the stream is malformed or gone, to keep HPACK
     /// in step with the server.
     pub(crate) fn decode(&mut self, block: &[u8], trailers: bool) -> Result<Block, BlockError> {
+        if let Some((status, headers)) = self.last.as_ref().filter(|_| !trailers) {
+            if self.hpack.replay(block) {
+                return Ok(Block::Response(response(*status, headers.clone())));
+            }
+        }
+        self.last = None;
         // Room for the values: Huffman expands a string by at most 8/5, and
         // a field from the dynamic table can be far longer than its index,
         // so leave a margin; a block that outgrows it reallocates once.
@@ -144,12 +158,40 @@ impl BlockDecoder {
         if status.is_informational() {
             return Ok(Block::Informational);
         }
-        let (mut parts, ()) = http::Response::new(()).into_parts();
-        parts.status = status;
-        parts.version = Version::HTTP_2;
-        parts.headers = headers;
-        Ok(Block::Response(parts))
+        if self.hpack.repeated() {
+            self.last = Some((status, detached(&headers)));
+        }
+        Ok(Block::Response(response(status, headers)))
     }
+}
+
+fn response(status: StatusCode, headers: HeaderMap) -> http::response::Parts {
+    let (mut parts, ()) = http::Response::new(()).into_parts();
+    parts.status = status;
+    parts.version = Version::HTTP_2;
+    parts.headers = headers;
+    parts
+}
+
+/// A copy of `headers` whose values share one buffer of their own, so that
+/// keeping it does not keep the arena's block (which the arena reuses once
+/// the responses that share it are gone).
+fn detached(headers: &HeaderMap) -> HeaderMap {
+    let mut bytes = BytesMut::with_capacity(headers.values().map(|v| v.len()).sum());
+    for value in headers.values() {
+        bytes.extend_from_slice(value.as_bytes());
+    }
+    let bytes = bytes.freeze();
+    let mut copy = HeaderMap::with_capacity(headers.len());
+    let mut start = 0;
+    for (name, value) in headers {
+        let end = start + value.len();
+        let shared = HeaderValue::from_maybe_shared(bytes.slice(start..end))
+            .expect("the bytes of a valid value");
+        copy.append(name.clone(), shared);
+        start = end;
+    }
+    copy
 }
 
 /// The header names a connection has seen. A name outside `http`'s standard
@@ -180,4 +222,52 @@ impl Names {
 fn is_connection_specific(name: &HeaderName, value: &[u8]) -> bool {
     (super::encode::FORBIDDEN.contains(name) && name != http::header::HOST)
         || (name == http::header::TE && value != b"trailers")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// nginx 1.22's head for a static file (as in `hpack::tests::replay`).
+    const NGINX: &str = "887689aa6355e580ae212e1f6196dd6d5f4a09f5349fba82009c5021b816ae32253168df\
+        5f901d75d0620d263d4c1c892a56426c28e95c033132386c96dd6d5f4a09f5349fba82009c5021b8166e\
+        36153168df00832a47378bfe5c8c0403c5956781fcff008919085ad2b583aa62a3848fd24a8f";
+
+    fn hex(dump: &str) -> Vec<u8> {
+        (0..dump.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&dump[i..i + 2], 16).unwrap())
+            .collect()
+    }
+
+    fn head(decoded: Result<Block, BlockError>) -> http::response::Parts {
+        match decoded {
+            Ok(Block::Response(parts)) => parts,
+            _ => panic!("not a response head"),
+        }
+    }
+
+    #[test]
+    fn a_repeated_head_is_kept_and_copied_whole() {
+        let block = hex(NGINX);
+        let mut decoder = BlockDecoder::new(4096, 16 * 1024);
+        let first = head(decoder.decode(&block, false));
+        assert!(decoder.last.is_none(), "kept after one block");
+        let second = head(decoder.decode(&block, false));
+        assert!(decoder.last.is_some(), "not kept after two");
+        let third = head(decoder.decode(&block, false));
+        for parts in [&second, &third] {
+            assert_eq!(parts.status, first.status);
+            assert_eq!(parts.version, Version::HTTP_2);
+            assert_eq!(parts.headers, first.headers);
+        }
+        assert_eq!(first.headers.len(), 7);
+        assert_eq!(first.headers["server"], "nginx/1.22.1");
+        // Trailers are never copied from a head.
+        assert!(matches!(
+            decoder.decode(&block, true),
+            Err(BlockError::Malformed(_))
+        ));
+        assert!(decoder.last.is_none());
+    }
 }

@@ -45,6 +45,9 @@ pub(crate) struct Stream {
     pub(crate) rst_sent: bool,
     /// The request was HEAD: a Content-Length is not a body length.
     pub(crate) head_request: bool,
+    /// Its response head waits in `Streams::heads`: without one, taking the
+    /// head or removing the stream need not search that list.
+    head_waiting: bool,
     /// Interim (1xx) heads received, to a bound.
     pub(crate) informational: u8,
     /// Body bytes still due per the response's Content-Length.
@@ -195,6 +198,7 @@ impl Stream {
             state: StreamState::opened(end_stream),
             rst_sent: false,
             head_request: false,
+            head_waiting: false,
             informational: 0,
             content_length: None,
             data: Chunks::Empty,
@@ -313,13 +317,19 @@ impl Streams {
     /// Keeps the response head of the stream in `key` until its request
     /// takes it.
     pub(crate) fn set_head(&mut self, key: Key, head: http::response::Parts) {
-        self.heads.push((key, head));
+        if let Some(Slot::Used(stream)) = self.slots.get_mut(key as usize) {
+            stream.head_waiting = true;
+            self.heads.push((key, head));
+        }
     }
 
     /// The response head of stream `id` in `key`, if it came and was not
     /// taken yet.
     pub(crate) fn take_head(&mut self, key: Key, id: u32) -> Option<http::response::Parts> {
-        self.get(key, id)?;
+        let stream = self.get(key, id)?;
+        if !std::mem::take(&mut stream.head_waiting) {
+            return None;
+        }
         let at = self.heads.iter().position(|(k, _)| *k == key)?;
         Some(self.heads.swap_remove(at).1)
     }
@@ -345,9 +355,11 @@ impl Streams {
         };
         self.free = Some(key);
         self.ids.remove(&stream.id);
-        if let Some(at) = self.heads.iter().position(|(k, _)| *k == key) {
+        if stream.head_waiting {
             // Its request went away without taking it.
-            self.heads.swap_remove(at);
+            if let Some(at) = self.heads.iter().position(|(k, _)| *k == key) {
+                self.heads.swap_remove(at);
+            }
         }
         if self.ids.is_empty() {
             self.free = None;

@@ -8,6 +8,7 @@
 
 use std::fmt;
 
+use super::replay::Last;
 use super::static_table::{self, STATIC};
 use super::table::{Table, ENTRY_OVERHEAD};
 use super::{huffman, integer};
@@ -47,6 +48,8 @@ pub(crate) struct Decoder {
     max_table_size: usize,
     /// Huffman-decoded strings and copied names of the current field.
     scratch: Vec<u8>,
+    /// The last block, to replay when it comes again.
+    last: Last,
 }
 
 /// A string of the current field: still in the block when it was sent raw,
@@ -88,7 +91,29 @@ impl Decoder {
             table: Table::new(max_table_size),
             max_table_size,
             scratch: Vec::new(),
+            last: Last::default(),
         }
+    }
+
+    /// If `block` is the last block decoded again, byte for byte, and that
+    /// block's fields came from its bytes alone, makes its insertions into
+    /// the table again and returns true: the table is then as decoding
+    /// `block` would leave it, and its fields are the last block's, which
+    /// the caller kept. Otherwise does nothing and returns false.
+    pub(crate) fn replay(&mut self, block: &[u8]) -> bool {
+        if !self.last.is(block) {
+            return false;
+        }
+        for (name, value) in self.last.insertions() {
+            self.table.insert(name, value, |_, _, _| {});
+        }
+        true
+    }
+
+    /// Whether the block last decoded was the same as the one before it,
+    /// and may be replayed: what it decoded to is worth keeping.
+    pub(crate) fn repeated(&self) -> bool {
+        self.last.repeated()
     }
 
     /// Decodes one complete header block (HEADERS + CONTINUATION fragments already concatenated),
@@ -108,9 +133,13 @@ impl Decoder {
             size: 0,
             too_large: false,
         };
+        self.last.start(block);
         let result = self.decode_fields(block, &mut sink);
         if self.scratch.capacity() > SCRATCH_KEEP {
             self.scratch = Vec::new();
+        }
+        if result.is_err() || sink.too_large {
+            self.last.impure();
         }
         result?;
         if sink.too_large {
@@ -131,6 +160,9 @@ impl Decoder {
             if first & 0x80 != 0 {
                 // Indexed field (§6.1).
                 let index = integer::decode(block, &mut pos, 7)?;
+                if index > static_table::LEN {
+                    self.last.impure();
+                }
                 let (name, value) = indexed(&self.table, index)?;
                 sink.field(name, value);
             } else if first & 0x40 != 0 {
@@ -150,6 +182,7 @@ impl Decoder {
                     ));
                 }
                 self.table.set_max_size(size, |_, _, _| {});
+                self.last.impure();
                 continue;
             } else {
                 // Literal without indexing (0000) or never indexed (0001)
@@ -172,6 +205,9 @@ impl Decoder {
     ) -> Result<(), DecodeError> {
         self.scratch.clear();
         let name_index = integer::decode(block, pos, prefix)?;
+        if name_index > static_table::LEN {
+            self.last.impure();
+        }
         let name = match name_index {
             0 => read_string(block, pos, &mut self.scratch)?,
             1..=static_table::LEN => Str::Static(STATIC[name_index - 1].0),
@@ -196,6 +232,7 @@ impl Decoder {
         let value = value.bytes(block, &self.scratch);
         if indexing == Indexing::Insert {
             self.table.insert(name, value, |_, _, _| {});
+            self.last.insert(name, value);
         }
         sink.field(name, value);
         Ok(())

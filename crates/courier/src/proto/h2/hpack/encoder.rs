@@ -96,6 +96,14 @@ impl Encoder {
         }
     }
 
+    /// Appends the static table's field `index` (1 to 61), a field the
+    /// caller knows is there: the same bytes as [`field`](Self::field)
+    /// writes for it, without looking it up.
+    pub(crate) fn static_field(&mut self, index: usize, dst: &mut BytesMut) {
+        debug_assert!((1..=static_table::LEN).contains(&index));
+        write_int(dst, INDEXED, index);
+    }
+
     /// Appends one field. `name` is lowercase (pseudo-headers start with ':'). `sensitive` fields
     /// are written as never-indexed literals (0x10 prefix).
     pub(crate) fn field(&mut self, name: &[u8], value: &[u8], sensitive: bool, dst: &mut BytesMut) {

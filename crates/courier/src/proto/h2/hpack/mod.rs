@@ -10,12 +10,14 @@
 //! - [`static_table`]: the 61 predefined fields (Appendix A);
 //! - [`table`]: the dynamic table (§4), in one buffer without an allocation
 //!   per entry;
-//! - [`decoder`] and [`encoder`]: header blocks (§6).
+//! - [`decoder`] and [`encoder`]: header blocks (§6);
+//! - [`replay`]: the decoder's last block, replayed when it comes again.
 
 pub(crate) mod decoder;
 pub(crate) mod encoder;
 pub(crate) mod huffman;
 pub(crate) mod integer;
+mod replay;
 pub(crate) mod static_table;
 pub(crate) mod table;
 

@@ -2,6 +2,7 @@
 //! trips, and malformed blocks.
 
 mod errors;
+mod replay;
 mod rfc7541;
 mod round_trip;
 
