@@ -3,7 +3,7 @@
 
 use std::mem::MaybeUninit;
 
-use bytes::{Buf, BytesMut};
+use bytes::{Buf, Bytes, BytesMut};
 use http::header::{CONNECTION, CONTENT_LENGTH, TRANSFER_ENCODING};
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, Version};
 
@@ -158,27 +158,38 @@ pub(crate) fn parse(
         Version::HTTP_11
     };
 
-    let copy = copy_out(arena, &buf[..len]);
     let base = buf.as_ptr() as usize;
+    let head = &buf[..len];
+    // The head is copied out only when a value is not last time's.
+    let mut copy = None;
     let mut seen = Seen::default();
-    let value = |h: &httparse::Header<'_>| {
+    let mut value = |h: &httparse::Header<'_>| {
+        let copy: &Bytes = copy.get_or_insert_with(|| copy_out(arena, head));
         let start = h.value.as_ptr() as usize - base;
         HeaderValue::from_maybe_shared(copy.slice(start..start + h.value.len()))
             .map_err(|e| Error::new(ErrorKind::Protocol, e))
     };
     // The same names as last time, in the same order: the last head's map
-    // is cloned (names, empty values) and its values filled in, which
-    // skips hashing and placing every name again.
+    // is cloned (names, and the values last kept) and the values that
+    // differ filled in, which skips hashing and placing every name again,
+    // and checking (and copying) every value that did not change.
     let filled = match names.template(res.headers.len()) {
         Some(mut map) => {
             let mut filled = true;
+            let mut changed = false;
             for ((at, h), slot) in res.headers.iter().enumerate().zip(map.values_mut()) {
                 let Some(role) = names.remembered(at, h.name.as_bytes()) else {
                     filled = false;
                     break;
                 };
                 seen.note(role, h.value);
-                *slot = value(h)?;
+                if slot.as_bytes() != h.value {
+                    *slot = value(h)?;
+                    changed = true;
+                }
+            }
+            if filled {
+                names.template_used(&map, changed);
             }
             filled.then_some(map)
         }
@@ -356,11 +367,23 @@ const NAMES: usize = 16;
 #[derive(Debug, Default)]
 pub(crate) struct Names {
     seen: Vec<(Vec<u8>, HeaderName, Role)>,
-    /// The last head's names, in order, each with an empty value, when they
-    /// were all remembered and distinct: a head with the same names clones
-    /// it and fills in the values (see [`Names::template`]).
+    /// The last head's names, in order, when they were all remembered and
+    /// distinct, each with a value a head had there (empty at first): a
+    /// head with the same names clones it and fills in the values that
+    /// differ (see [`Names::template`]).
     template: Option<HeaderMap>,
+    /// Heads read from the template since its values were last renewed.
+    since_renewed: u32,
 }
+
+/// A template's values are renewed (copied into one buffer of its own) when
+/// a head's values differ from them, at most once per this many heads: a
+/// server whose `Date` moves on every second renews about once a second, one
+/// that sends a new request id on every response costs one allocation per
+/// this many heads, and its changing values are checked as if there were
+/// no template. The copy is the template's own, so that no response's
+/// arena is kept from being reused.
+const RENEW_EVERY: u32 = 64;
 
 impl Names {
     /// The name for the bytes `raw` of the header at position `at`.
@@ -412,6 +435,37 @@ impl Names {
             template.append(name.clone(), HeaderValue::from_static(""));
         }
         self.template = Some(template);
+        // The next head with other values renews them.
+        self.since_renewed = RENEW_EVERY;
+    }
+
+    /// The template made `map` (`changed`: some of its values are not the
+    /// template's): renews the template's values from `map`'s when they
+    /// differ, at most once per [`RENEW_EVERY`] heads.
+    fn template_used(&mut self, map: &HeaderMap, changed: bool) {
+        self.since_renewed = self.since_renewed.saturating_add(1);
+        if !changed || self.since_renewed < RENEW_EVERY {
+            return;
+        }
+        let Some(template) = self.template.as_mut() else {
+            return;
+        };
+        self.since_renewed = 0;
+        let mut own = Vec::with_capacity(map.values().map(|v| v.len()).sum());
+        for v in map.values() {
+            own.extend_from_slice(v.as_bytes());
+        }
+        let own = Bytes::from(own);
+        let mut at = 0;
+        for (kept, v) in template.values_mut().zip(map.values()) {
+            let end = at + v.len();
+            // Bytes of a valid value: valid again (and on the impossible
+            // failure the old value stays, which only costs a check).
+            if let Ok(copy) = HeaderValue::from_maybe_shared(own.slice(at..end)) {
+                *kept = copy;
+            }
+            at = end;
+        }
     }
 }
 
