@@ -221,14 +221,23 @@ impl Connection {
         self.write_buf.clear();
         let min_size = self.expect.min_size;
         let forward = self.forward.as_deref();
-        let framing = encode::head(req, host, defaults, min_size, forward, &mut self.write_buf);
+        let present = encode::Present::of(req.headers());
+        let framing = encode::head_with(
+            req,
+            present,
+            host,
+            defaults,
+            min_size,
+            forward,
+            &mut self.write_buf,
+        );
         let held = matches!(framing, Ok(f) if encode::asks_continue(req, f, defaults, min_size));
         self.upload
             .hold_body(held.then_some(self.write_buf.len()), self.expect.wait);
-        self.keep_alive = !decode::connection_has(req.headers(), b"close");
+        self.keep_alive = !(present.connection && decode::connection_has(req.headers(), b"close"));
         Prepared {
             framing,
-            asked: Asked::of(req),
+            asked: Asked::of(req, present.upgrade),
         }
     }
 

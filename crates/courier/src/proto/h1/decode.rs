@@ -48,12 +48,12 @@ pub(crate) enum Asked {
 }
 
 impl Asked {
-    /// What `req` asks for.
-    pub(crate) fn of<B>(req: &http::Request<B>) -> Asked {
+    /// What `req` asks for (`upgrade`: it carries an `Upgrade` header).
+    pub(crate) fn of<B>(req: &http::Request<B>, upgrade: bool) -> Asked {
         match *req.method() {
             http::Method::HEAD => Asked::Head,
             http::Method::CONNECT => Asked::Connect,
-            _ if req.headers().contains_key(http::header::UPGRADE) => Asked::Upgrade,
+            _ if upgrade => Asked::Upgrade,
             _ => Asked::Plain,
         }
     }
