@@ -346,3 +346,37 @@ fn unchanged_values_come_from_the_template_which_holds_no_arena() {
     assert_eq!(ptrs(&fifth)[..2], ptrs(&third)[..2]);
     assert_ne!(ptrs(&fifth)[2], ptrs(&third)[2]);
 }
+
+/// A framing header of one element is read without splitting a list: it
+/// must say what the same element twice in a list says.
+#[test]
+fn a_single_framing_value_reads_as_a_list_of_it() {
+    let values = [
+        "128",
+        " 128 ",
+        "0",
+        "007",
+        "",
+        " ",
+        "x",
+        "1 2",
+        "-1",
+        "+1",
+        "99999999999999999999",
+        "close",
+        " Close ",
+        "keep-alive",
+        "KEEP-ALIVE",
+        "closed",
+        "upgrade",
+    ];
+    for role in [Role::Connection, Role::ContentLength] {
+        for v in values {
+            let mut single = Seen::default();
+            single.note(role, v.as_bytes());
+            let mut list = Seen::default();
+            list.note(role, format!("{v},{v}").as_bytes());
+            assert_eq!(format!("{single:?}"), format!("{list:?}"), "{role:?} {v:?}");
+        }
+    }
+}

@@ -73,22 +73,9 @@ impl Present {
 
 /// Appends the request line and headers (with `Host`, the client's default
 /// headers the request does not override, and the framing header the body
-/// needs when the caller set none) to `out`.
-#[cfg(test)]
+/// needs when the caller set none) to `out`; `present` is what
+/// [`Present::of`] found in the request's headers.
 pub(crate) fn head(
-    req: &Request<Body>,
-    host: &HeaderValue,
-    defaults: &HeaderMap,
-    expect: Option<u64>,
-    forward: Option<&Forward>,
-    out: &mut Vec<u8>,
-) -> Result<BodyFraming, Error> {
-    let present = Present::of(req.headers());
-    head_with(req, present, host, defaults, expect, forward, out)
-}
-
-/// [`head`], with the request's [`Present`] headers already found.
-pub(crate) fn head_with(
     req: &Request<Body>,
     present: Present,
     host: &HeaderValue,
@@ -270,6 +257,19 @@ mod tests {
 
     /// The client's default `expect_continue`.
     const DEFAULT_MIN: Option<u64> = Some(16 * 1024);
+
+    /// [`super::head`], with the request's headers looked over as `prepare` does.
+    fn head(
+        req: &Request<Body>,
+        host: &HeaderValue,
+        defaults: &HeaderMap,
+        expect: Option<u64>,
+        forward: Option<&Forward>,
+        out: &mut Vec<u8>,
+    ) -> Result<BodyFraming, Error> {
+        let present = Present::of(req.headers());
+        super::head(req, present, host, defaults, expect, forward, out)
+    }
 
     fn encode(req: Request<Body>) -> (String, BodyFraming) {
         let mut out = Vec::new();
