@@ -67,6 +67,12 @@ impl<P: Protocol> ExclusiveParts<P> {
         self.expires_at.is_some_and(|at| at <= now)
     }
 
+    /// [`is_expired`](Self::is_expired) now; the clock is read only for a
+    /// connection with a lifetime (a request's return path reads it enough).
+    pub(crate) fn is_expired_now(&self) -> bool {
+        self.expires_at.is_some_and(|at| at <= Instant::now())
+    }
+
     /// The server may have closed it while it waited: see [`ExclusiveConn::fresh`].
     pub(crate) fn may_be_stale(&self) -> bool {
         !self.fresh

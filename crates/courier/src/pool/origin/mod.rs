@@ -388,7 +388,7 @@ impl<P: Protocol> OriginPool<P> {
     pub(crate) fn put_back(&self, conn: ExclusiveConn<P>) {
         // Lifetime is checked on return as well as on checkout, so an expired
         // connection is closed as soon as its last request is done.
-        if conn.is_expired(Instant::now()) {
+        if conn.is_expired_now() {
             return;
         }
         let mut st = self.lock();

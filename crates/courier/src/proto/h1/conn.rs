@@ -209,9 +209,8 @@ impl Connection {
         Connection::send_prepared(conn, req, prepared)
     }
 
-    /// The first half of [`send`](Connection::send): encodes the request
-    /// head (the only step that needs the host and the default headers) and
-    /// readies the connection for the exchange.
+    /// The first half of [`send`](Connection::send): encodes the request head (the only
+    /// step that needs the host and the default headers), readies the connection.
     pub(crate) fn prepare(
         &mut self,
         req: &Request<Body>,
@@ -219,16 +218,17 @@ impl Connection {
         defaults: &HeaderMap,
     ) -> Prepared {
         self.write_buf.clear();
-        let min_size = self.expect.min_size;
-        let forward = self.forward.as_deref();
-        let framing = encode::head(req, host, defaults, min_size, forward, &mut self.write_buf);
-        let held = matches!(framing, Ok(f) if encode::asks_continue(req, f, defaults, min_size));
-        self.upload
-            .hold_body(held.then_some(self.write_buf.len()), self.expect.wait);
-        self.keep_alive = !decode::connection_has(req.headers(), b"close");
+        let (min, forward) = (self.expect.min_size, self.forward.as_deref());
+        let present = encode::Present::of(req.headers());
+        let out = &mut self.write_buf;
+        let framing = encode::head(req, present, host, defaults, min, forward, out);
+        let held = matches!(framing, Ok(f) if encode::asks_continue(req, f, defaults, min));
+        let held_at = held.then_some(self.write_buf.len());
+        self.upload.hold_body(held_at, self.expect.wait);
+        self.keep_alive = !(present.connection && decode::connection_has(req.headers(), b"close"));
         Prepared {
             framing,
-            asked: Asked::of(req),
+            asked: Asked::of(req, present.upgrade),
         }
     }
 

@@ -5,9 +5,10 @@
 //! first wait and removes it when it ends: each a trip into the timer wheel
 //! under the driver's lock, every request. An HTTP/1.1 connection carries
 //! one request at a time, so it can keep one timer for its whole life and
-//! move it to each request's deadline: moving a registered tokio timer later
-//! is one atomic compare-and-swap (tokio's `extend_expiration`); only an
-//! earlier deadline than the last registers it anew. It is the same timer
+//! move it to each request's deadline. It is not even moved on every request:
+//! a timer due no later than the request's deadline is left as it is, wakes
+//! the task early (once per timeout's length on a busy connection) and is
+//! moved then; only an earlier deadline moves it at once. It is the same timer
 //! (tokio's wheel, millisecond ticks, paused time alike), so a deadline fires
 //! when it did before.
 
@@ -50,15 +51,25 @@ impl Deadline {
         };
         let timer = match &mut self.timer {
             Some(timer) => {
-                if timer.deadline() != at {
-                    // Later than the last one (the usual case): an atomic
-                    // update; earlier: registered anew.
+                // Left where it is when it is due no later than `at` (each
+                // request's deadline is usually later than the last one's):
+                // it then wakes the task early, once, and is moved below.
+                // An earlier deadline moves it now.
+                if timer.deadline() > at {
                     timer.as_mut().reset(at);
                 }
                 timer
             }
             None => self.timer.insert(Box::pin(tokio::time::sleep_until(at))),
         };
+        if timer.as_mut().poll(cx).is_pending() {
+            return false;
+        }
+        if timer.deadline() >= at {
+            return true;
+        }
+        // An earlier deadline's time came, not this one's.
+        timer.as_mut().reset(at);
         timer.as_mut().poll(cx).is_ready()
     }
 }

@@ -3,11 +3,12 @@
 
 use std::mem::MaybeUninit;
 
-use bytes::{Buf, BytesMut};
+use bytes::{Buf, Bytes, BytesMut};
 use http::header::{CONNECTION, CONTENT_LENGTH, TRANSFER_ENCODING};
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, Version};
 
 use super::arena::copy_out;
+pub(crate) use super::names::Names;
 use crate::error::{Error, ErrorKind};
 
 /// More header lines than this is a malformed (or hostile) response; hyper uses the same bound.
@@ -48,12 +49,12 @@ pub(crate) enum Asked {
 }
 
 impl Asked {
-    /// What `req` asks for.
-    pub(crate) fn of<B>(req: &http::Request<B>) -> Asked {
+    /// What `req` asks for (`upgrade`: it carries an `Upgrade` header).
+    pub(crate) fn of<B>(req: &http::Request<B>, upgrade: bool) -> Asked {
         match *req.method() {
             http::Method::HEAD => Asked::Head,
             http::Method::CONNECT => Asked::Connect,
-            _ if req.headers().contains_key(http::header::UPGRADE) => Asked::Upgrade,
+            _ if upgrade => Asked::Upgrade,
             _ => Asked::Plain,
         }
     }
@@ -158,27 +159,38 @@ pub(crate) fn parse(
         Version::HTTP_11
     };
 
-    let copy = copy_out(arena, &buf[..len]);
     let base = buf.as_ptr() as usize;
+    let head = &buf[..len];
+    // The head is copied out only when a value is not last time's.
+    let mut copy = None;
     let mut seen = Seen::default();
-    let value = |h: &httparse::Header<'_>| {
+    let mut value = |h: &httparse::Header<'_>| {
+        let copy: &Bytes = copy.get_or_insert_with(|| copy_out(arena, head));
         let start = h.value.as_ptr() as usize - base;
         HeaderValue::from_maybe_shared(copy.slice(start..start + h.value.len()))
             .map_err(|e| Error::new(ErrorKind::Protocol, e))
     };
     // The same names as last time, in the same order: the last head's map
-    // is cloned (names, empty values) and its values filled in, which
-    // skips hashing and placing every name again.
+    // is cloned (names, and the values last kept) and the values that
+    // differ filled in, which skips hashing and placing every name again,
+    // and checking (and copying) every value that did not change.
     let filled = match names.template(res.headers.len()) {
         Some(mut map) => {
             let mut filled = true;
+            let mut changed = false;
             for ((at, h), slot) in res.headers.iter().enumerate().zip(map.values_mut()) {
                 let Some(role) = names.remembered(at, h.name.as_bytes()) else {
                     filled = false;
                     break;
                 };
                 seen.note(role, h.value);
-                *slot = value(h)?;
+                if slot.as_bytes() != h.value {
+                    *slot = value(h)?;
+                    changed = true;
+                }
+            }
+            if filled {
+                names.template_used(&map, changed);
             }
             filled.then_some(map)
         }
@@ -266,7 +278,7 @@ enum Length {
 /// What a header name says to [`Seen`]: worked out once per remembered
 /// name, so a remembered head's names are not compared again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Role {
+pub(super) enum Role {
     Connection,
     ContentLength,
     TransferEncoding,
@@ -274,7 +286,7 @@ enum Role {
 }
 
 impl Role {
-    fn of(name: &HeaderName) -> Role {
+    pub(super) fn of(name: &HeaderName) -> Role {
         if *name == CONNECTION {
             Role::Connection
         } else if *name == CONTENT_LENGTH {
@@ -297,13 +309,26 @@ impl Seen {
     }
 
     fn note_framing(&mut self, role: Role, value: &[u8]) {
+        // One element, as servers send them (`keep-alive`, `128`): read
+        // without splitting a list.
+        let single = !value.contains(&b',');
         if role == Role::Connection {
             self.connection = true;
+            if single {
+                let token = value.trim_ascii();
+                self.close |= token.eq_ignore_ascii_case(b"close");
+                self.keep_alive |= token.eq_ignore_ascii_case(b"keep-alive");
+                return;
+            }
             for token in value.split(|&b| b == b',').map(<[u8]>::trim_ascii) {
                 self.close |= token.eq_ignore_ascii_case(b"close");
                 self.keep_alive |= token.eq_ignore_ascii_case(b"keep-alive");
             }
         } else if role == Role::ContentLength {
+            if single && self.length == Length::Absent {
+                self.length = parse_decimal(value.trim_ascii()).map_or(Length::Invalid, Length::Is);
+                return;
+            }
             for part in value.split(|&b| b == b',') {
                 self.length = match (self.length, parse_decimal(part.trim_ascii())) {
                     (fault @ (Length::Invalid | Length::Conflicting), _) => fault,
@@ -341,77 +366,6 @@ impl Seen {
         } else {
             !self.close
         }
-    }
-}
-
-/// Header name positions remembered per connection.
-const NAMES: usize = 16;
-
-/// The header names of the last responses on one connection, by position. A
-/// server sends the same names in the same order on every response, and
-/// comparing a name's bytes with the last one's costs less than parsing and
-/// validating it again; the same bytes always make the same name. Bounded:
-/// the first [`NAMES`] positions, each keeping its bytes' buffer (a miss
-/// reuses it, so a server that varies its names costs no allocation per head).
-#[derive(Debug, Default)]
-pub(crate) struct Names {
-    seen: Vec<(Vec<u8>, HeaderName, Role)>,
-    /// The last head's names, in order, each with an empty value, when they
-    /// were all remembered and distinct: a head with the same names clones
-    /// it and fills in the values (see [`Names::template`]).
-    template: Option<HeaderMap>,
-}
-
-impl Names {
-    /// The name for the bytes `raw` of the header at position `at`.
-    fn name(&mut self, at: usize, raw: &[u8]) -> Result<HeaderName, Error> {
-        if let Some((bytes, name, _)) = self.seen.get(at) {
-            if bytes.as_slice() == raw {
-                return Ok(name.clone());
-            }
-        }
-        let name = HeaderName::from_bytes(raw).map_err(|e| Error::new(ErrorKind::Protocol, e))?;
-        // The template's names are the remembered ones: it goes with them.
-        self.template = None;
-        let role = Role::of(&name);
-        if let Some((bytes, cached, cached_role)) = self.seen.get_mut(at) {
-            bytes.clear();
-            bytes.extend_from_slice(raw);
-            *cached = name.clone();
-            *cached_role = role;
-        } else if at == self.seen.len() && at < NAMES {
-            self.seen.push((raw.to_vec(), name.clone(), role));
-        }
-        Ok(name)
-    }
-
-    /// The role of the remembered name at position `at`, if its bytes are `raw`.
-    fn remembered(&self, at: usize, raw: &[u8]) -> Option<Role> {
-        match self.seen.get(at) {
-            Some((bytes, _, role)) if bytes.as_slice() == raw => Some(*role),
-            _ => None,
-        }
-    }
-
-    /// A copy of the last head's map with empty values, if it had `count`
-    /// headers: its values, in order, are the headers' by position
-    /// (`HeaderMap::values_mut` goes in insertion order when no name repeats).
-    fn template(&self, count: usize) -> Option<HeaderMap> {
-        self.template.as_ref().filter(|t| t.len() == count).cloned()
-    }
-
-    /// Keeps `map`'s names as the template, if there are `count` of them, all
-    /// remembered and distinct.
-    fn keep_template(&mut self, map: &HeaderMap, count: usize) {
-        if count == 0 || count > self.seen.len() || map.keys_len() != count {
-            self.template = None;
-            return;
-        }
-        let mut template = HeaderMap::with_capacity(count);
-        for (_, name, _) in &self.seen[..count] {
-            template.append(name.clone(), HeaderValue::from_static(""));
-        }
-        self.template = Some(template);
     }
 }
 

@@ -87,7 +87,8 @@ fn a_remembered_head_reads_as_a_fresh_one() {
     };
     let mut names = Names::default();
     let mut arena = BytesMut::new();
-    for _ in 0..2 {
+    // Rounds enough for the template's values to be renewed on the way.
+    for _ in 0..8 {
         for raw in heads {
             let remembered = parse(
                 &mut BytesMut::from(raw),
@@ -305,4 +306,77 @@ fn interim_heads_are_bounded_in_number_and_bytes() {
     interim.count(600, 1000).unwrap();
     let err = interim.count(600, 1000).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::HeadersTooLarge);
+}
+
+/// A remembered head's values that did not change are the template's (no
+/// copy, no second check), and the template keeps no arena of a response's.
+#[test]
+fn unchanged_values_come_from_the_template_which_holds_no_arena() {
+    let raw = "HTTP/1.1 200 OK\r\nServer: s\r\nContent-Length: 3\r\nX-A: 1\r\n\r\n";
+    let mut names = Names::default();
+    let mut arena = BytesMut::new();
+    let mut next = |raw: &str| match parse(
+        &mut BytesMut::from(raw),
+        Asked::Plain,
+        &mut arena,
+        &mut names,
+    ) {
+        Ok(Parsed::Final(h)) => h,
+        other => panic!("expected a final head, got {other:?}"),
+    };
+    let ptrs = |h: &Head| -> Vec<*const u8> {
+        h.headers.values().map(|v| v.as_bytes().as_ptr()).collect()
+    };
+    // The first head makes the template (names only), the second fills it
+    // from the arena and renews it into a copy of its own, which the third
+    // and fourth are made of.
+    let _first = next(raw);
+    let second = next(raw);
+    let third = next(raw);
+    let fourth = next(raw);
+    assert_eq!(ptrs(&third), ptrs(&fourth), "the template's values");
+    assert_ne!(
+        ptrs(&second),
+        ptrs(&third),
+        "renewed into a copy of its own"
+    );
+    // One value changes: the others stay the template's, and it reads as sent.
+    let fifth = next("HTTP/1.1 200 OK\r\nServer: s\r\nContent-Length: 3\r\nX-A: 2\r\n\r\n");
+    assert_eq!(fifth.headers["x-a"], "2");
+    assert_eq!(ptrs(&fifth)[..2], ptrs(&third)[..2]);
+    assert_ne!(ptrs(&fifth)[2], ptrs(&third)[2]);
+}
+
+/// A framing header of one element is read without splitting a list: it
+/// must say what the same element twice in a list says.
+#[test]
+fn a_single_framing_value_reads_as_a_list_of_it() {
+    let values = [
+        "128",
+        " 128 ",
+        "0",
+        "007",
+        "",
+        " ",
+        "x",
+        "1 2",
+        "-1",
+        "+1",
+        "99999999999999999999",
+        "close",
+        " Close ",
+        "keep-alive",
+        "KEEP-ALIVE",
+        "closed",
+        "upgrade",
+    ];
+    for role in [Role::Connection, Role::ContentLength] {
+        for v in values {
+            let mut single = Seen::default();
+            single.note(role, v.as_bytes());
+            let mut list = Seen::default();
+            list.note(role, format!("{v},{v}").as_bytes());
+            assert_eq!(format!("{single:?}"), format!("{list:?}"), "{role:?} {v:?}");
+        }
+    }
 }

@@ -2,7 +2,7 @@
 
 use std::io::Write as _;
 
-use http::header::{CONTENT_LENGTH, EXPECT, HOST, TRANSFER_ENCODING};
+use http::header::{CONNECTION, CONTENT_LENGTH, EXPECT, HOST, TRANSFER_ENCODING, UPGRADE};
 use http::{HeaderMap, HeaderValue, Request};
 
 use super::conn::INLINE_BODY;
@@ -39,11 +39,45 @@ pub(crate) struct Forward {
     pub(crate) auth: Option<HeaderValue>,
 }
 
+/// Which of the headers that decide a request's head and framing it
+/// carries: found in one pass over its names, where a lookup each hashed
+/// every name again.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Present {
+    pub(crate) host: bool,
+    pub(crate) transfer_encoding: bool,
+    pub(crate) content_length: bool,
+    pub(crate) connection: bool,
+    pub(crate) upgrade: bool,
+}
+
+impl Present {
+    pub(crate) fn of(headers: &HeaderMap) -> Present {
+        let mut present = Present::default();
+        for name in headers.keys() {
+            if *name == HOST {
+                present.host = true;
+            } else if *name == TRANSFER_ENCODING {
+                present.transfer_encoding = true;
+            } else if *name == CONTENT_LENGTH {
+                present.content_length = true;
+            } else if *name == CONNECTION {
+                present.connection = true;
+            } else if *name == UPGRADE {
+                present.upgrade = true;
+            }
+        }
+        present
+    }
+}
+
 /// Appends the request line and headers (with `Host`, the client's default
 /// headers the request does not override, and the framing header the body
-/// needs when the caller set none) to `out`.
+/// needs when the caller set none) to `out`; `present` is what
+/// [`Present::of`] found in the request's headers.
 pub(crate) fn head(
     req: &Request<Body>,
+    present: Present,
     host: &HeaderValue,
     defaults: &HeaderMap,
     expect: Option<u64>,
@@ -76,14 +110,14 @@ pub(crate) fn head(
     }
     out.extend_from_slice(b" HTTP/1.1\r\n");
     let headers = req.headers();
-    if !headers.contains_key(HOST) {
+    if !present.host {
         header(out, b"host", host.as_bytes());
     }
     if let Some(auth) = forward.and_then(|f| f.auth.as_ref()) {
         header(out, b"proxy-authorization", auth.as_bytes());
     }
-    let framing = framing(req)?;
-    let declared = headers.contains_key(TRANSFER_ENCODING) || headers.contains_key(CONTENT_LENGTH);
+    let framing = framing(req, present)?;
+    let declared = present.transfer_encoding || present.content_length;
     if !declared {
         match framing {
             BodyFraming::Chunked => header(out, b"transfer-encoding", b"chunked"),
@@ -199,15 +233,16 @@ pub(crate) fn asks_continue(
 }
 
 /// The caller's `Transfer-Encoding`/`Content-Length` if set, else what the body knows of its length.
-fn framing(req: &Request<Body>) -> Result<BodyFraming, Error> {
-    let headers = req.headers();
-    if headers.contains_key(TRANSFER_ENCODING) {
+fn framing(req: &Request<Body>, present: Present) -> Result<BodyFraming, Error> {
+    if present.transfer_encoding {
         return Ok(BodyFraming::Chunked);
     }
     // Parsed as the request's validation did (one value, digits only), so
     // what frames the body is what was checked against it.
-    if let Some(n) = crate::validate::content_length(headers)? {
-        return Ok(BodyFraming::Length(n));
+    if present.content_length {
+        if let Some(n) = crate::validate::content_length(req.headers())? {
+            return Ok(BodyFraming::Length(n));
+        }
     }
     Ok(req
         .body()
@@ -222,6 +257,19 @@ mod tests {
 
     /// The client's default `expect_continue`.
     const DEFAULT_MIN: Option<u64> = Some(16 * 1024);
+
+    /// [`super::head`], with the request's headers looked over as `prepare` does.
+    fn head(
+        req: &Request<Body>,
+        host: &HeaderValue,
+        defaults: &HeaderMap,
+        expect: Option<u64>,
+        forward: Option<&Forward>,
+        out: &mut Vec<u8>,
+    ) -> Result<BodyFraming, Error> {
+        let present = Present::of(req.headers());
+        super::head(req, present, host, defaults, expect, forward, out)
+    }
 
     fn encode(req: Request<Body>) -> (String, BodyFraming) {
         let mut out = Vec::new();

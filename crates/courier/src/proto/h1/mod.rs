@@ -13,6 +13,7 @@
 //! - [`decode`]: the response head, its body framing and keep-alive;
 //! - [`upload`]: writing the request, whose body may go on after the answer;
 //! - [`body`]: length, chunked and close-delimited response bodies, and trailers;
+//! - [`names`]: the last heads' header names, and a template map of them;
 //! - [`arena`]: small copies out of the read buffer without an allocation each;
 //! - [`switched`]: the byte stream a connection becomes after a `101` or a
 //!   CONNECT's 2xx;
@@ -25,6 +26,7 @@ pub(crate) mod conn;
 pub(crate) mod deadline;
 pub(crate) mod decode;
 pub(crate) mod encode;
+pub(crate) mod names;
 pub(crate) mod switched;
 pub(crate) mod upload;
 

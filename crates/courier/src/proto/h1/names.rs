@@ -1,0 +1,122 @@
+//! The header names of the last responses on one connection, and the map
+//! a head with the same names is made from (see [`Names`]).
+
+use bytes::Bytes;
+use http::{HeaderMap, HeaderName, HeaderValue};
+
+use super::decode::Role;
+use crate::error::{Error, ErrorKind};
+
+/// Header name positions remembered per connection.
+const NAMES: usize = 16;
+
+/// The header names of the last responses on one connection, by position. A
+/// server sends the same names in the same order on every response, and
+/// comparing a name's bytes with the last one's costs less than parsing and
+/// validating it again; the same bytes always make the same name. Bounded:
+/// the first [`NAMES`] positions, each keeping its bytes' buffer (a miss
+/// reuses it, so a server that varies its names costs no allocation per head).
+#[derive(Debug, Default)]
+pub(crate) struct Names {
+    seen: Vec<(Vec<u8>, HeaderName, Role)>,
+    /// The last head's names, in order, when they were all remembered and
+    /// distinct, each with a value a head had there (empty at first): a
+    /// head with the same names clones it and fills in the values that
+    /// differ (see [`Names::template`]).
+    template: Option<HeaderMap>,
+    /// Heads read from the template since its values were last renewed.
+    since_renewed: u32,
+}
+
+/// A template's values are renewed (copied into one buffer of its own) when
+/// a head's values differ from them, at most once per this many heads: a
+/// server whose `Date` moves on every second renews about once a second, one
+/// that sends a new request id on every response costs one allocation per
+/// this many heads, and its changing values are checked as if there were
+/// no template. The copy is the template's own, so that no response's
+/// arena is kept from being reused.
+const RENEW_EVERY: u32 = 64;
+
+impl Names {
+    /// The name for the bytes `raw` of the header at position `at`.
+    pub(super) fn name(&mut self, at: usize, raw: &[u8]) -> Result<HeaderName, Error> {
+        if let Some((bytes, name, _)) = self.seen.get(at) {
+            if bytes.as_slice() == raw {
+                return Ok(name.clone());
+            }
+        }
+        let name = HeaderName::from_bytes(raw).map_err(|e| Error::new(ErrorKind::Protocol, e))?;
+        // The template's names are the remembered ones: it goes with them.
+        self.template = None;
+        let role = Role::of(&name);
+        if let Some((bytes, cached, cached_role)) = self.seen.get_mut(at) {
+            bytes.clear();
+            bytes.extend_from_slice(raw);
+            *cached = name.clone();
+            *cached_role = role;
+        } else if at == self.seen.len() && at < NAMES {
+            self.seen.push((raw.to_vec(), name.clone(), role));
+        }
+        Ok(name)
+    }
+
+    /// The role of the remembered name at position `at`, if its bytes are `raw`.
+    pub(super) fn remembered(&self, at: usize, raw: &[u8]) -> Option<Role> {
+        match self.seen.get(at) {
+            Some((bytes, _, role)) if bytes.as_slice() == raw => Some(*role),
+            _ => None,
+        }
+    }
+
+    /// A copy of the last head's map with empty values, if it had `count`
+    /// headers: its values, in order, are the headers' by position
+    /// (`HeaderMap::values_mut` goes in insertion order when no name repeats).
+    pub(super) fn template(&self, count: usize) -> Option<HeaderMap> {
+        self.template.as_ref().filter(|t| t.len() == count).cloned()
+    }
+
+    /// Keeps `map`'s names as the template, if there are `count` of them, all
+    /// remembered and distinct.
+    pub(super) fn keep_template(&mut self, map: &HeaderMap, count: usize) {
+        if count == 0 || count > self.seen.len() || map.keys_len() != count {
+            self.template = None;
+            return;
+        }
+        let mut template = HeaderMap::with_capacity(count);
+        for (_, name, _) in &self.seen[..count] {
+            template.append(name.clone(), HeaderValue::from_static(""));
+        }
+        self.template = Some(template);
+        // The next head with other values renews them.
+        self.since_renewed = RENEW_EVERY;
+    }
+
+    /// The template made `map` (`changed`: some of its values are not the
+    /// template's): renews the template's values from `map`'s when they
+    /// differ, at most once per [`RENEW_EVERY`] heads.
+    pub(super) fn template_used(&mut self, map: &HeaderMap, changed: bool) {
+        self.since_renewed = self.since_renewed.saturating_add(1);
+        if !changed || self.since_renewed < RENEW_EVERY {
+            return;
+        }
+        let Some(template) = self.template.as_mut() else {
+            return;
+        };
+        self.since_renewed = 0;
+        let mut own = Vec::with_capacity(map.values().map(|v| v.len()).sum());
+        for v in map.values() {
+            own.extend_from_slice(v.as_bytes());
+        }
+        let own = Bytes::from(own);
+        let mut at = 0;
+        for (kept, v) in template.values_mut().zip(map.values()) {
+            let end = at + v.len();
+            // Bytes of a valid value: valid again (and on the impossible
+            // failure the old value stays, which only costs a check).
+            if let Ok(copy) = HeaderValue::from_maybe_shared(own.slice(at..end)) {
+                *kept = copy;
+            }
+            at = end;
+        }
+    }
+}
