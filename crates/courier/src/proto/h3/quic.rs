@@ -12,6 +12,7 @@ use bytes::Bytes;
 use h3::quic::{self, ConnectionErrorIncoming, StreamErrorIncoming, StreamId};
 
 use super::guard::FrameGuard;
+use super::send::Sender;
 use super::signals::Signals;
 use super::tap::{ControlTap, Seen};
 
@@ -52,9 +53,10 @@ pub(crate) struct Recv {
     guard: FrameGuard,
 }
 
-/// A request stream: h3-quinn's halves, the receiving one in a [`Reader`].
+/// A request stream: h3-quinn's halves, the sending one in a [`Sender`],
+/// the receiving one in a [`Reader`].
 pub(crate) struct Bidi {
-    send: Send,
+    send: Sender,
     recv: Reader,
 }
 
@@ -62,7 +64,7 @@ impl Bidi {
     fn new(stream: h3_quinn::BidiStream<Bytes>, max_frame: u64) -> Bidi {
         let (send, recv) = quic::BidiStream::<Bytes>::split(stream);
         Bidi {
-            send,
+            send: Sender::new(send),
             recv: Reader {
                 inner: recv,
                 reading: false,
@@ -191,10 +193,10 @@ impl quic::SendStream<Bytes> for Bidi {
 }
 
 impl quic::BidiStream<Bytes> for Bidi {
-    type SendStream = Send;
+    type SendStream = Sender;
     type RecvStream = Reader;
 
-    fn split(self) -> (Send, Reader) {
+    fn split(self) -> (Sender, Reader) {
         (self.send, self.recv)
     }
 }
