@@ -56,8 +56,6 @@ mod http2_wire;
 mod http3_client;
 #[cfg(feature = "http3")]
 mod http3_conn;
-#[cfg(feature = "http3")]
-mod http3_wire;
 mod interop;
 mod keepalive;
 mod lighttpd;

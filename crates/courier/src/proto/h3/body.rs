@@ -19,7 +19,7 @@ use super::conn::Inner;
 use crate::body::Body;
 use crate::error::{Error, ErrorKind};
 
-type SendHalf = RequestStream<super::send::Sender, Bytes>;
+type SendHalf = RequestStream<h3_quinn::SendStream<Bytes>, Bytes>;
 type RecvHalf = RequestStream<super::quic::Reader, Bytes>;
 
 /// Counts the request's stream as open until the response ends or is

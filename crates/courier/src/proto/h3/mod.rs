@@ -31,8 +31,7 @@
 //! ones too: [`guard`] bounds them as they pass (see there).
 //!
 //! Layout: [`conn`] a connection's handle and its driver, [`request`] one
-//! request from head to response head, [`send`] its stream's sending half
-//! (a request known whole ends with its last frame), [`body`] the request body sent and
+//! request from head to response head, [`body`] the request body sent and
 //! the response body read (limits, trailers, STOP_SENDING on drop),
 //! [`signals`] what the connection tells the pool.
 
@@ -41,7 +40,6 @@ pub(crate) mod conn;
 pub(crate) mod guard;
 pub(crate) mod quic;
 pub(crate) mod request;
-pub(crate) mod send;
 pub(crate) mod signals;
 pub(crate) mod tap;
 

@@ -12,7 +12,6 @@ use bytes::Bytes;
 use h3::quic::{self, ConnectionErrorIncoming, StreamErrorIncoming, StreamId};
 
 use super::guard::FrameGuard;
-use super::send::Sender;
 use super::signals::Signals;
 use super::tap::{ControlTap, Seen};
 
@@ -53,10 +52,9 @@ pub(crate) struct Recv {
     guard: FrameGuard,
 }
 
-/// A request stream: h3-quinn's halves, the sending one in a [`Sender`],
-/// the receiving one in a [`Reader`].
+/// A request stream: h3-quinn's halves, the receiving one in a [`Reader`].
 pub(crate) struct Bidi {
-    send: Sender,
+    send: Send,
     recv: Reader,
 }
 
@@ -64,7 +62,7 @@ impl Bidi {
     fn new(stream: h3_quinn::BidiStream<Bytes>, max_frame: u64) -> Bidi {
         let (send, recv) = quic::BidiStream::<Bytes>::split(stream);
         Bidi {
-            send: Sender::new(send),
+            send,
             recv: Reader {
                 inner: recv,
                 reading: false,
@@ -193,10 +191,10 @@ impl quic::SendStream<Bytes> for Bidi {
 }
 
 impl quic::BidiStream<Bytes> for Bidi {
-    type SendStream = Sender;
+    type SendStream = Send;
     type RecvStream = Reader;
 
-    fn split(self) -> (Sender, Reader) {
+    fn split(self) -> (Send, Reader) {
         (self.send, self.recv)
     }
 }

@@ -123,12 +123,8 @@ pub(super) async fn send(inner: &Arc<Inner>, request: Request<Body>) -> Result<A
     let replay = body.try_clone();
     let expects_body = parts.method != http::Method::HEAD;
 
-    // Known whole (nothing, or all of it in memory): its frames are held
-    // and go with the FIN (`send.rs` says why).
-    let bodyless = body.is_end_stream() || body.size_hint().exact() == Some(0);
-    let whole = bodyless || body.as_buffered().is_some();
     let mut opener = inner.send.clone();
-    let stream = match super::send::whole(whole, opener.send_request(head)).await {
+    let stream = match opener.send_request(head).await {
         Ok(stream) => stream,
         Err(e) => {
             inner.failed(&e);
@@ -152,7 +148,7 @@ pub(super) async fn send(inner: &Arc<Inner>, request: Request<Body>) -> Result<A
 
     // Sent beside the wait for the head; still sending once the head is in
     // (a server answering an upload early), it goes on in a task of its own.
-    let mut sending = if bodyless {
+    let mut sending = if body.is_end_stream() || body.size_hint().exact() == Some(0) {
         if let Err(e) = tx.finish().await {
             tracing::debug!("HTTP/3 request end not sent: {e}");
         }
