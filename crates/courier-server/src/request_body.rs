@@ -28,14 +28,26 @@ pub(crate) enum RequestBody {
     Http3 {
         stream: Box<H3RecvStream>,
         done: bool,
+        /// "No more data" answers from h3 in a row.
+        ends: u8,
     },
 }
+
+/// h3 0.0.8 answers "no more data" for an empty DATA frame (RFC 9114
+/// allows them) as it does at the end of the data, so an upload with one
+/// was cut there. The data is asked for again: at the end of the stream,
+/// or before trailers, h3 answers the same at once; a body that goes on
+/// answers its data. This many answers in a row are the end, as the
+/// client's response body reads them (`courier`'s `proto/h3/body.rs`): a
+/// client sending as many empty frames in a row gets its body cut there.
+const ENDS: u8 = 4;
 
 impl RequestBody {
     pub(crate) fn http3(stream: H3RecvStream) -> Self {
         RequestBody::Http3 {
             stream: Box::new(stream),
             done: false,
+            ends: 0,
         }
     }
 }
@@ -53,19 +65,24 @@ impl Body for RequestBody {
                 .poll_frame(cx)
                 .map(|frame| frame.map(|f| f.map_err(BoxError::from))),
             RequestBody::Http3 { done: true, .. } => Poll::Ready(None),
-            RequestBody::Http3 { stream, done } => match stream.poll_recv_data(cx) {
-                Poll::Pending => Poll::Pending,
-                Poll::Ready(Ok(Some(mut buf))) => {
-                    let data = buf.copy_to_bytes(buf.remaining());
-                    Poll::Ready(Some(Ok(Frame::data(data))))
-                }
-                Poll::Ready(Ok(None)) => {
-                    *done = true;
-                    Poll::Ready(None)
-                }
-                Poll::Ready(Err(err)) => {
-                    *done = true;
-                    Poll::Ready(Some(Err(Box::new(err))))
+            RequestBody::Http3 { stream, done, ends } => loop {
+                match stream.poll_recv_data(cx) {
+                    Poll::Pending => return Poll::Pending,
+                    Poll::Ready(Ok(Some(mut buf))) => {
+                        *ends = 0;
+                        let data = buf.copy_to_bytes(buf.remaining());
+                        return Poll::Ready(Some(Ok(Frame::data(data))));
+                    }
+                    // Maybe an empty DATA frame: asked again (see `ENDS`).
+                    Poll::Ready(Ok(None)) if *ends + 1 < ENDS => *ends += 1,
+                    Poll::Ready(Ok(None)) => {
+                        *done = true;
+                        return Poll::Ready(None);
+                    }
+                    Poll::Ready(Err(err)) => {
+                        *done = true;
+                        return Poll::Ready(Some(Err(Box::new(err))));
+                    }
                 }
             },
         }
