@@ -524,6 +524,43 @@ async fn a_shared_connection_that_allows_no_slot_makes_requests_wait_not_dial() 
     .await;
 }
 
+/// The connection's driver sets its new limit before its report reaches the
+/// pool: the origin's books hold in between (the debug check of the
+/// candidates took the new limit for one the origin had missed), and the
+/// report lets the waiter in.
+#[tokio::test]
+async fn a_limit_raised_before_its_report_arrives_keeps_the_books() {
+    within(async {
+        let (pool, metrics) = pool_with::<true>(PoolConfig {
+            more_shared_when_full: false,
+            ..PoolConfig::default()
+        });
+        let knobs = knobs("raised.test");
+        knobs.slots.store(1, SeqCst);
+        let origin = origin(&pool, "raised.test");
+        let (first, conn) = send(origin.checkout(false, None).await.unwrap()).await;
+        let second = request(&origin);
+        until("the second waits", || metrics.requests_queued.get() == 1).await;
+        // Raised, not yet reported: the third checkout finds no candidate
+        // (the full connection left them when the second looked) and waits.
+        knobs.slots.store(2, SeqCst);
+        let third = request(&origin);
+        until("the third waits", || metrics.requests_queued.get() == 2).await;
+        knobs.report_all();
+        until("one goes on the raised slot", || {
+            metrics.requests_queued.get() == 1
+        })
+        .await;
+        first.release();
+        for waiting in [second, third] {
+            let (_, got) = waiting.await.unwrap();
+            assert_eq!(got, conn, "every stream goes on the one connection");
+        }
+        assert_eq!(knobs.dials.load(SeqCst), 1);
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn a_lowered_slot_limit_holds_new_requests_until_the_streams_above_it_end() {
     within(async {

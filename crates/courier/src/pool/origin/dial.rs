@@ -210,7 +210,7 @@ impl<P: Protocol> OriginPool<P> {
                     idle_since: Instant::now(),
                     retiring: false,
                     declared: declared.is_some(),
-                    says_none: false,
+                    noted_max: usize::MAX,
                 });
                 self.serve_streams(&mut st, id);
             }

@@ -129,9 +129,10 @@ struct SharedSlot<P: Protocol> {
     /// Its peer's declared slots are known here (the origin's `slots_hint`
     /// learnt them); until then it offers what the protocol assumes.
     declared: bool,
-    /// Its peer allowed no stream when last looked at (kept by
-    /// [`SharedConns`]).
-    says_none: bool,
+    /// Its peer's slot limit when the origin last looked (kept by
+    /// [`SharedConns`]; `usize::MAX` before the first look). The connection's
+    /// own figure may be newer: its report of the change is on its way.
+    noted_max: usize,
 }
 
 impl<P: Protocol> SharedSlot<P> {

@@ -94,7 +94,7 @@ impl<P: Protocol> SharedConns<P> {
     pub(super) fn remove(&mut self, id: u64) -> Option<SharedSlot<P>> {
         let slot = self.by_id.remove(&id)?;
         self.count(&slot, -1);
-        self.says_none -= usize::from(slot.says_none);
+        self.says_none -= usize::from(slot.noted_max == 0);
         Some(slot)
     }
 
@@ -167,15 +167,16 @@ impl<P: Protocol> SharedConns<P> {
             .collect();
     }
 
-    /// Its peer's stream limit may have changed: remembers whether it allows
-    /// none (see [`any_says_none`](Self::any_says_none)).
+    /// Its peer's stream limit may have changed: remembers it, and whether it
+    /// allows none (see [`any_says_none`](Self::any_says_none)).
     pub(super) fn note_limit(&mut self, id: u64) {
         let Some(slot) = self.by_id.get_mut(&id) else {
             return;
         };
-        let none = slot.conn.max_streams() == 0;
-        if none != slot.says_none {
-            slot.says_none = none;
+        let max = slot.conn.max_streams();
+        let (was_none, none) = (slot.noted_max == 0, max == 0);
+        slot.noted_max = max;
+        if none != was_none {
             if none {
                 self.says_none += 1;
             } else {
@@ -249,15 +250,20 @@ impl<P: Protocol> SharedConns<P> {
             counted.slots[i] += slot.active as u64;
         }
         debug_assert_eq!(counted, self.tally, "shared connections' gauges");
-        let says_none = self.by_id.values().filter(|s| s.says_none).count();
+        let says_none = self.by_id.values().filter(|s| s.noted_max == 0).count();
         debug_assert_eq!(says_none, self.says_none, "connections allowing none");
         // Each candidate once is enough for the check (the heap is a multiset).
         let offered: std::collections::HashSet<(usize, u64)> =
             self.room.iter().map(|&(a, Reverse(id))| (a, id)).collect();
         for slot in self.by_id.values() {
+            // A limit that rose since the origin last looked is reported on
+            // its way here (the connection's driver sets it first), and the
+            // report offers the connection.
+            let limit_moved = slot.conn.max_streams() != slot.noted_max;
             debug_assert!(
                 slot.retiring
                     || offered.contains(&(slot.active, slot.conn.id))
+                    || limit_moved
                     || !slot.has_room(budget, hint),
                 "connection {} with room is no candidate",
                 slot.conn.id
