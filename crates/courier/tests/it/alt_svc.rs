@@ -190,6 +190,20 @@ async fn serve<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin>(
 }
 
 /// `200 ok` with these extra header lines (each ending in CRLF).
+/// Sends `n` GETs to `url` one after another, reading each body; the
+/// versions they were answered over.
+async fn get_each(client: &Client, url: &str, n: usize) -> Vec<Version> {
+    let mut versions = Vec::with_capacity(n);
+    for _ in 0..n {
+        let response = bounded("request", client.get(url).send())
+            .await
+            .expect("request");
+        versions.push(response.version());
+        bounded("body", response.bytes()).await.expect("body");
+    }
+    versions
+}
+
 fn ok_with(headers: &str) -> String {
     format!("HTTP/1.1 200 OK\r\ncontent-length: 2\r\n{headers}\r\nok")
 }
@@ -373,12 +387,7 @@ async fn a_plain_http_origin_learns_nothing() {
     .await;
     let client = client(&cert().pem).build().expect("client");
     let url = format!("http://127.0.0.1:{}/", origin.port);
-    for _ in 0..5 {
-        let response = bounded("request", client.get(&url).send())
-            .await
-            .expect("request");
-        bounded("body", response.bytes()).await.expect("body");
-    }
+    get_each(&client, &url, 5).await;
     assert_eq!(sink.datagrams(), 0);
     assert_eq!(origin.connections.load(SeqCst), 1);
 }
@@ -403,12 +412,7 @@ async fn clear_forgets_the_alternative() {
     .await;
     let client = client(&cert.pem).build().expect("client");
     let url = format!("https://localhost:{}/", origin.port);
-    for _ in 0..5 {
-        let response = bounded("request", client.get(&url).send())
-            .await
-            .expect("request");
-        bounded("body", response.bytes()).await.expect("body");
-    }
+    get_each(&client, &url, 5).await;
     assert_eq!(sink.datagrams(), 0, "no QUIC after clear");
     // The first connection closed after the second request (the offer
     // stood then); the next one stays.
@@ -528,12 +532,7 @@ async fn off_by_default() {
         .build()
         .expect("client");
     let url = format!("https://localhost:{}/", origin.port);
-    for _ in 0..4 {
-        let response = bounded("request", client.get(&url).send())
-            .await
-            .expect("request");
-        bounded("body", response.bytes()).await.expect("body");
-    }
+    get_each(&client, &url, 4).await;
     assert_eq!(sink.datagrams(), 0);
     assert_eq!(origin.connections.load(SeqCst), 1);
 }
@@ -589,13 +588,11 @@ async fn an_origin_behind_a_proxy_is_not_upgraded() {
         .build()
         .expect("client");
     let url = format!("https://localhost:{origin_port}/");
-    for _ in 0..5 {
-        let response = bounded("request", client.get(&url).send())
-            .await
-            .expect("request");
-        assert_eq!(response.version(), Version::HTTP_11);
-        bounded("body", response.bytes()).await.expect("body");
-    }
+    let versions = get_each(&client, &url, 5).await;
+    assert!(
+        versions.iter().all(|v| *v == Version::HTTP_11),
+        "{versions:?}"
+    );
     assert_eq!(sink.datagrams(), 0, "no QUIC from behind a proxy");
     assert_eq!(tunnels.load(SeqCst), 1, "the tunnel was kept");
     assert_eq!(origin.requests(), 5);
