@@ -40,6 +40,17 @@ fn pool(c: &mut Criterion) {
         b.to_async(&rt)
             .iter(|| async { mem.checkout_release().await.expect("checkout") })
     });
+    // A checkout's cost must not grow with the idle connections an origin
+    // holds (issue 30's cost curve): 10 against 10,000.
+    for idle in [10, 10_000] {
+        let many = rt
+            .block_on(InMemory::new(idle, b"hello"))
+            .expect("in-memory pool");
+        c.bench_function(&format!("pool/checkout_release_idle/{idle}"), |b| {
+            b.to_async(&rt)
+                .iter(|| async { many.checkout_release().await.expect("checkout") })
+        });
+    }
     c.bench_function("request/get_in_memory", |b| {
         b.to_async(&rt).iter(|| async {
             let res = mem.get().await.expect("get");

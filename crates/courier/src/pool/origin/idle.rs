@@ -28,6 +28,9 @@ pub(super) struct IdleStack<P: Protocol> {
     stack: Vec<Idle<P>>,
     /// Connections on the stack, by [`Label::index`].
     by_label: [u64; Label::ALL.len()],
+    /// Entries looked at by walks of the stack, for the tests of its cost.
+    #[cfg(test)]
+    pub(super) walked: usize,
 }
 
 impl<P: Protocol> IdleStack<P> {
@@ -35,6 +38,8 @@ impl<P: Protocol> IdleStack<P> {
         IdleStack {
             stack: Vec::new(),
             by_label: [0; Label::ALL.len()],
+            #[cfg(test)]
+            walked: 0,
         }
     }
 
@@ -59,6 +64,10 @@ impl<P: Protocol> IdleStack<P> {
         into: &mut Vec<ExclusiveConn<P>>,
     ) {
         let mut kept = 0;
+        #[cfg(test)]
+        {
+            self.walked += self.stack.len();
+        }
         for i in 0..self.stack.len() {
             if expired(&mut self.stack[i]) {
                 continue;

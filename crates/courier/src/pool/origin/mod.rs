@@ -496,6 +496,12 @@ impl<P: Protocol> OriginPool<P> {
         self.lock().shared_conns.examined
     }
 
+    /// Idle-stack entries walked so far (tests of a checkout's cost).
+    #[cfg(test)]
+    pub(crate) fn idle_walked(&self) -> usize {
+        self.lock().idle.walked
+    }
+
     /// No connection, attempt or waiter: the origin can be forgotten.
     pub(crate) fn holds_nothing(&self) -> bool {
         self.lock().holds_nothing()
