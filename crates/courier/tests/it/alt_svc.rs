@@ -190,14 +190,16 @@ async fn serve<S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin>(
 }
 
 /// `200 ok` with these extra header lines (each ending in CRLF).
-/// Sends `n` GETs to `url` one after another, reading each body; the
-/// versions they were answered over.
-async fn get_each(client: &Client, url: &str, n: usize) -> Vec<Version> {
+/// Sends `n` GETs with `headers` to `url` one after another, reading each
+/// body; the versions they were answered over.
+async fn get_each(client: &Client, url: &str, n: usize, headers: &[(&str, &str)]) -> Vec<Version> {
     let mut versions = Vec::with_capacity(n);
     for _ in 0..n {
-        let response = bounded("request", client.get(url).send())
-            .await
-            .expect("request");
+        let mut request = client.get(url);
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        let response = bounded("request", request.send()).await.expect("request");
         versions.push(response.version());
         bounded("body", response.bytes()).await.expect("body");
     }
@@ -350,20 +352,15 @@ async fn an_alternative_on_another_host_is_never_used() {
     .await;
     let client = client(&cert.pem).build().expect("client");
     let url = format!("https://localhost:{}/", origin.port);
-    for _ in 0..5 {
-        let response = bounded(
-            "request",
-            client
-                .get(&url)
-                .header("authorization", "Bearer secret-token")
-                .header("cookie", "session=secret-cookie")
-                .send(),
-        )
-        .await
-        .expect("request");
-        assert_eq!(response.version(), Version::HTTP_11);
-        bounded("body", response.bytes()).await.expect("body");
-    }
+    let secrets = [
+        ("authorization", "Bearer secret-token"),
+        ("cookie", "session=secret-cookie"),
+    ];
+    let versions = get_each(&client, &url, 5, &secrets).await;
+    assert!(
+        versions.iter().all(|v| *v == Version::HTTP_11),
+        "{versions:?}"
+    );
     assert_eq!(elsewhere.datagrams(), 0, "nothing went to another host");
     assert_eq!(
         origin.connections.load(SeqCst),
@@ -387,7 +384,7 @@ async fn a_plain_http_origin_learns_nothing() {
     .await;
     let client = client(&cert().pem).build().expect("client");
     let url = format!("http://127.0.0.1:{}/", origin.port);
-    get_each(&client, &url, 5).await;
+    get_each(&client, &url, 5, &[]).await;
     assert_eq!(sink.datagrams(), 0);
     assert_eq!(origin.connections.load(SeqCst), 1);
 }
@@ -412,7 +409,7 @@ async fn clear_forgets_the_alternative() {
     .await;
     let client = client(&cert.pem).build().expect("client");
     let url = format!("https://localhost:{}/", origin.port);
-    get_each(&client, &url, 5).await;
+    get_each(&client, &url, 5, &[]).await;
     assert_eq!(sink.datagrams(), 0, "no QUIC after clear");
     // The first connection closed after the second request (the offer
     // stood then); the next one stays.
@@ -452,18 +449,12 @@ async fn a_redirect_targets_offer_is_not_the_first_origins() {
     .await
     .expect("redirect");
     bounded("body", redirected.bytes()).await.expect("body");
-    for _ in 0..5 {
-        let response = bounded(
-            "request",
-            client
-                .get(format!("https://localhost:{}/", first.port))
-                .send(),
-        )
-        .await
-        .expect("request");
-        assert_eq!(response.version(), Version::HTTP_11);
-        bounded("body", response.bytes()).await.expect("body");
-    }
+    let url = format!("https://localhost:{}/", first.port);
+    let versions = get_each(&client, &url, 5, &[]).await;
+    assert!(
+        versions.iter().all(|v| *v == Version::HTTP_11),
+        "{versions:?}"
+    );
     assert_eq!(sink.datagrams(), 0, "the first origin never raced");
     assert_eq!(first.connections.load(SeqCst), 1);
 }
@@ -492,19 +483,12 @@ async fn an_alternative_with_a_certificate_for_another_name_is_broken() {
         .build()
         .expect("client");
     let url = format!("https://localhost:{}/", origin.port);
-    for _ in 0..6 {
-        let response = bounded(
-            "request",
-            client
-                .get(&url)
-                .header("authorization", "Bearer secret-token")
-                .send(),
-        )
-        .await
-        .expect("request");
-        assert_eq!(response.version(), Version::HTTP_11);
-        bounded("body", response.bytes()).await.expect("body");
-    }
+    let secret = [("authorization", "Bearer secret-token")];
+    let versions = get_each(&client, &url, 6, &secret).await;
+    assert!(
+        versions.iter().all(|v| *v == Version::HTTP_11),
+        "{versions:?}"
+    );
     assert_eq!(
         impostor.requests_served(),
         0,
@@ -532,7 +516,7 @@ async fn off_by_default() {
         .build()
         .expect("client");
     let url = format!("https://localhost:{}/", origin.port);
-    get_each(&client, &url, 4).await;
+    get_each(&client, &url, 4, &[]).await;
     assert_eq!(sink.datagrams(), 0);
     assert_eq!(origin.connections.load(SeqCst), 1);
 }
@@ -588,7 +572,7 @@ async fn an_origin_behind_a_proxy_is_not_upgraded() {
         .build()
         .expect("client");
     let url = format!("https://localhost:{origin_port}/");
-    let versions = get_each(&client, &url, 5).await;
+    let versions = get_each(&client, &url, 5, &[]).await;
     assert!(
         versions.iter().all(|v| *v == Version::HTTP_11),
         "{versions:?}"
@@ -728,12 +712,7 @@ async fn a_wave_of_races_on_a_network_that_drops_udp() {
     let attempts = sink.attempts();
     println!("a wave of 8: {attempts} QUIC attempts");
     assert!((1..=8).contains(&attempts), "{attempts} QUIC attempts");
-    for _ in 0..5 {
-        let response = bounded("after", client.get(&url).send())
-            .await
-            .expect("request");
-        bounded("body", response.bytes()).await.expect("body");
-    }
+    get_each(&client, &url, 5, &[]).await;
     assert_eq!(sink.attempts(), attempts, "none after the wave");
     assert_eq!(origin.requests(), 14);
 }
