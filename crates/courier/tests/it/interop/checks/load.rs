@@ -66,6 +66,20 @@ async fn burst(t: &Target, client: &ServiceClient, n: usize) -> Burst {
     b
 }
 
+/// `n` GETs one after another, up to the first that fails: a server that
+/// stopped answering fails the check at its first request timeout, not
+/// after `n` of them (which is past the check's limit: a `hang`).
+async fn in_a_row(t: &Target, client: &ServiceClient, n: usize) -> Burst {
+    let mut all = Burst::default();
+    for _ in 0..n {
+        all.add(burst(t, client, 1).await);
+        if all.failed > 0 {
+            break;
+        }
+    }
+    all
+}
+
 fn verdict(t: &Target, what: &str, of: usize, b: Burst) -> CheckResult {
     let note = format!("{of} requests");
     match b.first {
@@ -179,9 +193,7 @@ pub async fn idle_gap(t: &Target) -> CheckResult {
     verdict(t, "first burst", n, before)?;
     tokio::time::sleep(gap).await;
     let mut after = burst(t, &client, n).await;
-    for _ in 0..10 {
-        after.add(burst(t, &client, 1).await);
-    }
+    after.add(in_a_row(t, &client, 10).await);
     after.cut += cut_before;
     verdict(t, &format!("after {gap:?} idle"), n + 10, after)
 }
@@ -192,10 +204,7 @@ pub async fn idle_gap(t: &Target) -> CheckResult {
 pub async fn request_limit(t: &Target) -> CheckResult {
     let client = t.client();
     let n = t.mode.sequential;
-    let mut all = Burst::default();
-    for _ in 0..n {
-        all.add(burst(t, &client, 1).await);
-    }
+    let all = in_a_row(t, &client, n).await;
     let limit = match t.caps.request_limit {
         Some(limit) => format!("{n} in a row, limit {limit}"),
         None => format!("{n} in a row (no limit)"),

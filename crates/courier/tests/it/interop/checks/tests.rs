@@ -425,3 +425,31 @@ fn uploads_send_expect_by_courier_rule() {
     assert!(!uploads::sends_expect(&t, false, None));
     assert!(uploads::sends_expect(&t, true, None));
 }
+
+#[tokio::test]
+async fn a_server_that_stops_answering_fails_requests_in_a_row_at_the_first_timeout() {
+    // Accepts every connection and answers nothing: each request runs to
+    // its timeout. The check's 150 requests in a row once waited for each
+    // (15 s here), past the check's own limit: a `hang`, which no
+    // tolerance may absorb, instead of the `timeout` it is.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let hold = tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = listener.accept().await {
+            held.push(socket);
+        }
+    });
+    let mut t = target(false, Proto::H1, Caps::default());
+    t.base = base;
+    t.mode.timeout = Duration::from_millis(100);
+    let mut out = run_with(&t, vec!["req-limit"], super::check).await;
+    hold.abort();
+    match out.pop().map(|(_, o)| o) {
+        Some(Outcome::Fail { kind, detail }) => {
+            assert_eq!(kind, "timeout", "{detail}");
+            assert!(detail.contains(": 1 of "), "{detail}");
+        }
+        other => panic!("{other:?}"),
+    }
+}
