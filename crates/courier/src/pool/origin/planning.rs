@@ -93,13 +93,20 @@ impl<P: Protocol> State<P> {
             return false;
         };
         let demand = !self.waiters.is_empty() || self.shared_conns.iter().any(|s| s.active > 0);
-        let left: usize = self
-            .shared_conns
-            .iter()
-            .filter(|s| !s.retiring)
-            .map(|s| budget.saturating_sub(s.opened))
-            .sum();
-        demand && left < per_conn.div_ceil(2)
+        if !demand {
+            return false;
+        }
+        // Stops counting once enough is left: at thousands of connections
+        // (long polls) the walk would otherwise be every planning's cost.
+        let enough = per_conn.div_ceil(2);
+        let mut left = 0;
+        for s in self.shared_conns.iter().filter(|s| !s.retiring) {
+            left += budget.saturating_sub(s.opened);
+            if left >= enough {
+                return false;
+            }
+        }
+        true
     }
 }
 
