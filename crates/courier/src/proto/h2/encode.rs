@@ -69,14 +69,9 @@ pub(crate) fn request(
             None => enc.field(b":scheme", head.scheme.as_str().as_bytes(), false, out),
         }
     }
-    enc.field(
-        b":authority",
-        head.authority.as_str().as_bytes(),
-        false,
-        out,
-    );
+    authority(enc, head.authority.as_str().as_bytes(), out);
     if !plain_connect {
-        enc.field(b":path", head.path.as_bytes(), false, out);
+        path(enc, head.path.as_bytes(), out);
     }
     fields(enc, out, head.headers);
     let defaults = head
@@ -112,6 +107,24 @@ fn scheme_index(scheme: &Scheme) -> Option<usize> {
         Some(7)
     } else {
         None
+    }
+}
+
+/// `:authority` (static name 1, whose static value is empty) as
+/// `Encoder::field` writes it, without the name lookup: the same bytes.
+fn authority(enc: &mut Encoder, value: &[u8], out: &mut BytesMut) {
+    match value {
+        b"" => enc.static_field(1, out),
+        _ => enc.static_name_field(1, b":authority", value, out),
+    }
+}
+
+/// `:path` (static name 4, values "/" and "/index.html"), as `authority`.
+fn path(enc: &mut Encoder, value: &[u8], out: &mut BytesMut) {
+    match value {
+        b"/" => enc.static_field(4, out),
+        b"/index.html" => enc.static_field(5, out),
+        _ => enc.static_name_field(4, b":path", value, out),
     }
 }
 
@@ -190,6 +203,31 @@ mod tests {
             }
         }
         assert_eq!(known, 4);
+    }
+
+    #[test]
+    fn authority_and_path_are_written_as_a_lookup_would() {
+        let authorities = ["", "example.com", "127.0.0.1:8080", "a", "user@host:1"];
+        let paths = ["/", "/index.html", "/128.bin", "/a?b=c", "*", "/index.htm"];
+        // Twice each, into the same encoders: the second time finds the
+        // first's table entries (an `:authority` is indexed, a `:path` not).
+        let (mut looked_up, mut direct) = (Encoder::new(), Encoder::new());
+        for round in 0..2 {
+            for value in authorities {
+                let (mut a, mut b) = (BytesMut::new(), BytesMut::new());
+                looked_up.field(b":authority", value.as_bytes(), false, &mut a);
+                authority(&mut direct, value.as_bytes(), &mut b);
+                assert_eq!(a, b, "authority {value:?}");
+                // The second time, one byte: the entry the first inserted.
+                assert_eq!(round == 1 || value.is_empty(), b.len() == 1, "{value:?}");
+            }
+            for value in paths {
+                let (mut a, mut b) = (BytesMut::new(), BytesMut::new());
+                looked_up.field(b":path", value.as_bytes(), false, &mut a);
+                path(&mut direct, value.as_bytes(), &mut b);
+                assert_eq!(a, b, "path {value:?}");
+            }
+        }
     }
 
     #[test]

@@ -200,12 +200,15 @@ impl Http2Send {
             .len()
             .filter(|&len| len != 0 || expects_body(request.method()));
         let streamed = body.as_buffered().is_none();
-        // What the stream is held to: the caller's Content-Length (checked
-        // already: well formed, and equal to any length the body knows).
-        let declared = crate::validate::content_length(request.headers())
-            .ok()
-            .flatten()
-            .or(body.len());
+        // What a streamed body is held to: the caller's Content-Length
+        // (checked already: well formed, and equal to any length the body
+        // knows). Looked up only for a streamed body, which alone needs it.
+        let declared = streamed.then(|| {
+            crate::validate::content_length(request.headers())
+                .ok()
+                .flatten()
+                .or(body.len())
+        });
         let mut outgoing = match body.as_buffered() {
             Some([]) => Outgoing::Empty,
             Some(_) => Outgoing::Buffered(
@@ -239,7 +242,7 @@ impl Http2Send {
                 key,
                 id,
                 Arc::clone(&feed),
-                declared,
+                declared.flatten(),
             );
             self.feed = Some(feed);
         }

@@ -50,6 +50,11 @@ pub(crate) struct Decoder {
     scratch: Vec<u8>,
     /// The last block, to replay when it comes again.
     last: Last,
+    /// Entries inserted by the replays of the last block since it was last
+    /// decoded, all of them fitting the table.
+    streak: usize,
+    /// Replaying the last block leaves the table as it is: see `replay`.
+    fixed: bool,
 }
 
 /// A string of the current field: still in the block when it was sent raw,
@@ -92,6 +97,8 @@ impl Decoder {
             max_table_size,
             scratch: Vec::new(),
             last: Last::default(),
+            streak: 0,
+            fixed: false,
         }
     }
 
@@ -100,14 +107,42 @@ impl Decoder {
     /// the table again and returns true: the table is then as decoding
     /// `block` would leave it, and its fields are the last block's, which
     /// the caller kept. Otherwise does nothing and returns false.
+    ///
+    /// Once the table holds nothing but this block's insertions, it is the
+    /// longest run of them, ending with the block's last, that fits its
+    /// size; inserting them once more keeps it so. When a replay leaves as
+    /// many entries as it found, the table is that run and a fixed point:
+    /// further replays insert nothing (nginx's head, about 1,400
+    /// instructions a response, until its `date` changes).
     pub(crate) fn replay(&mut self, block: &[u8]) -> bool {
         if !self.last.is(block) {
             return false;
         }
-        for (name, value) in self.last.insertions() {
-            self.table.insert(name, value, |_, _, _| {});
+        if self.fixed {
+            return true;
         }
+        let (before, mut inserted) = (self.table.len(), 0);
+        let mut all_fit = true;
+        for (name, value) in self.last.insertions() {
+            all_fit &= self.table.insert(name, value, |_, _, _| {});
+            inserted += 1;
+        }
+        if !all_fit {
+            // An insertion larger than the table emptied it: count afresh.
+            self.streak = 0;
+            return true;
+        }
+        // Every entry there before came from this streak's insertions.
+        let only_ours = self.streak >= before;
+        self.streak = self.streak.saturating_add(inserted);
+        self.fixed = inserted > 0 && only_ours && self.table.len() == before;
         true
+    }
+
+    /// Replaying the last block no longer changes the table (tests).
+    #[cfg(test)]
+    pub(crate) fn is_fixed(&self) -> bool {
+        self.fixed
     }
 
     /// Whether the block last decoded was the same as the one before it,
@@ -133,6 +168,9 @@ impl Decoder {
             size: 0,
             too_large: false,
         };
+        // A block decoded may change the table any way: replays count afresh.
+        self.streak = 0;
+        self.fixed = false;
         self.last.start(block);
         let result = self.decode_fields(block, &mut sink);
         if self.scratch.capacity() > SCRATCH_KEEP {

@@ -108,6 +108,36 @@ impl Encoder {
     /// are written as never-indexed literals (0x10 prefix).
     pub(crate) fn field(&mut self, name: &[u8], value: &[u8], sensitive: bool, dst: &mut BytesMut) {
         let static_match = static_table::find(name, value);
+        self.field_matched(name, value, sensitive, static_match, dst);
+    }
+
+    /// [`field`](Self::field) for a name the caller knows is the static
+    /// table's `index` with none of its static values (`:authority`,
+    /// `:path`, written on every request): the same bytes, without looking
+    /// the name up.
+    pub(crate) fn static_name_field(
+        &mut self,
+        index: usize,
+        name: &[u8],
+        value: &[u8],
+        dst: &mut BytesMut,
+    ) {
+        debug_assert_eq!(
+            static_table::find(name, value),
+            Some(Match::Name(index)),
+            "{name:?}"
+        );
+        self.field_matched(name, value, false, Some(Match::Name(index)), dst);
+    }
+
+    fn field_matched(
+        &mut self,
+        name: &[u8],
+        value: &[u8],
+        sensitive: bool,
+        static_match: Option<Match>,
+        dst: &mut BytesMut,
+    ) {
         if sensitive || NEVER_INDEXED.contains(&name) {
             let name_index = self.name_index(name, static_match);
             return literal(dst, LITERAL_NEVER_INDEXED, name_index, name, value);

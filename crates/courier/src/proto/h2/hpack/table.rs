@@ -62,6 +62,11 @@ impl Table {
         self.max_size
     }
 
+    /// The number of entries.
+    pub(crate) fn len(&self) -> usize {
+        self.entries.len()
+    }
+
     /// The name and value at `index`, 0 being the newest entry (HPACK index
     /// 62).
     pub(crate) fn get(&self, index: usize) -> Option<(&[u8], &[u8])> {
@@ -167,10 +172,6 @@ impl Table {
 /// For tests: what the codec itself does not need to know.
 #[cfg(test)]
 impl Table {
-    pub(super) fn len(&self) -> usize {
-        self.entries.len()
-    }
-
     pub(super) fn size(&self) -> usize {
         self.size
     }

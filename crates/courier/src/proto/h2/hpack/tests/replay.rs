@@ -102,3 +102,58 @@ fn a_block_is_kept_only_once_it_comes_twice_in_a_row() {
     assert!(!decoder.replay(&other), "not the last block");
     assert!(decoder.replay(&nginx));
 }
+
+#[test]
+fn a_block_replayed_until_the_table_is_all_its_own_then_inserts_nothing() {
+    let blocks: Vec<Vec<u8>> = BLOCKS.iter().map(|(b, _)| hex(b)).collect();
+    let (nginx, c41, reads_62) = (&blocks[0], &blocks[1], &blocks[2]);
+    let mut plain = Decoder::new(DEFAULT_TABLE_SIZE);
+    let mut replaying = Decoder::new(DEFAULT_TABLE_SIZE);
+    // Another block's entries first, so the table is not nginx's alone
+    // until nginx's insertions have pushed them out.
+    for _ in 0..3 {
+        decode(&mut plain, c41).unwrap();
+        decode(&mut replaying, c41).unwrap();
+    }
+    let mut fixed_at = None;
+    for round in 0..60 {
+        let want = decode(&mut plain, nginx);
+        if round < 2 {
+            assert_eq!(decode(&mut replaying, nginx), want);
+        } else {
+            assert!(replaying.replay(nginx), "round {round}");
+        }
+        assert_eq!(
+            replaying.table().fields(),
+            plain.table().fields(),
+            "round {round}"
+        );
+        assert_eq!(replaying.table().size(), plain.table().size());
+        if replaying.is_fixed() && fixed_at.is_none() {
+            fixed_at = Some(round);
+            // Fixed only once C.4.1's entries (`:authority`) are gone.
+            assert!(
+                plain
+                    .table()
+                    .fields()
+                    .iter()
+                    .all(|(name, _)| name.as_slice() != b":authority"),
+                "fixed at round {round} with another block's entries left"
+            );
+        }
+    }
+    let fixed_at = fixed_at.expect("the table became nginx's alone and stayed so");
+    assert!(fixed_at > 2, "fixed at round {fixed_at}");
+    // After the fixed stretch, a block that reads the table reads it right,
+    // and the next replay starts counting afresh.
+    for block in [reads_62, nginx, nginx, c41, nginx] {
+        let want = decode(&mut plain, block);
+        let got = match replaying.replay(block) {
+            true => want.clone(),
+            false => decode(&mut replaying, block),
+        };
+        assert_eq!(got, want);
+        assert_eq!(replaying.table().fields(), plain.table().fields());
+    }
+    assert!(!replaying.is_fixed());
+}
