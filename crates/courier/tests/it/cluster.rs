@@ -469,6 +469,11 @@ async fn spreads_over_builtin_server_replicas_in_one_pool() {
     let cluster = ClusterClient::builder("svc")
         .replicas(servers.iter().map(|s| s.url("/")))
         .seed(11)
+        // The spread under test is the seeded draw's. With the
+        // recent-latency factor on, one slow answer on a loaded machine
+        // (a cold connection) weighs a replica down to a request or two of
+        // the 60 (seen: [27, 32, 1]); that factor has tests of its own.
+        .recent_latency(None)
         .build(client.clone())
         .unwrap();
     for _ in 0..60 {
