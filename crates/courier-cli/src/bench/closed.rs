@@ -114,13 +114,14 @@ pub fn worker(plan: Arc<Plan>, client: BenchClient, slot: usize) -> impl Future<
     async move {
         let one_round = matches!(plan.budget, super::plan::Budget::OneRound);
         loop {
-            let measured = match plan.admit() {
+            let (admit, start) = plan.admit_at();
+            let measured = match admit {
                 Admit::Stop => break,
                 Admit::Warmup => false,
                 Admit::Measured => true,
             };
             let in_flight = plan.in_flight.as_ref().map(|counter| counter.enter());
-            let outcome = request::send(&client, &plan.template, slot).await;
+            let outcome = request::send(&client, &plan.template, slot, start).await;
             drop(in_flight);
             if measured {
                 plan.record(outcome);
@@ -152,7 +153,7 @@ mod tests {
             let uri = "http://127.0.0.1:1/delay/1000".parse().unwrap();
             let template = Template::new(&args, vec![uri]).unwrap();
             let client = BenchClient::Plain(courier::Client::new());
-            let request = request::send(&client, &template, 0);
+            let request = request::send(&client, &template, 0, Instant::now());
             let request_size = std::mem::size_of_val(&request);
             drop(request);
             let start = Instant::now();

@@ -188,9 +188,10 @@ async fn one(
     measured: bool,
     _permit: OwnedSemaphorePermit,
 ) {
-    let lag = Instant::now().saturating_duration_since(due);
+    let start = Instant::now();
+    let lag = start.saturating_duration_since(due);
     let Ok(outcome) = plan
-        .until_deadline(request::send(&client, &plan.template, slot))
+        .until_deadline(request::send(&client, &plan.template, slot, start))
         .await
     else {
         return;

@@ -135,11 +135,23 @@ impl Plan {
     }
 
     /// Whether a request starting now may be sent, and whether it counts.
+    #[cfg(test)]
     pub fn admit(&self) -> Admit {
+        self.admit_at().0
+    }
+
+    /// [`admit`](Plan::admit), and the instant it was decided at: the request's start, so that
+    /// the slot reads the clock once per request for both (a read is about 35 instructions of a
+    /// request's few thousand).
+    pub fn admit_at(&self) -> (Admit, Instant) {
+        let now = Instant::now();
+        (self.admit_with(now), now)
+    }
+
+    fn admit_with(&self, now: Instant) -> Admit {
         if self.stop.is_cancelled() {
             return Admit::Stop;
         }
-        let now = Instant::now();
         if now < self.clock.measure_start {
             return Admit::Warmup;
         }

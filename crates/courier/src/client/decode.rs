@@ -259,12 +259,7 @@ impl Decoder {
     // where it is, not moved into a call and out again.
     #[inline]
     pub(crate) fn decode(&self, res: Response) -> Response {
-        if !res.headers().contains_key(CONTENT_ENCODING)
-            || matches!(
-                res.status(),
-                StatusCode::NO_CONTENT | StatusCode::NOT_MODIFIED
-            )
-        {
+        if !may_decode(&res) {
             return res;
         }
         self.decode_encoded(res)
@@ -287,6 +282,18 @@ impl Decoder {
         let limit = self.shared.config.max_size;
         res.map_body(|body| Decoded::new(body, codec, limit))
     }
+}
+
+/// Whether [`Decoder::decode`] may change `res`: it has a `Content-Encoding`
+/// and may have content. One header lookup, by reference, so that a caller
+/// can hand a response it leaves alone back without moving it.
+#[inline]
+pub(crate) fn may_decode(res: &Response) -> bool {
+    res.headers().contains_key(CONTENT_ENCODING)
+        && !matches!(
+            res.status(),
+            StatusCode::NO_CONTENT | StatusCode::NOT_MODIFIED
+        )
 }
 
 // Without any codec feature nothing is ever decoded (`Codec` has no variant).

@@ -20,6 +20,7 @@ use tokio::time::Instant;
 
 use crate::body::Body;
 use crate::client::attempt::Answered;
+use crate::client::decode;
 use crate::client::follow::{self, FollowedAbove};
 use crate::client::response::Response;
 use crate::client::send::DeadlineKept;
@@ -102,8 +103,21 @@ where
         if let Some(rest) = this.rest {
             return rest.as_mut().poll(cx);
         }
-        let (res, sent) = ready!(this.first.as_mut().poll(cx))?;
-        if *this.follow && follow::is_redirect(&res) {
+        // Looked at by reference first: a response that is neither a
+        // redirect to follow nor one to decode (most) is returned without
+        // being moved out of its tuple and into a decoder and out again
+        // (each a copy of about 500 B).
+        let poll = ready!(this.first.as_mut().poll(cx));
+        let Ok((res, _)) = &poll else {
+            return Poll::Ready(poll.map(|_| unreachable!("an error")));
+        };
+        let redirect = *this.follow && follow::is_redirect(res);
+        let decodes = *this.decode && this.inner.decoder.is_some() && decode::may_decode(res);
+        if !redirect && !decodes {
+            return Poll::Ready(poll.map(|(res, _sent)| res));
+        }
+        let (res, sent) = poll?;
+        if redirect {
             let inner = Arc::clone(this.inner);
             let (deadline, decode) = (this.first.as_ref().get_ref().deadline(), *this.decode);
             let mut rest: Rest = Box::pin(async move {

@@ -911,3 +911,33 @@ async fn the_busiest_shared_connection_with_room_is_found_without_walking_them_a
     })
     .await;
 }
+
+/// The origin made last is found without the map (`Origins::last`), and
+/// that shortcut neither keeps an origin the scavenger forgets alive nor
+/// hands it out afterwards.
+#[tokio::test(start_paused = true)]
+async fn the_last_origin_is_found_again_and_forgotten_like_the_others() {
+    let (pool, _) = pool::<false>(usize::MAX);
+    let a = origin(&pool, "last.test");
+    assert!(Arc::ptr_eq(&a, &origin(&pool, "last.test")));
+    // Another spelling of the same origin is the same origin (through the map).
+    assert!(Arc::ptr_eq(&a, &origin(&pool, "LAST.test")));
+    let other = origin(&pool, "other.test");
+    assert!(!Arc::ptr_eq(&a, &other));
+    assert!(Arc::ptr_eq(&a, &origin(&pool, "last.test")));
+    assert!(Arc::ptr_eq(&other, &origin(&pool, "other.test")));
+    // https is another origin, however the bytes compare.
+    let secure = pool
+        .origin(&"https://other.test/".parse().unwrap())
+        .unwrap();
+    assert!(!Arc::ptr_eq(&other, &secure));
+
+    // Nothing holds them but the pool: the scavenger forgets all three,
+    // the last one made included.
+    let gone = [&a, &other, &secure].map(Arc::downgrade);
+    drop((a, other, secure));
+    pool.inner.scavenge(Instant::now());
+    assert!(gone.iter().all(|o| o.upgrade().is_none()));
+    let again = origin(&pool, "other.test");
+    assert!(Arc::ptr_eq(&again, &origin(&pool, "other.test")));
+}

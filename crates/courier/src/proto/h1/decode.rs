@@ -8,6 +8,7 @@ use http::header::{CONNECTION, CONTENT_LENGTH, TRANSFER_ENCODING};
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, Version};
 
 use super::arena::copy_out;
+use super::names::Changed;
 pub(crate) use super::names::Names;
 use crate::error::{Error, ErrorKind};
 
@@ -177,7 +178,7 @@ pub(crate) fn parse(
     let filled = match names.template(res.headers.len()) {
         Some(mut map) => {
             let mut filled = true;
-            let mut changed = false;
+            let mut changed = None;
             for ((at, h), slot) in res.headers.iter().enumerate().zip(map.values_mut()) {
                 let Some(role) = names.remembered(at, h.name.as_bytes()) else {
                     filled = false;
@@ -186,11 +187,11 @@ pub(crate) fn parse(
                 seen.note(role, h.value);
                 if slot.as_bytes() != h.value {
                     *slot = value(h)?;
-                    changed = true;
+                    changed.get_or_insert_with(Changed::new).add(at, h.value);
                 }
             }
             if filled {
-                names.template_used(&map, changed);
+                names.template_used(&map, changed.as_ref());
             }
             filled.then_some(map)
         }
@@ -309,15 +310,18 @@ impl Seen {
     }
 
     fn note_framing(&mut self, role: Role, value: &[u8]) {
-        // One element, as servers send them (`keep-alive`, `128`): read
-        // without splitting a list.
-        let single = !value.contains(&b',');
+        // One element, as servers send them (`keep-alive`, `128`), is read
+        // as is, without looking for a comma first: a value that reads as
+        // one token or one number has none, and anything else is split
+        // below, which reads a single element the same way.
         if role == Role::Connection {
             self.connection = true;
-            if single {
-                let token = value.trim_ascii();
-                self.close |= token.eq_ignore_ascii_case(b"close");
-                self.keep_alive |= token.eq_ignore_ascii_case(b"keep-alive");
+            let token = value.trim_ascii();
+            let close = token.eq_ignore_ascii_case(b"close");
+            let keep_alive = !close && token.eq_ignore_ascii_case(b"keep-alive");
+            if close || keep_alive {
+                self.close |= close;
+                self.keep_alive |= keep_alive;
                 return;
             }
             for token in value.split(|&b| b == b',').map(<[u8]>::trim_ascii) {
@@ -325,9 +329,11 @@ impl Seen {
                 self.keep_alive |= token.eq_ignore_ascii_case(b"keep-alive");
             }
         } else if role == Role::ContentLength {
-            if single && self.length == Length::Absent {
-                self.length = parse_decimal(value.trim_ascii()).map_or(Length::Invalid, Length::Is);
-                return;
+            if self.length == Length::Absent {
+                if let Some(n) = parse_decimal(value.trim_ascii()) {
+                    self.length = Length::Is(n);
+                    return;
+                }
             }
             for part in value.split(|&b| b == b',') {
                 self.length = match (self.length, parse_decimal(part.trim_ascii())) {

@@ -380,3 +380,55 @@ fn a_single_framing_value_reads_as_a_list_of_it() {
         }
     }
 }
+
+/// A value that changes and then stays (`Date`, once a second) is renewed
+/// into the template on the second head that has it, not 64 heads later: a
+/// connection with a few requests a second copied and checked it on most
+/// heads. A value new on every head (a request id) still renews the
+/// template at most once per 64 heads.
+#[test]
+fn a_changed_value_seen_twice_is_renewed_and_one_new_every_time_is_not() {
+    let head = |date: &str, id: usize| {
+        format!("HTTP/1.1 200 OK\r\nServer: s\r\nDate: {date}\r\nX-Id: {id}\r\nContent-Length: 0\r\n\r\n")
+    };
+    let mut names = Names::default();
+    let mut arena = BytesMut::new();
+    let mut next = |raw: &str| match parse(
+        &mut BytesMut::from(raw),
+        Asked::Plain,
+        &mut arena,
+        &mut names,
+    ) {
+        Ok(Parsed::Final(h)) => h,
+        other => panic!("expected a final head, got {other:?}"),
+    };
+    let ptr = |h: &Head, name: &str| h.headers[name].as_bytes().as_ptr();
+    for _ in 0..4 {
+        next(&head("a", 0));
+    }
+    let before = next(&head("a", 0));
+    // The date moves on: the first head with it reads it from its own copy,
+    // the second renews the template, and the third is the template's.
+    let first = next(&head("b", 0));
+    let second = next(&head("b", 0));
+    let third = next(&head("b", 0));
+    let fourth = next(&head("b", 0));
+    assert_eq!(first.headers["date"], "b");
+    assert_eq!(ptr(&first, "server"), ptr(&before, "server"));
+    assert_ne!(ptr(&third, "server"), ptr(&before, "server"), "renewed");
+    assert_eq!(ptr(&third, "date"), ptr(&fourth, "date"), "the template's");
+    assert_ne!(ptr(&third, "date"), ptr(&second, "date"));
+    // A new id on every head: the template is renewed twice at most in 100
+    // heads (once per 64), and every id reads as sent.
+    let mut renewals = 0;
+    let mut server = ptr(&fourth, "server");
+    for id in 1..=100 {
+        let h = next(&head("b", id));
+        assert_eq!(h.headers["x-id"], id.to_string().as_str());
+        if ptr(&h, "server") != server {
+            renewals += 1;
+            server = ptr(&h, "server");
+        }
+    }
+    assert!((1..=2).contains(&renewals), "{renewals} renewals");
+}

@@ -26,16 +26,51 @@ pub(crate) struct Names {
     template: Option<HeaderMap>,
     /// Heads read from the template since its values were last renewed.
     since_renewed: u32,
+    /// A fingerprint of the values the last head had that the template's
+    /// differ from (0: none did): the same values twice in a row renew the
+    /// template at once (see [`RENEW_EVERY`]).
+    last_changed: u64,
 }
 
 /// A template's values are renewed (copied into one buffer of its own) when
-/// a head's values differ from them, at most once per this many heads: a
-/// server whose `Date` moves on every second renews about once a second, one
-/// that sends a new request id on every response costs one allocation per
-/// this many heads, and its changing values are checked as if there were
-/// no template. The copy is the template's own, so that no response's
-/// arena is kept from being reused.
+/// a head's values differ from them, at most once per this many heads
+/// unless two heads in a row differ from it the same way: a server whose
+/// `Date` moves on every second renews about once a second, on the second
+/// head with the new date, however few heads a second the connection
+/// carries (waiting for 64 heads made a connection with 10 requests a
+/// second copy and check its changed values on most heads); one that sends
+/// a new request id on every response costs one allocation per this many
+/// heads, and its changing values are checked as if there were no
+/// template. The copy is the template's own, so that no response's arena
+/// is kept from being reused.
 const RENEW_EVERY: u32 = 64;
+
+/// Heads between two renewals at least, however the values repeat: a server
+/// whose values collide in [`Changed`]'s fingerprint on purpose renews at
+/// most once per this many heads.
+const RENEW_MIN: u32 = 2;
+
+/// The fingerprint of the values of one head that differ from the template's.
+pub(super) struct Changed(foldhash::fast::FoldHasher);
+
+impl Changed {
+    pub(super) fn new() -> Changed {
+        use std::hash::BuildHasher;
+        Changed(foldhash::fast::FixedState::with_seed(0).build_hasher())
+    }
+
+    /// The header at position `at` has `value`, not the template's.
+    pub(super) fn add(&mut self, at: usize, value: &[u8]) {
+        use std::hash::Hasher;
+        self.0.write_usize(at);
+        self.0.write(value);
+    }
+
+    fn finish(&self) -> u64 {
+        // 0 is "nothing changed".
+        std::hash::Hasher::finish(&self.0).max(1)
+    }
+}
 
 impl Names {
     /// The name for the bytes `raw` of the header at position `at`.
@@ -91,14 +126,24 @@ impl Names {
         self.since_renewed = RENEW_EVERY;
     }
 
-    /// The template made `map` (`changed`: some of its values are not the
-    /// template's): renews the template's values from `map`'s when they
-    /// differ, at most once per [`RENEW_EVERY`] heads.
-    pub(super) fn template_used(&mut self, map: &HeaderMap, changed: bool) {
+    /// The template made `map` (`changed`: the values that are not the
+    /// template's, if any): renews the template's values from `map`'s when
+    /// they differ, at most once per [`RENEW_EVERY`] heads, or once the last
+    /// two heads differed alike (and [`RENEW_MIN`] heads have passed).
+    pub(super) fn template_used(&mut self, map: &HeaderMap, changed: Option<&Changed>) {
         self.since_renewed = self.since_renewed.saturating_add(1);
-        if !changed || self.since_renewed < RENEW_EVERY {
+        let Some(changed) = changed else {
+            self.last_changed = 0;
+            return;
+        };
+        let fingerprint = changed.finish();
+        let repeated = std::mem::replace(&mut self.last_changed, fingerprint) == fingerprint;
+        let due =
+            self.since_renewed >= RENEW_EVERY || (repeated && self.since_renewed >= RENEW_MIN);
+        if !due {
             return;
         }
+        self.last_changed = 0;
         let Some(template) = self.template.as_mut() else {
             return;
         };
