@@ -223,7 +223,7 @@ mod tests {
         let minute = Duration::from_secs(60);
         let usable = svcb(1, ".", vec![alpn(&["h2", "h3"]), port(8443)]);
         assert_eq!(
-            pick(&[usable.clone()]),
+            pick(std::slice::from_ref(&usable)),
             Some(H3Record {
                 port: 8443,
                 ttl: minute
