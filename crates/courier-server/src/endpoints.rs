@@ -50,6 +50,7 @@ pub(crate) fn route(req: Request<RequestBody>) -> Outcome {
         "/gzip" => crate::httpbin::gzip(&req),
         "/echo" => echo(req),
         "/headers" => headers(req.headers()),
+        "/response-headers" => response_headers(req.uri().query()),
         // The HTTP/2 equivalent of `connection: close` is a GOAWAY.
         "/close" => Outcome::Fault(Fault::GoAway),
         _ => not_found(),
@@ -172,6 +173,23 @@ fn echo(req: Request<RequestBody>) -> Outcome {
 
 /// `/headers`: the request headers as a JSON object; repeated names are
 /// joined with ", ", non-UTF-8 bytes are replaced.
+/// `/response-headers?name=value&…` (httpbin's): `200` with those header
+/// lines (percent-decoded; an invalid name or value is a `400`), so a test
+/// can have any protocol's response carry, say, `alt-svc: clear`.
+fn response_headers(query: Option<&str>) -> Outcome {
+    let mut response = Response::new(ResponseBody::full(Bytes::new()));
+    for (name, value) in form_urlencoded::parse(query.unwrap_or("").as_bytes()).take(32) {
+        let (Ok(name), Ok(value)) = (
+            http::HeaderName::try_from(name.as_ref()),
+            HeaderValue::try_from(value.as_ref()),
+        ) else {
+            return bad_request("invalid header name or value");
+        };
+        response.headers_mut().append(name, value);
+    }
+    Outcome::Respond(response)
+}
+
 fn headers(headers: &HeaderMap) -> Outcome {
     let mut object = serde_json::Map::with_capacity(headers.keys_len());
     for name in headers.keys() {

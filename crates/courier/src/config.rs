@@ -44,6 +44,12 @@ pub(crate) struct Http3Config {
     pub(crate) alt_svc: bool,
     /// How long QUIC runs alone before TCP starts in a race.
     pub(crate) head_start: Duration,
+    /// HTTP/3 also learnt from DNS HTTPS records (`connect/https_record.rs`).
+    #[cfg(feature = "dns-srv")]
+    pub(crate) https_records: bool,
+    /// Where HTTPS records are asked for (`None`: the system's nameservers).
+    #[cfg(feature = "dns-srv")]
+    pub(crate) https_records_nameserver: Option<std::net::SocketAddr>,
 }
 
 /// QUIC's head start in a race against TCP: Chromium's and Envoy's 300 ms
@@ -58,6 +64,10 @@ impl Default for Http3Config {
             prior_knowledge: false,
             alt_svc: false,
             head_start: DEFAULT_HEAD_START,
+            #[cfg(feature = "dns-srv")]
+            https_records: false,
+            #[cfg(feature = "dns-srv")]
+            https_records_nameserver: None,
         }
     }
 }
@@ -66,7 +76,16 @@ impl Default for Http3Config {
 impl Http3Config {
     /// The client may dial QUIC at all.
     pub(crate) fn enabled(&self) -> bool {
-        self.prior_knowledge || self.alt_svc
+        self.prior_knowledge || self.discovers()
+    }
+
+    /// HTTP/3 may be discovered: by `Alt-Svc`, or by HTTPS records.
+    pub(crate) fn discovers(&self) -> bool {
+        #[cfg(feature = "dns-srv")]
+        if self.https_records {
+            return true;
+        }
+        self.alt_svc
     }
 }
 

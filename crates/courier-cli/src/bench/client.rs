@@ -138,6 +138,9 @@ fn apply(
         HttpVersion::Http2 => builder.http2_prior_knowledge(),
         HttpVersion::Http3 => builder.http3_prior_knowledge(),
     };
+    if args.alt_svc {
+        builder = builder.http3_alt_svc(true);
+    }
     if args.no_multiple_http2_connections {
         builder = builder.http2_multiple_connections(false);
     }

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use http::Uri;
 
-use super::args::{BenchArgs, HttpVersion, Model};
+use super::args::{BenchArgs, Model};
 use crate::alloc;
 use crate::error::{CliError, Result};
 
@@ -115,7 +115,7 @@ impl Target {
                 let config = courier_server::ServerConfig {
                     addr: SocketAddr::from((*ip, 0)),
                     tls: tls.as_ref().map(|(config, _)| config.clone()),
-                    http3: args.http == HttpVersion::Http3,
+                    http3: args.server_http3(),
                     max_concurrent_streams: args
                         .server_max_concurrent_streams
                         .or(courier_server::ServerConfig::default().max_concurrent_streams),
@@ -204,7 +204,7 @@ impl ChildServer {
         if let Some(file) = &cert_file {
             command.arg("--tls").arg("--cert-out").arg(file);
         }
-        if args.http == HttpVersion::Http3 {
+        if args.server_http3() {
             command.arg("--http3");
         }
         let mut child = command

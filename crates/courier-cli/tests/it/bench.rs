@@ -341,6 +341,25 @@ fn http3_against_the_built_in_server() {
 }
 
 #[test]
+fn alt_svc_moves_a_bench_to_http3() {
+    let dir = TempDir::new("alt-svc");
+    // `--alt-svc`: the built-in server serves TLS and HTTP/3, offered by
+    // `alt-svc` on its TCP responses; the run starts over TCP (HTTP/2 by
+    // ALPN) and moves to one HTTP/3 connection.
+    let (run, _) = bench_json(&dir, "alt-svc", &["-n", "300", "-c", "16", "--alt-svc"]);
+    assert_eq!(run["errors"], 0, "{run:#}");
+    assert_eq!(run["requests"], 300);
+    assert_eq!(
+        run["connections_established_by_version"]["HTTP/3"], 1,
+        "{run:#}"
+    );
+    assert!(
+        run["connections_established_by_version"]["HTTP/2"].as_u64() >= Some(1),
+        "{run:#}"
+    );
+}
+
+#[test]
 fn http2_and_tls_against_the_built_in_server() {
     let dir = TempDir::new("protocols");
     // h2c: 64 streams fit on one connection.

@@ -17,6 +17,10 @@ mod builder_tls;
 // Redirects and decompression, likewise.
 #[path = "builder_handling.rs"]
 mod builder_handling;
+// HTTP/3 from DNS HTTPS records, likewise.
+#[cfg(all(feature = "http3", feature = "dns-srv"))]
+#[path = "builder_https_records.rs"]
+mod builder_https_records;
 
 use builder_handling::HandlingSettings;
 

@@ -333,6 +333,17 @@ impl<K: Hash + Eq + Clone> AltSvcCache<K> {
                 })
                 .collect(),
         };
+        self.keep(origin, alternatives, now);
+    }
+
+    /// What `origin` offers now, whoever said so (`Alt-Svc`, or a DNS
+    /// HTTPS record): it replaces what was known; none forgets the origin.
+    pub(crate) fn keep(
+        &mut self,
+        origin: &K,
+        alternatives: Vec<(Alternative, Instant)>,
+        now: Instant,
+    ) {
         if alternatives.is_empty() {
             self.origins.remove(origin);
             return;

@@ -12,6 +12,8 @@
 pub(crate) mod alt_svc;
 mod custom;
 mod dns;
+#[cfg(all(feature = "http3", feature = "dns-srv"))]
+pub(crate) mod https_record;
 mod prefixed;
 mod proxy;
 #[cfg(feature = "http3")]

@@ -316,6 +316,15 @@ pub struct BenchArgs {
     #[arg(long, help_heading = "Pool", hide_short_help = true)]
     pub no_multiple_http2_connections: bool,
 
+    /// Move to HTTP/3 where an https server offers it (`Alt-Svc`), racing QUIC against TCP.
+    ///
+    /// The client's `http3_alt_svc`: the first requests go over TCP, the later ones over HTTP/3
+    /// once a response names it; a QUIC attempt that fails keeps the origin on TCP for 5 minutes
+    /// and more. The built-in target then serves TLS and HTTP/3 (offered by `alt-svc`).
+    #[arg(long, help_heading = "Load", hide_short_help = true)]
+    #[serde(default)]
+    pub alt_svc: bool,
+
     /// Take clients from a `ClientFactory` that replaces each client's whole pool this often.
     ///
     /// The seed's HttpClientFactory handler lifetime. Alone it is the seed's "HL only" (pooled
@@ -461,9 +470,14 @@ pub enum HttpVersion {
 }
 
 impl BenchArgs {
-    /// The built-in server serves TLS: `--tls`, or `--http 3` (QUIC is TLS).
+    /// The built-in server serves TLS: `--tls`, or HTTP/3 (QUIC is TLS).
     pub fn server_tls(&self) -> bool {
-        self.tls || self.http == HttpVersion::Http3
+        self.tls || self.server_http3()
+    }
+
+    /// The built-in server serves HTTP/3: `--http 3`, or `--alt-svc`.
+    pub fn server_http3(&self) -> bool {
+        self.http == HttpVersion::Http3 || self.alt_svc
     }
 }
 

@@ -178,3 +178,13 @@ fn negative_durations_get_our_message() {
         assert!(err.contains("more than 0 seconds"), "{bad}: {err}");
     }
 }
+
+#[test]
+fn alt_svc_asks_the_built_in_target_for_http3() {
+    let args = parse(&["--alt-svc"]).expect("parse");
+    assert!(args.alt_svc && args.server_http3() && args.server_tls());
+    let with_http1 = parse(&["--alt-svc", "--http", "1.1"]).expect("parse");
+    assert!(with_http1.alt_svc && with_http1.server_http3());
+    let plain = parse(&[]).expect("parse");
+    assert!(!plain.alt_svc && !plain.server_http3() && !plain.server_tls());
+}

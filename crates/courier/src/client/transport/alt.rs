@@ -12,7 +12,7 @@
 //! one host makes that hold by construction). Only `https` origins that
 //! connect directly (no proxy, Unix socket or custom connector) learn.
 
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use http::header::ALT_SVC;
 use http::HeaderMap;
@@ -27,15 +27,15 @@ use crate::connect::Route;
 const MAX_ORIGINS: usize = 1024;
 
 /// An origin, as learnt: its host (lower case) and port.
-type Key = (Box<str>, u16);
+pub(super) type Key = (Box<str>, u16);
 
 /// What a client learnt from `Alt-Svc`, across its origins.
 pub(crate) struct AltStore {
     inner: Mutex<Inner>,
 }
 
-struct Inner {
-    known: AltSvcCache<Key>,
+pub(super) struct Inner {
+    pub(super) known: AltSvcCache<Key>,
     /// An origin and its alternative's port.
     broken: BrokenAlternatives<(Key, u16)>,
 }
@@ -52,7 +52,7 @@ impl Default for AltStore {
 }
 
 impl AltStore {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+    pub(super) fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
@@ -61,13 +61,13 @@ impl Origin {
     /// This origin may learn and use alternatives.
     pub(super) fn discovers_http3(&self) -> bool {
         let http3 = &self.settings.config.http3;
-        http3.alt_svc
+        http3.discovers()
             && !http3.prior_knowledge
             && self.tls
             && matches!(self.route, Route::Direct | Route::Pinned)
     }
 
-    fn key(&self) -> Key {
+    pub(super) fn key(&self) -> Key {
         (self.host.to_ascii_lowercase().into(), self.port)
     }
 
@@ -76,7 +76,7 @@ impl Origin {
     /// origin's header is never taken for this one). No header changes
     /// nothing; a value too long, or unreadable, changes nothing.
     pub(crate) fn learn_alt_svc(&self, headers: &HeaderMap) {
-        if !self.discovers_http3() {
+        if !self.discovers_http3() || !self.settings.config.http3.alt_svc {
             return;
         }
         let mut values = headers.get_all(ALT_SVC).iter();
@@ -137,6 +137,32 @@ impl Origin {
             for_secs = until.saturating_duration_since(Instant::now()).as_secs(),
             "HTTP/3 alternative marked broken"
         );
+        self.rearm_at(until);
+    }
+
+    /// When the backoff ends, the alternative is tried again if it is still
+    /// known: the origin's TCP connections give way once more, so its next
+    /// dial races. Without this an origin served by one long-lived HTTP/2
+    /// connection would never dial again, and would stay on TCP until a
+    /// response repeated the offer. The timer holds no strong reference to
+    /// the client (a dropped client's timer does nothing) and is one per
+    /// failure: a race marks the alternative once.
+    fn rearm_at(&self, until: Instant) {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let settings = Arc::downgrade(&self.settings);
+        let give_way = self.give_way.clone();
+        let key = self.key();
+        runtime.spawn(async move {
+            tokio::time::sleep_until(until).await;
+            let Some(settings) = settings.upgrade() else {
+                return;
+            };
+            if usable(&mut settings.alt.lock(), &key, Instant::now()).is_some() {
+                give_way.set(true);
+            }
+        });
     }
 
     /// QUIC to `port` won: its past failures are forgotten.
@@ -146,7 +172,60 @@ impl Origin {
 }
 
 /// `key`'s fresh alternative's port, unless it is broken.
-fn usable(store: &mut Inner, key: &Key, now: Instant) -> Option<u16> {
+pub(super) fn usable(store: &mut Inner, key: &Key, now: Instant) -> Option<u16> {
     let port = store.known.get(key, now)?.port;
     (!store.broken.is_broken(&(key.clone(), port), now)).then_some(port)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use http::uri::{Authority, Scheme};
+    use http::{HeaderMap, HeaderValue};
+
+    use super::*;
+    use crate::config::Config;
+    use crate::connect::alt_svc::BROKEN_BASE;
+    use crate::metrics::Metrics;
+
+    fn origin() -> (super::super::Pool, Origin) {
+        let mut config = Config::default();
+        config.http3.alt_svc = true;
+        let pool = super::super::Pool::for_client(config, Arc::new(Metrics::default()), None);
+        let authority = Authority::from_static("localhost:8443");
+        let origin = Origin::new(pool.client(), &Scheme::HTTPS, &authority).expect("origin");
+        (pool, origin)
+    }
+
+    fn offer(value: &'static str) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        headers.insert(ALT_SVC, HeaderValue::from_static(value));
+        headers
+    }
+
+    /// A broken alternative is tried again when its backoff ends, without
+    /// a response repeating the offer: the TCP connections give way again
+    /// (so the next dial races), unless the offer was withdrawn meanwhile.
+    #[tokio::test(start_paused = true)]
+    async fn a_broken_alternative_is_rearmed_when_its_backoff_ends() {
+        let (_pool, origin) = origin();
+        origin.learn_alt_svc(&offer("h3=\":8443\"; ma=86400"));
+        assert!(origin.give_way.get(), "an offer: TCP gives way");
+        origin.alternative_broken(8443);
+        assert!(!origin.give_way.get(), "broken: TCP stays");
+        assert_eq!(origin.alternative(), None);
+        tokio::time::sleep(BROKEN_BASE - Duration::from_secs(1)).await;
+        assert!(!origin.give_way.get(), "not before the backoff ends");
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        assert!(origin.give_way.get(), "re-armed when it ends");
+        assert_eq!(origin.alternative(), Some(8443), "the next dial races");
+
+        // Broken again (twice as long), then withdrawn: nothing re-arms.
+        origin.alternative_broken(8443);
+        origin.learn_alt_svc(&offer("clear"));
+        tokio::time::sleep(2 * BROKEN_BASE + Duration::from_secs(1)).await;
+        assert!(!origin.give_way.get(), "a withdrawn offer is not re-armed");
+        assert_eq!(origin.alternative(), None);
+    }
 }

@@ -35,6 +35,12 @@ pub(crate) struct Origin {
     pub(super) settings: Arc<Settings>,
     /// Its TCP connections give way to HTTP/3 (see [`GiveWay`]).
     pub(super) give_way: GiveWay,
+    /// A race for this origin is under way (`race.rs`): one at a time.
+    #[cfg(feature = "http3")]
+    pub(super) racing: AtomicBool,
+    /// No HTTPS record lookup before this (`https_rr.rs`).
+    #[cfg(all(feature = "http3", feature = "dns-srv"))]
+    pub(super) https_next: std::sync::Mutex<Option<Instant>>,
 }
 
 impl Origin {
@@ -74,6 +80,10 @@ impl Origin {
             forward,
             settings: Arc::clone(settings),
             give_way: GiveWay::default(),
+            #[cfg(feature = "http3")]
+            racing: AtomicBool::new(false),
+            #[cfg(all(feature = "http3", feature = "dns-srv"))]
+            https_next: std::sync::Mutex::new(None),
         })
     }
 
@@ -107,8 +117,13 @@ impl Origin {
             if self.speaks_http3() {
                 return self.connect_http3(self.port, reporter, deadline).await;
             }
+            #[cfg(feature = "dns-srv")]
+            self.look_up_https_record().await;
             if let Some(port) = self.alternative() {
-                return self.race(port, reporter, deadline).await;
+                // One race per origin: a dial while one runs goes TCP.
+                if let Some(_racing) = self.start_race() {
+                    return self.race(port, reporter, deadline).await;
+                }
             }
         }
         self.connect_tcp(reporter, deadline).await

@@ -20,6 +20,8 @@ mod alt;
 mod dial;
 #[cfg(feature = "http3")]
 mod http3;
+#[cfg(all(feature = "http3", feature = "dns-srv"))]
+mod https_rr;
 #[cfg(feature = "http3")]
 mod race;
 mod source;
@@ -68,6 +70,9 @@ pub(crate) struct Settings {
     /// What `Alt-Svc` taught, for every origin of the client.
     #[cfg(feature = "http3")]
     alt: alt::AltStore,
+    /// HTTPS record lookups, made on first use.
+    #[cfg(all(feature = "http3", feature = "dns-srv"))]
+    https: https_rr::Lookups,
 }
 
 /// The pool's own settings, from the client's.
@@ -104,6 +109,8 @@ impl pool::Pool<Transport> {
             quic: std::sync::OnceLock::new(),
             #[cfg(feature = "http3")]
             alt: alt::AltStore::default(),
+            #[cfg(all(feature = "http3", feature = "dns-srv"))]
+            https: https_rr::Lookups::new(),
         });
         pool::Pool::new(pool_config, metrics, settings)
     }

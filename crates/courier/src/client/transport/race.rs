@@ -11,6 +11,20 @@
 //! attempt slower than the head start plus TCP's handshake counts as
 //! broken, not merely slow: on such a path it would not have helped, and
 //! the next try comes after the backoff.
+//!
+//! One race per origin at a time: the pool dials one connection per
+//! waiting HTTP/1.1 request, so a wave of requests as an offer arrives
+//! would otherwise make a wave of QUIC attempts (8 waiting requests made 7).
+//! A dial while a race runs goes TCP at once. Chromium and .NET instead
+//! park such requests on the one QUIC attempt (Chromium's main jobs start
+//! TCP after the head start): they can hand one QUIC connection to many
+//! requests waiting on it. Here each dial must bring a connection of its
+//! own to the pool, and a QUIC winner serves the waiters anyway (it is
+//! shared, 100 streams): a TCP connection made meanwhile costs a handshake
+//! and gives way after its next request, and no request waits longer than
+//! it would without HTTP/3.
+
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use tokio::time::Instant;
 
@@ -19,7 +33,25 @@ use super::Transport;
 use crate::error::Error;
 use crate::pool::protocol::{Connected, Reporter};
 
+/// The origin's race under way, ended when dropped (the race finished,
+/// or the pool dropped the dial at its deadline).
+pub(super) struct Racing<'a>(&'a AtomicBool);
+
+impl Drop for Racing<'_> {
+    fn drop(&mut self) {
+        self.0.store(false, Ordering::Release);
+    }
+}
+
 impl Origin {
+    /// Claims the origin's one race, unless another dial holds it.
+    pub(super) fn start_race(&self) -> Option<Racing<'_>> {
+        self.racing
+            .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
+            .ok()
+            .map(|_| Racing(&self.racing))
+    }
+
     /// Races QUIC to the alternative on `port` against TCP; see the
     /// module documentation.
     pub(super) async fn race(

@@ -176,6 +176,10 @@ struct Settings {
     http3_alt_svc: Option<bool>,
     #[cfg(feature = "http3")]
     http3_head_start: Option<Dur>,
+    #[cfg(all(feature = "http3", feature = "dns-srv"))]
+    http3_https_records: Option<bool>,
+    #[cfg(all(feature = "http3", feature = "dns-srv"))]
+    http3_https_records_nameserver: Option<std::net::SocketAddr>,
     http2_multiple_connections: Option<bool>,
     http2_keep_alive_interval: Option<OptDur>,
     http2_keep_alive_timeout: Option<Dur>,
@@ -388,6 +392,14 @@ impl Settings {
         #[cfg(feature = "http3")]
         if let Some(v) = self.http3_head_start {
             b = b.http3_head_start(v.0);
+        }
+        #[cfg(all(feature = "http3", feature = "dns-srv"))]
+        if let Some(v) = self.http3_https_records {
+            b = b.http3_https_records(v);
+        }
+        #[cfg(all(feature = "http3", feature = "dns-srv"))]
+        if let Some(v) = self.http3_https_records_nameserver {
+            b = b.http3_https_records_nameserver(v);
         }
         if let Some(v) = self.http2_multiple_connections {
             b = b.http2_multiple_connections(v);
