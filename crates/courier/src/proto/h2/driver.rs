@@ -285,17 +285,14 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send + 'static> Driver<S> {
 
     /// Reads once and handles every whole frame read so far.
     fn read(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), End>> {
-        let rbuf = self.rbuf.for_reading(self.frame_rest);
-        let room = rbuf.capacity() - rbuf.len();
         let Some(io) = self.io.as_mut() else {
             return Poll::Ready(Err(End::Eof));
         };
-        let n = match tokio_util::io::poll_read_buf(Pin::new(io), cx, rbuf) {
+        let n = match self.rbuf.poll_read(Pin::new(io), cx, self.frame_rest) {
             Poll::Pending => return Poll::Pending,
             Poll::Ready(Err(e)) => return Poll::Ready(Err(End::Io(e))),
             Poll::Ready(Ok(n)) => n,
         };
-        self.rbuf.read(n, room);
         if n == 0 {
             return Poll::Ready(Err(End::Eof));
         }
