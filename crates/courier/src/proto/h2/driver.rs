@@ -14,6 +14,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 
 use super::closed;
 use super::conn::{Local, Shared, State};
+use super::deadline::Timer;
 use super::error::{ConnError, StreamError};
 use super::flood::Glitch;
 use super::frame::{self, setting, Head, Reason};
@@ -73,6 +74,8 @@ pub(crate) struct Driver<S> {
     wakers: Vec<Waker>,
     /// Keep-alive PINGs and the PING after a GOAWAY.
     watch: Watch,
+    /// The streams' deadlines ([`super::deadline`]).
+    deadlines: Timer,
     /// The server's first frame header was read (and was a SETTINGS
     /// frame's, its preface; the deadline holds until the frame is applied).
     preface_read: bool,
@@ -142,6 +145,7 @@ pub(crate) fn handshake_with<S>(
     if raise > 0 {
         state.send.window_update(0, raise);
     }
+    let deadlines = Timer::new(state.deadlines.epoch());
     let shared = state.into_shared();
     let driver = Driver {
         io: Some(io),
@@ -156,6 +160,7 @@ pub(crate) fn handshake_with<S>(
         idle: true,
         wakers: Vec::new(),
         watch: Watch::new(keep_alive, preface_by),
+        deadlines,
         preface_read: false,
         deferred: false,
         closing: false,
@@ -376,10 +381,13 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send + 'static> Driver<S> {
         st.send.take_queued(&mut self.writing);
         self.backlog = st.send.queued_len();
         self.idle = st.counts.active() == 0;
+        let earliest = st.take_earliest_deadline();
         drop(st);
         for w in self.wakers.drain(..) {
             w.wake();
         }
+        self.deadlines
+            .run(cx, earliest, &self.shared, &mut self.wakers);
     }
 
     /// Writes the taken frames, and finishes a flush left pending; `Ok(true)`
