@@ -114,6 +114,7 @@ impl Http2Headers {
             withheld: &[],
             content_length: None,
             protocol: None,
+            deadline: None,
         };
         self.out.clear();
         crate::proto::h2::encode::request(&mut self.encoder, &mut self.out, 1, &head, true, 16_384);

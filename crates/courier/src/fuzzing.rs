@@ -71,7 +71,7 @@ pub async fn http2_respond_with(data: &[u8], cuts: &[usize]) {
         .body(crate::Body::empty())
         .expect("valid request");
     let exchange = async {
-        let mut sending = send(&handle, request);
+        let mut sending = send(&handle, request, None);
         let answer = poll_fn(|cx| sending.poll_send(cx, &target)).await;
         if let Ok(answer) = answer {
             let mut body = answer.body;

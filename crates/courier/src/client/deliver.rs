@@ -35,14 +35,24 @@ pin_project_lite::pin_project! {
     /// A request in flight, and what its response may call for.
     pub(crate) struct Deliver<F> {
         #[pin]
-        first: F,
+        hop: Hop<F>,
         inner: Arc<ClientInner>,
         // This request's redirects are the client's to follow.
         follow: bool,
         // Its response is the client's to decode.
         decode: bool,
         // (The deadline is the first hop's: `DeadlineKept::deadline`.)
-        rest: Option<Rest>,
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// The first hop, or (after a redirect) the rest of the chain in its
+    /// place: one or the other, so a request in flight does not carry room
+    /// for both (16 B each).
+    #[project = HopProj]
+    enum Hop<F> {
+        First { #[pin] first: F },
+        Rest { rest: Rest },
     }
 }
 
@@ -75,11 +85,10 @@ impl Deliver<()> {
         };
         let first = Client::hop(Arc::clone(&inner), request, started, deadline);
         Deliver {
-            first,
+            hop: Hop::First { first },
             inner,
             follow,
             decode,
-            rest: None,
         }
     }
 }
@@ -100,14 +109,15 @@ where
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let mut this = self.project();
-        if let Some(rest) = this.rest {
-            return rest.as_mut().poll(cx);
-        }
+        let mut first = match this.hop.as_mut().project() {
+            HopProj::First { first } => first,
+            HopProj::Rest { rest } => return rest.as_mut().poll(cx),
+        };
         // Looked at by reference first: a response that is neither a
         // redirect to follow nor one to decode (most) is returned without
         // being moved out of its tuple and into a decoder and out again
         // (each a copy of about 500 B).
-        let poll = ready!(this.first.as_mut().poll(cx));
+        let poll = ready!(first.as_mut().poll(cx));
         let Ok((res, _)) = &poll else {
             return Poll::Ready(poll.map(|_| unreachable!("an error")));
         };
@@ -119,7 +129,7 @@ where
         let (res, sent) = poll?;
         if redirect {
             let inner = Arc::clone(this.inner);
-            let (deadline, decode) = (this.first.as_ref().get_ref().deadline(), *this.decode);
+            let (deadline, decode) = (first.as_ref().get_ref().deadline(), *this.decode);
             let mut rest: Rest = Box::pin(async move {
                 let rules = inner.follow.as_ref().expect("a client that follows");
                 let res = follow::follow(rules, res, sent, |next| {
@@ -132,7 +142,8 @@ where
                 })
             });
             let poll = rest.as_mut().poll(cx);
-            *this.rest = Some(rest);
+            // The first hop is done: the chain takes its place.
+            this.hop.set(Hop::Rest { rest });
             return poll;
         }
         drop(sent);

@@ -14,7 +14,7 @@ use tokio::time::{Instant, Sleep};
 
 use crate::error::{Error, ErrorKind};
 use crate::metrics::Metrics;
-use crate::proto::h1;
+use crate::proto::{h1, h2};
 
 /// A request future whose deadline the connection it is on may keep.
 pub(crate) trait DeadlineKept {
@@ -37,8 +37,10 @@ pin_project_lite::pin_project! {
         // HTTP/2): one timer for the whole request; on expiry the attempt
         // (and with it any lease) is dropped, which closes a half-used
         // connection. A request with no deadline has none.
-        #[pin]
-        timer: Option<Sleep>,
+        // Boxed: a request on a connection that keeps its deadline (the
+        // usual case, HTTP/1.1 and HTTP/2 alike) has none, and a long poll
+        // should not carry its 112 B.
+        timer: Option<Pin<Box<Sleep>>>,
         active: Active,
         started: Instant,
     }
@@ -90,7 +92,9 @@ where
         let mut poll = this.attempt.as_mut().poll(cx);
         match &mut poll {
             // The connection's timer fired: the same error as the request's own.
-            Poll::Ready(Err(e)) if h1::deadline::is_passed(e) => *e = timed_out(),
+            Poll::Ready(Err(e)) if h1::deadline::is_passed(e) || h2::deadline::is_passed(e) => {
+                *e = timed_out()
+            }
             Poll::Ready(_) => {}
             Poll::Pending if this.attempt.as_ref().get_ref().deadline_kept() => {}
             Poll::Pending => {
@@ -98,10 +102,10 @@ where
                     let Some(deadline) = this.attempt.as_ref().get_ref().deadline() else {
                         return Poll::Pending;
                     };
-                    this.timer.set(Some(tokio::time::sleep_until(deadline)));
+                    *this.timer = Some(Box::pin(tokio::time::sleep_until(deadline)));
                 }
-                if let Some(timer) = this.timer.as_mut().as_pin_mut() {
-                    ready!(timer.poll(cx));
+                if let Some(timer) = this.timer.as_mut() {
+                    ready!(timer.as_mut().poll(cx));
                 }
                 poll = Poll::Ready(Err(timed_out()));
             }

@@ -261,7 +261,7 @@ impl<const SHARED: bool> protocol::Shared<Fake<SHARED>> for FakeShared {
         self.knobs.served.lock().unwrap().take()
     }
 
-    fn send(&self, req: Request<Body>) -> Self::Exchange {
+    fn send(&self, req: Request<Body>, _: Option<tokio::time::Instant>) -> Self::Exchange {
         match self.knobs.going_away.load(SeqCst) {
             true => Err(Some(req)),
             false => Ok(self.id),
@@ -302,7 +302,7 @@ fn origin<P: Protocol>(pool: &Pool<P>, host: &str) -> Arc<OriginPool<P>> {
 
 /// Sends a request on `lease`; the answer is the connection's id.
 async fn send<P: Protocol<Answer = usize>>(lease: Lease<P>) -> (Lease<P>, usize) {
-    match lease.send(Request::new(Body::empty())).await {
+    match lease.send(Request::new(Body::empty()), None).await {
         Ok(sent) => sent,
         Err(_) => panic!("the fake send failed"),
     }
@@ -640,7 +640,7 @@ async fn a_connection_going_away_takes_no_new_requests_and_what_it_refused_goes_
         // Checked out before the peer goes away, sent after: refused.
         let refused = origin.checkout(false, None).await.unwrap();
         knobs.go_away(first, None);
-        let req = match refused.send(Request::new(Body::empty())).await {
+        let req = match refused.send(Request::new(Body::empty()), None).await {
             Err(Refused(req)) => req,
             Ok(_) => panic!("a going-away connection answered a new request"),
         };
@@ -651,7 +651,7 @@ async fn a_connection_going_away_takes_no_new_requests_and_what_it_refused_goes_
         );
         // Sent again (as the client's retry does): on a new connection.
         let lease = origin.checkout(false, None).await.unwrap();
-        let (lease, second) = match lease.send(req).await {
+        let (lease, second) = match lease.send(req, None).await {
             Ok(sent) => sent,
             Err(_) => panic!("refused again"),
         };

@@ -15,6 +15,7 @@ pub(crate) use common::PoolConfig;
 use common::Shared;
 pub(crate) use origin::Lease;
 pub(crate) use origin::OriginPool;
+pub(crate) use origin::Sending;
 pub(crate) use protocol::Protocol;
 
 use std::collections::HashMap;

@@ -103,6 +103,60 @@ async fn a_reused_connection_keeps_each_requests_own_deadline() {
     .await;
 }
 
+/// HTTP/2 keeps its open streams' deadlines on one timer of the connection
+/// (a request keeps no timer of its own once its stream is open, 112 B per
+/// long poll before): on one connection, requests whose deadlines come out
+/// of order each fail at their own, to the millisecond tick, with the
+/// request timeout's error; a stream answered in time is not touched, and
+/// the connection serves on.
+#[tokio::test(start_paused = true)]
+async fn an_http2_connection_keeps_each_streams_own_deadline() {
+    let srv = server().await;
+    let client = courier::Client::builder()
+        .http2_prior_knowledge()
+        .build()
+        .unwrap();
+    crate::support::fetch(&client, srv.url("/delay/0")).await;
+    let started = Instant::now();
+    let get = |path: &str, ms: u64| {
+        let request = client
+            .get(srv.url(path))
+            .timeout(Duration::from_millis(ms))
+            .send();
+        tokio::spawn(async move {
+            let outcome = match request.await {
+                Ok(response) => response.bytes().await.map(drop),
+                Err(e) => Err(e),
+            };
+            (outcome, started.elapsed())
+        })
+    };
+    let late = [300, 100, 200].map(|ms| (get("/delay/5000", ms), ms));
+    let answered = get("/delay/150", 1000);
+    for (task, ms) in late {
+        let (outcome, took) = task.await.unwrap();
+        let err = outcome.unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Timeout, "{err:#}");
+        assert!(
+            format!("{err:#}").contains("no response within the request timeout"),
+            "{err:#}"
+        );
+        let ms = Duration::from_millis(ms);
+        assert!(took >= ms, "{ms:?}: {took:?}");
+        assert!(took <= ms + Duration::from_millis(1), "{ms:?}: {took:?}");
+    }
+    let (outcome, took) = answered.await.unwrap();
+    outcome.expect("answered before its deadline");
+    assert!(took >= Duration::from_millis(150), "{took:?}");
+    crate::support::fetch(&client, srv.url("/delay/0")).await;
+    let m = client.metrics();
+    assert_eq!(m.connections_established, 1, "one connection throughout");
+    eventually("requests done", Duration::from_secs(2), || {
+        client.metrics().requests_active == 0
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn client_default_timeout_applies_to_the_body_too() {
     let srv = server().await;

@@ -314,11 +314,19 @@ impl protocol::Shared<Transport> for Multiplexed {
         }
     }
 
-    fn send(&self, req: Request<Body>) -> MultiplexedSend {
+    fn send(&self, req: Request<Body>, deadline: Option<Instant>) -> MultiplexedSend {
         match self {
-            Multiplexed::Http2(c) => MultiplexedSend::Http2(h2::send(&c.handle, req)),
+            Multiplexed::Http2(c) => MultiplexedSend::Http2(h2::send(&c.handle, req, deadline)),
             #[cfg(feature = "http3")]
             Multiplexed::Http3(c) => MultiplexedSend::Http3(c.send(req)),
+        }
+    }
+
+    fn deadline_kept(send: &MultiplexedSend) -> bool {
+        match send {
+            MultiplexedSend::Http2(send) => send.deadline_kept(),
+            #[cfg(feature = "http3")]
+            MultiplexedSend::Http3(_) => false,
         }
     }
 

@@ -189,8 +189,17 @@ pub(crate) trait Shared<P: Protocol>: Send + Sync + 'static {
     /// connection going away showed it.
     fn take_served(&self) -> Option<Served>;
 
-    /// Starts sending `req` on one of its slots (reserved by the pool).
-    fn send(&self, req: Request<Body>) -> Self::Exchange;
+    /// Starts sending `req` on one of its slots (reserved by the pool);
+    /// the request ends at `deadline`, which the connection may keep
+    /// ([`Shared::deadline_kept`]).
+    fn send(&self, req: Request<Body>, deadline: Option<tokio::time::Instant>) -> Self::Exchange;
+
+    /// The connection keeps the deadline `send` was given, and wakes the
+    /// request when it passes: the request needs no timer of its own while
+    /// this is so. No protocol must.
+    fn deadline_kept(_send: &Self::Exchange) -> bool {
+        false
+    }
 
     /// Drives `send` to its answer.
     fn poll_send(

@@ -101,9 +101,12 @@ impl<P: Protocol> Lease<P> {
     /// connection and frees a shared one's slot. Shared: the protocol's
     /// request starts here, and the future drives it to the answer;
     /// exclusive: the future writes the request and reads the answer.
+    /// `deadline` is for a shared connection to keep (an exclusive one is
+    /// given it before, `Exclusive::prepare`'s caller's business).
     pub(crate) fn send(
         mut self,
         req: Request<Body>,
+        deadline: Option<tokio::time::Instant>,
     ) -> Sending<P, impl Future<Output = (ExclusiveConn<P>, Sent<P>)> + Send> {
         let origin = &self.origin;
         let metrics = &origin.shared().metrics;
@@ -121,7 +124,7 @@ impl<P: Protocol> Lease<P> {
             }
             Some(Conn::Shared(c)) => {
                 metrics.protocol(c.label).requests.inc();
-                let send = c.conn.send(req);
+                let send = c.conn.send(req, deadline);
                 self.conn = Some(Conn::Shared(c));
                 InFlight::Shared {
                     lease: Some(self),
@@ -170,6 +173,17 @@ pin_project! {
     enum InFlight<P: Protocol, F> {
         Exclusive { origin: Option<Arc<OriginPool<P>>>, #[pin] send: F },
         Shared { lease: Option<Lease<P>>, send: <P::Shared as crate::pool::common::protocol::Shared<P>>::Exchange },
+    }
+}
+
+impl<P: Protocol, F> Sending<P, F> {
+    /// A shared connection keeps the request's deadline now
+    /// ([`Shared::deadline_kept`](crate::pool::common::protocol::Shared::deadline_kept)).
+    pub(crate) fn deadline_kept(&self) -> bool {
+        match &self.in_flight {
+            InFlight::Shared { send, .. } => P::Shared::deadline_kept(send),
+            InFlight::Exclusive { .. } => false,
+        }
     }
 }
 

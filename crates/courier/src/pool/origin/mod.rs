@@ -34,6 +34,7 @@ use conn::{Conn, ExclusiveConn, SharedConn};
 pub(crate) use dial::OpenExclusive;
 use idle::{Idle, IdleStack};
 pub(crate) use lease::Lease;
+pub(crate) use lease::Sending;
 use locked::{Locked, Published};
 use planning::stall_after;
 use shared_conns::SharedConns;

@@ -26,6 +26,7 @@ use bytes::Bytes;
 use http::Method;
 
 use super::counts::Counts;
+use super::deadline::Deadlines;
 pub(crate) use super::encode::Head;
 use super::error::{ConnError, StreamError};
 use super::flood::{self, Budget, Glitch};
@@ -41,9 +42,17 @@ use super::streams::{Key, Stream, Streams, Upload};
 
 pub(crate) struct Shared {
     state: Mutex<State>,
+    /// When the connection began: its streams' deadlines are kept relative
+    /// to it ([`super::deadline`]).
+    epoch: tokio::time::Instant,
 }
 
 impl Shared {
+    /// When the connection began (see [`super::deadline::mark`]).
+    pub(crate) fn epoch(&self) -> tokio::time::Instant {
+        self.epoch
+    }
+
     pub(crate) fn lock(&self) -> MutexGuard<'_, State> {
         // A panic while holding the lock is a bug in courier; the state is
         // still consistent enough to fail the streams, so keep going.
@@ -67,6 +76,7 @@ impl Shared {
             withheld: &[],
             content_length: None,
             protocol: None,
+            deadline: None,
         };
         std::future::poll_fn(|cx| self.lock().poll_open(cx, &head, &mut Outgoing::Empty)).await
     }
@@ -98,6 +108,8 @@ pub(crate) struct State {
     resets: Resets,
     /// Frames the server may yet send that cost work and do nothing.
     flood: Budget,
+    /// The streams' deadlines, as the driver's timer needs them.
+    pub(crate) deadlines: Deadlines,
 }
 
 /// The request body, as far as opening the stream is concerned.
@@ -123,6 +135,7 @@ impl State {
             handle_dropped: false,
             resets: Resets::default(),
             flood: Budget::new(),
+            deadlines: Deadlines::new(tokio::time::Instant::now()),
         }
     }
 
@@ -187,6 +200,7 @@ impl State {
 
     pub(crate) fn into_shared(self) -> Arc<Shared> {
         Arc::new(Shared {
+            epoch: self.deadlines.epoch(),
             state: Mutex::new(self),
         })
     }
@@ -269,6 +283,10 @@ impl State {
         );
         self.counts.opened();
         stream.head_request = head.method == Method::HEAD;
+        if let Some(mark) = head.deadline {
+            stream.deadline = mark;
+            self.deadlines.keep(mark);
+        }
         stream.waker = Some(cx.waker().clone());
         let queued = match std::mem::replace(body, Outgoing::Empty) {
             Outgoing::Empty => None,

@@ -14,6 +14,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 
 use super::closed;
 use super::conn::{Local, Shared, State};
+use super::deadline::Timer;
 use super::error::{ConnError, StreamError};
 use super::flood::Glitch;
 use super::frame::{self, setting, Head, Reason};
@@ -73,6 +74,8 @@ pub(crate) struct Driver<S> {
     wakers: Vec<Waker>,
     /// Keep-alive PINGs and the PING after a GOAWAY.
     watch: Watch,
+    /// The streams' deadlines ([`super::deadline`]).
+    deadlines: Timer,
     /// The server's first frame header was read (and was a SETTINGS
     /// frame's, its preface; the deadline holds until the frame is applied).
     preface_read: bool,
@@ -142,6 +145,7 @@ pub(crate) fn handshake_with<S>(
     if raise > 0 {
         state.send.window_update(0, raise);
     }
+    let deadlines = Timer::new(state.deadlines.epoch());
     let shared = state.into_shared();
     let driver = Driver {
         io: Some(io),
@@ -156,6 +160,7 @@ pub(crate) fn handshake_with<S>(
         idle: true,
         wakers: Vec::new(),
         watch: Watch::new(keep_alive, preface_by),
+        deadlines,
         preface_read: false,
         deferred: false,
         closing: false,
@@ -285,17 +290,14 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send + 'static> Driver<S> {
 
     /// Reads once and handles every whole frame read so far.
     fn read(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), End>> {
-        let rbuf = self.rbuf.for_reading(self.frame_rest);
-        let room = rbuf.capacity() - rbuf.len();
         let Some(io) = self.io.as_mut() else {
             return Poll::Ready(Err(End::Eof));
         };
-        let n = match tokio_util::io::poll_read_buf(Pin::new(io), cx, rbuf) {
+        let n = match self.rbuf.poll_read(Pin::new(io), cx, self.frame_rest) {
             Poll::Pending => return Poll::Pending,
             Poll::Ready(Err(e)) => return Poll::Ready(Err(End::Io(e))),
             Poll::Ready(Ok(n)) => n,
         };
-        self.rbuf.read(n, room);
         if n == 0 {
             return Poll::Ready(Err(End::Eof));
         }
@@ -379,10 +381,13 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send + 'static> Driver<S> {
         st.send.take_queued(&mut self.writing);
         self.backlog = st.send.queued_len();
         self.idle = st.counts.active() == 0;
+        let earliest = st.take_earliest_deadline();
         drop(st);
         for w in self.wakers.drain(..) {
             w.wake();
         }
+        self.deadlines
+            .run(cx, earliest, &self.shared, &mut self.wakers);
     }
 
     /// Writes the taken frames, and finishes a flush left pending; `Ok(true)`

@@ -371,3 +371,37 @@ async fn a_request_not_yet_written_when_the_connection_fails_may_be_sent_again()
     .expect_err("no response on a closed connection");
     assert!(failed.is_unprocessed(), "{failed}");
 }
+
+/// A connection whose streams wait for their answers, with nothing to
+/// read, holds no read buffer: the driver's read at its run after their
+/// HEADERS found the socket empty, and allocating before reading, it kept
+/// 16 KiB while answers were due (164 B per long poll at 100 streams a
+/// connection). What does come is read, into a buffer made for it.
+#[tokio::test]
+async fn a_quiet_connection_with_streams_waiting_holds_no_read_buffer() {
+    use tokio::io::AsyncWriteExt;
+
+    let (near, mut far) = tokio::io::duplex(64 * 1024);
+    let (handle, mut driver, signals) = connect(near, DEFAULT_LOCAL);
+    handle.shared.open_get().await.expect("opened");
+    let mut cx = Context::from_waker(Waker::noop());
+    // Twice: the first poll only defers the run (see `Driver::poll`).
+    for _ in 0..2 {
+        assert!(Pin::new(&mut driver).poll(&mut cx).is_pending());
+    }
+    assert_eq!(
+        driver.rbuf.held(),
+        0,
+        "a read that found nothing took a buffer"
+    );
+    let mut settings = BytesMut::new();
+    frame::encode_settings(&mut settings, &[]);
+    far.write_all(&settings).await.unwrap();
+    for _ in 0..2 {
+        assert!(Pin::new(&mut driver).poll(&mut cx).is_pending());
+    }
+    assert!(
+        signals.settings_received(),
+        "the server's SETTINGS were read"
+    );
+}

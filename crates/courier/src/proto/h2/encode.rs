@@ -22,6 +22,9 @@ pub(crate) struct Head<'a> {
     pub(crate) content_length: Option<u64>,
     /// An extended CONNECT's `:protocol` (RFC 8441).
     pub(crate) protocol: Option<&'a str>,
+    /// The request's deadline, for the connection to keep: its mark
+    /// ([`super::deadline::mark`]).
+    pub(crate) deadline: Option<u32>,
 }
 
 /// Connection-specific headers HTTP/2 forbids (RFC 9113 §8.2.2). `Host`

@@ -71,6 +71,9 @@ pub(crate) enum StreamError {
     /// An extended CONNECT (`:protocol`) to a server whose SETTINGS did not
     /// enable it (RFC 8441 §3). Nothing was sent.
     NoExtendedConnect,
+    /// The request's deadline, kept by the connection, passed before the
+    /// response head came ([`super::deadline`]); courier reset the stream.
+    DeadlinePassed,
 }
 
 impl StreamError {
@@ -127,6 +130,7 @@ impl fmt::Display for StreamError {
             StreamError::NoSettings => f.write_str(
                 "HTTP/2 connection not established: no SETTINGS from the server within connect_timeout",
             ),
+            StreamError::DeadlinePassed => f.write_str("no response head by the request's deadline"),
         }
     }
 }
@@ -154,6 +158,7 @@ impl From<StreamError> for Error {
             StreamError::InvalidRequest(_) => ErrorKind::InvalidRequest,
             StreamError::NoSettings => ErrorKind::ConnectTimeout,
             StreamError::NoExtendedConnect => ErrorKind::Upgrade,
+            StreamError::DeadlinePassed => ErrorKind::Timeout,
             e if e.is_unprocessed() => ErrorKind::Refused,
             // A TLS alert after the handshake (a refused client certificate).
             StreamError::Io(e) if e.get_ref().is_some_and(|i| i.is::<rustls::Error>()) => {

@@ -45,6 +45,7 @@ pub(crate) mod closed;
 pub(crate) mod conn;
 pub(crate) mod control;
 pub(crate) mod counts;
+pub(crate) mod deadline;
 pub(crate) mod driver;
 pub(crate) mod encode;
 pub(crate) mod error;

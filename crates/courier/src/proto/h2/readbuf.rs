@@ -10,11 +10,20 @@
 //! buffer is reclaimed, since its reader drops each chunk before the next
 //! read). Here a buffer whose frames were all read is reclaimed in place,
 //! or one of a few kept aside is, and only when all of them still hold
-//! unread frames is one allocated. An idle connection keeps none.
+//! unread frames is one allocated. An idle connection keeps none, and
+//! neither does a quiet one: a read with no buffer goes to the stack first
+//! (see [`ReadBuf::poll_read`]), so a connection of long polls, whose
+//! driver runs to write their HEADERS and finds nothing to read, allocates
+//! nothing until an answer comes.
 
 use std::collections::VecDeque;
+use std::io;
+use std::mem::MaybeUninit;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
 use bytes::BytesMut;
+use tokio::io::AsyncRead;
 
 /// The size of a read buffer while a read fills what it is given (a
 /// download): four frames of the default maximum size, so one read takes
@@ -53,9 +62,43 @@ impl ReadBuf {
         &mut self.buf
     }
 
+    /// Reads once from `io` into the buffer (with room for `rest` more
+    /// bytes at least: what a frame cut by the last read still needs);
+    /// the bytes read, 0 at the end of the stream.
+    ///
+    /// With no buffer allocated, the read goes to the stack, and a buffer
+    /// is allocated only for what it brought: a read that finds nothing
+    /// allocates nothing. Allocating first, a connection of long polls
+    /// took a 16 KiB buffer at the driver's first run after their HEADERS
+    /// (164 B per long poll at 100 streams), and kept it while they waited,
+    /// since responses were due. Only that first read is copied.
+    pub(crate) fn poll_read<S: AsyncRead>(
+        &mut self,
+        io: Pin<&mut S>,
+        cx: &mut Context<'_>,
+        rest: usize,
+    ) -> Poll<io::Result<usize>> {
+        if self.allocated || rest > 0 {
+            let buf = self.for_reading(rest);
+            let room = buf.capacity() - buf.len();
+            let n = std::task::ready!(tokio_util::io::poll_read_buf(io, cx, buf))?;
+            self.read(n, room);
+            return Poll::Ready(Ok(n));
+        }
+        let mut stack = [MaybeUninit::<u8>::uninit(); FIRST];
+        let mut read = tokio::io::ReadBuf::uninit(&mut stack);
+        std::task::ready!(io.poll_read(cx, &mut read))?;
+        let n = read.filled().len();
+        if n > 0 {
+            self.for_reading(0).extend_from_slice(read.filled());
+            self.read(n, FIRST);
+        }
+        Poll::Ready(Ok(n))
+    }
+
     /// The buffer to read into, with room for `rest` more bytes at least
     /// (what a frame cut by the last read still needs) and a large read.
-    pub(crate) fn for_reading(&mut self, rest: usize) -> &mut BytesMut {
+    fn for_reading(&mut self, rest: usize) -> &mut BytesMut {
         // Less room than this, and the buffer is swapped for one with more:
         // reads stay large.
         let need = rest.max(self.size / 4);
@@ -92,7 +135,7 @@ impl ReadBuf {
 
     /// A read took `n` bytes into `room`: one that filled it asks for
     /// larger buffers.
-    pub(crate) fn read(&mut self, n: usize, room: usize) {
+    fn read(&mut self, n: usize, room: usize) {
         if n == room {
             self.size = CHUNK;
         }
@@ -107,6 +150,14 @@ impl ReadBuf {
             self.buf = BytesMut::new();
             self.allocated = false;
         }
+    }
+}
+
+#[cfg(test)]
+impl ReadBuf {
+    /// The bytes of buffer held (the current one's capacity; spares aside).
+    pub(crate) fn held(&self) -> usize {
+        self.buf.capacity()
     }
 }
 

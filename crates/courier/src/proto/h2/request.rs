@@ -90,11 +90,10 @@ pub(crate) fn handshake<S: Io + 'static>(
 /// A request on its way: opens its stream on first poll, then waits for the
 /// response head.
 pub(crate) struct Http2Send {
-    shared: Arc<super::conn::Shared>,
+    link: Link,
     /// Kept until the head arrives, to be handed back if the stream is
     /// refused unprocessed (a streamed body: see `feed`), and for its URI.
     request: Option<Request<Body>>,
-    stream: Option<StreamRef>,
     /// A streamed body, which went to its pipe: the request has it back
     /// only if the stream fails unanswered and what went out was kept.
     feed: Option<Arc<Feed>>,
@@ -103,17 +102,39 @@ pub(crate) struct Http2Send {
     tunnel: Option<Tunnel>,
 }
 
+/// The connection until the stream opens, then the stream (which holds the
+/// connection): one or the other, in the room of one.
+enum Link {
+    /// With the request's deadline, which the connection keeps once the
+    /// stream is open ([`super::deadline`]).
+    Opening {
+        shared: Arc<super::conn::Shared>,
+        deadline: Option<tokio::time::Instant>,
+    },
+    /// `kept`: the connection keeps the request's deadline.
+    Open { stream: StreamRef, kept: bool },
+    /// The head came, or the stream failed.
+    Done,
+}
+
 /// An accepted CONNECT's writing side, in its response's extensions until
 /// `Response::upgrade` takes it.
 #[derive(Clone)]
 pub(crate) struct TunnelWriter(pub(crate) Arc<std::sync::Mutex<Option<Tunnel>>>);
 
-/// Starts sending `req` on the connection behind `handle`.
-pub(crate) fn send(handle: &Handle, req: Request<Body>) -> Http2Send {
+/// Starts sending `req` on the connection behind `handle`; the connection
+/// keeps its `deadline` (if any) while it waits for its head.
+pub(crate) fn send(
+    handle: &Handle,
+    req: Request<Body>,
+    deadline: Option<tokio::time::Instant>,
+) -> Http2Send {
     Http2Send {
-        shared: Arc::clone(&handle.shared),
+        link: Link::Opening {
+            shared: Arc::clone(&handle.shared),
+            deadline,
+        },
         request: Some(req),
-        stream: None,
         feed: None,
         tunnel: None,
     }
@@ -128,6 +149,20 @@ pub(crate) struct Target<'a> {
 }
 
 impl Http2Send {
+    /// The stream is open, and its connection keeps the request's deadline
+    /// (and wakes it when the deadline passes).
+    pub(crate) fn deadline_kept(&self) -> bool {
+        matches!(self.link, Link::Open { kept: true, .. })
+    }
+
+    fn shared(&self) -> Option<&Arc<super::conn::Shared>> {
+        match &self.link {
+            Link::Opening { shared, .. } => Some(shared),
+            Link::Open { stream, .. } => Some(stream.shared()),
+            Link::Done => None,
+        }
+    }
+
     // The error hands the request back by value: a failure path, not worth a box.
     #[allow(clippy::result_large_err)]
     pub(crate) fn poll_send(
@@ -135,7 +170,7 @@ impl Http2Send {
         cx: &mut Context<'_>,
         target: &Target<'_>,
     ) -> Poll<SendResult<RecvBody>> {
-        if self.stream.is_none() {
+        if !matches!(self.link, Link::Open { .. }) {
             if let Err(e) = std::task::ready!(self.poll_open(cx, target)) {
                 return Poll::Ready(Err(self.failed(e)));
             }
@@ -143,7 +178,9 @@ impl Http2Send {
             // have come yet that would not wake it.
             return Poll::Pending;
         }
-        let stream = self.stream.as_mut().expect("opened above");
+        let Link::Open { stream, .. } = &mut self.link else {
+            unreachable!("opened above")
+        };
         match std::task::ready!(stream.poll_head(cx)) {
             Ok((mut head, end)) => {
                 if let Some(tunnel) = self.tunnel.take().filter(|_| head.status.is_success()) {
@@ -154,7 +191,10 @@ impl Http2Send {
                 }
                 let request = self.request.take().unwrap_or_default();
                 let (uri, sent) = Sent::answered(request, self.feed.is_some());
-                let stream = self.stream.take().expect("opened above");
+                let Link::Open { stream, .. } = std::mem::replace(&mut self.link, Link::Done)
+                else {
+                    unreachable!("opened above")
+                };
                 if let Some(feed) = self.feed.take() {
                     // The server took the request: it is not sent again.
                     feed.accepted();
@@ -175,6 +215,10 @@ impl Http2Send {
         cx: &mut Context<'_>,
         target: &Target<'_>,
     ) -> Poll<Result<(), StreamError>> {
+        let Link::Opening { shared, deadline } = &self.link else {
+            return Poll::Ready(Err(StreamError::Closed("the request was sent already")));
+        };
+        let mark = deadline.and_then(|at| super::deadline::mark(shared.epoch(), at));
         let request = self.request.as_mut().expect("a request until opened");
         let protocol = request.extensions().get::<Protocol>().map(Protocol::as_str);
         let connect = request.method() == http::Method::CONNECT;
@@ -229,16 +273,20 @@ impl Http2Send {
             withheld: crate::config::WithheldDefaults::of(request.extensions()),
             content_length,
             protocol,
+            deadline: mark,
         };
-        let (key, id) = std::task::ready!(self.shared.lock().poll_open(cx, &head, &mut outgoing))?;
-        self.stream = Some(StreamRef::new(Arc::clone(&self.shared), key, id));
+        let (key, id) = std::task::ready!(shared.lock().poll_open(cx, &head, &mut outgoing))?;
+        // The stream takes the connection's handle from here.
+        let Link::Opening { shared, .. } = std::mem::replace(&mut self.link, Link::Done) else {
+            unreachable!("matched above")
+        };
         if streamed {
             // A streamed body goes to its pipe, which keeps what it takes
             // of it (within a bound) until the server answers.
             let body = std::mem::take(self.request.as_mut().expect("checked").body_mut());
             let feed = Feed::new(body);
             Pipe::spawn(
-                Arc::clone(&self.shared),
+                Arc::clone(&shared),
                 key,
                 id,
                 Arc::clone(&feed),
@@ -246,6 +294,10 @@ impl Http2Send {
             );
             self.feed = Some(feed);
         }
+        self.link = Link::Open {
+            stream: StreamRef::new(shared, key, id),
+            kept: mark.is_some(),
+        };
         Poll::Ready(Ok(()))
     }
 
@@ -281,9 +333,13 @@ impl Http2Send {
         let handed_back = if e.is_unprocessed() {
             self.request.take().map(HandedBack::Refused)
         } else if e.is_connection_lost() {
-            let st = self.shared.lock();
-            let (after_goaway, spoke) = (st.goaway.is_received(), st.signals.settings_received());
-            drop(st);
+            let (after_goaway, spoke) = match self.shared() {
+                Some(shared) => {
+                    let st = shared.lock();
+                    (st.goaway.is_received(), st.signals.settings_received())
+                }
+                None => (false, false),
+            };
             // Lost before the server's SETTINGS, the connection never showed
             // it speaks HTTP/2: it failed to establish, and its requests fail
             // with it, as when the pool waited for the SETTINGS to use it
@@ -297,7 +353,7 @@ impl Http2Send {
             None
         };
         // Dropping the stream handle resets the stream if it is still open.
-        self.stream = None;
+        self.link = Link::Done;
         let error = match not_kept {
             // Say why a request the server did not take is not sent again.
             true => Error::new(Error::from(e.clone()).kind(), BodyNotKept(e)),

@@ -24,6 +24,11 @@ impl StreamRef {
         StreamRef { shared, key, id }
     }
 
+    /// The connection the stream is on.
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
     /// The response head; `end` says the stream already ended with it (no body).
     pub(crate) fn poll_head(
         &mut self,
@@ -41,10 +46,15 @@ impl StreamRef {
                 && stream.data.is_empty()
                 && stream.trailers.is_none()
                 && !stream.state().is_failed();
+            // The body's deadline is the response's to keep.
+            stream.deadline = super::deadline::NONE;
             return Poll::Ready(Ok((head, end)));
         }
         if let Some(e) = stream.state().error() {
             return Poll::Ready(Err(e.clone()));
+        }
+        if stream.deadline == super::deadline::PASSED {
+            return Poll::Ready(Err(StreamError::DeadlinePassed));
         }
         set_waker(&mut stream.waker, cx);
         Poll::Pending

@@ -50,6 +50,9 @@ pub(crate) struct Stream {
     head_waiting: bool,
     /// Interim (1xx) heads received, to a bound.
     pub(crate) informational: u8,
+    /// The request's deadline while it waits for its head
+    /// ([`super::deadline`]: a mark, `NONE` or `PASSED`).
+    pub(crate) deadline: u32,
     /// Body bytes still due per the response's Content-Length.
     pub(crate) content_length: Option<u64>,
     pub(crate) data: Chunks,
@@ -200,6 +203,7 @@ impl Stream {
             head_request: false,
             head_waiting: false,
             informational: 0,
+            deadline: super::deadline::NONE,
             content_length: None,
             data: Chunks::Empty,
             trailers: None,
