@@ -10,6 +10,7 @@
 use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use bytes::Bytes;
 use http::HeaderValue;
@@ -36,7 +37,8 @@ const MAX_BIDI_STREAMS: u32 = 65_536;
 /// QUIC's own idle timeout (no packet either way), the backstop for a client
 /// that vanished. [`ServerConfig::idle_timeout`] (no request in progress) is
 /// applied separately, as on TCP.
-const QUIC_IDLE_TIMEOUT_MS: u32 = 30_000;
+/// [`ServerConfig::quic_idle_timeout`] overrides it.
+const QUIC_IDLE_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The QUIC server settings: the certificate of the TLS listener, ALPN `h3`,
 /// and the transport limits.
@@ -49,6 +51,13 @@ pub(crate) fn server_config(
 ) -> io::Result<quinn::ServerConfig> {
     let crypto = tls::quic_crypto(tls)?;
     let mut server = quinn::ServerConfig::with_crypto(Arc::new(crypto));
+    let idle = IdleTimeout::try_from(config.quic_idle_timeout.unwrap_or(QUIC_IDLE_TIMEOUT))
+        .map_err(|e| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("QUIC idle timeout: {e}"),
+            )
+        })?;
     let mut transport = quinn::TransportConfig::default();
     let streams = config
         .max_concurrent_streams
@@ -58,9 +67,7 @@ pub(crate) fn server_config(
         .max_concurrent_uni_streams(VarInt::from_u32(MAX_UNI_STREAMS))
         .stream_receive_window(VarInt::from_u32(STREAM_WINDOW))
         .receive_window(VarInt::from_u32(CONNECTION_WINDOW))
-        .max_idle_timeout(Some(IdleTimeout::from(VarInt::from_u32(
-            QUIC_IDLE_TIMEOUT_MS,
-        ))));
+        .max_idle_timeout(Some(idle));
     server.transport_config(Arc::new(transport));
     Ok(server)
 }

@@ -19,6 +19,7 @@ use std::time::Duration;
 use quinn::{IdleTimeout, TransportConfig, VarInt};
 use tokio::time::Instant;
 
+use crate::connect::quic_idle::{KeepAlive, Learning, PeerIdle};
 use crate::connect::tls::TlsSettings;
 use crate::error::{Error, ErrorKind};
 
@@ -28,12 +29,6 @@ pub(crate) struct QuicOptions {
     /// QUIC's idle timeout (no packet either way), announced to the peer:
     /// the connection is gone after this much silence.
     pub(crate) idle_timeout: Duration,
-    /// PING interval when nothing else is sent: below the idle timeout, so
-    /// the timeout never kills a request that waits (a long poll) for the
-    /// server. quinn has no PING to send on demand, so it pings whenever the
-    /// connection is quiet; an idle connection is closed by the pool's own
-    /// idle timer, not by QUIC's.
-    pub(crate) keep_alive: Option<Duration>,
     /// Receive window per request stream (the response body in flight).
     pub(crate) stream_window: u32,
     /// Receive window for the whole connection.
@@ -49,7 +44,6 @@ impl Default for QuicOptions {
     fn default() -> Self {
         QuicOptions {
             idle_timeout: Duration::from_secs(30),
-            keep_alive: Some(Duration::from_secs(10)),
             // As HTTP/2's defaults (`proto/h2/conn.rs`' Local): 2 MiB per
             // stream, 8 MiB per connection.
             stream_window: 2 * 1024 * 1024,
@@ -66,7 +60,9 @@ impl QuicOptions {
         let mut transport = TransportConfig::default();
         transport
             .max_idle_timeout(Some(idle))
-            .keep_alive_interval(self.keep_alive.filter(|k| *k < self.idle_timeout))
+            // Our own, per connection and only while requests wait
+            // (`quic_idle.rs`): quinn's is one interval for every peer.
+            .keep_alive_interval(None)
             .stream_receive_window(VarInt::from_u32(self.stream_window))
             .receive_window(VarInt::from_u32(self.connection_window))
             // A client opens every request stream; HTTP/3 forbids the
@@ -92,7 +88,9 @@ pub(crate) struct Offload {
 /// Dials QUIC for one client: its TLS and transport configuration and its
 /// endpoints, one per address family, bound on first use.
 pub(crate) struct QuicConnector {
-    config: quinn::ClientConfig,
+    crypto: Arc<dyn quinn::crypto::ClientConfig>,
+    transport: Arc<TransportConfig>,
+    options: QuicOptions,
     v4: Mutex<Option<Bound>>,
     v6: Mutex<Option<Bound>>,
 }
@@ -119,10 +117,10 @@ impl QuicConnector {
         let rustls = super::tls::quic_client_config(tls)?;
         let crypto = quinn::crypto::rustls::QuicClientConfig::try_from(rustls)
             .map_err(|e| Error::new(ErrorKind::Config, format!("TLS for QUIC: {e}")))?;
-        let mut config = quinn::ClientConfig::new(Arc::new(crypto));
-        config.transport_config(Arc::new(options.transport()?));
         Ok(QuicConnector {
-            config,
+            crypto: Arc::new(crypto),
+            transport: Arc::new(options.transport()?),
+            options: options.clone(),
             v4: Mutex::new(None),
             v6: Mutex::new(None),
         })
@@ -142,10 +140,31 @@ impl QuicConnector {
         server_name: &str,
         deadline: Instant,
     ) -> Result<quinn::Connection, Error> {
+        Ok(self.dial(remote, server_name, deadline).await?.0)
+    }
+
+    /// As [`Self::connect`], with the connection's keep-alive, fitted to the
+    /// idle timeout the server announced (see `quic_idle.rs`), for its
+    /// driver.
+    ///
+    /// # Errors
+    /// As [`Self::connect`].
+    pub(crate) async fn dial(
+        &self,
+        remote: SocketAddr,
+        server_name: &str,
+        deadline: Instant,
+    ) -> Result<(quinn::Connection, KeepAlive), Error> {
         let endpoint = self.endpoint(remote)?.endpoint;
         let name = server_name.trim_start_matches('[').trim_end_matches(']');
+        let peer = PeerIdle::new();
+        let mut config = quinn::ClientConfig::new(Arc::new(Learning {
+            inner: Arc::clone(&self.crypto),
+            peer: peer.clone(),
+        }));
+        config.transport_config(Arc::clone(&self.transport));
         let connecting = endpoint
-            .connect_with(self.config.clone(), remote, name)
+            .connect_with(config, remote, name)
             .map_err(|e| Error::new(ErrorKind::Connect, format!("QUIC to {remote}: {e}")))?;
         match tokio::time::timeout_at(deadline, connecting).await {
             Err(_) => Err(Error::msg(
@@ -153,7 +172,15 @@ impl QuicConnector {
                 "QUIC handshake past the connect timeout",
             )),
             Ok(Err(e)) => Err(handshake_error(e)),
-            Ok(Ok(conn)) => Ok(conn),
+            Ok(Ok(conn)) => {
+                let keep_alive = KeepAlive {
+                    conn: conn.clone(),
+                    ours: self.options.idle_timeout,
+                    peer,
+                    window: self.options.connection_window,
+                };
+                Ok((conn, keep_alive))
+            }
         }
     }
 
