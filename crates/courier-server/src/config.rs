@@ -57,6 +57,9 @@ pub struct ServerConfig {
     /// effective timeout is the lower of both sides' (RFC 9000 §10.1), so a
     /// short value here tests a client's keep-alive against it.
     pub quic_idle_timeout: Option<Duration>,
+    /// BBR congestion control for what the QUIC side sends (responses)
+    /// instead of quinn's default Cubic (default `false`).
+    pub quic_congestion_bbr: bool,
 }
 
 impl Default for ServerConfig {
@@ -71,6 +74,7 @@ impl Default for ServerConfig {
             max_concurrent_streams: Some(100),
             http3: false,
             quic_idle_timeout: None,
+            quic_congestion_bbr: false,
         }
     }
 }

@@ -102,3 +102,86 @@ async fn an_idle_connection_is_left_to_idle_out() {
         idle.elapsed()
     );
 }
+
+/// The sibling case: the client's own idle timeout is the lower one
+/// (`http3_max_idle_timeout`, 1 s against the server's 30 s). Requests that
+/// wait 3 s are kept alive within it, and an idle connection closes by it.
+#[tokio::test]
+async fn the_clients_own_short_idle_timeout_is_kept_alive_and_idles_out() {
+    let (server, builder) = h3_server(Duration::from_secs(30)).await;
+    let client = builder
+        .http3_max_idle_timeout(Duration::from_secs(1))
+        .build()
+        .expect("client");
+    let response = tokio::time::timeout(LIMIT, client.get(url(&server, "/delay/3s")).send())
+        .await
+        .expect("the poll within the limit")
+        .expect("a long poll");
+    assert_eq!(response.status(), StatusCode::OK);
+    tokio::time::timeout(LIMIT, response.bytes())
+        .await
+        .expect("body within the limit")
+        .expect("body");
+    let idle = Instant::now();
+    eventually("the idle connection closed", LIMIT, || {
+        client.metrics().connections_open_http3 == 0
+    })
+    .await;
+    assert!(
+        idle.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        idle.elapsed()
+    );
+    assert_eq!(client.metrics().connections_established_http3, 1);
+}
+
+/// Windows far below a response (16 KiB, the smallest taken, against
+/// 1 MiB) only pace it: every byte arrives, in order.
+#[tokio::test]
+async fn small_windows_pace_a_large_response() {
+    let (server, builder) = h3_server(Duration::from_secs(30)).await;
+    let client = builder
+        .http3_stream_receive_window(1)
+        .http3_conn_receive_window(1)
+        .http3_send_window(1)
+        .build()
+        .expect("client");
+    let size = 1024 * 1024;
+    let response = tokio::time::timeout(
+        LIMIT,
+        client.get(url(&server, &format!("/bytes/{size}"))).send(),
+    )
+    .await
+    .expect("GET within the limit")
+    .expect("GET");
+    let body = tokio::time::timeout(LIMIT, response.bytes())
+        .await
+        .expect("body within the limit")
+        .expect("body");
+    assert_eq!(body.len(), size);
+    let upload = vec![b'x'; 256 * 1024];
+    let echoed = tokio::time::timeout(LIMIT, async {
+        client
+            .post(url(&server, "/echo"))
+            .body(upload.clone())
+            .send()
+            .await?
+            .bytes()
+            .await
+    })
+    .await
+    .expect("POST within the limit")
+    .expect("POST");
+    assert_eq!(echoed.as_ref(), upload.as_slice());
+}
+
+/// An idle timeout QUIC cannot carry (past 2^62 ms) fails the build.
+#[test]
+fn an_idle_timeout_quic_cannot_carry_fails_the_build() {
+    let err = Client::builder()
+        .http3_prior_knowledge()
+        .http3_max_idle_timeout(Duration::MAX)
+        .build()
+        .expect_err("too long");
+    assert_eq!(err.kind(), courier::ErrorKind::Config);
+}

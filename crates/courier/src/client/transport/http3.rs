@@ -20,7 +20,7 @@ use tokio::time::Instant;
 use super::{Origin, Report, Settings, Source, Transport};
 use crate::body::Body;
 use crate::config::WithheldDefaults;
-use crate::connect::quic::{QuicConnector, QuicOptions};
+use crate::connect::quic::QuicConnector;
 use crate::connect::Route;
 use crate::error::{Error, ErrorKind};
 use crate::metrics::Label;
@@ -143,7 +143,7 @@ impl Settings {
         }
         let made = Arc::new(QuicConnector::new(
             &self.config.tls,
-            &QuicOptions::default(),
+            &self.config.http3.quic_options(),
         )?);
         Ok(Arc::clone(self.quic.get_or_init(|| made)))
     }

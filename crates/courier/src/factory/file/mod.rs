@@ -176,6 +176,16 @@ struct Settings {
     http3_alt_svc: Option<bool>,
     #[cfg(feature = "http3")]
     http3_head_start: Option<Dur>,
+    #[cfg(feature = "http3")]
+    http3_stream_receive_window: Option<u32>,
+    #[cfg(feature = "http3")]
+    http3_conn_receive_window: Option<u32>,
+    #[cfg(feature = "http3")]
+    http3_send_window: Option<u64>,
+    #[cfg(feature = "http3")]
+    http3_congestion_bbr: Option<bool>,
+    #[cfg(feature = "http3")]
+    http3_max_idle_timeout: Option<Dur>,
     http2_multiple_connections: Option<bool>,
     http2_keep_alive_interval: Option<OptDur>,
     http2_keep_alive_timeout: Option<Dur>,
@@ -325,6 +335,27 @@ impl Settings {
         })
     }
 
+    /// The QUIC transport keys (`ClientBuilder::http3_*`).
+    #[cfg(feature = "http3")]
+    fn apply_http3_transport(&self, mut b: ClientBuilder) -> ClientBuilder {
+        if let Some(v) = self.http3_stream_receive_window {
+            b = b.http3_stream_receive_window(v);
+        }
+        if let Some(v) = self.http3_conn_receive_window {
+            b = b.http3_conn_receive_window(v);
+        }
+        if let Some(v) = self.http3_send_window {
+            b = b.http3_send_window(v);
+        }
+        if let Some(v) = self.http3_congestion_bbr {
+            b = b.http3_congestion_bbr(v);
+        }
+        if let Some(v) = self.http3_max_idle_timeout {
+            b = b.http3_max_idle_timeout(v.0);
+        }
+        b
+    }
+
     fn apply_pool(
         &self,
         mut b: ClientBuilder,
@@ -388,6 +419,10 @@ impl Settings {
         #[cfg(feature = "http3")]
         if let Some(v) = self.http3_head_start {
             b = b.http3_head_start(v.0);
+        }
+        #[cfg(feature = "http3")]
+        {
+            b = self.apply_http3_transport(b);
         }
         if let Some(v) = self.http2_multiple_connections {
             b = b.http2_multiple_connections(v);
