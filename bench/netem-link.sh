@@ -17,7 +17,10 @@
 # Environment (all optional):
 #   LINKS="50:0 50:0.1 5:0 5:0.1"  RTT_MS:LOSS_PERCENT pairs (each direction: RTT/2 and LOSS)
 #   ROUNDS=3  NS="1 10"  SIZE=67108864 (bytes per download, /bytes/SIZE)
-#   CONFIGS="h1:1.1:0 h2c:2:0 tls-h1:1.1:1 tls-h2:2:1"  LABEL:HTTP:TLS[:BIN], BIN another courier binary
+#   CONFIGS="h1:1.1:0 h2c:2:0 tls-h1:1.1:1 tls-h2:2:1"  LABEL:HTTP:TLS[:BIN[:ARGS]], BIN another courier binary,
+#                  ARGS more `courier bench` flags, comma-separated (h3-2m:3:1::--http3-stream-receive-window,2097152);
+#                  HTTP 3 goes to the TLS server's QUIC side (same port, UDP)
+#   SERVE_ARGS=""  more `courier serve` flags for the TLS (and HTTP/3) server, e.g. --quic-bbr
 #   MTU=9000       the TUN devices' MTU (a jumbo frame's: 1500 triples the packets the relay and both kernels
 #                  handle on this 2-core machine; TCP's slow start still starts at 10 segments)
 #   BUFFERS=kernel the namespaces' TCP buffers as a fresh namespace has them (here tcp_wmem max 4 MiB: the
@@ -94,7 +97,7 @@ log "TCP: $(cat /proc/sys/net/ipv4/tcp_congestion_control); client tcp_rmem $(tr
 # nsenter, not in_server: a function run with & is a subshell, and $! would be it, not the server.
 nsenter -t "$SERVER_NS" -n "$COURIER" serve --addr 0.0.0.0 -p 8080 >"$WORK/serve.log" 2>&1 </dev/null &
 PIDS+=($!)
-nsenter -t "$SERVER_NS" -n "$COURIER" serve --addr 0.0.0.0 -p 8443 --tls --cert-out "$WORK/ca.pem" >"$WORK/serve-tls.log" 2>&1 </dev/null &
+nsenter -t "$SERVER_NS" -n "$COURIER" serve --addr 0.0.0.0 -p 8443 --tls --http3 ${SERVE_ARGS:-} --cert-out "$WORK/ca.pem" >"$WORK/serve-tls.log" 2>&1 </dev/null &
 PIDS+=($!)
 
 RELAY=""
@@ -137,10 +140,11 @@ for l in $LINKS; do
         for n in $NS; do
             k=$((r % ${#configs[@]}))
             for c in "${configs[@]:k}" "${configs[@]:0:k}"; do
-                IFS=: read -r label http tls bin <<<"$c"
+                IFS=: read -r label http tls bin extra <<<"$c"
                 if [ "$tls" = 1 ]; then url="https://$SERVER_IP:8443"; else url="http://$SERVER_IP:8080"; fi
                 cmd=("${bin:-$COURIER}" bench "$url/bytes/$SIZE" -n "$n" -c 1 --threads 1 --http "$http" --progress none)
                 [ "$tls" = 1 ] && cmd+=(--insecure)
+                [ -n "${extra:-}" ] && IFS=, read -r -a more <<<"$extra" && cmd+=("${more[@]}")
                 t0=$(date +%s%N)
                 # The client's CPU (user + system), from /usr/bin/time's last line.
                 if /usr/bin/time -f 'cpu %U %S' -o "$WORK/cpu" timeout 300 "${cmd[@]}" >"$WORK/bench.out" 2>&1 </dev/null; then ok=ok; else ok=failed; fi

@@ -72,6 +72,10 @@ pub struct ServeArgs {
     #[arg(long, requires = "tls")]
     pub http3: bool,
 
+    /// With --http3: BBR congestion control for responses over QUIC instead of Cubic.
+    #[arg(long, requires = "http3", hide_short_help = true)]
+    pub quic_bbr: bool,
+
     /// Concurrent requests a client may have on one connection: HTTP/2's
     /// SETTINGS_MAX_CONCURRENT_STREAMS, HTTP/3's MAX_STREAMS (at most 65536) [default: 100].
     #[arg(long, value_name = "N")]
@@ -133,6 +137,7 @@ async fn serve(args: ServeArgs) -> Result<()> {
         http1: !args.http2_only,
         http2: !args.http1_only,
         http3: args.http3,
+        quic_congestion_bbr: args.quic_bbr,
         ..Default::default()
     };
     if let Some(max) = args.max_concurrent_streams {

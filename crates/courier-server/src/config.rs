@@ -52,6 +52,14 @@ pub struct ServerConfig {
     /// most 65,536, also for `None`, since QUIC allocates every allowed
     /// stream up front), and [`Self::idle_timeout`] applies as on TCP.
     pub http3: bool,
+    /// QUIC's idle timeout (no packet either way) announced to HTTP/3
+    /// clients as `max_idle_timeout`; `None` = 30 s (default). The
+    /// effective timeout is the lower of both sides' (RFC 9000 §10.1), so a
+    /// short value here tests a client's keep-alive against it.
+    pub quic_idle_timeout: Option<Duration>,
+    /// BBR congestion control for what the QUIC side sends (responses)
+    /// instead of quinn's default Cubic (default `false`).
+    pub quic_congestion_bbr: bool,
 }
 
 impl Default for ServerConfig {
@@ -65,6 +73,8 @@ impl Default for ServerConfig {
             http2: true,
             max_concurrent_streams: Some(100),
             http3: false,
+            quic_idle_timeout: None,
+            quic_congestion_bbr: false,
         }
     }
 }

@@ -10,6 +10,7 @@
 use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use bytes::Bytes;
 use http::HeaderValue;
@@ -22,6 +23,13 @@ use crate::tls::{self, TlsConfig};
 /// a 1 MiB `/echo` upload fits one stream's window.
 const STREAM_WINDOW: u32 = 2 * 1024 * 1024;
 const CONNECTION_WINDOW: u32 = 8 * 1024 * 1024;
+
+/// Unacknowledged response bytes a connection may have in flight: one
+/// response's throughput is at most this per round trip (quinn's default,
+/// 10 MB, capped a 64 MiB download at 200 MB/s at 50 ms; this matches the
+/// client's 32 MiB connection window). Memory is taken only by data
+/// written and not yet acknowledged.
+const SEND_WINDOW: u64 = 32 * 1024 * 1024;
 
 /// Unidirectional streams a client may have open: HTTP/3 needs three (control,
 /// QPACK encoder and decoder); the rest leaves room for grease streams.
@@ -36,7 +44,8 @@ const MAX_BIDI_STREAMS: u32 = 65_536;
 /// QUIC's own idle timeout (no packet either way), the backstop for a client
 /// that vanished. [`ServerConfig::idle_timeout`] (no request in progress) is
 /// applied separately, as on TCP.
-const QUIC_IDLE_TIMEOUT_MS: u32 = 30_000;
+/// [`ServerConfig::quic_idle_timeout`] overrides it.
+const QUIC_IDLE_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The QUIC server settings: the certificate of the TLS listener, ALPN `h3`,
 /// and the transport limits.
@@ -49,6 +58,13 @@ pub(crate) fn server_config(
 ) -> io::Result<quinn::ServerConfig> {
     let crypto = tls::quic_crypto(tls)?;
     let mut server = quinn::ServerConfig::with_crypto(Arc::new(crypto));
+    let idle = IdleTimeout::try_from(config.quic_idle_timeout.unwrap_or(QUIC_IDLE_TIMEOUT))
+        .map_err(|e| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("QUIC idle timeout: {e}"),
+            )
+        })?;
     let mut transport = quinn::TransportConfig::default();
     let streams = config
         .max_concurrent_streams
@@ -58,9 +74,11 @@ pub(crate) fn server_config(
         .max_concurrent_uni_streams(VarInt::from_u32(MAX_UNI_STREAMS))
         .stream_receive_window(VarInt::from_u32(STREAM_WINDOW))
         .receive_window(VarInt::from_u32(CONNECTION_WINDOW))
-        .max_idle_timeout(Some(IdleTimeout::from(VarInt::from_u32(
-            QUIC_IDLE_TIMEOUT_MS,
-        ))));
+        .send_window(SEND_WINDOW)
+        .max_idle_timeout(Some(idle));
+    if config.quic_congestion_bbr {
+        transport.congestion_controller_factory(Arc::new(quinn::congestion::BbrConfig::default()));
+    }
     server.transport_config(Arc::new(transport));
     Ok(server)
 }

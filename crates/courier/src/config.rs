@@ -5,6 +5,8 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+#[cfg(feature = "http3")]
+use crate::connect::quic;
 use crate::connect::tls::TlsSettings;
 use crate::connect::{Dial, Proxy, Resolve, SystemResolver, TcpOptions};
 
@@ -50,6 +52,14 @@ pub(crate) struct Http3Config {
     /// Where HTTPS records are asked for (`None`: the system's nameservers).
     #[cfg(feature = "dns-srv")]
     pub(crate) https_records_nameserver: Option<std::net::SocketAddr>,
+    /// QUIC flow-control windows and congestion control
+    /// (`connect/quic.rs` applies them; `builder_http3.rs` says why these).
+    pub(crate) stream_receive_window: u32,
+    pub(crate) conn_receive_window: u32,
+    pub(crate) send_window: u64,
+    pub(crate) congestion_bbr: bool,
+    /// QUIC's idle timeout announced to the server.
+    pub(crate) max_idle_timeout: Duration,
 }
 
 /// QUIC's head start in a race against TCP: Chromium's and Envoy's 300 ms
@@ -68,12 +78,30 @@ impl Default for Http3Config {
             https_records: false,
             #[cfg(feature = "dns-srv")]
             https_records_nameserver: None,
+            stream_receive_window: quic::DEFAULT_STREAM_WINDOW,
+            conn_receive_window: quic::DEFAULT_CONN_WINDOW,
+            send_window: quic::DEFAULT_SEND_WINDOW,
+            congestion_bbr: false,
+            max_idle_timeout: quic::DEFAULT_IDLE_TIMEOUT,
         }
     }
 }
 
 #[cfg(feature = "http3")]
 impl Http3Config {
+    /// The QUIC transport settings these ask for.
+    pub(crate) fn quic_options(&self) -> quic::QuicOptions {
+        quic::QuicOptions::new(
+            self.max_idle_timeout,
+            (
+                self.stream_receive_window,
+                self.conn_receive_window,
+                self.send_window,
+            ),
+            self.congestion_bbr,
+        )
+    }
+
     /// The client may dial QUIC at all.
     pub(crate) fn enabled(&self) -> bool {
         self.prior_knowledge || self.discovers()

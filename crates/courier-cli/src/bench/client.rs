@@ -174,6 +174,15 @@ fn apply(
     if let Some(n) = load.max_connections_per_host {
         builder = builder.max_connections_per_host(to_usize(n, "--max-connections-per-host")?);
     }
+    if let Some(bytes) = args.network.http3_stream_receive_window {
+        builder = builder.http3_stream_receive_window(bytes);
+    }
+    if let Some(bytes) = args.network.http3_conn_receive_window {
+        builder = builder.http3_conn_receive_window(bytes);
+    }
+    if args.network.http3_congestion_bbr {
+        builder = builder.http3_congestion_bbr(true);
+    }
     if let Some(idle) = args.pool_idle_timeout {
         builder = builder.pool_idle_timeout(idle.as_option());
     }

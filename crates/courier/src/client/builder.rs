@@ -12,6 +12,9 @@ use crate::error::{Error, ErrorKind};
 
 // The TLS knobs, in a file of their own (a child module, so they reach the
 // builder's private fields).
+#[cfg(feature = "http3")]
+#[path = "builder_http3.rs"]
+mod builder_http3;
 #[path = "builder_tls.rs"]
 mod builder_tls;
 // Redirects and decompression, likewise.
@@ -580,6 +583,7 @@ impl ClientBuilder {
         if self.config.http3.enabled() {
             // QUIC's own TLS settings, checked now rather than at the first request.
             tls::quic_client_config(&self.config.tls)?;
+            self.config.http3.quic_options().check()?;
         }
         let mut config = self.config;
         if config.proxy_from_env {

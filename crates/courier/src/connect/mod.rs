@@ -19,6 +19,8 @@ mod proxy;
 #[cfg(feature = "http3")]
 #[cfg_attr(not(feature = "internal-hooks"), allow(dead_code))]
 pub(crate) mod quic;
+#[cfg(feature = "http3")]
+pub(crate) mod quic_idle;
 mod route;
 mod stream;
 mod tcp;

@@ -60,6 +60,8 @@ mod http2_wire;
 mod http3_client;
 #[cfg(feature = "http3")]
 mod http3_conn;
+#[cfg(feature = "http3")]
+mod http3_transport;
 mod interop;
 mod keepalive;
 mod lighttpd;

@@ -54,6 +54,28 @@ pub struct NetworkArgs {
     #[arg(long = "connect-to", value_name = "HOST:PORT:HOST2:PORT2",
           value_parser = parse_connect_to, help_heading = "Connections")]
     pub connect_to: Vec<String>,
+
+    /// HTTP/3: QUIC's receive window per response stream, in bytes [default: the client's, 16 MiB].
+    #[arg(
+        long,
+        value_name = "BYTES",
+        help_heading = "Connections",
+        hide_short_help = true
+    )]
+    pub http3_stream_receive_window: Option<u32>,
+
+    /// HTTP/3: QUIC's receive window per connection, in bytes [default: the client's, 32 MiB].
+    #[arg(
+        long,
+        value_name = "BYTES",
+        help_heading = "Connections",
+        hide_short_help = true
+    )]
+    pub http3_conn_receive_window: Option<u32>,
+
+    /// HTTP/3: BBR congestion control for what the client sends (quinn's Cubic otherwise).
+    #[arg(long, help_heading = "Connections", hide_short_help = true)]
+    pub http3_congestion_bbr: bool,
 }
 
 /// Checks a `--connect-to` rule and keeps it as written (the report records what was asked).

@@ -20,7 +20,7 @@ use tokio::time::Instant;
 use super::{Origin, Report, Settings, Source, Transport};
 use crate::body::Body;
 use crate::config::WithheldDefaults;
-use crate::connect::quic::{QuicConnector, QuicOptions};
+use crate::connect::quic::QuicConnector;
 use crate::connect::Route;
 use crate::error::{Error, ErrorKind};
 use crate::metrics::Label;
@@ -143,7 +143,7 @@ impl Settings {
         }
         let made = Arc::new(QuicConnector::new(
             &self.config.tls,
-            &QuicOptions::default(),
+            &self.config.http3.quic_options(),
         )?);
         Ok(Arc::clone(self.quic.get_or_init(|| made)))
     }
@@ -205,11 +205,12 @@ impl Origin {
             .settings
             .connector
             .counted_handshake(
-                quic.connect(addr, &self.host, deadline),
+                quic.dial(addr, &self.host, deadline),
                 |_| false,
                 |e| e.kind() == ErrorKind::Tls,
             )
             .await?;
+        let (connection, keep_alive) = connection;
         let config = h3conn::Config {
             max_field_section: self.settings.config.max_response_headers_size as u64,
             ..h3conn::Config::default()
@@ -227,6 +228,8 @@ impl Origin {
         let weak: Weak<Report> = Arc::downgrade(&listener);
         // The id is the reporter's; the signals' own is unused.
         conn.signals().listen(weak as Weak<dyn Listener>, 0);
+        let signals = Arc::clone(conn.signals());
+        let driver = keep_alive.around(driver, move || signals.open() > 0);
         Ok(Connected {
             conn: Handshake::Shared {
                 conn: super::Multiplexed::Http3(Http3 {

@@ -180,6 +180,16 @@ struct Settings {
     http3_https_records: Option<bool>,
     #[cfg(all(feature = "http3", feature = "dns-srv"))]
     http3_https_records_nameserver: Option<std::net::SocketAddr>,
+    #[cfg(feature = "http3")]
+    http3_stream_receive_window: Option<u32>,
+    #[cfg(feature = "http3")]
+    http3_conn_receive_window: Option<u32>,
+    #[cfg(feature = "http3")]
+    http3_send_window: Option<u64>,
+    #[cfg(feature = "http3")]
+    http3_congestion_bbr: Option<bool>,
+    #[cfg(feature = "http3")]
+    http3_max_idle_timeout: Option<Dur>,
     http2_multiple_connections: Option<bool>,
     http2_keep_alive_interval: Option<OptDur>,
     http2_keep_alive_timeout: Option<Dur>,
@@ -329,6 +339,27 @@ impl Settings {
         })
     }
 
+    /// The QUIC transport keys (`ClientBuilder::http3_*`).
+    #[cfg(feature = "http3")]
+    fn apply_http3_transport(&self, mut b: ClientBuilder) -> ClientBuilder {
+        if let Some(v) = self.http3_stream_receive_window {
+            b = b.http3_stream_receive_window(v);
+        }
+        if let Some(v) = self.http3_conn_receive_window {
+            b = b.http3_conn_receive_window(v);
+        }
+        if let Some(v) = self.http3_send_window {
+            b = b.http3_send_window(v);
+        }
+        if let Some(v) = self.http3_congestion_bbr {
+            b = b.http3_congestion_bbr(v);
+        }
+        if let Some(v) = self.http3_max_idle_timeout {
+            b = b.http3_max_idle_timeout(v.0);
+        }
+        b
+    }
+
     fn apply_pool(
         &self,
         mut b: ClientBuilder,
@@ -400,6 +431,10 @@ impl Settings {
         #[cfg(all(feature = "http3", feature = "dns-srv"))]
         if let Some(v) = self.http3_https_records_nameserver {
             b = b.http3_https_records_nameserver(v);
+        }
+        #[cfg(feature = "http3")]
+        {
+            b = self.apply_http3_transport(b);
         }
         if let Some(v) = self.http2_multiple_connections {
             b = b.http2_multiple_connections(v);

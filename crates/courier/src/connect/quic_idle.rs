@@ -1,0 +1,255 @@
+//! QUIC keep-alive fitted to the connection's effective idle timeout, and
+//! only while requests wait.
+//!
+//! QUIC closes a connection after the *lower* of both sides' announced
+//! `max_idle_timeout` without a packet (RFC 9000 §10.1). quinn's own
+//! keep-alive is one static interval for every connection, chosen before
+//! the server has said anything: a server announcing 5 s killed a quiet
+//! 12 s long poll under the 10 s interval we had, and the same interval
+//! kept idle pooled connections alive with PINGs forever. quinn exposes
+//! neither the peer's transport parameters nor an on-demand PING, so:
+//! - the peer's `max_idle_timeout` is read where quinn hands it over, in a
+//!   thin wrapper of the TLS session ([`Learning`]);
+//! - a connection's driver is wrapped ([`KeepAlive::around`]) with a timer
+//!   that, at a third of the effective timeout and only while the caller
+//!   says requests are in flight, makes quinn send an ack-eliciting frame:
+//!   the connection's receive window is raised by one byte and set back at
+//!   once, which queues a MAX_DATA frame and leaves the window as it was
+//!   (quinn takes the byte back from the next read). An idle connection is
+//!   left to QUIC's idle timeout (and the pool's own idle timer).
+
+use std::any::Any;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use quinn::crypto::{self, ExportKeyingMaterialError, KeyPair, Keys, PacketKey};
+use quinn::{ConnectError, ConnectionId, Side, VarInt};
+use quinn_proto::transport_parameters::TransportParameters;
+use quinn_proto::TransportError;
+
+/// The shortest keep-alive interval, whatever the server announces: a
+/// peer saying "1 ms" must not make us send a packet a millisecond.
+const MIN_INTERVAL: Duration = Duration::from_millis(100);
+
+/// Transport parameter id of `max_idle_timeout` (RFC 9000 §18.2).
+const MAX_IDLE_TIMEOUT: u64 = 0x01;
+
+/// Not learnt yet (or the handshake never got so far).
+const UNKNOWN: u64 = u64::MAX;
+
+/// The peer's announced `max_idle_timeout` in milliseconds (0: none), as
+/// one connection's handshake learns it.
+#[derive(Debug, Clone)]
+pub(crate) struct PeerIdle(Arc<AtomicU64>);
+
+impl PeerIdle {
+    pub(crate) fn new() -> PeerIdle {
+        PeerIdle(Arc::new(AtomicU64::new(UNKNOWN)))
+    }
+
+    /// `Some(None)`: the peer announced no timeout; `None`: not learnt.
+    fn get(&self) -> Option<Option<Duration>> {
+        match self.0.load(Ordering::Acquire) {
+            UNKNOWN => None,
+            0 => Some(None),
+            ms => Some(Some(Duration::from_millis(ms))),
+        }
+    }
+}
+
+/// A client's TLS for QUIC, for one connection: as `inner`, and noting the
+/// peer's idle timeout in `peer`.
+pub(crate) struct Learning {
+    pub(crate) inner: Arc<dyn crypto::ClientConfig>,
+    pub(crate) peer: PeerIdle,
+}
+
+impl crypto::ClientConfig for Learning {
+    fn start_session(
+        self: Arc<Self>,
+        version: u32,
+        server_name: &str,
+        params: &TransportParameters,
+    ) -> Result<Box<dyn crypto::Session>, ConnectError> {
+        let inner = Arc::clone(&self.inner).start_session(version, server_name, params)?;
+        Ok(Box::new(Session {
+            inner,
+            peer: self.peer.clone(),
+        }))
+    }
+}
+
+struct Session {
+    inner: Box<dyn crypto::Session>,
+    peer: PeerIdle,
+}
+
+impl crypto::Session for Session {
+    fn initial_keys(&self, dst_cid: &ConnectionId, side: Side) -> Keys {
+        self.inner.initial_keys(dst_cid, side)
+    }
+    fn handshake_data(&self) -> Option<Box<dyn Any>> {
+        self.inner.handshake_data()
+    }
+    fn peer_identity(&self) -> Option<Box<dyn Any>> {
+        self.inner.peer_identity()
+    }
+    fn early_crypto(&self) -> Option<(Box<dyn crypto::HeaderKey>, Box<dyn PacketKey>)> {
+        self.inner.early_crypto()
+    }
+    fn early_data_accepted(&self) -> Option<bool> {
+        self.inner.early_data_accepted()
+    }
+    fn is_handshaking(&self) -> bool {
+        self.inner.is_handshaking()
+    }
+    fn read_handshake(&mut self, buf: &[u8]) -> Result<bool, TransportError> {
+        self.inner.read_handshake(buf)
+    }
+    fn transport_parameters(&self) -> Result<Option<TransportParameters>, TransportError> {
+        let params = self.inner.transport_parameters()?;
+        if let Some(params) = &params {
+            // quinn keeps the fields to itself but encodes them.
+            let mut wire = Vec::with_capacity(128);
+            params.write(&mut wire);
+            let ms = idle_timeout_of(&wire).unwrap_or(0);
+            self.peer.0.store(ms.min(UNKNOWN - 1), Ordering::Release);
+        }
+        Ok(params)
+    }
+    fn write_handshake(&mut self, buf: &mut Vec<u8>) -> Option<Keys> {
+        self.inner.write_handshake(buf)
+    }
+    fn next_1rtt_keys(&mut self) -> Option<KeyPair<Box<dyn PacketKey>>> {
+        self.inner.next_1rtt_keys()
+    }
+    fn is_valid_retry(&self, orig_dst_cid: &ConnectionId, header: &[u8], payload: &[u8]) -> bool {
+        self.inner.is_valid_retry(orig_dst_cid, header, payload)
+    }
+    fn export_keying_material(
+        &self,
+        output: &mut [u8],
+        label: &[u8],
+        context: &[u8],
+    ) -> Result<(), ExportKeyingMaterialError> {
+        self.inner.export_keying_material(output, label, context)
+    }
+}
+
+/// `max_idle_timeout` in encoded transport parameters (id, length, value,
+/// each a varint); `None` when absent (which means no timeout) or the
+/// encoding is cut.
+fn idle_timeout_of(mut wire: &[u8]) -> Option<u64> {
+    while !wire.is_empty() {
+        let id = varint(&mut wire)?;
+        let len = usize::try_from(varint(&mut wire)?).ok()?;
+        let value = wire.get(..len)?;
+        wire = &wire[len..];
+        if id == MAX_IDLE_TIMEOUT {
+            let mut value = value;
+            return varint(&mut value);
+        }
+    }
+    None
+}
+
+/// One QUIC varint (RFC 9000 §16) off the front of `buf`.
+fn varint(buf: &mut &[u8]) -> Option<u64> {
+    let first = *buf.first()?;
+    let len = 1usize << (first >> 6);
+    let bytes = buf.get(..len)?;
+    let mut value = u64::from(first & 0x3f);
+    for b in &bytes[1..] {
+        value = (value << 8) | u64::from(*b);
+    }
+    *buf = &buf[len..];
+    Some(value)
+}
+
+/// What one connection needs for its keep-alive: our own idle timeout, the
+/// peer's as learnt, and the receive window to nudge.
+#[derive(Debug, Clone)]
+pub(crate) struct KeepAlive {
+    pub(crate) conn: quinn::Connection,
+    pub(crate) ours: Duration,
+    pub(crate) peer: PeerIdle,
+    pub(crate) window: u32,
+}
+
+/// A connection's driver.
+type Driver = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+impl KeepAlive {
+    /// The effective idle timeout (RFC 9000 §10.1: the lower of the
+    /// announced ones; 0 or absent is none).
+    pub(crate) fn effective(&self) -> Option<Duration> {
+        let ours = Some(self.ours).filter(|d| !d.is_zero());
+        // Unknown cannot happen after the handshake; ours alone then.
+        let peer = self.peer.get().flatten();
+        match (ours, peer) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// The interval between PINGs while requests wait: a third of the
+    /// effective idle timeout (a PING lost, and one more, still leave time),
+    /// at least [`MIN_INTERVAL`]; `None` without a timeout.
+    pub(crate) fn interval(&self) -> Option<Duration> {
+        self.effective().map(|t| (t / 3).max(MIN_INTERVAL))
+    }
+
+    /// `driver`, ending when it ends, with PINGs while `busy()` says a
+    /// request is in flight.
+    pub(crate) fn around<D>(self, driver: D, busy: impl Fn() -> bool + Send + 'static) -> Driver
+    where
+        D: Future<Output = ()> + Send + 'static,
+    {
+        let Some(interval) = self.interval() else {
+            return Box::pin(driver);
+        };
+        Box::pin(async move {
+            let pings = async move {
+                let mut tick = tokio::time::interval(interval);
+                tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                tick.tick().await; // the first is at once
+                loop {
+                    tick.tick().await;
+                    if busy() {
+                        self.ping();
+                    }
+                }
+            };
+            tokio::select! {
+                () = driver => {}
+                () = pings => {}
+            }
+        })
+    }
+
+    /// An ack-eliciting packet now: MAX_DATA one byte higher, the window
+    /// then set back (quinn keeps the byte as a debt against later reads).
+    fn ping(&self) {
+        self.conn
+            .set_receive_window(VarInt::from_u32(self.window.saturating_add(1)));
+        self.conn.set_receive_window(VarInt::from_u32(self.window));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_idle_timeout_is_found_among_other_parameters() {
+        // initial_max_data (0x04) = 1,048,576 (4-byte varint), then
+        // max_idle_timeout (0x01) = 5,000 (2-byte varint).
+        let wire = [0x04, 0x04, 0x80, 0x10, 0x00, 0x00, 0x01, 0x02, 0x53, 0x88];
+        assert_eq!(idle_timeout_of(&wire), Some(5_000));
+        assert_eq!(idle_timeout_of(&wire[..6]), None, "absent");
+        assert_eq!(idle_timeout_of(&wire[..9]), None, "cut");
+    }
+}

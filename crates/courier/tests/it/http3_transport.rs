@@ -1,0 +1,187 @@
+//! HTTP/3's QUIC transport settings through `Client` (feature `http3`):
+//! keep-alive against the idle timeout the server announces, and idle
+//! connections left to idle out.
+
+use std::time::Duration;
+
+use courier::{Client, ClientBuilder};
+use courier_server::{ServerConfig, ServerHandle, TestPki};
+use http::StatusCode;
+use tokio::time::Instant;
+
+use crate::support::{eventually, server_with};
+
+/// Every wait in this module is bounded by this.
+const LIMIT: Duration = Duration::from_secs(20);
+
+/// The built-in server with TLS and HTTP/3 announcing `idle` as QUIC's
+/// `max_idle_timeout`, and a builder that trusts it.
+async fn h3_server(idle: Duration) -> (ServerHandle, ClientBuilder) {
+    let pki = TestPki::new();
+    let server = server_with(ServerConfig {
+        tls: Some(pki.server_config(&["127.0.0.1"])),
+        http3: true,
+        quic_idle_timeout: Some(idle),
+        ..ServerConfig::default()
+    })
+    .await;
+    let builder = Client::builder()
+        .add_root_certificate(pki.ca_pem())
+        .http3_prior_knowledge()
+        .pool_idle_timeout(None);
+    (server, builder)
+}
+
+fn url(server: &ServerHandle, path: &str) -> String {
+    let addr = server.http3_addr().expect("HTTP/3 address");
+    format!("https://{addr}{path}")
+}
+
+/// A server announcing a 1 s idle timeout, and requests the server answers
+/// only after 3 s (long polls): the client's keep-alive must come within
+/// the effective timeout (the lower of both sides', RFC 9000 §10.1), not
+/// at its own fixed interval (10 s before, past the server's 1 s: the
+/// connection timed out under the waiting requests).
+#[tokio::test]
+async fn requests_outlive_a_short_server_idle_timeout() {
+    let (server, builder) = h3_server(Duration::from_secs(1)).await;
+    let client = builder.build().expect("client");
+    let started = Instant::now();
+    let polls = (0..3).map(|_| {
+        let client = client.clone();
+        let url = url(&server, "/delay/3s");
+        async move {
+            let response = client.get(url).send().await?;
+            let status = response.status();
+            response.bytes().await?;
+            Ok::<_, courier::Error>(status)
+        }
+    });
+    let answers = tokio::time::timeout(LIMIT, futures_util::future::join_all(polls))
+        .await
+        .expect("the polls within the limit");
+    for answer in answers {
+        assert_eq!(answer.expect("a long poll"), StatusCode::OK);
+    }
+    assert!(started.elapsed() >= Duration::from_secs(3));
+    let m = client.metrics();
+    assert_eq!(m.connections_established_http3, 1, "one connection, kept");
+    assert_eq!(m.requests_http3, 3);
+}
+
+/// A connection with no request in flight is not kept alive: QUIC's idle
+/// timeout (the server's 1 s here) closes it, with the pool's own idle
+/// timeout off. Before the fit, quinn's keep-alive pinged every connection
+/// whatever it carried; fitted to the server's timeout, it would have kept
+/// every idle connection open for good.
+#[tokio::test]
+async fn an_idle_connection_is_left_to_idle_out() {
+    let (server, builder) = h3_server(Duration::from_secs(1)).await;
+    let client = builder.build().expect("client");
+    let response = tokio::time::timeout(LIMIT, client.get(url(&server, "/bytes/1")).send())
+        .await
+        .expect("GET within the limit")
+        .expect("GET");
+    tokio::time::timeout(LIMIT, response.bytes())
+        .await
+        .expect("body within the limit")
+        .expect("body");
+    let idle = Instant::now();
+    eventually("the idle connection closed", LIMIT, || {
+        client.metrics().connections_open_http3 == 0
+    })
+    .await;
+    eventually("the server saw it close", LIMIT, || {
+        server.connections_open() == 0
+    })
+    .await;
+    // 1 s, or three probe timeouts if longer: far below our own 30 s.
+    assert!(
+        idle.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        idle.elapsed()
+    );
+}
+
+/// The sibling case: the client's own idle timeout is the lower one
+/// (`http3_max_idle_timeout`, 1 s against the server's 30 s). Requests that
+/// wait 3 s are kept alive within it, and an idle connection closes by it.
+#[tokio::test]
+async fn the_clients_own_short_idle_timeout_is_kept_alive_and_idles_out() {
+    let (server, builder) = h3_server(Duration::from_secs(30)).await;
+    let client = builder
+        .http3_max_idle_timeout(Duration::from_secs(1))
+        .build()
+        .expect("client");
+    let response = tokio::time::timeout(LIMIT, client.get(url(&server, "/delay/3s")).send())
+        .await
+        .expect("the poll within the limit")
+        .expect("a long poll");
+    assert_eq!(response.status(), StatusCode::OK);
+    tokio::time::timeout(LIMIT, response.bytes())
+        .await
+        .expect("body within the limit")
+        .expect("body");
+    let idle = Instant::now();
+    eventually("the idle connection closed", LIMIT, || {
+        client.metrics().connections_open_http3 == 0
+    })
+    .await;
+    assert!(
+        idle.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        idle.elapsed()
+    );
+    assert_eq!(client.metrics().connections_established_http3, 1);
+}
+
+/// Windows far below a response (16 KiB, the smallest taken, against
+/// 1 MiB) only pace it: every byte arrives, in order.
+#[tokio::test]
+async fn small_windows_pace_a_large_response() {
+    let (server, builder) = h3_server(Duration::from_secs(30)).await;
+    let client = builder
+        .http3_stream_receive_window(1)
+        .http3_conn_receive_window(1)
+        .http3_send_window(1)
+        .build()
+        .expect("client");
+    let size = 1024 * 1024;
+    let response = tokio::time::timeout(
+        LIMIT,
+        client.get(url(&server, &format!("/bytes/{size}"))).send(),
+    )
+    .await
+    .expect("GET within the limit")
+    .expect("GET");
+    let body = tokio::time::timeout(LIMIT, response.bytes())
+        .await
+        .expect("body within the limit")
+        .expect("body");
+    assert_eq!(body.len(), size);
+    let upload = vec![b'x'; 256 * 1024];
+    let echoed = tokio::time::timeout(LIMIT, async {
+        client
+            .post(url(&server, "/echo"))
+            .body(upload.clone())
+            .send()
+            .await?
+            .bytes()
+            .await
+    })
+    .await
+    .expect("POST within the limit")
+    .expect("POST");
+    assert_eq!(echoed.as_ref(), upload.as_slice());
+}
+
+/// An idle timeout QUIC cannot carry (past 2^62 ms) fails the build.
+#[test]
+fn an_idle_timeout_quic_cannot_carry_fails_the_build() {
+    let err = Client::builder()
+        .http3_prior_knowledge()
+        .http3_max_idle_timeout(Duration::MAX)
+        .build()
+        .expect_err("too long");
+    assert_eq!(err.kind(), courier::ErrorKind::Config);
+}
