@@ -124,11 +124,17 @@ fn builder_files() -> Vec<PathBuf> {
 
 /// Whether a builder file is part of this build.
 fn compiled(file: &str) -> bool {
-    match file {
-        "builder_http3.rs" => cfg!(feature = "http3"),
-        "builder_https_records.rs" => cfg!(all(feature = "http3", feature = "dns-srv")),
-        _ => true,
-    }
+    const BEHIND_FEATURES: &[(&str, bool)] = &[
+        ("builder_http3.rs", cfg!(feature = "http3")),
+        (
+            "builder_https_records.rs",
+            cfg!(all(feature = "http3", feature = "dns-srv")),
+        ),
+    ];
+    BEHIND_FEATURES
+        .iter()
+        .find(|(name, _)| *name == file)
+        .is_none_or(|&(_, on)| on)
 }
 
 /// Whether a method's `#[cfg(...)]` holds in this build. A condition this
