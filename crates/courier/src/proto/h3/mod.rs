@@ -41,6 +41,8 @@ pub(crate) mod conn;
 #[allow(dead_code)]
 pub(crate) mod frame;
 pub(crate) mod guard;
+#[allow(dead_code)]
+pub(crate) mod qpack;
 pub(crate) mod quic;
 pub(crate) mod request;
 pub(crate) mod signals;
