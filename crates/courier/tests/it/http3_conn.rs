@@ -306,6 +306,74 @@ async fn server_shutdown_closes_the_connection() {
     assert_eq!(err.resend, Resend::Unsent);
 }
 
+/// A request sent on a connection we closed for the server's protocol
+/// error reports that error (Protocol), not a bare ConnectionClosed: the
+/// corpus_h3 case `second-qpack-encoder-stream` saw ConnectionClosed when
+/// the close came before the request was sent (a flake under load; here
+/// the close is waited for, so the order is fixed). Siblings: a second
+/// control stream, a reserved HTTP/2 frame on the control stream.
+#[tokio::test]
+async fn a_request_after_a_protocol_close_reports_the_protocol_error() {
+    let encoder_twice: &[&[u8]] = &[&[0x02], &[0x02]];
+    let control_twice: &[&[u8]] = &[&[0x00, 0x04, 0x00]];
+    let h2_ping: &[&[u8]] = &[];
+    for (what, streams, control_tail) in [
+        ("second QPACK encoder stream", encoder_twice, &[][..]),
+        ("second control stream", control_twice, &[][..]),
+        (
+            "HTTP/2 PING on the control stream",
+            h2_ping,
+            &[0x06, 0x08, 0, 0, 0, 0, 0, 0, 0, 0][..],
+        ),
+    ] {
+        let (endpoint, cert) = quic_endpoint(b"h3");
+        let addr = endpoint.local_addr().unwrap();
+        let streams: Vec<Vec<u8>> = streams.iter().map(|s| s.to_vec()).collect();
+        let tail = control_tail.to_vec();
+        tokio::spawn(async move {
+            let Some(incoming) = endpoint.accept().await else {
+                return;
+            };
+            let Ok(conn) = incoming.await else { return };
+            let Ok(mut control) = conn.open_uni().await else {
+                return;
+            };
+            let _ = control
+                .write_all(&[[0x00, 0x04, 0x00].as_slice(), &tail].concat())
+                .await;
+            let mut held = Vec::new();
+            for bytes in streams {
+                if let Ok(mut s) = conn.open_uni().await {
+                    let _ = s.write_all(&bytes).await;
+                    held.push(s);
+                }
+            }
+            conn.closed().await;
+            drop((control, held, endpoint));
+        });
+        let dialer = Http3Dialer::new(Http3Options {
+            root: Some(Certificate::from_der(&cert).expect("certificate")),
+            ..Http3Options::default()
+        })
+        .expect("dialer");
+        let conn = bounded("connect", dialer.connect(addr, "127.0.0.1"))
+            .await
+            .expect("connect");
+        eventually(what, LIMIT, || conn.is_closed()).await;
+        let req = Request::get(format!("https://{addr}/"))
+            .body(Body::empty())
+            .expect("request");
+        let err = bounded("send", conn.send(req)).await.expect_err(what);
+        assert_eq!(
+            err.error.kind(),
+            ErrorKind::Protocol,
+            "{what}: {:?}",
+            err.error
+        );
+        assert_eq!(err.resend, Resend::Unsent, "{what}");
+    }
+}
+
 /// A hostile HTTP/3 server on raw quinn: SETTINGS saying nothing, then
 /// `response` (HTTP/3 frames) on every request stream, whatever the
 /// client's SETTINGS said; it keeps the connection open until the client

@@ -63,13 +63,17 @@ impl Inner {
     pub(super) fn failed(&self, e: &h3::error::StreamError) {
         use h3::error::{ConnectionError, LocalError, StreamError};
         if let StreamError::ConnectionError(ConnectionError::Local {
-            error: LocalError::Application { code, .. },
+            error: LocalError::Application { code, reason, .. },
             ..
         }) = e
         {
-            let code = quinn::VarInt::from_u64(code.value()).unwrap_or(quinn::VarInt::MAX);
-            self.quic.close(code, b"");
-            self.signals.set_closed();
+            let code_value = quinn::VarInt::from_u64(code.value()).unwrap_or(quinn::VarInt::MAX);
+            self.quic.close(code_value, b"");
+            if *code == h3::error::Code::H3_NO_ERROR {
+                self.signals.set_closed();
+            } else {
+                self.signals.set_failed(protocol_failure(*code, reason));
+            }
             self.signals.report();
         }
     }
@@ -126,10 +130,25 @@ pub(crate) async fn handshake(
         })
         .await;
         tracing::debug!(error = %ended, "HTTP/3 connection ended");
+        // h3 closed it for the server's protocol error (a second QPACK
+        // encoder stream...): kept, so a request sent after it says so.
+        if let h3::error::ConnectionError::Local {
+            error: h3::error::LocalError::Application { code, reason, .. },
+        } = &ended
+        {
+            if *code != h3::error::Code::H3_NO_ERROR {
+                signals.set_failed(protocol_failure(*code, reason));
+            }
+        }
         signals.set_closed();
         signals.report();
     });
     Ok((Connection { inner }, driver))
+}
+
+/// The message of a connection we closed for the server's protocol error.
+fn protocol_failure(code: h3::error::Code, reason: &str) -> String {
+    format!("HTTP/3 connection closed: the server broke the protocol ({code}: {reason})")
 }
 
 impl Connection {

@@ -81,7 +81,14 @@ fn handed_back(fate: Fate, request: Option<Request<Body>>) -> Option<HandedBack>
 pub(super) async fn send(inner: &Arc<Inner>, request: Request<Body>) -> Result<Answer, SendError> {
     let signals = &inner.signals;
     if !signals.accepts_requests() {
-        let (error, fate) = if signals.is_closed() {
+        let (error, fate) = if let Some(why) = signals.failure() {
+            // Closed for the server's protocol error: that is what the
+            // request meets (and, sent again, meets again).
+            (
+                Error::new(ErrorKind::Protocol, why.to_owned()),
+                Fate::Unsent,
+            )
+        } else if signals.is_closed() {
             (
                 Error::msg(ErrorKind::ConnectionClosed, "HTTP/3 connection closed"),
                 Fate::Unsent,

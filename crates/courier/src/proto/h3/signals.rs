@@ -54,6 +54,9 @@ pub(crate) struct Signals {
     listener: OnceLock<Listening>,
     /// The server's SETTINGS as sent (for 0-RTT later, RFC 9114 §7.2.4.2).
     settings: OnceLock<Vec<(u64, u64)>>,
+    /// Why we closed the connection, when the server broke the protocol:
+    /// a request sent after it reports that, not a bare "closed".
+    failure: OnceLock<String>,
 }
 
 impl std::fmt::Debug for Signals {
@@ -83,6 +86,7 @@ impl Signals {
             unreported: AtomicBool::new(false),
             listener: OnceLock::new(),
             settings: OnceLock::new(),
+            failure: OnceLock::new(),
         }
     }
 
@@ -196,6 +200,18 @@ impl Signals {
     /// The server's SETTINGS, once they arrived: (identifier, value) pairs.
     pub(crate) fn peer_settings(&self) -> Option<&[(u64, u64)]> {
         self.settings.get().map(Vec::as_slice)
+    }
+
+    /// We closed the connection because the server broke the protocol
+    /// (`why`); the first cause is kept. Closed too.
+    pub(crate) fn set_failed(&self, why: String) {
+        let _ = self.failure.set(why);
+        self.set_closed();
+    }
+
+    /// Why we closed the connection, if the server broke the protocol.
+    pub(crate) fn failure(&self) -> Option<&str> {
+        self.failure.get().map(String::as_str)
     }
 
     pub(crate) fn set_closed(&self) {

@@ -427,9 +427,20 @@ const CODES: [(u32, u8); 257] = [
     (0x3fffffff, 30), // EOS
 ];
 
-/// Test-only encoder from the same table, to build inputs for the decoder.
-#[cfg(test)]
-pub(super) fn encode(src: &[u8], dst: &mut Vec<u8>) {
+/// The length of `src` Huffman-coded, in bytes (QPACK codes a string when
+/// that is shorter; HPACK's encoder writes raw, so its tests only).
+#[cfg_attr(not(feature = "http3"), allow(dead_code))]
+pub(crate) fn encoded_len(src: &[u8]) -> usize {
+    let bits: usize = src
+        .iter()
+        .map(|&b| usize::from(CODES[usize::from(b)].1))
+        .sum();
+    bits.div_ceil(8)
+}
+
+/// Appends `src` Huffman-coded (QPACK's encoder; HPACK's tests).
+#[cfg_attr(not(feature = "http3"), allow(dead_code))]
+pub(crate) fn encode(src: &[u8], dst: &mut impl bytes::BufMut) {
     let mut acc: u64 = 0;
     let mut bits: u32 = 0;
     for &byte in src {
@@ -438,13 +449,13 @@ pub(super) fn encode(src: &[u8], dst: &mut Vec<u8>) {
         bits += u32::from(len);
         while bits >= 8 {
             bits -= 8;
-            dst.push((acc >> bits) as u8);
+            dst.put_u8((acc >> bits) as u8);
         }
         acc &= (1 << bits) - 1;
     }
     if bits > 0 {
         // Pad with the most significant bits of EOS: ones.
-        dst.push(((acc << (8 - bits)) as u8) | (0xff >> bits));
+        dst.put_u8(((acc << (8 - bits)) as u8) | (0xff >> bits));
     }
 }
 
