@@ -12,6 +12,7 @@ use http::Request;
 use super::code;
 use super::control;
 use super::frame::{self, setting, stream_type};
+use super::head::{self, HeadError};
 use super::request::{self, Answer};
 use super::signals::Signals;
 use crate::body::Body;
@@ -51,6 +52,8 @@ pub(crate) struct Inner {
     /// The server's SETTINGS_MAX_FIELD_SECTION_SIZE (unlimited until its
     /// SETTINGS say otherwise, RFC 9114 §4.2.2).
     pub(super) peer_max_field_section: AtomicU64,
+    /// The last final response head, replayed when it comes again.
+    last_head: head::Replay,
 }
 
 impl Inner {
@@ -112,6 +115,7 @@ pub(crate) async fn handshake(
         signals,
         config,
         peer_max_field_section: AtomicU64::new(u64::MAX),
+        last_head: head::Replay::default(),
     });
     // The driver holds the connection weakly: when the last handle and the
     // last request are gone, `Inner`'s drop closes QUIC and the driver ends.
@@ -135,6 +139,12 @@ impl Drop for Inner {
 }
 
 impl Inner {
+    /// A response's field section, decoded or replayed ([`head::Replay`]).
+    pub(super) fn response_head(&self, block: &[u8]) -> Result<http::response::Parts, HeadError> {
+        self.last_head
+            .response(block, self.config.max_field_section)
+    }
+
     /// The server's SETTINGS arrived.
     pub(super) fn peer_settings(&self, pairs: &[(u64, u64)]) {
         if let Some(&(_, max)) = pairs

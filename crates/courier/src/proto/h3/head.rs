@@ -3,7 +3,9 @@
 //! left out), and a response's (or trailers') field section decoded into
 //! `http` types, each malformed message a typed error.
 
-use bytes::{BufMut, BytesMut};
+use std::sync::Mutex;
+
+use bytes::{BufMut, Bytes, BytesMut};
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use http::{Request, StatusCode, Version};
 
@@ -215,6 +217,49 @@ pub(crate) fn response(block: &[u8], max: u64) -> Result<http::response::Parts, 
     Ok(parts)
 }
 
+/// The last final response head of a connection, with its encoded bytes:
+/// a server sends the same head over and over (a static file's, until its
+/// `date` changes), and decoding one cost more than the rest of a
+/// request's QPACK (6,600 instructions, half of it Huffman), so a head of
+/// the same bytes is replayed (HTTP/2's decoder replays a repeated block
+/// alike). Bounded: one head, at most our field-section bound.
+#[derive(Default)]
+pub(crate) struct Replay(Mutex<Option<LastHead>>);
+
+struct LastHead {
+    block: Bytes,
+    status: StatusCode,
+    headers: HeaderMap,
+}
+
+impl Replay {
+    /// `block` decoded as a response head, or replayed.
+    pub(crate) fn response(
+        &self,
+        block: &[u8],
+        max: u64,
+    ) -> Result<http::response::Parts, HeadError> {
+        let last = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(last) = last.as_ref().filter(|last| last.block[..] == *block) {
+            let (mut parts, ()) = http::Response::new(()).into_parts();
+            parts.status = last.status;
+            parts.version = Version::HTTP_3;
+            parts.headers = last.headers.clone();
+            return Ok(parts);
+        }
+        drop(last);
+        let parts = response(block, max)?;
+        if !parts.status.is_informational() {
+            *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(LastHead {
+                block: Bytes::copy_from_slice(block),
+                status: parts.status,
+                headers: parts.headers.clone(),
+            });
+        }
+        Ok(parts)
+    }
+}
+
 /// A trailer section: fields, no pseudo-field.
 pub(crate) fn trailer_fields(block: &[u8], max: u64) -> Result<HeaderMap, HeadError> {
     let mut headers = HeaderMap::new();
@@ -287,6 +332,35 @@ mod tests {
             encode::field(&mut block, n, v, false);
         }
         block.to_vec()
+    }
+
+    #[test]
+    fn a_repeated_head_is_replayed_and_a_new_one_decoded() {
+        let replay = Replay::default();
+        let a = section(&[(b":status", b"200"), (b"x-a", b"1")]);
+        let b = section(&[(b":status", b"404"), (b"x-a", b"2")]);
+        let interim = section(&[(b":status", b"103"), (b"link", b"</a>")]);
+        for (block, status, x) in [
+            (&a, 200, "1"),
+            (&a, 200, "1"),
+            (&b, 404, "2"),
+            (&a, 200, "1"),
+        ] {
+            let parts = replay.response(block, 1024).expect("decodes");
+            assert_eq!(parts.status.as_u16(), status);
+            assert_eq!(parts.headers["x-a"], x);
+            assert_eq!(parts.version, Version::HTTP_3);
+        }
+        // A 1xx is not kept; a refused head is refused each time.
+        replay.response(&interim, 1024).expect("interim");
+        assert_eq!(replay.0.lock().unwrap().as_ref().unwrap().status, 200);
+        let bad = section(&[(b"x-a", b"no status")]);
+        for _ in 0..2 {
+            assert!(matches!(
+                replay.response(&bad, 1024),
+                Err(HeadError::Malformed(_))
+            ));
+        }
     }
 
     #[test]

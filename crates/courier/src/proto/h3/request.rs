@@ -203,26 +203,24 @@ pub(super) async fn send(inner: &Arc<Inner>, request: Request<Body>) -> Result<A
             }
         };
         match received {
-            Ok(Some(Frame::Headers(block))) => {
-                match head::response(&block, inner.config.max_field_section) {
-                    Ok(head) if head.status.is_informational() => {
-                        interim += 1;
-                        if interim > MAX_INTERIM {
-                            reader.stop(code::REQUEST_CANCELLED);
-                            return Err(fail(
-                                Error::msg(ErrorKind::Protocol, "too many interim (1xx) responses"),
-                                Fate::Final,
-                                None,
-                            ));
-                        }
-                    }
-                    Ok(head) => break head,
-                    Err(e) => {
-                        let error = head_error(inner, &mut reader, e, "response");
-                        return Err(fail(error, Fate::Final, None));
+            Ok(Some(Frame::Headers(block))) => match inner.response_head(&block) {
+                Ok(head) if head.status.is_informational() => {
+                    interim += 1;
+                    if interim > MAX_INTERIM {
+                        reader.stop(code::REQUEST_CANCELLED);
+                        return Err(fail(
+                            Error::msg(ErrorKind::Protocol, "too many interim (1xx) responses"),
+                            Fate::Final,
+                            None,
+                        ));
                     }
                 }
-            }
+                Ok(head) => break head,
+                Err(e) => {
+                    let error = head_error(inner, &mut reader, e, "response");
+                    return Err(fail(error, Fate::Final, None));
+                }
+            },
             Ok(Some(frame)) => {
                 let error = unexpected(inner, &frame, "before the response head");
                 return Err(fail(error, Fate::Final, None));

@@ -8,7 +8,10 @@ use super::static_table::STATIC;
 use super::*;
 use crate::proto::h2::hpack::huffman::encoded_len as huffman_len;
 
-fn decoded(block: &[u8], max: u64) -> Result<Vec<(Vec<u8>, Vec<u8>)>, DecodeError> {
+/// Decoded (name, value) pairs.
+type Fields = Vec<(Vec<u8>, Vec<u8>)>;
+
+fn decoded(block: &[u8], max: u64) -> Result<Fields, DecodeError> {
     let mut out = Vec::new();
     decode(block, max, |n, v| {
         out.push((n.to_vec(), v.to_vec()));
@@ -26,7 +29,7 @@ fn encoded(fields: &[(&[u8], &[u8])]) -> Vec<u8> {
     dst.to_vec()
 }
 
-fn owned(fields: &[(&[u8], &[u8])]) -> Vec<(Vec<u8>, Vec<u8>)> {
+fn owned(fields: &[(&[u8], &[u8])]) -> Fields {
     fields
         .iter()
         .map(|(n, v)| (n.to_vec(), v.to_vec()))
