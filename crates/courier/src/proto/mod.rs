@@ -1,5 +1,5 @@
-//! courier's protocols: [`h1`] (HTTP/1.1) and [`h2`] (HTTP/2), its own;
-//! `h3` (HTTP/3, feature `http3`) on the h3 crate and quinn.
+//! courier's protocols, all its own: [`h1`] (HTTP/1.1), [`h2`] (HTTP/2),
+//! and `h3` (HTTP/3, feature `http3`) on quinn's QUIC streams.
 //!
 //! They know nothing of the pool, and the pool nothing of them: the client's
 //! binding (`client/transport.rs`) makes them the pool's exclusive and shared

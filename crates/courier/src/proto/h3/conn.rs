@@ -1,17 +1,18 @@
 //! An HTTP/3 connection's handle (cloned by every request on it) and its
-//! driver, the task that runs h3's control-stream side until the
+//! driver, the task that sets up our control stream and reads the server's
+//! unidirectional streams ([`control`](super::control)) until the
 //! connection ends.
 
-use std::future::poll_fn;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::task::Poll;
 
-use bytes::Bytes;
 use http::Request;
 
 use super::code;
-use super::quic::{Conn, Opener};
+use super::control;
+use super::frame::{self, setting, stream_type};
+use super::head::{self, HeadError};
 use super::request::{self, Answer};
 use super::signals::Signals;
 use crate::body::Body;
@@ -21,7 +22,7 @@ use crate::proto::exchange::{Driver, SendError};
 /// What the connection enforces on the server.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Config {
-    /// Largest response header section accepted (h3's
+    /// Largest response header section accepted (our
     /// SETTINGS_MAX_FIELD_SECTION_SIZE, sent to the server too): the
     /// client's `max_response_headers_size`, as HTTP/2's header list.
     pub(crate) max_field_section: u64,
@@ -45,37 +46,29 @@ pub(crate) struct Connection {
 }
 
 pub(crate) struct Inner {
-    /// h3's request opener: cloned per request (h3 closes the connection
-    /// when the last clone goes, so the connection lives while a handle or
-    /// a request does).
-    pub(super) send: h3::client::SendRequest<Opener, Bytes>,
     pub(super) quic: quinn::Connection,
     pub(super) signals: Arc<Signals>,
+    pub(super) config: Config,
+    /// The server's SETTINGS_MAX_FIELD_SECTION_SIZE (unlimited until its
+    /// SETTINGS say otherwise, RFC 9114 §4.2.2).
+    pub(super) peer_max_field_section: AtomicU64,
+    /// The last final response head, replayed when it comes again.
+    last_head: head::Replay,
 }
 
 impl Inner {
-    /// A request stream saw a connection error (h3 decided the server broke
-    /// the protocol, RFC 9114 §8): h3 keeps the error for every later request
-    /// on the connection, but does not close QUIC until the driver happens
-    /// to notice, so the pool would keep sending here and each request would
-    /// fail with the same error. The connection is closed now, with the
-    /// error's code, and the pool told.
-    pub(super) fn failed(&self, e: &h3::error::StreamError) {
-        use h3::error::{ConnectionError, LocalError, StreamError};
-        if let StreamError::ConnectionError(ConnectionError::Local {
-            error: LocalError::Application { code, reason, .. },
-            ..
-        }) = e
-        {
-            let code_value = quinn::VarInt::from_u64(code.value()).unwrap_or(quinn::VarInt::MAX);
-            self.quic.close(code_value, b"");
-            if *code == h3::error::Code::H3_NO_ERROR {
-                self.signals.set_closed();
-            } else {
-                self.signals.set_failed(protocol_failure(*code, reason));
-            }
-            self.signals.report();
-        }
+    /// The server broke the protocol (RFC 9114 §8): the connection is
+    /// closed with `code`, and `why` kept, so a request sent after it
+    /// reports the server's fault, not a bare "closed".
+    pub(super) fn fail(&self, code: u64, why: String) {
+        tracing::debug!(code, %why, "HTTP/3 connection error");
+        // The cause first: a request task on another worker that sees the
+        // connection lost must find why, or it takes the loss for a
+        // network's and sends the request again.
+        self.signals.set_failed(why);
+        let code = quinn::VarInt::from_u64(code).unwrap_or(quinn::VarInt::MAX);
+        self.quic.close(code, b"");
+        self.signals.report();
     }
 
     /// A request stream ended; after a GOAWAY, the last one closes the
@@ -89,66 +82,79 @@ impl Inner {
     }
 }
 
-/// Sets HTTP/3 up over an established QUIC connection (sends our SETTINGS;
-/// does not wait for the server's). The driver must be spawned.
+/// Sets HTTP/3 up over an established QUIC connection: opens our control
+/// stream and writes our SETTINGS (it does not wait for the server's). The
+/// driver must be spawned.
 ///
 /// # Errors
-/// [`ErrorKind::Connect`] when the control streams cannot be opened (the
-/// connection closed).
+/// [`ErrorKind::Connect`] when the control stream cannot be opened or
+/// written (the connection closed).
 pub(crate) async fn handshake(
     quic: quinn::Connection,
     config: Config,
 ) -> Result<(Connection, Driver), Error> {
     let signals = Arc::new(Signals::new(config.assumed_streams));
-    let mut builder = h3::client::builder();
-    builder.max_field_section_size(config.max_field_section);
-    let (mut h3conn, send) = builder
-        .build(Conn::new(
-            quic.clone(),
-            Arc::clone(&signals),
-            config.max_field_section,
-        ))
-        .await
-        .map_err(|e| Error::new(ErrorKind::Connect, format!("HTTP/3 setup: {e}")))?;
+    let setup =
+        |e: &dyn std::fmt::Display| Error::new(ErrorKind::Connect, format!("HTTP/3 setup: {e}"));
+    let mut control = quic.open_uni().await.map_err(|e| setup(&e))?;
+    let mut hello = Vec::with_capacity(32);
+    crate::proto::h3::varint::put(&mut hello, stream_type::CONTROL);
+    // No dynamic table, nothing blocked (RFC 9204 §5): then QPACK holds no
+    // state across streams (see `qpack`).
+    frame::put_settings(
+        &mut hello,
+        &[
+            (setting::QPACK_MAX_TABLE_CAPACITY, 0),
+            (setting::QPACK_BLOCKED_STREAMS, 0),
+            (setting::MAX_FIELD_SECTION_SIZE, config.max_field_section),
+        ],
+    );
+    control.write_all(&hello).await.map_err(|e| setup(&e))?;
     let inner = Arc::new(Inner {
-        send,
-        quic: quic.clone(),
-        signals: Arc::clone(&signals),
+        quic,
+        signals,
+        config,
+        peer_max_field_section: AtomicU64::new(u64::MAX),
+        last_head: head::Replay::default(),
     });
-    let driver: Driver = Box::pin(async move {
-        let ended = poll_fn(|cx| match h3conn.poll_close(cx) {
-            Poll::Pending => {
-                // A GOAWAY read just now (the tap runs inside poll_close)
-                // on an idle connection: nothing left to wait for.
-                if signals.goaway_id().is_some() && signals.open() == 0 {
-                    quic.close(code::NO_ERROR.into(), b"");
-                }
-                signals.report();
-                Poll::Pending
-            }
-            ready => ready,
-        })
-        .await;
-        tracing::debug!(error = %ended, "HTTP/3 connection ended");
-        // h3 closed it for the server's protocol error (a second QPACK
-        // encoder stream...): kept, so a request sent after it says so.
-        if let h3::error::ConnectionError::Local {
-            error: h3::error::LocalError::Application { code, reason, .. },
-        } = &ended
-        {
-            if *code != h3::error::Code::H3_NO_ERROR {
-                signals.set_failed(protocol_failure(*code, reason));
-            }
-        }
-        signals.set_closed();
-        signals.report();
-    });
+    // The driver holds the connection weakly: when the last handle and the
+    // last request are gone, `Inner`'s drop closes QUIC and the driver ends.
+    let driver: Driver = Box::pin(control::drive(
+        Arc::downgrade(&inner),
+        inner.quic.clone(),
+        Arc::clone(&inner.signals),
+        config.max_field_section,
+        control,
+    ));
     Ok((Connection { inner }, driver))
 }
 
-/// The message of a connection we closed for the server's protocol error.
-fn protocol_failure(code: h3::error::Code, reason: &str) -> String {
-    format!("HTTP/3 connection closed: the server broke the protocol ({code}: {reason})")
+impl Drop for Inner {
+    /// No handle and no request is left: the connection closes (as h3's
+    /// did when its last request opener went), or it would live on with
+    /// its driver until the idle timeout.
+    fn drop(&mut self) {
+        self.quic.close(code::NO_ERROR.into(), b"");
+    }
+}
+
+impl Inner {
+    /// A response's field section, decoded or replayed ([`head::Replay`]).
+    pub(super) fn response_head(&self, block: &[u8]) -> Result<http::response::Parts, HeadError> {
+        self.last_head
+            .response(block, self.config.max_field_section)
+    }
+
+    /// The server's SETTINGS arrived.
+    pub(super) fn peer_settings(&self, pairs: &[(u64, u64)]) {
+        if let Some(&(_, max)) = pairs
+            .iter()
+            .find(|(id, _)| *id == setting::MAX_FIELD_SECTION_SIZE)
+        {
+            self.peer_max_field_section.store(max, Ordering::Release);
+        }
+        self.signals.set_settings(pairs.to_vec());
+    }
 }
 
 impl Connection {

@@ -1,57 +1,45 @@
-//! HTTP/3 (RFC 9114) client connections over QUIC, on the `h3` crate's
-//! framing and QPACK with quinn underneath (`connect/quic.rs` dials).
+//! HTTP/3 (RFC 9114) client connections over QUIC: our own framing and
+//! QPACK on quinn's streams (`connect/quic.rs` dials), as HTTP/1.1 and
+//! HTTP/2 are ours on their byte streams.
 //!
-//! Why h3, for now, and not our own HTTP/3 and QPACK (as HTTP/2 is ours):
-//! measured against raw quinn streams carrying the same bytes
-//! (`tests/it/http3_conn/cost.rs`; figures in the commit that added it),
-//! h3 costs no bytes on the wire (its static-table QPACK made the response
-//! head smaller than the raw stand-in), and h3 blocks nothing this layer
-//! needs, because what it keeps private we observe ourselves (below). Its
-//! CPU share is large in a debug build; whether an HTTP/3 of our own pays
-//! for itself is decided by the same measurement in release, against the
-//! issue's target (1.5 x TLS HTTP/2's CPU per request). h3's QPACK is
-//! static-table only (it announces a dynamic table of 0 and never
-//! reads the server's QPACK streams: what a server writes there stays in
-//! quinn's buffer, bounded by the stream window, and ends with the
-//! connection). What h3 and quinn keep private,
-//! and how it is observed:
+//! Why our own and not the `h3` crate (which courier used until issue 31
+//! measured it, and which courier-server still uses as the test target):
+//! h3's QPACK alone cost more instructions per request than a whole TLS
+//! HTTP/2 request (its Huffman coder goes bit by bit, with a `Vec` per
+//! string), its API cannot take a head encoded once and sent many times,
+//! it buffers every frame but DATA whole before looking at it (so it had
+//! to be bounded from outside), and it keeps private what the pool needs
+//! (the GOAWAY id, the server's SETTINGS, whether a stream open waited).
+//! Figures: docs/src/http3.md.
 //!
-//! - the peer's MAX_STREAMS (quinn exposes neither the value nor a
-//!   callback; `open_bi` just waits): [`quic`] wraps h3's view of the QUIC
-//!   connection and sees every stream open that had to wait; the most
-//!   request streams ever open at once is then the peer's limit ([`signals`]);
-//! - the GOAWAY id and the server's SETTINGS (h3 reads them off the control
-//!   stream and keeps them to itself): [`tap`] reads the control stream's
-//!   frames as they pass to h3, bounded, without holding them;
-//! - 0-RTT: quinn has it (`Connecting::into_0rtt`), h3 takes any QUIC
-//!   connection, so it is a dialing matter for the binding, as are the
-//!   remembered SETTINGS ([`tap`] gives them to store).
+//! What quinn keeps private, and how it is observed: the peer's
+//! MAX_STREAMS (quinn exposes neither the value nor a callback; `open_bi`
+//! just waits): [`request`] sees every stream open that had to wait, and
+//! the most request streams ever open at once is then the peer's limit
+//! ([`signals`]).
 //!
-//! h3 buffers every frame but DATA whole before it looks at it, unknown
-//! ones too: [`guard`] bounds them as they pass (see there).
-//!
-//! Layout: [`conn`] a connection's handle and its driver, [`request`] one
-//! request from head to response head, [`body`] the request body sent and
-//! the response body read (limits, trailers, STOP_SENDING on drop),
-//! [`signals`] what the connection tells the pool.
+//! Layout: [`varint`] and [`frame`] the codec (every length the peer
+//! controls bounded there), [`qpack`] field sections with no dynamic table,
+//! [`reader`] a stream's frames, [`head`] message heads, [`conn`] a
+//! connection's handle and setup, [`control`] its driver (the server's
+//! control and QPACK streams), [`request`] one request from head to
+//! response head, [`body`] the request body sent and the response body read
+//! (limits, trailers, STOP_SENDING on drop), [`signals`] what the
+//! connection tells the pool.
 
 pub(crate) mod body;
 pub(crate) mod conn;
-// Our own framing, on which the connection moves next (issue 31).
-#[allow(dead_code)]
+pub(crate) mod control;
 pub(crate) mod frame;
-pub(crate) mod guard;
-#[allow(dead_code)]
+pub(crate) mod head;
 pub(crate) mod qpack;
-pub(crate) mod quic;
+pub(crate) mod reader;
 pub(crate) mod request;
 pub(crate) mod signals;
-pub(crate) mod tap;
-#[allow(dead_code)]
 pub(crate) mod varint;
 
 /// HTTP/3 error codes (RFC 9114 §8.1) courier sends or reads.
-#[allow(dead_code)] // used by our own framing, next
+#[allow(dead_code)] // the full set of RFC 9114 §8.1 codes we name
 pub(crate) mod code {
     /// Closing with nothing wrong.
     pub(crate) const NO_ERROR: u32 = 0x100;

@@ -3,16 +3,22 @@
 //! answer, or echo, before it has read the whole body), and a failure says
 //! whether the request may be sent again.
 
+use std::future::Future;
+use std::pin::pin;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::task::Poll;
 
-use h3::error::StreamError;
-use http::{header, HeaderMap, Request};
+use bytes::{Bytes, BytesMut};
+use http::Request;
 use http_body::Body as _;
 
 use super::body::{send_body, RecvBody, StreamGuard};
 use super::code;
 use super::conn::Inner;
-use super::guard::FrameTooLarge;
+use super::frame::{self, kind, Frame, FrameError};
+use super::head::{self, HeadError};
+use super::reader::{ReadError, StreamReader};
 use crate::body::Body;
 use crate::error::{Error, ErrorKind};
 use crate::proto::exchange::{HandedBack, SendError, Sent};
@@ -30,27 +36,6 @@ pub(crate) struct Answer {
     pub(crate) sent: Sent,
 }
 
-/// Headers HTTP/3 forbids (RFC 9114 §4.2): connection-specific ones, and
-/// `host` (the authority goes in `:authority`).
-fn strip_connection_headers(headers: &mut HeaderMap) {
-    for name in [
-        header::CONNECTION,
-        header::TRANSFER_ENCODING,
-        header::UPGRADE,
-        header::HOST,
-    ] {
-        headers.remove(name);
-    }
-    headers.remove("keep-alive");
-    headers.remove("proxy-connection");
-    if headers
-        .get(header::TE)
-        .is_some_and(|te| !te.as_bytes().eq_ignore_ascii_case(b"trailers"))
-    {
-        headers.remove(header::TE);
-    }
-}
-
 /// How far a failed request got, so whether it may go again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Fate {
@@ -61,7 +46,8 @@ pub(crate) enum Fate {
     /// Sent on a connection that then broke before the response head.
     Lost { after_goaway: bool },
     /// Not to be sent again (a header section over a limit, a reset for the
-    /// server's own reasons, a request body that failed).
+    /// server's own reasons, the server's protocol error, a request body
+    /// that failed).
     Final,
 }
 
@@ -78,39 +64,37 @@ fn handed_back(fate: Fate, request: Option<Request<Body>>) -> Option<HandedBack>
     })
 }
 
+fn fail(error: Error, fate: Fate, request: Option<Request<Body>>) -> SendError {
+    SendError {
+        error,
+        handed_back: handed_back(fate, request),
+    }
+}
+
+/// What a request that found the connection closed (or closing) meets:
+/// the server's protocol error we closed it for, or a bare "closed".
+fn closed_error(inner: &Inner) -> Error {
+    match inner.signals.failure() {
+        Some(why) => Error::new(ErrorKind::Protocol, why.to_owned()),
+        None => Error::msg(ErrorKind::ConnectionClosed, "HTTP/3 connection closed"),
+    }
+}
+
 pub(super) async fn send(inner: &Arc<Inner>, request: Request<Body>) -> Result<Answer, SendError> {
     let signals = &inner.signals;
     if !signals.accepts_requests() {
-        let (error, fate) = if let Some(why) = signals.failure() {
-            // Closed for the server's protocol error: that is what the
-            // request meets (and, sent again, meets again).
-            (
-                Error::new(ErrorKind::Protocol, why.to_owned()),
-                Fate::Unsent,
-            )
-        } else if signals.is_closed() {
-            (
-                Error::msg(ErrorKind::ConnectionClosed, "HTTP/3 connection closed"),
-                Fate::Unsent,
-            )
+        // Closed for the server's protocol error: that is what the
+        // request meets (and, sent again, meets again).
+        let (error, fate) = if signals.is_closed() {
+            (closed_error(inner), Fate::Unsent)
         } else {
             (
                 Error::msg(ErrorKind::Refused, "HTTP/3 connection going away (GOAWAY)"),
                 Fate::Refused,
             )
         };
-        return Err(SendError {
-            error,
-            handed_back: handed_back(fate, Some(request)),
-        });
+        return Err(fail(error, fate, Some(request)));
     }
-    // h3 takes the head by value; the request is kept whole until answered
-    // (to hand back, or for a redirect to follow).
-    let mut head = Request::new(());
-    *head.method_mut() = request.method().clone();
-    *head.uri_mut() = request.uri().clone();
-    *head.headers_mut() = request.headers().clone();
-    strip_connection_headers(head.headers_mut());
     // As over HTTP/2 (`proto/h2/request.rs`): a body of known length says
     // it, and so does an empty one where the method carries a body. A
     // server proxying the request on may need it: Caddy 2.6.2 forwards an
@@ -119,89 +103,143 @@ pub(super) async fn send(inner: &Arc<Inner>, request: Request<Body>) -> Result<A
         .body()
         .len()
         .filter(|&len| len != 0 || crate::body::expects_body(request.method()));
-    if let Some(len) = length {
-        if !head.headers().contains_key(header::CONTENT_LENGTH) {
-            head.headers_mut()
-                .insert(header::CONTENT_LENGTH, http::HeaderValue::from(len));
+    let encoded = match head::request(&request, length) {
+        Ok(encoded) => encoded,
+        Err(why) => {
+            return Err(fail(
+                Error::msg(ErrorKind::InvalidRequest, why),
+                Fate::Final,
+                None,
+            ))
         }
+    };
+    let peer_max = inner.peer_max_field_section.load(Ordering::Acquire);
+    if encoded.size > peer_max {
+        return Err(fail(
+            Error::new(
+                ErrorKind::InvalidRequest,
+                format!(
+                    "request header section of {} bytes over the server's {peer_max}",
+                    encoded.size
+                ),
+            ),
+            Fate::Final,
+            None,
+        ));
     }
+
+    let (mut tx, rx) = match open(inner).await {
+        Ok(stream) => stream,
+        Err(e) => {
+            signals.report();
+            let error = match inner.signals.failure() {
+                Some(why) => Error::new(ErrorKind::Protocol, why.to_owned()),
+                None => Error::new(ErrorKind::ConnectionClosed, format!("HTTP/3: {e}")),
+            };
+            return Err(fail(error, Fate::Unsent, Some(request)));
+        }
+    };
+    signals.report();
+    let guard = StreamGuard::new(Arc::clone(inner));
+    let mut reader = StreamReader::new(rx, inner.config.max_field_section, Bytes::new());
+    let id = reader.id();
+
     let (parts, body) = request.into_parts();
     let streamed = body.as_buffered().is_none() && !body.is_end_stream();
     let replay = body.try_clone();
     let expects_body = parts.method != http::Method::HEAD;
 
-    let mut opener = inner.send.clone();
-    let stream = match opener.send_request(head).await {
-        Ok(stream) => stream,
-        Err(e) => {
-            inner.failed(&e);
-            let (error, fate, opened) = open_error(e);
-            if opened {
-                inner.stream_ended(false);
+    // The head, and a buffered body with it, in one write; then the end.
+    let mut sending = match body.buffered() {
+        Some(bytes) => {
+            let mut chunks = [encoded.frame.freeze(), Bytes::new(), bytes];
+            if !chunks[2].is_empty() {
+                let mut data_head = BytesMut::with_capacity(9);
+                frame::put_head(&mut data_head, kind::DATA, chunks[2].len() as u64);
+                chunks[1] = data_head.freeze();
             }
-            signals.report();
-            // Nothing of the body went: the request is whole.
-            let request = Request::from_parts(parts, body);
-            return Err(SendError {
-                error,
-                handed_back: handed_back(fate, Some(request)),
-            });
+            if let Err(e) = tx.write_all_chunks(&mut chunks).await {
+                // The server stopped the stream or the connection went: the
+                // response side says which.
+                tracing::debug!("HTTP/3 request not sent whole: {e}");
+            }
+            let _ = tx.finish();
+            None
+        }
+        None => {
+            if let Err(e) = tx.write_chunk(encoded.frame.freeze()).await {
+                tracing::debug!("HTTP/3 request head not sent: {e}");
+            }
+            Some(Box::pin(send_body(tx, body)))
         }
     };
-    signals.report();
-    let guard = StreamGuard::new(Arc::clone(inner));
-    let (mut tx, mut rx) = stream.split();
-    let id = rx.id().into_inner();
 
-    // Sent beside the wait for the head; still sending once the head is in
-    // (a server answering an upload early), it goes on in a task of its own.
-    let mut sending = if body.is_end_stream() || body.size_hint().exact() == Some(0) {
-        if let Err(e) = tx.finish().await {
-            tracing::debug!("HTTP/3 request end not sent: {e}");
-        }
-        None
-    } else {
-        Some(Box::pin(send_body(tx, body)))
-    };
     let mut interim = 0;
     let response = loop {
         let received = match sending.as_mut() {
-            Some(body) => tokio::select! {
-                biased;
-                sent = body => {
-                    sending = None;
-                    if let Err(error) = sent {
-                        rx.stop_sending(h3::error::Code::H3_REQUEST_CANCELLED);
-                        return Err(SendError { error, handed_back: None });
+            Some(sent) => {
+                let mut read = pin!(reader.frame());
+                // Polled together: the body's failure ends the request, the
+                // response head may come before the body is all sent.
+                std::future::poll_fn(|cx| {
+                    if let Poll::Ready(result) = sent.as_mut().poll(cx) {
+                        return Poll::Ready(Err(result));
                     }
-                    continue;
-                }
-                received = rx.recv_response() => received,
-            },
-            None => rx.recv_response().await,
+                    read.as_mut().poll(cx).map(Ok)
+                })
+                .await
+            }
+            None => Ok(reader.frame().await),
+        };
+        let received = match received {
+            Ok(received) => received,
+            Err(Ok(())) => {
+                sending = None;
+                continue;
+            }
+            Err(Err(error)) => {
+                reader.stop(code::REQUEST_CANCELLED);
+                return Err(fail(error, Fate::Final, None));
+            }
         };
         match received {
-            Ok(response) if response.status().is_informational() => {
-                interim += 1;
-                if interim > MAX_INTERIM {
-                    rx.stop_sending(h3::error::Code::H3_REQUEST_CANCELLED);
-                    return Err(SendError {
-                        error: Error::msg(ErrorKind::Protocol, "too many interim (1xx) responses"),
-                        handed_back: None,
-                    });
+            Ok(Some(Frame::Headers(block))) => match inner.response_head(&block) {
+                Ok(head) if head.status.is_informational() => {
+                    interim += 1;
+                    if interim > MAX_INTERIM {
+                        reader.stop(code::REQUEST_CANCELLED);
+                        return Err(fail(
+                            Error::msg(ErrorKind::Protocol, "too many interim (1xx) responses"),
+                            Fate::Final,
+                            None,
+                        ));
+                    }
                 }
+                Ok(head) => break head,
+                Err(e) => {
+                    let error = head_error(inner, &mut reader, e, "response");
+                    return Err(fail(error, Fate::Final, None));
+                }
+            },
+            Ok(Some(frame)) => {
+                let error = unexpected(inner, &frame, "before the response head");
+                return Err(fail(error, Fate::Final, None));
             }
-            Ok(response) => break response,
+            Ok(None) => {
+                return Err(fail(
+                    Error::msg(
+                        ErrorKind::Protocol,
+                        "HTTP/3 request stream ended before a response head",
+                    ),
+                    Fate::Final,
+                    None,
+                ))
+            }
             Err(e) => {
-                guard.failed(&e);
-                let goaway = signals.goaway_id();
-                let (error, fate) = response_error(e, id, goaway);
+                let (error, fate) = response_error(inner, &mut reader, e, id);
                 drop(guard);
                 let request = replay.map(|body| Request::from_parts(parts, body));
-                return Err(SendError {
-                    error,
-                    handed_back: handed_back(fate, request),
-                });
+                return Err(fail(error, fate, request));
             }
         }
     };
@@ -212,110 +250,115 @@ pub(super) async fn send(inner: &Arc<Inner>, request: Request<Body>) -> Result<A
             }
         });
     }
-    let (head, ()) = response.into_parts();
     let request = Request::from_parts(parts, replay.unwrap_or_default());
     let (uri, sent) = Sent::answered(request, streamed);
-    let body = RecvBody::new(rx, guard, &head, expects_body);
+    let body = RecvBody::new(reader, guard, &response, expects_body);
     Ok(Answer {
-        head,
+        head: response,
         body,
         uri,
         sent,
     })
 }
 
-/// What a failed `send_request` means: the error, the fate, and whether a
-/// stream had been opened (and counted) for it.
-fn open_error(e: StreamError) -> (Error, Fate, bool) {
-    // The connection failed on the server's fault before this request went:
-    // it may go on another connection, and if it fails there too the
-    // caller learns what the server broke, not only that it closed.
-    if let Some((kind, message)) = peer_fault(&e, "request") {
-        return (Error::new(kind, message), Fate::Unsent, false);
-    }
+/// Opens a request stream, counting it and any wait for the server's
+/// credit (the one sign of its MAX_STREAMS quinn gives, see `signals`).
+async fn open(
+    inner: &Inner,
+) -> Result<(quinn::SendStream, quinn::RecvStream), quinn::ConnectionError> {
+    let mut opening = pin!(inner.quic.open_bi());
+    let mut waited = false;
+    let stream = std::future::poll_fn(|cx| {
+        let polled = opening.as_mut().poll(cx);
+        if polled.is_pending() && !waited {
+            waited = true;
+            inner.signals.open_blocked();
+            inner.signals.report();
+        }
+        polled
+    })
+    .await?;
+    inner.signals.stream_opened();
+    Ok(stream)
+}
+
+/// A frame that has no place on a request stream where it came: the
+/// server's connection error (RFC 9114 §4.1, §7.2.5: a PUSH_PROMISE we
+/// never allowed is H3_ID_ERROR).
+pub(super) fn unexpected(inner: &Inner, frame: &Frame, when: &str) -> Error {
+    let (code, what) = match frame {
+        Frame::PushPromise(_) => (code::ID_ERROR, "PUSH_PROMISE, with no push allowed"),
+        Frame::Data(_) => (code::FRAME_UNEXPECTED, "DATA"),
+        Frame::Headers(_) => (code::FRAME_UNEXPECTED, "HEADERS"),
+        Frame::Settings(_) => (code::FRAME_UNEXPECTED, "SETTINGS"),
+        Frame::Goaway(_) => (code::FRAME_UNEXPECTED, "GOAWAY"),
+        Frame::CancelPush(_) => (code::FRAME_UNEXPECTED, "CANCEL_PUSH"),
+        Frame::MaxPushId(_) => (code::FRAME_UNEXPECTED, "MAX_PUSH_ID"),
+    };
+    let why = format!("HTTP/3: the server broke the protocol ({what} {when} on a request stream)");
+    inner.fail(code, why.clone());
+    Error::new(ErrorKind::Protocol, why)
+}
+
+/// A field section refused: over our bound (the stream's: stopped, the
+/// connection goes on), malformed (the stream's), or QPACK we cannot read
+/// (the connection's).
+pub(super) fn head_error(
+    inner: &Inner,
+    reader: &mut StreamReader,
+    e: HeadError,
+    what: &str,
+) -> Error {
     match e {
-        StreamError::RemoteClosing => (
-            Error::msg(ErrorKind::Refused, "HTTP/3 connection going away (GOAWAY)"),
-            Fate::Refused,
-            false,
-        ),
-        // h3 checks the server's SETTINGS_MAX_FIELD_SECTION_SIZE after opening.
-        StreamError::HeaderTooBig {
-            actual_size,
-            max_size,
-            ..
-        } => (
+        HeadError::TooLarge(max) => {
+            reader.stop(code::EXCESSIVE_LOAD);
             Error::new(
-                ErrorKind::InvalidRequest,
-                format!(
-                    "request header section of {actual_size} bytes over the server's {max_size}"
-                ),
-            ),
-            Fate::Final,
-            true,
-        ),
-        StreamError::RemoteTerminate { code, .. } if code.value() == code::REQUEST_REJECTED => (
-            Error::msg(ErrorKind::Refused, "HTTP/3 request rejected unprocessed"),
-            Fate::Refused,
-            true,
-        ),
-        e => (
-            Error::new(ErrorKind::ConnectionClosed, format!("HTTP/3: {e}")),
-            Fate::Unsent,
-            false,
-        ),
+                ErrorKind::HeadersTooLarge,
+                format!("{what} header section over {max} bytes"),
+            )
+        }
+        HeadError::Malformed(_) => {
+            reader.stop(code::MESSAGE_ERROR);
+            Error::new(ErrorKind::Protocol, format!("HTTP/3 {what}: {e}"))
+        }
+        HeadError::Qpack(_) => {
+            let why = format!("HTTP/3 {what}: the server broke the protocol ({e})");
+            inner.fail(code::QPACK_DECOMPRESSION_FAILED, why.clone());
+            Error::new(ErrorKind::Protocol, why)
+        }
     }
 }
 
-/// The server broke the protocol, as h3 or our [`FrameGuard`] found:
-/// a frame over the bound, or a connection error h3 closed the connection
-/// with (H3_FRAME_UNEXPECTED, H3_CLOSED_CRITICAL_STREAM, QPACK's...).
-/// Not a lost connection: the request is not to be sent again.
-///
-/// [`FrameGuard`]: super::guard::FrameGuard
-pub(crate) fn peer_fault(e: &StreamError, what: &str) -> Option<(ErrorKind, String)> {
-    use h3::error::{ConnectionError, LocalError};
-    match e {
-        StreamError::Undefined(inner) => {
-            let too_large = inner.downcast_ref::<FrameTooLarge>()?;
-            let kind = if too_large.is_headers() {
-                ErrorKind::HeadersTooLarge
-            } else {
-                ErrorKind::Protocol
-            };
-            Some((kind, format!("HTTP/3 {what}: {too_large}")))
-        }
-        StreamError::ConnectionError(ConnectionError::Local {
-            error: LocalError::Application { code, reason, .. },
-            ..
-        }) if *code != h3::error::Code::H3_NO_ERROR => Some((
-            ErrorKind::Protocol,
-            format!("HTTP/3 {what}: the server broke the protocol ({code}: {reason})"),
-        )),
-        _ => None,
+/// A frame error: a HEADERS frame over the bound is the stream's (stopped),
+/// anything else the connection's.
+pub(super) fn frame_error(
+    inner: &Inner,
+    reader: &mut StreamReader,
+    e: FrameError,
+    what: &str,
+) -> Error {
+    if e.is_headers_too_large() {
+        reader.stop(code::EXCESSIVE_LOAD);
+        return Error::new(ErrorKind::HeadersTooLarge, format!("HTTP/3 {what}: {e}"));
     }
+    let why = format!("HTTP/3 {what}: the server broke the protocol ({e})");
+    inner.fail(e.code(), why.clone());
+    Error::new(ErrorKind::Protocol, why)
 }
 
 /// What a failure before the response head means for request stream `id`.
-pub(crate) fn response_error(e: StreamError, id: u64, goaway: Option<u64>) -> (Error, Fate) {
-    if let Some((kind, message)) = peer_fault(&e, "response") {
-        return (Error::new(kind, message), Fate::Final);
-    }
+fn response_error(
+    inner: &Inner,
+    reader: &mut StreamReader,
+    e: ReadError,
+    id: u64,
+) -> (Error, Fate) {
+    let goaway = inner.signals.goaway_id();
     // RFC 9114 §5.2: streams from the GOAWAY's id on were not processed.
     let past_goaway = goaway.is_some_and(|g| id >= g);
     match e {
-        StreamError::HeaderTooBig {
-            actual_size,
-            max_size,
-            ..
-        } => (
-            Error::new(
-                ErrorKind::HeadersTooLarge,
-                format!("response header section of {actual_size} bytes over {max_size}"),
-            ),
-            Fate::Final,
-        ),
-        StreamError::RemoteTerminate { code, .. } if code.value() == code::REQUEST_REJECTED => (
+        ReadError::Frame(e) => (frame_error(inner, reader, e, "response"), Fate::Final),
+        ReadError::Reset(c) if c == code::REQUEST_REJECTED => (
             Error::msg(ErrorKind::Refused, "HTTP/3 request rejected unprocessed"),
             Fate::Refused,
         ),
@@ -326,20 +369,16 @@ pub(crate) fn response_error(e: StreamError, id: u64, goaway: Option<u64>) -> (E
             ),
             Fate::Refused,
         ),
-        StreamError::RemoteTerminate { code, .. } => (
+        ReadError::Reset(c) => (
             Error::new(
                 ErrorKind::ConnectionClosed,
-                format!("HTTP/3 stream reset by the server: {code}"),
+                format!("HTTP/3 stream reset by the server: {c:#x}"),
             ),
             Fate::Final,
         ),
-        StreamError::StreamError { code, reason, .. } => (
-            Error::new(
-                ErrorKind::Protocol,
-                format!("HTTP/3 response: {code}: {reason}"),
-            ),
-            Fate::Final,
-        ),
+        ReadError::Lost(_) | ReadError::Closed if inner.signals.failure().is_some() => {
+            (closed_error(inner), Fate::Final)
+        }
         e => (
             Error::new(
                 ErrorKind::ConnectionClosed,

@@ -71,7 +71,8 @@ pub fn all() -> Vec<Case> {
     let short = Duration::from_millis(800);
     vec![
         // QPACK: the client announces a dynamic table of 0; an encoder
-        // stream that sets a huge capacity and inserts without end.
+        // stream that sets a huge capacity and inserts without end: a
+        // connection error at its first instruction (nothing of it kept).
         Case::new(
             "qpack-encoder-stream-bomb",
             with_control(
@@ -88,7 +89,7 @@ pub fn all() -> Vec<Case> {
                 .concat(),
             ),
         )
-        .ok(BODY),
+        .or_resent(),
         // Field sections: one HEADERS frame declared 24 MiB, sent in full.
         Case::new(
             "field-section-bomb",
@@ -389,6 +390,88 @@ pub fn all() -> Vec<Case> {
             with_control(vec![
                 Accept,
                 Write([frame_head(HEADERS, 100), vec![0; 10]].concat()),
+                Fin,
+            ]),
+        ),
+        // The control stream's rules (RFC 9114 §6.2.1, §7.2): SETTINGS
+        // first; no CANCEL_PUSH for a push never allowed, no MAX_PUSH_ID
+        // (a client's frame), no DATA; each is a connection error.
+        Case::new(
+            "control-stream-goaway-before-settings",
+            vec![
+                Uni {
+                    bytes: [varint(CONTROL), goaway(0)].concat(),
+                    fin: false,
+                },
+                Hold,
+            ],
+        )
+        .or_resent(),
+        Case::new(
+            "cancel-push-unasked",
+            with_control(vec![
+                Accept,
+                UniMore(0, frame(CANCEL_PUSH, &varint(0))),
+                Hold,
+            ]),
+        ),
+        Case::new(
+            "max-push-id-from-server",
+            with_control(vec![
+                Accept,
+                UniMore(0, frame(MAX_PUSH_ID, &varint(4))),
+                Hold,
+            ]),
+        ),
+        Case::new(
+            "data-on-control-stream",
+            with_control(vec![Accept, UniMore(0, frame(DATA, b"x")), Hold]),
+        ),
+        // QPACK streams: a second decoder stream; the encoder stream closed.
+        Case::new(
+            "second-qpack-decoder-stream",
+            with_control(vec![
+                Uni {
+                    bytes: varint(QPACK_DECODER),
+                    fin: false,
+                },
+                Uni {
+                    bytes: varint(QPACK_DECODER),
+                    fin: false,
+                },
+                Hold,
+            ]),
+        )
+        .or_resent(),
+        Case::new(
+            "closed-qpack-encoder-stream",
+            with_control(vec![
+                Uni {
+                    bytes: varint(QPACK_ENCODER),
+                    fin: true,
+                },
+                Hold,
+            ]),
+        )
+        .or_resent(),
+        // Malformed response heads (RFC 9114 §4.1.2): the stream's error.
+        Case::new(
+            "status-not-three-digits",
+            with_control(vec![
+                Accept,
+                Write(headers(
+                    &[vec![0x00, 0x00], literal(b":status", b"20")].concat(),
+                )),
+                Fin,
+            ]),
+        ),
+        Case::new(
+            "uppercase-field-name",
+            with_control(vec![
+                Accept,
+                Write(headers(
+                    &[section(200, &[]), literal(b"X-Upper", b"v")].concat(),
+                )),
                 Fin,
             ]),
         ),

@@ -10,6 +10,8 @@ pub const GOAWAY: u64 = 0x07;
 /// HTTP/2's PING, reserved in HTTP/3 (§7.2.8: a connection error).
 pub const H2_PING: u64 = 0x06;
 pub const PUSH_PROMISE: u64 = 0x05;
+pub const CANCEL_PUSH: u64 = 0x03;
+pub const MAX_PUSH_ID: u64 = 0x0d;
 
 /// Unidirectional stream types (RFC 9114 §6.2, RFC 9204 §4.2).
 pub const CONTROL: u64 = 0x00;

@@ -1,0 +1,409 @@
+//! Message heads on a request stream (RFC 9114 §4.1–4.3): the request's
+//! field section encoded (pseudo-fields first, connection-specific fields
+//! left out), and a response's (or trailers') field section decoded into
+//! `http` types, each malformed message a typed error.
+
+use std::sync::Mutex;
+
+use bytes::{BufMut, Bytes, BytesMut};
+use http::header::{self, HeaderMap, HeaderName, HeaderValue};
+use http::{Request, StatusCode, Version};
+
+use super::frame::{self, kind};
+use super::qpack::{self, encode, DecodeError};
+
+/// Per-field overhead in a field section's size (RFC 9114 §4.2.2).
+const FIELD_OVERHEAD: u64 = 32;
+
+/// Headers HTTP/3 forbids (RFC 9114 §4.2): connection-specific ones, and
+/// `host` (the authority goes in `:authority`). `te` is allowed only as
+/// "trailers".
+fn forbidden(name: &HeaderName, value: &HeaderValue) -> bool {
+    match *name {
+        header::CONNECTION | header::TRANSFER_ENCODING | header::UPGRADE | header::HOST => true,
+        header::TE => !value.as_bytes().eq_ignore_ascii_case(b"trailers"),
+        _ => matches!(name.as_str(), "keep-alive" | "proxy-connection"),
+    }
+}
+
+/// A request head ready to write: the HEADERS frame, and its size as the
+/// server's SETTINGS_MAX_FIELD_SECTION_SIZE counts it.
+pub(crate) struct EncodedHead {
+    pub(crate) frame: BytesMut,
+    pub(crate) size: u64,
+}
+
+/// Encodes `request`'s head (`content_length` added when the caller
+/// decided so) as a HEADERS frame.
+///
+/// # Errors
+/// A message for a URI without scheme or authority.
+pub(crate) fn request<B>(
+    request: &Request<B>,
+    content_length: Option<u64>,
+) -> Result<EncodedHead, &'static str> {
+    let uri = request.uri();
+    let scheme = uri
+        .scheme_str()
+        .ok_or("HTTP/3 needs an absolute URI (no scheme)")?;
+    let authority = uri
+        .authority()
+        .ok_or("HTTP/3 needs an absolute URI (no authority)")?;
+    let path = uri.path_and_query().map_or("/", |p| p.as_str());
+    let path = if path.is_empty() { "/" } else { path };
+    let mut block = BytesMut::with_capacity(128);
+    let mut size = 0u64;
+    encode::prefix(&mut block);
+    let mut field = |block: &mut BytesMut, name: &[u8], value: &[u8], sensitive: bool| {
+        size += (name.len() + value.len()) as u64 + FIELD_OVERHEAD;
+        encode::field(block, name, value, sensitive);
+    };
+    field(
+        &mut block,
+        b":method",
+        request.method().as_str().as_bytes(),
+        false,
+    );
+    field(&mut block, b":scheme", scheme.as_bytes(), false);
+    field(
+        &mut block,
+        b":authority",
+        authority.as_str().as_bytes(),
+        false,
+    );
+    field(&mut block, b":path", path.as_bytes(), false);
+    let headers = request.headers();
+    for (name, value) in headers {
+        if forbidden(name, value) {
+            continue;
+        }
+        field(
+            &mut block,
+            name.as_str().as_bytes(),
+            value.as_bytes(),
+            value.is_sensitive(),
+        );
+    }
+    if let Some(len) = content_length.filter(|_| !headers.contains_key(header::CONTENT_LENGTH)) {
+        field(
+            &mut block,
+            b"content-length",
+            len.to_string().as_bytes(),
+            false,
+        );
+    }
+    Ok(EncodedHead {
+        frame: framed(&block),
+        size,
+    })
+}
+
+/// A trailer section as a HEADERS frame.
+pub(crate) fn trailers(trailers: &HeaderMap) -> BytesMut {
+    let mut block = BytesMut::with_capacity(64);
+    encode::prefix(&mut block);
+    for (name, value) in trailers {
+        if !forbidden(name, value) {
+            encode::field(
+                &mut block,
+                name.as_str().as_bytes(),
+                value.as_bytes(),
+                value.is_sensitive(),
+            );
+        }
+    }
+    framed(&block)
+}
+
+fn framed(block: &[u8]) -> BytesMut {
+    let mut out = BytesMut::with_capacity(block.len() + 9);
+    frame::put_head(&mut out, kind::HEADERS, block.len() as u64);
+    out.put_slice(block);
+    out
+}
+
+/// Why a received field section is refused.
+#[derive(Debug)]
+pub(crate) enum HeadError {
+    /// Not QPACK we can read (QPACK_DECOMPRESSION_FAILED: the connection's).
+    Qpack(DecodeError),
+    /// Over our SETTINGS_MAX_FIELD_SECTION_SIZE (the stream's).
+    TooLarge(u64),
+    /// Not a valid message (H3_MESSAGE_ERROR: the stream's).
+    Malformed(&'static str),
+}
+
+impl std::fmt::Display for HeadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HeadError::Qpack(e) => write!(f, "{e}"),
+            HeadError::TooLarge(max) => write!(f, "field section over {max} bytes"),
+            HeadError::Malformed(what) => write!(f, "malformed HTTP/3 message: {what}"),
+        }
+    }
+}
+
+fn decode_into(
+    block: &[u8],
+    max: u64,
+    mut pseudo: impl FnMut(&[u8], &[u8]) -> Result<(), HeadError>,
+    headers: &mut HeaderMap,
+) -> Result<(), HeadError> {
+    let mut regular = false;
+    let mut failure = None;
+    let decoded = qpack::decode(block, max, |name, value| {
+        let step = (|| {
+            if name.first() == Some(&b':') {
+                if regular {
+                    return Err(HeadError::Malformed("a pseudo-field after a regular one"));
+                }
+                return pseudo(name, value);
+            }
+            regular = true;
+            if name.iter().any(u8::is_ascii_uppercase) {
+                return Err(HeadError::Malformed("an uppercase field name"));
+            }
+            let name = HeaderName::from_bytes(name)
+                .map_err(|_| HeadError::Malformed("an invalid field name"))?;
+            let value = HeaderValue::from_bytes(value)
+                .map_err(|_| HeadError::Malformed("an invalid field value"))?;
+            headers.append(name, value);
+            Ok(())
+        })();
+        step.map_err(|e| {
+            failure = Some(e);
+            DecodeError::Invalid("field refused")
+        })
+    });
+    match (decoded, failure) {
+        (Ok(()), _) => Ok(()),
+        (Err(_), Some(e)) => Err(e),
+        (Err(DecodeError::TooLarge { max }), None) => Err(HeadError::TooLarge(max)),
+        (Err(e), None) => Err(HeadError::Qpack(e)),
+    }
+}
+
+/// A response's field section: its status and fields (`:status` once,
+/// first; no other pseudo-field).
+pub(crate) fn response(block: &[u8], max: u64) -> Result<http::response::Parts, HeadError> {
+    let mut status = None;
+    let mut headers = HeaderMap::new();
+    decode_into(
+        block,
+        max,
+        |name, value| {
+            if name != b":status" {
+                return Err(HeadError::Malformed("a pseudo-field other than :status"));
+            }
+            if status.is_some() {
+                return Err(HeadError::Malformed(":status twice"));
+            }
+            if value.len() != 3 {
+                return Err(HeadError::Malformed("a :status not of three digits"));
+            }
+            status = Some(
+                StatusCode::from_bytes(value)
+                    .map_err(|_| HeadError::Malformed("an invalid :status"))?,
+            );
+            Ok(())
+        },
+        &mut headers,
+    )?;
+    let status = status.ok_or(HeadError::Malformed("no :status"))?;
+    let (mut parts, ()) = http::Response::new(()).into_parts();
+    parts.status = status;
+    parts.version = Version::HTTP_3;
+    parts.headers = headers;
+    Ok(parts)
+}
+
+/// The last final response head of a connection, with its encoded bytes:
+/// a server sends the same head over and over (a static file's, until its
+/// `date` changes), and decoding one cost more than the rest of a
+/// request's QPACK (6,600 instructions, half of it Huffman), so a head of
+/// the same bytes is replayed (HTTP/2's decoder replays a repeated block
+/// alike). Bounded: one head, at most our field-section bound.
+#[derive(Default)]
+pub(crate) struct Replay(Mutex<Option<LastHead>>);
+
+struct LastHead {
+    block: Bytes,
+    status: StatusCode,
+    headers: HeaderMap,
+}
+
+impl Replay {
+    /// `block` decoded as a response head, or replayed.
+    pub(crate) fn response(
+        &self,
+        block: &[u8],
+        max: u64,
+    ) -> Result<http::response::Parts, HeadError> {
+        let last = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(last) = last.as_ref().filter(|last| last.block[..] == *block) {
+            let (mut parts, ()) = http::Response::new(()).into_parts();
+            parts.status = last.status;
+            parts.version = Version::HTTP_3;
+            parts.headers = last.headers.clone();
+            return Ok(parts);
+        }
+        drop(last);
+        let parts = response(block, max)?;
+        if !parts.status.is_informational() {
+            *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(LastHead {
+                block: Bytes::copy_from_slice(block),
+                status: parts.status,
+                headers: parts.headers.clone(),
+            });
+        }
+        Ok(parts)
+    }
+}
+
+/// A trailer section: fields, no pseudo-field.
+pub(crate) fn trailer_fields(block: &[u8], max: u64) -> Result<HeaderMap, HeadError> {
+    let mut headers = HeaderMap::new();
+    decode_into(
+        block,
+        max,
+        |_, _| Err(HeadError::Malformed("a pseudo-field in trailers")),
+        &mut headers,
+    )?;
+    Ok(headers)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::proto::h3::frame::{Frame, FrameReader};
+
+    fn block_of(frame: &BytesMut) -> Vec<u8> {
+        let mut reader = FrameReader::new(1 << 20);
+        let mut bytes = frame.clone().freeze();
+        match reader.next(&mut bytes) {
+            Ok(Some(Frame::Headers(block))) => block.to_vec(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_request_head_has_its_pseudo_fields_first_and_no_connection_fields() {
+        let req = Request::post("https://example.com:8443/a?b=c")
+            .header("connection", "keep-alive")
+            .header("host", "example.com")
+            .header("te", "gzip")
+            .header("x-one", "1")
+            .body(())
+            .unwrap();
+        let head = request(&req, Some(5)).expect("encodes");
+        let mut fields = Vec::new();
+        qpack::decode(&block_of(&head.frame), 1 << 20, |n, v| {
+            fields.push((
+                String::from_utf8(n.to_vec()).unwrap(),
+                String::from_utf8(v.to_vec()).unwrap(),
+            ));
+            Ok(())
+        })
+        .expect("decodes");
+        let want: Vec<(String, String)> = [
+            (":method", "POST"),
+            (":scheme", "https"),
+            (":authority", "example.com:8443"),
+            (":path", "/a?b=c"),
+            ("x-one", "1"),
+            ("content-length", "5"),
+        ]
+        .iter()
+        .map(|(n, v)| (n.to_string(), v.to_string()))
+        .collect();
+        assert_eq!(fields, want);
+        let size: u64 = want
+            .iter()
+            .map(|(n, v)| (n.len() + v.len()) as u64 + 32)
+            .sum();
+        assert_eq!(head.size, size);
+        assert!(request(&Request::get("/relative").body(()).unwrap(), None).is_err());
+    }
+
+    fn section(fields: &[(&[u8], &[u8])]) -> Vec<u8> {
+        let mut block = BytesMut::new();
+        encode::prefix(&mut block);
+        for (n, v) in fields {
+            encode::field(&mut block, n, v, false);
+        }
+        block.to_vec()
+    }
+
+    #[test]
+    fn a_repeated_head_is_replayed_and_a_new_one_decoded() {
+        let replay = Replay::default();
+        let a = section(&[(b":status", b"200"), (b"x-a", b"1")]);
+        let b = section(&[(b":status", b"404"), (b"x-a", b"2")]);
+        let interim = section(&[(b":status", b"103"), (b"link", b"</a>")]);
+        for (block, status, x) in [
+            (&a, 200, "1"),
+            (&a, 200, "1"),
+            (&b, 404, "2"),
+            (&a, 200, "1"),
+        ] {
+            let parts = replay.response(block, 1024).expect("decodes");
+            assert_eq!(parts.status.as_u16(), status);
+            assert_eq!(parts.headers["x-a"], x);
+            assert_eq!(parts.version, Version::HTTP_3);
+        }
+        // A 1xx is not kept; a refused head is refused each time.
+        replay.response(&interim, 1024).expect("interim");
+        assert_eq!(replay.0.lock().unwrap().as_ref().unwrap().status, 200);
+        let bad = section(&[(b"x-a", b"no status")]);
+        for _ in 0..2 {
+            assert!(matches!(
+                replay.response(&bad, 1024),
+                Err(HeadError::Malformed(_))
+            ));
+        }
+    }
+
+    #[test]
+    fn response_heads_are_checked() {
+        let ok = response(&section(&[(b":status", b"204"), (b"x-a", b"b")]), 1024).expect("ok");
+        assert_eq!(ok.status, 204);
+        assert_eq!(ok.headers["x-a"], "b");
+        assert_eq!(ok.version, Version::HTTP_3);
+        let bad: &[&[(&[u8], &[u8])]] = &[
+            &[(b"x-a", b"b")],
+            &[(b":status", b"200"), (b":status", b"200")],
+            &[(b":status", b"20")],
+            &[(b":status", b"abc")],
+            &[(b":path", b"/")],
+            &[(b"x-a", b"b"), (b":status", b"200")],
+            &[(b":status", b"200"), (b"X-Upper", b"b")],
+            &[(b":status", b"200"), (b"x-a", b"b\r\nc")],
+        ];
+        for fields in bad {
+            assert!(
+                matches!(
+                    response(&section(fields), 1024),
+                    Err(HeadError::Malformed(_))
+                ),
+                "{fields:?}"
+            );
+        }
+        assert!(matches!(
+            response(
+                &section(&[(b":status", b"200"), (b"x-a", &[b'v'; 100])]),
+                100
+            ),
+            Err(HeadError::TooLarge(100))
+        ));
+        assert!(matches!(
+            response(&[0x02, 0x00], 100),
+            Err(HeadError::Qpack(_))
+        ));
+        assert!(matches!(
+            trailer_fields(&section(&[(b":status", b"200")]), 100),
+            Err(HeadError::Malformed(_))
+        ));
+        let t = trailer_fields(&section(&[(b"grpc-status", b"0")]), 100).expect("trailers");
+        assert_eq!(t["grpc-status"], "0");
+    }
+}

@@ -1,0 +1,130 @@
+//! One QUIC receive stream read as HTTP/3 frames: quinn's chunks (no copy)
+//! through a [`FrameReader`]. Poll-based, so a response body can read it
+//! from `poll_frame`, and it never moves the stream into a future: it can
+//! be stopped (STOP_SENDING with our code) at any moment.
+
+use std::future::Future;
+use std::task::{ready, Context, Poll};
+
+use bytes::Bytes;
+
+use super::frame::{Frame, FrameError, FrameReader};
+
+/// Chunks read in one poll that completed no frame before it yields.
+const EMPTY_READS: usize = 16;
+
+/// Why a stream cannot be read on.
+#[derive(Debug)]
+pub(crate) enum ReadError {
+    /// The peer's frames broke the rules.
+    Frame(FrameError),
+    /// The peer reset the stream with this code.
+    Reset(u64),
+    /// The connection is gone.
+    Lost(quinn::ConnectionError),
+    /// Stopped or finished by us already.
+    Closed,
+}
+
+impl From<quinn::ReadError> for ReadError {
+    fn from(e: quinn::ReadError) -> ReadError {
+        match e {
+            quinn::ReadError::Reset(code) => ReadError::Reset(code.into_inner()),
+            quinn::ReadError::ConnectionLost(e) => ReadError::Lost(e),
+            _ => ReadError::Closed,
+        }
+    }
+}
+
+impl std::fmt::Display for ReadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ReadError::Frame(e) => write!(f, "{e}"),
+            ReadError::Reset(code) => write!(f, "stream reset by the server ({code:#x})"),
+            ReadError::Lost(e) => write!(f, "connection lost: {e}"),
+            ReadError::Closed => f.write_str("stream already closed"),
+        }
+    }
+}
+
+/// Reads one chunk of `recv` (at most `max` bytes): `None` at its end.
+pub(crate) fn poll_chunk(
+    recv: &mut quinn::RecvStream,
+    cx: &mut Context<'_>,
+    max: usize,
+) -> Poll<Result<Option<Bytes>, ReadError>> {
+    // quinn's `read_chunk` future only borrows the stream and keeps no
+    // state of its own (the waker is registered with the connection), so
+    // one made afresh at each poll is the poll quinn keeps private.
+    let read = std::pin::pin!(recv.read_chunk(max, true));
+    let chunk = ready!(read.poll(cx))?;
+    Poll::Ready(Ok(chunk.map(|c| c.bytes)))
+}
+
+/// A stream's frames.
+#[derive(Debug)]
+pub(crate) struct StreamReader {
+    recv: quinn::RecvStream,
+    frames: FrameReader,
+    /// Bytes read and not yet framed.
+    chunk: Bytes,
+    /// The stream's end was read.
+    ended: bool,
+}
+
+impl StreamReader {
+    /// Frames other than DATA up to `max` bytes; `rest`: bytes already
+    /// read off the stream (after a unidirectional stream's type).
+    pub(crate) fn new(recv: quinn::RecvStream, max: u64, rest: Bytes) -> StreamReader {
+        StreamReader {
+            recv,
+            frames: FrameReader::new(max),
+            chunk: rest,
+            ended: false,
+        }
+    }
+
+    /// The next frame; `None` at the stream's clean end.
+    pub(crate) fn poll_frame(
+        &mut self,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<Option<Frame>, ReadError>> {
+        for _ in 0..EMPTY_READS {
+            if let Some(frame) = self
+                .frames
+                .next(&mut self.chunk)
+                .map_err(ReadError::Frame)?
+            {
+                return Poll::Ready(Ok(Some(frame)));
+            }
+            if self.ended {
+                self.frames.finish().map_err(ReadError::Frame)?;
+                return Poll::Ready(Ok(None));
+            }
+            match ready!(poll_chunk(&mut self.recv, cx, usize::MAX))? {
+                Some(chunk) => self.chunk = chunk,
+                None => self.ended = true,
+            }
+        }
+        // Chunks of nothing but skipped (unknown) frames: yield, so a
+        // flood of them cannot hold the task.
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+
+    /// The next frame (async).
+    pub(crate) async fn frame(&mut self) -> Result<Option<Frame>, ReadError> {
+        std::future::poll_fn(|cx| self.poll_frame(cx)).await
+    }
+
+    /// Asks the server to stop sending (STOP_SENDING with `code`).
+    pub(crate) fn stop(&mut self, code: u64) {
+        let code = quinn::VarInt::from_u64(code).unwrap_or(quinn::VarInt::MAX);
+        let _ = self.recv.stop(code);
+    }
+
+    /// The stream's id.
+    pub(crate) fn id(&self) -> u64 {
+        u64::from(self.recv.id())
+    }
+}
