@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use courier::{Client, ClientBuilder};
-use courier_server::{ServerConfig, TestPki};
+use courier_server::{ServerConfig, ServerHandle, TestPki};
 use http::Version;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, UdpSocket};
@@ -221,6 +221,17 @@ fn client(pem: &str) -> ClientBuilder {
         .http3_head_start(HEAD_START)
 }
 
+/// The built-in server over TLS (a certificate for `name` from `pki`)
+/// with HTTP/3 on, advertised by `alt-svc` on its TCP responses.
+async fn https_and_h3(pki: &TestPki, name: &str) -> ServerHandle {
+    server_with(ServerConfig {
+        tls: Some(pki.server_config(&[name])),
+        http3: true,
+        ..ServerConfig::default()
+    })
+    .await
+}
+
 /// The first response over TCP names HTTP/3, and later requests go over
 /// it: over HTTP/2 (the connection takes no new requests once HTTP/3 is
 /// offered) and over HTTP/1.1 (the idle connection closes after its next
@@ -229,12 +240,7 @@ fn client(pem: &str) -> ClientBuilder {
 async fn the_built_in_server_moves_a_client_to_http3() {
     for http1 in [false, true] {
         let pki = TestPki::new();
-        let server = server_with(ServerConfig {
-            tls: Some(pki.server_config(&["127.0.0.1"])),
-            http3: true,
-            ..ServerConfig::default()
-        })
-        .await;
+        let server = https_and_h3(&pki, "127.0.0.1").await;
         let mut builder = client(&pki.ca_pem());
         if http1 {
             builder = builder.http1_only();
@@ -465,12 +471,7 @@ async fn a_redirect_targets_offer_is_not_the_first_origins() {
 #[tokio::test]
 async fn an_alternative_with_a_certificate_for_another_name_is_broken() {
     let pki = TestPki::new();
-    let impostor = server_with(ServerConfig {
-        tls: Some(pki.server_config(&["other.example"])),
-        http3: true,
-        ..ServerConfig::default()
-    })
-    .await;
+    let impostor = https_and_h3(&pki, "other.example").await;
     let quic_port = impostor.http3_addr().expect("h3").port();
     let cert = cert();
     let origin = Scripted::start(
@@ -748,12 +749,7 @@ async fn get_at_once(client: &Client, url: &str, n: usize) -> Vec<Version> {
 #[tokio::test]
 async fn a_wave_as_the_offer_arrives_makes_one_quic_attempt() {
     let pki = TestPki::new();
-    let server = server_with(ServerConfig {
-        tls: Some(pki.server_config(&["127.0.0.1"])),
-        http3: true,
-        ..ServerConfig::default()
-    })
-    .await;
+    let server = https_and_h3(&pki, "127.0.0.1").await;
     // A long head start: under load QUIC still wins, and the count is of
     // attempts, not of races won.
     let client = client(&pki.ca_pem())
@@ -788,12 +784,7 @@ async fn a_wave_as_the_offer_arrives_makes_one_quic_attempt() {
 async fn alt_svc_received_over_http3_is_learnt() {
     for case in ["clear", "ma=1", "unchanged"] {
         let pki = TestPki::new();
-        let server = server_with(ServerConfig {
-            tls: Some(pki.server_config(&["127.0.0.1"])),
-            http3: true,
-            ..ServerConfig::default()
-        })
-        .await;
+        let server = https_and_h3(&pki, "127.0.0.1").await;
         let quic_port = server.http3_addr().expect("h3").port();
         // QUIC on loopback always wins: this is about learning.
         let client = client(&pki.ca_pem())
@@ -872,12 +863,7 @@ async fn alt_svc_received_over_http3_is_learnt() {
 #[tokio::test]
 async fn the_toml_keys_move_a_factory_client_to_http3() {
     let pki = TestPki::new();
-    let server = server_with(ServerConfig {
-        tls: Some(pki.server_config(&["127.0.0.1"])),
-        http3: true,
-        ..ServerConfig::default()
-    })
-    .await;
+    let server = https_and_h3(&pki, "127.0.0.1").await;
     let dir = std::env::temp_dir().join(format!("courier-alt-svc-toml-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("dir");
     std::fs::write(dir.join("ca.pem"), pki.ca_pem()).expect("ca");

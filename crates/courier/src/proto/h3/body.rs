@@ -153,6 +153,19 @@ impl RecvBody {
     }
 
     /// Fails the body: the stream is stopped (the server stops sending).
+    /// The error for a body that ends (trailers or FIN) before its
+    /// content-length.
+    fn short_of_its_length(&self) -> Option<Error> {
+        let n = self.length.filter(|n| self.received < *n)?;
+        Some(Error::new(
+            ErrorKind::Body,
+            format!(
+                "response body ended at {} of its content-length {n}",
+                self.received
+            ),
+        ))
+    }
+
     fn fail(&mut self, error: Error) -> Poll<Option<Result<BodyFrame<Bytes>, Error>>> {
         self.reader.stop(code::REQUEST_CANCELLED);
         self.finish(false);
@@ -208,14 +221,8 @@ impl http_body::Body for RecvBody {
                 Poll::Ready(Some(Ok(BodyFrame::data(data))))
             }
             Ok(Some(Frame::Headers(block))) => {
-                if let Some(n) = this.length.filter(|n| this.received < *n) {
-                    return this.fail(Error::new(
-                        ErrorKind::Body,
-                        format!(
-                            "response body ended at {} of its content-length {n}",
-                            this.received
-                        ),
-                    ));
+                if let Some(short) = this.short_of_its_length() {
+                    return this.fail(short);
                 }
                 match head::trailer_fields(&block, inner.config.max_field_section) {
                     Ok(trailers) => {
@@ -235,14 +242,8 @@ impl http_body::Body for RecvBody {
                 Poll::Ready(Some(Err(error)))
             }
             Ok(None) => {
-                if let Some(n) = this.length.filter(|n| this.received < *n) {
-                    return this.fail(Error::new(
-                        ErrorKind::Body,
-                        format!(
-                            "response body ended at {} of its content-length {n}",
-                            this.received
-                        ),
-                    ));
+                if let Some(short) = this.short_of_its_length() {
+                    return this.fail(short);
                 }
                 this.finish(true);
                 Poll::Ready(None)
