@@ -38,6 +38,12 @@ pub struct Case {
     /// it again on a new connection (the server's second connection is a
     /// good one), so a good answer from a second connection passes too.
     pub resent_ok: bool,
+    /// A fault on another stream than the request's (the peer's QPACK or
+    /// control stream) races the answer: an answer of these bytes that
+    /// came whole before the client read the fault is the client's to
+    /// deliver, and passes if the client then closes the connection with
+    /// an HTTP/3 error (the server sees the code).
+    pub answered_first: Option<&'static [u8]>,
 }
 
 /// The request timeout unless a case says otherwise (the corpus's).
@@ -61,6 +67,7 @@ impl Case {
             budget: Budget::default(),
             pending: None,
             resent_ok: false,
+            answered_first: None,
         }
     }
 
@@ -68,6 +75,12 @@ impl Case {
     /// yet, a good answer on a second connection (see `resent_ok`).
     pub fn or_resent(mut self) -> Case {
         self.resent_ok = true;
+        self
+    }
+
+    /// See `answered_first`.
+    pub fn or_answered_first(mut self, body: &'static [u8]) -> Case {
+        self.answered_first = Some(body);
         self
     }
 

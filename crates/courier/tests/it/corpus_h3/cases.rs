@@ -89,7 +89,8 @@ pub fn all() -> Vec<Case> {
                 .concat(),
             ),
         )
-        .or_resent(),
+        .or_resent()
+        .or_answered_first(BODY),
         // Field sections: one HEADERS frame declared 24 MiB, sent in full.
         Case::new(
             "field-section-bomb",

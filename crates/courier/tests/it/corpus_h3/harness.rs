@@ -43,9 +43,18 @@ pub async fn run(case: &Case) -> Run {
     )
     .await;
     let cost = start.cost(began.elapsed());
+    let mut answered_first = false;
     match outcome {
         Err(_) => failures.push(format!("no outcome within {deadline:?}: a hang")),
-        Ok(outcome) => check(case, &outcome, server.accepted(), &mut failures),
+        Ok(outcome) => {
+            answered_first = matches!(
+                (&outcome, case.answered_first),
+                (Ok((200, got)), Some(body)) if got[..] == *body
+            );
+            if !answered_first {
+                check(case, &outcome, server.accepted(), &mut failures);
+            }
+        }
     }
     failures.extend(cost.over(&case.budget, case.timeout));
 
@@ -56,6 +65,7 @@ pub async fn run(case: &Case) -> Run {
         Ok((200, body)) if body[..] == *server::GOOD => {}
         other => failures.push(format!("the follow-up got {}", describe(&other))),
     }
+
     // No request stream left open.
     if !settles(SETTLE, || driver.open_streams() == 0).await {
         failures.push(format!(
@@ -70,6 +80,13 @@ pub async fn run(case: &Case) -> Run {
             "{} connection(s) still open after the client was dropped",
             server.live()
         ));
+    }
+    if answered_first && server.faulted() == 0 {
+        failures.push(
+            "answered before the fault was read, and no connection was closed \
+             with an HTTP/3 error: the fault went unseen"
+                .into(),
+        );
     }
     server.stop();
     drop(server);

@@ -82,9 +82,15 @@ struct State {
     silent: AtomicBool,
     /// Request streams accepted.
     requests: AtomicUsize,
+    /// Connections the client closed with an HTTP/3 error (not
+    /// H3_NO_ERROR): it saw a fault.
+    faulted: AtomicUsize,
 }
 
 pub use crate::corpus::tls::root_pem;
+
+/// HTTP/3's "no error" (RFC 9114 §8.1): how a client closes a good connection.
+const H3_NO_ERROR: u32 = 0x100;
 
 fn server_config(transport: fn(&mut TransportConfig)) -> quinn::ServerConfig {
     let id = crate::corpus::tls::identity();
@@ -159,7 +165,11 @@ impl Server {
                     // connection answers what comes next, if it lives.
                     play.run(&steps, &st).await;
                     serve_good(&conn, &st, &tasks).await;
-                    conn.closed().await;
+                    if let quinn::ConnectionError::ApplicationClosed(close) = conn.closed().await {
+                        if close.error_code != VarInt::from_u32(H3_NO_ERROR) {
+                            st.faulted.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
                     drop(play);
                     st.live.fetch_sub(1, Ordering::Relaxed);
                 });
@@ -181,6 +191,11 @@ impl Server {
     /// Connections the server took (the first is the hostile one).
     pub fn accepted(&self) -> usize {
         self.state.accepted.load(Ordering::Relaxed)
+    }
+
+    /// Connections the client closed for a fault (an HTTP/3 error code).
+    pub fn faulted(&self) -> usize {
+        self.state.faulted.load(Ordering::Relaxed)
     }
 
     /// Connections still open.
