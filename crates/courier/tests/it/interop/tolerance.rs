@@ -103,10 +103,16 @@ impl Tolerance {
             Tolerance::UploadStall => 1,
             // Seen: 1 or 2 in a load run, 1 of 200 in 200-conc, 0-2 in
             // `courier bench -c 512` (18 runs), h2load 5 of 200 on one
-            // connection. More means courier's learnt budget did not
-            // protect later connections (a bench once lost 99 so, at
-            // 2f5491c; not seen again).
-            Tolerance::GoawayCut => 5,
+            // connection; then 12 in a full run (e99a5cd) and 29 of 710 in
+            // the short run's load check (64 in flight) on a loaded machine
+            // (the clean-clone CI at 2e2f477). python-h2 drops every
+            // response still unsent when it sends its GOAWAY, on each
+            // connection that reaches the limit, so the count follows how
+            // far behind the server is, not courier. The bound is what one
+            // connection can have in flight in the short load, 64: more
+            // means streams past the learnt budget (a bench once lost 99
+            // so, at 2f5491c; not seen again).
+            Tolerance::GoawayCut => 64,
             // Each ends its check.
             Tolerance::H3StreamedUploadDropped
             | Tolerance::H3TrailersUnended
@@ -120,8 +126,9 @@ impl Tolerance {
             // Seen: one stall in 4 of about 40 full runs, two in the run at
             // b9c6abd.
             Tolerance::UploadStall => 2,
-            // Seen: 1-3 per full run (one cell of 2, or three cells of 1).
-            Tolerance::GoawayCut => 10,
+            // Seen: 1-3 per full run (one cell of 2, or three cells of 1);
+            // 12 and 29 in one cell (above).
+            Tolerance::GoawayCut => 80,
             // Every run, once per profile (each is certain, not a race).
             Tolerance::H3StreamedUploadDropped | Tolerance::H3TrailersUnended => 2,
             // Seen: the listener died in 200-conc or load, in one profile
