@@ -27,6 +27,9 @@ pub enum Tolerance {
     /// hypercorn's QUIC listener dies of a request's end (FIN) that comes
     /// after the response (see `servers/contract.rs`).
     H3LateFinKills,
+    /// hypercorn's QUIC, loaded, lets some busy connections reach its idle
+    /// timeout (see `servers/contract.rs`).
+    H3IdleStall,
 }
 
 /// Flaky cells a run may have before it fails. A re-run is granted only to
@@ -47,12 +50,13 @@ pub fn rerun_worthy(kind: &str) -> bool {
 }
 
 impl Tolerance {
-    pub const ALL: [Tolerance; 5] = [
+    pub const ALL: [Tolerance; 6] = [
         Tolerance::UploadStall,
         Tolerance::GoawayCut,
         Tolerance::H3StreamedUploadDropped,
         Tolerance::H3TrailersUnended,
         Tolerance::H3LateFinKills,
+        Tolerance::H3IdleStall,
     ];
 
     pub fn name(self) -> &'static str {
@@ -62,6 +66,7 @@ impl Tolerance {
             Tolerance::H3StreamedUploadDropped => "caddy-h3-streamed-upload",
             Tolerance::H3TrailersUnended => "hypercorn-h3-trailers",
             Tolerance::H3LateFinKills => "hypercorn-h3-late-fin",
+            Tolerance::H3IdleStall => "hypercorn-h3-idle-stall",
         }
     }
 
@@ -93,6 +98,11 @@ impl Tolerance {
                  died (a new connection's request unanswered within 3 s), or that could \
                  not run because it had: one per check"
             }
+            Tolerance::H3IdleStall => {
+                "hypercorn, h3, tight profile (QUIC idle timeout 2 s), load and bench: a \
+                 `connection_closed` error that is the QUIC connection's idle timeout \
+                 (quinn's `timed out`), in a check whose other requests were answered"
+            }
         }
     }
 
@@ -117,6 +127,14 @@ impl Tolerance {
             Tolerance::H3StreamedUploadDropped
             | Tolerance::H3TrailersUnended
             | Tolerance::H3LateFinKills => 1,
+            // Seen: 18 (a full run at bcdbbbc), 87 and 108 (`courier bench
+            // -c 512` against the tight profile's hypercorn, by hand). A
+            // stalled connection loses what it carries: up to aioquic's 128
+            // streams, each then resent once (idempotent, lost unanswered)
+            // and possibly lost again on another stalled connection. The
+            // bound is two connections' worth; more means courier lost
+            // requests on connections hypercorn still served.
+            Tolerance::H3IdleStall => 256,
         }
     }
 
@@ -136,6 +154,8 @@ impl Tolerance {
             // the five from 200-conc on (200-conc, idle-gap, req-limit,
             // load, bench) per profile.
             Tolerance::H3LateFinKills => 10,
+            // The load and bench checks of one profile.
+            Tolerance::H3IdleStall => 512,
         }
     }
 }

@@ -453,3 +453,73 @@ async fn a_server_that_stops_answering_fails_requests_in_a_row_at_the_first_time
         other => panic!("{other:?}"),
     }
 }
+
+/// A UDP relay to `server` that forwards both ways until `silent` is set,
+/// then drops everything: a server that stops answering and acknowledging.
+#[cfg(feature = "http3")]
+async fn silencing_relay(
+    server: std::net::SocketAddr,
+    silent: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> (std::net::SocketAddr, tokio::task::JoinHandle<()>) {
+    use std::sync::Arc;
+    use tokio::net::UdpSocket;
+    let front = Arc::new(UdpSocket::bind("127.0.0.1:0").await.unwrap());
+    let back = Arc::new(UdpSocket::bind("127.0.0.1:0").await.unwrap());
+    back.connect(server).await.unwrap();
+    let addr = front.local_addr().unwrap();
+    let relay = tokio::spawn(async move {
+        let mut client = None;
+        let (mut up, mut down) = (vec![0u8; 65536], vec![0u8; 65536]);
+        loop {
+            tokio::select! {
+                Ok((n, from)) = front.recv_from(&mut up) => {
+                    client = Some(from);
+                    if !silent.load(SeqCst) {
+                        let _ = back.send(&up[..n]).await;
+                    }
+                }
+                Ok(n) = back.recv(&mut down) => {
+                    if let (Some(to), false) = (client, silent.load(SeqCst)) {
+                        let _ = front.send_to(&down[..n], to).await;
+                    }
+                }
+            }
+        }
+    });
+    (addr, relay)
+}
+
+#[cfg(feature = "http3")]
+#[tokio::test]
+async fn only_a_quic_idle_timeout_counts_as_an_idle_stall() {
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Arc;
+    let pki = courier_server::TestPki::new();
+    let server = crate::support::server_with(courier_server::ServerConfig {
+        tls: Some(pki.server_config(&["127.0.0.1"])),
+        http3: true,
+        ..Default::default()
+    })
+    .await;
+    let silent = Arc::new(AtomicBool::new(false));
+    let (relay, task) = silencing_relay(server.http3_addr().unwrap(), Arc::clone(&silent)).await;
+    let client = courier::Client::builder()
+        .add_root_certificate(pki.ca_pem())
+        .http3_prior_knowledge()
+        .http3_max_idle_timeout(Duration::from_millis(600))
+        .timeout(Duration::from_secs(10))
+        .build()
+        .unwrap();
+    let url = format!("https://{relay}/bytes/10");
+    let first = h2::within("the first request", client.get(&url).send()).await;
+    assert_eq!(first.expect("answered").status(), 200);
+    silent.store(true, SeqCst);
+    // Not idempotent: lost, it is not sent again (on a new connection
+    // that the silent relay would fail otherwise).
+    let err = h2::within("the idle timeout", client.post(&url).body("x").send())
+        .await
+        .expect_err("the server went silent");
+    task.abort();
+    assert!(load::idle_stalled(&err), "{err:#}");
+    assert!(!load::idle_stalled(&a_timeout().await));
+}

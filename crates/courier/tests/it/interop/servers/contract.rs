@@ -90,6 +90,9 @@ pub fn hypercorn() -> Server {
             if let Some(h3) = running.h3.as_mut() {
                 h3.caps.h3_trailers_unended = Some(HYPERCORN_H3_TRAILERS);
                 h3.caps.h3_late_fin_kills = Some(HYPERCORN_H3_LATE_FIN);
+                if ctx.profile == Profile::Tight {
+                    h3.caps.h3_idle_stall = Some(HYPERCORN_H3_IDLE_STALL);
+                }
             }
             Ok(running)
         },
@@ -165,6 +168,7 @@ fn start(
         h3_streamed_upload_dropped: None,
         h3_trailers_unended: None,
         h3_late_fin_kills: None,
+        h3_idle_stall: None,
     };
     let h3 = h3.map(|(port, idle)| H3Port {
         port,
@@ -209,6 +213,19 @@ const HYPERCORN_H3_TRAILERS: &str =
 /// in the server's log ends in `KeyError`).
 const HYPERCORN_H3_LATE_FIN: &str =
     "hypercorn 0.18's QUIC listener dies of a request's FIN that comes after the response (KeyError on the closed stream)";
+
+/// hypercorn 0.18 on aioquic 1.7.2, with QUIC's idle timeout at 2 s (the
+/// tight profile) and more busy connections than its one Python thread
+/// keeps up with, lets some of them go silent until the idle timeout ends
+/// them: the server stops answering and stops acknowledging, while other
+/// connections are served. Not courier's: quic-go's client (bench/peers'
+/// go-load, four processes of 100 in flight each, one connection each)
+/// lost 2 and 3 of its 4 connections in two runs to "timeout: no recent
+/// network activity", with nothing in the server's log; one go-load of 512
+/// on one connection did not (0 errors in 3 runs), nor did courier against
+/// the default profile's 60 s timeout.
+const HYPERCORN_H3_IDLE_STALL: &str =
+    "hypercorn 0.18's QUIC under load leaves some busy connections silent until the 2 s idle timeout";
 
 /// Requests per connection hypercorn serves by default (`Config`'s
 /// `keep_alive_max_requests`).

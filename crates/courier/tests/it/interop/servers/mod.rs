@@ -94,6 +94,9 @@ pub struct Caps {
     /// HTTP/3: why the server's QUIC listener may die of a request's FIN
     /// that comes after its response (`Tolerance::H3LateFinKills`).
     pub h3_late_fin_kills: Option<&'static str>,
+    /// HTTP/3: why busy connections may reach the QUIC idle timeout under
+    /// load (`Tolerance::H3IdleStall`).
+    pub h3_idle_stall: Option<&'static str>,
 }
 
 /// A started server: its processes (stopped on drop) and ports.
@@ -198,6 +201,7 @@ pub fn static_caps(profile: Profile, default_idle: Option<u64>, limit: Option<u3
         h3_streamed_upload_dropped: None,
         h3_trailers_unended: None,
         h3_late_fin_kills: None,
+        h3_idle_stall: None,
     }
 }
 
