@@ -274,8 +274,17 @@ pub fn meant_on(
     first: &'static str,
 ) -> (Vec<&'static str>, Vec<&'static str>) {
     let (mut allowed, mut required) = meant(place, route, first);
-    #[cfg(feature = "cookies")]
-    if place == Place::Jar && route.names_s() {
+    let jar = {
+        #[cfg(feature = "cookies")]
+        {
+            place == Place::Jar
+        }
+        #[cfg(not(feature = "cookies"))]
+        {
+            false
+        }
+    };
+    if jar && route.names_s() {
         // The jar's cookie is 127.0.0.1's; `origin.test` is another host.
         allowed.retain(|e| *e != "s");
         required.retain(|e| *e != "s");
