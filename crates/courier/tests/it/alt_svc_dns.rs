@@ -9,8 +9,8 @@
 //!
 //! The origin is the built-in server (HTTP/3 on its TCP port's number)
 //! under the name `origin.test` (pinned to 127.0.0.1); the nameserver is a
-//! loopback UDP and TCP responder the test scripts, built on hickory's
-//! message types (those `dns-srv` brings).
+//! loopback UDP and TCP responder the test scripts (`support::nameserver`,
+//! shared with `it::cluster_srv` and the corpus's hostile nameserver).
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
@@ -19,14 +19,14 @@ use std::time::Duration;
 
 use courier::Client;
 use courier_server::{ServerConfig, TestPki};
-use hickory_resolver::proto::op::{Message, MessageType, OpCode, ResponseCode};
+use hickory_resolver::proto::op::{Message, ResponseCode};
 use hickory_resolver::proto::rr::rdata::svcb::{Alpn, Mandatory, SvcParamKey, SvcParamValue, SVCB};
 use hickory_resolver::proto::rr::rdata::{HTTPS, NULL};
 use hickory_resolver::proto::rr::{Name, RData, Record, RecordType};
 use http::Version;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, UdpSocket};
+use tokio::net::UdpSocket;
 
+use crate::support::nameserver::{reply_to, udp_sized, Nameserver, Via};
 use crate::support::server_with;
 
 const HOST: &str = "origin.test";
@@ -47,59 +47,27 @@ enum Zone {
     Silent,
 }
 
-/// A nameserver on loopback (UDP, and TCP for answers over 1,232 bytes,
-/// which UDP answers with TC set), counting HTTPS queries.
+/// The shared loopback nameserver (UDP, and TCP for answers over 1,232
+/// bytes, which UDP answers with TC set), counting HTTPS queries.
 struct Dns {
     addr: SocketAddr,
     https_queries: Arc<AtomicUsize>,
+    _server: Nameserver,
 }
 
 impl Dns {
     async fn start(zone: Zone) -> Dns {
-        let (udp, tcp) = loop {
-            let udp = UdpSocket::bind("127.0.0.1:0").await.unwrap();
-            if let Ok(tcp) = TcpListener::bind(udp.local_addr().unwrap()).await {
-                break (udp, tcp);
-            }
-        };
-        let addr = udp.local_addr().unwrap();
         let https_queries = Arc::new(AtomicUsize::new(0));
-        let zone = Arc::new(Mutex::new(zone));
-        let (z, q) = (Arc::clone(&zone), Arc::clone(&https_queries));
-        tokio::spawn(async move {
-            let mut buf = vec![0u8; 4096];
-            while let Ok((n, from)) = udp.recv_from(&mut buf).await {
-                if let Some(answer) = answer(&z, &q, &buf[..n], false) {
-                    let _ = udp.send_to(&answer, from).await;
-                }
-            }
-        });
-        tokio::spawn(async move {
-            while let Ok((mut conn, _)) = tcp.accept().await {
-                let zone = Arc::clone(&zone);
-                tokio::spawn(async move {
-                    let mut len = [0u8; 2];
-                    while conn.read_exact(&mut len).await.is_ok() {
-                        let mut query = vec![0u8; usize::from(u16::from_be_bytes(len))];
-                        if conn.read_exact(&mut query).await.is_err() {
-                            return;
-                        }
-                        let uncounted = AtomicUsize::new(0);
-                        let Some(answer) = answer(&zone, &uncounted, &query, true) else {
-                            return;
-                        };
-                        let mut framed = (answer.len() as u16).to_be_bytes().to_vec();
-                        framed.extend_from_slice(&answer);
-                        if conn.write_all(&framed).await.is_err() {
-                            return;
-                        }
-                    }
-                });
-            }
-        });
+        let zone = Mutex::new(zone);
+        let q = Arc::clone(&https_queries);
+        let server = Nameserver::start(Arc::new(move |query: &[u8], via: Via| {
+            answer(&zone, &q, query, via)
+        }))
+        .await;
         Dns {
-            addr,
+            addr: server.addr,
             https_queries,
+            _server: server,
         }
     }
 
@@ -110,19 +78,13 @@ impl Dns {
 
 /// The answer to `query`; HTTPS queries for `HOST` are counted (once, over
 /// UDP: a truncated answer's TCP retry is the same query).
-fn answer(zone: &Mutex<Zone>, queries: &AtomicUsize, query: &[u8], tcp: bool) -> Option<Vec<u8>> {
+fn answer(zone: &Mutex<Zone>, queries: &AtomicUsize, query: &[u8], via: Via) -> Option<Vec<u8>> {
     let query = Message::from_vec(query).ok()?;
+    let mut res = reply_to(&query)?;
     let q = query.queries().first()?.clone();
-    let mut res = Message::new();
-    res.set_id(query.id())
-        .set_message_type(MessageType::Response)
-        .set_op_code(OpCode::Query)
-        .set_recursion_desired(query.recursion_desired())
-        .set_recursion_available(true)
-        .add_query(q.clone());
     let name = q.name().to_ascii().to_ascii_lowercase();
     if q.query_type() == RecordType::HTTPS && name.trim_end_matches('.') == HOST {
-        if !tcp {
+        if via == Via::Udp {
             queries.fetch_add(1, SeqCst);
         }
         match zone.lock().unwrap().clone() {
@@ -137,18 +99,7 @@ fn answer(zone: &Mutex<Zone>, queries: &AtomicUsize, query: &[u8], tcp: bool) ->
             }
         }
     }
-    let bytes = res.to_vec().ok()?;
-    if !tcp && bytes.len() > 1232 {
-        let mut truncated = Message::new();
-        truncated
-            .set_id(query.id())
-            .set_message_type(MessageType::Response)
-            .set_op_code(OpCode::Query)
-            .set_truncated(true)
-            .add_query(q);
-        return truncated.to_vec().ok();
-    }
-    Some(bytes)
+    udp_sized(&res, via)
 }
 
 fn https(priority: u16, target: &str, params: Vec<(SvcParamKey, SvcParamValue)>) -> RData {

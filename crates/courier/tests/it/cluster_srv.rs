@@ -11,17 +11,16 @@ use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use hickory_resolver::proto::op::{Message, MessageType, OpCode, ResponseCode};
+use hickory_resolver::proto::op::{Message, ResponseCode};
 use hickory_resolver::proto::rr::rdata::{A, SRV};
 use hickory_resolver::proto::rr::{Name, RData, Record, RecordType};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, UdpSocket};
 
 use courier::cluster::{ClusterClient, SrvTopology, Topology};
 use courier::{Client, ClientFactory};
 
 use crate::cluster::{replica_of, Scripted};
 use crate::support::eventually;
+use crate::support::nameserver::{reply_to, Nameserver, Via};
 
 const SERVICE: &str = "_http._tcp.billing.test.";
 const REFRESH: Duration = Duration::from_millis(50);
@@ -46,55 +45,26 @@ struct Dns {
     zone: Arc<Mutex<Zone>>,
     /// SRV queries answered, (UDP, TCP).
     srv_queries: Arc<(AtomicU64, AtomicU64)>,
+    _server: Arc<Nameserver>,
 }
 
 impl Dns {
-    /// A server on a loopback port for UDP and TCP both.
+    /// A server on a loopback port for UDP and TCP both (the shared
+    /// `support::nameserver`).
     async fn start() -> Dns {
-        let (udp, tcp) = loop {
-            let udp = UdpSocket::bind("127.0.0.1:0").await.unwrap();
-            if let Ok(tcp) = TcpListener::bind(udp.local_addr().unwrap()).await {
-                break (udp, tcp);
-            }
-        };
-        let dns = Dns {
-            addr: udp.local_addr().unwrap(),
-            zone: Arc::default(),
-            srv_queries: Arc::default(),
-        };
-        let server = dns.clone();
-        tokio::spawn(async move {
-            let mut buf = vec![0u8; 4096];
-            while let Ok((n, from)) = udp.recv_from(&mut buf).await {
-                if let Some(answer) = server.answer(&buf[..n], false) {
-                    let _ = udp.send_to(&answer, from).await;
-                }
-            }
-        });
-        let server = dns.clone();
-        tokio::spawn(async move {
-            while let Ok((mut conn, _)) = tcp.accept().await {
-                let server = server.clone();
-                tokio::spawn(async move {
-                    let mut len = [0u8; 2];
-                    while conn.read_exact(&mut len).await.is_ok() {
-                        let mut query = vec![0u8; usize::from(u16::from_be_bytes(len))];
-                        if conn.read_exact(&mut query).await.is_err() {
-                            return;
-                        }
-                        let Some(answer) = server.answer(&query, true) else {
-                            return;
-                        };
-                        let mut framed = (answer.len() as u16).to_be_bytes().to_vec();
-                        framed.extend_from_slice(&answer);
-                        if conn.write_all(&framed).await.is_err() {
-                            return;
-                        }
-                    }
-                });
-            }
-        });
-        dns
+        let zone: Arc<Mutex<Zone>> = Arc::default();
+        let srv_queries: Arc<(AtomicU64, AtomicU64)> = Arc::default();
+        let (z, q) = (Arc::clone(&zone), Arc::clone(&srv_queries));
+        let server = Nameserver::start(Arc::new(move |query: &[u8], via: Via| {
+            answer(&z, &q, query, via == Via::Tcp)
+        }))
+        .await;
+        Dns {
+            addr: server.addr,
+            zone,
+            srv_queries,
+            _server: Arc::new(server),
+        }
     }
 
     fn set(&self, f: impl FnOnce(&mut Zone)) {
@@ -104,52 +74,46 @@ impl Dns {
     fn queries(&self) -> u64 {
         self.srv_queries.0.load(SeqCst) + self.srv_queries.1.load(SeqCst)
     }
+}
 
-    fn answer(&self, query: &[u8], tcp: bool) -> Option<Vec<u8>> {
-        let query = Message::from_vec(query).ok()?;
-        let q = query.queries().first()?.clone();
-        let mut res = Message::new();
-        res.set_id(query.id())
-            .set_message_type(MessageType::Response)
-            .set_op_code(OpCode::Query)
-            .set_recursion_desired(query.recursion_desired())
-            .set_recursion_available(true)
-            .add_query(q.clone());
-        let zone = self.zone.lock().unwrap();
-        let name = q.name().to_ascii().to_ascii_lowercase();
-        match q.query_type() {
-            RecordType::SRV if name == SERVICE => {
-                let counter = if tcp {
-                    &self.srv_queries.1
-                } else {
-                    &self.srv_queries.0
-                };
-                counter.fetch_add(1, SeqCst);
-                if zone.fail {
-                    res.set_response_code(ResponseCode::ServFail);
-                } else if zone.truncate && !tcp {
-                    res.set_truncated(true);
-                } else {
-                    for &(priority, weight, port, target) in &zone.srv {
-                        let srv =
-                            SRV::new(priority, weight, port, Name::from_ascii(target).unwrap());
-                        res.add_answer(Record::from_rdata(q.name().clone(), 0, RData::SRV(srv)));
-                    }
+fn answer(
+    zone: &Mutex<Zone>,
+    srv_queries: &(AtomicU64, AtomicU64),
+    query: &[u8],
+    tcp: bool,
+) -> Option<Vec<u8>> {
+    let query = Message::from_vec(query).ok()?;
+    let q = query.queries().first()?.clone();
+    let mut res = reply_to(&query)?;
+    let zone = zone.lock().unwrap();
+    let name = q.name().to_ascii().to_ascii_lowercase();
+    match q.query_type() {
+        RecordType::SRV if name == SERVICE => {
+            let counter = if tcp { &srv_queries.1 } else { &srv_queries.0 };
+            counter.fetch_add(1, SeqCst);
+            if zone.fail {
+                res.set_response_code(ResponseCode::ServFail);
+            } else if zone.truncate && !tcp {
+                res.set_truncated(true);
+            } else {
+                for &(priority, weight, port, target) in &zone.srv {
+                    let srv = SRV::new(priority, weight, port, Name::from_ascii(target).unwrap());
+                    res.add_answer(Record::from_rdata(q.name().clone(), 0, RData::SRV(srv)));
                 }
             }
-            RecordType::A => match zone.a.get(name.as_str()) {
-                Some(ip) => {
-                    res.add_answer(Record::from_rdata(q.name().clone(), 0, RData::A(A(*ip))));
-                }
-                None => {
-                    res.set_response_code(ResponseCode::NXDomain);
-                }
-            },
-            // No AAAA records: an empty answer.
-            _ => {}
         }
-        res.to_vec().ok()
+        RecordType::A => match zone.a.get(name.as_str()) {
+            Some(ip) => {
+                res.add_answer(Record::from_rdata(q.name().clone(), 0, RData::A(A(*ip))));
+            }
+            None => {
+                res.set_response_code(ResponseCode::NXDomain);
+            }
+        },
+        // No AAAA records: an empty answer.
+        _ => {}
     }
+    res.to_vec().ok()
 }
 
 fn ports(topology: &SrvTopology) -> Vec<u16> {

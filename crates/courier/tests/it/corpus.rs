@@ -20,6 +20,8 @@
 pub mod budget;
 pub mod case;
 pub mod cases;
+#[cfg(all(feature = "http3", feature = "dns-srv"))]
+pub mod dns;
 pub mod front;
 pub mod h1_server;
 pub mod h2_server;

@@ -32,6 +32,9 @@ pub(super) type Key = (Box<str>, u16);
 /// What a client learnt from `Alt-Svc`, across its origins.
 pub(crate) struct AltStore {
     inner: Mutex<Inner>,
+    /// Dropped with the store (with the client's last clone): the re-arm
+    /// timers watch it and end then, not when their backoff would.
+    dropped: tokio::sync::watch::Sender<()>,
 }
 
 pub(super) struct Inner {
@@ -47,6 +50,7 @@ impl Default for AltStore {
                 known: AltSvcCache::new(MAX_ORIGINS),
                 broken: BrokenAlternatives::new(MAX_ORIGINS),
             }),
+            dropped: tokio::sync::watch::Sender::new(()),
         }
     }
 }
@@ -146,16 +150,23 @@ impl Origin {
     /// connection would never dial again, and would stay on TCP until a
     /// response repeated the offer. The timer holds no strong reference to
     /// the client (a dropped client's timer does nothing) and is one per
-    /// failure: a race marks the alternative once.
+    /// failure: a race marks the alternative once. It ends when the client
+    /// is dropped: a client made per job must not leave a task per broken
+    /// alternative behind for minutes.
     fn rearm_at(&self, until: Instant) {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
         let settings = Arc::downgrade(&self.settings);
+        let mut dropped = self.settings.alt.dropped.subscribe();
         let give_way = self.give_way.clone();
         let key = self.key();
         runtime.spawn(async move {
-            tokio::time::sleep_until(until).await;
+            tokio::select! {
+                () = tokio::time::sleep_until(until) => {}
+                // Only ever an error: nothing is sent, the sender is dropped.
+                _ = dropped.changed() => return,
+            }
             let Some(settings) = settings.upgrade() else {
                 return;
             };
@@ -227,5 +238,31 @@ mod tests {
         tokio::time::sleep(2 * BROKEN_BASE + Duration::from_secs(1)).await;
         assert!(!origin.give_way.get(), "a withdrawn offer is not re-armed");
         assert_eq!(origin.alternative(), None);
+    }
+
+    /// A dropped client's re-arm timer ends with it, not when the backoff
+    /// would have (minutes): a client made per job would otherwise leave a
+    /// task behind for every alternative it found broken.
+    #[tokio::test(start_paused = true)]
+    async fn a_dropped_clients_rearm_timer_ends_with_it() {
+        let metrics = tokio::runtime::Handle::current().metrics();
+        let base = metrics.num_alive_tasks();
+        let (pool, origin) = origin();
+        origin.learn_alt_svc(&offer("h3=\":8443\"; ma=86400"));
+        origin.alternative_broken(8443);
+        assert!(metrics.num_alive_tasks() > base, "the timer runs");
+        drop(origin);
+        drop(pool);
+        for _ in 0..100 {
+            if metrics.num_alive_tasks() == base {
+                break;
+            }
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(
+            metrics.num_alive_tasks(),
+            base,
+            "a task outlived its client"
+        );
     }
 }

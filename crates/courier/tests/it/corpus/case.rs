@@ -36,6 +36,8 @@ pub enum Class {
     Cookies,
     #[cfg(feature = "http3")]
     AltSvc,
+    #[cfg(all(feature = "http3", feature = "dns-srv"))]
+    HttpsRecord,
 }
 
 /// A route the client is given around the proxy (the `routes` class): the
@@ -177,6 +179,9 @@ pub struct Case {
     pub front: Option<Front>,
     /// A route around the proxy.
     pub around: Around,
+    /// A hostile nameserver the client asks for the origin's HTTPS record.
+    #[cfg(all(feature = "http3", feature = "dns-srv"))]
+    pub dns: Option<super::dns::DnsCase>,
 }
 
 /// The request timeout unless a case says otherwise.
@@ -205,6 +210,8 @@ impl Case {
             probes: Vec::new(),
             front: None,
             around: Around::None,
+            #[cfg(all(feature = "http3", feature = "dns-srv"))]
+            dns: None,
         }
     }
 
@@ -355,6 +362,13 @@ impl Case {
 
     pub fn around(mut self, around: Around) -> Case {
         self.around = around;
+        self
+    }
+
+    /// With HTTPS records looked up at `dns`'s hostile nameserver.
+    #[cfg(all(feature = "http3", feature = "dns-srv"))]
+    pub fn dns(mut self, dns: super::dns::DnsCase) -> Case {
+        self.dns = Some(dns);
         self
     }
 

@@ -51,6 +51,17 @@ pub async fn run(case: &Case, transport: Transport) -> Run {
         .chain(case.probes.iter().map(|p| p.url));
     builder = probe::resolving(builder, names);
     let (builder, routed) = routes(case, transport, &server, builder).await;
+    #[cfg(all(feature = "http3", feature = "dns-srv"))]
+    let (builder, peer) = match &case.dns {
+        Some(dns) => {
+            let peer = super::dns::Peer::start(dns, server.port(), &server.tasks).await;
+            let builder = builder
+                .http3_https_records(true)
+                .http3_https_records_nameserver(peer.addr);
+            (builder, Some((peer, dns)))
+        }
+        None => (builder, None),
+    };
     let mut builder = (case.client)(builder);
     if let (true, Some(stack)) = (case.by_client, case.stack) {
         let stack = stack();
@@ -150,6 +161,10 @@ pub async fn run(case: &Case, transport: Transport) -> Run {
             "{} connection(s) still open after the client was dropped",
             server.live()
         ));
+    }
+    #[cfg(all(feature = "http3", feature = "dns-srv"))]
+    if let Some((peer, dns)) = peer {
+        peer.check(dns, &mut failures);
     }
     server.tasks.abort_all();
     routed.check(&mut failures);

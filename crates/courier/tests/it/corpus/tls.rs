@@ -1,5 +1,6 @@
-//! One certificate for every TLS case (self-signed for `localhost` and
-//! 127.0.0.1, trusted by the cases' clients as a root), and the acceptor
+//! One certificate for every TLS case (self-signed for `localhost`,
+//! 127.0.0.1 and `origin.test`, the name the hostile nameserver's cases
+//! give the origin: hickory answers `localhost` itself), trusted by the cases' clients as a root), and the acceptor
 //! that offers by ALPN the protocol a case is about.
 
 use std::sync::{Arc, OnceLock};
@@ -18,7 +19,11 @@ pub struct Identity {
 pub fn identity() -> &'static Identity {
     static ID: OnceLock<Identity> = OnceLock::new();
     ID.get_or_init(|| {
-        let names = vec!["localhost".to_string(), "127.0.0.1".to_string()];
+        let names = vec![
+            "localhost".to_string(),
+            "127.0.0.1".to_string(),
+            "origin.test".to_string(),
+        ];
         let certified = rcgen::generate_simple_self_signed(names).expect("certificate");
         Identity {
             pem: certified.cert.pem(),

@@ -8,6 +8,8 @@ pub mod ci;
 pub mod h2;
 pub mod memory;
 pub mod middleware;
+#[cfg(feature = "dns-srv")]
+pub mod nameserver;
 
 use std::time::{Duration, Instant};
 

@@ -12,6 +12,8 @@ mod framing;
 mod goaway;
 mod headers;
 mod hpack;
+#[cfg(all(feature = "http3", feature = "dns-srv"))]
+mod https_record;
 mod injection;
 mod interim;
 mod lengths;
@@ -47,6 +49,8 @@ pub async fn all() -> Vec<Case> {
     cases.extend(cookies::cases());
     #[cfg(feature = "http3")]
     cases.extend(alt_svc::cases());
+    #[cfg(all(feature = "http3", feature = "dns-srv"))]
+    cases.extend(https_record::cases());
     cases
 }
 

@@ -8,7 +8,8 @@
 //!
 //! An origin answers `/go?to=<location>` with a 302 whose Location is the
 //! rest of the query verbatim (so chains nest unescaped), anything else with
-//! `200 ok`.
+//! `200 ok`; `/learn` carries the run's `Alt-Svc` offer ([`Offer`]) and
+//! `/clear` an `Alt-Svc: clear` (the HTTP/3 routes, `alternatives.rs`).
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -35,7 +36,7 @@ const MAX_HEAD: usize = 64 * 1024;
 pub struct Log(Arc<Mutex<Vec<(&'static str, String)>>>);
 
 impl Log {
-    fn record(&self, endpoint: &'static str, text: String) {
+    pub fn record(&self, endpoint: &'static str, text: String) {
         self.0.lock().unwrap().push((endpoint, text));
     }
 
@@ -71,13 +72,28 @@ impl Log {
 pub struct Tasks(Mutex<JoinSet<()>>);
 
 impl Tasks {
-    fn spawn(&self, f: impl std::future::Future<Output = ()> + Send + 'static) {
+    pub fn spawn(&self, f: impl std::future::Future<Output = ()> + Send + 'static) {
         self.0.lock().unwrap().spawn(f);
     }
 }
 
+/// The `Alt-Svc` value the origins send on `/learn`, set per run.
+#[derive(Clone, Default)]
+pub struct Offer(Arc<Mutex<Option<String>>>);
+
+impl Offer {
+    #[cfg_attr(not(feature = "http3"), allow(dead_code))]
+    pub fn set(&self, value: Option<String>) {
+        *self.0.lock().unwrap() = value;
+    }
+
+    fn get(&self) -> Option<String> {
+        self.0.lock().unwrap().clone()
+    }
+}
+
 /// The head of a request as text: request line, then `name: value` lines.
-fn head_text<B>(req: &Request<B>) -> String {
+pub fn head_text<B>(req: &Request<B>) -> String {
     let mut text = format!("{} {} {:?}\n", req.method(), req.uri(), req.version());
     for (name, value) in req.headers() {
         text.push_str(&format!(
@@ -88,7 +104,7 @@ fn head_text<B>(req: &Request<B>) -> String {
     text
 }
 
-fn answer(path_and_query: &str) -> Response<Full<Bytes>> {
+pub fn answer(path_and_query: &str, offer: &Offer) -> Response<Full<Bytes>> {
     if let Some(to) = path_and_query.strip_prefix("/go?to=") {
         return Response::builder()
             .status(302)
@@ -97,24 +113,39 @@ fn answer(path_and_query: &str) -> Response<Full<Bytes>> {
             .body(Full::new(Bytes::new()))
             .unwrap();
     }
-    Response::new(Full::new(Bytes::from_static(b"ok")))
+    let alt_svc = match path_and_query {
+        "/learn" => offer.get(),
+        "/clear" => Some("clear".to_owned()),
+        _ => None,
+    };
+    let mut res = Response::builder().header("content-length", "2");
+    if let Some(value) = alt_svc {
+        res = res.header("alt-svc", value);
+    }
+    res.body(Full::new(Bytes::from_static(b"ok"))).unwrap()
 }
 
 /// Starts an origin on 127.0.0.1 recording under `name`: HTTP/1.1 in the
-/// clear, or HTTP/2 over TLS (ALPN h2) with `tls`.
-pub async fn origin(name: &'static str, tls: bool, log: &Log, tasks: &Tasks) -> SocketAddr {
+/// clear, or HTTP/2 over TLS (ALPN h2) with `tls`; `/learn` offers `offer`.
+pub async fn origin(
+    name: &'static str,
+    tls: bool,
+    log: &Log,
+    tasks: &Tasks,
+    offer: &Offer,
+) -> SocketAddr {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    let log = log.clone();
+    let (log, offer) = (log.clone(), offer.clone());
     let acceptor = tls.then(|| tls::acceptor(b"h2"));
     tasks.spawn(async move {
         let mut conns = JoinSet::new();
         while let Ok((tcp, _)) = listener.accept().await {
-            let log = log.clone();
+            let (log, offer) = (log.clone(), offer.clone());
             let service = hyper::service::service_fn(move |req: Request<hyper::body::Incoming>| {
                 log.record(name, head_text(&req));
                 let target = req.uri().path_and_query().map_or("/", |p| p.as_str());
-                let res = answer(target);
+                let res = answer(target, &offer);
                 async move { Ok::<_, Infallible>(res) }
             });
             match &acceptor {

@@ -75,15 +75,52 @@ pub enum Route {
     HttpProxyBypassed,
     /// SOCKS5, names resolved by the proxy.
     Socks5,
+    /// Direct, the client learning `Alt-Svc`; `s` offered HTTP/3 on
+    /// another port of its host (`s3`, valid for it: `s3` is `s`).
+    #[cfg(feature = "http3")]
+    AltSvc,
+    /// As [`Route::AltSvc`], then `Alt-Svc: clear`: TCP again.
+    #[cfg(feature = "http3")]
+    AltSvcCleared,
+    /// `s` offered HTTP/3 on another host (`x3`, whose certificate is
+    /// valid for `s` too): courier uses only the origin's own host.
+    #[cfg(feature = "http3")]
+    AltSvcOtherHost,
+    /// `s` offered HTTP/3 on its host, at `bad3`, whose certificate is not
+    /// valid for `s`.
+    #[cfg(feature = "http3")]
+    AltSvcBadCert,
+    /// `s` named `origin.test`, whose HTTPS record offers `h3` at `s3`'s
+    /// port (the first request goes there).
+    #[cfg(all(feature = "http3", feature = "dns-srv"))]
+    HttpsRecord,
+    /// `origin.test`'s HTTPS records name another host (`x3`'s port on
+    /// `localhost`) and `bad3`'s port with an address hint elsewhere.
+    #[cfg(all(feature = "http3", feature = "dns-srv"))]
+    HttpsRecordHostile,
 }
 
 impl Route {
-    pub const ALL: [Route; 4] = [
-        Route::Direct,
-        Route::HttpProxy,
-        Route::HttpProxyBypassed,
-        Route::Socks5,
-    ];
+    pub fn all() -> Vec<Route> {
+        vec![
+            Route::Direct,
+            Route::HttpProxy,
+            Route::HttpProxyBypassed,
+            Route::Socks5,
+            #[cfg(feature = "http3")]
+            Route::AltSvc,
+            #[cfg(feature = "http3")]
+            Route::AltSvcCleared,
+            #[cfg(feature = "http3")]
+            Route::AltSvcOtherHost,
+            #[cfg(feature = "http3")]
+            Route::AltSvcBadCert,
+            #[cfg(all(feature = "http3", feature = "dns-srv"))]
+            Route::HttpsRecord,
+            #[cfg(all(feature = "http3", feature = "dns-srv"))]
+            Route::HttpsRecordHostile,
+        ]
+    }
 
     pub fn name(self) -> &'static str {
         match self {
@@ -91,7 +128,48 @@ impl Route {
             Route::HttpProxy => "http proxy",
             Route::HttpProxyBypassed => "proxy, b bypasses",
             Route::Socks5 => "socks5h",
+            #[cfg(feature = "http3")]
+            Route::AltSvc => "alt-svc h3",
+            #[cfg(feature = "http3")]
+            Route::AltSvcCleared => "alt-svc cleared",
+            #[cfg(feature = "http3")]
+            Route::AltSvcOtherHost => "alt-svc x-host",
+            #[cfg(feature = "http3")]
+            Route::AltSvcBadCert => "alt-svc bad cert",
+            #[cfg(all(feature = "http3", feature = "dns-srv"))]
+            Route::HttpsRecord => "https rr h3",
+            #[cfg(all(feature = "http3", feature = "dns-srv"))]
+            Route::HttpsRecordHostile => "https rr hostile",
         }
+    }
+
+    /// The route lets `s` be served by `s3` (HTTP/3, the same origin).
+    pub fn s3_is_s(self) -> bool {
+        match self {
+            #[cfg(feature = "http3")]
+            Route::AltSvc | Route::AltSvcCleared => true,
+            #[cfg(all(feature = "http3", feature = "dns-srv"))]
+            Route::HttpsRecord => true,
+            _ => false,
+        }
+    }
+
+    /// `s` is named `origin.test` (an HTTPS record is looked up only for
+    /// a name): another host than the jar's 127.0.0.1.
+    pub fn names_s(self) -> bool {
+        match self {
+            #[cfg(all(feature = "http3", feature = "dns-srv"))]
+            Route::HttpsRecord | Route::HttpsRecordHostile => true,
+            _ => false,
+        }
+    }
+
+    /// A proxy carries the requests.
+    pub fn proxied(self) -> bool {
+        matches!(
+            self,
+            Route::HttpProxy | Route::HttpProxyBypassed | Route::Socks5
+        )
     }
 }
 
@@ -185,4 +263,34 @@ pub fn meant(
             (allowed, vec![first])
         }
     }
+}
+
+/// [`meant`], with `s3` wherever `s` is on a route that serves `s` from
+/// it (an alternative valid for the origin is the origin, RFC 7838), and
+/// `s` counted as reached when `s3` was.
+pub fn meant_on(
+    place: Place,
+    route: Route,
+    first: &'static str,
+) -> (Vec<&'static str>, Vec<&'static str>) {
+    let (mut allowed, mut required) = meant(place, route, first);
+    let jar = {
+        #[cfg(feature = "cookies")]
+        {
+            place == Place::Jar
+        }
+        #[cfg(not(feature = "cookies"))]
+        {
+            false
+        }
+    };
+    if jar && route.names_s() {
+        // The jar's cookie is 127.0.0.1's; `origin.test` is another host.
+        allowed.retain(|e| *e != "s");
+        required.retain(|e| *e != "s");
+    }
+    if route.s3_is_s() && allowed.contains(&"s") {
+        allowed.push("s3");
+    }
+    (allowed, required)
 }

@@ -11,6 +11,8 @@
 //! the matrix (place × route × redirect: where the canary arrived); with
 //! `--features cookies` the jar's row is in it.
 
+#[cfg(feature = "http3")]
+mod alternatives;
 mod endpoints;
 mod matrix;
 
@@ -22,8 +24,8 @@ use courier::middleware::{RedirectConfig, Stack};
 use courier::{Client, ErrorKind, Proxy, ServiceClient};
 
 use super::tls;
-use endpoints::{Log, Tasks};
-use matrix::{meant, scenarios, Place, Route, Scenario};
+use endpoints::{Log, Offer, Tasks};
+use matrix::{meant_on, scenarios, Place, Route, Scenario};
 
 /// Each request's bound (the servers are on loopback).
 const TIMEOUT: Duration = Duration::from_secs(5);
@@ -44,20 +46,53 @@ struct World {
     sb: SocketAddr,
     proxy: SocketAddr,
     socks: SocketAddr,
+    /// The `Alt-Svc` the origins send on `/learn`.
+    #[cfg_attr(not(feature = "http3"), allow(dead_code))]
+    offer: Offer,
+    /// `s` is named `origin.test` (the HTTPS-record routes).
+    named: std::sync::atomic::AtomicBool,
+    /// HTTP/3 alternatives (`alternatives.rs`): `s`'s own, another host's, and one
+    /// whose certificate is not valid for `s`.
+    #[cfg(feature = "http3")]
+    s3: SocketAddr,
+    #[cfg(feature = "http3")]
+    x3: SocketAddr,
+    #[cfg(feature = "http3")]
+    bad3: SocketAddr,
+    /// The HTTPS records `origin.test` has in this run, and their server.
+    #[cfg(all(feature = "http3", feature = "dns-srv"))]
+    records: alternatives::dns::Records,
+    #[cfg(all(feature = "http3", feature = "dns-srv"))]
+    dns: crate::support::nameserver::Nameserver,
 }
 
 impl World {
     async fn start() -> World {
         let log = Log::default();
         let tasks = Tasks::default();
+        let offer = Offer::default();
+        #[cfg(all(feature = "http3", feature = "dns-srv"))]
+        let records = alternatives::dns::Records::default();
         World {
-            a: endpoints::origin("a", false, &log, &tasks).await,
-            a2: endpoints::origin("a2", false, &log, &tasks).await,
-            b: endpoints::origin("b", false, &log, &tasks).await,
-            s: endpoints::origin("s", true, &log, &tasks).await,
-            sb: endpoints::origin("sb", true, &log, &tasks).await,
+            a: endpoints::origin("a", false, &log, &tasks, &offer).await,
+            a2: endpoints::origin("a2", false, &log, &tasks, &offer).await,
+            b: endpoints::origin("b", false, &log, &tasks, &offer).await,
+            s: endpoints::origin("s", true, &log, &tasks, &offer).await,
+            sb: endpoints::origin("sb", true, &log, &tasks, &offer).await,
             proxy: endpoints::http_proxy(&log, &tasks).await,
             socks: endpoints::socks5(&log, &tasks).await,
+            #[cfg(feature = "http3")]
+            s3: alternatives::h3_origin("s3", &alternatives::origin_cert(), &log, &tasks, &offer),
+            #[cfg(feature = "http3")]
+            x3: alternatives::h3_origin("x3", &alternatives::origin_cert(), &log, &tasks, &offer),
+            #[cfg(feature = "http3")]
+            bad3: alternatives::h3_origin("bad3", alternatives::other_cert(), &log, &tasks, &offer),
+            #[cfg(all(feature = "http3", feature = "dns-srv"))]
+            dns: alternatives::dns::start(&records).await,
+            #[cfg(all(feature = "http3", feature = "dns-srv"))]
+            records,
+            named: Default::default(),
+            offer,
             log,
             _tasks: tasks,
         }
@@ -73,6 +108,9 @@ impl World {
         format!("http://localhost:{}", self.b.port())
     }
     fn s(&self) -> String {
+        if self.named.load(std::sync::atomic::Ordering::Relaxed) {
+            return format!("https://origin.test:{}", self.s.port());
+        }
         format!("https://127.0.0.1:{}", self.s.port())
     }
     fn sb(&self) -> String {
@@ -113,12 +151,86 @@ fn canary(place: Place, route: Route, scenario: &str) -> String {
 fn proxy_for(route: Route, world: &World, password: &str) -> Option<Proxy> {
     let http = format!("http://puser:{password}@{}", world.proxy);
     match route {
-        Route::Direct => None,
         Route::HttpProxy => Some(Proxy::all(&http).unwrap()),
         Route::HttpProxyBypassed => Some(Proxy::all(&http).unwrap().no_proxy("localhost")),
         Route::Socks5 => {
             Some(Proxy::all(&format!("socks5h://suser:{password}@{}", world.socks)).unwrap())
         }
+        _ => None,
+    }
+}
+
+/// The HTTP/3 discovery of `route`: the client's settings, the run's offer
+/// and records (the origins' state; runs are one at a time).
+#[cfg(feature = "http3")]
+fn discovery(
+    route: Route,
+    world: &World,
+    builder: courier::ClientBuilder,
+) -> courier::ClientBuilder {
+    use std::sync::atomic::Ordering::Relaxed;
+    world.offer.set(None);
+    world.named.store(false, Relaxed);
+    #[cfg(feature = "dns-srv")]
+    world.records.lock().unwrap().clear();
+    let offer = match route {
+        Route::AltSvc | Route::AltSvcCleared => format!("h3=\":{}\"", world.s3.port()),
+        Route::AltSvcOtherHost => format!("h3=\"localhost:{}\"", world.x3.port()),
+        Route::AltSvcBadCert => format!("h3=\":{}\"", world.bad3.port()),
+        #[cfg(feature = "dns-srv")]
+        Route::HttpsRecord | Route::HttpsRecordHostile => {
+            use crate::corpus::dns::{alpn, https, ipv4hint, port};
+            let records = if route == Route::HttpsRecord {
+                vec![https(1, ".", vec![alpn(&["h3"]), port(world.s3.port())])]
+            } else {
+                vec![
+                    https(1, "localhost.", vec![alpn(&["h3"]), port(world.x3.port())]),
+                    https(
+                        2,
+                        ".",
+                        vec![
+                            alpn(&["h3"]),
+                            port(world.bad3.port()),
+                            ipv4hint([127, 0, 0, 2]),
+                        ],
+                    ),
+                ]
+            };
+            *world.records.lock().unwrap() = records;
+            world.named.store(true, Relaxed);
+            return builder
+                .resolve("origin.test", ([127, 0, 0, 1], 0).into())
+                .http3_https_records(true)
+                .http3_https_records_nameserver(world.dns.addr)
+                .http3_head_start(TIMEOUT / 2)
+                .add_root_certificate(&alternatives::other_cert().pem);
+        }
+        _ => return builder,
+    };
+    world.offer.set(Some(offer));
+    builder
+        .http3_alt_svc(true)
+        .http3_head_start(TIMEOUT / 2)
+        .add_root_certificate(&alternatives::other_cert().pem)
+}
+
+/// What the client must have learnt before the request: `s`'s offer (and,
+/// for the cleared route, its `clear`), by requests that carry nothing the
+/// run looks for but what the client adds itself.
+#[cfg(feature = "http3")]
+async fn warm_up(route: Route, world: &World, client: &Client) {
+    let paths: &[&str] = match route {
+        Route::AltSvc | Route::AltSvcOtherHost | Route::AltSvcBadCert => &["/learn"],
+        Route::AltSvcCleared => &["/learn", "/clear"],
+        _ => &[],
+    };
+    for path in paths {
+        let url = format!("{}{path}", world.s());
+        let res = tokio::time::timeout(TIMEOUT, async {
+            client.get(&url).send().await?.bytes().await
+        })
+        .await;
+        assert!(matches!(res, Ok(Ok(_))), "warm-up {url}: {res:?}");
     }
 }
 
@@ -182,6 +294,10 @@ async fn run(
     if let Some(proxy) = proxy_for(route, world, &proxy_password) {
         builder = builder.proxy(proxy);
     }
+    #[cfg(feature = "http3")]
+    {
+        builder = discovery(route, world, builder);
+    }
     let mut defaults = HeaderMap::new();
     let bearer = HeaderValue::try_from(format!("Bearer {canary}")).unwrap();
     match place {
@@ -217,6 +333,8 @@ async fn run(
         stack = stack.cookies(jar);
     }
     let plain = client.clone();
+    #[cfg(feature = "http3")]
+    warm_up(route, world, &plain).await;
     let mut service: ServiceClient = stack.client(client);
     if place == Place::ServiceDefault {
         let mut headers = HeaderMap::new();
@@ -263,7 +381,7 @@ async fn run(
     } else {
         "a"
     };
-    let (allowed, required) = meant(place, route, first);
+    let (allowed, required) = meant_on(place, route, first);
     let seen = world.log.who_saw(&needle);
     let mut problems = Vec::new();
     match (&outcome, scenario.succeeds) {
@@ -285,11 +403,11 @@ async fn run(
     if !leaked.is_empty() {
         problems.push(format!("LEAK to {}", leaked.join(",")));
     }
-    let missing: Vec<&str> = required
-        .iter()
-        .copied()
-        .filter(|e| !seen.contains(e))
-        .collect();
+    // `s` is reached when `s3`, its alternative, was (where `s3` is `s`).
+    let reached = |e: &str| {
+        seen.contains(&e) || (e == "s" && allowed.contains(&"s3") && seen.contains(&"s3"))
+    };
+    let missing: Vec<&str> = required.iter().copied().filter(|e| !reached(e)).collect();
     if !missing.is_empty() || (place == Place::ProxyUrl && seen.is_empty()) {
         problems.push(format!("never reached {}", missing.join(",")));
     }
@@ -354,10 +472,10 @@ async fn matrix_of(follower: Follower) {
     let mut failures = Vec::new();
     let mut runs = 0;
     for place in Place::all() {
-        for route in Route::ALL {
+        for route in Route::all() {
             table.push_str(&format!("{:<22} {:<18}", place.name(), route.name()));
             for scenario in &scenarios {
-                let cell = if (place == Place::ProxyUrl && route == Route::Direct)
+                let cell = if (place == Place::ProxyUrl && !route.proxied())
                     || !follower.runs(place, scenario)
                 {
                     Cell {
@@ -377,7 +495,9 @@ async fn matrix_of(follower: Follower) {
     println!(
         "secrets check ({follower:?} follows): {runs} runs; a cell says where the canary arrived (a, a2 = 127.0.0.1 \
          on two ports, b = localhost, all http; s = https://127.0.0.1, sb = https://localhost, \
-         HTTP/2; fwd, conn = the HTTP proxy's forwarded requests and CONNECTs; socks); \
+         HTTP/2; fwd, conn = the HTTP proxy's forwarded requests and CONNECTs; socks; \
+         s3 = s's HTTP/3 alternative, x3 = one on another host, bad3 = one whose \
+         certificate is not s's, all HTTP/3); \
          LEAK = somewhere it was not meant, FAIL = never where it was meant or a wrong outcome\n{table}"
     );
     assert!(
