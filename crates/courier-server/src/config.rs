@@ -60,6 +60,26 @@ pub struct ServerConfig {
     /// BBR congestion control for what the QUIC side sends (responses)
     /// instead of quinn's default Cubic (default `false`).
     pub quic_congestion_bbr: bool,
+    /// 0-RTT (TLS 1.3 early data) on the QUIC side (default
+    /// [`ZeroRtt::Off`]).
+    pub quic_0rtt: ZeroRtt,
+}
+
+/// What the QUIC side does with a client's early data.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ZeroRtt {
+    /// Session tickets allow no early data (the default).
+    #[default]
+    Off,
+    /// Tickets allow early data and it is taken: a request received
+    /// before the handshake completed gets an `early-data: 1` header (RFC
+    /// 8470 §5.1, as a front end passes it on; a client's own is removed),
+    /// which `/too-early` answers with `425 Too Early`.
+    Accept,
+    /// Tickets allow early data, but the server forgets every session, so
+    /// each resumption fails and its early data is rejected (the client
+    /// must send it again after the handshake).
+    Reject,
 }
 
 impl Default for ServerConfig {
@@ -75,6 +95,7 @@ impl Default for ServerConfig {
             http3: false,
             quic_idle_timeout: None,
             quic_congestion_bbr: false,
+            quic_0rtt: ZeroRtt::Off,
         }
     }
 }

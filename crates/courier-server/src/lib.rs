@@ -70,7 +70,7 @@ mod tls;
 mod transport;
 
 pub use body::BYTES_ALPHABET;
-pub use config::ServerConfig;
+pub use config::{ServerConfig, ZeroRtt};
 pub use handle::ServerHandle;
 pub use pki::TestPki;
 pub use replica_fault::{parse_duration, FaultKind, ReplicaFault, ReplicaSelector};

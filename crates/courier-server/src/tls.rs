@@ -14,6 +14,8 @@ use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 use tokio_rustls::TlsAcceptor;
 
+use crate::config::ZeroRtt;
+
 /// ALPN protocol ids, in the server's order of preference.
 pub(crate) const ALPN_H2: &[u8] = b"h2";
 const ALPN_HTTP1: &[u8] = b"http/1.1";
@@ -144,9 +146,29 @@ pub(crate) fn acceptor(tls: &TlsConfig, http1: bool, http2: bool) -> io::Result<
 ///
 /// # Errors
 /// `InvalidInput` as [`acceptor`].
-pub(crate) fn quic_crypto(tls: &TlsConfig) -> io::Result<quinn::crypto::rustls::QuicServerConfig> {
+pub(crate) fn quic_crypto(
+    tls: &TlsConfig,
+    zero_rtt: ZeroRtt,
+) -> io::Result<quinn::crypto::rustls::QuicServerConfig> {
     let mut config = server_config(tls, &[&rustls::version::TLS13])?;
     config.alpn_protocols = vec![ALPN_H3.to_vec()];
+    match zero_rtt {
+        ZeroRtt::Off => {}
+        // QUIC takes early data up to its flow control: rustls' limit must
+        // be all or nothing (quinn refuses anything else).
+        // rustls allows early data only with sessions kept on the server
+        // (RFC 8446 §8.1: a stored session is used once), not with the
+        // self-contained tickets TCP gets.
+        ZeroRtt::Accept => {
+            config.max_early_data_size = u32::MAX;
+            config.ticketer = Arc::new(Stateful);
+        }
+        ZeroRtt::Reject => {
+            config.max_early_data_size = u32::MAX;
+            config.ticketer = Arc::new(Stateful);
+            config.session_storage = Arc::new(Forgetful);
+        }
+    }
     quinn::crypto::rustls::QuicServerConfig::try_from(config)
         .map_err(|err| io::Error::new(io::ErrorKind::InvalidInput, err))
 }
@@ -181,4 +203,50 @@ fn server_config(
 
 fn invalid_input(err: rustls::Error) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidInput, err)
+}
+
+/// Issues tickets (so clients try 0-RTT) and never finds their sessions
+/// again: every resumption is a full handshake and its early data rejected.
+#[derive(Debug)]
+struct Forgetful;
+
+impl rustls::server::StoresServerSessions for Forgetful {
+    fn put(&self, _key: Vec<u8>, _value: Vec<u8>) -> bool {
+        true
+    }
+
+    fn get(&self, _key: &[u8]) -> Option<Vec<u8>> {
+        None
+    }
+
+    fn take(&self, _key: &[u8]) -> Option<Vec<u8>> {
+        None
+    }
+
+    fn can_cache(&self) -> bool {
+        true
+    }
+}
+
+/// No self-contained tickets: rustls then issues tickets naming sessions
+/// in `session_storage` (which early data requires).
+#[derive(Debug)]
+struct Stateful;
+
+impl rustls::server::ProducesTickets for Stateful {
+    fn enabled(&self) -> bool {
+        false
+    }
+
+    fn lifetime(&self) -> u32 {
+        0
+    }
+
+    fn encrypt(&self, _plain: &[u8]) -> Option<Vec<u8>> {
+        None
+    }
+
+    fn decrypt(&self, _cipher: &[u8]) -> Option<Vec<u8>> {
+        None
+    }
 }

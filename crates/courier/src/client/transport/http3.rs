@@ -215,6 +215,9 @@ impl Origin {
             max_field_section: self.settings.config.max_response_headers_size as u64,
             ..h3conn::Config::default()
         };
+        if dialed.early.is_some() {
+            self.settings.connector.count_early_data();
+        }
         let remember = dialed.remember;
         let resume = h3conn::Resume {
             // Early data sent now must be settled by the connect deadline.

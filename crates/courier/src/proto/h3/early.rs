@@ -9,8 +9,6 @@
 //! (0-RTT rejected, or `425 Too Early`) is sent again once, on the same
 //! connection, after the handshake (`request.rs`).
 
-use std::time::Duration;
-
 use http::{Method, Request};
 use tokio::sync::watch;
 
@@ -118,10 +116,6 @@ pub(crate) async fn settled(mut phase: PhaseWatch) -> Phase {
         Err(_) => Phase::Rejected,
     }
 }
-
-/// The most a connection's handshake may take after early data was sent
-/// when no connect deadline says otherwise.
-pub(crate) const HANDSHAKE_BOUND: Duration = Duration::from_secs(30);
 
 #[cfg(test)]
 mod tests {
