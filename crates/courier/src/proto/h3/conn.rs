@@ -242,6 +242,17 @@ impl Inner {
     /// Why they break the remembered settings the client went by in early
     /// data (H3_SETTINGS_ERROR).
     pub(super) fn peer_settings(&self, pairs: &[(u64, u64)]) -> Result<(), String> {
+        let remember = self
+            .remember
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        // Remembered even when they break the old ones: they are the
+        // server's word now, and the next connection goes by them (else
+        // every 0-RTT connection to it would fail the same way).
+        if let Some(remember) = remember {
+            remember(Remembered::of(pairs));
+        }
         if self.phase() == Phase::Accepted {
             if let Some(why) = self.remembered.broken_by(pairs) {
                 return Err(why);
@@ -256,14 +267,6 @@ impl Inner {
         self.peer_max_field_section.store(max, Ordering::Release);
         self.settings_arrived.store(true, Ordering::Release);
         self.signals.set_settings(pairs.to_vec());
-        let remember = self
-            .remember
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
-        if let Some(remember) = remember {
-            remember(Remembered::of(pairs));
-        }
         Ok(())
     }
 

@@ -8,6 +8,8 @@ pub mod ci;
 pub mod h2;
 pub mod memory;
 pub mod middleware;
+#[cfg(feature = "http3")]
+pub mod udp_delay;
 
 use std::time::{Duration, Instant};
 
