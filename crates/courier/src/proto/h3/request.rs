@@ -87,7 +87,9 @@ fn closed_error(inner: &Inner) -> Error {
     }
 }
 
-/// What one try of a request came to.
+/// What one try of a request came to. Not boxed: it lives for one match,
+/// and boxing the answer would cost every request an allocation.
+#[allow(clippy::large_enum_variant)]
 enum Once {
     Answered(Answer),
     /// `425 Too Early` to a request sent in early data: the request, to
@@ -133,7 +135,9 @@ pub(super) async fn send(inner: &Arc<Inner>, request: Request<Body>) -> Result<A
 }
 
 /// The answer of a try not sent early (which is never handed back for a
-/// 425: that is the server's final word then).
+/// 425: that is the server's final word then). `SendError` is what every
+/// send returns (as `send` itself).
+#[allow(clippy::result_large_err)]
 fn answered(once: Once) -> Result<Answer, SendError> {
     match once {
         Once::Answered(answer) => Ok(answer),
