@@ -109,11 +109,11 @@ const H3_NO_ERROR: u32 = 0x100;
 
 /// Tickets the server issues: sessions kept here (rustls takes early data
 /// only from sessions it stored), or forgotten at once.
-fn sessions(resumed: Option<Resumed>) -> Arc<dyn rustls::server::StoresServerSessions> {
-    match resumed {
-        Some(Resumed::Reject) => Arc::new(Forgetful),
-        _ => rustls::server::ServerSessionMemoryCache::new(64),
-    }
+fn sessions(resumed: Option<Resumed>) -> Option<Arc<dyn rustls::server::StoresServerSessions>> {
+    Some(match resumed? {
+        Resumed::Reject => Arc::new(Forgetful),
+        Resumed::Accept => rustls::server::ServerSessionMemoryCache::new(64),
+    })
 }
 
 /// Issues tickets and never finds their sessions again.
@@ -137,7 +137,7 @@ impl rustls::server::StoresServerSessions for Forgetful {
 
 fn server_config(
     transport: fn(&mut TransportConfig),
-    sessions: &Arc<dyn rustls::server::StoresServerSessions>,
+    sessions: Option<&Arc<dyn rustls::server::StoresServerSessions>>,
 ) -> quinn::ServerConfig {
     let id = crate::corpus::tls::identity();
     let key = rustls_pki_types::PrivateKeyDer::Pkcs8(id.key.clone().into());
@@ -149,10 +149,13 @@ fn server_config(
         .with_single_cert(vec![id.cert.clone()], key)
         .expect("server certificate");
     tls.alpn_protocols = vec![b"h3".to_vec()];
-    // Every connection's tickets name sessions in one store, so a second
-    // connection can resume the first (and send early data).
-    tls.session_storage = Arc::clone(sessions);
-    tls.max_early_data_size = u32::MAX;
+    // For the 0-RTT cases, every connection's tickets name sessions in one
+    // store, so a second connection can resume the first and send early
+    // data; the other cases' server is as it was.
+    if let Some(sessions) = sessions {
+        tls.session_storage = Arc::clone(sessions);
+        tls.max_early_data_size = u32::MAX;
+    }
     let crypto = quinn::crypto::rustls::QuicServerConfig::try_from(tls).expect("QUIC TLS");
     let mut config = quinn::ServerConfig::with_crypto(Arc::new(crypto));
     let mut t = TransportConfig::default();
@@ -170,12 +173,14 @@ impl Server {
         let state = Arc::new(State::default());
         state.silent.store(script.silent, Ordering::Relaxed);
         let store = sessions(script.resumed);
-        let endpoint =
-            quinn::Endpoint::server(server_config(plain, &store), ([127, 0, 0, 1], 0).into())
-                .expect("QUIC server");
+        let endpoint = quinn::Endpoint::server(
+            server_config(plain, store.as_ref()),
+            ([127, 0, 0, 1], 0).into(),
+        )
+        .expect("QUIC server");
         let addr = endpoint.local_addr().expect("address");
-        let hostile = Arc::new(server_config(script.transport, &store));
-        let good = Arc::new(server_config(plain, &store));
+        let hostile = Arc::new(server_config(script.transport, store.as_ref()));
+        let good = Arc::new(server_config(plain, store.as_ref()));
         // Which connection plays the script: the first, or the resumed second.
         let scripted = usize::from(script.resumed.is_some());
         let (ep, st, t) = (endpoint.clone(), Arc::clone(&state), tasks.clone());
@@ -215,9 +220,14 @@ impl Server {
                 t.spawn(async move {
                     // Served at once (0.5-RTT): early request streams are
                     // seen before the handshake completes.
-                    let conn = match connecting.into_0rtt() {
-                        Ok((conn, _)) => conn,
-                        Err(connecting) => match connecting.await {
+                    let conn = match (scripted, connecting.into_0rtt()) {
+                        (1, Ok((conn, _))) => conn,
+                        // The other cases wait for the handshake, as before.
+                        (_, Ok((conn, established))) => {
+                            established.await;
+                            conn
+                        }
+                        (_, Err(connecting)) => match connecting.await {
                             Ok(conn) => conn,
                             Err(_) => return,
                         },
