@@ -3,7 +3,7 @@
 use std::net::{Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
-use crate::tls::TlsConfig;
+use crate::tls::{TlsConfig, ZeroRtt};
 
 /// Settings for [`crate::start`].
 ///
@@ -63,23 +63,6 @@ pub struct ServerConfig {
     /// 0-RTT (TLS 1.3 early data) on the QUIC side (default
     /// [`ZeroRtt::Off`]).
     pub quic_0rtt: ZeroRtt,
-}
-
-/// What the QUIC side does with a client's early data.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum ZeroRtt {
-    /// Session tickets allow no early data (the default).
-    #[default]
-    Off,
-    /// Tickets allow early data and it is taken: a request received
-    /// before the handshake completed gets an `early-data: 1` header (RFC
-    /// 8470 §5.1, as a front end passes it on; a client's own is removed),
-    /// which `/too-early` answers with `425 Too Early`.
-    Accept,
-    /// Tickets allow early data, but the server forgets every session, so
-    /// each resumption fails and its early data is rejected (the client
-    /// must send it again after the handshake).
-    Reject,
 }
 
 impl Default for ServerConfig {

@@ -53,7 +53,7 @@ pub(crate) fn route(req: Request<RequestBody>) -> Outcome {
         // RFC 8470: 425 for a request received in early data (0-RTT),
         // 200 once the handshake is done; `/too-early/always` never takes
         // the request.
-        "/too-early" if req.headers().contains_key(crate::http3::EARLY_DATA) => too_early(),
+        "/too-early" if req.headers().contains_key(crate::protocol::EARLY_DATA) => too_early(),
         "/too-early" => Outcome::Respond(ok()),
         "/too-early/always" => too_early(),
         "/response-headers" => response_headers(req.uri().query()),

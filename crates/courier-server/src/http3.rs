@@ -26,20 +26,17 @@ use http_body::Body;
 use quinn::VarInt;
 use tokio::task::JoinSet;
 
-use crate::config::ZeroRtt;
 use crate::control::{Control, Event};
 use crate::fault::RawFault;
-use crate::protocol::Protocol;
+use crate::protocol::{Protocol, EARLY_DATA};
 use crate::request_body::RequestBody;
 use crate::service::CourierService;
 use crate::state::ConnState;
+use crate::tls::ZeroRtt;
 
 /// HTTP/3 error codes (RFC 9114 §8.1) used to close connections.
 pub(crate) const H3_NO_ERROR: VarInt = VarInt::from_u32(0x100);
 const H3_INTERNAL_ERROR: VarInt = VarInt::from_u32(0x102);
-
-/// RFC 8470's request header: the request came in early data.
-pub(crate) const EARLY_DATA: http::HeaderName = http::HeaderName::from_static("early-data");
 
 /// Largest request header section accepted (SETTINGS_MAX_FIELD_SECTION_SIZE).
 const MAX_FIELD_SECTION: u64 = 256 * 1024;

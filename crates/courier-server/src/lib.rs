@@ -70,10 +70,10 @@ mod tls;
 mod transport;
 
 pub use body::BYTES_ALPHABET;
-pub use config::{ServerConfig, ZeroRtt};
+pub use config::ServerConfig;
 pub use handle::ServerHandle;
 pub use pki::TestPki;
 pub use replica_fault::{parse_duration, FaultKind, ReplicaFault, ReplicaSelector};
 pub use replica_set::{ReplicaSecond, ReplicaSet, ReplicasConfig};
 pub use server::{start, Server};
-pub use tls::TlsConfig;
+pub use tls::{TlsConfig, ZeroRtt};

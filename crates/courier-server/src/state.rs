@@ -56,7 +56,7 @@ pub(crate) struct ServerContext {
     /// Requests received over HTTP/3 before the handshake completed.
     pub(crate) early_requests: AtomicU64,
     /// What the QUIC side does with early data.
-    pub(crate) zero_rtt: crate::config::ZeroRtt,
+    pub(crate) zero_rtt: crate::tls::ZeroRtt,
     /// Connection settings, built once from the config.
     pub(crate) http1: http1::Builder,
     pub(crate) http2: http2::Builder<TokioExecutor>,

@@ -14,8 +14,6 @@ use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 use tokio_rustls::TlsAcceptor;
 
-use crate::config::ZeroRtt;
-
 /// ALPN protocol ids, in the server's order of preference.
 pub(crate) const ALPN_H2: &[u8] = b"h2";
 const ALPN_HTTP1: &[u8] = b"http/1.1";
@@ -249,4 +247,21 @@ impl rustls::server::ProducesTickets for Stateful {
     fn decrypt(&self, _cipher: &[u8]) -> Option<Vec<u8>> {
         None
     }
+}
+
+/// What the QUIC side does with a client's early data.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ZeroRtt {
+    /// Session tickets allow no early data (the default).
+    #[default]
+    Off,
+    /// Tickets allow early data and it is taken: a request received
+    /// before the handshake completed gets an `early-data: 1` header (RFC
+    /// 8470 §5.1, as a front end passes it on; a client's own is removed),
+    /// which `/too-early` answers with `425 Too Early`.
+    Accept,
+    /// Tickets allow early data, but the server forgets every session, so
+    /// each resumption fails and its early data is rejected (the client
+    /// must send it again after the handshake).
+    Reject,
 }
