@@ -76,6 +76,11 @@ pub struct ServeArgs {
     #[arg(long, requires = "http3", hide_short_help = true)]
     pub quic_bbr: bool,
 
+    /// With --http3: take 0-RTT early data on resumed QUIC sessions. Requests
+    /// received early carry `early-data: 1` and `/too-early` answers them 425.
+    #[arg(long = "quic-0rtt", requires = "http3", hide_short_help = true)]
+    pub quic_0rtt: bool,
+
     /// Concurrent requests a client may have on one connection: HTTP/2's
     /// SETTINGS_MAX_CONCURRENT_STREAMS, HTTP/3's MAX_STREAMS (at most 65536) [default: 100].
     #[arg(long, value_name = "N")]
@@ -138,6 +143,11 @@ async fn serve(args: ServeArgs) -> Result<()> {
         http2: !args.http1_only,
         http3: args.http3,
         quic_congestion_bbr: args.quic_bbr,
+        quic_0rtt: if args.quic_0rtt {
+            courier_server::ZeroRtt::Accept
+        } else {
+            courier_server::ZeroRtt::Off
+        },
         ..Default::default()
     };
     if let Some(max) = args.max_concurrent_streams {

@@ -3,7 +3,7 @@
 use std::net::{Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
-use crate::tls::TlsConfig;
+use crate::tls::{TlsConfig, ZeroRtt};
 
 /// Settings for [`crate::start`].
 ///
@@ -60,6 +60,9 @@ pub struct ServerConfig {
     /// BBR congestion control for what the QUIC side sends (responses)
     /// instead of quinn's default Cubic (default `false`).
     pub quic_congestion_bbr: bool,
+    /// 0-RTT (TLS 1.3 early data) on the QUIC side (default
+    /// [`ZeroRtt::Off`]).
+    pub quic_0rtt: ZeroRtt,
 }
 
 impl Default for ServerConfig {
@@ -75,6 +78,7 @@ impl Default for ServerConfig {
             http3: false,
             quic_idle_timeout: None,
             quic_congestion_bbr: false,
+            quic_0rtt: ZeroRtt::Off,
         }
     }
 }

@@ -50,6 +50,12 @@ pub(crate) fn route(req: Request<RequestBody>) -> Outcome {
         "/gzip" => crate::httpbin::gzip(&req),
         "/echo" => echo(req),
         "/headers" => headers(req.headers()),
+        // RFC 8470: 425 for a request received in early data (0-RTT),
+        // 200 once the handshake is done; `/too-early/always` never takes
+        // the request.
+        "/too-early" if req.headers().contains_key(crate::protocol::EARLY_DATA) => too_early(),
+        "/too-early" => Outcome::Respond(ok()),
+        "/too-early/always" => too_early(),
         "/response-headers" => response_headers(req.uri().query()),
         // The HTTP/2 equivalent of `connection: close` is a GOAWAY.
         "/close" => Outcome::Fault(Fault::GoAway),
@@ -210,4 +216,14 @@ fn headers(headers: &HeaderMap) -> Outcome {
             ResponseBody::full("cannot serialise headers"),
         ),
     }
+}
+
+/// `425 Too Early` (RFC 8470 §5.2).
+fn too_early() -> Outcome {
+    let status = StatusCode::from_u16(425).unwrap_or(StatusCode::BAD_REQUEST);
+    respond(
+        status,
+        &TEXT_PLAIN,
+        ResponseBody::full(Bytes::from_static(b"too early\n")),
+    )
 }

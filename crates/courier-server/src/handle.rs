@@ -117,6 +117,13 @@ impl ServerHandle {
         self.ctx.tls_resumed.load(Ordering::Relaxed)
     }
 
+    /// HTTP/3 requests received as early data (0-RTT, before their
+    /// connection's handshake completed), total; see
+    /// [`ZeroRtt::Accept`](crate::ZeroRtt::Accept).
+    pub fn requests_early(&self) -> u64 {
+        self.ctx.early_requests.load(Ordering::Relaxed)
+    }
+
     /// Gracefully shuts down every open connection, busy or not.
     ///
     /// HTTP/2 connections send GOAWAY now: streams already started finish,

@@ -15,6 +15,7 @@
 
 use std::future::poll_fn;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -27,10 +28,11 @@ use tokio::task::JoinSet;
 
 use crate::control::{Control, Event};
 use crate::fault::RawFault;
-use crate::protocol::Protocol;
+use crate::protocol::{Protocol, EARLY_DATA};
 use crate::request_body::RequestBody;
 use crate::service::CourierService;
 use crate::state::ConnState;
+use crate::tls::ZeroRtt;
 
 /// HTTP/3 error codes (RFC 9114 §8.1) used to close connections.
 pub(crate) const H3_NO_ERROR: VarInt = VarInt::from_u32(0x100);
@@ -54,6 +56,32 @@ pub(crate) async fn serve(incoming: quinn::Incoming, state: &Arc<ConnState>) {
             return;
         }
     };
+    // With 0-RTT the connection is served at once, its handshake going on
+    // (quinn's 0.5-RTT): requests that arrive before it completes came as
+    // early data. The handshake is then bounded by QUIC's idle timeout.
+    let handshaken = Arc::new(AtomicBool::new(true));
+    let connecting = match ctx.zero_rtt {
+        ZeroRtt::Off => connecting,
+        ZeroRtt::Accept | ZeroRtt::Reject => match connecting.into_0rtt() {
+            Ok((conn, established)) => {
+                handshaken.store(false, Ordering::Release);
+                let done = Arc::clone(&handshaken);
+                tokio::spawn(async move {
+                    established.await;
+                    done.store(true, Ordering::Release);
+                });
+                ctx.count_http3_connection();
+                tokio::select! {
+                    () = drive(&conn, state, &mut control, &handshaken) => {}
+                    () = ctx.shutdown_requested() => {
+                        conn.close(H3_NO_ERROR, b"server shutdown");
+                    }
+                }
+                return;
+            }
+            Err(connecting) => connecting,
+        },
+    };
     // The handshake is bounded like TCP's: by the idle timeout and closes.
     let conn = tokio::select! {
         res = control.unless_closed(connecting) => match res {
@@ -68,7 +96,7 @@ pub(crate) async fn serve(incoming: quinn::Incoming, state: &Arc<ConnState>) {
     };
     ctx.count_http3_connection();
     tokio::select! {
-        () = drive(&conn, state, &mut control) => {}
+        () = drive(&conn, state, &mut control, &handshaken) => {}
         () = ctx.shutdown_requested() => {
             conn.close(H3_NO_ERROR, b"server shutdown");
         }
@@ -77,7 +105,12 @@ pub(crate) async fn serve(incoming: quinn::Incoming, state: &Arc<ConnState>) {
 
 /// Accepts requests until the connection ends, a fault ends it, or a
 /// graceful close has let every request finish.
-async fn drive(conn: &quinn::Connection, state: &Arc<ConnState>, control: &mut Control<'_>) {
+async fn drive(
+    conn: &quinn::Connection,
+    state: &Arc<ConnState>,
+    control: &mut Control<'_>,
+    handshaken: &AtomicBool,
+) {
     let id = state.id();
     let mut builder = h3::server::builder();
     builder.max_field_section_size(MAX_FIELD_SECTION);
@@ -101,7 +134,13 @@ async fn drive(conn: &quinn::Connection, state: &Arc<ConnState>, control: &mut C
         tokio::select! {
             accepted = h3conn.accept() => match accepted {
                 Ok(Some(resolver)) => {
-                    requests.spawn(request(resolver, Arc::clone(&service), conn.clone()));
+                    // Read here, as the stream is accepted: a request the
+                    // handshake had not yet confirmed was early data.
+                    let early = !handshaken.load(Ordering::Acquire);
+                    if early {
+                        state.ctx().early_requests.fetch_add(1, Ordering::Relaxed);
+                    }
+                    requests.spawn(request(resolver, Arc::clone(&service), conn.clone(), early));
                 }
                 // The client's GOAWAY, and its requests are done.
                 Ok(None) => break,
@@ -154,21 +193,33 @@ type Resolver = h3::server::RequestResolver<h3_quinn::Connection, Bytes>;
 
 /// One request stream, until answered or the connection is gone (a fault,
 /// or a request that never answers).
-async fn request(resolver: Resolver, service: Arc<CourierService>, conn: quinn::Connection) {
+async fn request(
+    resolver: Resolver,
+    service: Arc<CourierService>,
+    conn: quinn::Connection,
+    early: bool,
+) {
     tokio::select! {
-        () = respond(resolver, &service) => {}
+        () = respond(resolver, &service, early) => {}
         _ = conn.closed() => {}
     }
 }
 
-async fn respond(resolver: Resolver, service: &CourierService) {
-    let (req, stream) = match resolver.resolve_request().await {
+async fn respond(resolver: Resolver, service: &CourierService, early: bool) {
+    let (mut req, stream) = match resolver.resolve_request().await {
         Ok(resolved) => resolved,
         Err(err) => {
             tracing::debug!("HTTP/3 request unreadable: {err}");
             return;
         }
     };
+    // RFC 8470 §5.1: the request came in early data (the client's own
+    // header says nothing).
+    req.headers_mut().remove(EARLY_DATA);
+    if early {
+        req.headers_mut()
+            .insert(EARLY_DATA, HeaderValue::from_static("1"));
+    }
     let (mut send, recv) = stream.split();
     let req = req.map(|()| RequestBody::http3(recv));
     let Ok(response) = service.handle(req).await else {

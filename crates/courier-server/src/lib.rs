@@ -76,4 +76,4 @@ pub use pki::TestPki;
 pub use replica_fault::{parse_duration, FaultKind, ReplicaFault, ReplicaSelector};
 pub use replica_set::{ReplicaSecond, ReplicaSet, ReplicasConfig};
 pub use server::{start, Server};
-pub use tls::TlsConfig;
+pub use tls::{TlsConfig, ZeroRtt};

@@ -12,3 +12,6 @@ pub(crate) enum Protocol {
     /// Never negotiated here: QUIC connections come from `http3.rs`.
     Http3,
 }
+
+/// RFC 8470's request header: the request came in early data (0-RTT).
+pub(crate) const EARLY_DATA: http::HeaderName = http::HeaderName::from_static("early-data");

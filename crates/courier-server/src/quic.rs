@@ -56,7 +56,7 @@ pub(crate) fn server_config(
     tls: &TlsConfig,
     config: &ServerConfig,
 ) -> io::Result<quinn::ServerConfig> {
-    let crypto = tls::quic_crypto(tls)?;
+    let crypto = tls::quic_crypto(tls, config.quic_0rtt)?;
     let mut server = quinn::ServerConfig::with_crypto(Arc::new(crypto));
     let idle = IdleTimeout::try_from(config.quic_idle_timeout.unwrap_or(QUIC_IDLE_TIMEOUT))
         .map_err(|e| {

@@ -53,6 +53,10 @@ pub(crate) struct ServerContext {
     pub(crate) http3_connections: AtomicU64,
     pub(crate) tls_handshakes: AtomicU64,
     pub(crate) tls_resumed: AtomicU64,
+    /// Requests received over HTTP/3 before the handshake completed.
+    pub(crate) early_requests: AtomicU64,
+    /// What the QUIC side does with early data.
+    pub(crate) zero_rtt: crate::tls::ZeroRtt,
     /// Connection settings, built once from the config.
     pub(crate) http1: http1::Builder,
     pub(crate) http2: http2::Builder<TokioExecutor>,
@@ -127,6 +131,8 @@ impl ServerContext {
             http3_connections: AtomicU64::new(0),
             tls_handshakes: AtomicU64::new(0),
             tls_resumed: AtomicU64::new(0),
+            early_requests: AtomicU64::new(0),
+            zero_rtt: config.quic_0rtt,
             http1,
             http2,
             serves_http1: config.http1,

@@ -144,9 +144,29 @@ pub(crate) fn acceptor(tls: &TlsConfig, http1: bool, http2: bool) -> io::Result<
 ///
 /// # Errors
 /// `InvalidInput` as [`acceptor`].
-pub(crate) fn quic_crypto(tls: &TlsConfig) -> io::Result<quinn::crypto::rustls::QuicServerConfig> {
+pub(crate) fn quic_crypto(
+    tls: &TlsConfig,
+    zero_rtt: ZeroRtt,
+) -> io::Result<quinn::crypto::rustls::QuicServerConfig> {
     let mut config = server_config(tls, &[&rustls::version::TLS13])?;
     config.alpn_protocols = vec![ALPN_H3.to_vec()];
+    match zero_rtt {
+        ZeroRtt::Off => {}
+        // QUIC takes early data up to its flow control: rustls' limit must
+        // be all or nothing (quinn refuses anything else).
+        // rustls allows early data only with sessions kept on the server
+        // (RFC 8446 §8.1: a stored session is used once), not with the
+        // self-contained tickets TCP gets.
+        ZeroRtt::Accept => {
+            config.max_early_data_size = u32::MAX;
+            config.ticketer = Arc::new(Stateful);
+        }
+        ZeroRtt::Reject => {
+            config.max_early_data_size = u32::MAX;
+            config.ticketer = Arc::new(Stateful);
+            config.session_storage = Arc::new(Forgetful);
+        }
+    }
     quinn::crypto::rustls::QuicServerConfig::try_from(config)
         .map_err(|err| io::Error::new(io::ErrorKind::InvalidInput, err))
 }
@@ -181,4 +201,67 @@ fn server_config(
 
 fn invalid_input(err: rustls::Error) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidInput, err)
+}
+
+/// Issues tickets (so clients try 0-RTT) and never finds their sessions
+/// again: every resumption is a full handshake and its early data rejected.
+#[derive(Debug)]
+struct Forgetful;
+
+impl rustls::server::StoresServerSessions for Forgetful {
+    fn put(&self, _key: Vec<u8>, _value: Vec<u8>) -> bool {
+        true
+    }
+
+    fn get(&self, _key: &[u8]) -> Option<Vec<u8>> {
+        None
+    }
+
+    fn take(&self, _key: &[u8]) -> Option<Vec<u8>> {
+        None
+    }
+
+    fn can_cache(&self) -> bool {
+        true
+    }
+}
+
+/// No self-contained tickets: rustls then issues tickets naming sessions
+/// in `session_storage` (which early data requires).
+#[derive(Debug)]
+struct Stateful;
+
+impl rustls::server::ProducesTickets for Stateful {
+    fn enabled(&self) -> bool {
+        false
+    }
+
+    fn lifetime(&self) -> u32 {
+        0
+    }
+
+    fn encrypt(&self, _plain: &[u8]) -> Option<Vec<u8>> {
+        None
+    }
+
+    fn decrypt(&self, _cipher: &[u8]) -> Option<Vec<u8>> {
+        None
+    }
+}
+
+/// What the QUIC side does with a client's early data.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ZeroRtt {
+    /// Session tickets allow no early data (the default).
+    #[default]
+    Off,
+    /// Tickets allow early data and it is taken: a request received
+    /// before the handshake completed gets an `early-data: 1` header (RFC
+    /// 8470 §5.1, as a front end passes it on; a client's own is removed),
+    /// which `/too-early` answers with `425 Too Early`.
+    Accept,
+    /// Tickets allow early data, but the server forgets every session, so
+    /// each resumption fails and its early data is rejected (the client
+    /// must send it again after the handshake).
+    Reject,
 }

@@ -60,6 +60,8 @@ pub(crate) struct Http3Config {
     pub(crate) congestion_bbr: bool,
     /// QUIC's idle timeout announced to the server.
     pub(crate) max_idle_timeout: Duration,
+    /// 0-RTT for requests safe to replay, on resumed sessions.
+    pub(crate) early_data: bool,
 }
 
 /// QUIC's head start in a race against TCP: Chromium's and Envoy's 300 ms
@@ -83,6 +85,7 @@ impl Default for Http3Config {
             send_window: quic::DEFAULT_SEND_WINDOW,
             congestion_bbr: false,
             max_idle_timeout: quic::DEFAULT_IDLE_TIMEOUT,
+            early_data: false,
         }
     }
 }
@@ -91,7 +94,7 @@ impl Default for Http3Config {
 impl Http3Config {
     /// The QUIC transport settings these ask for.
     pub(crate) fn quic_options(&self) -> quic::QuicOptions {
-        quic::QuicOptions::new(
+        let mut options = quic::QuicOptions::new(
             self.max_idle_timeout,
             (
                 self.stream_receive_window,
@@ -99,7 +102,9 @@ impl Http3Config {
                 self.send_window,
             ),
             self.congestion_bbr,
-        )
+        );
+        options.early_data = self.early_data;
+        options
     }
 
     /// The client may dial QUIC at all.

@@ -94,9 +94,12 @@ impl Http3Dialer {
             max_field_section: self.options.max_field_section,
             assumed_streams: self.options.assumed_streams,
         };
-        let (conn, driver) = tokio::time::timeout_at(deadline, conn::handshake(quic, config))
-            .await
-            .map_err(|_| Error::msg(crate::ErrorKind::ConnectTimeout, "HTTP/3 setup"))??;
+        let (conn, driver) = tokio::time::timeout_at(
+            deadline,
+            conn::handshake(quic, config, conn::Resume::default()),
+        )
+        .await
+        .map_err(|_| Error::msg(crate::ErrorKind::ConnectTimeout, "HTTP/3 setup"))??;
         tokio::spawn(driver);
         Ok(Http3Connection {
             conn,

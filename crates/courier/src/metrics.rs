@@ -40,6 +40,7 @@ pub(crate) struct Metrics {
     pub(crate) tls_handshakes_current: Gauge,
     pub(crate) tls_handshake_failures: Counter,
     pub(crate) tls_resumed: Counter,
+    pub(crate) tls_early_data: Counter,
     pub(crate) tls_handshake_duration: AtomicHistogram,
     pub(crate) time_in_queue: AtomicHistogram,
     pub(crate) request_duration: AtomicHistogram,
@@ -149,6 +150,7 @@ impl Metrics {
             tls_handshakes_current_max: self.tls_handshakes_current.max(),
             tls_handshake_failures: self.tls_handshake_failures.get(),
             tls_resumed: self.tls_resumed.get(),
+            tls_early_data: self.tls_early_data.get(),
             tls_handshake_duration: self.tls_handshake_duration.snapshot(),
             time_in_queue: self.time_in_queue.snapshot(),
             request_duration: self.request_duration.snapshot(),
@@ -257,6 +259,11 @@ pub struct MetricsSnapshot {
     pub tls_handshake_failures: u64,
     /// TLS handshakes that resumed an earlier session, total.
     pub tls_resumed: u64,
+    /// QUIC connections that sent requests in TLS early data (0-RTT, see
+    /// `ClientBuilder::tls_early_data`) before their handshake completed,
+    /// total; the server may still have refused it (the requests are then
+    /// sent again).
+    pub tls_early_data: u64,
     /// TLS handshake duration.
     pub tls_handshake_duration: HistogramSnapshot,
     /// `http.client.request.time_in_queue`: time requests spent waiting for a connection (only those that waited).
@@ -304,7 +311,8 @@ impl MetricsSnapshot {
             requests_http3,
             tls_handshakes,
             tls_handshake_failures,
-            tls_resumed
+            tls_resumed,
+            tls_early_data
         );
         max!(connections_open_max, tls_handshakes_current_max);
         if gauges {

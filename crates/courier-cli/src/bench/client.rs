@@ -183,6 +183,9 @@ fn apply(
     if args.network.http3_congestion_bbr {
         builder = builder.http3_congestion_bbr(true);
     }
+    if args.network.tls_early_data {
+        builder = builder.tls_early_data(true);
+    }
     if let Some(idle) = args.pool_idle_timeout {
         builder = builder.pool_idle_timeout(idle.as_option());
     }

@@ -40,6 +40,21 @@ impl ClientBuilder {
         self
     }
 
+    /// 0-RTT (TLS 1.3 early data) on HTTP/3 connections that resume a
+    /// session: a request safe to replay (GET, HEAD, OPTIONS, TRACE, no
+    /// body) goes with the first flight, a round trip sooner; any other
+    /// waits for the handshake. Early data can be captured and replayed by
+    /// an attacker (RFC 8446 §8), so turning this on says the servers'
+    /// safe methods really change nothing. A request the server did not
+    /// take early (0-RTT rejected, `425 Too Early`) is sent again once
+    /// after the handshake. Sessions are kept per server name and port,
+    /// within this client. Default: off (reqwest's name and default). Needs
+    /// the cargo feature `http3`.
+    pub fn tls_early_data(mut self, enabled: bool) -> Self {
+        self.config.http3.early_data = enabled;
+        self
+    }
+
     /// Congestion control for what the client sends (request bodies): BBR
     /// (quinn's, marked experimental there) instead of the default Cubic.
     /// Responses are paced by the server's congestion control, not this.

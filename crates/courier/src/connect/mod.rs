@@ -271,6 +271,12 @@ impl Connector {
         .await
     }
 
+    /// Counts a QUIC connection that goes on with 0-RTT early data.
+    #[cfg(feature = "http3")]
+    pub(crate) fn count_early_data(&self) {
+        self.metrics.tls_early_data.inc();
+    }
+
     /// Any TLS handshake (over TCP, or QUIC's), counted in the client's TLS
     /// metrics: `resumed` says whether a finished one resumed a session,
     /// `is_tls_failure` whether an error is the handshake's own (a QUIC

@@ -12,6 +12,7 @@
 //! probes both at bind and falls back to one datagram a call. What a bound
 //! endpoint got is [`Offload`], logged at bind and read by the tests.
 
+use std::collections::{HashMap, VecDeque};
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -20,6 +21,10 @@ use quinn::{IdleTimeout, TransportConfig, VarInt};
 use tokio::time::Instant;
 
 use crate::connect::quic_idle::{KeepAlive, Learning, PeerIdle};
+
+/// A server's HTTP/3 settings as remembered: (identifier, value) pairs
+/// (`proto/h3/early.rs` chooses which; connect reads none of them).
+pub(crate) type Remembered = Vec<(u64, u64)>;
 use crate::connect::tls::TlsSettings;
 use crate::error::{Error, ErrorKind};
 
@@ -43,6 +48,8 @@ pub(crate) struct QuicOptions {
     /// grease streams. A flood beyond it is held off by QUIC's own stream
     /// credit, not by us.
     pub(crate) max_uni_streams: u32,
+    /// 0-RTT on a resumed session (`tls_early_data`).
+    pub(crate) early_data: bool,
 }
 
 /// The smallest window taken (a zero window would stall every response).
@@ -86,6 +93,7 @@ impl QuicOptions {
             send_window: send.max(u64::from(MIN_WINDOW)),
             bbr,
             max_uni_streams: 8,
+            early_data: false,
         }
     }
 
@@ -136,11 +144,71 @@ pub(crate) struct Offload {
 /// Dials QUIC for one client: its TLS and transport configuration and its
 /// endpoints, one per address family, bound on first use.
 pub(crate) struct QuicConnector {
-    crypto: Arc<dyn quinn::crypto::ClientConfig>,
+    /// The client's TLS for QUIC; each server port gets a copy with a
+    /// session store of its own ([`Scope`]).
+    rustls: Arc<rustls::ClientConfig>,
+    tls: TlsSettings,
+    scopes: Mutex<VecDeque<Arc<Scope>>>,
     transport: Arc<TransportConfig>,
     options: QuicOptions,
     v4: Mutex<Option<Bound>>,
     v6: Mutex<Option<Bound>>,
+}
+
+/// Server ports whose sessions a client keeps; past it the least recently
+/// dialed port's are dropped (its next connection does a full handshake).
+const SCOPES: usize = 64;
+/// Server names whose HTTP/3 settings a port's scope remembers (rustls
+/// keeps 256 names' sessions per store).
+const REMEMBERED_NAMES: usize = 256;
+
+/// What a client keeps for one server port: the TLS configuration with its
+/// session store (tickets keyed by server name within the port), and each
+/// server's HTTP/3 settings remembered with its tickets for 0-RTT (RFC
+/// 9114 §7.2.4.2). Per port because rustls keys tickets by name alone: a
+/// ticket from `a.test:443` must not be offered to `a.test:8443`.
+struct Scope {
+    port: u16,
+    crypto: Arc<dyn quinn::crypto::ClientConfig>,
+    settings: Mutex<HashMap<String, Remembered>>,
+}
+
+/// A resumable dial's parts for HTTP/3: see [`QuicConnector::dial`].
+pub(crate) struct Dialed {
+    pub(crate) conn: quinn::Connection,
+    pub(crate) keep_alive: KeepAlive,
+    /// 0-RTT is in use: QUIC's word on the early data, when the handshake
+    /// completes (it has not yet).
+    pub(crate) early: Option<quinn::ZeroRttAccepted>,
+    /// The server's HTTP/3 settings remembered for this name and port.
+    pub(crate) remembered: Remembered,
+    /// Where to remember this connection's.
+    pub(crate) remember: RememberSettings,
+}
+
+/// Remembers a server's HTTP/3 settings for its name and port.
+pub(crate) struct RememberSettings {
+    scope: Arc<Scope>,
+    name: String,
+}
+
+impl RememberSettings {
+    /// Keeps `settings` for the next connection to resume.
+    pub(crate) fn remember(self, settings: Remembered) {
+        let mut map = self
+            .scope
+            .settings
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if map.len() >= REMEMBERED_NAMES && !map.contains_key(&self.name) {
+            // Bounded: an arbitrary other name forgets (its next 0-RTT goes
+            // by the defaults, which the protocol allows).
+            if let Some(other) = map.keys().next().cloned() {
+                map.remove(&other);
+            }
+        }
+        map.insert(self.name, settings);
+    }
 }
 
 #[derive(Clone)]
@@ -163,10 +231,13 @@ impl QuicConnector {
     /// a `tls_config` without a TLS 1.3 cipher suite QUIC can use).
     pub(crate) fn new(tls: &TlsSettings, options: &QuicOptions) -> Result<QuicConnector, Error> {
         let rustls = super::tls::quic_client_config(tls)?;
-        let crypto = quinn::crypto::rustls::QuicClientConfig::try_from(rustls)
+        // Checked now: a configuration QUIC cannot use fails the build.
+        quinn::crypto::rustls::QuicClientConfig::try_from(Arc::clone(&rustls))
             .map_err(|e| Error::new(ErrorKind::Config, format!("TLS for QUIC: {e}")))?;
         Ok(QuicConnector {
-            crypto: Arc::new(crypto),
+            rustls,
+            tls: tls.clone(),
+            scopes: Mutex::new(VecDeque::new()),
             transport: Arc::new(options.transport()?),
             options: options.clone(),
             v4: Mutex::new(None),
@@ -188,12 +259,19 @@ impl QuicConnector {
         server_name: &str,
         deadline: Instant,
     ) -> Result<quinn::Connection, Error> {
-        Ok(self.dial(remote, server_name, deadline).await?.0)
+        let dialed = self.dial(remote, server_name, deadline).await?;
+        if let Some(accepted) = dialed.early {
+            // Nothing is sent early here: the handshake is waited for.
+            let _ = tokio::time::timeout_at(deadline, accepted).await;
+        }
+        Ok(dialed.conn)
     }
 
     /// As [`Self::connect`], with the connection's keep-alive, fitted to the
     /// idle timeout the server announced (see `quic_idle.rs`), for its
-    /// driver.
+    /// driver. With `tls_early_data` and a session to resume that allows
+    /// it, the connection comes back at once, its handshake still going
+    /// ([`Dialed::early`]): what is sent now is 0-RTT data.
     ///
     /// # Errors
     /// As [`Self::connect`].
@@ -202,34 +280,89 @@ impl QuicConnector {
         remote: SocketAddr,
         server_name: &str,
         deadline: Instant,
-    ) -> Result<(quinn::Connection, KeepAlive), Error> {
+    ) -> Result<Dialed, Error> {
         let endpoint = self.endpoint(remote)?.endpoint;
         let name = server_name.trim_start_matches('[').trim_end_matches(']');
+        let scope = self.scope(remote.port())?;
         let peer = PeerIdle::new();
         let mut config = quinn::ClientConfig::new(Arc::new(Learning {
-            inner: Arc::clone(&self.crypto),
+            inner: Arc::clone(&scope.crypto),
             peer: peer.clone(),
         }));
         config.transport_config(Arc::clone(&self.transport));
         let connecting = endpoint
             .connect_with(config, remote, name)
             .map_err(|e| Error::new(ErrorKind::Connect, format!("QUIC to {remote}: {e}")))?;
+        let remembered = scope
+            .settings
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(name)
+            .cloned()
+            .unwrap_or_default();
+        let remember = RememberSettings {
+            scope: Arc::clone(&scope),
+            name: name.to_owned(),
+        };
+        let keep_alive = |conn: &quinn::Connection| KeepAlive {
+            conn: conn.clone(),
+            ours: self.options.idle_timeout,
+            peer: peer.clone(),
+            window: self.options.connection_window,
+        };
+        let connecting = if self.options.early_data {
+            match connecting.into_0rtt() {
+                Ok((conn, accepted)) => {
+                    tracing::debug!(%remote, "QUIC 0-RTT: resumed, sending early");
+                    return Ok(Dialed {
+                        keep_alive: keep_alive(&conn),
+                        conn,
+                        early: Some(accepted),
+                        remembered,
+                        remember,
+                    });
+                }
+                Err(connecting) => connecting,
+            }
+        } else {
+            connecting
+        };
         match tokio::time::timeout_at(deadline, connecting).await {
             Err(_) => Err(Error::msg(
                 ErrorKind::ConnectTimeout,
                 "QUIC handshake past the connect timeout",
             )),
             Ok(Err(e)) => Err(handshake_error(e)),
-            Ok(Ok(conn)) => {
-                let keep_alive = KeepAlive {
-                    conn: conn.clone(),
-                    ours: self.options.idle_timeout,
-                    peer,
-                    window: self.options.connection_window,
-                };
-                Ok((conn, keep_alive))
-            }
+            Ok(Ok(conn)) => Ok(Dialed {
+                keep_alive: keep_alive(&conn),
+                conn,
+                early: None,
+                remembered,
+                remember,
+            }),
         }
+    }
+
+    /// The scope of server `port`, made on first use (the least recently
+    /// used one dropped past [`SCOPES`]).
+    fn scope(&self, port: u16) -> Result<Arc<Scope>, Error> {
+        let mut scopes = self.scopes.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(i) = scopes.iter().position(|s| s.port == port) {
+            let scope = scopes.remove(i).unwrap_or_else(|| unreachable!());
+            scopes.push_front(Arc::clone(&scope));
+            return Ok(scope);
+        }
+        let rustls = super::tls::quic_scoped(&self.rustls, &self.tls, self.options.early_data)?;
+        let crypto = quinn::crypto::rustls::QuicClientConfig::try_from(Arc::new(rustls))
+            .map_err(|e| Error::new(ErrorKind::Config, format!("TLS for QUIC: {e}")))?;
+        let scope = Arc::new(Scope {
+            port,
+            crypto: Arc::new(crypto),
+            settings: Mutex::new(HashMap::new()),
+        });
+        scopes.push_front(Arc::clone(&scope));
+        scopes.truncate(SCOPES);
+        Ok(scope)
     }
 
     /// The offload the endpoint for `family_of` got (binding it if need be).

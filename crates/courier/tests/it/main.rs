@@ -61,6 +61,8 @@ mod http3_client;
 #[cfg(feature = "http3")]
 mod http3_conn;
 #[cfg(feature = "http3")]
+mod http3_early;
+#[cfg(feature = "http3")]
 mod http3_transport;
 mod interop;
 mod keepalive;

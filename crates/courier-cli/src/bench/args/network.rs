@@ -76,6 +76,11 @@ pub struct NetworkArgs {
     /// HTTP/3: BBR congestion control for what the client sends (quinn's Cubic otherwise).
     #[arg(long, help_heading = "Connections", hide_short_help = true)]
     pub http3_congestion_bbr: bool,
+
+    /// HTTP/3: 0-RTT on resumed sessions for GET/HEAD without a body (the client's
+    /// `tls_early_data`; replayable, so off by default).
+    #[arg(long, help_heading = "Connections", hide_short_help = true)]
+    pub tls_early_data: bool,
 }
 
 /// Checks a `--connect-to` rule and keeps it as written (the report records what was asked).

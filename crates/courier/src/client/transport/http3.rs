@@ -27,6 +27,7 @@ use crate::metrics::Label;
 use crate::pool::protocol::{Connected, Handshake, Reporter, Sent, Served};
 use crate::proto::exchange::{Answer, SendError};
 use crate::proto::h3::conn::{self as h3conn, Connection};
+use crate::proto::h3::early::Remembered;
 use crate::proto::h3::signals::{Listener, Signals};
 
 /// An HTTP/3 connection as the pool holds it.
@@ -201,7 +202,7 @@ impl Origin {
         // QUIC's handshake is TLS 1.3's: counted with the TCP ones (quinn
         // does not say whether it resumed a session, so none counts as
         // resumed).
-        let connection = self
+        let dialed = self
             .settings
             .connector
             .counted_handshake(
@@ -210,13 +211,25 @@ impl Origin {
                 |e| e.kind() == ErrorKind::Tls,
             )
             .await?;
-        let (connection, keep_alive) = connection;
         let config = h3conn::Config {
             max_field_section: self.settings.config.max_response_headers_size as u64,
             ..h3conn::Config::default()
         };
+        if dialed.early.is_some() {
+            self.settings.connector.count_early_data();
+        }
+        let remember = dialed.remember;
+        let resume = h3conn::Resume {
+            // Early data sent now must be settled by the connect deadline.
+            early: dialed.early.map(|accepted| (accepted, deadline)),
+            remembered: Remembered(dialed.remembered),
+            remember: Some(Box::new(move |settings: Remembered| {
+                remember.remember(settings.0);
+            })),
+        };
+        let (connection, keep_alive) = (dialed.conn, dialed.keep_alive);
         let (conn, driver) =
-            tokio::time::timeout_at(deadline, h3conn::handshake(connection, config))
+            tokio::time::timeout_at(deadline, h3conn::handshake(connection, config, resume))
                 .await
                 .map_err(|_| {
                     Error::msg(

@@ -141,10 +141,16 @@ fn built_with(
             .map_err(|e| Error::new(ErrorKind::Config, format!("identity: {e}")))?,
         (None, Some(resolver)) => builder.with_client_cert_resolver(Arc::clone(resolver)),
     };
-    // The default keeps 256 sessions in memory: a rotated connection resumes
-    // instead of doing a full handshake. Under a resolver, sessions are kept
-    // per client certificate (sessions.rs).
-    config.resumption = match (&settings.cert_resolver, settings.session_resumption) {
+    config.resumption = resumption(settings, &provider);
+    Ok(config)
+}
+
+/// A session store of its own for the builder's knobs: the default keeps
+/// 256 sessions in memory, so a rotated connection resumes instead of doing
+/// a full handshake. Under a resolver, sessions are kept per client
+/// certificate (sessions.rs).
+fn resumption(settings: &TlsSettings, provider: &CryptoProvider) -> Resumption {
+    match (&settings.cert_resolver, settings.session_resumption) {
         (_, false) => Resumption::disabled(),
         (None, true) => Resumption::default(),
         (Some(resolver), true) => {
@@ -156,8 +162,26 @@ fn built_with(
                 schemes,
             )))
         }
-    };
-    Ok(config)
+    }
+}
+
+/// `config` (from [`quic_client_config`]) with a session store of its own
+/// and early data as asked: QUIC keeps one per server port, so a ticket
+/// (and the 0-RTT it allows) is used only for the origin that issued it,
+/// not for another port of the same name (rustls keys sessions by name
+/// alone). A caller's `tls_config` keeps its own store.
+#[cfg(feature = "http3")]
+pub(crate) fn quic_scoped(
+    config: &ClientConfig,
+    settings: &TlsSettings,
+    early_data: bool,
+) -> Result<ClientConfig, Error> {
+    let mut scoped = config.clone();
+    if settings.preconfigured.is_none() {
+        scoped.resumption = resumption(settings, &*provider::provider()?);
+    }
+    scoped.enable_early_data = early_data;
+    Ok(scoped)
 }
 
 /// The configuration for TLS to an `https://` proxy: the client's trust

@@ -189,6 +189,8 @@ struct Settings {
     #[cfg(feature = "http3")]
     http3_congestion_bbr: Option<bool>,
     #[cfg(feature = "http3")]
+    tls_early_data: Option<bool>,
+    #[cfg(feature = "http3")]
     http3_max_idle_timeout: Option<Dur>,
     http2_multiple_connections: Option<bool>,
     http2_keep_alive_interval: Option<OptDur>,
@@ -353,6 +355,9 @@ impl Settings {
         }
         if let Some(v) = self.http3_congestion_bbr {
             b = b.http3_congestion_bbr(v);
+        }
+        if let Some(v) = self.tls_early_data {
+            b = b.tls_early_data(v);
         }
         if let Some(v) = self.http3_max_idle_timeout {
             b = b.http3_max_idle_timeout(v.0);

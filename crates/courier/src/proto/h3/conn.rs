@@ -4,13 +4,16 @@
 //! connection ends.
 
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use http::Request;
+use tokio::sync::watch;
+use tokio::time::Instant;
 
 use super::code;
 use super::control;
+use super::early::{Phase, PhaseWatch, Remembered};
 use super::frame::{self, setting, stream_type};
 use super::head::{self, HeadError};
 use super::request::{self, Answer};
@@ -54,6 +57,33 @@ pub(crate) struct Inner {
     pub(super) peer_max_field_section: AtomicU64,
     /// The last final response head, replayed when it comes again.
     last_head: head::Replay,
+    /// Where the handshake stands for early data ([`Phase::Full`] without
+    /// 0-RTT).
+    phase: watch::Sender<Phase>,
+    /// The server's settings from the resumed session, in force while
+    /// 0-RTT is (RFC 9114 §7.2.4.2).
+    remembered: Remembered,
+    /// The server's SETTINGS arrived on this connection.
+    settings_arrived: AtomicBool,
+    /// Told the server's SETTINGS once they arrive, to remember them for
+    /// the next resumed connection.
+    remember: Mutex<Option<RememberFn>>,
+}
+
+/// Keeps a server's settings for a later connection that resumes.
+pub(crate) type RememberFn = Box<dyn FnOnce(Remembered) + Send + Sync>;
+
+/// What a connection resumed from an earlier one brings to HTTP/3.
+#[derive(Default)]
+pub(crate) struct Resume {
+    /// 0-RTT is on: QUIC's word on whether the server took the early data
+    /// (resolves when the handshake completes) and the latest the
+    /// handshake may complete.
+    pub(crate) early: Option<(quinn::ZeroRttAccepted, Instant)>,
+    /// The server's settings remembered with the session.
+    pub(crate) remembered: Remembered,
+    /// Where to remember this connection's server settings.
+    pub(crate) remember: Option<RememberFn>,
 }
 
 impl Inner {
@@ -92,8 +122,84 @@ impl Inner {
 pub(crate) async fn handshake(
     quic: quinn::Connection,
     config: Config,
+    resume: Resume,
 ) -> Result<(Connection, Driver), Error> {
     let signals = Arc::new(Signals::new(config.assumed_streams));
+    let control = open_control(&quic, &config).await?;
+    let Resume {
+        early,
+        remembered,
+        remember,
+    } = resume;
+    // Until the server's SETTINGS arrive, a 0-RTT connection goes by the
+    // remembered ones (unlimited when none: the protocol's default).
+    let peer_max = match early {
+        Some(_) => remembered
+            .get(setting::MAX_FIELD_SECTION_SIZE)
+            .unwrap_or(u64::MAX),
+        None => u64::MAX,
+    };
+    let phase = if early.is_some() {
+        Phase::Early
+    } else {
+        Phase::Full
+    };
+    let inner = Arc::new(Inner {
+        quic,
+        signals,
+        config,
+        peer_max_field_section: AtomicU64::new(peer_max),
+        last_head: head::Replay::default(),
+        phase: watch::Sender::new(phase),
+        remembered,
+        settings_arrived: AtomicBool::new(false),
+        remember: Mutex::new(remember),
+    });
+    // The driver holds the connection weakly: when the last handle and the
+    // last request are gone, `Inner`'s drop closes QUIC and the driver ends.
+    let control = control::drive(
+        Arc::downgrade(&inner),
+        inner.quic.clone(),
+        Arc::clone(&inner.signals),
+        config.max_field_section,
+        control,
+    );
+    let driver: Driver = match early {
+        None => Box::pin(control),
+        Some((accepted, deadline)) => {
+            let weak = Arc::downgrade(&inner);
+            let quic = inner.quic.clone();
+            Box::pin(async move {
+                let settle = async move {
+                    let outcome = tokio::time::timeout_at(deadline, accepted).await.ok();
+                    // Rejected early data took our control stream and
+                    // SETTINGS with it: they are sent again first.
+                    let again = match outcome {
+                        Some(false) => open_control(&quic, &config)
+                            .await
+                            .map_err(|e| tracing::debug!("HTTP/3 after 0-RTT rejected: {e}"))
+                            .ok(),
+                        _ => None,
+                    };
+                    if let Some(inner) = weak.upgrade() {
+                        inner.settle(outcome);
+                    }
+                    // Kept open as long as the connection is driven.
+                    again
+                };
+                let (again, ()) = tokio::join!(settle, control);
+                drop(again);
+            })
+        }
+    };
+    Ok((Connection { inner }, driver))
+}
+
+/// Opens our control stream and writes our SETTINGS.
+async fn open_control(
+    quic: &quinn::Connection,
+    config: &Config,
+) -> Result<quinn::SendStream, Error> {
     let setup =
         |e: &dyn std::fmt::Display| Error::new(ErrorKind::Connect, format!("HTTP/3 setup: {e}"));
     let mut control = quic.open_uni().await.map_err(|e| setup(&e))?;
@@ -110,23 +216,7 @@ pub(crate) async fn handshake(
         ],
     );
     control.write_all(&hello).await.map_err(|e| setup(&e))?;
-    let inner = Arc::new(Inner {
-        quic,
-        signals,
-        config,
-        peer_max_field_section: AtomicU64::new(u64::MAX),
-        last_head: head::Replay::default(),
-    });
-    // The driver holds the connection weakly: when the last handle and the
-    // last request are gone, `Inner`'s drop closes QUIC and the driver ends.
-    let driver: Driver = Box::pin(control::drive(
-        Arc::downgrade(&inner),
-        inner.quic.clone(),
-        Arc::clone(&inner.signals),
-        config.max_field_section,
-        control,
-    ));
-    Ok((Connection { inner }, driver))
+    Ok(control)
 }
 
 impl Drop for Inner {
@@ -145,15 +235,74 @@ impl Inner {
             .response(block, self.config.max_field_section)
     }
 
-    /// The server's SETTINGS arrived.
-    pub(super) fn peer_settings(&self, pairs: &[(u64, u64)]) {
-        if let Some(&(_, max)) = pairs
+    /// The server's SETTINGS arrived (on a 0-RTT connection, read only
+    /// once the handshake settled, see `control.rs`).
+    ///
+    /// # Errors
+    /// Why they break the remembered settings the client went by in early
+    /// data (H3_SETTINGS_ERROR).
+    pub(super) fn peer_settings(&self, pairs: &[(u64, u64)]) -> Result<(), String> {
+        let remember = self
+            .remember
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        // Remembered even when they break the old ones: they are the
+        // server's word now, and the next connection goes by them (else
+        // every 0-RTT connection to it would fail the same way).
+        if let Some(remember) = remember {
+            remember(Remembered::of(pairs));
+        }
+        if self.phase() == Phase::Accepted {
+            if let Some(why) = self.remembered.broken_by(pairs) {
+                return Err(why);
+            }
+        }
+        // Absent, the size is unlimited (RFC 9114 §4.2.2): the fresh
+        // SETTINGS replace any remembered value.
+        let max = pairs
             .iter()
             .find(|(id, _)| *id == setting::MAX_FIELD_SECTION_SIZE)
-        {
-            self.peer_max_field_section.store(max, Ordering::Release);
-        }
+            .map_or(u64::MAX, |&(_, max)| max);
+        self.peer_max_field_section.store(max, Ordering::Release);
+        self.settings_arrived.store(true, Ordering::Release);
         self.signals.set_settings(pairs.to_vec());
+        Ok(())
+    }
+
+    /// Where the handshake stands for early data.
+    pub(crate) fn phase(&self) -> Phase {
+        *self.phase.borrow()
+    }
+
+    /// A watch on [`Self::phase`].
+    pub(crate) fn phase_watch(&self) -> PhaseWatch {
+        self.phase.subscribe()
+    }
+
+    /// The 0-RTT handshake completed: `Some(accepted)`, or `None` past its
+    /// deadline (the connection is closed: nothing more is sent on it).
+    fn settle(&self, accepted: Option<bool>) {
+        let phase = match accepted {
+            Some(true) => Phase::Accepted,
+            Some(false) => {
+                // The early data never happened: neither did the settings
+                // it went by (the server's fresh ones, once they arrive,
+                // start from the defaults).
+                if !self.settings_arrived.load(Ordering::Acquire) {
+                    self.peer_max_field_section
+                        .store(u64::MAX, Ordering::Release);
+                }
+                Phase::Rejected
+            }
+            None => {
+                self.quic.close(code::NO_ERROR.into(), b"handshake timeout");
+                Phase::Rejected
+            }
+        };
+        tracing::debug!(?phase, "HTTP/3 0-RTT handshake settled");
+        self.phase.send_replace(phase);
+        self.signals.report();
     }
 }
 

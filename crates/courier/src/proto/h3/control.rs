@@ -28,6 +28,7 @@ use bytes::{Buf, Bytes};
 
 use super::code;
 use super::conn::Inner;
+use super::early;
 use super::frame::{stream_type, Frame};
 use super::qpack;
 use super::reader::{poll_chunk, ReadError, StreamReader};
@@ -138,7 +139,7 @@ async fn read_type(recv: &mut quinn::RecvStream) -> Option<(u64, Bytes)> {
 /// server closing it; a lost connection is nothing more to do.
 fn critical_end(e: Option<ReadError>, what: &str) -> Result<(), Fault> {
     match e {
-        Some(ReadError::Lost(_)) | Some(ReadError::Closed) => Ok(()),
+        Some(ReadError::Lost(_) | ReadError::Closed | ReadError::ZeroRttRejected) => Ok(()),
         Some(ReadError::Frame(e)) => Err((e.code(), format!("{what}: {e}"))),
         Some(ReadError::Reset(_)) | None => {
             Err((code::CLOSED_CRITICAL_STREAM, format!("its {what} closed")))
@@ -160,6 +161,16 @@ async fn control_stream(inner: &Weak<Inner>, mut reader: StreamReader) -> Result
             Ok(None) => return critical_end(None, "control stream"),
             Err(e) => return critical_end(Some(e), "control stream"),
         };
+        if matches!(frame, Frame::Settings(_)) {
+            // On a 0-RTT connection the fresh SETTINGS are checked against
+            // the remembered ones only if the server took the early data:
+            // wait for QUIC to say (the handshake completes about when the
+            // server's 1-RTT data, these SETTINGS, can be read at all).
+            let Some(phase) = inner.upgrade().map(|inner| inner.phase_watch()) else {
+                return Ok(());
+            };
+            early::settled(phase).await;
+        }
         // Held only while a frame is handled: the driver keeps nothing alive.
         let Some(inner) = inner.upgrade() else {
             return Ok(());
@@ -167,7 +178,9 @@ async fn control_stream(inner: &Weak<Inner>, mut reader: StreamReader) -> Result
         match frame {
             Frame::Settings(pairs) if !settings => {
                 settings = true;
-                inner.peer_settings(&pairs);
+                inner
+                    .peer_settings(&pairs)
+                    .map_err(|why| (code::SETTINGS_ERROR, why))?;
             }
             _ if !settings => {
                 return Err((

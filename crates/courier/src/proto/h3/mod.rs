@@ -30,6 +30,7 @@
 pub(crate) mod body;
 pub(crate) mod conn;
 pub(crate) mod control;
+pub(crate) mod early;
 pub(crate) mod frame;
 pub(crate) mod head;
 pub(crate) mod qpack;

@@ -24,6 +24,9 @@ pub(crate) enum ReadError {
     Lost(quinn::ConnectionError),
     /// Stopped or finished by us already.
     Closed,
+    /// Opened in early data the server rejected (the stream never existed
+    /// for it).
+    ZeroRttRejected,
 }
 
 impl From<quinn::ReadError> for ReadError {
@@ -31,6 +34,7 @@ impl From<quinn::ReadError> for ReadError {
         match e {
             quinn::ReadError::Reset(code) => ReadError::Reset(code.into_inner()),
             quinn::ReadError::ConnectionLost(e) => ReadError::Lost(e),
+            quinn::ReadError::ZeroRttRejected => ReadError::ZeroRttRejected,
             _ => ReadError::Closed,
         }
     }
@@ -43,6 +47,7 @@ impl std::fmt::Display for ReadError {
             ReadError::Reset(code) => write!(f, "stream reset by the server ({code:#x})"),
             ReadError::Lost(e) => write!(f, "connection lost: {e}"),
             ReadError::Closed => f.write_str("stream already closed"),
+            ReadError::ZeroRttRejected => f.write_str("0-RTT rejected"),
         }
     }
 }

@@ -16,12 +16,19 @@ use http_body::Body as _;
 use super::body::{send_body, RecvBody, StreamGuard};
 use super::code;
 use super::conn::Inner;
+use super::early::{self, Phase};
 use super::frame::{self, kind, Frame, FrameError};
 use super::head::{self, HeadError};
 use super::reader::{ReadError, StreamReader};
 use crate::body::Body;
 use crate::error::{Error, ErrorKind};
 use crate::proto::exchange::{HandedBack, SendError, Sent};
+
+/// RFC 8470's `425 Too Early`.
+const TOO_EARLY: http::StatusCode = match http::StatusCode::from_u16(425) {
+    Ok(status) => status,
+    Err(_) => http::StatusCode::BAD_REQUEST,
+};
 
 /// Interim (1xx) responses read before the final one; more is a hostile peer.
 const MAX_INTERIM: usize = 16;
@@ -80,7 +87,78 @@ fn closed_error(inner: &Inner) -> Error {
     }
 }
 
+/// What one try of a request came to. Not boxed: it lives for one match,
+/// and boxing the answer would cost every request an allocation.
+#[allow(clippy::large_enum_variant)]
+enum Once {
+    Answered(Answer),
+    /// `425 Too Early` to a request sent in early data: the request, to
+    /// send again after the handshake (RFC 8470 §5.2).
+    TooEarly(Request<Body>),
+}
+
+/// Sends `request` and waits for its response head. On a connection still
+/// in its 0-RTT handshake, a request safe to replay goes at once (in early
+/// data), any other waits for the handshake; one sent early that the
+/// server did not take (0-RTT rejected, `425 Too Early`) is sent again
+/// once, after the handshake, on this connection (`early.rs`).
 pub(super) async fn send(inner: &Arc<Inner>, request: Request<Body>) -> Result<Answer, SendError> {
+    if inner.phase().settled() {
+        return answered(send_once(inner, request, false).await?);
+    }
+    let early = early::replay_safe(&request);
+    let request = if early {
+        match send_once(inner, request, true).await {
+            Ok(Once::Answered(answer)) => return Ok(answer),
+            Ok(Once::TooEarly(again)) => {
+                tracing::debug!("HTTP/3: 425 Too Early; sent again after the handshake");
+                early::settled(inner.phase_watch()).await;
+                again
+            }
+            Err(SendError {
+                error,
+                handed_back: Some(HandedBack::Unsent(again)),
+            }) => {
+                if early::settled(inner.phase_watch()).await != Phase::Rejected {
+                    return Err(fail(error, Fate::Unsent, Some(again)));
+                }
+                tracing::debug!("HTTP/3: 0-RTT rejected; request sent again after the handshake");
+                again
+            }
+            Err(e) => return Err(e),
+        }
+    } else {
+        early::settled(inner.phase_watch()).await;
+        request
+    };
+    answered(send_once(inner, request, false).await?)
+}
+
+/// The answer of a try not sent early (which is never handed back for a
+/// 425: that is the server's final word then). `SendError` is what every
+/// send returns (as `send` itself).
+#[allow(clippy::result_large_err)]
+fn answered(once: Once) -> Result<Answer, SendError> {
+    match once {
+        Once::Answered(answer) => Ok(answer),
+        Once::TooEarly(_) => Err(fail(
+            Error::msg(
+                ErrorKind::Protocol,
+                "HTTP/3: 425 Too Early after the handshake",
+            ),
+            Fate::Final,
+            None,
+        )),
+    }
+}
+
+/// One try of `request`; `early`: it goes in early data (a `425 Too Early`
+/// then hands it back rather than answering).
+async fn send_once(
+    inner: &Arc<Inner>,
+    request: Request<Body>,
+    early: bool,
+) -> Result<Once, SendError> {
     let signals = &inner.signals;
     if !signals.accepts_requests() {
         // Closed for the server's protocol error: that is what the
@@ -243,6 +321,14 @@ pub(super) async fn send(inner: &Arc<Inner>, request: Request<Body>) -> Result<A
             }
         }
     };
+    if early && response.status == TOO_EARLY {
+        if let Some(body) = replay {
+            // Nothing of this answer is wanted: the stream is let go.
+            reader.stop(code::REQUEST_CANCELLED);
+            drop(guard);
+            return Ok(Once::TooEarly(Request::from_parts(parts, body)));
+        }
+    }
     if let Some(rest) = sending {
         tokio::spawn(async move {
             if let Err(e) = rest.await {
@@ -253,12 +339,12 @@ pub(super) async fn send(inner: &Arc<Inner>, request: Request<Body>) -> Result<A
     let request = Request::from_parts(parts, replay.unwrap_or_default());
     let (uri, sent) = Sent::answered(request, streamed);
     let body = RecvBody::new(reader, guard, &response, expects_body);
-    Ok(Answer {
+    Ok(Once::Answered(Answer {
         head: response,
         body,
         uri,
         sent,
-    })
+    }))
 }
 
 /// Opens a request stream, counting it and any wait for the server's
@@ -358,6 +444,11 @@ fn response_error(
     let past_goaway = goaway.is_some_and(|g| id >= g);
     match e {
         ReadError::Frame(e) => (frame_error(inner, reader, e, "response"), Fate::Final),
+        // Sent in early data the server refused: it never saw the request.
+        ReadError::ZeroRttRejected => (
+            Error::msg(ErrorKind::ConnectionClosed, "HTTP/3: 0-RTT rejected"),
+            Fate::Unsent,
+        ),
         ReadError::Reset(c) if c == code::REQUEST_REJECTED => (
             Error::msg(ErrorKind::Refused, "HTTP/3 request rejected unprocessed"),
             Fate::Refused,

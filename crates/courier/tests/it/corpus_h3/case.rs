@@ -8,7 +8,8 @@ use courier::ErrorKind;
 use quinn::TransportConfig;
 
 use super::driver::Send;
-use super::server::{Script, Step};
+use super::server::{Resumed, Script, Step};
+use super::wire;
 use crate::corpus::budget::Budget;
 
 /// What must come of the hostile request.
@@ -59,6 +60,8 @@ impl Case {
                 steps,
                 transport: plain,
                 silent: false,
+                resumed: None,
+                prime: wire::control(),
             },
             send: Send::Get,
             timeout: TIMEOUT,
@@ -86,6 +89,22 @@ impl Case {
 
     pub fn ok(mut self, body: &[u8]) -> Case {
         self.expect = Expect::Response(200, body.to_vec());
+        self
+    }
+
+    /// The answer expected is `status` with `body`.
+    pub fn status(mut self, status: u16, body: &[u8]) -> Case {
+        self.expect = Expect::Response(status, body.to_vec());
+        self
+    }
+
+    /// The script plays on a second connection, resumed with 0-RTT (the
+    /// client's `tls_early_data` on): a first one, whose control stream
+    /// says `prime`, answers one request and goes away (GOAWAY) after
+    /// handing out its session ticket.
+    pub fn resumed(mut self, mode: Resumed, prime: &[(u64, u64)]) -> Case {
+        self.script.resumed = Some(mode);
+        self.script.prime = wire::control_with(prime);
         self
     }
 

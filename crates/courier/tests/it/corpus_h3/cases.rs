@@ -10,6 +10,7 @@ use quinn::{TransportConfig, VarInt};
 
 use super::case::Case;
 use super::driver::Send;
+use super::server::Resumed;
 use super::server::Step::{self, *};
 use super::wire::{self, *};
 
@@ -500,5 +501,43 @@ pub fn all() -> Vec<Case> {
             ]),
         )
         .err(ErrorKind::HeadersTooLarge),
+        // 0-RTT (issue 31): the script plays on a resumed connection whose
+        // GET went in early data. `425 Too Early` every time: sent again
+        // once after the handshake, then the 425 is the answer (a third
+        // try would meet the good server and fail the expectation).
+        Case::new(
+            "zero-rtt-too-early-forever",
+            with_control(vec![
+                Accept,
+                Write(wire::answer(425, b"too early")),
+                Fin,
+                Accept,
+                Write(wire::answer(425, b"too early")),
+                Fin,
+            ]),
+        )
+        .resumed(Resumed::Accept, &[(0x06, 16384)])
+        .status(425, b"too early"),
+        // The server took the early data, then its SETTINGS reduce the
+        // field section size the client went by (64 KiB remembered, 1 KiB
+        // now): H3_SETTINGS_ERROR (RFC 9114 §7.2.4.2). The follow-up goes
+        // by the new value, so the client is not locked out.
+        Case::new(
+            "zero-rtt-settings-reduced",
+            vec![
+                Uni {
+                    bytes: control_with(&[(0x06, 1024)]),
+                    fin: false,
+                },
+                Hold,
+            ],
+        )
+        .resumed(Resumed::Accept, &[(0x06, 65536)])
+        .err(ErrorKind::Protocol),
+        // The server forgot the session: the early data is rejected and
+        // the GET sent again after the handshake, on the same connection.
+        Case::new("zero-rtt-rejected", with_control(answer()))
+            .resumed(Resumed::Reject, &[(0x06, 16384)])
+            .ok(BODY),
     ]
 }

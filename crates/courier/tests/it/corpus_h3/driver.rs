@@ -28,7 +28,13 @@ pub struct Driver {
 }
 
 impl Driver {
-    pub fn new(addr: SocketAddr, root_pem: &str, connect_timeout: Duration) -> Driver {
+    /// `early_data`: 0-RTT on resumed connections (`tls_early_data`).
+    pub fn new(
+        addr: SocketAddr,
+        root_pem: &str,
+        connect_timeout: Duration,
+        early_data: bool,
+    ) -> Driver {
         let root = Certificate::from_pem(root_pem.as_bytes()).expect("root");
         let client = Client::builder()
             .add_root_certificate(root)
@@ -42,6 +48,7 @@ impl Driver {
             // client keeps beyond its credit, so the credit stays below them.
             .http3_stream_receive_window(2 << 20)
             .http3_conn_receive_window(8 << 20)
+            .tls_early_data(early_data)
             .build()
             .expect("client");
         Driver {
@@ -83,6 +90,16 @@ impl Driver {
             .map_err(|e| (e.kind(), format!("{e:?}")))?
             .to_bytes();
         Ok((status, body))
+    }
+
+    /// HTTP/3 connections open.
+    pub fn open_connections(&self) -> u64 {
+        self.client.metrics().connections_open_http3
+    }
+
+    /// Connections that sent early data (0-RTT).
+    pub fn early_data(&self) -> u64 {
+        self.client.metrics().tls_early_data
     }
 
     /// Request streams open, over every connection of the client.

@@ -62,6 +62,21 @@ pub struct Script {
     pub transport: fn(&mut TransportConfig),
     /// Handshakes are ignored (no packet answered) until the harness says.
     pub silent: bool,
+    /// The script plays on the second connection, which the client resumes
+    /// with 0-RTT; the first (`prime`) hands out the session ticket.
+    pub resumed: Option<Resumed>,
+    /// The first connection's control stream when `resumed`.
+    pub prime: Vec<u8>,
+}
+
+/// What the server does with a resumed connection's early data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resumed {
+    /// Takes it: the script's connection sees the early requests.
+    Accept,
+    /// Forgets every session: the resumption fails and the early data is
+    /// rejected (the client must send it again after the handshake).
+    Reject,
 }
 
 /// The running server.
@@ -92,7 +107,38 @@ pub use crate::corpus::tls::root_pem;
 /// HTTP/3's "no error" (RFC 9114 §8.1): how a client closes a good connection.
 const H3_NO_ERROR: u32 = 0x100;
 
-fn server_config(transport: fn(&mut TransportConfig)) -> quinn::ServerConfig {
+/// Tickets the server issues: sessions kept here (rustls takes early data
+/// only from sessions it stored), or forgotten at once.
+fn sessions(resumed: Option<Resumed>) -> Option<Arc<dyn rustls::server::StoresServerSessions>> {
+    Some(match resumed? {
+        Resumed::Reject => Arc::new(Forgetful),
+        Resumed::Accept => rustls::server::ServerSessionMemoryCache::new(64),
+    })
+}
+
+/// Issues tickets and never finds their sessions again.
+#[derive(Debug)]
+struct Forgetful;
+
+impl rustls::server::StoresServerSessions for Forgetful {
+    fn put(&self, _: Vec<u8>, _: Vec<u8>) -> bool {
+        true
+    }
+    fn get(&self, _: &[u8]) -> Option<Vec<u8>> {
+        None
+    }
+    fn take(&self, _: &[u8]) -> Option<Vec<u8>> {
+        None
+    }
+    fn can_cache(&self) -> bool {
+        true
+    }
+}
+
+fn server_config(
+    transport: fn(&mut TransportConfig),
+    sessions: Option<&Arc<dyn rustls::server::StoresServerSessions>>,
+) -> quinn::ServerConfig {
     let id = crate::corpus::tls::identity();
     let key = rustls_pki_types::PrivateKeyDer::Pkcs8(id.key.clone().into());
     let provider = Arc::new(rustls::crypto::ring::default_provider());
@@ -103,6 +149,13 @@ fn server_config(transport: fn(&mut TransportConfig)) -> quinn::ServerConfig {
         .with_single_cert(vec![id.cert.clone()], key)
         .expect("server certificate");
     tls.alpn_protocols = vec![b"h3".to_vec()];
+    // For the 0-RTT cases, every connection's tickets name sessions in one
+    // store, so a second connection can resume the first and send early
+    // data; the other cases' server is as it was.
+    if let Some(sessions) = sessions {
+        tls.session_storage = Arc::clone(sessions);
+        tls.max_early_data_size = u32::MAX;
+    }
     let crypto = quinn::crypto::rustls::QuicServerConfig::try_from(tls).expect("QUIC TLS");
     let mut config = quinn::ServerConfig::with_crypto(Arc::new(crypto));
     let mut t = TransportConfig::default();
@@ -119,11 +172,17 @@ impl Server {
         let tasks = Tasks::default();
         let state = Arc::new(State::default());
         state.silent.store(script.silent, Ordering::Relaxed);
-        let endpoint = quinn::Endpoint::server(server_config(plain), ([127, 0, 0, 1], 0).into())
-            .expect("QUIC server");
+        let store = sessions(script.resumed);
+        let endpoint = quinn::Endpoint::server(
+            server_config(plain, store.as_ref()),
+            ([127, 0, 0, 1], 0).into(),
+        )
+        .expect("QUIC server");
         let addr = endpoint.local_addr().expect("address");
-        let hostile = Arc::new(server_config(script.transport));
-        let good = Arc::new(server_config(plain));
+        let hostile = Arc::new(server_config(script.transport, store.as_ref()));
+        let good = Arc::new(server_config(plain, store.as_ref()));
+        // Which connection plays the script: the first, or the resumed second.
+        let scripted = usize::from(script.resumed.is_some());
         let (ep, st, t) = (endpoint.clone(), Arc::clone(&state), tasks.clone());
         tasks.spawn(async move {
             // The handshakes ignored while silent: their Initials, sent
@@ -140,19 +199,39 @@ impl Server {
                     incoming.ignore();
                     continue;
                 }
-                let first = st.accepted.fetch_add(1, Ordering::Relaxed) == 0;
+                let n = st.accepted.fetch_add(1, Ordering::Relaxed);
+                let first = n == scripted;
+                let prime = n == 0 && scripted == 1;
                 let config = if first { &hostile } else { &good };
                 let Ok(connecting) = incoming.accept_with(Arc::clone(config)) else {
                     continue;
                 };
                 let steps = if first {
                     script.steps.clone()
+                } else if prime {
+                    vec![Step::Uni {
+                        bytes: script.prime.clone(),
+                        fin: false,
+                    }]
                 } else {
                     good_steps()
                 };
                 let (st, tasks) = (Arc::clone(&st), t.clone());
                 t.spawn(async move {
-                    let Ok(conn) = connecting.await else { return };
+                    // Served at once (0.5-RTT): early request streams are
+                    // seen before the handshake completes.
+                    let conn = match (scripted, connecting.into_0rtt()) {
+                        (1, Ok((conn, _))) => conn,
+                        // The other cases wait for the handshake, as before.
+                        (_, Ok((conn, established))) => {
+                            established.await;
+                            conn
+                        }
+                        (_, Err(connecting)) => match connecting.await {
+                            Ok(conn) => conn,
+                            Err(_) => return,
+                        },
+                    };
                     st.live.fetch_add(1, Ordering::Relaxed);
                     let mut play = Play {
                         conn: conn.clone(),
@@ -164,6 +243,9 @@ impl Server {
                     // write the client refused (a stopped stream), the
                     // connection answers what comes next, if it lives.
                     play.run(&steps, &st).await;
+                    if prime {
+                        play.prime(&st).await;
+                    }
                     serve_good(&conn, &st, &tasks).await;
                     if let quinn::ConnectionError::ApplicationClosed(close) = conn.closed().await {
                         if close.error_code != VarInt::from_u32(H3_NO_ERROR) {
@@ -244,6 +326,26 @@ struct Play {
 }
 
 impl Play {
+    /// The first of two connections: one good answer, then GOAWAY, so the
+    /// client's next request resumes on a new connection.
+    async fn prime(&mut self, st: &Arc<State>) {
+        let Ok(Ok((mut send, mut recv))) =
+            tokio::time::timeout(WRITE_LIMIT, self.conn.accept_bi()).await
+        else {
+            return;
+        };
+        st.requests.fetch_add(1, Ordering::Relaxed);
+        let _ = tokio::time::timeout(WRITE_LIMIT, recv.read_to_end(1 << 20)).await;
+        if write(&mut send, &wire::ok(GOOD)).await {
+            let _ = send.finish();
+        }
+        if let Some(control) = self.uni.first_mut() {
+            // Request stream 4 on are not processed: the client closes the
+            // connection once stream 0's answer is read.
+            write(control, &wire::goaway(4)).await;
+        }
+    }
+
     /// Plays `steps` until one fails (a write the client refused) or holds.
     async fn run(&mut self, steps: &[Step], st: &Arc<State>) {
         for step in steps {

@@ -127,6 +127,21 @@ pub fn headers(section: &[u8]) -> Vec<u8> {
     frame(HEADERS, section)
 }
 
+/// A control stream whose SETTINGS are `pairs`.
+pub fn control_with(pairs: &[(u64, u64)]) -> Vec<u8> {
+    [varint(CONTROL), settings(pairs)].concat()
+}
+
+/// `status` with a content-length and `body` in one DATA frame.
+pub fn answer(status: u16, body: &[u8]) -> Vec<u8> {
+    let len = body.len().to_string();
+    [
+        headers(&section(status, &[("content-length", len.as_bytes())])),
+        frame(DATA, body),
+    ]
+    .concat()
+}
+
 /// A 200 with a content-length and `body` in one DATA frame.
 pub fn ok(body: &[u8]) -> Vec<u8> {
     let len = body.len().to_string();

@@ -10,6 +10,8 @@ pub mod memory;
 pub mod middleware;
 #[cfg(feature = "dns-srv")]
 pub mod nameserver;
+#[cfg(feature = "http3")]
+pub mod udp_delay;
 
 use std::time::{Duration, Instant};
 
