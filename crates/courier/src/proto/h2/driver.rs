@@ -58,8 +58,11 @@ pub(crate) struct Driver<S> {
     /// What the pool is told, once the connection's lock is let go.
     signals: Arc<Signals>,
     reader: Reader,
-    /// Freed when no stream is open, so an idle connection holds none.
+    /// Freed when no stream is open, so an idle connection holds none, and
+    /// when the socket runs dry after reads that brought no stream's frame.
     rbuf: ReadBuf,
+    /// A frame of some stream was read since the socket last ran dry.
+    stream_frames: bool,
     /// Bytes the frame cut by the last read still needs.
     frame_rest: usize,
     writing: BytesMut,
@@ -153,6 +156,7 @@ pub(crate) fn handshake_with<S>(
         signals,
         reader: Reader::new(local.max_header_list),
         rbuf: ReadBuf::default(),
+        stream_frames: false,
         frame_rest: 0,
         writing: BytesMut::new(),
         unflushed: false,
@@ -222,8 +226,13 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send + 'static> Driver<S> {
                         return Poll::Ready(());
                     }
                     Poll::Pending => {
-                        if self.idle {
-                            // No response due: hold no read buffer while idle.
+                        // No response due, or a quiet connection: only the
+                        // connection's own frames came (SETTINGS, the ACK
+                        // of a keep-alive PING) while its streams wait.
+                        // Either way, hold no read buffer until more comes;
+                        // a connection whose streams are being answered
+                        // keeps it for the next read.
+                        if self.idle || !std::mem::take(&mut self.stream_frames) {
                             self.rbuf.release();
                         }
                     }
@@ -325,6 +334,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send + 'static> Driver<S> {
                 self.preface_read = true;
             }
             let head = Head::parse(&head);
+            self.stream_frames |= head.stream != 0;
             if head.len > frame::DEFAULT_MAX_FRAME_SIZE {
                 return Err(End::Conn(ConnError {
                     reason: Reason::FRAME_SIZE_ERROR,
