@@ -243,6 +243,9 @@ pub struct PeakMemory {
     pub in_flight_at_peak: u64,
     /// The most requests in flight at once (exact, from the counter).
     pub peak_in_flight: u64,
+    /// The highest resident set of the whole run so far, the opening phase's included, in bytes
+    /// (what a user must provision, where `rss_at_peak` is what the long polls hold).
+    pub rss_high_water: u64,
     pub server_addresses: u64,
 }
 
@@ -300,6 +303,7 @@ impl Monitor {
                 heap_at_peak: base.heap_open,
                 in_flight_at_peak: 0,
                 peak_in_flight: 0,
+                rss_high_water: 0,
                 server_addresses,
             };
             let mut ticks = tokio::time::interval(WATCH_EVERY);
@@ -313,6 +317,9 @@ impl Monitor {
             if let Some(counter) = &plan.in_flight {
                 memory.peak_in_flight = counter.peak();
             }
+            memory.rss_high_water = procfs::rss_high_water_bytes()
+                .unwrap_or(0)
+                .max(memory.rss_at_peak);
             memory
         });
         Self { stop, task }
@@ -367,6 +374,7 @@ mod tests {
             heap_at_peak: 6_001_000,
             in_flight_at_peak: 10_000,
             peak_in_flight: 10_000,
+            rss_high_water: 40_000_000,
             server_addresses: 1,
         };
         assert_eq!(m.per_request(), 2000.0);
