@@ -61,7 +61,9 @@ pub(crate) struct Driver<S> {
     /// Freed when no stream is open, so an idle connection holds none, and
     /// when the socket runs dry after reads that brought no stream's frame.
     rbuf: ReadBuf,
-    /// A frame of some stream was read since the socket last ran dry.
+    /// Bytes were read since the socket last ran dry ...
+    read_since_dry: bool,
+    /// ... and of them, a frame of some stream.
     stream_frames: bool,
     /// Bytes the frame cut by the last read still needs.
     frame_rest: usize,
@@ -156,6 +158,7 @@ pub(crate) fn handshake_with<S>(
         signals,
         reader: Reader::new(local.max_header_list),
         rbuf: ReadBuf::default(),
+        read_since_dry: false,
         stream_frames: false,
         frame_rest: 0,
         writing: BytesMut::new(),
@@ -226,15 +229,20 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send + 'static> Driver<S> {
                         return Poll::Ready(());
                     }
                     Poll::Pending => {
-                        // No response due, or a quiet connection: only the
-                        // connection's own frames came (SETTINGS, the ACK
-                        // of a keep-alive PING) while its streams wait.
-                        // Either way, hold no read buffer until more comes;
-                        // a connection whose streams are being answered
-                        // keeps it for the next read.
-                        if self.idle || !std::mem::take(&mut self.stream_frames) {
+                        // No response due, or a quiet connection: what came
+                        // since the socket last ran dry was only the
+                        // connection's own frames (SETTINGS, the ACK of a
+                        // keep-alive PING) while its streams wait. Either
+                        // way, hold no read buffer until more comes. A
+                        // connection whose streams are being answered keeps
+                        // it for the next read, and so does a run that read
+                        // nothing (one woken to write requests).
+                        let quiet = self.read_since_dry && !self.stream_frames;
+                        if self.idle || quiet {
                             self.rbuf.release();
                         }
+                        self.read_since_dry = false;
+                        self.stream_frames = false;
                     }
                 }
                 let pong = std::mem::take(&mut self.reader.pong);
@@ -310,6 +318,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send + 'static> Driver<S> {
         if n == 0 {
             return Poll::Ready(Err(End::Eof));
         }
+        self.read_since_dry = true;
         let result = self.handle_frames();
         // Before the streams are woken: a request refused by a GOAWAY must
         // find the pool already knowing the connection is retired (and what
