@@ -453,7 +453,6 @@ async fn a_connection_that_only_sees_ping_acks_holds_no_read_buffer() {
     // A run that reads nothing (woken to write another request's HEADERS)
     // keeps it: a busy connection let its buffer go between its reads, and
     // made one per burst (2.12 -> 2.16 allocations per request over h2c).
-    drop(run);
     handle.shared.open_get().await.expect("opened");
     for _ in 0..2 {
         assert!(Pin::new(&mut driver).poll(&mut cx).is_pending());
