@@ -39,6 +39,12 @@ pub fn rss_bytes() -> Option<u64> {
     parse_status_memory(&status).map(|(rss_kb, _)| rss_kb * 1024)
 }
 
+/// The highest resident set so far (`VmHWM`), in bytes.
+pub fn rss_high_water_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    status_field(&status, "VmHWM").map(|kb| kb * 1024)
+}
+
 /// CPU use between two samples as a percentage of all cores (100 = every core busy), the way
 /// benchmark dashboards normalize it.
 pub fn cpu_percent(before: &ProcSample, after: &ProcSample, wall: Duration, cores: u64) -> f64 {
@@ -63,13 +69,18 @@ fn parse_stat_cpu_ticks(stat: &str) -> Option<u64> {
 
 /// `VmRSS` and `RssAnon` (kB) of `/proc/<pid>/status`.
 fn parse_status_memory(status: &str) -> Option<(u64, Option<u64>)> {
-    let field = |name: &str| {
-        status.lines().find_map(|line| {
-            let rest = line.strip_prefix(name)?.strip_prefix(':')?;
-            rest.split_whitespace().next()?.parse::<u64>().ok()
-        })
-    };
-    Some((field("VmRSS")?, field("RssAnon")))
+    Some((
+        status_field(status, "VmRSS")?,
+        status_field(status, "RssAnon"),
+    ))
+}
+
+/// A `name:   N kB` line of `/proc/<pid>/status`.
+fn status_field(status: &str, name: &str) -> Option<u64> {
+    status.lines().find_map(|line| {
+        let rest = line.strip_prefix(name)?.strip_prefix(':')?;
+        rest.split_whitespace().next()?.parse::<u64>().ok()
+    })
 }
 
 fn clock_ticks_per_second() -> u64 {
@@ -108,6 +119,7 @@ mod tests {
         assert_eq!(parse_status_memory(status), Some((12345, Some(8000))));
         assert_eq!(parse_status_memory("VmRSS:\t 7 kB\n"), Some((7, None)));
         assert_eq!(parse_status_memory("Name: x\n"), None);
+        assert_eq!(status_field(status, "VmPeak"), Some(999));
     }
 
     #[test]

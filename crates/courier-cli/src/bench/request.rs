@@ -194,24 +194,27 @@ impl Template {
 /// Sends the request of slot `slot`, reads its body as far as the template says, and times both
 /// phases from `start`, the moment of sending (read by the caller, who read the clock to decide
 /// whether to send). Not an `async fn`, which would keep its arguments twice (see
-/// `closed::worker`).
-#[allow(clippy::manual_async_fn)]
+/// `closed::worker`). What the `async` block captures it keeps for its whole life, apart from
+/// its locals (which share room): it captures the request's pick, not the slot and the pick
+/// both, and makes the request and the library's future inside, where they share room with
+/// the response.
 pub fn send<'a>(
     client: &'a BenchClient,
     template: &'a Template,
     slot: usize,
     start: Instant,
 ) -> impl Future<Output = Outcome> + 'a {
+    let pick = template.pick(slot);
     async move {
         // Building the request is the caller's work, not the client's: allocation counts leave it
         // out (and report it apart).
-        let pick = template.pick(slot);
         let request = alloc::uncounted(|| template.request_for(pick));
-        // Used where it lies in the result: moving a response out is a copy of about 500 B.
-        let mut result = client.execute(request).await;
-        let response = match &mut result {
+        // Moved out of the result (a copy of about 500 B): a result kept across the reads would
+        // be in the future's state beside the library's request future, not in its room, and
+        // every long poll would hold its 500 B while it waits.
+        let mut response = match client.execute(request).await {
             Ok(response) => response,
-            Err(e) => return Outcome::Failed(Failure::new(e, template.uri(pick))),
+            Err(e) => return Outcome::Failed(Failure::new(&e, template.uri(pick))),
         };
         let to_headers = start.elapsed();
         let status = response.status().as_u16();
@@ -224,7 +227,7 @@ pub fn send<'a>(
             }
         }
         // Dropping an unfinished response hands the rest of the body to the library's drain.
-        drop(result);
+        drop(response);
         Outcome::Response(Measured {
             status,
             to_headers,

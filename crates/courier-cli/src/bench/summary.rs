@@ -210,6 +210,7 @@ pub fn report(setup: RunSetup<'_>, outcome: &RunOutcome) -> BenchReport {
             wake_up_ms: Percentiles::from_micros(&total.to_last_byte).minus(millis(delay)),
             rss_before_mb: mib(peak.base.rss_before),
             rss_peak_mb: mib(peak.rss_at_peak),
+            rss_high_water_mb: mib(peak.rss_high_water),
             memory_per_request_bytes: peak.per_request(),
             heap_per_connection_bytes: peak.heap_per_connection(),
             heap_per_request_bytes: peak.heap_per_request(),

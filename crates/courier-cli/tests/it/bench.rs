@@ -258,6 +258,12 @@ fn long_polls_are_all_held_in_flight() {
     let wake_up = f64_at(&report, "/longpoll/wake_up_ms/p50");
     assert!((0.0..500.0).contains(&wake_up), "wake-up {wake_up} ms");
     assert!(f64_at(&report, "/longpoll/memory_per_request_bytes") >= 0.0);
+    // The run's highest resident set, the opening phase's included, is at least the peak's.
+    let highest = f64_at(&report, "/longpoll/rss_high_water_mb");
+    assert!(
+        highest >= f64_at(&report, "/longpoll/rss_peak_mb") && highest > 0.0,
+        "{report:#}"
+    );
     assert!(
         stdout.contains("Memory per in-flight request (bytes)"),
         "{stdout}"

@@ -361,3 +361,51 @@ async fn http_origins_stay_on_tcp_and_proxies_are_refused() {
     .expect_err("HTTP/3 cannot go through a proxy");
     assert_eq!(err.kind(), ErrorKind::Config, "{err:#}");
 }
+
+/// An HTTP/3 request keeps its deadline in its own (boxed) send future, not
+/// in a second timer of the request's: three requests on one connection
+/// fail at their deadlines with the request timeout's error, and one
+/// answered before its deadline is untouched.
+#[tokio::test]
+async fn each_http3_request_fails_at_its_own_deadline() {
+    let (server, builder) = h3_server(ServerConfig::default()).await;
+    let client = builder.http3_prior_knowledge().build().expect("client");
+    bounded("warm-up", client.get(url(&server, "/delay/0")).send())
+        .await
+        .expect("warm-up");
+    let started = tokio::time::Instant::now();
+    let get = |path: &str, ms: u64| {
+        let request = client
+            .get(url(&server, path))
+            .timeout(Duration::from_millis(ms))
+            .send();
+        tokio::spawn(async move {
+            let outcome = match request.await {
+                Ok(response) => response.bytes().await.map(drop),
+                Err(e) => Err(e),
+            };
+            (outcome, started.elapsed())
+        })
+    };
+    let late = [600, 200, 400].map(|ms| (get("/delay/10s", ms), ms));
+    let answered = get("/delay/100ms", 5_000);
+    for (task, ms) in late {
+        let (outcome, took) = bounded("a late request", task).await.expect("task");
+        let err = outcome.unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Timeout, "{err:#}");
+        assert!(
+            format!("{err:#}").contains("no response within the request timeout"),
+            "{err:#}"
+        );
+        let ms = Duration::from_millis(ms);
+        assert!(took >= ms, "{ms:?}: {took:?}");
+        // Real time, on a loaded machine: bounded loosely.
+        assert!(took < ms + Duration::from_secs(1), "{ms:?}: {took:?}");
+    }
+    let (outcome, took) = bounded("the answered request", answered)
+        .await
+        .expect("task");
+    outcome.expect("answered before its deadline");
+    assert!(took >= Duration::from_millis(100), "{took:?}");
+    assert_eq!(client.metrics().connections_established, 1);
+}

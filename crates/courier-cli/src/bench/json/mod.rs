@@ -260,6 +260,11 @@ pub struct LongPollReport {
     pub rss_before_mb: f64,
     /// Resident set at the peak in flight, in MiB.
     pub rss_peak_mb: f64,
+    /// The highest resident set of the run until the long polls ended, the opening phase's
+    /// included (`VmHWM`), in MiB: what the client must be given, where `rss_peak_mb` is what
+    /// the long polls hold. 0 in reports from before it was measured.
+    #[serde(default)]
+    pub rss_high_water_mb: f64,
     /// (RSS at peak − RSS before) ÷ requests in flight then, in bytes: a request and its
     /// connection, user space and allocator slack included.
     pub memory_per_request_bytes: f64,

@@ -51,6 +51,7 @@ impl Rows {
         }
         self.number("Working set before (MB)", l.rss_before_mb, 1, Neither);
         self.number("Working set at peak (MB)", l.rss_peak_mb, 1, Neither);
+        self.number("Working set, highest (MB)", l.rss_high_water_mb, 1, Lower);
         self.number(
             "Memory per in-flight request (bytes)",
             l.memory_per_request_bytes,

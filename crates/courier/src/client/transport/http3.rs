@@ -92,11 +92,30 @@ impl Http3 {
         })
     }
 
-    pub(super) fn send(&self, mut request: Request<Body>) -> Http3Send {
+    /// Sends `request`, keeping its `deadline` in the boxed future: a
+    /// timer of the request's own was a second allocation per request.
+    /// Past the deadline the request fails with the request timeout's error.
+    pub(super) fn send(&self, mut request: Request<Body>, deadline: Option<Instant>) -> Http3Send {
         add_defaults(&mut request, &self.settings.config.default_headers);
         let conn = self.conn.clone();
         Box::pin(async move {
-            let answer = conn.send(request).await?;
+            let sending = conn.send(request);
+            let answer = match deadline {
+                None => sending.await?,
+                Some(at) => match tokio::time::timeout_at(at, sending).await {
+                    Ok(answer) => answer?,
+                    Err(_) => {
+                        let error = Error::msg(
+                            ErrorKind::Timeout,
+                            "no response within the request timeout",
+                        );
+                        return Err(SendError {
+                            error,
+                            handed_back: None,
+                        });
+                    }
+                },
+            };
             Ok(Answer {
                 head: answer.head,
                 body: Source::Http3(Box::new(answer.body)),

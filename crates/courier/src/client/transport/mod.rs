@@ -318,7 +318,7 @@ impl protocol::Shared<Transport> for Multiplexed {
         match self {
             Multiplexed::Http2(c) => MultiplexedSend::Http2(h2::send(&c.handle, req, deadline)),
             #[cfg(feature = "http3")]
-            Multiplexed::Http3(c) => MultiplexedSend::Http3(c.send(req)),
+            Multiplexed::Http3(c) => MultiplexedSend::Http3(c.send(req, deadline)),
         }
     }
 
@@ -326,7 +326,8 @@ impl protocol::Shared<Transport> for Multiplexed {
         match send {
             MultiplexedSend::Http2(send) => send.deadline_kept(),
             #[cfg(feature = "http3")]
-            MultiplexedSend::Http3(_) => false,
+            // In its boxed future (`Http3::send`).
+            MultiplexedSend::Http3(_) => true,
         }
     }
 

@@ -58,8 +58,13 @@ pub(crate) struct Driver<S> {
     /// What the pool is told, once the connection's lock is let go.
     signals: Arc<Signals>,
     reader: Reader,
-    /// Freed when no stream is open, so an idle connection holds none.
+    /// Freed when no stream is open, so an idle connection holds none, and
+    /// when the socket runs dry after reads that brought no stream's frame.
     rbuf: ReadBuf,
+    /// Bytes were read since the socket last ran dry ...
+    read_since_dry: bool,
+    /// ... and of them, a frame of some stream.
+    stream_frames: bool,
     /// Bytes the frame cut by the last read still needs.
     frame_rest: usize,
     writing: BytesMut,
@@ -153,6 +158,8 @@ pub(crate) fn handshake_with<S>(
         signals,
         reader: Reader::new(local.max_header_list),
         rbuf: ReadBuf::default(),
+        read_since_dry: false,
+        stream_frames: false,
         frame_rest: 0,
         writing: BytesMut::new(),
         unflushed: false,
@@ -222,10 +229,20 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send + 'static> Driver<S> {
                         return Poll::Ready(());
                     }
                     Poll::Pending => {
-                        if self.idle {
-                            // No response due: hold no read buffer while idle.
+                        // No response due, or a quiet connection: what came
+                        // since the socket last ran dry was only the
+                        // connection's own frames (SETTINGS, the ACK of a
+                        // keep-alive PING) while its streams wait. Either
+                        // way, hold no read buffer until more comes. A
+                        // connection whose streams are being answered keeps
+                        // it for the next read, and so does a run that read
+                        // nothing (one woken to write requests).
+                        let quiet = self.read_since_dry && !self.stream_frames;
+                        if self.idle || quiet {
                             self.rbuf.release();
                         }
+                        self.read_since_dry = false;
+                        self.stream_frames = false;
                     }
                 }
                 let pong = std::mem::take(&mut self.reader.pong);
@@ -301,6 +318,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send + 'static> Driver<S> {
         if n == 0 {
             return Poll::Ready(Err(End::Eof));
         }
+        self.read_since_dry = true;
         let result = self.handle_frames();
         // Before the streams are woken: a request refused by a GOAWAY must
         // find the pool already knowing the connection is retired (and what
@@ -325,6 +343,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin + Send + 'static> Driver<S> {
                 self.preface_read = true;
             }
             let head = Head::parse(&head);
+            self.stream_frames |= head.stream != 0;
             if head.len > frame::DEFAULT_MAX_FRAME_SIZE {
                 return Err(End::Conn(ConnError {
                     reason: Reason::FRAME_SIZE_ERROR,

@@ -405,3 +405,57 @@ async fn a_quiet_connection_with_streams_waiting_holds_no_read_buffer() {
         "the server's SETTINGS were read"
     );
 }
+
+/// A connection whose streams wait while only connection-level frames come
+/// (the server's SETTINGS, and the ACKs of keep-alive PINGs) holds no read
+/// buffer once the socket is empty again: allocated for the PING's ACK and
+/// kept because responses were due, it cost a long poll its share of
+/// 16 KiB for as long as it waited. A read that brings a stream's frame
+/// keeps the buffer (a busy connection reads again soon).
+#[tokio::test]
+async fn a_connection_that_only_sees_ping_acks_holds_no_read_buffer() {
+    use tokio::io::AsyncWriteExt;
+
+    let (near, mut far) = tokio::io::duplex(64 * 1024);
+    let (handle, mut driver, signals) = connect(near, DEFAULT_LOCAL);
+    handle.shared.open_get().await.expect("opened");
+    let mut cx = Context::from_waker(Waker::noop());
+    let mut run = |driver: &mut Driver<_>| {
+        // Twice: the first poll only defers the run (see `Driver::poll`).
+        for _ in 0..2 {
+            assert!(Pin::new(&mut *driver).poll(&mut cx).is_pending());
+        }
+    };
+    run(&mut driver);
+    let mut frames = BytesMut::new();
+    frame::encode_settings(&mut frames, &[]);
+    far.write_all(&frames).await.unwrap();
+    run(&mut driver);
+    assert!(signals.settings_received());
+    assert_eq!(driver.rbuf.held(), 0, "kept a buffer after the SETTINGS");
+    for ack in 0..3 {
+        let mut ping = BytesMut::new();
+        frame::encode_ping(&mut ping, true, [ack; 8]);
+        far.write_all(&ping).await.unwrap();
+        run(&mut driver);
+        assert_eq!(
+            driver.rbuf.held(),
+            0,
+            "kept a buffer after PING ACK {ack} with a stream waiting"
+        );
+    }
+    // A stream's frame (a WINDOW_UPDATE for the waiting stream) keeps it.
+    let mut update = BytesMut::new();
+    frame::encode_window_update(&mut update, 1, 100);
+    far.write_all(&update).await.unwrap();
+    run(&mut driver);
+    assert_ne!(driver.rbuf.held(), 0, "a stream's frame let the buffer go");
+    // A run that reads nothing (woken to write another request's HEADERS)
+    // keeps it: a busy connection let its buffer go between its reads, and
+    // made one per burst (2.12 -> 2.16 allocations per request over h2c).
+    handle.shared.open_get().await.expect("opened");
+    for _ in 0..2 {
+        assert!(Pin::new(&mut driver).poll(&mut cx).is_pending());
+    }
+    assert_ne!(driver.rbuf.held(), 0, "a run that read nothing let the buffer go");
+}
