@@ -54,6 +54,8 @@ pub(crate) struct Inner {
     pub(super) peer_max_field_section: AtomicU64,
     /// The last final response head, replayed when it comes again.
     last_head: head::Replay,
+    /// The last request head, sent again when it comes again.
+    last_request: head::Template,
 }
 
 impl Inner {
@@ -116,6 +118,7 @@ pub(crate) async fn handshake(
         config,
         peer_max_field_section: AtomicU64::new(u64::MAX),
         last_head: head::Replay::default(),
+        last_request: head::Template::default(),
     });
     // The driver holds the connection weakly: when the last handle and the
     // last request are gone, `Inner`'s drop closes QUIC and the driver ends.
@@ -143,6 +146,16 @@ impl Inner {
     pub(super) fn response_head(&self, block: &[u8]) -> Result<http::response::Parts, HeadError> {
         self.last_head
             .response(block, self.config.max_field_section)
+    }
+
+    /// A request's head encoded, or the last one's bytes again
+    /// ([`head::Template`]).
+    pub(super) fn request_head<B>(
+        &self,
+        request: &Request<B>,
+        content_length: Option<u64>,
+    ) -> Result<head::EncodedHead, &'static str> {
+        self.last_request.request(request, content_length)
     }
 
     /// The server's SETTINGS arrived.

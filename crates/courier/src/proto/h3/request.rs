@@ -17,7 +17,7 @@ use super::body::{send_body, RecvBody, StreamGuard};
 use super::code;
 use super::conn::Inner;
 use super::frame::{self, kind, Frame, FrameError};
-use super::head::{self, HeadError};
+use super::head::HeadError;
 use super::reader::{ReadError, StreamReader};
 use crate::body::Body;
 use crate::error::{Error, ErrorKind};
@@ -103,7 +103,7 @@ pub(super) async fn send(inner: &Arc<Inner>, request: Request<Body>) -> Result<A
         .body()
         .len()
         .filter(|&len| len != 0 || crate::body::expects_body(request.method()));
-    let encoded = match head::request(&request, length) {
+    let encoded = match inner.request_head(&request, length) {
         Ok(encoded) => encoded,
         Err(why) => {
             return Err(fail(
@@ -152,7 +152,7 @@ pub(super) async fn send(inner: &Arc<Inner>, request: Request<Body>) -> Result<A
     // The head, and a buffered body with it, in one write; then the end.
     let mut sending = match body.buffered() {
         Some(bytes) => {
-            let mut chunks = [encoded.frame.freeze(), Bytes::new(), bytes];
+            let mut chunks = [encoded.frame, Bytes::new(), bytes];
             if !chunks[2].is_empty() {
                 let mut data_head = BytesMut::with_capacity(9);
                 frame::put_head(&mut data_head, kind::DATA, chunks[2].len() as u64);
@@ -167,7 +167,7 @@ pub(super) async fn send(inner: &Arc<Inner>, request: Request<Body>) -> Result<A
             None
         }
         None => {
-            if let Err(e) = tx.write_chunk(encoded.frame.freeze()).await {
+            if let Err(e) = tx.write_chunk(encoded.frame).await {
                 tracing::debug!("HTTP/3 request head not sent: {e}");
             }
             Some(Box::pin(send_body(tx, body)))
