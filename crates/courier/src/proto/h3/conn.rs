@@ -15,6 +15,7 @@ use super::frame::{self, setting, stream_type};
 use super::head::{self, HeadError};
 use super::request::{self, Answer};
 use super::signals::Signals;
+use super::template;
 use crate::body::Body;
 use crate::error::{Error, ErrorKind};
 use crate::proto::exchange::{Driver, SendError};
@@ -55,7 +56,7 @@ pub(crate) struct Inner {
     /// The last final response head, replayed when it comes again.
     last_head: head::Replay,
     /// The last request head, sent again when it comes again.
-    last_request: head::Template,
+    last_request: template::Template,
 }
 
 impl Inner {
@@ -118,7 +119,7 @@ pub(crate) async fn handshake(
         config,
         peer_max_field_section: AtomicU64::new(u64::MAX),
         last_head: head::Replay::default(),
-        last_request: head::Template::default(),
+        last_request: template::Template::default(),
     });
     // The driver holds the connection weakly: when the last handle and the
     // last request are gone, `Inner`'s drop closes QUIC and the driver ends.
@@ -149,7 +150,7 @@ impl Inner {
     }
 
     /// A request's head encoded, or the last one's bytes again
-    /// ([`head::Template`]).
+    /// ([`template::Template`]).
     pub(super) fn request_head<B>(
         &self,
         request: &Request<B>,

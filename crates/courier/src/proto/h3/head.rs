@@ -2,14 +2,15 @@
 //! field section encoded (pseudo-fields first, connection-specific fields
 //! left out), and a response's (or trailers') field section decoded into
 //! `http` types, each malformed message a typed error. A connection's last
-//! request head is kept encoded ([`Template`]) and its last response head
-//! decoded ([`Replay`]): a service sends the same head over and over.
+//! response head is kept decoded ([`Replay`]), its last request head
+//! encoded ([`super::template`]): a service sends the same head over and
+//! over.
 
 use std::sync::Mutex;
 
 use bytes::{BufMut, Bytes, BytesMut};
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
-use http::{Method, Request, StatusCode, Version};
+use http::{Request, StatusCode, Version};
 
 use super::frame::{self, kind};
 use super::qpack::{self, encode, DecodeError};
@@ -98,97 +99,6 @@ pub(crate) fn request<B>(
         frame: framed(&block).freeze(),
         size,
     })
-}
-
-/// The last request head a connection encoded, with what it was encoded
-/// from: a request whose method, URI parts, fields (in order, with their
-/// sensitivity) and added content-length are the same takes the same
-/// bytes. Encoding one (QPACK's static table search and Huffman for each
-/// string, two buffers) cost about 3,300 instructions; comparing is a few
-/// hundred, as HTTP/2 replays its HPACK blocks. Bounded: one head, ours.
-#[derive(Default)]
-pub(crate) struct Template(Mutex<Option<LastRequest>>);
-
-struct LastRequest {
-    method: Method,
-    /// `:scheme`, `:authority` and `:path` as encoded, each the length of
-    /// the one before's end in `pseudo`.
-    pseudo: String,
-    ends: [usize; 3],
-    headers: HeaderMap,
-    content_length: Option<u64>,
-    frame: Bytes,
-    size: u64,
-}
-
-impl LastRequest {
-    fn matches<B>(&self, request: &Request<B>, content_length: Option<u64>) -> bool {
-        let uri = request.uri();
-        let path = uri.path_and_query().map_or("", |p| p.as_str());
-        let [scheme, authority, _] = self.ends;
-        self.content_length == content_length
-            && self.method == request.method()
-            && uri.scheme_str() == Some(&self.pseudo[..scheme])
-            && uri.authority().map(|a| a.as_str()) == Some(&self.pseudo[scheme..authority])
-            && path == &self.pseudo[authority..]
-            && same_fields(&self.headers, request.headers())
-    }
-}
-
-/// The same fields in the same order, each as sensitive: what decides the
-/// encoded bytes (`HeaderValue`'s own `==` leaves sensitivity out).
-fn same_fields(a: &HeaderMap, b: &HeaderMap) -> bool {
-    a.len() == b.len()
-        && a.iter().zip(b.iter()).all(|((an, av), (bn, bv))| {
-            an == bn && av == bv && av.is_sensitive() == bv.is_sensitive()
-        })
-}
-
-impl Template {
-    /// `request`'s head as [`request`] encodes it: the last one's bytes
-    /// when it is the same head, else encoded and kept.
-    ///
-    /// # Errors
-    /// As [`request`].
-    pub(crate) fn request<B>(
-        &self,
-        request: &Request<B>,
-        content_length: Option<u64>,
-    ) -> Result<EncodedHead, &'static str> {
-        let last = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(last) = last
-            .as_ref()
-            .filter(|last| last.matches(request, content_length))
-        {
-            return Ok(EncodedHead {
-                frame: last.frame.clone(),
-                size: last.size,
-            });
-        }
-        drop(last);
-        let encoded = self::request(request, content_length)?;
-        let uri = request.uri();
-        let (scheme, authority) = (uri.scheme_str(), uri.authority());
-        if let (Some(scheme), Some(authority)) = (scheme, authority) {
-            let path = uri.path_and_query().map_or("", |p| p.as_str());
-            let pseudo = [scheme, authority.as_str(), path].concat();
-            let ends = [
-                scheme.len(),
-                scheme.len() + authority.as_str().len(),
-                pseudo.len(),
-            ];
-            *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(LastRequest {
-                method: request.method().clone(),
-                pseudo,
-                ends,
-                headers: request.headers().clone(),
-                content_length,
-                frame: encoded.frame.clone(),
-                size: encoded.size,
-            });
-        }
-        Ok(encoded)
-    }
 }
 
 /// A trailer section as a HEADERS frame.
@@ -416,107 +326,6 @@ mod tests {
             .sum();
         assert_eq!(head.size, size);
         assert!(request(&Request::get("/relative").body(()).unwrap(), None).is_err());
-    }
-
-    #[test]
-    fn a_request_head_is_encoded_once_and_any_change_encodes_it_fresh() {
-        let base = || {
-            Request::get("https://example.com/a?b")
-                .header("x-one", "1")
-                .header("x-two", "2")
-        };
-        let secret = {
-            let mut v = HeaderValue::from_static("2");
-            v.set_sensitive(true);
-            v
-        };
-        // Each step against the one before it: the same head is the kept
-        // bytes; anything that changes the encoding is encoded again.
-        let steps: Vec<(&str, Request<()>, Option<u64>, bool)> = vec![
-            ("first", base().body(()).unwrap(), None, false),
-            ("the same", base().body(()).unwrap(), None, true),
-            (
-                "a value",
-                base().header("x-two", "3").body(()).unwrap(),
-                None,
-                false,
-            ),
-            ("back", base().body(()).unwrap(), None, false),
-            ("the same again", base().body(()).unwrap(), None, true),
-            (
-                "the order",
-                Request::get("https://example.com/a?b")
-                    .header("x-two", "2")
-                    .header("x-one", "1")
-                    .body(())
-                    .unwrap(),
-                None,
-                false,
-            ),
-            ("back", base().body(()).unwrap(), None, false),
-            (
-                "a field added",
-                base().header("x-three", "3").body(()).unwrap(),
-                None,
-                false,
-            ),
-            ("a field removed", base().body(()).unwrap(), None, false),
-            (
-                "sensitivity",
-                Request::get("https://example.com/a?b")
-                    .header("x-one", "1")
-                    .header("x-two", secret)
-                    .body(())
-                    .unwrap(),
-                None,
-                false,
-            ),
-            ("back", base().body(()).unwrap(), None, false),
-            (
-                "the method",
-                base().method("HEAD").body(()).unwrap(),
-                None,
-                false,
-            ),
-            (
-                "the path",
-                base().uri("https://example.com/a?c").body(()).unwrap(),
-                None,
-                false,
-            ),
-            (
-                "the authority",
-                base().uri("https://Example.com/a?b").body(()).unwrap(),
-                None,
-                false,
-            ),
-            (
-                "the scheme",
-                base().uri("http://example.com/a?b").body(()).unwrap(),
-                None,
-                false,
-            ),
-            ("back", base().body(()).unwrap(), None, false),
-            ("a content-length", base().body(()).unwrap(), Some(5), false),
-            ("another", base().body(()).unwrap(), Some(6), false),
-            ("the same length", base().body(()).unwrap(), Some(6), true),
-        ];
-        let template = Template::default();
-        let mut last: Option<Bytes> = None;
-        for (what, req, length, kept) in &steps {
-            let fresh = request(req, *length).expect("encodes");
-            let got = template.request(req, *length).expect("encodes");
-            assert_eq!(got.frame, fresh.frame, "{what}");
-            assert_eq!(got.size, fresh.size, "{what}");
-            let same_bytes = last
-                .as_ref()
-                .is_some_and(|l| l.as_ptr() == got.frame.as_ptr());
-            assert_eq!(same_bytes, *kept, "{what}");
-            last = Some(got.frame);
-        }
-        assert!(template
-            .request(&Request::get("/relative").body(()).unwrap(), None)
-            .is_err());
     }
 
     fn section(fields: &[(&[u8], &[u8])]) -> Vec<u8> {
