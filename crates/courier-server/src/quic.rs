@@ -117,13 +117,14 @@ pub(crate) fn bind(
 /// the probes.
 fn jumbo_discovery() -> quinn::MtuDiscoveryConfig {
     let mut mtu = quinn::MtuDiscoveryConfig::default();
-    mtu.upper_bound(65_507 / 10);
+    mtu.upper_bound(JUMBO_ACCEPTED);
     mtu
 }
 
 /// Largest UDP payload accepted (announced to clients, whose discovery
-/// stops there): IPv4's in a 9,000-byte frame.
-const JUMBO_ACCEPTED: u16 = 9000 - 20 - 8;
+/// stops there): the same 6,550, since quinn sizes the endpoint's receive
+/// buffer from it (32 receives of 64 GRO segments).
+const JUMBO_ACCEPTED: u16 = 65_507 / 10;
 
 /// What the UDP socket asks the kernel to buffer each way.
 const SOCKET_BUFFER: usize = 8 * 1024 * 1024;
