@@ -283,6 +283,13 @@ impl Http3Connection {
         )
     }
 
+    /// The path as quinn sees it: (the datagram size MTU discovery has
+    /// reached, packets declared lost so far).
+    pub fn path_stats(&self) -> (u16, u64) {
+        let stats = self.conn.quic().stats();
+        (stats.path.current_mtu, stats.path.lost_packets)
+    }
+
     /// Closes the connection now.
     pub fn close(&self) {
         self.conn.close();

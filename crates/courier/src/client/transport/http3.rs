@@ -260,8 +260,7 @@ impl Origin {
         let weak: Weak<Report> = Arc::downgrade(&listener);
         // The id is the reporter's; the signals' own is unused.
         conn.signals().listen(weak as Weak<dyn Listener>, 0);
-        let signals = Arc::clone(conn.signals());
-        let driver = keep_alive.around(driver, move || signals.open() > 0);
+        let driver = keep_alive.around(driver, Arc::clone(conn.signals()) as _);
         Ok(Connected {
             conn: Handshake::Shared {
                 conn: super::Multiplexed::Http3(Http3 {

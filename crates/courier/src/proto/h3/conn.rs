@@ -18,6 +18,7 @@ use super::frame::{self, setting, stream_type};
 use super::head::{self, HeadError};
 use super::request::{self, Answer};
 use super::signals::Signals;
+use super::template;
 use crate::body::Body;
 use crate::error::{Error, ErrorKind};
 use crate::proto::exchange::{Driver, SendError};
@@ -68,6 +69,8 @@ pub(crate) struct Inner {
     /// Told the server's SETTINGS once they arrive, to remember them for
     /// the next resumed connection.
     remember: Mutex<Option<RememberFn>>,
+    /// The last request head, sent again when it comes again.
+    last_request: template::Template,
 }
 
 /// Keeps a server's settings for a later connection that resumes.
@@ -150,6 +153,7 @@ pub(crate) async fn handshake(
         config,
         peer_max_field_section: AtomicU64::new(peer_max),
         last_head: head::Replay::default(),
+        last_request: template::Template::default(),
         phase: watch::Sender::new(phase),
         remembered,
         settings_arrived: AtomicBool::new(false),
@@ -233,6 +237,16 @@ impl Inner {
     pub(super) fn response_head(&self, block: &[u8]) -> Result<http::response::Parts, HeadError> {
         self.last_head
             .response(block, self.config.max_field_section)
+    }
+
+    /// A request's head encoded, or the last one's bytes again
+    /// ([`template::Template`]).
+    pub(super) fn request_head<B>(
+        &self,
+        request: &Request<B>,
+        content_length: Option<u64>,
+    ) -> Result<head::EncodedHead, &'static str> {
+        self.last_request.request(request, content_length)
     }
 
     /// The server's SETTINGS arrived (on a 0-RTT connection, read only

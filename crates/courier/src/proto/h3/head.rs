@@ -1,7 +1,10 @@
 //! Message heads on a request stream (RFC 9114 §4.1–4.3): the request's
 //! field section encoded (pseudo-fields first, connection-specific fields
 //! left out), and a response's (or trailers') field section decoded into
-//! `http` types, each malformed message a typed error.
+//! `http` types, each malformed message a typed error. A connection's last
+//! response head is kept decoded ([`Replay`]), its last request head
+//! encoded ([`super::template`]): a service sends the same head over and
+//! over.
 
 use std::sync::Mutex;
 
@@ -29,7 +32,7 @@ fn forbidden(name: &HeaderName, value: &HeaderValue) -> bool {
 /// A request head ready to write: the HEADERS frame, and its size as the
 /// server's SETTINGS_MAX_FIELD_SECTION_SIZE counts it.
 pub(crate) struct EncodedHead {
-    pub(crate) frame: BytesMut,
+    pub(crate) frame: Bytes,
     pub(crate) size: u64,
 }
 
@@ -93,7 +96,7 @@ pub(crate) fn request<B>(
         );
     }
     Ok(EncodedHead {
-        frame: framed(&block),
+        frame: framed(&block).freeze(),
         size,
     })
 }
@@ -277,9 +280,9 @@ mod tests {
     use super::*;
     use crate::proto::h3::frame::{Frame, FrameReader};
 
-    fn block_of(frame: &BytesMut) -> Vec<u8> {
+    fn block_of(frame: &Bytes) -> Vec<u8> {
         let mut reader = FrameReader::new(1 << 20);
-        let mut bytes = frame.clone().freeze();
+        let mut bytes = frame.clone();
         match reader.next(&mut bytes) {
             Ok(Some(Frame::Headers(block))) => block.to_vec(),
             other => panic!("{other:?}"),

@@ -37,6 +37,7 @@ pub(crate) mod qpack;
 pub(crate) mod reader;
 pub(crate) mod request;
 pub(crate) mod signals;
+pub(crate) mod template;
 pub(crate) mod varint;
 
 /// HTTP/3 error codes (RFC 9114 §8.1) courier sends or reads.

@@ -18,7 +18,7 @@ use super::code;
 use super::conn::Inner;
 use super::early::{self, Phase};
 use super::frame::{self, kind, Frame, FrameError};
-use super::head::{self, HeadError};
+use super::head::HeadError;
 use super::reader::{ReadError, StreamReader};
 use crate::body::Body;
 use crate::error::{Error, ErrorKind};
@@ -181,7 +181,7 @@ async fn send_once(
         .body()
         .len()
         .filter(|&len| len != 0 || crate::body::expects_body(request.method()));
-    let encoded = match head::request(&request, length) {
+    let encoded = match inner.request_head(&request, length) {
         Ok(encoded) => encoded,
         Err(why) => {
             return Err(fail(
@@ -230,7 +230,7 @@ async fn send_once(
     // The head, and a buffered body with it, in one write; then the end.
     let mut sending = match body.buffered() {
         Some(bytes) => {
-            let mut chunks = [encoded.frame.freeze(), Bytes::new(), bytes];
+            let mut chunks = [encoded.frame, Bytes::new(), bytes];
             if !chunks[2].is_empty() {
                 let mut data_head = BytesMut::with_capacity(9);
                 frame::put_head(&mut data_head, kind::DATA, chunks[2].len() as u64);
@@ -245,7 +245,7 @@ async fn send_once(
             None
         }
         None => {
-            if let Err(e) = tx.write_chunk(encoded.frame.freeze()).await {
+            if let Err(e) = tx.write_chunk(encoded.frame).await {
                 tracing::debug!("HTTP/3 request head not sent: {e}");
             }
             Some(Box::pin(send_body(tx, body)))

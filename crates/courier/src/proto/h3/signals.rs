@@ -21,6 +21,15 @@ use std::sync::{Arc, OnceLock, Weak};
 /// No GOAWAY yet.
 const NO_GOAWAY: u64 = u64::MAX;
 
+impl crate::connect::quic_idle::Waiting for Signals {
+    fn busy(&self) -> bool {
+        self.open() > 0
+    }
+    fn woken(&self) -> &tokio::sync::Notify {
+        &self.woken
+    }
+}
+
 /// Whoever keeps the connection and acts on what it reports (the pool).
 pub(crate) trait Listener: Send + Sync {
     /// Something in connection `id`'s [`Signals`] changed; called with no
@@ -57,6 +66,9 @@ pub(crate) struct Signals {
     /// Why we closed the connection, when the server broke the protocol:
     /// a request sent after it reports that, not a bare "closed".
     failure: OnceLock<String>,
+    /// Woken when the first request after none starts: the keep-alive
+    /// sleeps on it while the connection is idle (`connect::quic_idle`).
+    woken: tokio::sync::Notify,
 }
 
 impl std::fmt::Debug for Signals {
@@ -87,6 +99,7 @@ impl Signals {
             listener: OnceLock::new(),
             settings: OnceLock::new(),
             failure: OnceLock::new(),
+            woken: tokio::sync::Notify::new(),
         }
     }
 
@@ -159,6 +172,9 @@ impl Signals {
     /// A request stream was opened.
     pub(crate) fn stream_opened(&self) {
         let open = self.open.fetch_add(1, Ordering::AcqRel) + 1;
+        if open == 1 {
+            self.woken.notify_one();
+        }
         let peak = self.peak.fetch_max(open, Ordering::AcqRel).max(open);
         // More open at once than a learnt limit: the peer granted more since.
         if self.learnt.load(Ordering::Acquire) && peak > self.max_streams.load(Ordering::Acquire) {

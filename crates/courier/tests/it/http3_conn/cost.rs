@@ -1,9 +1,9 @@
-//! What HTTP/3 itself costs on top of QUIC, to decide between the h3 crate
-//! and an HTTP/3 and QPACK of our own: the client's CPU and UDP bytes per
-//! request for courier's connection (h3 over quinn) against the same
-//! exchange on raw quinn streams (the request and response bytes alone, no
-//! HTTP/3 framing, no QPACK, no h3 bookkeeping). The difference is the most
-//! an HTTP/3 of our own could save. The client runs on this thread alone
+//! What HTTP/3 itself costs on top of QUIC: the client's CPU and UDP bytes
+//! per request for courier's connection (our own HTTP/3 and QPACK,
+//! `proto/h3`, over quinn) against the same exchange on raw quinn streams
+//! (the request and response bytes alone, no HTTP/3 framing, no QPACK). It
+//! was written to decide between the h3 crate and our own; now it bounds
+//! what is left to save above QUIC. The client runs on this thread alone
 //! (a current-thread runtime; quinn's endpoint driver with it), the servers
 //! on a runtime of their own, so this thread's CPU time is the client's.
 //!
@@ -218,7 +218,7 @@ fn raw_quinn(
 
 #[test]
 #[ignore = "a measurement: run it in release, alone (see the module's docs)"]
-fn h3_versus_raw_quinn() {
+fn our_http3_versus_raw_quinn() {
     let (servers, client) = runtimes();
     let (h3, head_len) = courier_h3(&servers, &client);
     // The raw exchange carries what HTTP/3 must: the request's fields
@@ -226,11 +226,11 @@ fn h3_versus_raw_quinn() {
     // response's fields and body, as bytes of the same length, unframed.
     let raw = raw_quinn(&servers, &client, 40, head_len + BODY);
     println!("{REQUESTS} sequential GETs of {BODY} B over loopback, client thread only:");
-    println!("  courier (h3 0.0.8 + quinn): {h3}");
+    println!("  courier (proto/h3 + quinn): {h3}");
     println!("  raw quinn streams:          {raw}");
     let share = 1.0 - raw.cpu_per_request.as_secs_f64() / h3.cpu_per_request.as_secs_f64();
     println!(
-        "  HTTP/3's share (h3, QPACK, framing, courier's wrapper): {:.0}% of the client's CPU",
+        "  HTTP/3's share (framing, QPACK, courier's client and pool): {:.0}% of the client's CPU",
         share * 100.0
     );
 }

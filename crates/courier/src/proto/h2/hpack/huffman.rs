@@ -1,5 +1,7 @@
-//! Huffman-coded strings (RFC 7541 §5.2, Appendix B): decoding only. We
-//! write our own strings raw (see `encoder`), but peers may code theirs.
+//! Huffman-coded strings (RFC 7541 §5.2, Appendix B), shared by HPACK and
+//! QPACK (RFC 9204 uses the same code). Decoding is for peers' strings;
+//! HTTP/2 writes its own raw (see `encoder`), and QPACK's encoder codes a
+//! string when that is shorter (`encoded_len`, `encode`).
 //!
 //! The code is canonical: the codes of one length are consecutive numbers,
 //! and each length's first code follows on from the previous length's last.
