@@ -254,11 +254,13 @@ impl Connection {
                 // its URI is the response's, the rest a redirect's.
                 Ok(head) => {
                     let (uri, sent) = Sent::answered(req, streamed);
+                    let length = head.declared_length;
                     Ok(Answer {
                         head: head.into_parts(),
                         body: (),
                         uri,
                         sent,
+                        length,
                     })
                 }
                 Err((error, resend)) => Err(resend.failure(error, req)),

@@ -78,6 +78,9 @@ pub(crate) struct Head {
     /// The connection switched protocols (a `101` to an `Upgrade` request,
     /// a 2xx to a CONNECT): what follows the head is no longer HTTP/1.1.
     pub(crate) switched: bool,
+    /// The Content-Length as `Response` reads it (see `Seen::declared`),
+    /// read here so that the response need not look it up again.
+    pub(crate) declared_length: Option<Option<u64>>,
 }
 
 impl Head {
@@ -119,6 +122,14 @@ pub(crate) fn parse(
     arena: &mut BytesMut,
     names: &mut Names,
 ) -> Result<Parsed, Error> {
+    // A head laid out as the last one is read without httparse; one of its
+    // values that httparse might read otherwise sends it to httparse.
+    if let Some((len, code, minor)) = names.layout.matches(buf) {
+        if let Some(parsed) = parse_from(buf, asked, arena, names, len, code, minor, None)? {
+            buf.advance(len);
+            return Ok(parsed);
+        }
+    }
     // Uninitialised slots: httparse fills what it finds, and 100 empty
     // headers (3.2 KB) are not zeroed on every parse.
     let mut slots = [const { MaybeUninit::<httparse::Header<'_>>::uninit() }; MAX_HEADERS];
@@ -137,6 +148,38 @@ pub(crate) fn parse(
         Err(e) => return Err(Error::new(ErrorKind::Protocol, e)),
     };
     let code = res.code.unwrap_or_default();
+    let minor = res.version.unwrap_or(1);
+    let parsed = parse_from(
+        buf,
+        asked,
+        arena,
+        names,
+        len,
+        code,
+        minor,
+        Some(res.headers),
+    )?;
+    let parsed = parsed.expect("a head httparse read is never sent back to it");
+    buf.advance(len);
+    Ok(parsed)
+}
+
+/// The head of `len` bytes at the start of `buf`, with status `code` and
+/// minor version `minor`: its headers are `parsed` (httparse's), or, when
+/// `None`, the values at the offsets of the head `names.layout` keeps.
+/// `Ok(None)`: a value of the latter may not read as httparse would read it.
+/// The caller consumes the head.
+#[allow(clippy::too_many_arguments)]
+fn parse_from(
+    buf: &[u8],
+    asked: Asked,
+    arena: &mut BytesMut,
+    names: &mut Names,
+    len: usize,
+    code: u16,
+    minor: u8,
+    parsed: Option<&[httparse::Header<'_>]>,
+) -> Result<Option<Parsed>, Error> {
     let status = StatusCode::from_u16(code)
         .map_err(|_| Error::msg(ErrorKind::Protocol, "invalid response status code"))?;
     let switched = match (status, asked) {
@@ -151,10 +194,9 @@ pub(crate) fn parse(
         _ => false,
     };
     if status.is_informational() && !switched {
-        buf.advance(len);
-        return Ok(Parsed::Informational(len, status));
+        return Ok(Some(Parsed::Informational(len, status)));
     }
-    let version = if res.version == Some(0) {
+    let version = if minor == 0 {
         Version::HTTP_10
     } else {
         Version::HTTP_11
@@ -162,32 +204,44 @@ pub(crate) fn parse(
 
     let base = buf.as_ptr() as usize;
     let head = &buf[..len];
+    let count = parsed.map_or(names.layout.headers(), <[_]>::len);
     // The head is copied out only when a value is not last time's.
     let mut copy = None;
     let mut seen = Seen::default();
-    let mut value = |h: &httparse::Header<'_>| {
+    let mut value = |v: &[u8]| {
         let copy: &Bytes = copy.get_or_insert_with(|| copy_out(arena, head));
-        let start = h.value.as_ptr() as usize - base;
-        HeaderValue::from_maybe_shared(copy.slice(start..start + h.value.len()))
+        let start = v.as_ptr() as usize - base;
+        HeaderValue::from_maybe_shared(copy.slice(start..start + v.len()))
             .map_err(|e| Error::new(ErrorKind::Protocol, e))
     };
     // The same names as last time, in the same order: the last head's map
     // is cloned (names, and the values last kept) and the values that
     // differ filled in, which skips hashing and placing every name again,
     // and checking (and copying) every value that did not change.
-    let filled = match names.template(res.headers.len()) {
+    let filled = match names.template(count) {
         Some(mut map) => {
             let mut filled = true;
             let mut changed = None;
-            for ((at, h), slot) in res.headers.iter().enumerate().zip(map.values_mut()) {
-                let Some(role) = names.remembered(at, h.name.as_bytes()) else {
-                    filled = false;
-                    break;
+            for (at, slot) in map.values_mut().enumerate() {
+                let (role, v) = match parsed {
+                    Some(headers) => {
+                        let h = &headers[at];
+                        let Some(role) = names.remembered(at, h.name.as_bytes()) else {
+                            filled = false;
+                            break;
+                        };
+                        (role, h.value)
+                    }
+                    // Laid out as the last head: its names are the template's.
+                    None => (names.role(at), names.layout.value(head, at)),
                 };
-                seen.note(role, h.value);
-                if slot.as_bytes() != h.value {
-                    *slot = value(h)?;
-                    changed.get_or_insert_with(Changed::new).add(at, h.value);
+                seen.note(role, v);
+                if slot.as_bytes() != v {
+                    if parsed.is_none() && !super::repeated::plain_value(v) {
+                        return Ok(None);
+                    }
+                    *slot = value(v)?;
+                    changed.get_or_insert_with(Changed::new).add(at, v);
                 }
             }
             if filled {
@@ -195,24 +249,36 @@ pub(crate) fn parse(
             }
             filled.then_some(map)
         }
+        // No template, no layout: only httparse's heads come here.
+        None if parsed.is_none() => return Ok(None),
         None => None,
     };
-    let headers = match filled {
-        Some(map) => map,
-        None => {
+    let headers = match (filled, parsed) {
+        (Some(map), _) => map,
+        (None, parsed) => {
+            let parsed = parsed.expect("a layout is kept only with a template");
             seen = Seen::default();
-            let mut map = HeaderMap::with_capacity(res.headers.len());
-            for (at, h) in res.headers.iter().enumerate() {
+            let mut map = HeaderMap::with_capacity(parsed.len());
+            for (at, h) in parsed.iter().enumerate() {
                 let name = names.name(at, h.name.as_bytes())?;
                 seen.note(Role::of(&name), h.value);
-                map.append(name, value(h)?);
+                map.append(name, value(h.value)?);
             }
-            names.keep_template(&map, res.headers.len());
+            names.keep_template(&map, parsed.len());
             map
         }
     };
-    buf.advance(len);
-
+    if let Some(parsed) = parsed {
+        // httparse's head: kept as the layout the next head may have,
+        // while the template holds its names.
+        if names.has_template(count) {
+            let offsets = parsed.iter().map(|h| {
+                let start = h.value.as_ptr() as usize - base;
+                (start, start + h.value.len())
+            });
+            names.layout.keep(head, offsets, code, minor);
+        }
+    }
     if switched {
         if status == StatusCode::SWITCHING_PROTOCOLS {
             no_content_framing(&seen)?;
@@ -220,7 +286,7 @@ pub(crate) fn parse(
         // RFC 9110 §9.3.6: a 2xx to CONNECT has no content, whatever its
         // framing headers say; nor has a 101. The connection is the
         // caller's now, never the pool's again.
-        return Ok(Parsed::Final(Head {
+        return Ok(Some(Parsed::Final(Head {
             status,
             version,
             headers,
@@ -228,7 +294,8 @@ pub(crate) fn parse(
             keep_alive: false,
             closing: true,
             switched,
-        }));
+            declared_length: seen.declared(),
+        })));
     }
     let request_was_head = asked == Asked::Head;
     let (framing, framing_allows_reuse) = framing(&headers, seen, status, request_was_head)?;
@@ -242,7 +309,7 @@ pub(crate) fn parse(
     // message is read, then the connection closed, keep-alive or not.
     let te_in_http10 = version == Version::HTTP_10 && seen.transfer_encoding;
     let keep_alive = framing_allows_reuse && !te_in_http10 && !closing;
-    Ok(Parsed::Final(Head {
+    Ok(Some(Parsed::Final(Head {
         status,
         version,
         headers,
@@ -250,7 +317,8 @@ pub(crate) fn parse(
         keep_alive,
         closing,
         switched: false,
-    }))
+        declared_length: seen.declared(),
+    })))
 }
 
 /// What the headers that decide framing and persistence say, noted while
@@ -262,7 +330,20 @@ struct Seen {
     close: bool,
     keep_alive: bool,
     length: Length,
+    /// The first Content-Length value, as the response reads it.
+    first_length: FirstLength,
     transfer_encoding: bool,
+}
+
+/// The first `Content-Length` header's value, if it is one number as
+/// `Response::content_length` reads it (`u64::from_str`).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+enum FirstLength {
+    #[default]
+    Absent,
+    Number(u64),
+    /// Anything else: the response reads the header itself.
+    Other,
 }
 
 /// The Content-Length over every value of every `Content-Length` header.
@@ -329,6 +410,14 @@ impl Seen {
                 self.keep_alive |= token.eq_ignore_ascii_case(b"keep-alive");
             }
         } else if role == Role::ContentLength {
+            if self.first_length == FirstLength::Absent {
+                // Digits only (no sign, space or comma), as few as
+                // `parse_decimal` takes: `u64::from_str` reads them alike.
+                self.first_length = match parse_decimal(value) {
+                    Some(n) if value.iter().all(u8::is_ascii_digit) => FirstLength::Number(n),
+                    _ => FirstLength::Other,
+                };
+            }
             if self.length == Length::Absent {
                 if let Some(n) = parse_decimal(value.trim_ascii()) {
                     self.length = Length::Is(n);
@@ -361,6 +450,17 @@ impl Seen {
                 ErrorKind::Protocol,
                 "conflicting Content-Length values in response",
             )),
+        }
+    }
+
+    /// The Content-Length the response declares, as `Response` reads it
+    /// (the first value, if it is a number), or `None` when only the
+    /// header itself can say.
+    fn declared(&self) -> Option<Option<u64>> {
+        match self.first_length {
+            FirstLength::Absent => Some(None),
+            FirstLength::Number(n) => Some(Some(n)),
+            FirstLength::Other => None,
         }
     }
 

@@ -5,6 +5,7 @@ use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue};
 
 use super::decode::Role;
+use super::repeated::Layout;
 use crate::error::{Error, ErrorKind};
 
 /// Header name positions remembered per connection.
@@ -30,6 +31,9 @@ pub(crate) struct Names {
     /// differ from (0: none did): the same values twice in a row renew the
     /// template at once (see [`RENEW_EVERY`]).
     last_changed: u64,
+    /// The last head's layout, kept while the template holds its names: a
+    /// head laid out alike is read without `httparse` (`repeated.rs`).
+    pub(super) layout: Layout,
 }
 
 /// A template's values are renewed (copied into one buffer of its own) when
@@ -83,6 +87,7 @@ impl Names {
         let name = HeaderName::from_bytes(raw).map_err(|e| Error::new(ErrorKind::Protocol, e))?;
         // The template's names are the remembered ones: it goes with them.
         self.template = None;
+        self.layout.forget();
         let role = Role::of(&name);
         if let Some((bytes, cached, cached_role)) = self.seen.get_mut(at) {
             bytes.clear();
@@ -103,6 +108,11 @@ impl Names {
         }
     }
 
+    /// The role of the remembered name at position `at` (`Other` if none).
+    pub(super) fn role(&self, at: usize) -> Role {
+        self.seen.get(at).map_or(Role::Other, |(_, _, role)| *role)
+    }
+
     /// A copy of the last head's map with empty values, if it had `count`
     /// headers: its values, in order, are the headers' by position
     /// (`HeaderMap::values_mut` goes in insertion order when no name repeats).
@@ -110,11 +120,17 @@ impl Names {
         self.template.as_ref().filter(|t| t.len() == count).cloned()
     }
 
+    /// Whether there is a template of `count` headers.
+    pub(super) fn has_template(&self, count: usize) -> bool {
+        self.template.as_ref().is_some_and(|t| t.len() == count)
+    }
+
     /// Keeps `map`'s names as the template, if there are `count` of them, all
     /// remembered and distinct.
     pub(super) fn keep_template(&mut self, map: &HeaderMap, count: usize) {
         if count == 0 || count > self.seen.len() || map.keys_len() != count {
             self.template = None;
+            self.layout.forget();
             return;
         }
         let mut template = HeaderMap::with_capacity(count);
