@@ -397,6 +397,11 @@ impl Seen {
         // below, which reads a single element the same way.
         if role == Role::Connection {
             self.connection = true;
+            // As nginx and most servers send it: no trimming, no case.
+            if value == b"keep-alive" {
+                self.keep_alive = true;
+                return;
+            }
             let token = value.trim_ascii();
             let close = token.eq_ignore_ascii_case(b"close");
             let keep_alive = !close && token.eq_ignore_ascii_case(b"keep-alive");
@@ -410,19 +415,29 @@ impl Seen {
                 self.keep_alive |= token.eq_ignore_ascii_case(b"keep-alive");
             }
         } else if role == Role::ContentLength {
-            if self.first_length == FirstLength::Absent {
-                // Digits only (no sign, space or comma), as few as
-                // `parse_decimal` takes: `u64::from_str` reads them alike.
-                self.first_length = match parse_decimal(value) {
-                    Some(n) if value.iter().all(u8::is_ascii_digit) => FirstLength::Number(n),
-                    _ => FirstLength::Other,
-                };
-            }
+            let first = self.first_length == FirstLength::Absent;
             if self.length == Length::Absent {
-                if let Some(n) = parse_decimal(value.trim_ascii()) {
+                let digits = value.trim_ascii();
+                if let Some(n) = parse_decimal(digits) {
                     self.length = Length::Is(n);
+                    if first {
+                        // `parse_decimal` takes digits only, as few as
+                        // `u64::from_str` reads alike; untrimmed, the
+                        // response's reading fails (it reads the header).
+                        self.first_length = if digits.len() == value.len() {
+                            FirstLength::Number(n)
+                        } else {
+                            FirstLength::Other
+                        };
+                    }
                     return;
                 }
+            }
+            if first {
+                self.first_length = match parse_decimal(value) {
+                    Some(n) => FirstLength::Number(n),
+                    None => FirstLength::Other,
+                };
             }
             for part in value.split(|&b| b == b',') {
                 self.length = match (self.length, parse_decimal(part.trim_ascii())) {
