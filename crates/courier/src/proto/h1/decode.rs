@@ -123,9 +123,16 @@ pub(crate) fn parse(
     names: &mut Names,
 ) -> Result<Parsed, Error> {
     // A head laid out as the last one is read without httparse; one of its
-    // values that httparse might read otherwise sends it to httparse.
-    if let Some((len, code, minor)) = names.layout.matches(buf) {
-        if let Some(parsed) = parse_from(buf, asked, arena, names, len, code, minor, None)? {
+    // values that httparse might read otherwise sends it to httparse. The
+    // last head's bytes again (values and all) read as they read then.
+    let exact = names.layout.exact(buf);
+    let laid_out = match exact {
+        Some((len, code, minor, _)) => Some((len, code, minor)),
+        None => names.layout.matches(buf),
+    };
+    if let Some((len, code, minor)) = laid_out {
+        let exact = exact.map(|(.., seen)| seen);
+        if let Some(parsed) = parse_from(buf, asked, arena, names, len, code, minor, None, exact)? {
             buf.advance(len);
             return Ok(parsed);
         }
@@ -158,6 +165,7 @@ pub(crate) fn parse(
         code,
         minor,
         Some(res.headers),
+        None,
     )?;
     let parsed = parsed.expect("a head httparse read is never sent back to it");
     buf.advance(len);
@@ -168,7 +176,8 @@ pub(crate) fn parse(
 /// minor version `minor`: its headers are `parsed` (httparse's), or, when
 /// `None`, the values at the offsets of the head `names.layout` keeps.
 /// `Ok(None)`: a value of the latter may not read as httparse would read it.
-/// The caller consumes the head.
+/// `exact`: the head is the last one's bytes, which the template's values
+/// and this reading of its framing headers are. The caller consumes the head.
 #[allow(clippy::too_many_arguments)]
 fn parse_from(
     buf: &[u8],
@@ -179,6 +188,7 @@ fn parse_from(
     code: u16,
     minor: u8,
     parsed: Option<&[httparse::Header<'_>]>,
+    exact: Option<Seen>,
 ) -> Result<Option<Parsed>, Error> {
     let status = StatusCode::from_u16(code)
         .map_err(|_| Error::msg(ErrorKind::Protocol, "invalid response status code"))?;
@@ -218,7 +228,14 @@ fn parse_from(
     // is cloned (names, and the values last kept) and the values that
     // differ filled in, which skips hashing and placing every name again,
     // and checking (and copying) every value that did not change.
+    // The template's values are this head's now (the layout may say so).
+    let mut synced = false;
     let filled = match names.template(count) {
+        Some(map) if exact.is_some() => {
+            seen = exact.unwrap_or_default();
+            names.template_used(&map, None);
+            Some(map)
+        }
         Some(mut map) => {
             let mut filled = true;
             let mut changed = None;
@@ -245,7 +262,10 @@ fn parse_from(
                 }
             }
             if filled {
-                names.template_used(&map, changed.as_ref());
+                synced = names.template_used(&map, changed.as_ref());
+                if parsed.is_none() {
+                    names.layout.synced(synced.then_some((head, seen)));
+                }
             }
             filled.then_some(map)
         }
@@ -277,6 +297,7 @@ fn parse_from(
                 (start, start + h.value.len())
             });
             names.layout.keep(head, offsets, code, minor);
+            names.layout.synced(synced.then_some((head, seen)));
         }
     }
     if switched {
@@ -324,7 +345,7 @@ fn parse_from(
 /// What the headers that decide framing and persistence say, noted while
 /// the head is read: nothing is looked up in the map afterwards.
 #[derive(Debug, Default, Clone, Copy)]
-struct Seen {
+pub(super) struct Seen {
     connection: bool,
     /// A `Connection` header lists `close` / `keep-alive`.
     close: bool,

@@ -486,7 +486,8 @@ fn a_changed_value_seen_twice_is_renewed_and_one_new_every_time_is_not() {
 /// values that change within their length in every way a byte can (a space
 /// or tab at an end, which httparse trims; a line end or colon, which
 /// change the head's shape; control bytes and obs-text), and for changes
-/// outside the values (status, names, separators).
+/// outside the values (status, names, separators); and the last head's
+/// bytes again, read from what was read of them, must read the same.
 #[test]
 fn a_head_laid_out_as_the_last_reads_as_httparse_reads_it() {
     let base: &[u8] = b"HTTP/1.1 200 OK\r\nServer: nginx\r\nDate: Sun, 29 Nov 2026 16:56:00 GMT\r\nContent-Length: 128\r\nConnection: keep-alive\r\nX-A: a b\r\n\r\n";
@@ -521,6 +522,10 @@ fn a_head_laid_out_as_the_last_reads_as_httparse_reads_it() {
         assert_eq!(remembered(base, &mut names), fresh(base));
     }
     assert!(names.layout.matches(base).is_some());
+    // Read from the layout, its values the template's: the same bytes
+    // again are read as they were, without a look at a value.
+    assert_eq!(remembered(base, &mut names), fresh(base));
+    assert!(names.layout.exact(base).is_some());
     let with = |from: &str, to: &str| -> Vec<u8> {
         let s = String::from_utf8(base.to_vec()).unwrap();
         assert!(s.contains(from) && from.len() == to.len(), "{from} {to}");

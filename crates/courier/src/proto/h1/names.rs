@@ -146,22 +146,23 @@ impl Names {
     /// template's, if any): renews the template's values from `map`'s when
     /// they differ, at most once per [`RENEW_EVERY`] heads, or once the last
     /// two heads differed alike (and [`RENEW_MIN`] heads have passed).
-    pub(super) fn template_used(&mut self, map: &HeaderMap, changed: Option<&Changed>) {
+    /// Returns whether the template's values are `map`'s now.
+    pub(super) fn template_used(&mut self, map: &HeaderMap, changed: Option<&Changed>) -> bool {
         self.since_renewed = self.since_renewed.saturating_add(1);
         let Some(changed) = changed else {
             self.last_changed = 0;
-            return;
+            return true;
         };
         let fingerprint = changed.finish();
         let repeated = std::mem::replace(&mut self.last_changed, fingerprint) == fingerprint;
         let due =
             self.since_renewed >= RENEW_EVERY || (repeated && self.since_renewed >= RENEW_MIN);
         if !due {
-            return;
+            return false;
         }
         self.last_changed = 0;
         let Some(template) = self.template.as_mut() else {
-            return;
+            return false;
         };
         self.since_renewed = 0;
         let mut own = Vec::with_capacity(map.values().map(|v| v.len()).sum());
@@ -170,14 +171,17 @@ impl Names {
         }
         let own = Bytes::from(own);
         let mut at = 0;
+        let mut all = true;
         for (kept, v) in template.values_mut().zip(map.values()) {
             let end = at + v.len();
             // Bytes of a valid value: valid again (and on the impossible
             // failure the old value stays, which only costs a check).
-            if let Ok(copy) = HeaderValue::from_maybe_shared(own.slice(at..end)) {
-                *kept = copy;
+            match HeaderValue::from_maybe_shared(own.slice(at..end)) {
+                Ok(copy) => *kept = copy,
+                Err(_) => all = false,
             }
             at = end;
         }
+        all
     }
 }

@@ -15,6 +15,8 @@
 //! `names.rs`) is taken only when it has no control byte and no whitespace
 //! at either end (`httparse` trims those); otherwise the head is parsed.
 
+use super::decode::Seen;
+
 /// The layout of the last head `httparse` read: its bytes outside the
 /// header values, and where each value was.
 #[derive(Debug, Default)]
@@ -26,6 +28,10 @@ pub(crate) struct Layout {
     /// The status code and minor version `httparse` read from it.
     code: u16,
     minor: u8,
+    /// Set when `bytes` are the last head's, values and all, and the
+    /// template's values are its values: what its framing headers said.
+    /// The same bytes again read the same, without a look at a value.
+    seen: Option<Seen>,
 }
 
 impl Layout {
@@ -57,6 +63,31 @@ impl Layout {
     pub(super) fn forget(&mut self) {
         self.bytes.clear();
         self.values.clear();
+        self.seen = None;
+    }
+
+    /// The head last read, `Some((head, seen))`, has the template's values
+    /// (and its framing headers said `seen`): its bytes, laid out as those
+    /// kept (or the same), are kept for [`exact`](Self::exact). `None`: the
+    /// template's values are not the last head's.
+    pub(super) fn synced(&mut self, last: Option<(&[u8], Seen)>) {
+        self.seen = match last {
+            Some((head, seen)) if head.len() == self.bytes.len() => {
+                self.bytes.copy_from_slice(head);
+                Some(seen)
+            }
+            _ => None,
+        };
+    }
+
+    /// If `buf` starts with the last head's bytes, whose values are the
+    /// template's: as [`matches`](Self::matches), and what its framing
+    /// headers said.
+    pub(super) fn exact(&self, buf: &[u8]) -> Option<(usize, u16, u8, Seen)> {
+        let seen = self.seen?;
+        let len = self.bytes.len();
+        (buf.len() >= len && buf[..len] == self.bytes[..])
+            .then_some((len, self.code, self.minor, seen))
     }
 
     /// The number of headers of the head kept.
