@@ -238,12 +238,11 @@ impl Connection {
     pub(crate) fn send_prepared<C>(
         mut conn: C,
         mut req: Request<Body>,
-        prepared: Prepared,
+        Prepared { framing, asked }: Prepared,
     ) -> impl Future<Output = (C, SendResult)> + Send
     where
         C: AsMut<Connection> + Send,
     {
-        let Prepared { framing, asked } = prepared;
         // The request lives here once; `exchange` works on it by reference.
         async move {
             let streamed = req.body().as_buffered().is_none();
@@ -254,13 +253,12 @@ impl Connection {
                 // its URI is the response's, the rest a redirect's.
                 Ok(head) => {
                     let (uri, sent) = Sent::answered(req, streamed);
-                    let length = head.declared_length;
                     Ok(Answer {
+                        length: head.declared_length,
                         head: head.into_parts(),
                         body: (),
                         uri,
                         sent,
-                        length,
                     })
                 }
                 Err((error, resend)) => Err(resend.failure(error, req)),

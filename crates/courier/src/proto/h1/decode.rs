@@ -10,6 +10,9 @@ use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, Version};
 use super::arena::copy_out;
 use super::names::Changed;
 pub(crate) use super::names::Names;
+#[cfg(test)]
+use super::seen::FirstLength;
+pub(super) use super::seen::Seen;
 use crate::error::{Error, ErrorKind};
 
 /// More header lines than this is a malformed (or hostile) response; hyper uses the same bound.
@@ -342,42 +345,6 @@ fn parse_from(
     })))
 }
 
-/// What the headers that decide framing and persistence say, noted while
-/// the head is read: nothing is looked up in the map afterwards.
-#[derive(Debug, Default, Clone, Copy)]
-pub(super) struct Seen {
-    connection: bool,
-    /// A `Connection` header lists `close` / `keep-alive`.
-    close: bool,
-    keep_alive: bool,
-    length: Length,
-    /// The first Content-Length value, as the response reads it.
-    first_length: FirstLength,
-    transfer_encoding: bool,
-}
-
-/// The first `Content-Length` header's value, if it is one number as
-/// `Response::content_length` reads it (`u64::from_str`).
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-enum FirstLength {
-    #[default]
-    Absent,
-    Number(u64),
-    /// Anything else: the response reads the header itself.
-    Other,
-}
-
-/// The Content-Length over every value of every `Content-Length` header.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-enum Length {
-    #[default]
-    Absent,
-    Is(u64),
-    /// The first fault met, in order (as reading them one by one would).
-    Invalid,
-    Conflicting,
-}
-
 /// What a header name says to [`Seen`]: worked out once per remembered
 /// name, so a remembered head's names are not compared again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -398,115 +365,6 @@ impl Role {
             Role::TransferEncoding
         } else {
             Role::Other
-        }
-    }
-}
-
-impl Seen {
-    // Inlined: most headers are none of the three, and cost one compare.
-    #[inline]
-    fn note(&mut self, role: Role, value: &[u8]) {
-        if role != Role::Other {
-            self.note_framing(role, value);
-        }
-    }
-
-    fn note_framing(&mut self, role: Role, value: &[u8]) {
-        // One element, as servers send them (`keep-alive`, `128`), is read
-        // as is, without looking for a comma first: a value that reads as
-        // one token or one number has none, and anything else is split
-        // below, which reads a single element the same way.
-        if role == Role::Connection {
-            self.connection = true;
-            // As nginx and most servers send it: no trimming, no case.
-            if value == b"keep-alive" {
-                self.keep_alive = true;
-                return;
-            }
-            let token = value.trim_ascii();
-            let close = token.eq_ignore_ascii_case(b"close");
-            let keep_alive = !close && token.eq_ignore_ascii_case(b"keep-alive");
-            if close || keep_alive {
-                self.close |= close;
-                self.keep_alive |= keep_alive;
-                return;
-            }
-            for token in value.split(|&b| b == b',').map(<[u8]>::trim_ascii) {
-                self.close |= token.eq_ignore_ascii_case(b"close");
-                self.keep_alive |= token.eq_ignore_ascii_case(b"keep-alive");
-            }
-        } else if role == Role::ContentLength {
-            let first = self.first_length == FirstLength::Absent;
-            if self.length == Length::Absent {
-                let digits = value.trim_ascii();
-                if let Some(n) = parse_decimal(digits) {
-                    self.length = Length::Is(n);
-                    if first {
-                        // `parse_decimal` takes digits only, as few as
-                        // `u64::from_str` reads alike; untrimmed, the
-                        // response's reading fails (it reads the header).
-                        self.first_length = if digits.len() == value.len() {
-                            FirstLength::Number(n)
-                        } else {
-                            FirstLength::Other
-                        };
-                    }
-                    return;
-                }
-            }
-            if first {
-                self.first_length = match parse_decimal(value) {
-                    Some(n) => FirstLength::Number(n),
-                    None => FirstLength::Other,
-                };
-            }
-            for part in value.split(|&b| b == b',') {
-                self.length = match (self.length, parse_decimal(part.trim_ascii())) {
-                    (fault @ (Length::Invalid | Length::Conflicting), _) => fault,
-                    (_, None) => Length::Invalid,
-                    (Length::Is(f), Some(n)) if f != n => Length::Conflicting,
-                    (_, Some(n)) => Length::Is(n),
-                };
-            }
-        } else {
-            self.transfer_encoding = true;
-        }
-    }
-
-    /// The Content-Length, if any; several that disagree are an error.
-    fn content_length(&self) -> Result<Option<u64>, Error> {
-        match self.length {
-            Length::Absent => Ok(None),
-            Length::Is(n) => Ok(Some(n)),
-            Length::Invalid => Err(Error::msg(
-                ErrorKind::Protocol,
-                "invalid Content-Length in response",
-            )),
-            Length::Conflicting => Err(Error::msg(
-                ErrorKind::Protocol,
-                "conflicting Content-Length values in response",
-            )),
-        }
-    }
-
-    /// The Content-Length the response declares, as `Response` reads it
-    /// (the first value, if it is a number), or `None` when only the
-    /// header itself can say.
-    fn declared(&self) -> Option<Option<u64>> {
-        match self.first_length {
-            FirstLength::Absent => Some(None),
-            FirstLength::Number(n) => Some(Some(n)),
-            FirstLength::Other => None,
-        }
-    }
-
-    /// Whether the server lets the connection persist: HTTP/1.1 unless it
-    /// says `close`, HTTP/1.0 only if it says `keep-alive`.
-    fn persistent(&self, version: Version) -> bool {
-        if version == Version::HTTP_10 {
-            self.keep_alive
-        } else {
-            !self.close
         }
     }
 }
@@ -590,17 +448,6 @@ fn framing(
         Some(0) => (Framing::Empty, true),
         Some(n) => (Framing::Length(n), true),
         None => (Framing::UntilClose, false),
-    })
-}
-
-fn parse_decimal(digits: &[u8]) -> Option<u64> {
-    // Leading zeros are valid and change nothing: only the others can overflow.
-    let zeros = digits.iter().take_while(|&&b| b == b'0').count();
-    if digits.is_empty() || digits.len() - zeros > 19 {
-        return None;
-    }
-    digits.iter().try_fold(0u64, |n, &d| {
-        d.is_ascii_digit().then(|| n * 10 + u64::from(d - b'0'))
     })
 }
 

@@ -15,6 +15,7 @@
 //! - [`body`]: length, chunked and close-delimited response bodies, and trailers;
 //! - [`names`]: the last heads' header names, and a template map of them;
 //! - [`repeated`]: a head laid out as the last one, read without `httparse`;
+//! - [`seen`]: what the framing headers of a head say, noted as it is read;
 //! - [`arena`]: small copies out of the read buffer without an allocation each;
 //! - [`switched`]: the byte stream a connection becomes after a `101` or a
 //!   CONNECT's 2xx;
@@ -29,6 +30,7 @@ pub(crate) mod decode;
 pub(crate) mod encode;
 pub(crate) mod names;
 pub(crate) mod repeated;
+pub(crate) mod seen;
 pub(crate) mod switched;
 pub(crate) mod upload;
 
