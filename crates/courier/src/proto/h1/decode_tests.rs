@@ -577,6 +577,18 @@ fn a_head_laid_out_as_the_last_reads_as_httparse_reads_it() {
         assert_eq!(remembered(base, &mut names), fresh(base));
         assert_eq!(remembered(base, &mut names), fresh(base));
     }
+    // A head longer than a layout may be is parsed every time.
+    let long = format!(
+        "HTTP/1.1 200 OK\r\nX-A: {}\r\n\r\n",
+        "a".repeat(super::super::repeated::MAX_LAYOUT)
+    );
+    for _ in 0..3 {
+        assert_eq!(
+            remembered(long.as_bytes(), &mut names),
+            fresh(long.as_bytes())
+        );
+        assert!(names.layout.matches(long.as_bytes()).is_none());
+    }
     // Random bytes in random places, each head the same length as the base.
     let mut rng = fastrand::Rng::with_seed(30);
     let alphabet = b"a0 \t\r\n:,\x01\x7f\xff";

@@ -17,6 +17,11 @@
 
 use super::decode::Seen;
 
+/// Heads longer than this are parsed every time: a connection keeps at
+/// most this much of a layout (nginx's heads are about 250 B), whatever
+/// size of head the server sends.
+pub(super) const MAX_LAYOUT: usize = 2048;
+
 /// The layout of the last head `httparse` read: its bytes outside the
 /// header values, and where each value was.
 #[derive(Debug, Default)]
@@ -46,9 +51,10 @@ impl Layout {
         minor: u8,
     ) {
         self.forget();
-        let Ok(len) = u32::try_from(head.len()) else {
+        if head.len() > MAX_LAYOUT {
             return;
-        };
+        }
+        let len = head.len() as u32;
         self.values.extend(values.map(|(start, end)| {
             // Within `head`, so within u32.
             (start as u32, end as u32)
