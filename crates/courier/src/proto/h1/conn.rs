@@ -232,17 +232,17 @@ impl Connection {
         }
     }
 
-    /// The second half of [`send`](Connection::send): the exchange of the
-    /// request [`prepare`](Connection::prepare)d, a future that borrows
-    /// nothing.
+    /// The second half of [`send`](Connection::send): the exchange of the request
+    /// [`prepare`](Connection::prepare)d, a future that borrows nothing.
     pub(crate) fn send_prepared<C>(
         mut conn: C,
         mut req: Request<Body>,
-        Prepared { framing, asked }: Prepared,
+        prepared: Prepared,
     ) -> impl Future<Output = (C, SendResult)> + Send
     where
         C: AsMut<Connection> + Send,
     {
+        let Prepared { framing, asked } = prepared;
         // The request lives here once; `exchange` works on it by reference.
         async move {
             let streamed = req.body().as_buffered().is_none();
