@@ -79,11 +79,13 @@ impl Response {
             body,
             uri,
             sent,
+            length,
         } = answer;
         let remote_addr = lease.remote_addr();
         // A switch of protocols parks the connection for `upgrade()`.
         let (lease, source) = crate::client::upgrade::park(&mut head, lease, body);
-        let content_length = declared_length(&head.headers);
+        // HTTP/1.1 read it with the head already.
+        let content_length = length.unwrap_or_else(|| declared_length(&head.headers));
         let mut body = ResponseBody {
             source: Some(source),
             lease,

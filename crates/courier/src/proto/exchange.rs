@@ -63,6 +63,10 @@ pub(crate) struct Answer<B = ()> {
     /// The rest of the request, handed back (moved, not copied) for a
     /// redirect to follow: the protocol held it until the answer anyway.
     pub(crate) sent: Sent,
+    /// The Content-Length as the response reads it (its first value, if
+    /// that is a number), when the protocol read it already; `None`: read
+    /// it from `head` (the response's constructor does).
+    pub(crate) length: Option<Option<u64>>,
 }
 
 /// What an answered request handed back besides its URI: what following a
@@ -100,6 +104,7 @@ impl<B> Answer<B> {
             body: f(self.body),
             uri: self.uri,
             sent: self.sent,
+            length: self.length,
         }
     }
 }

@@ -121,6 +121,7 @@ impl Http3 {
                 body: Source::Http3(Box::new(answer.body)),
                 uri: answer.uri,
                 sent: answer.sent,
+                length: None,
             })
         })
     }

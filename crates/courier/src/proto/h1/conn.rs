@@ -232,9 +232,8 @@ impl Connection {
         }
     }
 
-    /// The second half of [`send`](Connection::send): the exchange of the
-    /// request [`prepare`](Connection::prepare)d, a future that borrows
-    /// nothing.
+    /// The second half of [`send`](Connection::send): the exchange of the request
+    /// [`prepare`](Connection::prepare)d, a future that borrows nothing.
     pub(crate) fn send_prepared<C>(
         mut conn: C,
         mut req: Request<Body>,
@@ -255,6 +254,7 @@ impl Connection {
                 Ok(head) => {
                     let (uri, sent) = Sent::answered(req, streamed);
                     Ok(Answer {
+                        length: head.declared_length,
                         head: head.into_parts(),
                         body: (),
                         uri,

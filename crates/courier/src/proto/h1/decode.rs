@@ -10,6 +10,9 @@ use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, Version};
 use super::arena::copy_out;
 use super::names::Changed;
 pub(crate) use super::names::Names;
+#[cfg(test)]
+use super::seen::FirstLength;
+pub(super) use super::seen::Seen;
 use crate::error::{Error, ErrorKind};
 
 /// More header lines than this is a malformed (or hostile) response; hyper uses the same bound.
@@ -78,6 +81,9 @@ pub(crate) struct Head {
     /// The connection switched protocols (a `101` to an `Upgrade` request,
     /// a 2xx to a CONNECT): what follows the head is no longer HTTP/1.1.
     pub(crate) switched: bool,
+    /// The Content-Length as `Response` reads it (see `Seen::declared`),
+    /// read here so that the response need not look it up again.
+    pub(crate) declared_length: Option<Option<u64>>,
 }
 
 impl Head {
@@ -119,6 +125,21 @@ pub(crate) fn parse(
     arena: &mut BytesMut,
     names: &mut Names,
 ) -> Result<Parsed, Error> {
+    // A head laid out as the last one is read without httparse; one of its
+    // values that httparse might read otherwise sends it to httparse. The
+    // last head's bytes again (values and all) read as they read then.
+    let exact = names.layout.exact(buf);
+    let laid_out = match exact {
+        Some((len, code, minor, _)) => Some((len, code, minor)),
+        None => names.layout.matches(buf),
+    };
+    if let Some((len, code, minor)) = laid_out {
+        let exact = exact.map(|(.., seen)| seen);
+        if let Some(parsed) = parse_from(buf, asked, arena, names, len, code, minor, None, exact)? {
+            buf.advance(len);
+            return Ok(parsed);
+        }
+    }
     // Uninitialised slots: httparse fills what it finds, and 100 empty
     // headers (3.2 KB) are not zeroed on every parse.
     let mut slots = [const { MaybeUninit::<httparse::Header<'_>>::uninit() }; MAX_HEADERS];
@@ -137,6 +158,41 @@ pub(crate) fn parse(
         Err(e) => return Err(Error::new(ErrorKind::Protocol, e)),
     };
     let code = res.code.unwrap_or_default();
+    let minor = res.version.unwrap_or(1);
+    let parsed = parse_from(
+        buf,
+        asked,
+        arena,
+        names,
+        len,
+        code,
+        minor,
+        Some(res.headers),
+        None,
+    )?;
+    let parsed = parsed.expect("a head httparse read is never sent back to it");
+    buf.advance(len);
+    Ok(parsed)
+}
+
+/// The head of `len` bytes at the start of `buf`, with status `code` and
+/// minor version `minor`: its headers are `parsed` (httparse's), or, when
+/// `None`, the values at the offsets of the head `names.layout` keeps.
+/// `Ok(None)`: a value of the latter may not read as httparse would read it.
+/// `exact`: the head is the last one's bytes, which the template's values
+/// and this reading of its framing headers are. The caller consumes the head.
+#[allow(clippy::too_many_arguments)]
+fn parse_from(
+    buf: &[u8],
+    asked: Asked,
+    arena: &mut BytesMut,
+    names: &mut Names,
+    len: usize,
+    code: u16,
+    minor: u8,
+    parsed: Option<&[httparse::Header<'_>]>,
+    exact: Option<Seen>,
+) -> Result<Option<Parsed>, Error> {
     let status = StatusCode::from_u16(code)
         .map_err(|_| Error::msg(ErrorKind::Protocol, "invalid response status code"))?;
     let switched = match (status, asked) {
@@ -151,10 +207,9 @@ pub(crate) fn parse(
         _ => false,
     };
     if status.is_informational() && !switched {
-        buf.advance(len);
-        return Ok(Parsed::Informational(len, status));
+        return Ok(Some(Parsed::Informational(len, status)));
     }
-    let version = if res.version == Some(0) {
+    let version = if minor == 0 {
         Version::HTTP_10
     } else {
         Version::HTTP_11
@@ -162,57 +217,92 @@ pub(crate) fn parse(
 
     let base = buf.as_ptr() as usize;
     let head = &buf[..len];
+    let count = parsed.map_or(names.layout.headers(), <[_]>::len);
     // The head is copied out only when a value is not last time's.
     let mut copy = None;
     let mut seen = Seen::default();
-    let mut value = |h: &httparse::Header<'_>| {
+    let mut value = |v: &[u8]| {
         let copy: &Bytes = copy.get_or_insert_with(|| copy_out(arena, head));
-        let start = h.value.as_ptr() as usize - base;
-        HeaderValue::from_maybe_shared(copy.slice(start..start + h.value.len()))
+        let start = v.as_ptr() as usize - base;
+        HeaderValue::from_maybe_shared(copy.slice(start..start + v.len()))
             .map_err(|e| Error::new(ErrorKind::Protocol, e))
     };
     // The same names as last time, in the same order: the last head's map
     // is cloned (names, and the values last kept) and the values that
     // differ filled in, which skips hashing and placing every name again,
     // and checking (and copying) every value that did not change.
-    let filled = match names.template(res.headers.len()) {
+    // The template's values are this head's now (the layout may say so).
+    let mut synced = false;
+    let filled = match names.template(count) {
+        Some(map) if exact.is_some() => {
+            seen = exact.unwrap_or_default();
+            names.template_used(&map, None);
+            Some(map)
+        }
         Some(mut map) => {
             let mut filled = true;
             let mut changed = None;
-            for ((at, h), slot) in res.headers.iter().enumerate().zip(map.values_mut()) {
-                let Some(role) = names.remembered(at, h.name.as_bytes()) else {
-                    filled = false;
-                    break;
+            for (at, slot) in map.values_mut().enumerate() {
+                let (role, v) = match parsed {
+                    Some(headers) => {
+                        let h = &headers[at];
+                        let Some(role) = names.remembered(at, h.name.as_bytes()) else {
+                            filled = false;
+                            break;
+                        };
+                        (role, h.value)
+                    }
+                    // Laid out as the last head: its names are the template's.
+                    None => (names.role(at), names.layout.value(head, at)),
                 };
-                seen.note(role, h.value);
-                if slot.as_bytes() != h.value {
-                    *slot = value(h)?;
-                    changed.get_or_insert_with(Changed::new).add(at, h.value);
+                seen.note(role, v);
+                if slot.as_bytes() != v {
+                    if parsed.is_none() && !super::repeated::plain_value(v) {
+                        return Ok(None);
+                    }
+                    *slot = value(v)?;
+                    changed.get_or_insert_with(Changed::new).add(at, v);
                 }
             }
             if filled {
-                names.template_used(&map, changed.as_ref());
+                synced = names.template_used(&map, changed.as_ref());
+                if parsed.is_none() {
+                    names.layout.synced(synced.then_some((head, seen)));
+                }
             }
             filled.then_some(map)
         }
+        // No template, no layout: only httparse's heads come here.
+        None if parsed.is_none() => return Ok(None),
         None => None,
     };
-    let headers = match filled {
-        Some(map) => map,
-        None => {
+    let headers = match (filled, parsed) {
+        (Some(map), _) => map,
+        (None, parsed) => {
+            let parsed = parsed.expect("a layout is kept only with a template");
             seen = Seen::default();
-            let mut map = HeaderMap::with_capacity(res.headers.len());
-            for (at, h) in res.headers.iter().enumerate() {
+            let mut map = HeaderMap::with_capacity(parsed.len());
+            for (at, h) in parsed.iter().enumerate() {
                 let name = names.name(at, h.name.as_bytes())?;
                 seen.note(Role::of(&name), h.value);
-                map.append(name, value(h)?);
+                map.append(name, value(h.value)?);
             }
-            names.keep_template(&map, res.headers.len());
+            names.keep_template(&map, parsed.len());
             map
         }
     };
-    buf.advance(len);
-
+    if let Some(parsed) = parsed {
+        // httparse's head: kept as the layout the next head may have,
+        // while the template holds its names.
+        if names.has_template(count) {
+            let offsets = parsed.iter().map(|h| {
+                let start = h.value.as_ptr() as usize - base;
+                (start, start + h.value.len())
+            });
+            names.layout.keep(head, offsets, code, minor);
+            names.layout.synced(synced.then_some((head, seen)));
+        }
+    }
     if switched {
         if status == StatusCode::SWITCHING_PROTOCOLS {
             no_content_framing(&seen)?;
@@ -220,7 +310,7 @@ pub(crate) fn parse(
         // RFC 9110 §9.3.6: a 2xx to CONNECT has no content, whatever its
         // framing headers say; nor has a 101. The connection is the
         // caller's now, never the pool's again.
-        return Ok(Parsed::Final(Head {
+        return Ok(Some(Parsed::Final(Head {
             status,
             version,
             headers,
@@ -228,7 +318,8 @@ pub(crate) fn parse(
             keep_alive: false,
             closing: true,
             switched,
-        }));
+            declared_length: seen.declared(),
+        })));
     }
     let request_was_head = asked == Asked::Head;
     let (framing, framing_allows_reuse) = framing(&headers, seen, status, request_was_head)?;
@@ -242,7 +333,7 @@ pub(crate) fn parse(
     // message is read, then the connection closed, keep-alive or not.
     let te_in_http10 = version == Version::HTTP_10 && seen.transfer_encoding;
     let keep_alive = framing_allows_reuse && !te_in_http10 && !closing;
-    Ok(Parsed::Final(Head {
+    Ok(Some(Parsed::Final(Head {
         status,
         version,
         headers,
@@ -250,30 +341,8 @@ pub(crate) fn parse(
         keep_alive,
         closing,
         switched: false,
-    }))
-}
-
-/// What the headers that decide framing and persistence say, noted while
-/// the head is read: nothing is looked up in the map afterwards.
-#[derive(Debug, Default, Clone, Copy)]
-struct Seen {
-    connection: bool,
-    /// A `Connection` header lists `close` / `keep-alive`.
-    close: bool,
-    keep_alive: bool,
-    length: Length,
-    transfer_encoding: bool,
-}
-
-/// The Content-Length over every value of every `Content-Length` header.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-enum Length {
-    #[default]
-    Absent,
-    Is(u64),
-    /// The first fault met, in order (as reading them one by one would).
-    Invalid,
-    Conflicting,
+        declared_length: seen.declared(),
+    })))
 }
 
 /// What a header name says to [`Seen`]: worked out once per remembered
@@ -296,81 +365,6 @@ impl Role {
             Role::TransferEncoding
         } else {
             Role::Other
-        }
-    }
-}
-
-impl Seen {
-    // Inlined: most headers are none of the three, and cost one compare.
-    #[inline]
-    fn note(&mut self, role: Role, value: &[u8]) {
-        if role != Role::Other {
-            self.note_framing(role, value);
-        }
-    }
-
-    fn note_framing(&mut self, role: Role, value: &[u8]) {
-        // One element, as servers send them (`keep-alive`, `128`), is read
-        // as is, without looking for a comma first: a value that reads as
-        // one token or one number has none, and anything else is split
-        // below, which reads a single element the same way.
-        if role == Role::Connection {
-            self.connection = true;
-            let token = value.trim_ascii();
-            let close = token.eq_ignore_ascii_case(b"close");
-            let keep_alive = !close && token.eq_ignore_ascii_case(b"keep-alive");
-            if close || keep_alive {
-                self.close |= close;
-                self.keep_alive |= keep_alive;
-                return;
-            }
-            for token in value.split(|&b| b == b',').map(<[u8]>::trim_ascii) {
-                self.close |= token.eq_ignore_ascii_case(b"close");
-                self.keep_alive |= token.eq_ignore_ascii_case(b"keep-alive");
-            }
-        } else if role == Role::ContentLength {
-            if self.length == Length::Absent {
-                if let Some(n) = parse_decimal(value.trim_ascii()) {
-                    self.length = Length::Is(n);
-                    return;
-                }
-            }
-            for part in value.split(|&b| b == b',') {
-                self.length = match (self.length, parse_decimal(part.trim_ascii())) {
-                    (fault @ (Length::Invalid | Length::Conflicting), _) => fault,
-                    (_, None) => Length::Invalid,
-                    (Length::Is(f), Some(n)) if f != n => Length::Conflicting,
-                    (_, Some(n)) => Length::Is(n),
-                };
-            }
-        } else {
-            self.transfer_encoding = true;
-        }
-    }
-
-    /// The Content-Length, if any; several that disagree are an error.
-    fn content_length(&self) -> Result<Option<u64>, Error> {
-        match self.length {
-            Length::Absent => Ok(None),
-            Length::Is(n) => Ok(Some(n)),
-            Length::Invalid => Err(Error::msg(
-                ErrorKind::Protocol,
-                "invalid Content-Length in response",
-            )),
-            Length::Conflicting => Err(Error::msg(
-                ErrorKind::Protocol,
-                "conflicting Content-Length values in response",
-            )),
-        }
-    }
-
-    /// Whether the server lets the connection persist: HTTP/1.1 unless it
-    /// says `close`, HTTP/1.0 only if it says `keep-alive`.
-    fn persistent(&self, version: Version) -> bool {
-        if version == Version::HTTP_10 {
-            self.keep_alive
-        } else {
-            !self.close
         }
     }
 }
@@ -454,17 +448,6 @@ fn framing(
         Some(0) => (Framing::Empty, true),
         Some(n) => (Framing::Length(n), true),
         None => (Framing::UntilClose, false),
-    })
-}
-
-fn parse_decimal(digits: &[u8]) -> Option<u64> {
-    // Leading zeros are valid and change nothing: only the others can overflow.
-    let zeros = digits.iter().take_while(|&&b| b == b'0').count();
-    if digits.is_empty() || digits.len() - zeros > 19 {
-        return None;
-    }
-    digits.iter().try_fold(0u64, |n, &d| {
-        d.is_ascii_digit().then(|| n * 10 + u64::from(d - b'0'))
     })
 }
 

@@ -376,9 +376,57 @@ fn a_single_framing_value_reads_as_a_list_of_it() {
             single.note(role, v.as_bytes());
             let mut list = Seen::default();
             list.note(role, format!("{v},{v}").as_bytes());
+            // The first value as the response reads it is another matter
+            // (`the_declared_length_is_what_the_response_would_read`).
+            single.first_length = FirstLength::Absent;
+            list.first_length = FirstLength::Absent;
             assert_eq!(format!("{single:?}"), format!("{list:?}"), "{role:?} {v:?}");
         }
     }
+}
+
+/// The Content-Length handed to the response with the head, when the head
+/// has one at hand, is what the response would read from its headers (the
+/// first value, `u64::from_str`): the response reads the header itself
+/// when the head has none at hand.
+#[test]
+fn the_declared_length_is_what_the_response_would_read() {
+    let values = [
+        "128",
+        " 128 ",
+        "0",
+        "007",
+        "",
+        " ",
+        "x",
+        "1 2",
+        "-1",
+        "+1",
+        "1,1",
+        "1, 2",
+        "18446744073709551615",
+        "18446744073709551616",
+        "99999999999999999999",
+        "00000000000000000000000001",
+    ];
+    assert_eq!(Seen::default().declared(), Some(None));
+    for v in values {
+        for second in [None, Some("5"), Some("x")] {
+            let mut seen = Seen::default();
+            seen.note(Role::ContentLength, v.as_bytes());
+            if let Some(second) = second {
+                seen.note(Role::ContentLength, second.as_bytes());
+            }
+            if let Some(declared) = seen.declared() {
+                assert_eq!(declared, v.parse::<u64>().ok(), "{v:?} then {second:?}");
+            }
+        }
+    }
+    // In a whole head, and with the header absent.
+    let h = final_head("HTTP/1.1 200 OK\r\nContent-Length: 12\r\nContent-Length: 12\r\n\r\n");
+    assert_eq!(h.declared_length, Some(Some(12)));
+    let h = final_head("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n");
+    assert_eq!(h.declared_length, Some(None));
 }
 
 /// A value that changes and then stays (`Date`, once a second) is renewed
@@ -431,4 +479,131 @@ fn a_changed_value_seen_twice_is_renewed_and_one_new_every_time_is_not() {
         }
     }
     assert!((1..=2).contains(&renewals), "{renewals} renewals");
+}
+
+/// A head laid out as the last one (the same bytes outside its values) is
+/// read without httparse: what it reads must be what httparse reads, for
+/// values that change within their length in every way a byte can (a space
+/// or tab at an end, which httparse trims; a line end or colon, which
+/// change the head's shape; control bytes and obs-text), and for changes
+/// outside the values (status, names, separators); and the last head's
+/// bytes again, read from what was read of them, must read the same.
+#[test]
+fn a_head_laid_out_as_the_last_reads_as_httparse_reads_it() {
+    let base: &[u8] = b"HTTP/1.1 200 OK\r\nServer: nginx\r\nDate: Sun, 29 Nov 2026 16:56:00 GMT\r\nContent-Length: 128\r\nConnection: keep-alive\r\nX-A: a b\r\n\r\n";
+    // What was read, and what is left of the buffer after it.
+    let fresh = |raw: &[u8]| {
+        let mut buf = BytesMut::from(raw);
+        buf.extend_from_slice(b"body");
+        let parsed = parse(
+            &mut buf,
+            Asked::Plain,
+            &mut BytesMut::new(),
+            &mut Names::default(),
+        );
+        let parsed = parsed
+            .map(|p| format!("{p:?}"))
+            .map_err(|e| format!("{e:#}"));
+        (parsed, buf)
+    };
+    let mut names = Names::default();
+    let mut arena = BytesMut::new();
+    let mut remembered = |raw: &[u8], names: &mut Names| {
+        let mut buf = BytesMut::from(raw);
+        buf.extend_from_slice(b"body");
+        let parsed = parse(&mut buf, Asked::Plain, &mut arena, names)
+            .map(|p| format!("{p:?}"))
+            .map_err(|e| format!("{e:#}"));
+        (parsed, buf)
+    };
+    // The layout is kept after a head httparse read twice (the template
+    // comes with the first, the layout with the second).
+    for _ in 0..2 {
+        assert_eq!(remembered(base, &mut names), fresh(base));
+    }
+    assert!(names.layout.matches(base).is_some());
+    // Read from the layout, its values the template's: the same bytes
+    // again are read as they were, without a look at a value.
+    assert_eq!(remembered(base, &mut names), fresh(base));
+    assert!(names.layout.exact(base).is_some());
+    let with = |from: &str, to: &str| -> Vec<u8> {
+        let s = String::from_utf8(base.to_vec()).unwrap();
+        assert!(s.contains(from) && from.len() == to.len(), "{from} {to}");
+        s.replacen(from, to, 1).into_bytes()
+    };
+    let mut cases: Vec<Vec<u8>> = vec![
+        with("16:56:00", "16:56:01"),
+        with("128", "256"),
+        with("128", "000"),
+        with("128", "12a"),
+        with("128", "1 8"),
+        with("128", " 28"),
+        with("128", "12 "),
+        with("128", "+12"),
+        with("128", "1,1"),
+        with("keep-alive", "close     "),
+        with("keep-alive", "keep-alivE"),
+        with("a b", "a\tb"),
+        with("a b", "\ta "),
+        with("a b", "a\rb"),
+        with("a b", "a\nb"),
+        with("a b", "a:b"),
+        with("a b", "a\x01b"),
+        with("a b", "a\x7fb"),
+        with("nginx", "ngin "),
+        with("200 OK", "404 OK"),
+        with("200 OK", "101 OK"),
+        with("200 OK", "204 OK"),
+        with("HTTP/1.1", "HTTP/1.0"),
+        with("Server:", "server:"),
+        with("Server: ", "Server:\t"),
+        with("X-A", "X-B"),
+        with("\r\n\r\n", "\r\n\n\n"),
+    ];
+    let mut obs = base.to_vec();
+    let at = obs.windows(3).position(|w| w == b"a b").unwrap();
+    obs[at + 1] = 0xff;
+    cases.push(obs);
+    // Cut short: not a whole head.
+    cases.push(base[..base.len() - 1].to_vec());
+    for case in &cases {
+        assert_eq!(
+            remembered(case, &mut names),
+            fresh(case),
+            "{:?}",
+            String::from_utf8_lossy(case)
+        );
+        // And back, so the next case meets the base's layout.
+        assert_eq!(remembered(base, &mut names), fresh(base));
+        assert_eq!(remembered(base, &mut names), fresh(base));
+    }
+    // A head longer than a layout may be is parsed every time.
+    let long = format!(
+        "HTTP/1.1 200 OK\r\nX-A: {}\r\n\r\n",
+        "a".repeat(super::super::repeated::MAX_LAYOUT)
+    );
+    for _ in 0..3 {
+        assert_eq!(
+            remembered(long.as_bytes(), &mut names),
+            fresh(long.as_bytes())
+        );
+        assert!(names.layout.matches(long.as_bytes()).is_none());
+    }
+    // Random bytes in random places, each head the same length as the base.
+    let mut rng = fastrand::Rng::with_seed(30);
+    let alphabet = b"a0 \t\r\n:,\x01\x7f\xff";
+    for _ in 0..2000 {
+        let mut case = base.to_vec();
+        for _ in 0..rng.usize(1..4) {
+            let at = rng.usize(..case.len());
+            case[at] = alphabet[rng.usize(..alphabet.len())];
+        }
+        assert_eq!(
+            remembered(&case, &mut names),
+            fresh(&case),
+            "{:?}",
+            String::from_utf8_lossy(&case)
+        );
+        assert_eq!(remembered(base, &mut names), fresh(base));
+    }
 }

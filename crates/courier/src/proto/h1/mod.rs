@@ -14,6 +14,8 @@
 //! - [`upload`]: writing the request, whose body may go on after the answer;
 //! - [`body`]: length, chunked and close-delimited response bodies, and trailers;
 //! - [`names`]: the last heads' header names, and a template map of them;
+//! - [`repeated`]: a head laid out as the last one, read without `httparse`;
+//! - [`seen`]: what the framing headers of a head say, noted as it is read;
 //! - [`arena`]: small copies out of the read buffer without an allocation each;
 //! - [`switched`]: the byte stream a connection becomes after a `101` or a
 //!   CONNECT's 2xx;
@@ -27,6 +29,8 @@ pub(crate) mod deadline;
 pub(crate) mod decode;
 pub(crate) mod encode;
 pub(crate) mod names;
+pub(crate) mod repeated;
+pub(crate) mod seen;
 pub(crate) mod switched;
 pub(crate) mod upload;
 

@@ -5,6 +5,7 @@ use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue};
 
 use super::decode::Role;
+use super::repeated::Layout;
 use crate::error::{Error, ErrorKind};
 
 /// Header name positions remembered per connection.
@@ -30,6 +31,9 @@ pub(crate) struct Names {
     /// differ from (0: none did): the same values twice in a row renew the
     /// template at once (see [`RENEW_EVERY`]).
     last_changed: u64,
+    /// The last head's layout, kept while the template holds its names: a
+    /// head laid out alike is read without `httparse` (`repeated.rs`).
+    pub(super) layout: Layout,
 }
 
 /// A template's values are renewed (copied into one buffer of its own) when
@@ -83,6 +87,7 @@ impl Names {
         let name = HeaderName::from_bytes(raw).map_err(|e| Error::new(ErrorKind::Protocol, e))?;
         // The template's names are the remembered ones: it goes with them.
         self.template = None;
+        self.layout.forget();
         let role = Role::of(&name);
         if let Some((bytes, cached, cached_role)) = self.seen.get_mut(at) {
             bytes.clear();
@@ -103,6 +108,11 @@ impl Names {
         }
     }
 
+    /// The role of the remembered name at position `at` (`Other` if none).
+    pub(super) fn role(&self, at: usize) -> Role {
+        self.seen.get(at).map_or(Role::Other, |(_, _, role)| *role)
+    }
+
     /// A copy of the last head's map with empty values, if it had `count`
     /// headers: its values, in order, are the headers' by position
     /// (`HeaderMap::values_mut` goes in insertion order when no name repeats).
@@ -110,11 +120,17 @@ impl Names {
         self.template.as_ref().filter(|t| t.len() == count).cloned()
     }
 
+    /// Whether there is a template of `count` headers.
+    pub(super) fn has_template(&self, count: usize) -> bool {
+        self.template.as_ref().is_some_and(|t| t.len() == count)
+    }
+
     /// Keeps `map`'s names as the template, if there are `count` of them, all
     /// remembered and distinct.
     pub(super) fn keep_template(&mut self, map: &HeaderMap, count: usize) {
         if count == 0 || count > self.seen.len() || map.keys_len() != count {
             self.template = None;
+            self.layout.forget();
             return;
         }
         let mut template = HeaderMap::with_capacity(count);
@@ -130,22 +146,23 @@ impl Names {
     /// template's, if any): renews the template's values from `map`'s when
     /// they differ, at most once per [`RENEW_EVERY`] heads, or once the last
     /// two heads differed alike (and [`RENEW_MIN`] heads have passed).
-    pub(super) fn template_used(&mut self, map: &HeaderMap, changed: Option<&Changed>) {
+    /// Returns whether the template's values are `map`'s now.
+    pub(super) fn template_used(&mut self, map: &HeaderMap, changed: Option<&Changed>) -> bool {
         self.since_renewed = self.since_renewed.saturating_add(1);
         let Some(changed) = changed else {
             self.last_changed = 0;
-            return;
+            return true;
         };
         let fingerprint = changed.finish();
         let repeated = std::mem::replace(&mut self.last_changed, fingerprint) == fingerprint;
         let due =
             self.since_renewed >= RENEW_EVERY || (repeated && self.since_renewed >= RENEW_MIN);
         if !due {
-            return;
+            return false;
         }
         self.last_changed = 0;
         let Some(template) = self.template.as_mut() else {
-            return;
+            return false;
         };
         self.since_renewed = 0;
         let mut own = Vec::with_capacity(map.values().map(|v| v.len()).sum());
@@ -154,14 +171,17 @@ impl Names {
         }
         let own = Bytes::from(own);
         let mut at = 0;
+        let mut all = true;
         for (kept, v) in template.values_mut().zip(map.values()) {
             let end = at + v.len();
             // Bytes of a valid value: valid again (and on the impossible
             // failure the old value stays, which only costs a check).
-            if let Ok(copy) = HeaderValue::from_maybe_shared(own.slice(at..end)) {
-                *kept = copy;
+            match HeaderValue::from_maybe_shared(own.slice(at..end)) {
+                Ok(copy) => *kept = copy,
+                Err(_) => all = false,
             }
             at = end;
         }
+        all
     }
 }

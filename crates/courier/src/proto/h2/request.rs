@@ -204,6 +204,7 @@ impl Http2Send {
                     body: RecvBody::new(stream, end),
                     uri,
                     sent,
+                    length: None,
                 }))
             }
             Err(e) => Poll::Ready(Err(self.failed(e))),
