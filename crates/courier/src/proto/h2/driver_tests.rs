@@ -457,5 +457,9 @@ async fn a_connection_that_only_sees_ping_acks_holds_no_read_buffer() {
     for _ in 0..2 {
         assert!(Pin::new(&mut driver).poll(&mut cx).is_pending());
     }
-    assert_ne!(driver.rbuf.held(), 0, "a run that read nothing let the buffer go");
+    assert_ne!(
+        driver.rbuf.held(),
+        0,
+        "a run that read nothing let the buffer go"
+    );
 }
