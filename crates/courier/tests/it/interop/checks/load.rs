@@ -98,12 +98,19 @@ pub(super) fn with_cuts(t: &Target, note: String, cut: u64) -> CheckResult {
     if cut == 0 {
         return Ok(Outcome::Ok(note));
     }
-    let tolerance = Tolerance::GoawayCut;
-    let note = format!(
-        "{note}; {cut} cut by the server after its GOAWAY ({})",
+    let why = format!(
+        "cut by the server after its GOAWAY ({})",
         t.caps.drops_streams_at_goaway.unwrap_or_default()
     );
-    if cut > tolerance.per_check() {
+    absorbed(note, Tolerance::GoawayCut, cut, &why)
+}
+
+/// A check that passed but for `count` failures `tolerance` absorbs
+/// (`why`, said in the note): tolerated up to its bound per check, failed
+/// past it.
+fn absorbed(note: String, tolerance: Tolerance, count: u64, why: &str) -> CheckResult {
+    let note = format!("{note}; {count} {why}");
+    if count > tolerance.per_check() {
         return Err(super::mismatch(format!(
             "{note}: more than {}'s bound of {} per check",
             tolerance.name(),
@@ -112,7 +119,7 @@ pub(super) fn with_cuts(t: &Target, note: String, cut: u64) -> CheckResult {
     }
     Ok(Outcome::Tolerated {
         tolerance,
-        count: cut,
+        count,
         note,
     })
 }
@@ -121,23 +128,11 @@ pub(super) fn with_cuts(t: &Target, note: String, cut: u64) -> CheckResult {
 /// idle timeout of connections the server left silent: tolerated up to
 /// [`Tolerance::H3IdleStall`]'s bound per check, failed past it.
 pub(super) fn with_stalls(t: &Target, note: String, stalled: u64) -> CheckResult {
-    let tolerance = Tolerance::H3IdleStall;
-    let note = format!(
-        "{note}; {stalled} lost to the QUIC idle timeout ({})",
+    let why = format!(
+        "lost to the QUIC idle timeout ({})",
         t.caps.h3_idle_stall.unwrap_or_default()
     );
-    if stalled > tolerance.per_check() {
-        return Err(super::mismatch(format!(
-            "{note}: more than {}'s bound of {} per check",
-            tolerance.name(),
-            tolerance.per_check()
-        )));
-    }
-    Ok(Outcome::Tolerated {
-        tolerance,
-        count: stalled,
-        note,
-    })
+    absorbed(note, Tolerance::H3IdleStall, stalled, &why)
 }
 
 /// A request lost because its HTTP/3 connection reached QUIC's idle
