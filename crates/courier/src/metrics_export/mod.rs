@@ -29,7 +29,7 @@
 //! | `courier.client.retries_total` | counter | `reason` = `stale_connection` \| `refused_stream` |
 //! | `courier.client.dns.lookups_total`, `courier.client.dns.failures_total` | counter | |
 //! | `courier.client.upgrades_total` | counter | (connections and streams given to `Response::upgrade`) |
-//! | `courier.client.tls.handshakes_total`, `courier.client.tls.resumed_total`, `courier.client.tls.handshake_failures_total` | counter | |
+//! | `courier.client.tls.handshakes_total`, `courier.client.tls.resumed_total`, `courier.client.tls.early_data_total`, `courier.client.tls.handshake_failures_total` | counter | |
 //! | `courier.client.middleware.retries_total`, `courier.client.middleware.retry_budget_exhausted_total` | counter | (a [`ServiceClient`] with retries) |
 //! | `courier.client.middleware.hedges_total`, `courier.client.middleware.hedges_won_total` | counter | (a [`ServiceClient`] with hedging) |
 //!

@@ -40,6 +40,7 @@ const UPGRADES: &str = "courier.client.upgrades_total";
 const DNS_FAILURES: &str = "courier.client.dns.failures_total";
 const TLS_HANDSHAKES: &str = "courier.client.tls.handshakes_total";
 const TLS_RESUMED: &str = "courier.client.tls.resumed_total";
+const TLS_EARLY_DATA: &str = "courier.client.tls.early_data_total";
 const TLS_FAILURES: &str = "courier.client.tls.handshake_failures_total";
 const MW_RETRIES: &str = "courier.client.middleware.retries_total";
 const MW_BUDGET: &str = "courier.client.middleware.retry_budget_exhausted_total";
@@ -193,6 +194,12 @@ pub(super) const DESCRIPTIONS: &[Description] = &[
         "TLS handshakes that resumed a session",
     ),
     (
+        TLS_EARLY_DATA,
+        Counter,
+        Unit::Count,
+        "Connections that sent requests as 0-RTT early data",
+    ),
+    (
         TLS_FAILURES,
         Counter,
         Unit::Count,
@@ -325,6 +332,7 @@ pub(super) fn record(
     c(DNS_FAILURES, |m| m.dns_failures);
     c(TLS_HANDSHAKES, |m| m.tls_handshakes);
     c(TLS_RESUMED, |m| m.tls_resumed);
+    c(TLS_EARLY_DATA, |m| m.tls_early_data);
     c(TLS_FAILURES, |m| m.tls_handshake_failures);
 
     let h = |metric: &'static str, f: fn(&MetricsSnapshot) -> &HistogramSnapshot| {
