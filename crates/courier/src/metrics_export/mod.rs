@@ -21,7 +21,7 @@
 //! | `http.client.request.time_in_queue` | histogram (s) | |
 //! | `dns.lookup.duration` | histogram (s) | |
 //! | `courier.client.connect.duration`, `courier.client.tls.handshake.duration` | histogram (s) | |
-//! | `courier.client.queued_requests`, `courier.client.connect_attempts.active`, `courier.client.http2.active_streams`, `courier.client.tls.active_handshakes` | gauge | |
+//! | `courier.client.queued_requests`, `courier.client.connect_attempts.active`, `courier.client.http2.active_streams`, `courier.client.http3.active_streams`, `courier.client.tls.active_handshakes` | gauge | |
 //! | `courier.client.connections.established_total` | counter | `network.protocol.version` |
 //! | `courier.client.connect_attempts_total`, `courier.client.connect_failures_total` | counter | |
 //! | `courier.client.requests_total`, `courier.client.requests.failed_total` | counter | |
