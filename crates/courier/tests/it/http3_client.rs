@@ -11,7 +11,7 @@ use courier::{Client, ClientBuilder, ErrorKind};
 use courier_server::{ServerConfig, ServerHandle, TestPki, BYTES_ALPHABET};
 use http::{StatusCode, Version};
 
-use crate::support::{eventually, server_with};
+use crate::support::{eventually, server_with, spawn_timed_get};
 
 /// Every wait in this module is bounded by this.
 const LIMIT: Duration = Duration::from_secs(20);
@@ -374,19 +374,7 @@ async fn each_http3_request_fails_at_its_own_deadline() {
         .await
         .expect("warm-up");
     let started = tokio::time::Instant::now();
-    let get = |path: &str, ms: u64| {
-        let request = client
-            .get(url(&server, path))
-            .timeout(Duration::from_millis(ms))
-            .send();
-        tokio::spawn(async move {
-            let outcome = match request.await {
-                Ok(response) => response.bytes().await.map(drop),
-                Err(e) => Err(e),
-            };
-            (outcome, started.elapsed())
-        })
-    };
+    let get = |path: &str, ms: u64| spawn_timed_get(&client, url(&server, path), ms, started);
     let late = [600, 200, 400].map(|ms| (get("/delay/10s", ms), ms));
     let answered = get("/delay/100ms", 5_000);
     for (task, ms) in late {

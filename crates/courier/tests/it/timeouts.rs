@@ -118,19 +118,8 @@ async fn an_http2_connection_keeps_each_streams_own_deadline() {
         .unwrap();
     crate::support::fetch(&client, srv.url("/delay/0")).await;
     let started = Instant::now();
-    let get = |path: &str, ms: u64| {
-        let request = client
-            .get(srv.url(path))
-            .timeout(Duration::from_millis(ms))
-            .send();
-        tokio::spawn(async move {
-            let outcome = match request.await {
-                Ok(response) => response.bytes().await.map(drop),
-                Err(e) => Err(e),
-            };
-            (outcome, started.elapsed())
-        })
-    };
+    let get =
+        |path: &str, ms: u64| crate::support::spawn_timed_get(&client, srv.url(path), ms, started);
     let late = [300, 100, 200].map(|ms| (get("/delay/5000", ms), ms));
     let answered = get("/delay/150", 1000);
     for (task, ms) in late {

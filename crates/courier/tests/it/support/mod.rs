@@ -177,6 +177,28 @@ pub fn spawn_get(
     tokio::spawn(async move { request.send().await?.bytes().await })
 }
 
+/// Starts a GET of `url` with a request timeout of `ms` on a task of its
+/// own, reading the body to its end: its outcome, and when it came after
+/// `started`.
+pub fn spawn_timed_get(
+    client: &courier::Client,
+    url: impl AsRef<str>,
+    ms: u64,
+    started: tokio::time::Instant,
+) -> tokio::task::JoinHandle<(Result<(), courier::Error>, Duration)> {
+    let request = client
+        .get(url.as_ref())
+        .timeout(Duration::from_millis(ms))
+        .send();
+    tokio::spawn(async move {
+        let outcome = match request.await {
+            Ok(response) => response.bytes().await.map(drop),
+            Err(e) => Err(e),
+        };
+        (outcome, started.elapsed())
+    })
+}
+
 /// GETs `url` and reads the whole body; any error fails the test.
 pub async fn fetch(client: &courier::Client, url: impl AsRef<str>) -> bytes::Bytes {
     client
