@@ -561,6 +561,45 @@ async fn a_limit_raised_before_its_report_arrives_keeps_the_books() {
     .await;
 }
 
+/// A limit lowered and raised back before either change is reported: a
+/// checkout in between found the connection full and left it out of the
+/// candidates; the books (checked on every unlock in debug builds) must
+/// hold until the report arrives, and the report must bring it back.
+#[tokio::test]
+async fn a_limit_lowered_and_raised_back_before_its_report_keeps_the_books() {
+    within(async {
+        let (pool, metrics) = pool_with::<true>(PoolConfig {
+            more_shared_when_full: false,
+            ..PoolConfig::default()
+        });
+        let knobs = knobs("dip.test");
+        knobs.slots.store(2, SeqCst);
+        let origin = origin(&pool, "dip.test");
+        let (first, conn) = send(origin.checkout(false, None).await.unwrap()).await;
+        // Lowered to the one in flight, not reported: the next checkout
+        // finds the connection full and waits.
+        knobs.slots.store(1, SeqCst);
+        let second = request(&origin);
+        until("the second waits", || metrics.requests_queued.get() == 1).await;
+        // Back where the pool last noted it, still not reported.
+        knobs.slots.store(2, SeqCst);
+        let third = request(&origin);
+        until("the third waits", || metrics.requests_queued.get() == 2).await;
+        knobs.report_all();
+        until("one goes on the slot", || {
+            metrics.requests_queued.get() == 1
+        })
+        .await;
+        first.release();
+        for waiting in [second, third] {
+            let (_, got) = waiting.await.unwrap();
+            assert_eq!(got, conn, "every stream goes on the one connection");
+        }
+        assert_eq!(knobs.dials.load(SeqCst), 1);
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn a_lowered_slot_limit_holds_new_requests_until_the_streams_above_it_end() {
     within(async {

@@ -211,6 +211,7 @@ impl<P: Protocol> OriginPool<P> {
                     retiring: false,
                     declared: declared.is_some(),
                     noted_max: usize::MAX,
+                    left_full_at: None,
                 });
                 self.serve_streams(&mut st, id);
             }

@@ -134,6 +134,10 @@ struct SharedSlot<P: Protocol> {
     /// [`SharedConns`]; `usize::MAX` before the first look). The connection's
     /// own figure may be newer: its report of the change is on its way.
     noted_max: usize,
+    /// Its peer's slot limit when a pick found it full and left it out of
+    /// the candidates (`None` while it is one). A limit that moved since
+    /// (down and back up, say) is on its way in a report, which offers it.
+    left_full_at: Option<usize>,
 }
 
 impl<P: Protocol> SharedSlot<P> {

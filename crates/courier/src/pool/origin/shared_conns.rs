@@ -169,12 +169,14 @@ impl<P: Protocol> SharedConns<P> {
     /// checked when it comes to the top). Called whenever its count moves
     /// or it may have gained room.
     pub(super) fn offer(&mut self, id: u64) {
-        let Some(slot) = self.by_id.get(&id) else {
+        let Some(slot) = self.by_id.get_mut(&id) else {
             return;
         };
         if slot.retiring {
             return;
         }
+        slot.left_full_at = None;
+        let active = slot.active;
         if self.by_id.len() == 1 {
             // The origin's one connection (HTTP/2's usual case): every
             // entry is about it, and only the newest is current. Kept at
@@ -182,7 +184,7 @@ impl<P: Protocol> SharedConns<P> {
             // the stale entries of the last 64 streams.
             self.room.clear();
         }
-        self.room.push((slot.active, Reverse(id)));
+        self.room.push((active, Reverse(id)));
         if self.room.len() > 2 * self.by_id.len() + 64 {
             self.offer_all();
         }
@@ -194,9 +196,12 @@ impl<P: Protocol> SharedConns<P> {
     pub(super) fn offer_all(&mut self) {
         self.room = self
             .by_id
-            .values()
+            .values_mut()
             .filter(|s| !s.retiring)
-            .map(|s| (s.active, Reverse(s.conn.id)))
+            .map(|s| {
+                s.left_full_at = None;
+                (s.active, Reverse(s.conn.id))
+            })
             .collect();
     }
 
@@ -259,6 +264,7 @@ impl<P: Protocol> SharedConns<P> {
             if slot.has_room(budget, hint) {
                 return Some(id);
             }
+            slot.left_full_at = Some(slot.conn.max_streams());
         }
         None
     }
@@ -289,10 +295,14 @@ impl<P: Protocol> SharedConns<P> {
         let offered: std::collections::HashSet<(usize, u64)> =
             self.room.iter().map(|&(a, Reverse(id))| (a, id)).collect();
         for slot in self.by_id.values() {
-            // A limit that rose since the origin last looked is reported on
-            // its way here (the connection's driver sets it first), and the
-            // report offers the connection.
-            let limit_moved = slot.conn.max_streams() != slot.noted_max;
+            // A limit that rose since the origin last looked, or since a
+            // pick found the connection full (it may have dipped and come
+            // back), is reported on its way here (the connection's driver
+            // sets it first), and the report offers the connection.
+            let limit_moved = slot.conn.max_streams() != slot.noted_max
+                || slot
+                    .left_full_at
+                    .is_some_and(|at| at != slot.conn.max_streams());
             debug_assert!(
                 slot.retiring
                     || offered.contains(&(slot.active, slot.conn.id))
