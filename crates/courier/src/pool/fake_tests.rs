@@ -530,35 +530,9 @@ async fn a_shared_connection_that_allows_no_slot_makes_requests_wait_not_dial() 
 /// report lets the waiter in.
 #[tokio::test]
 async fn a_limit_raised_before_its_report_arrives_keeps_the_books() {
-    within(async {
-        let (pool, metrics) = pool_with::<true>(PoolConfig {
-            more_shared_when_full: false,
-            ..PoolConfig::default()
-        });
-        let knobs = knobs("raised.test");
-        knobs.slots.store(1, SeqCst);
-        let origin = origin(&pool, "raised.test");
-        let (first, conn) = send(origin.checkout(false, None).await.unwrap()).await;
-        let second = request(&origin);
-        until("the second waits", || metrics.requests_queued.get() == 1).await;
-        // Raised, not yet reported: the third checkout finds no candidate
-        // (the full connection left them when the second looked) and waits.
-        knobs.slots.store(2, SeqCst);
-        let third = request(&origin);
-        until("the third waits", || metrics.requests_queued.get() == 2).await;
-        knobs.report_all();
-        until("one goes on the raised slot", || {
-            metrics.requests_queued.get() == 1
-        })
-        .await;
-        first.release();
-        for waiting in [second, third] {
-            let (_, got) = waiting.await.unwrap();
-            assert_eq!(got, conn, "every stream goes on the one connection");
-        }
-        assert_eq!(knobs.dials.load(SeqCst), 1);
-    })
-    .await;
+    // Raised, not yet reported: the third checkout finds no candidate
+    // (the full connection left them when the second looked) and waits.
+    limit_moved_before_its_report("raised.test", 1, None, 2).await;
 }
 
 /// A limit lowered and raised back before either change is reported: a
@@ -567,26 +541,40 @@ async fn a_limit_raised_before_its_report_arrives_keeps_the_books() {
 /// hold until the report arrives, and the report must bring it back.
 #[tokio::test]
 async fn a_limit_lowered_and_raised_back_before_its_report_keeps_the_books() {
+    // Lowered to the one in flight, not reported: the second finds the
+    // connection full; then back where the pool last noted it.
+    limit_moved_before_its_report("dip.test", 2, Some(1), 2).await;
+}
+
+/// One connection allowing `slots`, one request on it; the limit set to
+/// `before_second` (if any) and a second request, then to `before_third`
+/// and a third, none of it reported: both wait. The report lets one in, the
+/// first's end the other, all on the one connection.
+async fn limit_moved_before_its_report(
+    host: &str,
+    slots: usize,
+    before_second: Option<usize>,
+    before_third: usize,
+) {
     within(async {
         let (pool, metrics) = pool_with::<true>(PoolConfig {
             more_shared_when_full: false,
             ..PoolConfig::default()
         });
-        let knobs = knobs("dip.test");
-        knobs.slots.store(2, SeqCst);
-        let origin = origin(&pool, "dip.test");
+        let knobs = knobs(host);
+        knobs.slots.store(slots, SeqCst);
+        let origin = origin(&pool, host);
         let (first, conn) = send(origin.checkout(false, None).await.unwrap()).await;
-        // Lowered to the one in flight, not reported: the next checkout
-        // finds the connection full and waits.
-        knobs.slots.store(1, SeqCst);
+        if let Some(n) = before_second {
+            knobs.slots.store(n, SeqCst);
+        }
         let second = request(&origin);
         until("the second waits", || metrics.requests_queued.get() == 1).await;
-        // Back where the pool last noted it, still not reported.
-        knobs.slots.store(2, SeqCst);
+        knobs.slots.store(before_third, SeqCst);
         let third = request(&origin);
         until("the third waits", || metrics.requests_queued.get() == 2).await;
         knobs.report_all();
-        until("one goes on the slot", || {
+        until("one goes on the raised slot", || {
             metrics.requests_queued.get() == 1
         })
         .await;
