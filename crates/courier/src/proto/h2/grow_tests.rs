@@ -211,9 +211,10 @@ impl Conn {
     /// A GET; its body once the head arrived.
     async fn get(&self) -> RecvBody {
         let mut stream = self.open_stream().await;
-        let (_, end) = std::future::poll_fn(|cx| stream.poll_head(cx))
+        let end = std::future::poll_fn(|cx| stream.poll_head(cx))
             .await
-            .unwrap();
+            .unwrap()
+            .end;
         RecvBody::new(stream, end)
     }
 

@@ -17,11 +17,34 @@ use super::hpack::{DecodeError, Decoder};
 
 /// A decoded header block.
 pub(crate) enum Block {
-    /// A final response head.
-    Response(http::response::Parts),
+    /// A final response head, and its Content-Length as read while decoding.
+    Response(http::response::Parts, Declared),
     /// A 1xx informational head, to skip.
     Informational,
     Trailers(HeaderMap),
+}
+
+/// A response head's Content-Length, read as the block is decoded, so that
+/// neither the stream's framing nor the response parse it again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Declared {
+    Absent,
+    /// Every copy is `1*DIGIT` (RFC 9110 §8.6) and reads as this number.
+    Length(u64),
+    /// Not a number, or copies that disagree: the head is malformed.
+    Invalid,
+}
+
+impl Declared {
+    /// One more copy of the header: every copy must read the same.
+    fn add(self, value: &[u8]) -> Declared {
+        // `1*DIGIT`: `str::parse` would also take a sign (`+5`).
+        match (self, crate::validate::parse_length(value)) {
+            (Declared::Absent, Some(n)) => Declared::Length(n),
+            (Declared::Length(m), Some(n)) if m == n => Declared::Length(n),
+            _ => Declared::Invalid,
+        }
+    }
 }
 
 pub(crate) enum BlockError {
@@ -43,7 +66,7 @@ pub(crate) struct BlockDecoder {
     names: Names,
     max_list: usize,
     /// The head the last block decoded to, while that block may be replayed.
-    last: Option<(StatusCode, HeaderMap)>,
+    last: Option<(StatusCode, HeaderMap, Declared)>,
 }
 
 /// Arena allocation: a few typical response heads.
@@ -65,9 +88,12 @@ impl BlockDecoder {
     /// whole block, even when the stream is malformed or gone, to keep HPACK
     /// in step with the server.
     pub(crate) fn decode(&mut self, block: &[u8], trailers: bool) -> Result<Block, BlockError> {
-        if let Some((status, headers)) = self.last.as_ref().filter(|_| !trailers) {
+        if let Some((status, headers, declared)) = self.last.as_ref().filter(|_| !trailers) {
             if self.hpack.replay(block) {
-                return Ok(Block::Response(response(*status, headers.clone())));
+                return Ok(Block::Response(
+                    response(*status, headers.clone()),
+                    *declared,
+                ));
             }
         }
         self.last = None;
@@ -82,6 +108,7 @@ impl BlockDecoder {
         let mut status: Option<StatusCode> = None;
         let mut regular = false;
         let mut malformed: Option<&'static str> = None;
+        let mut declared = Declared::Absent;
         let arena = &mut self.arena;
         let fields = &mut self.fields;
         let names = &mut self.names;
@@ -123,6 +150,9 @@ impl BlockDecoder {
                 malformed = Some("connection-specific header");
                 return;
             }
+            if name == http::header::CONTENT_LENGTH {
+                declared = declared.add(value);
+            }
             let start = arena.len();
             arena.extend_from_slice(value);
             fields.push((name, start, arena.len()));
@@ -159,9 +189,9 @@ impl BlockDecoder {
             return Ok(Block::Informational);
         }
         if self.hpack.repeated() {
-            self.last = Some((status, detached(&headers)));
+            self.last = Some((status, detached(&headers), declared));
         }
-        Ok(Block::Response(response(status, headers)))
+        Ok(Block::Response(response(status, headers), declared))
     }
 }
 
@@ -242,7 +272,7 @@ mod tests {
 
     fn head(decoded: Result<Block, BlockError>) -> http::response::Parts {
         match decoded {
-            Ok(Block::Response(parts)) => parts,
+            Ok(Block::Response(parts, _)) => parts,
             _ => panic!("not a response head"),
         }
     }
@@ -269,5 +299,89 @@ mod tests {
             Err(BlockError::Malformed(_))
         ));
         assert!(decoder.last.is_none());
+    }
+
+    /// A block of `:status: 200` and `fields` as literals that are not
+    /// indexed: the same bytes decode the same way every time (no index
+    /// into the dynamic table), so the decoder keeps and replays it.
+    fn block(fields: &[(&str, &str)]) -> Vec<u8> {
+        let mut out = vec![0x88];
+        for (name, value) in fields {
+            // Literal without indexing, new name (RFC 7541 §6.2.2), raw strings.
+            out.push(0x00);
+            for s in [name, value] {
+                out.push(u8::try_from(s.len()).ok().filter(|&n| n < 127).unwrap());
+                out.extend_from_slice(s.as_bytes());
+            }
+        }
+        out
+    }
+
+    /// The Content-Length read while a head is decoded, which the stream's
+    /// framing and the response take instead of reading the header again,
+    /// is what the response would read from the head (its first value,
+    /// `u64::from_str`), and a head whose copies are not all the same
+    /// `1*DIGIT` number is malformed; the same for a head kept and replayed.
+    #[test]
+    fn the_declared_length_is_what_the_response_would_read() {
+        let values = [
+            "128",
+            "0",
+            "007",
+            "",
+            " 128",
+            "x",
+            "-1",
+            "+1",
+            "1,1",
+            "18446744073709551615",
+            "18446744073709551616",
+            "00000000000000000000000001",
+        ];
+        let mut cases: Vec<Vec<&str>> = vec![vec![]];
+        for v in values {
+            cases.push(vec![v]);
+            for second in ["5", "x", v] {
+                cases.push(vec![v, second]);
+            }
+        }
+        for lengths in cases {
+            let mut fields = vec![("server", "s")];
+            fields.extend(lengths.iter().map(|v| ("content-length", *v)));
+            let block = block(&fields);
+            let mut decoder = BlockDecoder::new(4096, 16 * 1024);
+            // Decoded, decoded again and kept, replayed.
+            for round in 0..3 {
+                let replayed = decoder.last.is_some();
+                assert_eq!(replayed, round == 2, "{lengths:?} round {round}");
+                let decoded = decoder.decode(&block, false);
+                let numbers: Vec<Option<u64>> = lengths
+                    .iter()
+                    .map(|v| crate::validate::parse_length(v.as_bytes()))
+                    .collect();
+                let expected = match numbers.first() {
+                    None => Declared::Absent,
+                    Some(Some(n)) if numbers.iter().all(|m| *m == Some(*n)) => Declared::Length(*n),
+                    Some(_) => Declared::Invalid,
+                };
+                let Ok(Block::Response(parts, declared)) = decoded else {
+                    panic!("{lengths:?}: not a response head");
+                };
+                assert_eq!(declared, expected, "{lengths:?} round {round}");
+                if let Declared::Length(n) = declared {
+                    let read = parts.headers[http::header::CONTENT_LENGTH]
+                        .to_str()
+                        .unwrap();
+                    assert_eq!(read.parse::<u64>().ok(), Some(n), "{lengths:?}");
+                }
+                if let Declared::Absent = declared {
+                    assert!(!parts.headers.contains_key(http::header::CONTENT_LENGTH));
+                }
+            }
+            assert!(
+                decoder.last.is_some(),
+                "{lengths:?}: the third block was not replayed"
+            );
+        }
     }
 }

@@ -11,7 +11,7 @@ use super::error::{ConnError, StreamError};
 use super::flood::{self, Glitch};
 use super::frame::{self, Frame, Reason};
 use super::goaway;
-use super::head::{Block, BlockDecoder, BlockError};
+use super::head::{Block, BlockDecoder, BlockError, Declared};
 use super::stream_state::legal;
 use super::streams::Stream;
 
@@ -292,23 +292,19 @@ impl Reader {
                 }
                 st.glitch(Glitch::Informational)
             }
-            Ok(Block::Response(parts)) => {
+            Ok(Block::Response(parts, declared)) => {
                 let no_body = stream.head_request
                     || parts.status == http::StatusCode::NO_CONTENT
                     || parts.status == http::StatusCode::NOT_MODIFIED;
                 // Every copy must declare the same length (RFC 9110 §8.6):
                 // two lengths are two framings, as malformed as a bad one.
-                // `1*DIGIT`: `str::parse` would also take a sign (`+5`).
-                let parse = |v: &http::HeaderValue| crate::validate::parse_length(v.as_bytes());
-                let mut lengths = parts.headers.get_all(http::header::CONTENT_LENGTH).iter();
-                let declared = lengths.next().map(|first| {
-                    let n = parse(first)?;
-                    lengths.all(|v| parse(v) == Some(n)).then_some(n)
-                });
-                match declared {
-                    Some(None) => return malformed(st, "invalid content-length", wakers),
-                    Some(Some(n)) if !no_body => stream.content_length = Some(n),
-                    _ => {}
+                let length = match declared {
+                    Declared::Invalid => return malformed(st, "invalid content-length", wakers),
+                    Declared::Length(n) => Some(n),
+                    Declared::Absent => None,
+                };
+                if !no_body {
+                    stream.content_length = length;
                 }
                 if end_stream && stream.content_length.is_some_and(|n| n > 0) {
                     return malformed(st, "content-length with no body", wakers);
@@ -321,7 +317,7 @@ impl Reader {
                     Ok(())
                 }));
                 stream.wake(wakers);
-                st.streams.set_head(key, parts);
+                st.streams.set_head(key, parts, length);
                 st.check_counts();
                 st.earn(flood::PER_RESPONSE);
                 Ok(())

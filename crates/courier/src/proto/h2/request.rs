@@ -22,7 +22,7 @@ use super::error::StreamError;
 use super::grow::Adaptive;
 use super::send::{Feed, Pipe};
 use super::signals::Signals;
-use super::stream::{RecvBody, StreamRef};
+use super::stream::{Arrived, RecvBody, StreamRef};
 use super::tunnel::Tunnel;
 use crate::body::{expects_body, Body};
 use crate::config::Config;
@@ -182,7 +182,11 @@ impl Http2Send {
             unreachable!("opened above")
         };
         match std::task::ready!(stream.poll_head(cx)) {
-            Ok((mut head, end)) => {
+            Ok(Arrived {
+                mut head,
+                length,
+                end,
+            }) => {
                 if let Some(tunnel) = self.tunnel.take().filter(|_| head.status.is_success()) {
                     // RFC 9113 §8.5, RFC 8441 §5: a 2xx makes the stream a tunnel.
                     head.extensions.insert(Switched);
@@ -204,7 +208,9 @@ impl Http2Send {
                     body: RecvBody::new(stream, end),
                     uri,
                     sent,
-                    length: None,
+                    // Read as the head was decoded (every copy the same,
+                    // `1*DIGIT`): what the response would read from it.
+                    length: Some(length),
                 }))
             }
             Err(e) => Poll::Ready(Err(self.failed(e))),

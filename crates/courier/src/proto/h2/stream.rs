@@ -11,6 +11,16 @@ use super::conn::Shared;
 use super::error::StreamError;
 use super::streams::Key;
 
+/// A response head as its stream hands it to the request.
+#[derive(Debug)]
+pub(crate) struct Arrived {
+    pub(crate) head: http::response::Parts,
+    /// The Content-Length it declares, read as it was decoded.
+    pub(crate) length: Option<u64>,
+    /// The stream already ended with it (no body).
+    pub(crate) end: bool,
+}
+
 /// A request's handle on its open stream: there is one, moved from the
 /// request's future to its body.
 pub(crate) struct StreamRef {
@@ -29,17 +39,14 @@ impl StreamRef {
         &self.shared
     }
 
-    /// The response head; `end` says the stream already ended with it (no body).
-    pub(crate) fn poll_head(
-        &mut self,
-        cx: &mut Context<'_>,
-    ) -> Poll<Result<(http::response::Parts, bool), StreamError>> {
+    /// The response head, when it came.
+    pub(crate) fn poll_head(&mut self, cx: &mut Context<'_>) -> Poll<Result<Arrived, StreamError>> {
         let mut st = self.shared.lock();
         let head = st.streams.take_head(self.key, self.id);
         let Some(stream) = st.streams.get(self.key, self.id) else {
             return Poll::Ready(Err(StreamError::Closed("the stream is gone")));
         };
-        if let Some(head) = head {
+        if let Some((head, length)) = head {
             // A stream failed after its head (reset, cut short) also has
             // a closed receiving half: its body must report the error, not end empty.
             let end = stream.state().is_recv_closed()
@@ -48,7 +55,7 @@ impl StreamRef {
                 && !stream.state().is_failed();
             // The body's deadline is the response's to keep.
             stream.deadline = super::deadline::NONE;
-            return Poll::Ready(Ok((head, end)));
+            return Poll::Ready(Ok(Arrived { head, length, end }));
         }
         if let Some(e) = stream.state().error() {
             return Poll::Ready(Err(e.clone()));

@@ -267,8 +267,9 @@ pub(crate) struct Streams {
     /// Beside the slots, not in them: a head waits there only from its
     /// HEADERS frame until its request's task runs, while a slot lasts the
     /// whole stream, and a long poll's slot would carry an empty head's
-    /// 112 B for as long as it waits (a third of the slot).
-    heads: Vec<(Key, http::response::Parts)>,
+    /// 112 B for as long as it waits (a third of the slot). With the
+    /// head's Content-Length, read while it was decoded.
+    heads: Vec<(Key, http::response::Parts, Option<u64>)>,
 }
 
 /// Heads waiting to be taken, kept room for once no stream is open: more is
@@ -318,24 +319,29 @@ impl Streams {
         }
     }
 
-    /// Keeps the response head of the stream in `key` until its request
-    /// takes it.
-    pub(crate) fn set_head(&mut self, key: Key, head: http::response::Parts) {
+    /// Keeps the response head of the stream in `key`, and the
+    /// Content-Length it declares, until its request takes them.
+    pub(crate) fn set_head(&mut self, key: Key, head: http::response::Parts, length: Option<u64>) {
         if let Some(Slot::Used(stream)) = self.slots.get_mut(key as usize) {
             stream.head_waiting = true;
-            self.heads.push((key, head));
+            self.heads.push((key, head, length));
         }
     }
 
-    /// The response head of stream `id` in `key`, if it came and was not
-    /// taken yet.
-    pub(crate) fn take_head(&mut self, key: Key, id: u32) -> Option<http::response::Parts> {
+    /// The response head of stream `id` in `key` and its Content-Length,
+    /// if it came and was not taken yet.
+    pub(crate) fn take_head(
+        &mut self,
+        key: Key,
+        id: u32,
+    ) -> Option<(http::response::Parts, Option<u64>)> {
         let stream = self.get(key, id)?;
         if !std::mem::take(&mut stream.head_waiting) {
             return None;
         }
-        let at = self.heads.iter().position(|(k, _)| *k == key)?;
-        Some(self.heads.swap_remove(at).1)
+        let at = self.heads.iter().position(|(k, ..)| *k == key)?;
+        let (_, head, length) = self.heads.swap_remove(at);
+        Some((head, length))
     }
 
     pub(crate) fn key_of(&self, id: u32) -> Option<Key> {
@@ -361,7 +367,7 @@ impl Streams {
         self.ids.remove(&stream.id);
         if stream.head_waiting {
             // Its request went away without taking it.
-            if let Some(at) = self.heads.iter().position(|(k, _)| *k == key) {
+            if let Some(at) = self.heads.iter().position(|(k, ..)| *k == key) {
                 self.heads.swap_remove(at);
             }
         }
@@ -446,8 +452,8 @@ mod tests {
         let mut streams = Streams::default();
         let a = streams.insert(Stream::new(1, 0, 0, true), 100);
         let b = streams.insert(Stream::new(3, 0, 0, true), 100);
-        streams.set_head(a, head());
-        streams.set_head(b, head());
+        streams.set_head(a, head(), None);
+        streams.set_head(b, head(), None);
         assert!(streams.take_head(a, 3).is_none(), "another stream's key");
         assert!(streams.take_head(a, 1).is_some());
         assert!(streams.take_head(a, 1).is_none(), "taken once");
@@ -463,7 +469,7 @@ mod tests {
             .map(|i| streams.insert(Stream::new(7 + 2 * i, 0, 0, true), 100))
             .collect();
         for key in &keys {
-            streams.set_head(*key, head());
+            streams.set_head(*key, head(), None);
         }
         for (i, key) in keys.iter().enumerate() {
             assert!(streams.take_head(*key, 7 + 2 * i as u32).is_some());
