@@ -29,8 +29,10 @@ pub(crate) struct DatagramStartConfig {
 
 impl ControllerFactory for DatagramStartConfig {
     fn build(self: Arc<Self>, now: Instant, current_mtu: u16) -> Box<dyn Controller> {
+        let inner = Cubic::new(Arc::clone(&self.cubic), now, current_mtu);
         Box::new(DatagramStart {
-            inner: Cubic::new(Arc::clone(&self.cubic), now, current_mtu),
+            initial: inner.initial_window(),
+            inner,
             counted: current_mtu,
             slow_start: true,
             now,
@@ -49,6 +51,8 @@ pub(crate) struct DatagramStart {
     /// No congestion event yet: Cubic is in its first slow start, whose
     /// only state is the window.
     slow_start: bool,
+    /// Cubic's initial window as configured (a restart's is not it).
+    initial: u64,
     /// Latest time quinn gave (Cubic's constructor takes one; it ignores it).
     now: Instant,
 }
@@ -129,7 +133,7 @@ impl Controller for DatagramStart {
     }
 
     fn initial_window(&self) -> u64 {
-        self.inner.initial_window()
+        self.initial
     }
 
     fn into_any(self: Box<Self>) -> Box<dyn Any> {
@@ -158,6 +162,7 @@ mod tests {
         assert_eq!(cc.window(), initial * 3_875 / 1_200);
         cc.on_mtu_update(6_550);
         assert_eq!(cc.window(), initial * 3_875 / 1_200 * 6_550 / 3_875);
+        assert_eq!(cc.initial_window(), initial, "the configured one");
         // A smaller size (black hole detection) does not scale it down
         // below Cubic's own floor, as quinn's Cubic does.
         let before = cc.window();
