@@ -80,9 +80,10 @@ SERVER_LAYERS = [
     ("service", ["service", "endpoints", "faults", "httpbin", "reply", "body",
                  "request_body", "control"]),
     # What a server keeps and its I/O: shared state, replicas' behaviour,
-    # configuration, transports, QUIC endpoint, write coalescing.
+    # configuration, transports, QUIC endpoint (and its congestion
+    # controller), write coalescing.
     ("state", ["state", "replica", "replica_fault", "config", "io",
-               "coalesce", "transport", "detect", "quic"]),
+               "coalesce", "transport", "detect", "quic", "quic_start"]),
     # Leaves: fault and protocol names, TLS settings and test PKI.
     ("ground", ["fault", "protocol", "tls", "pki"]),
 ]

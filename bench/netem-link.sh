@@ -128,6 +128,10 @@ link() {
     done
 }
 
+# RcvbufErrors of this namespace's UDP (/proc/net/snmp's second Udp: line).
+UDP_DROPS='$1 == "Udp:" && $2 ~ /^[0-9]/ { print $6 }'
+udp_drops() { awk "$UDP_DROPS" /proc/net/snmp; }
+
 RAW="${OUT:-$WORK/times.tsv}"
 : >"$RAW"
 read -r -a configs <<<"$CONFIGS"
@@ -145,6 +149,7 @@ for l in $LINKS; do
                 cmd=("${bin:-$COURIER}" bench "$url/bytes/$SIZE" -n "$n" -c 1 --threads 1 --http "$http" --progress none)
                 [ "$tls" = 1 ] && cmd+=(--insecure)
                 [ -n "${extra:-}" ] && IFS=, read -r -a more <<<"$extra" && cmd+=("${more[@]}")
+                drops0="$(udp_drops) $(in_server awk "$UDP_DROPS" /proc/net/snmp)"
                 t0=$(date +%s%N)
                 # The client's CPU (user + system), from /usr/bin/time's last line.
                 if /usr/bin/time -f 'cpu %U %S' -o "$WORK/cpu" timeout 300 "${cmd[@]}" >"$WORK/bench.out" 2>&1 </dev/null; then ok=ok; else ok=failed; fi
@@ -152,6 +157,10 @@ for l in $LINKS; do
                 cpu="$(awk '$1 == "cpu" { s = $2 + $3 } END { print s + 0 }' "$WORK/cpu")"
                 printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$rtt" "$loss" "$r" "$n" "$label" "$http" "$tls" "$(((t1 - t0) / 1000))" "$cpu" >>"$RAW"
                 [ "$ok" = ok ] || { log "FAILED: ${cmd[*]}"; tail -3 "$WORK/bench.out" >&2; }
+                # UDP datagrams the kernel dropped for a full socket receive buffer, each side.
+                read -r c0 s0 <<<"$drops0"
+                read -r c1 s1 <<<"$(udp_drops) $(in_server awk "$UDP_DROPS" /proc/net/snmp)"
+                [ "$http" = 3 ] && log "$label n=$n: UDP RcvbufErrors client +$((c1 - c0)), server +$((s1 - s0))"
             done
         done
     done

@@ -58,6 +58,7 @@ mod negotiate;
 mod pki;
 mod protocol;
 mod quic;
+mod quic_start;
 mod replica;
 mod replica_fault;
 mod replica_set;

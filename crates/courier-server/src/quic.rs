@@ -17,6 +17,7 @@ use http::HeaderValue;
 use quinn::{IdleTimeout, VarInt};
 
 use crate::config::ServerConfig;
+use crate::quic_start::DatagramStartConfig;
 use crate::tls::{self, TlsConfig};
 
 /// Flow-control windows granted to clients, as on HTTP/2 (`state.rs`):
@@ -79,6 +80,8 @@ pub(crate) fn server_config(
         .mtu_discovery_config(Some(jumbo_discovery()));
     if config.quic_congestion_bbr {
         transport.congestion_controller_factory(Arc::new(quinn::congestion::BbrConfig::default()));
+    } else {
+        transport.congestion_controller_factory(Arc::new(DatagramStartConfig::default()));
     }
     server.transport_config(Arc::new(transport));
     Ok(server)
