@@ -142,21 +142,25 @@ struct SharedSlot<P: Protocol> {
 
 impl<P: Protocol> SharedSlot<P> {
     /// May take one more stream: not retiring, under its slots (see
-    /// [`slots`](Self::slots)), and under the origin's learnt budget.
+    /// [`has_room_at`](Self::has_room_at)), and under the origin's learnt
+    /// budget.
     fn has_room(&self, budget: Option<usize>, hint: Option<usize>) -> bool {
-        !self.retiring && self.active < self.slots(hint) && budget.is_none_or(|b| self.opened < b)
+        self.has_room_at(self.conn.max_streams(), budget, hint)
     }
 
+    /// [`has_room`](Self::has_room) with its peer's limit `max` read once by
+    /// the caller (the driver may change it meanwhile, on another thread).
+    ///
     /// The streams it may carry at once: what its peer declared; before
     /// that, what the protocol assumes, but no more than the origin's
     /// connections declared (`hint`): a server that allows 8 is not sent
     /// 100 streams on each new connection only to refuse 92.
-    fn slots(&self, hint: Option<usize>) -> usize {
-        let slots = self.conn.max_streams();
-        match hint {
-            Some(hint) if !self.declared => slots.min(hint),
-            _ => slots,
-        }
+    fn has_room_at(&self, max: usize, budget: Option<usize>, hint: Option<usize>) -> bool {
+        let slots = match hint {
+            Some(hint) if !self.declared => max.min(hint),
+            _ => max,
+        };
+        !self.retiring && self.active < slots && budget.is_none_or(|b| self.opened < b)
     }
 }
 
@@ -310,6 +314,9 @@ impl<P: Protocol> OriginPool<P> {
             st.purge_dead_waiters();
             let (tx, rx) = oneshot::channel();
             st.waiters.push_back(Waiter { tx, fresh_only });
+            if fresh_only {
+                st.make_room_for_fresh(self.shared.config.max_connections_per_host);
+            }
             (rx, self.connects_needed(&mut st))
         };
         self.spawn_connects(connects);
@@ -388,6 +395,7 @@ impl<P: Protocol> OriginPool<P> {
             conn,
             since: Instant::now(),
         });
+        st.make_room_for_fresh(self.shared.config.max_connections_per_host);
     }
 
     /// A lease gives its exclusive connection back after a complete response.
@@ -509,6 +517,31 @@ impl<P: Protocol> OriginPool<P> {
         self.lock().idle.walked
     }
 
+    /// What the randomized tests check at rest; taking the lock runs the
+    /// debug check of the books too (on unlock).
+    #[cfg(test)]
+    pub(crate) fn books(&self) -> Books {
+        let now = Instant::now();
+        let st = self.lock();
+        let (budget, hint) = (st.budget.get(), st.slots_hint);
+        let live = st.waiters.iter().filter(|w| !w.tx.is_closed());
+        Books {
+            waiting: live.clone().count(),
+            waiting_any: live.filter(|w| !w.fresh_only).count(),
+            idle: (0..crate::metrics::Label::ALL.len())
+                .map(|i| st.idle.count(i))
+                .sum(),
+            shared_with_room: st
+                .shared_conns
+                .iter()
+                .filter(|s| s.has_room(budget, hint) && s.conn.accepts_streams(now))
+                .count(),
+            open: st.open,
+            connecting: st.connecting,
+            draining: st.draining,
+        }
+    }
+
     /// No connection, attempt or waiter: the origin can be forgotten.
     pub(crate) fn holds_nothing(&self) -> bool {
         self.lock().holds_nothing()
@@ -518,6 +551,30 @@ impl<P: Protocol> OriginPool<P> {
 impl<P: Protocol> State<P> {
     fn holds_nothing(&self) -> bool {
         self.open == 0 && self.connecting == 0 && self.waiters.is_empty()
+    }
+
+    /// Requests that only a new connection will do (the retry of one that
+    /// a reused connection failed) wait at the per-host cap, with no dial
+    /// on its way, while connections they cannot take sit idle: as many of
+    /// the longest idle are closed (once the lock is released), and each
+    /// close plans a dial. They waited for the idle timeout otherwise (60 s
+    /// by default), or for ever without one.
+    fn make_room_for_fresh(&mut self, cap: usize) {
+        if self.idle.is_empty() || self.connecting > 0 || self.open < cap {
+            return;
+        }
+        let fresh = self
+            .waiters
+            .iter()
+            .filter(|w| w.fresh_only && !w.tx.is_closed())
+            .count();
+        // Connections already closing free their places too.
+        for _ in self.closing.len()..fresh {
+            let Some(idle) = self.idle.pop_oldest() else {
+                return;
+            };
+            self.closing.push(idle.conn);
+        }
     }
 
     /// Drops queue entries whose request gave up, from both ends (cheap, and
@@ -557,4 +614,22 @@ impl<P: Protocol> Drop for WaitSlot<P> {
             _ => {}
         }
     }
+}
+
+/// An origin's state as the randomized tests check it at rest
+/// ([`OriginPool::books`]).
+#[cfg(test)]
+#[derive(Debug)]
+pub(crate) struct Books {
+    /// Requests waiting that have not given up.
+    pub(crate) waiting: usize,
+    /// Of those, the ones a pooled connection would do for.
+    pub(crate) waiting_any: usize,
+    /// Exclusive connections on the idle stack.
+    pub(crate) idle: u64,
+    /// Shared connections that would take a stream now.
+    pub(crate) shared_with_room: usize,
+    pub(crate) open: usize,
+    pub(crate) connecting: usize,
+    pub(crate) draining: usize,
 }
