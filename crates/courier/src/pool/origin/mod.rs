@@ -21,6 +21,8 @@
 //! open, [`dial`] opens them and keeps the books when they close, and
 //! [`streams`] runs the shared connections' slots.
 
+#[cfg(test)]
+mod books;
 mod conn;
 mod dial;
 mod idle;
@@ -30,6 +32,8 @@ mod planning;
 mod shared_conns;
 mod streams;
 
+#[cfg(test)]
+pub(crate) use books::Books;
 use conn::{Conn, ExclusiveConn, SharedConn};
 pub(crate) use dial::OpenExclusive;
 use idle::{Idle, IdleStack};
@@ -517,31 +521,6 @@ impl<P: Protocol> OriginPool<P> {
         self.lock().idle.walked
     }
 
-    /// What the randomized tests check at rest; taking the lock runs the
-    /// debug check of the books too (on unlock).
-    #[cfg(test)]
-    pub(crate) fn books(&self) -> Books {
-        let now = Instant::now();
-        let st = self.lock();
-        let (budget, hint) = (st.budget.get(), st.slots_hint);
-        let live = st.waiters.iter().filter(|w| !w.tx.is_closed());
-        Books {
-            waiting: live.clone().count(),
-            waiting_any: live.filter(|w| !w.fresh_only).count(),
-            idle: (0..crate::metrics::Label::ALL.len())
-                .map(|i| st.idle.count(i))
-                .sum(),
-            shared_with_room: st
-                .shared_conns
-                .iter()
-                .filter(|s| s.has_room(budget, hint) && s.conn.accepts_streams(now))
-                .count(),
-            open: st.open,
-            connecting: st.connecting,
-            draining: st.draining,
-        }
-    }
-
     /// No connection, attempt or waiter: the origin can be forgotten.
     pub(crate) fn holds_nothing(&self) -> bool {
         self.lock().holds_nothing()
@@ -551,30 +530,6 @@ impl<P: Protocol> OriginPool<P> {
 impl<P: Protocol> State<P> {
     fn holds_nothing(&self) -> bool {
         self.open == 0 && self.connecting == 0 && self.waiters.is_empty()
-    }
-
-    /// Requests that only a new connection will do (the retry of one that
-    /// a reused connection failed) wait at the per-host cap, with no dial
-    /// on its way, while connections they cannot take sit idle: as many of
-    /// the longest idle are closed (once the lock is released), and each
-    /// close plans a dial. They waited for the idle timeout otherwise (60 s
-    /// by default), or for ever without one.
-    fn make_room_for_fresh(&mut self, cap: usize) {
-        if self.idle.is_empty() || self.connecting > 0 || self.open < cap {
-            return;
-        }
-        let fresh = self
-            .waiters
-            .iter()
-            .filter(|w| w.fresh_only && !w.tx.is_closed())
-            .count();
-        // Connections already closing free their places too.
-        for _ in self.closing.len()..fresh {
-            let Some(idle) = self.idle.pop_oldest() else {
-                return;
-            };
-            self.closing.push(idle.conn);
-        }
     }
 
     /// Drops queue entries whose request gave up, from both ends (cheap, and
@@ -614,22 +569,4 @@ impl<P: Protocol> Drop for WaitSlot<P> {
             _ => {}
         }
     }
-}
-
-/// An origin's state as the randomized tests check it at rest
-/// ([`OriginPool::books`]).
-#[cfg(test)]
-#[derive(Debug)]
-pub(crate) struct Books {
-    /// Requests waiting that have not given up.
-    pub(crate) waiting: usize,
-    /// Of those, the ones a pooled connection would do for.
-    pub(crate) waiting_any: usize,
-    /// Exclusive connections on the idle stack.
-    pub(crate) idle: u64,
-    /// Shared connections that would take a stream now.
-    pub(crate) shared_with_room: usize,
-    pub(crate) open: usize,
-    pub(crate) connecting: usize,
-    pub(crate) draining: usize,
 }
