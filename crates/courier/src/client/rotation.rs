@@ -30,7 +30,16 @@ pub(crate) struct Rotation {
     current: RwLock<Client>,
     retired: Mutex<Retired>,
     reaper_started: AtomicBool,
+    /// Ends the reaper when the rotation goes (its owners dropped it).
+    reaper_stop: Arc<tokio::sync::Notify>,
     rotations: AtomicU64,
+}
+
+impl Drop for Rotation {
+    fn drop(&mut self) {
+        // A permit is stored if the reaper is not waiting right now.
+        self.reaper_stop.notify_one();
+    }
 }
 
 #[derive(Default)]
@@ -57,6 +66,7 @@ impl Rotation {
             current: RwLock::new(first),
             retired: Mutex::new(Retired::default()),
             reaper_started: AtomicBool::new(false),
+            reaper_stop: Arc::new(tokio::sync::Notify::new()),
             rotations: AtomicU64::new(0),
         }))
     }
@@ -154,7 +164,7 @@ impl Rotation {
 
     /// A background task (one per rotating client, while it lives) that
     /// rotates on time even without traffic and closes retired pools once
-    /// they are quiet.
+    /// they are quiet. It ends when the rotation is dropped.
     fn start_reaper(self: &Arc<Self>) {
         let Ok(handle) = tokio::runtime::Handle::try_current() else {
             return;
@@ -163,13 +173,19 @@ impl Rotation {
             return;
         }
         let weak: Weak<Rotation> = Arc::downgrade(self);
+        let stop = Arc::clone(&self.reaper_stop);
         let period = (self.lifetime / 4).clamp(Duration::from_millis(10), Duration::from_secs(5));
         handle.spawn(async move {
             let mut tick = tokio::time::interval(period);
             tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             tick.tick().await;
             loop {
-                tick.tick().await;
+                // Ends with the rotation, not at its next tick (up to 5 s
+                // later: a task and a timer behind every dropped client).
+                tokio::select! {
+                    _ = tick.tick() => {}
+                    () = stop.notified() => return,
+                }
                 let Some(rotation) = weak.upgrade() else {
                     return;
                 };
@@ -189,4 +205,46 @@ fn is_quiet(m: &MetricsSnapshot) -> bool {
         && m.http2_streams_active == 0
         && m.http3_streams_active == 0
         && m.connections_active == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every background task of a client ends when its last clone goes, not
+    /// at its timer's next tick: the rotation's reaper (one period, up to
+    /// 5 s, before) and the pool's scavenger. (The Alt-Svc re-arm timer has
+    /// its own test: `transport::alt::tests::a_dropped_clients_rearm_timer_ends_with_it`.)
+    #[tokio::test]
+    async fn a_dropped_clients_background_tasks_end_with_it() {
+        let metrics = tokio::runtime::Handle::current().metrics();
+        let base = metrics.num_alive_tasks();
+        let make: Make = Box::new(|| Client::builder().build());
+        let rotation = Rotation::new(make, Duration::from_secs(60)).unwrap();
+        // Its first use starts the reaper.
+        let client = rotation.current();
+        assert_eq!(metrics.num_alive_tasks(), base + 1, "the reaper runs");
+        // The pool's first origin starts its scavenger.
+        client
+            .inner
+            .pool
+            .origin(&"http://scavenged.test/".parse().unwrap())
+            .unwrap();
+        assert_eq!(metrics.num_alive_tasks(), base + 2, "the scavenger runs");
+        drop(client);
+        drop(rotation);
+        // Bounded well under the reaper's period (5 s here): a task that
+        // waits for its next tick fails this.
+        for _ in 0..500 {
+            if metrics.num_alive_tasks() == base {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        assert_eq!(
+            metrics.num_alive_tasks(),
+            base,
+            "a task outlived its client"
+        );
+    }
 }

@@ -190,12 +190,14 @@ impl<P: Protocol> OriginPool<P> {
                 // Until its peer declares its slots, it offers what the
                 // protocol assumes (within the hint), and plans nothing.
                 let declared = c.conn.declared();
+                let mut hint_moved = false;
                 if let Some(slots) = declared {
                     let hint = Some(slots.max(1));
                     if st.slots_hint != hint {
                         st.slots_hint = hint;
                         // Connections not yet declared offer up to the hint.
                         st.shared_conns.offer_all();
+                        hint_moved = true;
                     }
                 }
                 st.budget.expire(Instant::now());
@@ -214,6 +216,9 @@ impl<P: Protocol> OriginPool<P> {
                     left_full_at: None,
                 });
                 self.serve_streams(&mut st, id);
+                if hint_moved {
+                    self.serve_any(&mut st);
+                }
             }
         }
         self.connects_needed(&mut st)

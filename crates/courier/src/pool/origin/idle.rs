@@ -56,6 +56,20 @@ impl<P: Protocol> IdleStack<P> {
         Some(idle)
     }
 
+    /// Takes the connection at the bottom (idle longest).
+    pub(super) fn pop_oldest(&mut self) -> Option<Idle<P>> {
+        if self.stack.is_empty() {
+            return None;
+        }
+        let idle = self.stack.remove(0);
+        self.by_label[idle.conn.label.index()] -= 1;
+        Some(idle)
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.stack.is_empty()
+    }
+
     /// Moves every connection `expired` says yes to into `into`, keeping the
     /// others in their order. One pass, for the scavenger.
     pub(super) fn remove_into(

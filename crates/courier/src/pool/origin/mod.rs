@@ -21,6 +21,8 @@
 //! open, [`dial`] opens them and keeps the books when they close, and
 //! [`streams`] runs the shared connections' slots.
 
+#[cfg(test)]
+mod books;
 mod conn;
 mod dial;
 mod idle;
@@ -30,6 +32,8 @@ mod planning;
 mod shared_conns;
 mod streams;
 
+#[cfg(test)]
+pub(crate) use books::Books;
 use conn::{Conn, ExclusiveConn, SharedConn};
 pub(crate) use dial::OpenExclusive;
 use idle::{Idle, IdleStack};
@@ -142,21 +146,25 @@ struct SharedSlot<P: Protocol> {
 
 impl<P: Protocol> SharedSlot<P> {
     /// May take one more stream: not retiring, under its slots (see
-    /// [`slots`](Self::slots)), and under the origin's learnt budget.
+    /// [`has_room_at`](Self::has_room_at)), and under the origin's learnt
+    /// budget.
     fn has_room(&self, budget: Option<usize>, hint: Option<usize>) -> bool {
-        !self.retiring && self.active < self.slots(hint) && budget.is_none_or(|b| self.opened < b)
+        self.has_room_at(self.conn.max_streams(), budget, hint)
     }
 
+    /// [`has_room`](Self::has_room) with its peer's limit `max` read once by
+    /// the caller (the driver may change it meanwhile, on another thread).
+    ///
     /// The streams it may carry at once: what its peer declared; before
     /// that, what the protocol assumes, but no more than the origin's
     /// connections declared (`hint`): a server that allows 8 is not sent
     /// 100 streams on each new connection only to refuse 92.
-    fn slots(&self, hint: Option<usize>) -> usize {
-        let slots = self.conn.max_streams();
-        match hint {
-            Some(hint) if !self.declared => slots.min(hint),
-            _ => slots,
-        }
+    fn has_room_at(&self, max: usize, budget: Option<usize>, hint: Option<usize>) -> bool {
+        let slots = match hint {
+            Some(hint) if !self.declared => max.min(hint),
+            _ => max,
+        };
+        !self.retiring && self.active < slots && budget.is_none_or(|b| self.opened < b)
     }
 }
 
@@ -310,6 +318,9 @@ impl<P: Protocol> OriginPool<P> {
             st.purge_dead_waiters();
             let (tx, rx) = oneshot::channel();
             st.waiters.push_back(Waiter { tx, fresh_only });
+            if fresh_only {
+                st.make_room_for_fresh(self.shared.config.max_connections_per_host);
+            }
             (rx, self.connects_needed(&mut st))
         };
         self.spawn_connects(connects);
@@ -388,6 +399,7 @@ impl<P: Protocol> OriginPool<P> {
             conn,
             since: Instant::now(),
         });
+        st.make_room_for_fresh(self.shared.config.max_connections_per_host);
     }
 
     /// A lease gives its exclusive connection back after a complete response.

@@ -85,6 +85,30 @@ impl<P: Protocol> OriginPool<P> {
 }
 
 impl<P: Protocol> State<P> {
+    /// Requests that only a new connection will do (the retry of one that
+    /// a reused connection failed) wait at the per-host cap, with no dial
+    /// on its way, while connections they cannot take sit idle: as many of
+    /// the longest idle are closed (once the lock is released), and each
+    /// close plans a dial. They waited for the idle timeout otherwise (60 s
+    /// by default), or for ever without one.
+    pub(super) fn make_room_for_fresh(&mut self, cap: usize) {
+        if self.idle.is_empty() || self.connecting > 0 || self.open < cap {
+            return;
+        }
+        let fresh = self
+            .waiters
+            .iter()
+            .filter(|w| w.fresh_only && !w.tx.is_closed())
+            .count();
+        // Connections already closing free their places too.
+        for _ in self.closing.len()..fresh {
+            let Some(idle) = self.idle.pop_oldest() else {
+                return;
+            };
+            self.closing.push(idle.conn);
+        }
+    }
+
     /// With a learnt budget: streams are in demand and the connections still
     /// serving have less than half a connection's worth of them left, so
     /// the next connection should be opened before anyone has to wait for it.

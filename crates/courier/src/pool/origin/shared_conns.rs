@@ -282,6 +282,11 @@ impl<P: Protocol> SharedConns<P> {
     /// say, and every connection that may take a stream is a candidate.
     #[cfg(debug_assertions)]
     fn check_books(&self, budget: Option<usize>, hint: Option<usize>) {
+        if std::thread::panicking() {
+            // Unwinding from a panic (this check's, say) through other
+            // unlocks: a second panic would abort the process.
+            return;
+        }
         let mut counted = Published::default();
         for slot in self.by_id.values() {
             let i = slot.conn.label.index();
@@ -299,15 +304,17 @@ impl<P: Protocol> SharedConns<P> {
             // pick found the connection full (it may have dipped and come
             // back), is reported on its way here (the connection's driver
             // sets it first), and the report offers the connection.
-            let limit_moved = slot.conn.max_streams() != slot.noted_max
-                || slot
-                    .left_full_at
-                    .is_some_and(|at| at != slot.conn.max_streams());
+            // The limit is read once: the driver may raise it on another
+            // thread between two reads, which then said "not moved" and
+            // "room" (a panic with the books right and the report on its way).
+            let max = slot.conn.max_streams();
+            let limit_moved =
+                max != slot.noted_max || slot.left_full_at.is_some_and(|at| at != max);
             debug_assert!(
                 slot.retiring
                     || offered.contains(&(slot.active, slot.conn.id))
                     || limit_moved
-                    || !slot.has_room(budget, hint),
+                    || !slot.has_room_at(max, budget, hint),
                 "connection {} with room is no candidate",
                 slot.conn.id
             );

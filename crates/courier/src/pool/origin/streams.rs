@@ -25,6 +25,36 @@ impl<P: Protocol> OriginPool<P> {
         }
     }
 
+    /// Gives waiters slots on any shared connection with room, busiest
+    /// first: after the origin's slot hint rose, connections not yet
+    /// declared offer more, and their waiters would otherwise stay in line
+    /// until a stream of theirs ended or a new checkout came.
+    pub(super) fn serve_any(&self, st: &mut State<P>) {
+        let (budget, now) = (st.budget.get(), Instant::now());
+        while !st.waiters.is_empty() {
+            let Some(id) = st.shared_conns.pick(budget, st.slots_hint, now) else {
+                return;
+            };
+            let conn = match st.shared_conns.get(id) {
+                Some(slot) => Arc::clone(&slot.conn),
+                None => return,
+            };
+            let mut taken = false;
+            while let Some(waiter) = st.waiters.pop_front() {
+                if waiter.tx.send(Ok(Conn::Shared(Arc::clone(&conn)))).is_ok() {
+                    taken = true;
+                    break;
+                }
+            }
+            if !taken {
+                // Picking took it off the candidates: it has room still.
+                st.shared_conns.offer(id);
+                return;
+            }
+            st.shared_conns.start_stream(id, budget);
+        }
+    }
+
     /// A GOAWAY showed how many streams the server serves per connection:
     /// connections that had their share already take no new streams.
     pub(super) fn learn_budget(&self, st: &mut State<P>, served: Served) {
@@ -61,6 +91,7 @@ impl<P: Protocol> Changes for OriginPool<P> {
             if let Some(served) = slot.conn.conn.take_served() {
                 self.learn_budget(&mut st, served);
             }
+            let mut hint_moved = false;
             // Learning may have closed idle connections: find it again.
             if let Some(slot) = st.shared_conns.get_mut(id) {
                 if let (false, Some(declared)) = (slot.declared, slot.conn.conn.declared()) {
@@ -72,6 +103,7 @@ impl<P: Protocol> Changes for OriginPool<P> {
                         st.slots_hint = hint;
                         // Connections not yet declared offer up to the hint.
                         st.shared_conns.offer_all();
+                        hint_moved = true;
                     }
                 }
                 let slot = st.shared_conns.get_mut(id).expect("found above");
@@ -86,6 +118,9 @@ impl<P: Protocol> Changes for OriginPool<P> {
                     st.shared_conns.offer(id);
                     self.serve_streams(&mut st, id);
                 }
+            }
+            if hint_moved {
+                self.serve_any(&mut st);
             }
             self.connects_needed(&mut st)
         };
