@@ -84,6 +84,8 @@ mod proto;
 pub mod redirect;
 mod served;
 mod service;
+#[cfg(test)]
+mod test_support;
 pub mod tls;
 mod validate;
 

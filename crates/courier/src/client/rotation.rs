@@ -235,14 +235,8 @@ mod tests {
         drop(rotation);
         // Bounded well under the reaper's period (5 s here): a task that
         // waits for its next tick fails this.
-        for _ in 0..500 {
-            if metrics.num_alive_tasks() == base {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(1)).await;
-        }
         assert_eq!(
-            metrics.num_alive_tasks(),
+            crate::test_support::alive_tasks_once_settled(&metrics, base).await,
             base,
             "a task outlived its client"
         );

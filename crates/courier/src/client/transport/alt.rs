@@ -253,14 +253,8 @@ mod tests {
         assert!(metrics.num_alive_tasks() > base, "the timer runs");
         drop(origin);
         drop(pool);
-        for _ in 0..100 {
-            if metrics.num_alive_tasks() == base {
-                break;
-            }
-            tokio::task::yield_now().await;
-        }
         assert_eq!(
-            metrics.num_alive_tasks(),
+            crate::test_support::alive_tasks_once_settled(&metrics, base).await,
             base,
             "a task outlived its client"
         );

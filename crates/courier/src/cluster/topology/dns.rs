@@ -18,7 +18,8 @@ use http::Uri;
 use super::refresh::{self, Lookup};
 use crate::client::request::IntoUri;
 use crate::cluster::replica::Replica;
-use crate::cluster::topology::{SharedTopology, Topology};
+use crate::cluster::topology::watched::Watched;
+use crate::cluster::topology::Topology;
 use crate::connect::{Resolve, SystemResolver};
 use crate::error::{Error, ErrorKind};
 
@@ -40,8 +41,8 @@ use crate::error::{Error, ErrorKind};
 /// ```
 #[derive(Debug, Clone)]
 pub struct DnsTopology {
-    // Only the clones here hold it strongly; the refresh task stops once they are gone.
-    shared: Arc<SharedTopology>,
+    // Only the clones here hold it; the refresh task stops once they are gone.
+    shared: Arc<Watched>,
 }
 
 impl DnsTopology {
@@ -132,6 +133,7 @@ impl<R: Resolve> Lookup for AddressLookup<R> {
 mod tests {
     use super::*;
     use crate::connect::Resolving;
+    use crate::test_support::alive_tasks_once_settled;
     use std::sync::Mutex;
 
     /// Answers with whatever the test put in last.
@@ -182,6 +184,34 @@ mod tests {
         *dns.0.lock().unwrap() = Ok(vec![]);
         tokio::time::sleep(every * 2).await;
         assert_eq!(urls(&t).len(), 2, "an empty answer keeps the list");
+    }
+
+    /// The refresh task ends when the last clone of its topology goes, not
+    /// at its next lookup (an interval later: a task and a timer behind
+    /// every dropped topology).
+    #[tokio::test]
+    async fn a_dropped_topologys_refresh_task_ends_with_it() {
+        let metrics = tokio::runtime::Handle::current().metrics();
+        let base = metrics.num_alive_tasks();
+        let dns = Scripted(Arc::new(Mutex::new(Ok(vec![addr("10.0.0.1:80")]))));
+        let t =
+            DnsTopology::with_resolver("http://billing.internal", Duration::from_secs(3600), dns)
+                .await
+                .unwrap();
+        let clone = t.clone();
+        assert_eq!(metrics.num_alive_tasks(), base + 1, "the refresh task runs");
+        drop(t);
+        assert_eq!(
+            alive_tasks_once_settled(&metrics, base).await,
+            base + 1,
+            "a clone keeps it"
+        );
+        drop(clone);
+        assert_eq!(
+            alive_tasks_once_settled(&metrics, base).await,
+            base,
+            "the refresh task outlived its topology"
+        );
     }
 
     #[tokio::test]

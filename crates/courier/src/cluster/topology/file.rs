@@ -12,11 +12,12 @@
 //! feature), so a slow file system does not stall the runtime.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use crate::cluster::replica::Replica;
-use crate::cluster::topology::{SharedTopology, Topology};
+use crate::cluster::topology::watched::{Watched, Watcher};
+use crate::cluster::topology::Topology;
 use crate::error::{Error, ErrorKind};
 
 /// Replicas listed in a file, re-read when it changes.
@@ -37,8 +38,8 @@ use crate::error::{Error, ErrorKind};
 /// ```
 #[derive(Debug, Clone)]
 pub struct FileTopology {
-    // Only the clones here hold it strongly; the watch task stops once they are gone.
-    shared: Arc<SharedTopology>,
+    // Only the clones here hold it; the watch task stops once they are gone.
+    shared: Arc<Watched>,
 }
 
 /// What the file looked like when last read.
@@ -56,8 +57,8 @@ impl FileTopology {
                 "the replica file lists no replica",
             ));
         }
-        let shared = Arc::new(SharedTopology::new(list));
-        tokio::spawn(follow(Arc::downgrade(&shared), path, interval, stamp));
+        let (shared, watcher) = Watched::new(list);
+        tokio::spawn(follow(watcher, path, interval, stamp));
         Ok(FileTopology { shared })
     }
 }
@@ -111,13 +112,15 @@ pub(crate) fn parse(text: &str) -> Result<Vec<Replica>, Error> {
     Ok(list)
 }
 
-async fn follow(shared: Weak<SharedTopology>, path: PathBuf, every: Duration, mut seen: Stamp) {
+async fn follow(watcher: Watcher, path: PathBuf, every: Duration, mut seen: Stamp) {
     loop {
-        tokio::time::sleep(every).await;
-        if shared.strong_count() == 0 {
+        let Some(()) = watcher.unless_dropped(tokio::time::sleep(every)).await else {
             return;
-        }
-        match stamp(&path).await {
+        };
+        let Some(now) = watcher.unless_dropped(stamp(&path)).await else {
+            return;
+        };
+        match now {
             Ok(now) if now == seen => continue,
             Ok(_) => {}
             Err(e) => {
@@ -125,15 +128,19 @@ async fn follow(shared: Weak<SharedTopology>, path: PathBuf, every: Duration, mu
                 continue;
             }
         }
-        match read(&path).await {
+        let Some(read) = watcher.unless_dropped(read(&path)).await else {
+            return;
+        };
+        match read {
             Ok((stamp, list)) if !list.is_empty() => {
                 seen = stamp;
-                let Some(shared) = shared.upgrade() else {
-                    return;
-                };
-                if *shared.replicas() != *list {
-                    tracing::debug!(path = %path.display(), replicas = list.len(), "cluster: file topology changed");
-                    shared.set(list);
+                let replicas = list.len();
+                match watcher.offer(list) {
+                    None => return,
+                    Some(true) => {
+                        tracing::debug!(path = %path.display(), replicas, "cluster: file topology changed")
+                    }
+                    Some(false) => {}
                 }
             }
             Ok((stamp, _)) => {
@@ -180,6 +187,30 @@ mod tests {
                 .unwrap_err()
                 .kind(),
             ErrorKind::Config
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// The watch task ends when the last clone of its topology goes, not at
+    /// its next check (an interval later).
+    #[tokio::test]
+    async fn a_dropped_topologys_watch_task_ends_with_it() {
+        let dir =
+            std::env::temp_dir().join(format!("courier-file-topology-drop-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("replicas");
+        std::fs::write(&file, "http://10.0.0.1:8080\n").unwrap();
+        let metrics = tokio::runtime::Handle::current().metrics();
+        let base = metrics.num_alive_tasks();
+        let t = FileTopology::watch(&file, Duration::from_secs(3600))
+            .await
+            .unwrap();
+        assert_eq!(metrics.num_alive_tasks(), base + 1, "the watch task runs");
+        drop(t);
+        assert_eq!(
+            crate::test_support::alive_tasks_once_settled(&metrics, base).await,
+            base,
+            "the watch task outlived its topology"
         );
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -12,6 +12,7 @@ pub(crate) mod file;
 pub(crate) mod refresh;
 #[cfg(feature = "dns-srv")]
 pub(crate) mod srv;
+pub(crate) mod watched;
 
 use std::sync::{Arc, RwLock};
 

@@ -12,11 +12,11 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::cluster::replica::Replica;
-use crate::cluster::topology::{SharedTopology, Topology};
+use crate::cluster::topology::watched::{Watched, Watcher};
 use crate::error::{Error, ErrorKind};
 
 /// The longest one lookup may take before the loop gives up on it (and
@@ -34,17 +34,14 @@ pub(super) trait Lookup: Send + Sync + 'static {
 
 /// Looks `source` up once (failing if that fails or finds nothing), then
 /// every `every` on a task that stops when the returned list is dropped.
-pub(super) async fn start(
-    source: impl Lookup,
-    every: Duration,
-) -> Result<Arc<SharedTopology>, Error> {
+pub(super) async fn start(source: impl Lookup, every: Duration) -> Result<Arc<Watched>, Error> {
     let first = within_limit(&source).await?;
     if first.is_empty() {
         return Err(Error::msg(ErrorKind::Dns, "the lookup found no replica"));
     }
-    let shared = Arc::new(SharedTopology::new(first));
-    tokio::spawn(keep_current(Arc::downgrade(&shared), every, source));
-    Ok(shared)
+    let (watched, watcher) = Watched::new(first);
+    tokio::spawn(keep_current(watcher, every, source));
+    Ok(watched)
 }
 
 async fn within_limit(source: &impl Lookup) -> Result<Vec<Replica>, Error> {
@@ -53,24 +50,25 @@ async fn within_limit(source: &impl Lookup) -> Result<Vec<Replica>, Error> {
         .unwrap_or_else(|_| Err(Error::msg(ErrorKind::Dns, "the lookup took too long")))
 }
 
-async fn keep_current(shared: Weak<SharedTopology>, every: Duration, source: impl Lookup) {
+async fn keep_current(watcher: Watcher, every: Duration, source: impl Lookup) {
     loop {
-        tokio::time::sleep(every).await;
-        if shared.strong_count() == 0 {
+        let Some(()) = watcher.unless_dropped(tokio::time::sleep(every)).await else {
             return;
-        }
-        match within_limit(&source).await {
+        };
+        let Some(answer) = watcher.unless_dropped(within_limit(&source)).await else {
+            return;
+        };
+        match answer {
             Ok(list) if !list.is_empty() => {
-                let Some(shared) = shared.upgrade() else {
-                    return;
-                };
-                if *shared.replicas() != *list {
-                    tracing::debug!(
+                let replicas = list.len();
+                match watcher.offer(list) {
+                    None => return,
+                    Some(true) => tracing::debug!(
                         name = source.name(),
-                        replicas = list.len(),
+                        replicas,
                         "cluster: DNS topology changed"
-                    );
-                    shared.set(list);
+                    ),
+                    Some(false) => {}
                 }
             }
             Ok(_) => {

@@ -41,7 +41,8 @@ use hickory_resolver::{Name, TokioResolver};
 
 use super::refresh::{self, Lookup};
 use crate::cluster::replica::Replica;
-use crate::cluster::topology::{SharedTopology, Topology};
+use crate::cluster::topology::watched::Watched;
+use crate::cluster::topology::Topology;
 use crate::error::{Error, ErrorKind};
 
 /// SRV records of one answer read at most.
@@ -61,7 +62,8 @@ const MAX_TARGETS: usize = 64;
 /// ```
 #[derive(Debug, Clone)]
 pub struct SrvTopology {
-    shared: Arc<SharedTopology>,
+    // Only the clones here hold it; the refresh task stops once they are gone.
+    shared: Arc<Watched>,
 }
 
 /// Settings of an [`SrvTopology`] before its first lookup.
