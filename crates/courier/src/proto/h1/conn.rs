@@ -206,7 +206,7 @@ impl Connection {
         // The head is encoded before the future exists, so the future keeps
         // no reference to the host or the defaults.
         let prepared = conn.as_mut().prepare(&req, host, defaults);
-        Connection::send_prepared(conn, req, prepared)
+        Connection::send_prepared(conn, req, prepared, || ())
     }
 
     /// The first half of [`send`](Connection::send): encodes the request head (the only
@@ -234,11 +234,16 @@ impl Connection {
 
     /// The second half of [`send`](Connection::send): the exchange of the request
     /// [`prepare`](Connection::prepare)d, a future that borrows nothing.
-    pub(crate) fn send_prepared<C>(
+    /// `body` makes the answer's body handle (the client's binding: its
+    /// own type for a body read through the lease), so that the answer is
+    /// built once as the caller wants it, not built and then moved (~400 B)
+    /// into another type.
+    pub(crate) fn send_prepared<C, B>(
         mut conn: C,
         mut req: Request<Body>,
         prepared: Prepared,
-    ) -> impl Future<Output = (C, SendResult)> + Send
+        body: impl FnOnce() -> B + Send,
+    ) -> impl Future<Output = (C, SendResult<B>)> + Send
     where
         C: AsMut<Connection> + Send,
     {
@@ -256,7 +261,7 @@ impl Connection {
                     Ok(Answer {
                         length: head.declared_length,
                         head: head.into_parts(),
-                        body: (),
+                        body: body(),
                         uri,
                         sent,
                     })
