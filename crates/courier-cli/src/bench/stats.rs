@@ -95,7 +95,14 @@ impl Tally {
                 micros(m.to_last_byte + lag),
             );
         }
-        *self.statuses.entry(m.status).or_insert(0) += 1;
+        // A status seen before (nearly every response) is a lookup, not an
+        // `entry` (which readies an insertion on every call).
+        match self.statuses.get_mut(&m.status) {
+            Some(n) => *n += 1,
+            None => {
+                self.statuses.insert(m.status, 1);
+            }
+        }
         self.body_bytes += m.body_bytes;
     }
 
