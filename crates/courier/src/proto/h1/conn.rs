@@ -233,20 +233,14 @@ impl Connection {
     }
 
     /// The second half of [`send`](Connection::send): the exchange of the request
-    /// [`prepare`](Connection::prepare)d, a future that borrows nothing.
-    /// `body` makes the answer's body handle (the client's binding: its
-    /// own type for a body read through the lease), so that the answer is
-    /// built once as the caller wants it, not built and then moved (~400 B)
-    /// into another type.
-    pub(crate) fn send_prepared<C, B>(
+    /// [`prepare`](Connection::prepare)d, a future that borrows nothing. `body` makes the
+    /// answer's body handle: the answer is built once as the caller's type, not moved into it.
+    pub(crate) fn send_prepared<C: AsMut<Connection> + Send, B>(
         mut conn: C,
         mut req: Request<Body>,
         prepared: Prepared,
         body: impl FnOnce() -> B + Send,
-    ) -> impl Future<Output = (C, SendResult<B>)> + Send
-    where
-        C: AsMut<Connection> + Send,
-    {
+    ) -> impl Future<Output = (C, SendResult<B>)> + Send {
         let Prepared { framing, asked } = prepared;
         // The request lives here once; `exchange` works on it by reference.
         async move {
