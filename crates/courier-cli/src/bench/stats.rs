@@ -95,7 +95,11 @@ impl Tally {
                 micros(m.to_last_byte + lag),
             );
         }
-        *self.statuses.entry(m.status).or_insert(0) += 1;
+        // A status seen before is a lookup, not an `entry` (which readies an insertion each time).
+        match self.statuses.get_mut(&m.status) {
+            Some(n) => *n += 1,
+            None => drop(self.statuses.insert(m.status, 1)),
+        }
         self.body_bytes += m.body_bytes;
     }
 

@@ -319,8 +319,11 @@ where
                     send,
                     ..
                 } => {
-                    let SendError { error, handed_back } = match ready!(send.poll(cx)) {
-                        Ok((lease, answer)) => {
+                    // Matched where the send put it (`ready!` would move
+                    // the answer into a local first: a copy of ~400 B).
+                    let SendError { error, handed_back } = match send.poll(cx) {
+                        Poll::Pending => return Poll::Pending,
+                        Poll::Ready(Ok((lease, answer))) => {
                             // HTTP/3 offered by the origin that answered
                             // (not the first hop's, after a redirect).
                             #[cfg(feature = "http3")]
@@ -337,7 +340,7 @@ where
                                 config.max_response_body_size,
                             )));
                         }
-                        Err(e) => e,
+                        Poll::Ready(Err(e)) => e,
                     };
                     // A request that was written may only be replayed when
                     // replaying cannot change the outcome: the server did not

@@ -68,24 +68,21 @@ impl Response {
     // returned rather than built here and copied there (it is 512 B).
     #[inline]
     pub(crate) fn new(
-        answer: Answer<Source>,
+        mut answer: Answer<Source>,
         lease: Lease,
         deadline: Option<Instant>,
         drain: DrainPolicy,
         max_body: Option<u64>,
     ) -> (Response, Sent) {
-        let Answer {
-            mut head,
-            body,
-            uri,
-            sent,
-            length,
-        } = answer;
+        // The answer's fields are used where they lie (no `let Answer { .. }`
+        // binding, which copied the head, URI and request parts once more).
         let remote_addr = lease.remote_addr();
         // A switch of protocols parks the connection for `upgrade()`.
-        let (lease, source) = crate::client::upgrade::park(&mut head, lease, body);
+        let (lease, source) = crate::client::upgrade::park(&mut answer.head, lease, answer.body);
         // HTTP/1.1 read it with the head already.
-        let content_length = length.unwrap_or_else(|| declared_length(&head.headers));
+        let content_length = answer
+            .length
+            .unwrap_or_else(|| declared_length(&answer.head.headers));
         let mut body = ResponseBody {
             source: Some(source),
             lease,
@@ -102,13 +99,13 @@ impl Response {
             body.finish();
         }
         let res = Response {
-            head,
+            head: answer.head,
             body,
-            url: uri,
+            url: answer.uri,
             parsed_url: std::sync::OnceLock::new(),
             remote_addr,
         };
-        (res, sent)
+        (res, answer.sent)
     }
 
     /// The status code.

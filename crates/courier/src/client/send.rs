@@ -87,16 +87,27 @@ where
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let mut this = self.project();
-        // The attempt's result is returned as it came (a response is
-        // large: a copy per layer adds up), only looked at by reference.
-        let mut poll = this.attempt.as_mut().poll(cx);
-        match &mut poll {
+        // Looked at by reference where the attempt put it: a result that
+        // is returned is returned whole, not taken apart and built again
+        // (each a copy of its ~700 B).
+        let poll = this.attempt.as_mut().poll(cx);
+        let error = match &poll {
+            Poll::Ready(Ok(_)) => {
+                let metrics = &this.active.0;
+                metrics.request_duration.record(this.started.elapsed());
+                return poll;
+            }
             // The connection's timer fired: the same error as the request's own.
             Poll::Ready(Err(e)) if h1::deadline::is_passed(e) || h2::deadline::is_passed(e) => {
-                *e = timed_out()
+                timed_out()
             }
-            Poll::Ready(_) => {}
-            Poll::Pending if this.attempt.as_ref().get_ref().deadline_kept() => {}
+            Poll::Ready(Err(_)) => {
+                this.active.0.requests_failed.inc();
+                return poll;
+            }
+            Poll::Pending if this.attempt.as_ref().get_ref().deadline_kept() => {
+                return Poll::Pending
+            }
             Poll::Pending => {
                 if this.timer.is_none() {
                     let Some(deadline) = this.attempt.as_ref().get_ref().deadline() else {
@@ -107,16 +118,11 @@ where
                 if let Some(timer) = this.timer.as_mut() {
                     ready!(timer.as_mut().poll(cx));
                 }
-                poll = Poll::Ready(Err(timed_out()));
+                timed_out()
             }
-        }
-        let metrics = &this.active.0;
-        match &poll {
-            Poll::Ready(Ok(_)) => metrics.request_duration.record(this.started.elapsed()),
-            Poll::Ready(Err(_)) => metrics.requests_failed.inc(),
-            Poll::Pending => {}
-        }
-        poll
+        };
+        this.active.0.requests_failed.inc();
+        Poll::Ready(Err(error))
     }
 }
 

@@ -205,28 +205,7 @@ impl protocol::Exclusive<Transport> for h1::Connection {
         req: Request<Body>,
         prepared: h1::Prepared,
     ) -> impl Future<Output = (C, Sent<Transport>)> + Send {
-        Http1Sending {
-            sending: h1::Connection::send_prepared(conn, req, prepared),
-        }
-    }
-}
-
-pin_project_lite::pin_project! {
-    /// HTTP/1.1's send with its answer's body made a [`Source`]. (Not an
-    /// `async` block: one holds the inner future twice, and a request's
-    /// future is counted per request in flight.)
-    struct Http1Sending<F> {
-        #[pin]
-        sending: F,
-    }
-}
-
-impl<C, F: Future<Output = (C, crate::proto::exchange::SendResult)>> Future for Http1Sending<F> {
-    type Output = (C, Sent<Transport>);
-
-    fn poll(self: std::pin::Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let (conn, sent) = std::task::ready!(self.project().sending.poll(cx));
-        Poll::Ready((conn, sent.map(|a| a.map_body(|()| Source::Http1))))
+        h1::Connection::send_prepared(conn, req, prepared, || Source::Http1)
     }
 }
 

@@ -206,7 +206,7 @@ impl Connection {
         // The head is encoded before the future exists, so the future keeps
         // no reference to the host or the defaults.
         let prepared = conn.as_mut().prepare(&req, host, defaults);
-        Connection::send_prepared(conn, req, prepared)
+        Connection::send_prepared(conn, req, prepared, || ())
     }
 
     /// The first half of [`send`](Connection::send): encodes the request head (the only
@@ -233,15 +233,14 @@ impl Connection {
     }
 
     /// The second half of [`send`](Connection::send): the exchange of the request
-    /// [`prepare`](Connection::prepare)d, a future that borrows nothing.
-    pub(crate) fn send_prepared<C>(
+    /// [`prepare`](Connection::prepare)d, a future that borrows nothing. `body` makes the
+    /// answer's body handle: the answer is built once as the caller's type, not moved into it.
+    pub(crate) fn send_prepared<C: AsMut<Connection> + Send, B>(
         mut conn: C,
         mut req: Request<Body>,
         prepared: Prepared,
-    ) -> impl Future<Output = (C, SendResult)> + Send
-    where
-        C: AsMut<Connection> + Send,
-    {
+        body: impl FnOnce() -> B + Send,
+    ) -> impl Future<Output = (C, SendResult<B>)> + Send {
         let Prepared { framing, asked } = prepared;
         // The request lives here once; `exchange` works on it by reference.
         async move {
@@ -256,7 +255,7 @@ impl Connection {
                     Ok(Answer {
                         length: head.declared_length,
                         head: head.into_parts(),
-                        body: (),
+                        body: body(),
                         uri,
                         sent,
                     })
