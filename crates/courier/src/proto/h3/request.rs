@@ -136,7 +136,10 @@ impl<F: Future<Output = Result<Once, SendError>>> Future for Answered<F> {
     type Output = Result<Answer, SendError>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        self.project().once.poll(cx).map(|once| answered(once?))
+        match self.project().once.poll(cx) {
+            Poll::Ready(once) => Poll::Ready(once.and_then(answered)),
+            Poll::Pending => Poll::Pending,
+        }
     }
 }
 
