@@ -15,7 +15,7 @@ use std::task::{Context, Poll};
 use http::header::{HeaderValue, CONTENT_LENGTH};
 use http::{Method, Request};
 use http_body::Body as _;
-use tokio::time::Instant;
+use tokio::time::{Instant, Sleep};
 
 use super::{Origin, Report, Settings, Source, Transport};
 use crate::body::Body;
@@ -28,6 +28,7 @@ use crate::pool::protocol::{Connected, Handshake, Reporter, Sent, Served};
 use crate::proto::exchange::{Answer, SendError};
 use crate::proto::h3::conn::{self as h3conn, Connection};
 use crate::proto::h3::early::Remembered;
+use crate::proto::h3::request as h3request;
 use crate::proto::h3::signals::{Listener, Signals};
 
 /// An HTTP/3 connection as the pool holds it.
@@ -97,33 +98,49 @@ impl Http3 {
     /// Past the deadline the request fails with the request timeout's error.
     pub(super) fn send(&self, mut request: Request<Body>, deadline: Option<Instant>) -> Http3Send {
         add_defaults(&mut request, &self.settings.config.default_headers);
-        let conn = self.conn.clone();
-        Box::pin(async move {
-            let sending = conn.send(request);
-            let answer = match deadline {
-                None => sending.await?,
-                Some(at) => match tokio::time::timeout_at(at, sending).await {
-                    Ok(answer) => answer?,
-                    Err(_) => {
-                        let error = Error::msg(
-                            ErrorKind::Timeout,
-                            "no response within the request timeout",
-                        );
-                        return Err(SendError {
-                            error,
-                            handed_back: None,
-                        });
-                    }
-                },
-            };
-            Ok(Answer {
+        Box::pin(Sending {
+            sending: self.conn.send(request),
+            timer: deadline.map(tokio::time::sleep_until),
+        })
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// One request on its way to its response head: the connection's
+    /// future and the request's deadline beside it. Not an `async` block:
+    /// that kept a second copy of the request beside the future it awaited,
+    /// and was one more layer of the whole future to copy when made.
+    struct Sending<F> {
+        #[pin]
+        sending: F,
+        #[pin]
+        timer: Option<Sleep>,
+    }
+}
+
+impl<F: Future<Output = Result<h3request::Answer, SendError>>> Future for Sending<F> {
+    type Output = Result<Answer<Source>, SendError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        if let Poll::Ready(answer) = this.sending.poll(cx) {
+            return Poll::Ready(answer.map(|answer| Answer {
                 head: answer.head,
                 body: Source::Http3(Box::new(answer.body)),
                 uri: answer.uri,
                 sent: answer.sent,
                 length: None,
-            })
-        })
+            }));
+        }
+        if let Some(timer) = this.timer.as_pin_mut() {
+            if timer.poll(cx).is_ready() {
+                return Poll::Ready(Err(SendError {
+                    error: Error::msg(ErrorKind::Timeout, "no response within the request timeout"),
+                    handed_back: None,
+                }));
+            }
+        }
+        Poll::Pending
     }
 }
 

@@ -353,7 +353,13 @@ impl Connection {
     /// A [`SendError`] that says whether the request may be sent again
     /// (refused after a GOAWAY, on a connection already closed, lost with
     /// the connection) and hands it back when it may.
-    pub(crate) async fn send(&self, request: Request<Body>) -> Result<Answer, SendError> {
-        request::send(&self.inner, request).await
+    ///
+    /// A plain function, not an `async fn`: a wrapper's future was one more
+    /// copy of the whole request future on every request.
+    pub(crate) fn send(
+        &self,
+        request: Request<Body>,
+    ) -> impl std::future::Future<Output = Result<Answer, SendError>> + Send + 'static {
+        request::send(Arc::clone(&self.inner), request)
     }
 }

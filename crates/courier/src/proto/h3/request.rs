@@ -5,13 +5,15 @@
 
 use std::future::Future;
 use std::pin::pin;
+use std::pin::Pin;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::task::Poll;
+use std::task::{Context, Poll};
 
 use bytes::{Bytes, BytesMut};
 use http::Request;
 use http_body::Body as _;
+use tokio_util::either::Either;
 
 use super::body::{send_body, RecvBody, StreamGuard};
 use super::code;
@@ -102,13 +104,50 @@ enum Once {
 /// data), any other waits for the handshake; one sent early that the
 /// server did not take (0-RTT rejected, `425 Too Early`) is sent again
 /// once, after the handshake, on this connection (`early.rs`).
-pub(super) async fn send(inner: &Arc<Inner>, request: Request<Body>) -> Result<Answer, SendError> {
+///
+/// Not an `async fn`, and the connection owned, not borrowed: each layer
+/// of `async fn` keeps its own copy of the request beside the future it
+/// awaits, and each layer's whole future is copied when it is made (a
+/// request's future was made and copied four times, 2 KB each). A settled
+/// connection's request is `send_once`'s future itself; the handshake's
+/// few go through a boxed future of their own.
+pub(super) fn send(
+    inner: Arc<Inner>,
+    request: Request<Body>,
+) -> impl Future<Output = Result<Answer, SendError>> + Send + 'static {
     if inner.phase().settled() {
-        return answered(send_once(inner, request, false).await?);
+        Either::Left(Answered {
+            once: send_once(inner, request, false),
+        })
+    } else {
+        Either::Right(Box::pin(send_early(inner, request)))
     }
+}
+
+pin_project_lite::pin_project! {
+    /// A try not sent early, its outcome read as [`answered`] reads it.
+    struct Answered<F> {
+        #[pin]
+        once: F,
+    }
+}
+
+impl<F: Future<Output = Result<Once, SendError>>> Future for Answered<F> {
+    type Output = Result<Answer, SendError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match self.project().once.poll(cx) {
+            Poll::Ready(once) => Poll::Ready(once.and_then(answered)),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+/// [`send`] on a connection still in its handshake.
+async fn send_early(inner: Arc<Inner>, request: Request<Body>) -> Result<Answer, SendError> {
     let early = early::replay_safe(&request);
     let request = if early {
-        match send_once(inner, request, true).await {
+        match send_once(Arc::clone(&inner), request, true).await {
             Ok(Once::Answered(answer)) => return Ok(answer),
             Ok(Once::TooEarly(again)) => {
                 tracing::debug!("HTTP/3: 425 Too Early; sent again after the handshake");
@@ -155,10 +194,11 @@ fn answered(once: Once) -> Result<Answer, SendError> {
 /// One try of `request`; `early`: it goes in early data (a `425 Too Early`
 /// then hands it back rather than answering).
 async fn send_once(
-    inner: &Arc<Inner>,
+    inner: Arc<Inner>,
     request: Request<Body>,
     early: bool,
 ) -> Result<Once, SendError> {
+    let inner = &inner;
     let signals = &inner.signals;
     if !signals.accepts_requests() {
         // Closed for the server's protocol error: that is what the
