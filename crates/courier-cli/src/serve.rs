@@ -24,6 +24,11 @@ pub struct ServeArgs {
     #[arg(short = 'p', long, default_value_t = 8080)]
     pub port: u16,
 
+    /// Threads serving requests [default: the CPUs this process may run on]. With one, the
+    /// server runs on the current thread (see `server_runtime`).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub threads: Option<u64>,
+
     /// Close connections idle this long, e.g. 30s [default: never].
     #[arg(long, value_name = "DURATION")]
     pub idle_timeout: Option<Secs>,
@@ -120,11 +125,32 @@ pub struct ServeArgs {
 
 /// Starts the server, prints its URL, and serves until Ctrl-C.
 pub fn run(args: ServeArgs) -> Result<()> {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+    let threads = match args.threads {
+        Some(n) => n as usize,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    server_runtime(threads)?.block_on(serve(args))
+}
+
+/// The server's runtime: `threads` workers, or the current thread alone for one.
+///
+/// Why not a multi-thread runtime with one worker (what tokio's default gives a process pinned
+/// to one CPU): its worker runs the task a response wakes (QUIC's connection driver) straight
+/// after that response, so an HTTP/3 connection sent a datagram per two responses; the
+/// current-thread runtime runs the woken driver after the ready responses, and it sends them
+/// together (docs/src/http3.md, "Where the HTTP/3 client's CPU goes").
+fn server_runtime(threads: usize) -> Result<tokio::runtime::Runtime> {
+    let mut builder = if threads <= 1 {
+        tokio::runtime::Builder::new_current_thread()
+    } else {
+        let mut builder = tokio::runtime::Builder::new_multi_thread();
+        builder.worker_threads(threads);
+        builder
+    };
+    builder
         .enable_all()
         .build()
-        .map_err(|e| CliError::new(format!("cannot start the async runtime: {e}")))?;
-    runtime.block_on(serve(args))
+        .map_err(|e| CliError::new(format!("cannot start the async runtime: {e}")))
 }
 
 async fn serve(args: ServeArgs) -> Result<()> {
@@ -265,6 +291,22 @@ mod tests {
 
     fn parse(args: &[&str]) -> std::result::Result<ServeArgs, clap::Error> {
         Cli::try_parse_from(std::iter::once("serve").chain(args.iter().copied())).map(|c| c.serve)
+    }
+
+    /// One thread is the current-thread runtime, not a multi-thread one with one worker (which
+    /// sends an HTTP/3 response at a time); more are workers.
+    #[test]
+    fn one_thread_serves_on_the_current_thread() {
+        assert_eq!(parse(&["--threads", "1"]).unwrap().threads, Some(1));
+        assert_eq!(parse(&[]).unwrap().threads, None);
+        assert!(parse(&["--threads", "0"]).is_err());
+        let flavor = |threads| {
+            server_runtime(threads)
+                .unwrap()
+                .block_on(async { tokio::runtime::Handle::current().runtime_flavor() })
+        };
+        assert_eq!(flavor(1), tokio::runtime::RuntimeFlavor::CurrentThread);
+        assert_eq!(flavor(2), tokio::runtime::RuntimeFlavor::MultiThread);
     }
 
     #[test]

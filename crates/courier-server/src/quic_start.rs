@@ -32,6 +32,7 @@ impl ControllerFactory for DatagramStartConfig {
         let inner = Cubic::new(Arc::clone(&self.cubic), now, current_mtu);
         Box::new(DatagramStart {
             initial: inner.initial_window(),
+            config: Arc::clone(&self.cubic),
             inner,
             counted: current_mtu,
             slow_start: true,
@@ -45,6 +46,8 @@ impl ControllerFactory for DatagramStartConfig {
 #[derive(Debug, Clone)]
 pub(crate) struct DatagramStart {
     inner: Cubic,
+    /// Cubic's settings, for a restart.
+    config: Arc<CubicConfig>,
     /// The largest datagram size the window has been counted in: a size
     /// found again after black hole detection does not scale it twice.
     counted: u16,
@@ -63,7 +66,7 @@ impl DatagramStart {
     /// window alone, so a fresh one with that initial window is the same
     /// controller.
     fn restart(&mut self, window: u64, mtu: u16) {
-        let mut config = CubicConfig::default();
+        let mut config = CubicConfig::clone(&self.config);
         config.initial_window(window);
         self.inner = Cubic::new(Arc::new(config), self.now, mtu);
     }
