@@ -920,6 +920,40 @@ async fn a_shared_connection_past_its_lifetime_takes_no_new_requests() {
     .await;
 }
 
+/// A request waiting for a stream gets none on a connection past its
+/// lifetime when a stream of it ends: a connection kept full by waiters
+/// would otherwise never rotate (every stream that ends hands its slot on).
+#[tokio::test(start_paused = true)]
+async fn a_waiter_gets_no_stream_on_a_connection_past_its_lifetime() {
+    within_paused(async {
+        let (pool, metrics) = pool_with::<true>(PoolConfig {
+            lifetime: Some(Duration::from_secs(60)),
+            more_shared_when_full: false,
+            ..PoolConfig::default()
+        });
+        let knobs = knobs("waiter-lifetime.test");
+        knobs.slots.store(2, SeqCst);
+        let origin = origin(&pool, "waiter-lifetime.test");
+        let (a, first) = send(origin.checkout(false, None).await.unwrap()).await;
+        let (c, _) = send(origin.checkout(false, None).await.unwrap()).await;
+        let waiting = request(&origin);
+        until("the third waits", || metrics.requests_queued.get() == 1).await;
+        tokio::time::advance(Duration::from_secs(61)).await;
+        // One of its two streams ends: the other keeps it open.
+        a.release();
+        let (b, second) = waiting.await.unwrap();
+        assert_ne!(second, first, "a waiter went to an expired connection");
+        assert_eq!(knobs.dials.load(SeqCst), 2);
+        c.release();
+        until("the expired one closes once idle", || {
+            metrics.connections_open.get() == 1
+        })
+        .await;
+        b.release();
+    })
+    .await;
+}
+
 #[tokio::test(start_paused = true)]
 async fn idle_connections_close_after_the_idle_timeout_and_not_before() {
     within_paused(async {

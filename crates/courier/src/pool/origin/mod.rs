@@ -414,22 +414,37 @@ impl<P: Protocol> OriginPool<P> {
     }
 
     /// A shared connection's slot is free again (response read, dropped, or failed).
-    pub(crate) fn stream_done(&self, id: u64) {
+    pub(crate) fn stream_done(self: &Arc<Self>, id: u64) {
         let mut st = self.lock();
         let Some(active) = st.shared_conns.end_stream(id) else {
             return; // already closed and forgotten
         };
-        if active == 0 {
-            // The clock only for a connection going idle: most streams end
-            // beside others (a read is about 30 ns in a VM).
-            let now = Instant::now();
-            let Some(slot) = st.shared_conns.get_mut(id) else {
-                return;
-            };
-            if slot.retiring || !slot.conn.accepts_streams(now) {
+        // The clock only for a connection going idle or a slot handed on:
+        // most streams end beside others with no one waiting (a read is
+        // about 30 ns in a VM).
+        if active > 0 && st.waiters.is_empty() {
+            return;
+        }
+        let now = Instant::now();
+        let Some(slot) = st.shared_conns.get_mut(id) else {
+            return;
+        };
+        if slot.retiring || !slot.conn.accepts_streams(now) {
+            if active == 0 {
                 st.shared_conns.remove(id);
                 return;
             }
+            // Past its lifetime (or going away) with streams still open: the
+            // slot goes to no waiter, or a connection kept full by waiters
+            // would never rotate. They are served elsewhere or dialled for.
+            slot.retiring = true;
+            self.serve_any(&mut st);
+            let connects = self.connects_needed(&mut st);
+            drop(st);
+            self.spawn_connects(connects);
+            return;
+        }
+        if active == 0 {
             slot.idle_since = now;
         }
         self.serve_streams(&mut st, id);
