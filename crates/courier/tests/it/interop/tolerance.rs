@@ -207,8 +207,10 @@ mod tests {
                 })
                 .collect(),
         };
-        let mut matrix = Matrix::default();
-        matrix.rows = vec![row("default", 14), row("tight", 3)];
+        let mut matrix = Matrix {
+            rows: vec![row("default", 14), row("tight", 3)],
+            ..Matrix::default()
+        };
         assert!(matrix.failures().is_empty(), "{:?}", matrix.failures());
         // A third death (a listener answering again, then dying) is over.
         matrix.rows.push(row("tight", 0));
