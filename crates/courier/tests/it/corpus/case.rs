@@ -38,6 +38,8 @@ pub enum Class {
     AltSvc,
     #[cfg(all(feature = "http3", feature = "dns-srv"))]
     HttpsRecord,
+    /// State carried from one response to the next on one connection.
+    Across,
 }
 
 /// A route the client is given around the proxy (the `routes` class): the
