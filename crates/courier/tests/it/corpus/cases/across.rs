@@ -90,6 +90,26 @@ fn h2_cases() -> Vec<Case> {
         .then(On::Same, Expect::Error(Body))
         .then(On::Same, Expect::ok(200, b"hello"))
         .tls_too(),
+        // A replayed head's insertions: the same block four times (the
+        // third and fourth replayed), each inserting `:status: 203`; the
+        // fifth response's status is the oldest of the four (65), the
+        // sixth's one past them (66). A replay that skipped or miscounted
+        // its insertions would fail the fifth or pass the sixth.
+        Case::h2_turns("hpack-replayed-head-insertions", Across, |turn, s| {
+            let block = match turn {
+                0..=3 => vec![0x48, 3, b'2', b'0', b'3'],
+                4 => vec![0x80 | 65],
+                _ => vec![0x80 | 66],
+            };
+            answer(h2_headers(s, &block, false), s, b"hello")
+        })
+        .ok(203, b"hello")
+        .then(On::Same, Expect::ok(203, b"hello"))
+        .then(On::Same, Expect::ok(203, b"hello"))
+        .then(On::Same, Expect::ok(203, b"hello"))
+        .then(On::Same, Expect::ok(203, b"hello"))
+        .then(On::Same, Expect::Error(Protocol))
+        .after(On::Fresh),
         // The control: the entry the first response inserted is there for
         // the second.
         second_head(
