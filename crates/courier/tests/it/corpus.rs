@@ -12,7 +12,8 @@
 //! that does not wait out a timeout, on its first transport);
 //! `COURIER_CORPUS=full cargo test -p courier-http --test it corpus:: -- --nocapture`
 //! runs every case on every transport and prints a table per class.
-//! `COURIER_CORPUS_CASE=<substring>` runs the cases whose name has it.
+//! `COURIER_CORPUS_CASE=<substring>` runs the cases whose name has it (or
+//! the class so named, e.g. `Across`).
 //!
 //! The budgets are the whole process's CPU time and peak RSS, so the test
 //! runs in a process of its own ([`alone`]), not beside the binary's others.
@@ -41,7 +42,7 @@ use case::Case;
 
 fn selected(case: &Case, full: bool, filter: Option<&str>) -> bool {
     match filter {
-        Some(f) => case.name.contains(f),
+        Some(f) => case.name.contains(f) || format!("{:?}", case.class) == f,
         None => full || !case.slow,
     }
 }

@@ -81,6 +81,18 @@ impl Cost {
     }
 }
 
+impl Cost {
+    /// This cost and `more`'s, run one after the other: the times add up,
+    /// the RSS growth is the larger.
+    pub fn and(self, more: Cost) -> Cost {
+        Cost {
+            cpu: self.cpu + more.cpu,
+            rss: self.rss.max(more.rss),
+            wall: self.wall + more.wall,
+        }
+    }
+}
+
 impl Reading {
     /// Resets the peak-RSS mark (see [`Mark`]: where it cannot be, that is
     /// said and fails under CI, and the end's RSS is used).

@@ -38,6 +38,8 @@ pub enum Class {
     AltSvc,
     #[cfg(all(feature = "http3", feature = "dns-srv"))]
     HttpsRecord,
+    /// State carried from one response to the next on one connection.
+    Across,
 }
 
 /// A route the client is given around the proxy (the `routes` class): the
@@ -116,6 +118,13 @@ pub enum Script {
     H1(Vec<Step>),
     /// HTTP/2: the steps that answer a `/hostile` request on `stream`.
     H2(Arc<dyn Fn(u32) -> Vec<Step> + Send + Sync>),
+    /// HTTP/1.1, several requests: the `n`th `/hostile` request the server
+    /// reads (from 0, over all its connections) gets the `n`th steps (past
+    /// the end, the last).
+    H1Turns(Vec<Vec<Step>>),
+    /// HTTP/2, several requests: the steps that answer the `n`th `/hostile`
+    /// request the server reads (over all its connections) on `stream`.
+    H2Turns(Arc<dyn Fn(usize, u32) -> Vec<Step> + Send + Sync>),
     /// The first connection gets these steps after its first read (before
     /// any HTTP: a TLS handshake goes wrong); later connections are served
     /// as [`Script::H1`]/[`Script::H2`] would serve `/good`.
@@ -140,6 +149,34 @@ pub enum Expect {
     Error(ErrorKind),
     /// This error, and the server saw no byte of the request.
     Refused(ErrorKind),
+}
+
+impl Expect {
+    pub fn ok(status: u16, body: &[u8]) -> Expect {
+        Expect::Response {
+            status,
+            body: Body::Exact(body.to_vec()),
+        }
+    }
+}
+
+/// Which connection a request comes on, against the request before it
+/// (the server numbers the connections it accepts).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum On {
+    /// The same one: what the server sent before left it usable.
+    Same,
+    /// One no earlier request of the case came on: the one before failed
+    /// the connection (a framing error, a connection error), and the pool
+    /// must not hand it out again.
+    Fresh,
+}
+
+/// A request of a case after its first, on the same client.
+#[derive(Debug, Clone)]
+pub struct Turn {
+    pub on: On,
+    pub expect: Expect,
 }
 
 /// What the body must be.
@@ -173,6 +210,13 @@ pub struct Case {
     /// The hostile request's URL (`{scheme}`, `{port}`: the server's; its
     /// host resolves to the server), if not the server's `/hostile`.
     pub url: Option<&'static str>,
+    /// More `/hostile` requests after the first, one at a time once the
+    /// script before has had its say, each with its outcome and connection
+    /// (the `Across` class: state carried between responses).
+    pub then: Vec<Turn>,
+    /// The connection the follow-up `/good` request must come on, against
+    /// the last hostile request's (checked only for cases with `then`).
+    pub after: On,
     /// Requests sent after the hostile one, and what they must carry.
     pub probes: Vec<Probe>,
     /// A scripted proxy in front of the server.
@@ -207,6 +251,8 @@ impl Case {
             budget: Budget::default(),
             slow: false,
             url: None,
+            then: Vec::new(),
+            after: On::Same,
             probes: Vec::new(),
             front: None,
             around: Around::None,
@@ -238,6 +284,40 @@ impl Case {
         steps: impl Fn(u32) -> Vec<Step> + Send + Sync + 'static,
     ) -> Case {
         Case::new(name, class, Transport::H2c, Script::H2(Arc::new(steps)))
+    }
+
+    /// An HTTP/1.1 case of several requests: the `n`th gets `turns[n]`
+    /// (see [`Case::then`]).
+    pub fn h1_turns(name: &'static str, class: Class, turns: Vec<Vec<Step>>) -> Case {
+        Case::new(name, class, Transport::H1, Script::H1Turns(turns))
+    }
+
+    /// An h2c case of several requests: the `n`th (from 0) is answered on
+    /// its `stream` with `steps(n, stream)` (see [`Case::then`]).
+    pub fn h2_turns(
+        name: &'static str,
+        class: Class,
+        steps: impl Fn(usize, u32) -> Vec<Step> + Send + Sync + 'static,
+    ) -> Case {
+        Case::new(
+            name,
+            class,
+            Transport::H2c,
+            Script::H2Turns(Arc::new(steps)),
+        )
+    }
+
+    /// Then sends `/hostile` again, which must come `on` its connection and
+    /// meet `expect`.
+    pub fn then(mut self, on: On, expect: Expect) -> Case {
+        self.then.push(Turn { on, expect });
+        self
+    }
+
+    /// The follow-up `/good` request must come `on` its connection.
+    pub fn after(mut self, on: On) -> Case {
+        self.after = on;
+        self
     }
 
     /// A case whose first connection meets `steps` before any HTTP.

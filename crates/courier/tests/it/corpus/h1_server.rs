@@ -17,16 +17,28 @@ use super::server::{good_body, Log};
 /// A head bigger than this is garbage.
 const MAX_HEAD: usize = 1 << 20;
 
-pub async fn serve(conn: Conn, cutter: Cutter, script: Script, log: Arc<Log>) {
+/// Serves connection number `n` (for the log).
+pub async fn serve(conn: Conn, n: usize, cutter: Cutter, script: Script, log: Arc<Log>) {
     let (mut r, mut w) = tokio::io::split(conn);
     let mut buf = Vec::new();
     loop {
         let Some(request) = read_request(&mut r, &mut buf, &log).await else {
             return;
         };
-        match (&script, request.starts_with("/hostile")) {
+        log.served_on(n);
+        let steps = match (&script, request.starts_with("/hostile")) {
             (Script::H1(steps), true) => {
-                log.hostile.fetch_add(1, Ordering::Relaxed);
+                log.next_hostile();
+                Some(&steps[..])
+            }
+            (Script::H1Turns(turns), true) => {
+                let turn = log.next_hostile();
+                Some(turns.get(turn).or(turns.last()).map_or(&[][..], |s| &s[..]))
+            }
+            _ => None,
+        };
+        match steps {
+            Some(steps) => {
                 let after = io::run(&mut w, &cutter, steps).await;
                 log.scripts_done.fetch_add(1, Ordering::Relaxed);
                 if after == io::After::Closed {
@@ -34,7 +46,7 @@ pub async fn serve(conn: Conn, cutter: Cutter, script: Script, log: Arc<Log>) {
                     return;
                 }
             }
-            _ => {
+            None => {
                 log.good.fetch_add(1, Ordering::Relaxed);
                 let body = good_body();
                 let mut out = format!("HTTP/1.1 200 OK\r\ncontent-length: {}\r\n\r\n", body.len())

@@ -21,7 +21,15 @@ use crate::support::h2::{
 
 type Writer = Arc<Mutex<WriteHalf<Conn>>>;
 
-pub async fn serve(conn: Conn, cutter: Cutter, script: Script, log: Arc<Log>, tasks: Tasks) {
+/// Serves connection number `n` (for the log).
+pub async fn serve(
+    conn: Conn,
+    n: usize,
+    cutter: Cutter,
+    script: Script,
+    log: Arc<Log>,
+    tasks: Tasks,
+) {
     let (mut r, w) = tokio::io::split(conn);
     let mut preface = [0u8; 24];
     if r.read_exact(&mut preface).await.is_err() || &preface != PREFACE {
@@ -69,11 +77,19 @@ pub async fn serve(conn: Conn, cutter: Cutter, script: Script, log: Arc<Log>, ta
             {
                 log.garbage.fetch_add(b.len(), Ordering::Relaxed);
             }
+            log.served_on(n);
             let hostile = b.windows(8).any(|x| x == b"/hostile");
-            match (&script, hostile) {
+            let steps = match (&script, hostile) {
                 (Script::H2(steps), true) => {
-                    log.hostile.fetch_add(1, Ordering::Relaxed);
-                    let (w, cutter, steps) = (Arc::clone(&w), Arc::clone(&cutter), steps(stream));
+                    log.next_hostile();
+                    Some(steps(stream))
+                }
+                (Script::H2Turns(steps), true) => Some(steps(log.next_hostile(), stream)),
+                _ => None,
+            };
+            match steps {
+                Some(steps) => {
+                    let (w, cutter) = (Arc::clone(&w), Arc::clone(&cutter));
                     let log = Arc::clone(&log);
                     tasks.spawn(async move {
                         let mut w = w.lock().await;
@@ -81,7 +97,7 @@ pub async fn serve(conn: Conn, cutter: Cutter, script: Script, log: Arc<Log>, ta
                         log.scripts_done.fetch_add(1, Ordering::Relaxed);
                     });
                 }
-                _ => {
+                None => {
                     log.good.fetch_add(1, Ordering::Relaxed);
                     if !write(&w, &response(stream, &good_body())).await {
                         return;

@@ -4,6 +4,12 @@
 //! that a refused request wrote nothing, that the same client then serves
 //! a good request with a body no other response leaked into, and that
 //! once the server is gone no connection and no task is left behind.
+//!
+//! A case may send several requests, one after another on the same client
+//! (`Case::then`): each has its own outcome, deadline and budget, and the
+//! connection it must come on (the server logs which connection each
+//! request came on), so a framing error that leaves a connection in the
+//! pool shows as a later request reusing it.
 
 use std::time::{Duration, Instant};
 
@@ -12,7 +18,7 @@ use courier::ServiceClient;
 use courier::{Client, Error};
 
 use super::budget::{Cost, Reading};
-use super::case::{Around, Body, Case, Expect, Request, Transport};
+use super::case::{Around, Body, Case, Expect, On, Request, Transport};
 use super::front::{self, Via};
 use super::probe;
 use super::server::{is_good_body, Server};
@@ -84,21 +90,49 @@ pub async fn run(case: &Case, transport: Transport) -> Run {
         Some(template) => probe::url(template, scheme, port),
         None => format!("{}/hostile", routed.base),
     };
-    let start = Reading::now();
-    let began = Instant::now();
+    // The hostile request, then any more of the case, one at a time: each
+    // with its own deadline and budget, and on the connection it must use.
+    let turns = std::iter::once((&case.expect, None))
+        .chain(case.then.iter().map(|t| (&t.expect, Some(t.on))));
+    let several = !case.then.is_empty();
     let deadline = case.timeout + case.budget.margin + SETTLE;
-    let result = tokio::time::timeout(
-        deadline,
-        hostile(&client, caller.as_ref(), case.request, &url),
-    )
-    .await;
-    let cost = start.cost(began.elapsed());
-
-    match result {
-        Err(_) => failures.push(format!("no outcome within {deadline:?}: a hang")),
-        Ok(result) => check(&case.expect, &result, &server, &mut failures),
+    let mut cost = Cost::default();
+    // The connection the last request came on, and the newest any came on.
+    let (mut conn, mut newest) = (None, None);
+    for (i, (expect, on)) in turns.enumerate() {
+        let label = if several {
+            format!("request {}: ", i + 1)
+        } else {
+            String::new()
+        };
+        if i > 0 {
+            // The script before has had its say (what it writes after its
+            // response reaches an idle connection, not this request).
+            settles(SETTLE, || server.scripts_done() >= server.hostile()).await;
+        }
+        let read = server.requests();
+        let start = Reading::now();
+        let began = Instant::now();
+        let result = tokio::time::timeout(
+            deadline,
+            hostile(&client, caller.as_ref(), case.request, &url),
+        )
+        .await;
+        let spent = start.cost(began.elapsed());
+        let mut found = Vec::new();
+        match result {
+            Err(_) => found.push(format!("no outcome within {deadline:?}: a hang")),
+            Ok(result) => check(expect, &result, &server, &mut found),
+        }
+        found.extend(spent.over(&case.budget, case.timeout));
+        cost = cost.and(spent);
+        let came = server.last_served_since(read);
+        if let Some(on) = on {
+            found.extend(check_on(on, came, conn, newest));
+        }
+        (conn, newest) = (came.or(conn), came.max(newest));
+        failures.extend(found.into_iter().map(|f| format!("{label}{f}")));
     }
-    failures.extend(cost.over(&case.budget, case.timeout));
 
     // The script has had its say (bytes it writes after the response
     // must reach an idle connection, not race the next request); a script
@@ -125,7 +159,15 @@ pub async fn run(case: &Case, transport: Transport) -> Run {
     // The same client serves a good request, and nothing of the hostile
     // response reaches it.
     let good = format!("{}/good", routed.base);
-    match tokio::time::timeout(SETTLE, fetch(&client, &good)).await {
+    let read = server.requests();
+    let fetched = tokio::time::timeout(SETTLE, fetch(&client, &good)).await;
+    if several {
+        let came = server.last_served_since(read);
+        if let Some(f) = check_on(case.after, came, conn, newest) {
+            failures.push(format!("the follow-up: {f}"));
+        }
+    }
+    match fetched {
         Ok(Ok((200, body))) if is_good_body(&body) => {}
         Ok(Ok((status, body))) => failures.push(format!(
             "the follow-up got {status} {:?}: bytes of another response",
@@ -243,6 +285,29 @@ fn check(
             server.hostile(),
             server.garbage()
         ));
+    }
+}
+
+/// Whether a request that came on connection `came` came `on` the one
+/// the request before it came on (`last`), the newest of the case being
+/// `newest`.
+fn check_on(
+    on: On,
+    came: Option<usize>,
+    last: Option<usize>,
+    newest: Option<usize>,
+) -> Option<String> {
+    let Some(came) = came else {
+        return Some(format!("the server read no request (expected {on:?})"));
+    };
+    match on {
+        On::Same if Some(came) != last => Some(format!(
+            "came on connection {came}, not on the one before ({last:?})"
+        )),
+        On::Fresh if newest.is_some_and(|n| came <= n) => Some(format!(
+            "came on connection {came}, an earlier request's (newest {newest:?}): reused"
+        )),
+        _ => None,
     }
 }
 

@@ -33,6 +33,21 @@ pub struct Log {
     pub live: AtomicUsize,
     /// The HTTP/1.1 request heads read, for the cases' probes.
     pub heads: super::probe::Heads,
+    /// The connection (numbered from 0 as accepted) each request came on,
+    /// in the order read: which requests of a case shared one.
+    pub served: std::sync::Mutex<Vec<usize>>,
+}
+
+impl Log {
+    /// A request came on connection `conn`.
+    pub fn served_on(&self, conn: usize) {
+        self.served.lock().unwrap().push(conn);
+    }
+
+    /// The `n`th `/hostile` request's number (from 0, over all connections).
+    pub fn next_hostile(&self) -> usize {
+        self.hostile.fetch_add(1, Ordering::Relaxed)
+    }
 }
 
 /// Counts a connection as live until the server is done with it, which
@@ -125,6 +140,22 @@ impl Server {
         self.log.live.load(Ordering::Relaxed)
     }
 
+    /// How many requests the server has read.
+    pub fn requests(&self) -> usize {
+        self.log.served.lock().unwrap().len()
+    }
+
+    /// The connection of the last request read after the first `since`.
+    pub fn last_served_since(&self, since: usize) -> Option<usize> {
+        self.log
+            .served
+            .lock()
+            .unwrap()
+            .get(since..)?
+            .last()
+            .copied()
+    }
+
     pub fn garbage(&self) -> usize {
         self.log.garbage.load(Ordering::Relaxed)
     }
@@ -165,8 +196,8 @@ async fn serve(
         tokio_util::either::Either::Left(tcp)
     };
     if transport.is_h2() {
-        h2_server::serve(conn, cutter, script, log, tasks).await;
+        h2_server::serve(conn, n, cutter, script, log, tasks).await;
     } else {
-        h1_server::serve(conn, cutter, script, log).await;
+        h1_server::serve(conn, n, cutter, script, log).await;
     }
 }

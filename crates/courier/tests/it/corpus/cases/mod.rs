@@ -1,6 +1,7 @@
 //! The corpus's cases, one file per class of misbehaviour, and the small
 //! byte builders their tables share.
 
+mod across;
 #[cfg(feature = "http3")]
 mod alt_svc;
 #[cfg(feature = "cookies")]
@@ -51,6 +52,7 @@ pub async fn all() -> Vec<Case> {
     cases.extend(alt_svc::cases());
     #[cfg(all(feature = "http3", feature = "dns-srv"))]
     cases.extend(https_record::cases());
+    cases.extend(across::cases());
     cases
 }
 
