@@ -715,6 +715,47 @@ async fn a_body_not_matching_content_length_fails_only_its_request() {
     assert_eq!(kind, ErrorKind::Body, "longer than content-length");
 }
 
+/// A status that allows no content (RFC 9110 §15.3.5, §15.4.5), with DATA.
+fn no_content_with_data(code: u16) -> impl Fn(u32) -> (Vec<u8>, Option<Vec<u8>>) {
+    move |s| {
+        let head = frame(HEADERS, END_HEADERS, s, &status(code));
+        (head, Some(frame(DATA, END_STREAM, s, b"EVIL")))
+    }
+}
+
+#[tokio::test]
+async fn data_on_a_response_that_allows_no_content_fails_only_its_request() {
+    fn no_content(s: u32) -> (Vec<u8>, Option<Vec<u8>>) {
+        no_content_with_data(204)(s)
+    }
+    fn not_modified(s: u32) -> (Vec<u8>, Option<Vec<u8>>) {
+        no_content_with_data(304)(s)
+    }
+    let kind = malformed_fails_only_its_stream(no_content).await;
+    assert_eq!(kind, ErrorKind::Body, "204");
+    let kind = malformed_fails_only_its_stream(not_modified).await;
+    assert_eq!(kind, ErrorKind::Body, "304");
+}
+
+#[tokio::test]
+async fn data_on_a_head_response_fails_the_request() {
+    let (url, server) = serve_one(|mut peer| async move {
+        let s = peer.expect_request().await;
+        let mut out = head_200(s, 4);
+        out.extend(frame(DATA, END_STREAM, s, b"EVIL"));
+        peer.send(&out).await;
+        peer.drain().await;
+    })
+    .await;
+    let client = h2c().build().unwrap();
+    let request = async { client.head(&url).send().await?.bytes().await };
+    let err = within("the request", request)
+        .await
+        .expect_err("DATA on a HEAD response must fail");
+    assert_eq!(err.kind(), ErrorKind::Body);
+    finish(client, server).await;
+}
+
 // ---------------------------------------------------------------------------
 // 11. Header list size limit.
 

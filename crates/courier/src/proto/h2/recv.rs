@@ -303,9 +303,9 @@ impl Reader {
                     Declared::Length(n) => Some(n),
                     Declared::Absent => None,
                 };
-                if !no_body {
-                    stream.content_length = length;
-                }
+                // A response that cannot have content reads as empty: DATA
+                // with a payload is malformed, as it is on HTTP/3.
+                stream.content_length = if no_body { Some(0) } else { length };
                 if end_stream && stream.content_length.is_some_and(|n| n > 0) {
                     return malformed(st, "content-length with no body", wakers);
                 }

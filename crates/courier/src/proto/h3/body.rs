@@ -203,9 +203,10 @@ impl http_body::Body for RecvBody {
         match ready!(this.reader.poll_frame(cx)) {
             Ok(Some(Frame::Data(data))) => {
                 this.received += data.len() as u64;
+                // A body error, as one cut short is, and as HTTP/2's is.
                 if this.length.is_some_and(|n| this.received > n) {
                     return this.fail(Error::new(
-                        ErrorKind::Protocol,
+                        ErrorKind::Body,
                         format!(
                             "response body longer than its content-length ({:?})",
                             this.length

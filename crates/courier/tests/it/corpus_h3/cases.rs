@@ -112,6 +112,26 @@ pub fn all() -> Vec<Case> {
             "field-section-blocked-on-dynamic-table",
             with_control(vec![Accept, Write(headers(&section_blocked())), Hold]),
         ),
+        // DATA on a status that allows no content (RFC 9110 §15.3.5,
+        // §15.4.5): malformed, never handed over as a body.
+        Case::new(
+            "no-content-204-with-data",
+            with_control(vec![
+                Accept,
+                Write([headers(&section(204, &[])), frame(DATA, b"EVIL")].concat()),
+                Fin,
+            ]),
+        )
+        .err(ErrorKind::Body),
+        Case::new(
+            "not-modified-304-with-data",
+            with_control(vec![
+                Accept,
+                Write([headers(&section(304, &[])), frame(DATA, b"EVIL")].concat()),
+                Fin,
+            ]),
+        )
+        .err(ErrorKind::Body),
         // Unknown and reserved frame and stream types (RFC 9114 §9): ignored.
         Case::new(
             "unknown-frames-on-request-stream",
@@ -291,7 +311,8 @@ pub fn all() -> Vec<Case> {
                 Write(frame(DATA, b"0123456789")),
                 Fin,
             ]),
-        ),
+        )
+        .err(ErrorKind::Body),
         // A server that stops reading an upload and never answers.
         Case::new("server-stops-reading", with_control(vec![Accept, Serve]))
             .send(Send::Upload(8 << 20))

@@ -184,6 +184,22 @@ fn h2_cases() -> Vec<Case> {
         })
         .ok(200, b"one")
         .then(On::Fresh, Expect::ok(200, b"two")),
+        // A 204 (static index 9) with DATA, decoded and, the third time,
+        // replayed: no content is allowed (RFC 9110 §15.3.5), so each is a
+        // malformed response, a stream error, and the connection goes on.
+        Case::h2_turns(
+            "h2-204-with-data-decoded-and-replayed",
+            Across,
+            |turn, s| {
+                let body: &[u8] = if turn % 2 == 0 { b"EVIL" } else { b"" };
+                answer(h2_headers(s, &[0x89], false), s, body)
+            },
+        )
+        .err(Body)
+        .then(On::Same, Expect::ok(204, b""))
+        .then(On::Same, Expect::Error(Body))
+        .then(On::Same, Expect::ok(204, b""))
+        .tls_too(),
         // A second answer on the first request's stream, now closed
         // (RFC 9113 §5.1: STREAM_CLOSED), as the second request waits.
         Case::h2_turns("h2-second-response-on-closed-stream", Across, |turn, s| {
