@@ -236,29 +236,21 @@ impl Origin {
         reporter: Reporter,
         deadline: Instant,
     ) -> Result<Connected<Transport>, Error> {
-        // QUIC's handshake is TLS 1.3's: counted with the TCP ones (quinn
-        // does not say whether it resumed a session, so none counts as
-        // resumed).
-        let dialed = self
+        // QUIC's handshake is TLS 1.3's: counted with the TCP ones.
+        let (dialed, settled) = self
             .settings
             .connector
-            .counted_handshake(
-                quic.dial(addr, &self.host, deadline),
-                |_| false,
-                |e| e.kind() == ErrorKind::Tls,
-            )
+            .counted_quic(quic.dial(addr, &self.host, deadline))
             .await?;
         let config = h3conn::Config {
             max_field_section: self.settings.config.max_response_headers_size as u64,
             ..h3conn::Config::default()
         };
-        if dialed.early.is_some() {
-            self.settings.connector.count_early_data();
-        }
         let remember = dialed.remember;
         let resume = h3conn::Resume {
             // Early data sent now must be settled by the connect deadline.
             early: dialed.early.map(|accepted| (accepted, deadline)),
+            settled,
             remembered: Remembered(dialed.remembered),
             remember: Some(Box::new(move |settings: Remembered| {
                 remember.remember(settings.0);
