@@ -19,6 +19,8 @@ mod support;
 
 #[cfg(feature = "http3")]
 mod alt_svc;
+#[cfg(feature = "http3")]
+mod alt_svc_clear;
 #[cfg(all(feature = "http3", feature = "dns-srv"))]
 mod alt_svc_dns;
 mod ci_gates;
