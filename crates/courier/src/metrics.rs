@@ -36,12 +36,11 @@ pub(crate) struct Metrics {
     pub(crate) dns_failures: Counter,
     /// The connection and request counts of each protocol, by its label.
     protocols: [ByProtocol; Label::COUNT],
-    pub(crate) tls_handshakes: Counter,
     pub(crate) tls_handshakes_current: Gauge,
     pub(crate) tls_handshake_failures: Counter,
-    pub(crate) tls_resumed: Counter,
     pub(crate) tls_early_data: Counter,
-    pub(crate) tls_handshake_duration: AtomicHistogram,
+    pub(crate) tls_early_data_accepted: Counter,
+    pub(crate) tls_early_data_rejected: Counter,
     pub(crate) time_in_queue: AtomicHistogram,
     pub(crate) request_duration: AtomicHistogram,
     pub(crate) connect_duration: AtomicHistogram,
@@ -86,6 +85,12 @@ pub(crate) struct ByProtocol {
     /// Slots in use on shared connections (HTTP/2: streams); derived by the
     /// pool on unlock.
     pub(crate) slots_active: Gauge,
+    /// TLS handshakes completed for connections of this protocol (over
+    /// TCP by ALPN's outcome; QUIC's are HTTP/3's); the client's totals
+    /// are their sums.
+    pub(crate) tls_handshakes: Counter,
+    pub(crate) tls_resumed: Counter,
+    pub(crate) tls_handshake_duration: AtomicHistogram,
 }
 
 impl Metrics {
@@ -101,6 +106,12 @@ impl Metrics {
         let (open_http1, open_http2) = (h1.connections_open.get(), h2.connections_open.get());
         let (idle_http1, idle_http2) = (h1.connections_idle.get(), h2.connections_idle.get());
         let (open_http3, idle_http3) = (h3.connections_open.get(), h3.connections_idle.get());
+        let tls_duration = |p: &ByProtocol| p.tls_handshake_duration.snapshot();
+        let mut tls_handshake_duration = tls_duration(h1);
+        tls_handshake_duration.merge(&tls_duration(h2));
+        tls_handshake_duration.merge(&tls_duration(h3));
+        let tls_handshakes = |p: &ByProtocol| p.tls_handshakes.get();
+        let tls_resumed = |p: &ByProtocol| p.tls_resumed.get();
         let idle: u64 = self
             .protocols
             .iter()
@@ -145,13 +156,24 @@ impl Metrics {
             connections_established_http3: h3.connections_established.get(),
             requests_http3: h3.requests.get(),
             http3_streams_active: h3.slots_active.get(),
-            tls_handshakes: self.tls_handshakes.get(),
+            tls_handshakes: tls_handshakes(h1) + tls_handshakes(h2) + tls_handshakes(h3),
+            tls_handshakes_http1: tls_handshakes(h1),
+            tls_handshakes_http2: tls_handshakes(h2),
+            tls_handshakes_http3: tls_handshakes(h3),
             tls_handshakes_current: self.tls_handshakes_current.get(),
             tls_handshakes_current_max: self.tls_handshakes_current.max(),
             tls_handshake_failures: self.tls_handshake_failures.get(),
-            tls_resumed: self.tls_resumed.get(),
+            tls_resumed: tls_resumed(h1) + tls_resumed(h2) + tls_resumed(h3),
+            tls_resumed_http1: tls_resumed(h1),
+            tls_resumed_http2: tls_resumed(h2),
+            tls_resumed_http3: tls_resumed(h3),
             tls_early_data: self.tls_early_data.get(),
-            tls_handshake_duration: self.tls_handshake_duration.snapshot(),
+            tls_early_data_accepted: self.tls_early_data_accepted.get(),
+            tls_early_data_rejected: self.tls_early_data_rejected.get(),
+            tls_handshake_duration,
+            tls_handshake_duration_http1: tls_duration(h1),
+            tls_handshake_duration_http2: tls_duration(h2),
+            tls_handshake_duration_http3: tls_duration(h3),
             time_in_queue: self.time_in_queue.snapshot(),
             request_duration: self.request_duration.snapshot(),
             connect_duration: self.connect_duration.snapshot(),
@@ -249,23 +271,57 @@ pub struct MetricsSnapshot {
     pub requests_http3: u64,
     /// HTTP/3 request streams open now, over all connections.
     pub http3_streams_active: u64,
-    /// TLS handshakes completed, total (full and resumed).
+    /// TLS handshakes completed, total (full and resumed; over TCP and
+    /// QUIC): the sum of `tls_handshakes_http{1,2,3}`.
     pub tls_handshakes: u64,
+    /// TLS handshakes completed over TCP whose ALPN chose HTTP/1.1 (or
+    /// nothing), total.
+    pub tls_handshakes_http1: u64,
+    /// TLS handshakes completed over TCP whose ALPN chose HTTP/2, total.
+    pub tls_handshakes_http2: u64,
+    /// QUIC (HTTP/3) handshakes completed, total. A 0-RTT connection's
+    /// counts when its handshake completes, after its early requests went.
+    pub tls_handshakes_http3: u64,
     /// TLS handshakes in progress now.
     pub tls_handshakes_current: u64,
     /// The most TLS handshakes that were in progress at once.
     pub tls_handshakes_current_max: u64,
     /// TLS handshakes that failed (certificate, protocol), total.
     pub tls_handshake_failures: u64,
-    /// TLS handshakes that resumed an earlier session, total.
+    /// TLS handshakes that resumed an earlier session, total: the sum of
+    /// `tls_resumed_http{1,2,3}`.
     pub tls_resumed: u64,
+    /// TLS handshakes of HTTP/1.1 connections that resumed a session.
+    pub tls_resumed_http1: u64,
+    /// TLS handshakes of HTTP/2 connections that resumed a session.
+    pub tls_resumed_http2: u64,
+    /// QUIC handshakes that resumed a session (the server's `ServerHello`
+    /// took a pre-shared key), with or without 0-RTT.
+    pub tls_resumed_http3: u64,
     /// QUIC connections that sent requests in TLS early data (0-RTT, see
     /// `ClientBuilder::tls_early_data`) before their handshake completed,
     /// total; the server may still have refused it (the requests are then
     /// sent again).
     pub tls_early_data: u64,
-    /// TLS handshake duration.
+    /// Of `tls_early_data`, the connections whose server took the early
+    /// data once the handshake completed.
+    pub tls_early_data_accepted: u64,
+    /// Of `tls_early_data`, the connections whose handshake completed with
+    /// the early data refused (the requests sent early were sent again).
+    /// Those whose handshake never completed count in neither.
+    pub tls_early_data_rejected: u64,
+    /// TLS handshake duration (over TCP and QUIC): the merge of
+    /// `tls_handshake_duration_http{1,2,3}`.
     pub tls_handshake_duration: HistogramSnapshot,
+    /// TLS handshake duration of HTTP/1.1 connections.
+    pub tls_handshake_duration_http1: HistogramSnapshot,
+    /// TLS handshake duration of HTTP/2 connections.
+    pub tls_handshake_duration_http2: HistogramSnapshot,
+    /// QUIC handshake duration, from the dial to the handshake's end (the
+    /// server's Finished read, the client's sent). For a 0-RTT connection
+    /// that is still the end of the whole handshake, though its early
+    /// requests went out at the dial.
+    pub tls_handshake_duration_http3: HistogramSnapshot,
     /// `http.client.request.time_in_queue`: time requests spent waiting for a connection (only those that waited).
     pub time_in_queue: HistogramSnapshot,
     /// `http.client.request.duration`: time from send to the response head.
@@ -310,9 +366,17 @@ impl MetricsSnapshot {
             requests_http2,
             requests_http3,
             tls_handshakes,
+            tls_handshakes_http1,
+            tls_handshakes_http2,
+            tls_handshakes_http3,
             tls_handshake_failures,
             tls_resumed,
-            tls_early_data
+            tls_resumed_http1,
+            tls_resumed_http2,
+            tls_resumed_http3,
+            tls_early_data,
+            tls_early_data_accepted,
+            tls_early_data_rejected
         );
         max!(connections_open_max, tls_handshakes_current_max);
         if gauges {
@@ -339,6 +403,12 @@ impl MetricsSnapshot {
         }
         self.tls_handshake_duration
             .merge(&other.tls_handshake_duration);
+        self.tls_handshake_duration_http1
+            .merge(&other.tls_handshake_duration_http1);
+        self.tls_handshake_duration_http2
+            .merge(&other.tls_handshake_duration_http2);
+        self.tls_handshake_duration_http3
+            .merge(&other.tls_handshake_duration_http3);
         self.time_in_queue.merge(&other.time_in_queue);
         self.request_duration.merge(&other.request_duration);
         self.connect_duration.merge(&other.connect_duration);

@@ -21,6 +21,8 @@ mod proxy;
 pub(crate) mod quic;
 #[cfg(feature = "http3")]
 pub(crate) mod quic_idle;
+#[cfg(feature = "http3")]
+pub(crate) mod quic_resumed;
 mod route;
 mod stream;
 mod tcp;
@@ -37,7 +39,6 @@ pub(crate) use stream::Stream;
 pub(crate) use tcp::TcpOptions;
 
 use std::collections::HashMap;
-use std::future::Future;
 use std::io;
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
@@ -47,7 +48,7 @@ use tokio::time::Instant;
 use tokio_rustls::client::TlsStream;
 
 use crate::error::{Error, ErrorKind};
-use crate::metrics::{GaugeGuard, Metrics};
+use crate::metrics::{Label, Metrics};
 
 /// A connected stream and what was negotiated on it.
 pub(crate) struct Connected {
@@ -98,6 +99,47 @@ pub(crate) struct Connector {
     /// origin's).
     proxy_tls: Option<Arc<rustls::ClientConfig>>,
     metrics: Arc<Metrics>,
+}
+
+/// A TLS handshake under way: counted in `tls_handshakes_current` until it
+/// ends or is dropped (a dial given up, in neither the completed nor the
+/// failed), its duration measured from the start.
+struct HandshakeTimer {
+    metrics: Arc<Metrics>,
+    started: Instant,
+}
+
+impl HandshakeTimer {
+    fn new(metrics: &Arc<Metrics>) -> HandshakeTimer {
+        metrics.tls_handshakes_current.inc();
+        HandshakeTimer {
+            metrics: Arc::clone(metrics),
+            started: Instant::now(),
+        }
+    }
+
+    /// Completed, for a connection of protocol `label`.
+    fn finished(self, label: Label, resumed: bool) {
+        let by = self.metrics.protocol(label);
+        by.tls_handshakes.inc();
+        by.tls_handshake_duration.record(self.started.elapsed());
+        if resumed {
+            by.tls_resumed.inc();
+        }
+    }
+
+    /// Failed; `tls`: by the handshake's own fault (not a missing server).
+    fn failed(self, tls: bool) {
+        if tls {
+            self.metrics.tls_handshake_failures.inc();
+        }
+    }
+}
+
+impl Drop for HandshakeTimer {
+    fn drop(&mut self) {
+        self.metrics.tls_handshakes_current.dec();
+    }
 }
 
 impl Connector {
@@ -263,47 +305,65 @@ impl Connector {
         io: IO,
         host: &str,
     ) -> Result<(TlsStream<IO>, tls::Negotiated), Error> {
-        self.counted_handshake(
-            tls::handshake(config, io, host),
-            |(_, negotiated)| negotiated.resumed,
-            |_| true,
-        )
-        .await
-    }
-
-    /// Counts a QUIC connection that goes on with 0-RTT early data.
-    #[cfg(feature = "http3")]
-    pub(crate) fn count_early_data(&self) {
-        self.metrics.tls_early_data.inc();
-    }
-
-    /// Any TLS handshake (over TCP, or QUIC's), counted in the client's TLS
-    /// metrics: `resumed` says whether a finished one resumed a session,
-    /// `is_tls_failure` whether an error is the handshake's own (a QUIC
-    /// attempt that found no server is a connect failure, not a TLS one).
-    pub(crate) async fn counted_handshake<T>(
-        &self,
-        handshake: impl Future<Output = Result<T, Error>>,
-        resumed: impl FnOnce(&T) -> bool,
-        is_tls_failure: impl FnOnce(&Error) -> bool,
-    ) -> Result<T, Error> {
-        let m = &self.metrics;
-        let started = Instant::now();
-        let in_progress = GaugeGuard::new(&m.tls_handshakes_current);
-        let result = handshake.await;
-        drop(in_progress);
+        let timer = HandshakeTimer::new(&self.metrics);
+        let result = tls::handshake(config, io, host).await;
         match &result {
-            Ok(done) => {
-                m.tls_handshakes.inc();
-                m.tls_handshake_duration.record(started.elapsed());
-                if resumed(done) {
-                    m.tls_resumed.inc();
-                }
+            Ok((_, negotiated)) => {
+                let label = if negotiated.h2 {
+                    Label::HTTP2
+                } else {
+                    Label::HTTP1
+                };
+                timer.finished(label, negotiated.resumed);
             }
-            Err(e) if is_tls_failure(e) => m.tls_handshake_failures.inc(),
-            Err(_) => {}
+            Err(_) => timer.failed(true),
         }
         result
+    }
+
+    /// A QUIC dial, its handshake counted in the client's TLS metrics under
+    /// HTTP/3's label: at once when the dial waited for the handshake, or,
+    /// for a 0-RTT connection (which comes back while its handshake goes
+    /// on), when the returned [`quic::Settled`] is told how it ended (it
+    /// counts the early data accepted or rejected too). A dial that found
+    /// no server is a connect failure, not a TLS one.
+    #[cfg(feature = "http3")]
+    pub(crate) async fn counted_quic(
+        &self,
+        dial: impl std::future::Future<Output = Result<quic::Dialed, Error>>,
+    ) -> Result<(quic::Dialed, Option<quic::Settled>), Error> {
+        let timer = HandshakeTimer::new(&self.metrics);
+        let dialed = match dial.await {
+            Ok(dialed) => dialed,
+            Err(e) => {
+                timer.failed(e.kind() == ErrorKind::Tls);
+                return Err(e);
+            }
+        };
+        let watch = dialed.handshake.clone();
+        if dialed.early.is_none() {
+            timer.finished(Label::HTTP3, watch.resumed());
+            return Ok((dialed, None));
+        }
+        self.metrics.tls_early_data.inc();
+        let conn = dialed.conn.clone();
+        let settled = move |accepted: Option<bool>| {
+            let m = Arc::clone(&timer.metrics);
+            match accepted {
+                Some(accepted) if watch.complete() => {
+                    let outcome = match accepted {
+                        true => &m.tls_early_data_accepted,
+                        false => &m.tls_early_data_rejected,
+                    };
+                    outcome.inc();
+                    timer.finished(Label::HTTP3, watch.resumed());
+                }
+                // Lost before it completed (an alert is a TLS failure), or
+                // past the connect deadline.
+                _ => timer.failed(conn.close_reason().is_some_and(quic::is_tls_close)),
+            }
+        };
+        Ok((dialed, Some(Box::new(settled))))
     }
 
     pub(crate) async fn resolve(&self, host: &str, port: u16) -> Result<Vec<SocketAddr>, Error> {

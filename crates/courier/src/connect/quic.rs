@@ -21,6 +21,7 @@ use quinn::{IdleTimeout, TransportConfig, VarInt};
 use tokio::time::Instant;
 
 use crate::connect::quic_idle::{KeepAlive, Learning, PeerIdle};
+use crate::connect::quic_resumed::HandshakeWatch;
 
 /// A server's HTTP/3 settings as remembered: (identifier, value) pairs
 /// (`proto/h3/early.rs` chooses which; connect reads none of them).
@@ -218,7 +219,16 @@ pub(crate) struct Dialed {
     pub(crate) remembered: Remembered,
     /// Where to remember this connection's.
     pub(crate) remember: RememberSettings,
+    /// Whether the handshake resumed a session, and whether it completed
+    /// (for [`Dialed::early`]'s, later than the dial).
+    pub(crate) handshake: HandshakeWatch,
 }
+
+/// Told how a 0-RTT connection's handshake ended: `Some(accepted)` when it
+/// completed or the connection was lost first (`ZeroRttAccepted`'s
+/// word), `None` past the connect deadline. Dropped untold: a connection
+/// given up before.
+pub(crate) type Settled = Box<dyn FnOnce(Option<bool>) + Send>;
 
 /// Remembers a server's HTTP/3 settings for its name and port.
 pub(crate) struct RememberSettings {
@@ -319,9 +329,11 @@ impl QuicConnector {
         let name = server_name.trim_start_matches('[').trim_end_matches(']');
         let scope = self.scope(remote.port())?;
         let peer = PeerIdle::new();
+        let handshake = HandshakeWatch::default();
         let mut config = quinn::ClientConfig::new(Arc::new(Learning {
             inner: Arc::clone(&scope.crypto),
             peer: peer.clone(),
+            handshake: handshake.clone(),
         }));
         config.transport_config(Arc::clone(&self.transport));
         let connecting = endpoint
@@ -354,6 +366,7 @@ impl QuicConnector {
                         early: Some(accepted),
                         remembered,
                         remember,
+                        handshake,
                     });
                 }
                 Err(connecting) => connecting,
@@ -373,6 +386,7 @@ impl QuicConnector {
                 early: None,
                 remembered,
                 remember,
+                handshake,
             }),
         }
     }
@@ -462,6 +476,11 @@ fn socket_buffers(socket: &std::net::UdpSocket) -> usize {
         tracing::debug!("UDP send buffer: {e}");
     }
     sock.recv_buffer_size().unwrap_or(0)
+}
+
+/// Whether a connection closed by `reason` failed by a TLS alert.
+pub(crate) fn is_tls_close(reason: quinn::ConnectionError) -> bool {
+    handshake_error(reason).kind() == ErrorKind::Tls
 }
 
 /// The kind of a failed handshake.

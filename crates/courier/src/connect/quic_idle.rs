@@ -31,6 +31,8 @@ use quinn::{ConnectError, ConnectionId, Side, VarInt};
 use quinn_proto::transport_parameters::TransportParameters;
 use quinn_proto::TransportError;
 
+use crate::connect::quic_resumed::{HandshakeWatch, HelloReader};
+
 /// The shortest keep-alive interval, whatever the server announces: a
 /// peer saying "1 ms" must not make us send a packet a millisecond.
 const MIN_INTERVAL: Duration = Duration::from_millis(100);
@@ -62,10 +64,12 @@ impl PeerIdle {
 }
 
 /// A client's TLS for QUIC, for one connection: as `inner`, and noting the
-/// peer's idle timeout in `peer`.
+/// peer's idle timeout in `peer` and whether the handshake resumed and
+/// completed in `handshake` (`quic_resumed.rs`).
 pub(crate) struct Learning {
     pub(crate) inner: Arc<dyn crypto::ClientConfig>,
     pub(crate) peer: PeerIdle,
+    pub(crate) handshake: HandshakeWatch,
 }
 
 impl crypto::ClientConfig for Learning {
@@ -79,6 +83,8 @@ impl crypto::ClientConfig for Learning {
         Ok(Box::new(Session {
             inner,
             peer: self.peer.clone(),
+            hello: HelloReader::default(),
+            handshake: self.handshake.clone(),
         }))
     }
 }
@@ -86,6 +92,8 @@ impl crypto::ClientConfig for Learning {
 struct Session {
     inner: Box<dyn crypto::Session>,
     peer: PeerIdle,
+    hello: HelloReader,
+    handshake: HandshakeWatch,
 }
 
 impl crypto::Session for Session {
@@ -105,10 +113,16 @@ impl crypto::Session for Session {
         self.inner.early_data_accepted()
     }
     fn is_handshaking(&self) -> bool {
-        self.inner.is_handshaking()
+        let handshaking = self.inner.is_handshaking();
+        if !handshaking {
+            self.handshake.set_complete();
+        }
+        handshaking
     }
     fn read_handshake(&mut self, buf: &[u8]) -> Result<bool, TransportError> {
-        self.inner.read_handshake(buf)
+        let read = self.inner.read_handshake(buf)?;
+        self.hello.read(buf, &self.handshake);
+        Ok(read)
     }
     fn transport_parameters(&self) -> Result<Option<TransportParameters>, TransportError> {
         let params = self.inner.transport_parameters()?;

@@ -42,6 +42,8 @@ const DNS_FAILURES: &str = "courier.client.dns.failures_total";
 const TLS_HANDSHAKES: &str = "courier.client.tls.handshakes_total";
 const TLS_RESUMED: &str = "courier.client.tls.resumed_total";
 const TLS_EARLY_DATA: &str = "courier.client.tls.early_data_total";
+const TLS_EARLY_ACCEPTED: &str = "courier.client.tls.early_data.accepted_total";
+const TLS_EARLY_REJECTED: &str = "courier.client.tls.early_data.rejected_total";
 const TLS_FAILURES: &str = "courier.client.tls.handshake_failures_total";
 const MW_RETRIES: &str = "courier.client.middleware.retries_total";
 const MW_BUDGET: &str = "courier.client.middleware.retry_budget_exhausted_total";
@@ -115,7 +117,7 @@ pub(super) const DESCRIPTIONS: &[Description] = &[
         TLS_DURATION,
         Histogram,
         Unit::Seconds,
-        "TLS handshake duration",
+        "TLS handshake duration, by protocol",
     ),
     (
         CONNECTION_DURATION,
@@ -192,19 +194,31 @@ pub(super) const DESCRIPTIONS: &[Description] = &[
         TLS_HANDSHAKES,
         Counter,
         Unit::Count,
-        "TLS handshakes completed",
+        "TLS handshakes completed, by protocol",
     ),
     (
         TLS_RESUMED,
         Counter,
         Unit::Count,
-        "TLS handshakes that resumed a session",
+        "TLS handshakes that resumed a session, by protocol",
     ),
     (
         TLS_EARLY_DATA,
         Counter,
         Unit::Count,
         "Connections that sent requests as 0-RTT early data",
+    ),
+    (
+        TLS_EARLY_ACCEPTED,
+        Counter,
+        Unit::Count,
+        "0-RTT connections whose server took the early data",
+    ),
+    (
+        TLS_EARLY_REJECTED,
+        Counter,
+        Unit::Count,
+        "0-RTT connections whose server refused the early data",
     ),
     (
         TLS_FAILURES,
@@ -277,6 +291,55 @@ fn record_http3(client: &str, now: &MetricsSnapshot, last: Option<&MetricsSnapsh
         .saturating_sub(last.map_or(0, |m| m.connections_established_http3));
     counter!(ESTABLISHED, "client" => client.to_owned(), "network.protocol.version" => "3")
         .increment(delta);
+    record_tls(
+        client,
+        "3",
+        (now, last),
+        (
+            |m| m.tls_handshakes_http3,
+            |m| m.tls_resumed_http3,
+            |m| &m.tls_handshake_duration_http3,
+        ),
+    );
+    let c = |metric: &'static str, f: fn(&MetricsSnapshot) -> u64| {
+        counter!(metric, "client" => client.to_owned())
+            .increment(f(now).saturating_sub(last.map_or(0, f)));
+    };
+    c(TLS_EARLY_ACCEPTED, |m| m.tls_early_data_accepted);
+    c(TLS_EARLY_REJECTED, |m| m.tls_early_data_rejected);
+}
+
+/// Which snapshot fields hold one protocol's TLS handshakes, resumptions
+/// and handshake durations.
+type TlsFields = (
+    fn(&MetricsSnapshot) -> u64,
+    fn(&MetricsSnapshot) -> u64,
+    fn(&MetricsSnapshot) -> &HistogramSnapshot,
+);
+
+/// One protocol's TLS series, with `network.protocol.version`.
+fn record_tls(
+    client: &str,
+    protocol: &'static str,
+    (now, last): (&MetricsSnapshot, Option<&MetricsSnapshot>),
+    (handshakes, resumed, duration): TlsFields,
+) {
+    let attrs = || {
+        [
+            ("client", client.to_owned()),
+            ("network.protocol.version", protocol.to_owned()),
+        ]
+    };
+    for (metric, f) in [(TLS_HANDSHAKES, handshakes), (TLS_RESUMED, resumed)] {
+        counter!(metric, &attrs()).increment(f(now).saturating_sub(last.map_or(0, f)));
+    }
+    let handle = histogram!(TLS_DURATION, &attrs());
+    for (value, count) in duration(now).delta_since(last.map(duration)) {
+        handle.record_many(
+            value.as_secs_f64(),
+            usize::try_from(count).unwrap_or(usize::MAX),
+        );
+    }
 }
 
 /// Records the pool's metrics; `pool_duration`: whether the pool's own
@@ -338,8 +401,26 @@ pub(super) fn record(
     c(DNS_LOOKUPS, |m| m.dns_lookups);
     c(UPGRADES, |m| m.upgrades);
     c(DNS_FAILURES, |m| m.dns_failures);
-    c(TLS_HANDSHAKES, |m| m.tls_handshakes);
-    c(TLS_RESUMED, |m| m.tls_resumed);
+    for (protocol, fields) in [
+        (
+            "1.1",
+            (
+                (|m| m.tls_handshakes_http1) as fn(&MetricsSnapshot) -> u64,
+                (|m| m.tls_resumed_http1) as fn(&MetricsSnapshot) -> u64,
+                (|m| &m.tls_handshake_duration_http1) as fn(&MetricsSnapshot) -> &HistogramSnapshot,
+            ),
+        ),
+        (
+            "2",
+            (
+                |m| m.tls_handshakes_http2,
+                |m| m.tls_resumed_http2,
+                |m| &m.tls_handshake_duration_http2,
+            ),
+        ),
+    ] {
+        record_tls(&client, protocol, (now, last), fields);
+    }
     c(TLS_EARLY_DATA, |m| m.tls_early_data);
     c(TLS_FAILURES, |m| m.tls_handshake_failures);
 
@@ -358,14 +439,13 @@ pub(super) fn record(
     }
     h(DNS_DURATION, |m| &m.dns_duration);
     h(CONNECT_DURATION, |m| &m.connect_duration);
-    h(TLS_DURATION, |m| &m.tls_handshake_duration);
     h(CONNECTION_DURATION, |m| &m.connection_duration);
 }
 
 #[cfg(test)]
 mod tests {
     /// Snapshot fields with no metric of their own, and why.
-    const NOT_EXPORTED: [(&str, &str); 9] = [
+    const NOT_EXPORTED: [(&str, &str); 12] = [
         (
             "connections_open",
             "the sum of connections_open_http{1,2,3}",
@@ -389,6 +469,12 @@ mod tests {
         (
             "tls_handshakes_current_max",
             "a high-water mark: the backend keeps its own",
+        ),
+        ("tls_handshakes", "the sum of tls_handshakes_http{1,2,3}"),
+        ("tls_resumed", "the sum of tls_resumed_http{1,2,3}"),
+        (
+            "tls_handshake_duration",
+            "the merge of tls_handshake_duration_http{1,2,3}",
         ),
         ("requests_http1", "requests_total's split by protocol"),
         ("requests_http2", "requests_total's split by protocol"),

@@ -22,15 +22,15 @@ use crate::support::udp_delay::UdpDelay;
 use crate::support::{eventually, server_with};
 
 /// Every wait in this module is bounded by this.
-const LIMIT: Duration = Duration::from_secs(20);
+pub(crate) const LIMIT: Duration = Duration::from_secs(20);
 /// How long the relay holds the server's datagrams (an emulated one-way
 /// delay): the window in which requests go early.
-const DELAY: Duration = Duration::from_millis(50);
+pub(crate) const DELAY: Duration = Duration::from_millis(50);
 
 /// The built-in server with HTTP/3 and `zero_rtt`, behind the relay.
-struct Server {
+pub(crate) struct Server {
     handle: ServerHandle,
-    relay: UdpDelay,
+    pub(crate) relay: UdpDelay,
 }
 
 impl std::ops::Deref for Server {
@@ -40,7 +40,7 @@ impl std::ops::Deref for Server {
     }
 }
 
-async fn server(pki: &TestPki, zero_rtt: ZeroRtt) -> Server {
+pub(crate) async fn server(pki: &TestPki, zero_rtt: ZeroRtt) -> Server {
     let handle = server_with(ServerConfig {
         tls: Some(pki.server_config(&["127.0.0.1", "localhost"])),
         http3: true,
@@ -52,19 +52,19 @@ async fn server(pki: &TestPki, zero_rtt: ZeroRtt) -> Server {
     Server { handle, relay }
 }
 
-fn builder(pki: &TestPki) -> ClientBuilder {
+pub(crate) fn builder(pki: &TestPki) -> ClientBuilder {
     Client::builder()
         .add_root_certificate(pki.ca_pem())
         .http3_prior_knowledge()
         .pool_idle_timeout(None)
 }
 
-fn url(server: &Server, path: &str) -> String {
+pub(crate) fn url(server: &Server, path: &str) -> String {
     format!("https://{}{path}", server.relay.addr)
 }
 
 /// `status` and body of `request`, within [`LIMIT`].
-async fn answer(request: courier::RequestBuilder) -> (StatusCode, String) {
+pub(crate) async fn answer(request: courier::RequestBuilder) -> (StatusCode, String) {
     tokio::time::timeout(LIMIT, async {
         let response = request.send().await.expect("a response");
         let status = response.status();
@@ -77,7 +77,7 @@ async fn answer(request: courier::RequestBuilder) -> (StatusCode, String) {
 /// A first connection that gets the server's session ticket, then goes
 /// away (`/close`: 200, then GOAWAY), so the next request dials again and
 /// resumes.
-async fn first_connection(client: &Client, server: &Server) {
+pub(crate) async fn first_connection(client: &Client, server: &Server) {
     let early = client.metrics().tls_early_data;
     let (status, _) = answer(client.get(url(server, "/close"))).await;
     assert_eq!(status, StatusCode::OK);

@@ -19,6 +19,8 @@ mod support;
 
 #[cfg(feature = "http3")]
 mod alt_svc;
+#[cfg(feature = "http3")]
+mod alt_svc_clear;
 #[cfg(all(feature = "http3", feature = "dns-srv"))]
 mod alt_svc_dns;
 mod ci_gates;
@@ -62,6 +64,8 @@ mod http3_client;
 mod http3_conn;
 #[cfg(feature = "http3")]
 mod http3_early;
+#[cfg(feature = "http3")]
+mod http3_tls_metrics;
 #[cfg(feature = "http3")]
 mod http3_transport;
 mod interop;

@@ -12,6 +12,7 @@
 //! one host makes that hold by construction). Only `https` origins that
 //! connect directly (no proxy, Unix socket or custom connector) learn.
 
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use http::header::ALT_SVC;
@@ -103,9 +104,15 @@ impl Origin {
         store
             .known
             .learn_where(&key, &joined, now, |alt| self.same_host(alt));
+        let withdrawn = store.known.get(&key, now).is_none();
         let usable = usable(&mut store, &key, now).is_some();
         drop(store);
         self.give_way.set(usable);
+        if withdrawn {
+            // `clear`, or an offer without an alternative we may use: the
+            // QUIC connections the old one made drain.
+            self.alt_offer.withdraw();
+        }
     }
 
     /// The alternative is on this origin's host.
@@ -179,6 +186,44 @@ impl Origin {
     /// QUIC to `port` won: its past failures are forgotten.
     pub(super) fn alternative_works(&self, port: u16) {
         self.settings.alt.lock().broken.confirm(&(self.key(), port));
+    }
+}
+
+/// An origin's `Alt-Svc` offers as a count of withdrawals: a QUIC
+/// connection an offer made keeps the count it was dialed under
+/// ([`OfferMark`]), and takes no new request once the origin has withdrawn
+/// its offer since (`clear`, or a new value with no usable `h3`): as after
+/// a GOAWAY, its requests in flight finish and the pool closes it when it
+/// is idle, while new requests go over TCP. One relaxed load per checkout
+/// of such a connection; connections by prior knowledge have no mark.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct AltOffer(Arc<AtomicU64>);
+
+impl AltOffer {
+    fn withdraw(&self) {
+        self.0.fetch_add(1, Relaxed);
+    }
+
+    /// The offer as it stands, for a connection dialed now.
+    pub(super) fn mark(&self) -> OfferMark {
+        OfferMark {
+            offer: self.clone(),
+            at: self.0.load(Relaxed),
+        }
+    }
+}
+
+/// The offer a QUIC connection was dialed under (see [`AltOffer`]).
+#[derive(Debug)]
+pub(crate) struct OfferMark {
+    offer: AltOffer,
+    at: u64,
+}
+
+impl OfferMark {
+    /// Not withdrawn since the dial.
+    pub(super) fn stands(&self) -> bool {
+        self.offer.0.load(Relaxed) == self.at
     }
 }
 

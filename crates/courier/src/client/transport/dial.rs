@@ -38,6 +38,9 @@ pub(crate) struct Origin {
     /// A race for this origin is under way (`race.rs`): one at a time.
     #[cfg(feature = "http3")]
     pub(super) racing: AtomicBool,
+    /// Its `Alt-Svc` offers withdrawn so far (`alt.rs`).
+    #[cfg(feature = "http3")]
+    pub(super) alt_offer: super::alt::AltOffer,
     /// No HTTPS record lookup before this (`https_rr.rs`).
     #[cfg(all(feature = "http3", feature = "dns-srv"))]
     pub(super) https_next: std::sync::Mutex<Option<Instant>>,
@@ -82,6 +85,8 @@ impl Origin {
             give_way: GiveWay::default(),
             #[cfg(feature = "http3")]
             racing: AtomicBool::new(false),
+            #[cfg(feature = "http3")]
+            alt_offer: super::alt::AltOffer::default(),
             #[cfg(all(feature = "http3", feature = "dns-srv"))]
             https_next: std::sync::Mutex::new(None),
         })

@@ -17,6 +17,7 @@ use http::{Method, Request};
 use http_body::Body as _;
 use tokio::time::{Instant, Sleep};
 
+use super::alt::OfferMark;
 use super::{Origin, Report, Settings, Source, Transport};
 use crate::body::Body;
 use crate::config::WithheldDefaults;
@@ -38,6 +39,8 @@ pub(crate) struct Http3 {
     settings: Arc<Settings>,
     /// What the signals report to (they hold it weakly).
     _listener: Arc<Report>,
+    /// Dialed for an `Alt-Svc` offer: drained once it is withdrawn.
+    offer: Option<OfferMark>,
 }
 
 /// One request on its way to its response head. Boxed: h3's request
@@ -73,7 +76,10 @@ impl Http3 {
     /// whole deadline while a new connection may serve them (as Go's
     /// HTTP/2 treats a limit of 0).
     pub(super) fn accepts_requests(&self) -> bool {
-        self.signals().accepts_requests() && !self.conn.is_closed() && self.declared() != Some(0)
+        self.signals().accepts_requests()
+            && !self.conn.is_closed()
+            && self.declared() != Some(0)
+            && self.offer.as_ref().is_none_or(OfferMark::stands)
     }
 
     pub(super) fn is_closed(&self) -> bool {
@@ -236,29 +242,23 @@ impl Origin {
         reporter: Reporter,
         deadline: Instant,
     ) -> Result<Connected<Transport>, Error> {
-        // QUIC's handshake is TLS 1.3's: counted with the TCP ones (quinn
-        // does not say whether it resumed a session, so none counts as
-        // resumed).
-        let dialed = self
+        // Before the dial: an offer withdrawn during it counts.
+        let offer = (!self.speaks_http3()).then(|| self.alt_offer.mark());
+        // QUIC's handshake is TLS 1.3's: counted with the TCP ones.
+        let (dialed, settled) = self
             .settings
             .connector
-            .counted_handshake(
-                quic.dial(addr, &self.host, deadline),
-                |_| false,
-                |e| e.kind() == ErrorKind::Tls,
-            )
+            .counted_quic(quic.dial(addr, &self.host, deadline))
             .await?;
         let config = h3conn::Config {
             max_field_section: self.settings.config.max_response_headers_size as u64,
             ..h3conn::Config::default()
         };
-        if dialed.early.is_some() {
-            self.settings.connector.count_early_data();
-        }
         let remember = dialed.remember;
         let resume = h3conn::Resume {
             // Early data sent now must be settled by the connect deadline.
             early: dialed.early.map(|accepted| (accepted, deadline)),
+            settled,
             remembered: Remembered(dialed.remembered),
             remember: Some(Box::new(move |settings: Remembered| {
                 remember.remember(settings.0);
@@ -285,6 +285,7 @@ impl Origin {
                     conn,
                     settings: Arc::clone(&self.settings),
                     _listener: listener,
+                    offer,
                 }),
                 driver,
             },

@@ -83,6 +83,9 @@ pub(crate) struct Resume {
     /// (resolves when the handshake completes) and the latest the
     /// handshake may complete.
     pub(crate) early: Option<(quinn::ZeroRttAccepted, Instant)>,
+    /// Told how that handshake ended (`Some(accepted)`, `None` past the
+    /// deadline), for the client's TLS metrics.
+    pub(crate) settled: Option<Box<dyn FnOnce(Option<bool>) + Send>>,
     /// The server's settings remembered with the session.
     pub(crate) remembered: Remembered,
     /// Where to remember this connection's server settings.
@@ -131,6 +134,7 @@ pub(crate) async fn handshake(
     let control = open_control(&quic, &config).await?;
     let Resume {
         early,
+        settled,
         remembered,
         remember,
     } = resume;
@@ -176,6 +180,9 @@ pub(crate) async fn handshake(
             Box::pin(async move {
                 let settle = async move {
                     let outcome = tokio::time::timeout_at(deadline, accepted).await.ok();
+                    if let Some(settled) = settled {
+                        settled(outcome);
+                    }
                     // Rejected early data took our control stream and
                     // SETTINGS with it: they are sent again first.
                     let again = match outcome {

@@ -12,6 +12,9 @@ pub struct Row {
     pub profile: &'static str,
     pub proto: &'static str,
     pub cells: Vec<(&'static str, Outcome)>,
+    /// Restarts of the row's own server process (hypercorn's HTTP/3 after
+    /// its listener died; `servers::Restartable`).
+    pub restarts: u32,
 }
 
 #[derive(Default)]
@@ -215,6 +218,21 @@ impl Matrix {
         for f in flaky {
             out.push_str(&format!("- {f}\n"));
         }
+        let restarts: Vec<String> = self
+            .rows
+            .iter()
+            .filter(|r| r.restarts > 0)
+            .map(|r| format!("{} {} {}: {}", r.server, r.profile, r.proto, r.restarts))
+            .collect();
+        out.push_str(&format!(
+            "server restarts (bound {} per row): {}\n",
+            super::servers::MAX_RESTARTS,
+            if restarts.is_empty() {
+                "none".to_owned()
+            } else {
+                restarts.join(", ")
+            }
+        ));
         out.push_str("\nTolerances:\n\n");
         out.push_str("| tolerance | scope | cells | count | bound per check | bound per run |\n");
         out.push_str("|---|---|---|---|---|---|\n");

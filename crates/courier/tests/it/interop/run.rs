@@ -11,7 +11,7 @@ use super::checks::{self, Outcome};
 use super::fixtures::Fixtures;
 use super::matrix::{Matrix, Row};
 use super::process::temp_dir;
-use super::servers::{self, Ctx, NotStarted, Profile, Running};
+use super::servers::{self, Ctx, NotStarted, Profile, Restartable, Running};
 use super::target::{Mode, Proto, Target};
 use super::tolerance::Tolerance;
 
@@ -147,28 +147,64 @@ async fn h3_ready(t: &Target) -> Result<(), String> {
 /// legal behaviour (`Caps::h3_late_fin_kills`): after a failed check, a
 /// fresh request on a new connection tells whether the listener still
 /// answers; if not, that check's failure is marked for
-/// [`Tolerance::H3LateFinKills`] (one: the death), and every later check
-/// is not run (nothing answers), shown under it with a count of 0, so the
-/// bound counts deaths, wherever in the row they come.
-async fn run_watching_the_listener(t: &Target) -> Vec<(&'static str, Outcome)> {
+/// [`Tolerance::H3LateFinKills`] (one: the death). Where the port has a
+/// process of its own (`H3Port::own`), it is restarted before the next
+/// check (at most [`servers::MAX_RESTARTS`] times a row, counted in the
+/// row), so a death costs only the check that found it. A listener that
+/// could not be restarted stays dead: every later check is not run, shown
+/// under the tolerance with a count of 0, so the bound counts deaths.
+async fn run_watching_the_listener(
+    t: &Target,
+    own: Option<Arc<Restartable>>,
+) -> Vec<(&'static str, Outcome)> {
+    use std::sync::Mutex;
     let why = t.caps.h3_late_fin_kills.unwrap_or_default();
-    let dead = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // Whether the listener died, and why it stays dead (no restart).
+    let died = Arc::new(Mutex::new((false, None::<String>)));
     checks::run_with(t, checks::names(t.mode.full), |name, t| {
-        let dead = dead.clone();
+        let (died, own) = (died.clone(), own.clone());
         let check = checks::check(name, t);
         Box::pin(async move {
-            use std::sync::atomic::Ordering::SeqCst;
             let absorbed = |kind: String, detail: String| checks::Failure {
                 kind,
                 detail: format!("{detail} (the QUIC listener died: {why})"),
                 absorbed: Some(Tolerance::H3LateFinKills),
             };
-            if dead.load(SeqCst) {
-                return Ok(Outcome::Tolerated {
-                    tolerance: Tolerance::H3LateFinKills,
-                    count: 0,
-                    note: format!("not-run: not run (the QUIC listener died: {why})"),
-                });
+            let state = died.lock().expect("state").clone();
+            match state {
+                (_, Some(dead)) => {
+                    return Ok(Outcome::Tolerated {
+                        tolerance: Tolerance::H3LateFinKills,
+                        count: 0,
+                        note: format!("not-run: not run (the QUIC listener died: {why}; {dead})"),
+                    })
+                }
+                (true, None) => {
+                    let restarted = restart(t, own).await;
+                    let mut state = died.lock().expect("state");
+                    match restarted {
+                        Ok(n) => {
+                            eprintln!(
+                                "interop: {}: the QUIC listener restarted ({n} of {})",
+                                t.base,
+                                servers::MAX_RESTARTS
+                            );
+                            *state = (false, None);
+                        }
+                        Err(e) => {
+                            let dead = format!("not restarted: {e}");
+                            *state = (true, Some(dead.clone()));
+                            return Ok(Outcome::Tolerated {
+                                tolerance: Tolerance::H3LateFinKills,
+                                count: 0,
+                                note: format!(
+                                    "not-run: not run (the QUIC listener died: {why}; {dead})"
+                                ),
+                            });
+                        }
+                    }
+                }
+                (false, None) => {}
             }
             let result = check.await;
             let failed = match &result {
@@ -177,7 +213,7 @@ async fn run_watching_the_listener(t: &Target) -> Vec<(&'static str, Outcome)> {
                 Ok(_) => false,
             };
             if failed && !answers(t, Duration::from_secs(3)).await {
-                dead.store(true, SeqCst);
+                died.lock().expect("state").0 = true;
                 return Err(match result {
                     Err(f) => absorbed(f.kind, f.detail),
                     Ok(Outcome::Fail { kind, detail }) => absorbed(kind, detail),
@@ -188,6 +224,17 @@ async fn run_watching_the_listener(t: &Target) -> Vec<(&'static str, Outcome)> {
         })
     })
     .await
+}
+
+/// Restarts the port's own process, then waits until it answers; how many
+/// restarts the row has made, or why there was none.
+async fn restart(t: &Target, own: Option<Arc<Restartable>>) -> Result<u32, String> {
+    let own = own.ok_or("its process serves every protocol of the server")?;
+    let n = tokio::task::spawn_blocking(move || own.restart())
+        .await
+        .map_err(|e| format!("the restart panicked: {e}"))??;
+    h3_ready(t).await?;
+    Ok(n)
 }
 
 /// Whether a fresh client's request gets an answer within `limit`.
@@ -236,16 +283,16 @@ async fn check_server(
                     )
                 })
                 .collect();
-            tasks.push((proto, None, Some(cells)));
+            tasks.push((proto, None, Some(cells), None));
             continue;
         };
         let base = match proto {
             Proto::H1 | Proto::H2c => format!("http://127.0.0.1:{port}"),
             Proto::TlsH2 | Proto::TlsH1 | Proto::H3 => format!("https://localhost:{port}"),
         };
-        let caps = match (proto, &running.h3) {
-            (Proto::H3, Some(h3)) => h3.caps.clone(),
-            _ => running.caps.clone(),
+        let (caps, own) = match (proto, &running.h3) {
+            (Proto::H3, Some(h3)) => (h3.caps.clone(), h3.own.clone()),
+            _ => (running.caps.clone(), None),
         };
         let target = Target {
             base,
@@ -254,6 +301,7 @@ async fn check_server(
             caps,
             mode: mode.clone(),
         };
+        let restarts = own.clone();
         let task = tokio::spawn(async move {
             if proto == Proto::H3 {
                 if let Err(why) = h3_ready(&target).await {
@@ -267,14 +315,14 @@ async fn check_server(
                 }
             }
             if target.caps.h3_late_fin_kills.is_some() {
-                return run_watching_the_listener(&target).await;
+                return run_watching_the_listener(&target, own).await;
             }
             checks::run(&target).await
         });
-        tasks.push((proto, Some(task), None));
+        tasks.push((proto, Some(task), None, restarts));
     }
     let mut rows = Vec::new();
-    for (proto, task, cells) in tasks {
+    for (proto, task, cells, own) in tasks {
         let cells = match (task, cells) {
             (Some(task), _) => task.await.unwrap_or_else(|err| {
                 let detail = err.to_string();
@@ -295,6 +343,7 @@ async fn check_server(
             profile: profile.name(),
             proto: proto.name(),
             cells,
+            restarts: own.map_or(0, |own| own.restarts()),
         });
     }
     let _ = tokio::task::spawn_blocking(move || drop(running)).await;

@@ -95,8 +95,10 @@ impl Tolerance {
             }
             Tolerance::H3LateFinKills => {
                 "hypercorn, h3, a check that failed when the server's QUIC listener had \
-                 died (a new connection's request unanswered within 3 s): one per death; \
-                 the row's later checks are not run and listed with 0"
+                 died (a new connection's request unanswered within 3 s): one per death. \
+                 hypercorn's HTTP/3 runs in a process of its own, restarted before the \
+                 next check (at most 2 times a row); only past that are the row's later \
+                 checks not run, listed with 0"
             }
             Tolerance::H3IdleStall => {
                 "hypercorn, h3, tight profile (QUIC idle timeout 2 s), load and bench: a \
@@ -149,12 +151,12 @@ impl Tolerance {
             Tolerance::GoawayCut => 80,
             // Every run, once per profile (each is certain, not a race).
             Tolerance::H3StreamedUploadDropped | Tolerance::H3TrailersUnended => 2,
-            // Deaths, not cells: a dead listener stays dead, so at most one
-            // per profile. Seen: in 200-conc or load, in one profile or both
-            // (every hypercorn-only full run at 6f0d14b and 4f06b92 had one
-            // or two), and at the tight row's fourth check (its 15 later
-            // checks counted one each then, over the old bound of 10 cells).
-            Tolerance::H3LateFinKills => 2,
+            // Deaths, not cells. Seen while a death ended the row (so at
+            // most one per profile): in 200-conc, req-limit or load, in one
+            // profile or both (every hypercorn-only full run at 6f0d14b,
+            // 4f06b92 and 96b9227 had one or two). A restarted listener meets
+            // the heaviest checks afresh: room for one more per profile.
+            Tolerance::H3LateFinKills => 4,
             // The load and bench checks of one profile.
             Tolerance::H3IdleStall => 512,
         }
@@ -184,8 +186,9 @@ mod tests {
         }
     }
 
-    /// A listener that dies early in a row costs one death, not a count per
-    /// check left: the bound counts deaths, one per profile at most.
+    /// A listener that dies costs one death, in the check that found it:
+    /// restarted, the row's later checks run; past the restarts they are
+    /// not run and count 0. The bound counts deaths, wherever they come.
     #[test]
     fn a_dead_listener_counts_once_wherever_it_dies() {
         use super::super::checks::Outcome;
@@ -195,25 +198,35 @@ mod tests {
             count,
             note: String::new(),
         };
-        let row = |profile, died_at: usize| Row {
+        // `deaths`: the checks that found it dead; `gave_up`: no restart
+        // after the last one.
+        let row = |profile, deaths: &[usize], gave_up: bool| Row {
             server: "hypercorn".into(),
             profile,
             proto: "h3",
             cells: (0..18)
                 .map(|i| match i {
-                    i if i < died_at => ("ok", Outcome::Ok(String::new())),
-                    i if i == died_at => ("died", tolerated(1)),
-                    _ => ("not-run", tolerated(0)),
+                    i if deaths.contains(&i) => ("died", tolerated(1)),
+                    i if gave_up && deaths.last().is_some_and(|&last| i > last) => {
+                        ("not-run", tolerated(0))
+                    }
+                    _ => ("ok", Outcome::Ok(String::new())),
                 })
                 .collect(),
+            restarts: u32::try_from(deaths.len()).unwrap() - u32::from(gave_up),
         };
         let mut matrix = Matrix {
-            rows: vec![row("default", 14), row("tight", 3)],
+            rows: vec![row("default", &[14], false), row("tight", &[3], false)],
             ..Matrix::default()
         };
         assert!(matrix.failures().is_empty(), "{:?}", matrix.failures());
-        // A third death (a listener answering again, then dying) is over.
-        matrix.rows.push(row("tight", 0));
+        assert_eq!(matrix.counts().ok, 34, "a restarted row runs on");
+        // Deaths up to the bound, one row past its restarts.
+        matrix.rows = vec![row("default", &[2, 9], false), row("tight", &[0, 5], true)];
+        assert_eq!(Tolerance::H3LateFinKills.per_run(), 4);
+        assert!(matrix.failures().is_empty(), "{:?}", matrix.failures());
+        // One more is over.
+        matrix.rows.push(row("tight", &[0], false));
         assert_eq!(matrix.failures().len(), 1, "{:?}", matrix.failures());
     }
 }

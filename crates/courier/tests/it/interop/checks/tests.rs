@@ -65,6 +65,7 @@ fn matrix_of(outcomes: Vec<Outcome>) -> Matrix {
                 profile: "default",
                 proto: "h1",
                 cells: vec![("fake", outcome)],
+                restarts: 0,
             })
             .collect(),
         ..Matrix::default()

@@ -122,6 +122,7 @@ https://localhost:{tls} {{
             h3_streamed_upload_dropped: Some(H3_STREAMED_UPLOAD),
             ..caps.clone()
         },
+        own: None,
     });
     Ok(Running {
         procs: vec![proc],

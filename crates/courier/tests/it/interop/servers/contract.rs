@@ -7,10 +7,13 @@
 
 use std::path::PathBuf;
 use std::process::Command;
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::super::process::{free_port, installed, s, temp_dir, version_of, Proc};
-use super::{h3_port, idle_of, Caps, Ctx, H3Port, NotStarted, Profile, Running, Server};
+use super::{
+    h3_port, idle_of, Caps, Ctx, H3Port, NotStarted, Profile, Restartable, Running, Server,
+};
 
 /// The repository root (crates/courier/../..), or `COURIER_INTEROP_ROOT`
 /// (servers from another checkout).
@@ -71,7 +74,7 @@ pub fn hypercorn() -> Server {
         launch: |ctx| {
             let py = script("interop/servers/hypercorn/serve.py").map_err(NotStarted::Missing)?;
             let mut cmd = Command::new("python3");
-            cmd.arg(py);
+            cmd.arg(&py);
             // keep_alive_timeout: 5 s by default. Over HTTP/3 (aioquic)
             // QUIC's idle timeout instead: aioquic's 60 s, 2 s in the tight
             // profile (serve.py), and no request limit (hypercorn's
@@ -79,6 +82,16 @@ pub fn hypercorn() -> Server {
             let h3 = H3Idle {
                 default: Duration::from_secs(60),
             };
+            // HTTP/3 from a process of its own, which the run restarts
+            // when its QUIC listener dies (HYPERCORN_H3_LATE_FIN): one
+            // process for every protocol lost the row's later checks.
+            let own = move || {
+                let mut cmd = Command::new("python3");
+                cmd.arg(&py);
+                cmd
+            };
+            let own: Box<dyn Fn() -> Command + Send + Sync> = Box::new(own);
+            let h3 = (h3, Some(own));
             let mut running = start(ctx, "hypercorn", cmd, Some(5), Some(100), Some(h3))?;
             if ctx.profile == Profile::Default {
                 // hypercorn's own keep_alive_max_requests (Config's default
@@ -114,7 +127,7 @@ pub fn go() -> Server {
             let h3 = H3Idle {
                 default: Duration::from_secs(30),
             };
-            start(ctx, "go", Command::new(bin), None, None, Some(h3))
+            start(ctx, "go", Command::new(bin), None, None, Some((h3, None)))
         },
     }
 }
@@ -125,18 +138,22 @@ struct H3Idle {
     default: Duration,
 }
 
+/// The command of a process that serves HTTP/3 alone (the contract's
+/// flags with `--h3` only), when a server's HTTP/3 runs apart.
+type OwnH3 = Option<Box<dyn Fn() -> Command + Send + Sync>>;
+
 fn start(
     ctx: &Ctx,
     name: &str,
     mut cmd: Command,
     default_idle: Option<u64>,
     tight_limit: Option<u32>,
-    h3: Option<H3Idle>,
+    h3: Option<(H3Idle, OwnH3)>,
 ) -> Result<Running, NotStarted> {
     let dir = temp_dir(name);
     let (h1, h2c, tls) = (free_port(), free_port(), free_port());
-    let h3 = h3.and_then(|idle| Some((h3_port()?, idle)));
-    if let Some((port, _)) = &h3 {
+    let h3 = h3.and_then(|(idle, own)| Some((h3_port()?, idle, own)));
+    if let Some((port, _, None)) = &h3 {
         cmd.args(["--h3", &port.to_string()]);
     }
     let docroot = ctx.fx.static_dir();
@@ -170,7 +187,11 @@ fn start(
         h3_late_fin_kills: None,
         h3_idle_stall: None,
     };
-    let h3 = h3.map(|(port, idle)| H3Port {
+    let own = match h3.as_ref() {
+        Some((port, _, Some(own))) => Some(start_own(ctx, name, *port, own)?),
+        _ => None,
+    };
+    let h3 = h3.map(|(port, idle, _)| H3Port {
         port,
         caps: Caps {
             idle: Some(if tight {
@@ -181,6 +202,7 @@ fn start(
             request_limit: None,
             ..caps.clone()
         },
+        own,
     });
     Ok(Running {
         procs: vec![proc],
@@ -190,6 +212,36 @@ fn start(
         caps,
         h3,
     })
+}
+
+/// Starts `name`'s HTTP/3 alone on UDP `port` (`own`'s command with the
+/// contract's flags and `--h3` only), restartable.
+fn start_own(
+    ctx: &Ctx,
+    name: &str,
+    port: u16,
+    own: &(dyn Fn() -> Command + Send + Sync),
+) -> Result<Arc<Restartable>, NotStarted> {
+    let mut base = own();
+    base.args(["--h3", &port.to_string()])
+        .args(["--cert", s(&ctx.fx.cert), "--key", s(&ctx.fx.key)])
+        .args(["--docroot", s(&ctx.fx.static_dir())])
+        .args(["--profile", ctx.profile.name()]);
+    let program = base.get_program().to_owned();
+    let args: Vec<_> = base.get_args().map(ToOwned::to_owned).collect();
+    let label = format!("{name}-h3");
+    let spawn = move || {
+        // A directory per start: a stopped process's is removed with it.
+        let dir = temp_dir(&label);
+        let mut cmd = Command::new(&program);
+        cmd.args(&args).current_dir(&dir);
+        let mut proc = Proc::spawn(&label, cmd, &dir)?;
+        proc.wait_ready(&[], Some("ready"))?;
+        Ok(proc)
+    };
+    Restartable::start(spawn)
+        .map(Arc::new)
+        .map_err(NotStarted::Failed)
 }
 
 /// hypercorn 0.18's HTTP/3 ends a response stream with an empty DATA frame
@@ -210,7 +262,9 @@ const HYPERCORN_H3_TRAILERS: &str =
 /// connection and handshake. aioquic's own client shows it: a GET whose FIN
 /// is sent after its response, then another GET on the connection: no
 /// answer, and a new connection's handshake none within 3 s (the traceback
-/// in the server's log ends in `KeyError`).
+/// in the server's log ends in `KeyError`). The process then serves TCP
+/// still, but no QUIC: hence HTTP/3 in a process of its own, which the run
+/// restarts.
 const HYPERCORN_H3_LATE_FIN: &str =
     "hypercorn 0.18's QUIC listener dies of a request's FIN that comes after the response (KeyError on the closed stream)";
 

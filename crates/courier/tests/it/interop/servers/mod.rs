@@ -2,6 +2,8 @@
 //! (never the system one) for a [`Profile`], starts the server on free
 //! loopback ports and says what it can be asked ([`Caps`]).
 
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use super::fixtures::Fixtures;
@@ -119,6 +121,58 @@ pub struct H3Port {
     /// What it can be asked: the server's caps, where its QUIC stack's own
     /// timeouts and limits differ from its TCP ports'.
     pub caps: Caps,
+    /// The process of its own that serves it, when it has one: the run
+    /// restarts it after its listener died (`Caps::h3_late_fin_kills`).
+    pub own: Option<Arc<Restartable>>,
+}
+
+/// Restarts of one column's own process a row may make: past them the
+/// row's later checks are not run. hypercorn's QUIC listener died once or
+/// twice a full run (one per profile at most, while a death ended the
+/// row); a restarted listener meets the heaviest checks (load, bench)
+/// afresh, so a row gets room for two more deaths.
+pub const MAX_RESTARTS: u32 = 2;
+
+/// A server process of its own serving one column, which the run may stop
+/// and start again on the same port (at most [`MAX_RESTARTS`] times), so a
+/// listener that dies costs the check that killed it, not the row.
+pub struct Restartable {
+    spawn: Box<dyn Fn() -> Result<Proc, String> + Send + Sync>,
+    proc: Mutex<Option<Proc>>,
+    restarts: AtomicU32,
+}
+
+impl Restartable {
+    /// Starts the process with `spawn` (which waits until it is ready).
+    pub fn start(
+        spawn: impl Fn() -> Result<Proc, String> + Send + Sync + 'static,
+    ) -> Result<Restartable, String> {
+        let proc = spawn()?;
+        Ok(Restartable {
+            spawn: Box::new(spawn),
+            proc: Mutex::new(Some(proc)),
+            restarts: AtomicU32::new(0),
+        })
+    }
+
+    /// Stops the process (its whole group) and starts it again; blocks.
+    /// Returns how many restarts this one is, or why there was none.
+    pub fn restart(&self) -> Result<u32, String> {
+        let n = self.restarts.load(Ordering::SeqCst);
+        if n >= MAX_RESTARTS {
+            return Err(format!("{MAX_RESTARTS} restarts made already"));
+        }
+        self.restarts.store(n + 1, Ordering::SeqCst);
+        let mut slot = self.proc.lock().unwrap_or_else(PoisonError::into_inner);
+        drop(slot.take());
+        *slot = Some((self.spawn)()?);
+        Ok(n + 1)
+    }
+
+    /// Restarts made so far.
+    pub fn restarts(&self) -> u32 {
+        self.restarts.load(Ordering::SeqCst)
+    }
 }
 
 /// A loopback port free for TCP and UDP both (Caddy serves HTTP/3 on its
