@@ -183,7 +183,7 @@ fn path(enc: &mut Encoder, value: &[u8], out: &mut BytesMut) {
     match value {
         b"/" => enc.static_field(4, out),
         b"/index.html" => enc.static_field(5, out),
-        _ => enc.static_name_field(4, b":path", value, out),
+        _ => enc.path_field(value, out),
     }
 }
 

@@ -119,11 +119,14 @@ impl Sink for Compare<'_> {
             return;
         }
         let end = LEN + bytes.len();
-        match self.rest.get(..end) {
-            Some(next) if next[..LEN] == bytes.len().to_le_bytes() && next[LEN..] == *bytes => {
-                self.rest = &self.rest[end..];
-            }
-            _ => self.same = false,
+        let same = self.rest.get(..end).is_some_and(|next| {
+            let (len, kept) = next.split_at(LEN);
+            // The length as a number, not a slice comparison (a call).
+            len.try_into().ok().map(usize::from_le_bytes) == Some(bytes.len()) && kept == bytes
+        });
+        match same {
+            true => self.rest = &self.rest[end..],
+            false => self.same = false,
         }
     }
 }

@@ -141,6 +141,15 @@ impl Encoder {
         self.field_matched(name, value, false, Some(Match::Name(index)), dst);
     }
 
+    /// [`static_name_field`](Self::static_name_field) for `:path`
+    /// (static name 4), which is never indexed (it changes with every
+    /// request): the literal [`field`](Self::field) writes for it, without
+    /// deciding so each time.
+    pub(crate) fn path_field(&mut self, value: &[u8], dst: &mut BytesMut) {
+        debug_assert!(NOT_INDEXED.contains(&&b":path"[..]));
+        literal(dst, LITERAL_NOT_INDEXED, Some(4), b":path", value);
+    }
+
     fn field_matched(
         &mut self,
         name: &[u8],
