@@ -78,6 +78,8 @@ async fn respond(mut io: DuplexStream, body: &'static [u8]) {
 /// block into the `http::response::Parts` a request gets.
 pub struct Http2Headers {
     encoder: crate::proto::h2::hpack::Encoder,
+    /// The connection's last request head, as a connection keeps it.
+    template: crate::proto::h2::template::Template,
     decoder: crate::proto::h2::head::BlockDecoder,
     out: bytes::BytesMut,
 }
@@ -96,6 +98,7 @@ impl Http2Headers {
     pub fn new() -> Http2Headers {
         Http2Headers {
             encoder: crate::proto::h2::hpack::Encoder::new(),
+            template: crate::proto::h2::template::Template::default(),
             decoder: crate::proto::h2::head::BlockDecoder::new(4096, 64 * 1024),
             out: bytes::BytesMut::new(),
         }
@@ -117,7 +120,15 @@ impl Http2Headers {
             deadline: None,
         };
         self.out.clear();
-        crate::proto::h2::encode::request(&mut self.encoder, &mut self.out, 1, &head, true, 16_384);
+        crate::proto::h2::encode::request(
+            &mut self.encoder,
+            &mut self.template,
+            &mut self.out,
+            1,
+            &head,
+            true,
+            16_384,
+        );
         self.out.len()
     }
 

@@ -6,6 +6,7 @@ use http::{HeaderMap, HeaderName, HeaderValue, Method};
 
 use super::frame;
 use super::hpack::Encoder;
+use super::template::{Key, Template};
 
 /// What a request needs to open its stream. Borrowed: the request stays with
 /// its future, to be sent again if the server refuses it unprocessed.
@@ -45,17 +46,67 @@ pub(crate) fn is_forbidden(name: &HeaderName, value: &http::HeaderValue) -> bool
 
 /// Writes HEADERS (and CONTINUATION) for a request head into `out`: the
 /// pseudo-headers, the request's headers, then the client's defaults the
-/// request does not override, HPACK-encoded in place.
+/// request does not override, HPACK-encoded in place, or copied from
+/// `template` when it holds this head's block (see [`super::template`]).
+/// Whether it was copied.
 pub(crate) fn request(
     enc: &mut Encoder,
+    template: &mut Template,
     out: &mut BytesMut,
     id: u32,
     head: &Head<'_>,
     end_stream: bool,
     max_frame: u32,
-) {
+) -> bool {
     let start = frame::start_headers(out);
     enc.begin(out);
+    // A CONNECT's pseudo-headers differ (RFC 9113 §8.5, RFC 8441 §4): rare,
+    // and not kept.
+    let keepable = head.protocol.is_none() && *head.method != Method::CONNECT;
+    let generation = enc.generation();
+    let key = Key {
+        method: head.method.as_str(),
+        scheme: head.scheme.as_str(),
+        authority: head.authority.as_str(),
+        headers: head.headers,
+        defaults: head.defaults,
+        withheld: head.withheld,
+    };
+    let kept = match keepable.then(|| template.get(generation, &key)).flatten() {
+        Some(kept) => {
+            out.extend_from_slice(kept.before_path);
+            path(enc, head.path.as_bytes(), out);
+            out.extend_from_slice(kept.after_path);
+            if !kept.own_length {
+                content_length(enc, head.content_length, out);
+            }
+            true
+        }
+        None => {
+            let block = out.len();
+            let [path_start, path_end] = encode_fields(enc, out, head);
+            let fields_end = out.len();
+            if !head.headers.contains_key(http::header::CONTENT_LENGTH) {
+                content_length(enc, head.content_length, out);
+            }
+            if keepable && enc.generation() == generation {
+                // Nothing inserted: the same head encodes to these bytes
+                // again while the table stands still.
+                let (before, after) = (&out[block..path_start], &out[path_end..fields_end]);
+                template.keep(generation, &key, before, after);
+            } else {
+                template.clear();
+            }
+            false
+        }
+    };
+    frame::finish_headers(out, start, id, end_stream, max_frame);
+    kept
+}
+
+/// Encodes the head's fields but an added content-length; where `:path`
+/// starts and ends in `out`.
+fn encode_fields(enc: &mut Encoder, out: &mut BytesMut, head: &Head<'_>) -> [usize; 2] {
     match method_index(head.method) {
         Some(index) => enc.static_field(index, out),
         None => enc.field(b":method", head.method.as_str().as_bytes(), false, out),
@@ -73,22 +124,27 @@ pub(crate) fn request(
         }
     }
     authority(enc, head.authority.as_str().as_bytes(), out);
+    let path_start = out.len();
     if !plain_connect {
         path(enc, head.path.as_bytes(), out);
     }
+    let path_end = out.len();
     fields(enc, out, head.headers);
     let defaults = head
         .defaults
         .iter()
         .filter(|(name, _)| !head.headers.contains_key(*name) && !head.withheld.contains(name));
     fields(enc, out, defaults);
-    if let Some(len) = head.content_length {
-        if !head.headers.contains_key(http::header::CONTENT_LENGTH) {
-            let mut buf = [0; 20];
-            enc.field(b"content-length", decimal(len, &mut buf), false, out);
-        }
+    [path_start, path_end]
+}
+
+/// The content-length a request with a body of `len` gets when its headers
+/// have none: a literal, never indexed (it changes with the body).
+fn content_length(enc: &mut Encoder, len: Option<u64>, out: &mut BytesMut) {
+    if let Some(len) = len {
+        let mut buf = [0; 20];
+        enc.field(b"content-length", decimal(len, &mut buf), false, out);
     }
-    frame::finish_headers(out, start, id, end_stream, max_frame);
 }
 
 /// The static table index of `:method` with this method, for the two the
@@ -127,7 +183,7 @@ fn path(enc: &mut Encoder, value: &[u8], out: &mut BytesMut) {
     match value {
         b"/" => enc.static_field(4, out),
         b"/index.html" => enc.static_field(5, out),
-        _ => enc.static_name_field(4, b":path", value, out),
+        _ => enc.path_field(value, out),
     }
 }
 
@@ -230,6 +286,304 @@ mod tests {
                 path(&mut direct, value.as_bytes(), &mut b);
                 assert_eq!(a, b, "path {value:?}");
             }
+        }
+    }
+
+    /// A request head of the steps below: (method, authority, path,
+    /// headers, defaults, withheld, body length).
+    type Step = (
+        Method,
+        &'static str,
+        &'static str,
+        HeaderMap,
+        HeaderMap,
+        Vec<HeaderName>,
+        Option<u64>,
+    );
+
+    #[test]
+    fn a_kept_head_is_the_bytes_a_fresh_encoding_would_write() {
+        let map = |fields: &[(&'static str, &'static str, bool)]| {
+            let mut map = HeaderMap::new();
+            for &(name, value, sensitive) in fields {
+                let mut value = HeaderValue::from_static(value);
+                value.set_sensitive(sensitive);
+                map.append(HeaderName::from_static(name), value);
+            }
+            map
+        };
+        let base = || map(&[("x-one", "1"), ("accept", "*/*")].map(|(n, v)| (n, v, false)));
+        let defaults = || map(&[("user-agent", "courier", false)]);
+        let get = |path, headers| -> Step {
+            let (m, a) = (Method::GET, "example.com");
+            (m, a, path, headers, defaults(), vec![], None)
+        };
+        let mut steps: Vec<(&str, Step, Option<usize>)> = vec![
+            ("first", get("/a", base()), None),
+            ("again: nothing inserted now", get("/a", base()), None),
+            ("kept", get("/a", base()), None),
+            ("another path", get("/b?c", base()), None),
+            (
+                "a value",
+                get(
+                    "/a",
+                    map(&[("x-one", "2", false), ("accept", "*/*", false)]),
+                ),
+                None,
+            ),
+            ("back", get("/a", base()), None),
+            (
+                "the order",
+                get(
+                    "/a",
+                    map(&[("accept", "*/*", false), ("x-one", "1", false)]),
+                ),
+                None,
+            ),
+            (
+                "sensitive",
+                get("/a", map(&[("x-one", "1", true), ("accept", "*/*", false)])),
+                None,
+            ),
+            (
+                "a field added",
+                get(
+                    "/a",
+                    map(&[
+                        ("x-one", "1", false),
+                        ("accept", "*/*", false),
+                        ("x-two", "2", false),
+                    ]),
+                ),
+                None,
+            ),
+            ("the same two in a row", get("/a", base()), None),
+            ("kept again", get("/a", base()), None),
+            // The peer's SETTINGS_HEADER_TABLE_SIZE between two requests:
+            // the table is emptied and the kept bytes index nothing.
+            ("after a table size update to 0", get("/a", base()), Some(0)),
+            ("with no table", get("/a", base()), None),
+            ("the table back", get("/a", base()), Some(4096)),
+            ("refilled", get("/a", base()), None),
+            ("kept once more", get("/a", base()), None),
+            (
+                "a smaller table, same entries",
+                get("/a", base()),
+                Some(2048),
+            ),
+            ("after it", get("/a", base()), None),
+        ];
+        let variants: Vec<(&str, Step)> = vec![
+            (
+                "a POST with a body",
+                (
+                    Method::POST,
+                    "example.com",
+                    "/a",
+                    base(),
+                    defaults(),
+                    vec![],
+                    Some(5),
+                ),
+            ),
+            (
+                "its own content-length",
+                (
+                    Method::POST,
+                    "example.com",
+                    "/a",
+                    map(&[("content-length", "5", false)]),
+                    defaults(),
+                    vec![],
+                    Some(5),
+                ),
+            ),
+            (
+                "another authority",
+                (
+                    Method::GET,
+                    "example.org:8443",
+                    "/a",
+                    base(),
+                    defaults(),
+                    vec![],
+                    None,
+                ),
+            ),
+            (
+                "a default withheld",
+                (
+                    Method::GET,
+                    "example.com",
+                    "/a",
+                    base(),
+                    defaults(),
+                    vec![http::header::USER_AGENT],
+                    None,
+                ),
+            ),
+            (
+                "other defaults",
+                (
+                    Method::GET,
+                    "example.com",
+                    "/a",
+                    base(),
+                    map(&[("user-agent", "other", false)]),
+                    vec![],
+                    None,
+                ),
+            ),
+            (
+                "a default overridden",
+                (
+                    Method::GET,
+                    "example.com",
+                    "/a",
+                    map(&[("user-agent", "mine", false)]),
+                    defaults(),
+                    vec![],
+                    None,
+                ),
+            ),
+            (
+                "a default moved into the request",
+                (
+                    Method::GET,
+                    "example.com",
+                    "/a",
+                    map(&[
+                        ("x-one", "1", false),
+                        ("accept", "*/*", false),
+                        ("user-agent", "courier", false),
+                    ]),
+                    HeaderMap::new(),
+                    vec![],
+                    None,
+                ),
+            ),
+            (
+                "CONNECT",
+                (
+                    Method::CONNECT,
+                    "example.com:443",
+                    "",
+                    HeaderMap::new(),
+                    HeaderMap::new(),
+                    vec![],
+                    None,
+                ),
+            ),
+        ];
+        for (what, step) in variants {
+            // Each three times (by the second, nothing is inserted and it
+            // is kept), then the base head again.
+            steps.push((what, step.clone(), None));
+            steps.push((what, step.clone(), None));
+            steps.push((what, step, None));
+            steps.push(("back to the base", get("/a", base()), None));
+            steps.push(("back to the base, kept", get("/a", base()), None));
+        }
+        let scheme = Scheme::HTTPS;
+        let (mut kept, mut fresh) = (Encoder::new(), Encoder::new());
+        let mut template = Template::default();
+        let mut copied = Vec::new();
+        for (i, (what, (method, authority, path, headers, defaults, withheld, length), resize)) in
+            steps.iter().enumerate()
+        {
+            if let Some(size) = resize {
+                kept.set_max_table_size(*size);
+                fresh.set_max_table_size(*size);
+            }
+            let authority = Authority::from_static(authority);
+            let head = Head {
+                method,
+                scheme: &scheme,
+                authority: &authority,
+                path,
+                headers,
+                defaults,
+                withheld,
+                content_length: *length,
+                protocol: None,
+                deadline: None,
+            };
+            let (mut a, mut b) = (BytesMut::new(), BytesMut::new());
+            let was_kept = request(&mut kept, &mut template, &mut a, 1, &head, true, 16_384);
+            // A template of its own each time: always encoded afresh.
+            let fresh_kept = request(
+                &mut fresh,
+                &mut Template::default(),
+                &mut b,
+                1,
+                &head,
+                true,
+                16_384,
+            );
+            assert!(!fresh_kept);
+            assert_eq!(a, b, "step {i}: {what}");
+            if was_kept {
+                copied.push(i);
+            }
+        }
+        let named = |name: &str| -> Vec<usize> {
+            steps
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| s.0 == name)
+                .map(|(i, _)| i)
+                .collect()
+        };
+        // Copied: a head that came twice in a row with the table standing
+        // still; never one after a table change or a different head.
+        for name in [
+            "kept",
+            "kept again",
+            "kept once more",
+            "back to the base, kept",
+            "after it",
+        ] {
+            for i in named(name) {
+                assert!(
+                    copied.contains(&i),
+                    "{name} (step {i}) was encoded afresh: {copied:?}"
+                );
+            }
+        }
+        for name in [
+            "first",
+            "again: nothing inserted now",
+            "after a table size update to 0",
+            "the table back",
+            "refilled",
+            "a smaller table, same entries",
+            "another path",
+        ] {
+            for i in named(name) {
+                assert_eq!(
+                    copied.contains(&i),
+                    name == "another path",
+                    "{name} (step {i}): {copied:?}"
+                );
+            }
+        }
+        // CONNECT is never kept.
+        assert!(named("CONNECT").iter().all(|i| !copied.contains(i)));
+        // The other variants' third time is copied, never their first.
+        for name in [
+            "a POST with a body",
+            "its own content-length",
+            "another authority",
+            "a default withheld",
+            "other defaults",
+            "a default overridden",
+            "a default moved into the request",
+        ] {
+            let at = named(name);
+            assert!(
+                !copied.contains(&at[0]) && copied.contains(&at[2]),
+                "{name}: {copied:?}"
+            );
         }
     }
 

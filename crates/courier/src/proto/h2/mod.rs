@@ -16,7 +16,8 @@
 //! - buffers an idle connection does not need are freed ([`driver`]).
 //!
 //! Layout: [`frame`] and [`hpack`] are the wire formats, [`encode`] and
-//! [`head`] the request and response heads in them. The connection's state
+//! [`head`] the request and response heads in them ([`template`] the last
+//! request head's bytes, kept to copy). The connection's state
 //! ([`conn`]: what streams and driver share, behind one lock) is made of
 //! parts, each a type in a leaf file with fields of its own, after h2's
 //! `Recv`/`Send`/`Counts`: [`streams`] the slab of stream slots, each with
@@ -74,5 +75,6 @@ pub(crate) mod signals;
 pub(crate) mod stream;
 pub(crate) mod stream_state;
 pub(crate) mod streams;
+pub(crate) mod template;
 pub(crate) mod tune;
 pub(crate) mod tunnel;

@@ -21,6 +21,7 @@ use super::hpack;
 use super::settings::Peer;
 use super::stream_state::legal;
 use super::streams::{Key, Streams};
+use super::template::Template;
 
 /// Ids past this are not allowed (RFC 9113 §5.1.1): a connection that has
 /// used them all takes no new streams.
@@ -35,6 +36,8 @@ pub(crate) struct Sender {
     /// The server's settings: what it accepts.
     peer: Peer,
     encoder: hpack::Encoder,
+    /// The last request head's HPACK block, to copy for the same head.
+    template: Template,
     /// Frames queued for the driver to write.
     out: BytesMut,
     next_id: u32,
@@ -66,6 +69,7 @@ impl Sender {
                 connect_protocol: false,
             },
             encoder: hpack::Encoder::new(),
+            template: Template::default(),
             out,
             next_id: 1,
             window: SendWindow::new(frame::DEFAULT_WINDOW),
@@ -105,6 +109,7 @@ impl Sender {
         let max_frame = self.peer.max_frame;
         encode::request(
             &mut self.encoder,
+            &mut self.template,
             &mut self.out,
             id,
             head,

@@ -103,7 +103,8 @@ impl Decoder {
     }
 
     /// If `block` is the last block decoded again, byte for byte, and that
-    /// block's fields came from its bytes alone, makes its insertions into
+    /// block's fields came from its bytes alone, or from a table it left as
+    /// it found it (see [`super::replay`]), makes its insertions into
     /// the table again and returns true: the table is then as decoding
     /// `block` would leave it, and its fields are the last block's, which
     /// the caller kept. Otherwise does nothing and returns false.
@@ -199,7 +200,7 @@ impl Decoder {
                 // Indexed field (§6.1).
                 let index = integer::decode(block, &mut pos, 7)?;
                 if index > static_table::LEN {
-                    self.last.impure();
+                    self.last.reads_table();
                 }
                 let (name, value) = indexed(&self.table, index)?;
                 sink.field(name, value);
@@ -244,7 +245,7 @@ impl Decoder {
         self.scratch.clear();
         let name_index = integer::decode(block, pos, prefix)?;
         if name_index > static_table::LEN {
-            self.last.impure();
+            self.last.reads_table();
         }
         let name = match name_index {
             0 => read_string(block, pos, &mut self.scratch)?,

@@ -47,6 +47,10 @@ pub(crate) struct Encoder {
     /// Smallest and last table size set since the last block, to signal at
     /// the start of the next one.
     pending_update: Option<(usize, usize)>,
+    /// Counts the table's changes (insertions, evictions, size changes):
+    /// while it stands still, the same fields encode to the same bytes
+    /// ([`super::super::template`] keeps them).
+    generation: u64,
 }
 
 /// Keys are already hashes: the map's hasher passes them through.
@@ -60,7 +64,13 @@ impl Encoder {
             fields: IdMap::default(),
             names: IdMap::default(),
             pending_update: None,
+            generation: 0,
         }
+    }
+
+    /// Changes when the table does: equal generations, equal tables.
+    pub(crate) fn generation(&self) -> u64 {
+        self.generation
     }
 
     /// The peer's SETTINGS_HEADER_TABLE_SIZE changed: the next block starts with a dynamic table
@@ -73,6 +83,7 @@ impl Encoder {
         }
         let smallest = self.pending_update.map_or(size, |(min, _)| min.min(size));
         self.pending_update = Some((smallest, size));
+        self.generation += 1;
         let Encoder {
             table,
             fields,
@@ -130,6 +141,15 @@ impl Encoder {
         self.field_matched(name, value, false, Some(Match::Name(index)), dst);
     }
 
+    /// [`static_name_field`](Self::static_name_field) for `:path`
+    /// (static name 4), which is never indexed (it changes with every
+    /// request): the literal [`field`](Self::field) writes for it, without
+    /// deciding so each time.
+    pub(crate) fn path_field(&mut self, value: &[u8], dst: &mut BytesMut) {
+        debug_assert!(NOT_INDEXED.contains(&&b":path"[..]));
+        literal(dst, LITERAL_NOT_INDEXED, Some(4), b":path", value);
+    }
+
     fn field_matched(
         &mut self,
         name: &[u8],
@@ -185,6 +205,7 @@ impl Encoder {
     }
 
     fn insert(&mut self, name: &[u8], value: &[u8], field_hash: u64) {
+        self.generation += 1;
         let id = self.table.next_id();
         let Encoder {
             table,

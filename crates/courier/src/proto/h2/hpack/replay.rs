@@ -9,6 +9,13 @@
 //! same fields whenever its bytes come again, and changes the table the same
 //! way, by the same insertions. So the decoder keeps the last block's bytes
 //! and what it inserted, and `Decoder::replay` redoes only the insertions.
+//!
+//! Servers on the `h2` crate (hyper's, and so most Rust servers) send the
+//! other kind once their fields are in the table: each field an index into
+//! it, the content-length a literal not indexed; nine bytes, read from the
+//! table and inserting nothing. Such a block changes nothing, so right
+//! after it the table is what it read, and the same bytes again mean the
+//! same fields: it may be replayed too, as long as it inserted nothing.
 
 /// Longest block kept: a typical response head is about 100 bytes.
 const MAX_BLOCK: usize = 1024;
@@ -21,9 +28,13 @@ pub(super) struct Last {
     inserted: Vec<u8>,
     /// (name length, value length) of each insertion, in order.
     lengths: Vec<(usize, usize)>,
-    /// Whether the block may be replayed: it decoded without error, and its
-    /// fields depended on nothing but its bytes.
+    /// Whether the block may be replayed: it decoded without error, did not
+    /// resize the table, and either read nothing from the table or inserted
+    /// nothing into it (see `reads`).
     pure: bool,
+    /// The block read the dynamic table: replayable only if it inserted
+    /// nothing, so that the table it read is still there.
+    reads: bool,
     /// Whether the block before it was this same block, and pure.
     repeated: bool,
 }
@@ -33,6 +44,7 @@ impl Last {
     pub(super) fn start(&mut self, block: &[u8]) {
         self.repeated = self.is(block);
         self.pure = block.len() <= MAX_BLOCK;
+        self.reads = false;
         self.block.clear();
         self.inserted.clear();
         self.lengths.clear();
@@ -41,10 +53,22 @@ impl Last {
         }
     }
 
-    /// The block read something beyond its bytes (the dynamic table), or
-    /// changed the table other than by insertions (a size update).
+    /// The block changed the table other than by insertions (a size
+    /// update), or failed.
     pub(super) fn impure(&mut self) {
         self.pure = false;
+    }
+
+    /// The block read an entry of the dynamic table.
+    pub(super) fn reads_table(&mut self) {
+        self.reads = true;
+    }
+
+    /// Whether the block, decoded again right after itself, would read and
+    /// do what it did: it depended on nothing but its bytes, or on a table
+    /// it left as it found it.
+    fn replayable(&self) -> bool {
+        self.pure && (!self.reads || self.lengths.is_empty())
     }
 
     pub(super) fn insert(&mut self, name: &[u8], value: &[u8]) {
@@ -57,13 +81,13 @@ impl Last {
 
     /// Whether `block` is the last block again, and that one may be replayed.
     pub(super) fn is(&self, block: &[u8]) -> bool {
-        self.pure && self.block == block
+        self.replayable() && self.block == block
     }
 
     /// Whether the block just decoded was the same as the one before, both
-    /// pure: worth keeping what it decoded to.
+    /// replayable: worth keeping what it decoded to.
     pub(super) fn repeated(&self) -> bool {
-        self.repeated && self.pure
+        self.repeated && self.replayable()
     }
 
     /// The insertions of the last block, in order.
