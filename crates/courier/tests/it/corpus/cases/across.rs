@@ -110,6 +110,50 @@ fn h2_cases() -> Vec<Case> {
         .then(On::Same, Expect::ok(203, b"hello"))
         .then(On::Same, Expect::Error(Protocol))
         .after(On::Fresh),
+        // A block that only reads the table (`:status` from entry 62) is
+        // replayed once seen twice; after a response inserts `:status: 202`
+        // in front of it, the same bytes mean 202, and 63 is the old 203.
+        // A replay that outlived the table it read would answer 203, 204.
+        Case::h2_turns(
+            "hpack-replayed-table-read-after-insert",
+            Across,
+            |turn, s| {
+                let block = match turn {
+                    0 => vec![0x48, 3, b'2', b'0', b'3'],
+                    3 => vec![0x48, 3, b'2', b'0', b'2'],
+                    5 => vec![0x80 | 63],
+                    _ => vec![0x80 | 62],
+                };
+                answer(h2_headers(s, &block, false), s, b"hello")
+            },
+        )
+        .ok(203, b"hello")
+        .then(On::Same, Expect::ok(203, b"hello"))
+        .then(On::Same, Expect::ok(203, b"hello"))
+        .then(On::Same, Expect::ok(202, b"hello"))
+        .then(On::Same, Expect::ok(202, b"hello"))
+        .then(On::Same, Expect::ok(203, b"hello"))
+        .tls_too(),
+        // The same replayed read after a response empties the table: a
+        // COMPRESSION_ERROR, not the entry the replay remembered.
+        Case::h2_turns(
+            "hpack-replayed-table-read-after-eviction",
+            Across,
+            |turn, s| {
+                let block = match turn {
+                    0 => vec![0x48, 3, b'2', b'0', b'3'],
+                    3 => resized(&[0, TABLE], &[]),
+                    _ => vec![0x80 | 62],
+                };
+                answer(h2_headers(s, &block, false), s, b"hello")
+            },
+        )
+        .ok(203, b"hello")
+        .then(On::Same, Expect::ok(203, b"hello"))
+        .then(On::Same, Expect::ok(203, b"hello"))
+        .then(On::Same, Expect::ok(200, b"hello"))
+        .then(On::Same, Expect::Error(Protocol))
+        .after(On::Fresh),
         // The control: the entry the first response inserted is there for
         // the second.
         second_head(
