@@ -182,9 +182,10 @@ mod tests {
             });
             let slot = worker(plan, client, 0);
             let slot_size = std::mem::size_of_val(&slot);
+            let response_size = std::mem::size_of::<courier::Response>();
             eprintln!(
                 "slot future {slot_size} B, bench request future {request_size} B, \
-                 library request future {library_size} B"
+                 library request future {library_size} B, response {response_size} B"
             );
             // The slot's own state (plan, client, slot number, start, admission) beside the
             // library's future. A response kept in the slot's state while the library's

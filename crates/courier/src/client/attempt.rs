@@ -327,10 +327,7 @@ where
                             // HTTP/3 offered by the origin that answered
                             // (not the first hop's, after a redirect).
                             #[cfg(feature = "http3")]
-                            lease
-                                .origin()
-                                .protocol()
-                                .learn_alt_svc(&answer.head.headers);
+                            lease.origin().protocol().learn_alt_svc(answer.headers());
                             let config = this.inner.pool.config();
                             return Poll::Ready(Ok(Response::new(
                                 answer,

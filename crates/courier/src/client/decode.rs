@@ -246,9 +246,12 @@ impl Decoder {
     /// (`Accept-Encoding`), no range (of an encoded representation), and
     /// is no HEAD (no body).
     pub(crate) fn applies(&self, req: &Request<Body>) -> bool {
+        let headers = req.headers();
+        // An empty map (most requests: the defaults are added as the head
+        // is written) is two lookups of about 25 instructions each saved.
         self.shared.accept.is_some()
-            && !req.headers().contains_key(ACCEPT_ENCODING)
-            && !req.headers().contains_key(RANGE)
+            && (headers.is_empty()
+                || (!headers.contains_key(ACCEPT_ENCODING) && !headers.contains_key(RANGE)))
             && req.method() != Method::HEAD
     }
 

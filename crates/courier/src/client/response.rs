@@ -44,6 +44,12 @@ mod construct;
 #[derive(Debug)]
 pub struct Response {
     head: http::response::Parts,
+    /// The headers when they are shared with the connection's last head
+    /// (HTTP/1.1): `head.headers` is empty then, and the first `&mut`
+    /// use copies them in ([`own_headers`](Response::own_headers)). A
+    /// response that is only read costs a reference count, not a copy of
+    /// the map (two allocations and a count per value) and its drop.
+    shared: Option<std::sync::Arc<HeaderMap>>,
     body: ResponseBody,
     /// The URL that was requested (after redirects, the last one).
     url: Uri,
@@ -80,9 +86,9 @@ impl Response {
         // A switch of protocols parks the connection for `upgrade()`.
         let (lease, source) = crate::client::upgrade::park(&mut answer.head, lease, answer.body);
         // HTTP/1.1 read it with the head already.
-        let content_length = answer
-            .length
-            .unwrap_or_else(|| declared_length(&answer.head.headers));
+        let content_length = answer.length.unwrap_or_else(|| {
+            declared_length(answer.shared.as_deref().unwrap_or(&answer.head.headers))
+        });
         let mut body = ResponseBody {
             source: Some(source),
             lease,
@@ -100,6 +106,7 @@ impl Response {
         }
         let res = Response {
             head: answer.head,
+            shared: answer.shared,
             body,
             url: answer.uri,
             parsed_url: std::sync::OnceLock::new(),
@@ -120,7 +127,15 @@ impl Response {
 
     /// The response headers.
     pub fn headers(&self) -> &HeaderMap {
-        &self.head.headers
+        self.shared.as_deref().unwrap_or(&self.head.headers)
+    }
+
+    /// Makes the headers this response's own (a copy of the shared map, if
+    /// another holds it too), for a `&mut` use or to be moved out.
+    fn own_headers(&mut self) {
+        if let Some(shared) = self.shared.take() {
+            self.head.headers = std::sync::Arc::unwrap_or_clone(shared);
+        }
     }
 
     /// The URL this response answers: the request's, or after redirects
@@ -202,7 +217,7 @@ impl Response {
 
     /// The Content-Length the server declared, if any.
     pub fn content_length(&self) -> Option<u64> {
-        declared_length(&self.head.headers)
+        declared_length(self.headers())
     }
 
     /// The next piece of the body, or `None` at its end.
@@ -242,7 +257,8 @@ impl Response {
     /// Converts into an `http::Response` whose body implements
     /// [`http_body::Body`]; the URL and the server's address go into its
     /// extensions as [`ResponseUrl`] and [`RemoteAddr`].
-    pub fn into_http(self) -> http::Response<ResponseBody> {
+    pub fn into_http(mut self) -> http::Response<ResponseBody> {
+        self.own_headers();
         let Response {
             mut head,
             body,
@@ -274,6 +290,7 @@ impl Response {
         let remote_addr = head.extensions.remove::<RemoteAddr>().map(|a| a.0);
         Response {
             head,
+            shared: None,
             body,
             url,
             parsed_url: std::sync::OnceLock::new(),
@@ -283,6 +300,7 @@ impl Response {
 
     /// The response headers, to modify (middleware).
     pub fn headers_mut(&mut self) -> &mut HeaderMap {
+        self.own_headers();
         &mut self.head.headers
     }
 
@@ -305,6 +323,7 @@ impl Response {
     {
         Response {
             head: self.head,
+            shared: self.shared,
             body: self.body.map(f),
             url: self.url,
             parsed_url: self.parsed_url,

@@ -6,6 +6,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 
 use http::Request;
 
@@ -67,6 +68,10 @@ pub(crate) struct Answer<B = ()> {
     /// that is a number), when the protocol read it already; `None`: read
     /// it from `head` (the response's constructor does).
     pub(crate) length: Option<Option<u64>>,
+    /// The head's headers when they are the connection's last ones, shared
+    /// rather than copied (HTTP/1.1: see `proto/h1/names.rs`); `head.headers`
+    /// is empty then. `None`: `head.headers` are the headers.
+    pub(crate) shared: Option<Arc<http::HeaderMap>>,
 }
 
 /// What an answered request handed back besides its URI: what following a
@@ -105,7 +110,14 @@ impl<B> Answer<B> {
             uri: self.uri,
             sent: self.sent,
             length: self.length,
+            shared: self.shared,
         }
+    }
+
+    /// The head's headers, wherever they are kept.
+    #[cfg(feature = "http3")]
+    pub(crate) fn headers(&self) -> &http::HeaderMap {
+        self.shared.as_deref().unwrap_or(&self.head.headers)
     }
 }
 

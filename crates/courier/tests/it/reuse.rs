@@ -195,3 +195,50 @@ async fn streamed_uploads_arrive_whole_and_leave_the_connection_reusable() {
         );
     }
 }
+
+/// HTTP/1.1 shares the connection's last head's header map with a response
+/// whose head has the same bytes (`proto/h1/names.rs`): a caller that changes
+/// one response's headers changes its own copy, never the next response's,
+/// and every response reads the headers that were sent.
+#[tokio::test]
+async fn a_changed_response_header_stays_with_its_response_on_a_reused_connection() {
+    use tokio::io::AsyncWriteExt;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = tokio::spawn(async move {
+        let (mut stream, _) = listener.accept().await.unwrap();
+        while crate::support::read_head(&mut stream).await {
+            let head = b"HTTP/1.1 200 OK\r\nServer: t\r\nX-A: 1\r\nContent-Length: 2\r\n\r\nok";
+            if stream.write_all(head).await.is_err() {
+                break;
+            }
+        }
+    });
+    let client = courier::Client::new();
+    let url = format!("http://{addr}/");
+    let requests = async {
+        for i in 0..8 {
+            let mut res = client.get(&url).send().await.unwrap();
+            assert_eq!(res.headers().get("x-a").unwrap(), "1", "response {i}");
+            assert!(
+                res.headers().get("x-mine").is_none(),
+                "response {i}: {:?}",
+                res.headers()
+            );
+            res.headers_mut()
+                .insert("x-mine", http::HeaderValue::from_static("changed"));
+            res.headers_mut().remove("x-a");
+            assert_eq!(res.headers().get("x-mine").unwrap(), "changed");
+            assert!(res.headers().get("x-a").is_none());
+            let http = res.into_http();
+            assert_eq!(http.headers().get("x-mine").unwrap(), "changed");
+            let res = courier::Response::from_http(http);
+            assert_eq!(&res.bytes().await.unwrap()[..], b"ok");
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(20), requests)
+        .await
+        .expect("8 requests within 20 s");
+    assert_eq!(client.metrics().connections_established, 1);
+    server.abort();
+}

@@ -136,6 +136,7 @@ impl<F: Future<Output = Result<h3request::Answer, SendError>>> Future for Sendin
                 uri: answer.uri,
                 sent: answer.sent,
                 length: None,
+                shared: None,
             }));
         }
         if let Some(timer) = this.timer.as_pin_mut() {

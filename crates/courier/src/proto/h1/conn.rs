@@ -250,10 +250,11 @@ impl Connection {
             let result = match exchanged {
                 // Answered: the request is handed back (moved, not cloned):
                 // its URI is the response's, the rest a redirect's.
-                Ok(head) => {
+                Ok(mut head) => {
                     let (uri, sent) = Sent::answered(req, streamed);
                     Ok(Answer {
                         length: head.declared_length,
+                        shared: head.shared.take(),
                         head: head.into_parts(),
                         body: body(),
                         uri,

@@ -2,6 +2,7 @@
 //! (RFC 9112 §6.3) and whether the connection survives it.
 
 use std::mem::MaybeUninit;
+use std::sync::Arc;
 
 use bytes::{Buf, Bytes, BytesMut};
 use http::header::{CONNECTION, CONTENT_LENGTH, TRANSFER_ENCODING};
@@ -65,11 +66,14 @@ impl Asked {
 }
 
 /// A parsed final (non-1xx) response head.
-#[derive(Debug)]
 pub(crate) struct Head {
     pub(crate) status: StatusCode,
     pub(crate) version: Version,
+    /// Empty when `shared` holds the headers.
     pub(crate) headers: HeaderMap,
+    /// The headers, when they are the connection's template's (the head
+    /// was the last one's bytes): shared, not copied.
+    pub(crate) shared: Option<Arc<HeaderMap>>,
     pub(crate) framing: Framing,
     /// The connection may carry another request after this response.
     pub(crate) keep_alive: bool,
@@ -87,6 +91,11 @@ pub(crate) struct Head {
 }
 
 impl Head {
+    /// The head's headers, wherever they are kept.
+    pub(crate) fn headers(&self) -> &HeaderMap {
+        self.shared.as_deref().unwrap_or(&self.headers)
+    }
+
     /// The head as the `http` crate's response parts (the framing and
     /// keep-alive stay with the connection).
     pub(crate) fn into_parts(self) -> http::response::Parts {
@@ -98,6 +107,23 @@ impl Head {
             parts.extensions.insert(crate::proto::exchange::Switched);
         }
         parts
+    }
+}
+
+/// The headers shown wherever they are kept: a head read from the shared
+/// template reads as the same head parsed afresh.
+impl std::fmt::Debug for Head {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Head")
+            .field("status", &self.status)
+            .field("version", &self.version)
+            .field("headers", self.headers())
+            .field("framing", &self.framing)
+            .field("keep_alive", &self.keep_alive)
+            .field("closing", &self.closing)
+            .field("switched", &self.switched)
+            .field("declared_length", &self.declared_length)
+            .finish()
     }
 }
 
@@ -233,11 +259,17 @@ fn parse_from(
     // and checking (and copying) every value that did not change.
     // The template's values are this head's now (the layout may say so).
     let mut synced = false;
-    let filled = match names.template(count) {
-        Some(map) if exact.is_some() => {
+    // The last head's bytes again: its map is the template, shared.
+    let mut shared = exact.and_then(|_| names.shared(count));
+    let template = match shared {
+        Some(_) => None,
+        None => names.template(count),
+    };
+    let filled = match template {
+        _ if shared.is_some() => {
             seen = exact.unwrap_or_default();
-            names.template_used(&map, None);
-            Some(map)
+            names.template_used(&HeaderMap::new(), None);
+            Some(HeaderMap::new())
         }
         Some(mut map) => {
             let mut filled = true;
@@ -304,6 +336,11 @@ fn parse_from(
         }
     }
     if switched {
+        // The connection is the caller's now: no template to share.
+        let headers = match shared.take() {
+            Some(map) => HeaderMap::clone(&map),
+            None => headers,
+        };
         if status == StatusCode::SWITCHING_PROTOCOLS {
             no_content_framing(&seen)?;
         }
@@ -314,6 +351,7 @@ fn parse_from(
             status,
             version,
             headers,
+            shared: None,
             framing: Framing::Empty,
             keep_alive: false,
             closing: true,
@@ -322,7 +360,8 @@ fn parse_from(
         })));
     }
     let request_was_head = asked == Asked::Head;
-    let (framing, framing_allows_reuse) = framing(&headers, seen, status, request_was_head)?;
+    let view = shared.as_deref().unwrap_or(&headers);
+    let (framing, framing_allows_reuse) = framing(view, seen, status, request_was_head)?;
     // Without a `Connection` header: HTTP/1.1 persists, HTTP/1.0 does not.
     let closing = if seen.connection {
         !seen.persistent(version)
@@ -337,6 +376,7 @@ fn parse_from(
         status,
         version,
         headers,
+        shared,
         framing,
         keep_alive,
         closing,

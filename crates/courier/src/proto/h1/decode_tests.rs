@@ -40,13 +40,13 @@ fn remembered_header_names_follow_the_bytes() {
     assert_eq!((h.framing, h.keep_alive), (Framing::Length(3), true));
     let h = next("HTTP/1.1 200 OK\r\nContent-Length: 4\r\nX-A: 1\r\n\r\n");
     assert_eq!(h.framing, Framing::Length(4));
-    assert_eq!(h.headers["x-a"], "1");
+    assert_eq!(h.headers()["x-a"], "1");
     let h = next("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n");
     assert_eq!((h.framing, h.keep_alive), (Framing::Chunked, false));
-    assert!(!h.headers.contains_key(CONTENT_LENGTH));
+    assert!(!h.headers().contains_key(CONTENT_LENGTH));
     let h = next("HTTP/1.1 200 OK\r\nX-A: 2\r\ncontent-length: 5\r\nX-B: 3\r\n\r\n");
     assert_eq!((h.framing, h.keep_alive), (Framing::Length(5), true));
-    let names: Vec<&str> = h.headers.keys().map(HeaderName::as_str).collect();
+    let names: Vec<&str> = h.headers().keys().map(HeaderName::as_str).collect();
     assert_eq!(names, ["x-a", "content-length", "x-b"]);
     let h = next("HTTP/1.0 200 OK\r\nContent-Length: 1\r\n\r\n");
     assert_eq!((h.framing, h.keep_alive), (Framing::Length(1), false));
@@ -107,7 +107,7 @@ fn a_remembered_head_reads_as_a_fresh_one() {
     assert!(names.template(3).is_some());
     let h = final_head_with(&mut names, heads[1]);
     let all: Vec<_> = h
-        .headers
+        .headers()
         .iter()
         .map(|(n, v)| (n.as_str(), v.to_str().unwrap()))
         .collect();
@@ -199,7 +199,7 @@ fn the_head_is_consumed_and_the_body_left() {
         panic!("final head expected")
     };
     assert_eq!(&buf[..], b"hi");
-    assert_eq!(h.headers["x-custom"], "a b");
+    assert_eq!(h.headers()["x-custom"], "a b");
     assert_eq!(h.status, StatusCode::OK);
 }
 
@@ -325,7 +325,10 @@ fn unchanged_values_come_from_the_template_which_holds_no_arena() {
         other => panic!("expected a final head, got {other:?}"),
     };
     let ptrs = |h: &Head| -> Vec<*const u8> {
-        h.headers.values().map(|v| v.as_bytes().as_ptr()).collect()
+        h.headers()
+            .values()
+            .map(|v| v.as_bytes().as_ptr())
+            .collect()
     };
     // The first head makes the template (names only), the second fills it
     // from the arena and renews it into a copy of its own, which the third
@@ -342,7 +345,7 @@ fn unchanged_values_come_from_the_template_which_holds_no_arena() {
     );
     // One value changes: the others stay the template's, and it reads as sent.
     let fifth = next("HTTP/1.1 200 OK\r\nServer: s\r\nContent-Length: 3\r\nX-A: 2\r\n\r\n");
-    assert_eq!(fifth.headers["x-a"], "2");
+    assert_eq!(fifth.headers()["x-a"], "2");
     assert_eq!(ptrs(&fifth)[..2], ptrs(&third)[..2]);
     assert_ne!(ptrs(&fifth)[2], ptrs(&third)[2]);
 }
@@ -450,7 +453,7 @@ fn a_changed_value_seen_twice_is_renewed_and_one_new_every_time_is_not() {
         Ok(Parsed::Final(h)) => h,
         other => panic!("expected a final head, got {other:?}"),
     };
-    let ptr = |h: &Head, name: &str| h.headers[name].as_bytes().as_ptr();
+    let ptr = |h: &Head, name: &str| h.headers()[name].as_bytes().as_ptr();
     for _ in 0..4 {
         next(&head("a", 0));
     }
@@ -461,7 +464,7 @@ fn a_changed_value_seen_twice_is_renewed_and_one_new_every_time_is_not() {
     let second = next(&head("b", 0));
     let third = next(&head("b", 0));
     let fourth = next(&head("b", 0));
-    assert_eq!(first.headers["date"], "b");
+    assert_eq!(first.headers()["date"], "b");
     assert_eq!(ptr(&first, "server"), ptr(&before, "server"));
     assert_ne!(ptr(&third, "server"), ptr(&before, "server"), "renewed");
     assert_eq!(ptr(&third, "date"), ptr(&fourth, "date"), "the template's");
@@ -472,7 +475,7 @@ fn a_changed_value_seen_twice_is_renewed_and_one_new_every_time_is_not() {
     let mut server = ptr(&fourth, "server");
     for id in 1..=100 {
         let h = next(&head("b", id));
-        assert_eq!(h.headers["x-id"], id.to_string().as_str());
+        assert_eq!(h.headers()["x-id"], id.to_string().as_str());
         if ptr(&h, "server") != server {
             renewals += 1;
             server = ptr(&h, "server");
@@ -606,4 +609,48 @@ fn a_head_laid_out_as_the_last_reads_as_httparse_reads_it() {
         );
         assert_eq!(remembered(base, &mut names), fresh(base));
     }
+}
+
+/// The last head's bytes again share the connection's template map instead
+/// of copying it; a head still held when the template's values are renewed
+/// (or a caller's change to a response's headers, which copies the map
+/// first: `Response::headers_mut`) keeps the values it was read with.
+#[test]
+fn the_same_head_again_shares_the_template_and_keeps_its_values() {
+    let head = |date: &str| {
+        format!("HTTP/1.1 200 OK\r\nServer: s\r\nDate: {date}\r\nContent-Length: 3\r\n\r\n")
+    };
+    let mut names = Names::default();
+    let mut arena = BytesMut::new();
+    let mut next = |raw: &str| match parse(
+        &mut BytesMut::from(raw),
+        Asked::Plain,
+        &mut arena,
+        &mut names,
+    ) {
+        Ok(Parsed::Final(h)) => h,
+        other => panic!("expected a final head, got {other:?}"),
+    };
+    for _ in 0..3 {
+        next(&head("a"));
+    }
+    let held = next(&head("a"));
+    let again = next(&head("a"));
+    let (Some(one), Some(two)) = (&held.shared, &again.shared) else {
+        panic!("the same bytes again share the template: {held:?}");
+    };
+    assert!(Arc::ptr_eq(one, two), "one map, shared");
+    assert!(held.headers.is_empty());
+    assert_eq!(
+        (held.framing, held.declared_length),
+        (Framing::Length(3), Some(Some(3)))
+    );
+    // The date moves on: the template is renewed (the second head with it)
+    // and then shared with its new values; the held head keeps its own.
+    let renewed: Vec<Head> = (0..4).map(|_| next(&head("b"))).collect();
+    assert!(renewed[3].shared.is_some(), "{:?}", renewed[3]);
+    assert_eq!(renewed[3].headers()["date"], "b");
+    assert_eq!(held.headers()["date"], "a");
+    assert_eq!(again.headers()["date"], "a");
+    assert_eq!(held.headers()["server"], "s");
 }

@@ -1,6 +1,8 @@
 //! The header names of the last responses on one connection, and the map
 //! a head with the same names is made from (see [`Names`]).
 
+use std::sync::Arc;
+
 use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue};
 
@@ -23,8 +25,10 @@ pub(crate) struct Names {
     /// The last head's names, in order, when they were all remembered and
     /// distinct, each with a value a head had there (empty at first): a
     /// head with the same names clones it and fills in the values that
-    /// differ (see [`Names::template`]).
-    template: Option<HeaderMap>,
+    /// differ (see [`Names::template`]); a head whose values are all its
+    /// values shares it (see [`Names::shared`]). Renewing its values while
+    /// a response holds it copies it first (`Arc::make_mut`).
+    template: Option<Arc<HeaderMap>>,
     /// Heads read from the template since its values were last renewed.
     since_renewed: u32,
     /// A fingerprint of the values the last head had that the template's
@@ -117,7 +121,20 @@ impl Names {
     /// headers: its values, in order, are the headers' by position
     /// (`HeaderMap::values_mut` goes in insertion order when no name repeats).
     pub(super) fn template(&self, count: usize) -> Option<HeaderMap> {
-        self.template.as_ref().filter(|t| t.len() == count).cloned()
+        self.template
+            .as_deref()
+            .filter(|t| t.len() == count)
+            .cloned()
+    }
+
+    /// The template itself, shared, if it has `count` headers: the map of
+    /// a head whose values are the template's (a reference count, where
+    /// a copy cost two allocations and a count per value).
+    pub(super) fn shared(&self, count: usize) -> Option<Arc<HeaderMap>> {
+        self.template
+            .as_ref()
+            .filter(|t| t.len() == count)
+            .map(Arc::clone)
     }
 
     /// Whether there is a template of `count` headers.
@@ -137,7 +154,7 @@ impl Names {
         for (_, name, _) in &self.seen[..count] {
             template.append(name.clone(), HeaderValue::from_static(""));
         }
-        self.template = Some(template);
+        self.template = Some(Arc::new(template));
         // The next head with other values renews them.
         self.since_renewed = RENEW_EVERY;
     }
@@ -164,6 +181,8 @@ impl Names {
         let Some(template) = self.template.as_mut() else {
             return false;
         };
+        // A response may still hold the template: it keeps its values.
+        let template = Arc::make_mut(template);
         self.since_renewed = 0;
         let mut own = Vec::with_capacity(map.values().map(|v| v.len()).sum());
         for v in map.values() {

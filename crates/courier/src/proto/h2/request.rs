@@ -211,6 +211,7 @@ impl Http2Send {
                     // Read as the head was decoded (every copy the same,
                     // `1*DIGIT`): what the response would read from it.
                     length: Some(length),
+                    shared: None,
                 }))
             }
             Err(e) => Poll::Ready(Err(self.failed(e))),
