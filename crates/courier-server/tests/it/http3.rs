@@ -442,3 +442,25 @@ async fn bodiless_requests_are_not_stopped() {
         "STOP_SENDING for streams the client had finished"
     );
 }
+
+/// A response to HEAD has no content (RFC 9110 §9.3.2): its head says the
+/// length a GET would get, and no DATA follows. hyper drops the body on
+/// HTTP/1.1 and HTTP/2; over HTTP/3 the server sent it.
+#[tokio::test]
+async fn head_responses_carry_no_body() {
+    let (server, ca) = h3_server(ServerConfig::default()).await;
+    let client = h3_client(&server, &ca).await;
+    for path in ["/bytes/128", "/bytes/70000", "/get"] {
+        let response = client
+            .request(Method::HEAD, path, None)
+            .await
+            .expect("HEAD");
+        assert_eq!(response.status, StatusCode::OK, "{path}");
+        assert_eq!(response.body.len(), 0, "{path}: a body for HEAD");
+    }
+    let response = client
+        .request(Method::HEAD, "/bytes/128", None)
+        .await
+        .expect("HEAD");
+    assert_eq!(response.headers["content-length"], "128");
+}
