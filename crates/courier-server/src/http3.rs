@@ -246,7 +246,11 @@ async fn respond(resolver: Resolver, service: &CourierService, early: bool) {
         send.stop_stream(h3::error::Code::H3_INTERNAL_ERROR);
         return;
     }
-    while !head_only {
+    loop {
+        if head_only {
+            // Its body is dropped unsent: the response ends with its head.
+            break;
+        }
         match poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await {
             Some(Ok(frame)) => {
                 let Ok(data) = frame.into_data() else {
