@@ -199,7 +199,7 @@ impl Http3Connection {
                 head: answer.head,
                 uri: answer.uri,
                 request_headers: answer.sent.headers,
-                body: Http3Body(answer.body),
+                body: Http3Body(*answer.body),
             }),
             Err(e) => {
                 let (resend, request) = match e.handed_back {
