@@ -220,6 +220,9 @@ async fn respond(resolver: Resolver, service: &CourierService, early: bool) {
         req.headers_mut()
             .insert(EARLY_DATA, HeaderValue::from_static("1"));
     }
+    // RFC 9110 §9.3.2: HEAD's response is the head alone (hyper drops
+    // the body on HTTP/1.1 and HTTP/2; here it is not sent).
+    let head_only = req.method() == http::Method::HEAD;
     let (mut send, recv) = stream.split();
     let req = req.map(|()| RequestBody::http3(recv));
     let Ok(response) = service.handle(req).await else {
@@ -244,6 +247,10 @@ async fn respond(resolver: Resolver, service: &CourierService, early: bool) {
         return;
     }
     loop {
+        if head_only {
+            // Its body is dropped unsent: the response ends with its head.
+            break;
+        }
         match poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await {
             Some(Ok(frame)) => {
                 let Ok(data) = frame.into_data() else {

@@ -199,7 +199,7 @@ impl Http3Connection {
                 head: answer.head,
                 uri: answer.uri,
                 request_headers: answer.sent.headers,
-                body: Http3Body(answer.body),
+                body: Http3Body(*answer.body),
             }),
             Err(e) => {
                 let (resend, request) = match e.handed_back {
@@ -288,6 +288,24 @@ impl Http3Connection {
     pub fn path_stats(&self) -> (u16, u64) {
         let stats = self.conn.quic().stats();
         (stats.path.current_mtu, stats.path.lost_packets)
+    }
+
+    /// STOP_SENDING and RESET_STREAM frames so far: (STOP_SENDING sent,
+    /// received, RESET_STREAM sent, received), from quinn's statistics.
+    pub fn stop_stats(&self) -> (u64, u64, u64, u64) {
+        let stats = self.conn.quic().stats();
+        (
+            stats.frame_tx.stop_sending,
+            stats.frame_rx.stop_sending,
+            stats.frame_tx.reset_stream,
+            stats.frame_rx.reset_stream,
+        )
+    }
+
+    /// STREAM frames so far: (sent, received), from quinn's statistics.
+    pub fn stream_frames(&self) -> (u64, u64) {
+        let stats = self.conn.quic().stats();
+        (stats.frame_tx.stream, stats.frame_rx.stream)
     }
 
     /// Closes the connection now.

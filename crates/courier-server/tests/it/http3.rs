@@ -411,3 +411,56 @@ async fn uploads_with_empty_data_frames_are_read_whole() {
     let after = client.get("/bytes/3").await.expect("GET after");
     assert_eq!(after.status, StatusCode::OK);
 }
+
+/// A request the client finished with its head (no body) was read to its
+/// end: the server stops no request stream it has all of. Stopping each
+/// one cost the client a STOP_SENDING frame per request, and an ACK.
+#[tokio::test]
+async fn bodiless_requests_are_not_stopped() {
+    let (server, ca) = h3_server(ServerConfig::default()).await;
+    let addr = server.http3_addr().expect("HTTP/3 address");
+    // Without grease: h3's client would open a reserved stream, which the
+    // server rightly stops.
+    let client = h3client::connect_with(addr, &ca, false)
+        .await
+        .expect("HTTP/3 connect");
+    let before = client.conn.stats().frame_rx;
+    let requests = 20;
+    for _ in 0..requests {
+        let response = client.get("/bytes/128").await.expect("GET");
+        assert_eq!(response.status, StatusCode::OK);
+        assert_eq!(response.body.len(), 128);
+    }
+    let after = client.conn.stats().frame_rx;
+    assert!(
+        after.stream - before.stream >= requests,
+        "{requests} responses came in STREAM frames: {after:?}"
+    );
+    assert_eq!(
+        after.stop_sending - before.stop_sending,
+        0,
+        "STOP_SENDING for streams the client had finished"
+    );
+}
+
+/// A response to HEAD has no content (RFC 9110 §9.3.2): its head says the
+/// length a GET would get, and no DATA follows. hyper drops the body on
+/// HTTP/1.1 and HTTP/2; over HTTP/3 the server sent it.
+#[tokio::test]
+async fn head_responses_carry_no_body() {
+    let (server, ca) = h3_server(ServerConfig::default()).await;
+    let client = h3_client(&server, &ca).await;
+    for path in ["/bytes/128", "/bytes/70000", "/get"] {
+        let response = client
+            .request(Method::HEAD, path, None)
+            .await
+            .expect("HEAD");
+        assert_eq!(response.status, StatusCode::OK, "{path}");
+        assert_eq!(response.body.len(), 0, "{path}: a body for HEAD");
+    }
+    let response = client
+        .request(Method::HEAD, "/bytes/128", None)
+        .await
+        .expect("HEAD");
+    assert_eq!(response.headers["content-length"], "128");
+}

@@ -619,3 +619,100 @@ async fn a_large_upload_over_a_jumbo_path_loses_no_batch() {
         lost - lost_before
     );
 }
+
+/// Bodiless requests whose responses are read to their end: no stream is
+/// stopped or reset, by either side. The built-in server stopped every
+/// request stream (it dropped the finished request body unread, and quinn
+/// stops a stream dropped before its end is read): a STOP_SENDING frame
+/// per request for the client to receive and acknowledge.
+#[tokio::test]
+async fn bodiless_requests_read_to_the_end_stop_no_stream() {
+    let h3 = h3_server(ServerConfig::default(), Http3Options::default()).await;
+    let conn = h3.connect().await;
+    // The built-in server (h3) opens a reserved ("grease") stream with its
+    // control stream, which the client stops as it should: counted out
+    // after a first exchange.
+    let req = h3.request(Method::GET, "/bytes/1", Body::empty());
+    let response = bounded("first", conn.send(req)).await.expect("send");
+    bounded("first body", response.body.collect())
+        .await
+        .expect("body");
+    let before = conn.stop_stats();
+    for path in ["/bytes/128", "/bytes/0", "/status/204", "/bytes/70000"] {
+        for _ in 0..5 {
+            let req = h3.request(Method::GET, path, Body::empty());
+            let response = bounded("send", conn.send(req)).await.expect("send");
+            bounded("body", response.body.collect())
+                .await
+                .expect("body");
+        }
+    }
+    // HEAD's response has no body to read: it is over with its head.
+    let req = h3.request(Method::HEAD, "/bytes/128", Body::empty());
+    let response = bounded("HEAD", conn.send(req)).await.expect("send");
+    assert_eq!(response.head.status, StatusCode::OK);
+    bounded("HEAD body", response.body.collect())
+        .await
+        .expect("body");
+    // A last exchange, so that a frame about the others has arrived.
+    let req = h3.request(Method::GET, "/bytes/1", Body::empty());
+    let response = bounded("last", conn.send(req)).await.expect("send");
+    bounded("last body", response.body.collect())
+        .await
+        .expect("body");
+    let after = conn.stop_stats();
+    assert_eq!(
+        (
+            after.0 - before.0,
+            after.1 - before.1,
+            after.2 - before.2,
+            after.3 - before.3
+        ),
+        (0, 0, 0, 0),
+        "STOP_SENDING sent, received; RESET_STREAM sent, received"
+    );
+}
+
+/// How a bodiless request's stream goes on the wire, under a multi-thread
+/// runtime (quinn's connection task can then run on the other worker
+/// between a request's write and its finish, so the FIN leaves alone in a
+/// STREAM frame of its own): the client's STREAM frames sent per request
+/// (1: HEADERS and FIN together), and STOP_SENDING frames per request.
+///
+/// `cargo test -p courier-http --features http3 --release --test it http3_conn::frames_per_bodiless_request -- --ignored --nocapture`
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a measurement: prints frames per request"]
+async fn frames_per_bodiless_request() {
+    const REQUESTS: usize = 10_000;
+    const IN_FLIGHT: usize = 64;
+    let h3 = Arc::new(h3_server(ServerConfig::default(), Http3Options::default()).await);
+    let conn = Arc::new(h3.connect().await);
+    let (tx_before, rx_before) = conn.stream_frames();
+    let (stop_tx_before, stop_rx_before, _, _) = conn.stop_stats();
+    let mut tasks = Vec::new();
+    for _ in 0..IN_FLIGHT {
+        let (h3, conn) = (Arc::clone(&h3), Arc::clone(&conn));
+        tasks.push(tokio::spawn(async move {
+            for _ in 0..REQUESTS / IN_FLIGHT {
+                let req = h3.request(Method::GET, "/bytes/128", Body::empty());
+                let response = bounded("send", conn.send(req)).await.expect("send");
+                bounded("body", response.body.collect())
+                    .await
+                    .expect("body");
+            }
+        }));
+    }
+    for task in tasks {
+        task.await.expect("task");
+    }
+    let n = (REQUESTS / IN_FLIGHT * IN_FLIGHT) as f64;
+    let (tx, rx) = conn.stream_frames();
+    let (stop_tx, stop_rx, _, _) = conn.stop_stats();
+    println!(
+        "per request: {:.4} STREAM frames sent, {:.4} received; {:.4} STOP_SENDING sent, {:.4} received",
+        (tx - tx_before) as f64 / n,
+        (rx - rx_before) as f64 / n,
+        (stop_tx - stop_tx_before) as f64 / n,
+        (stop_rx - stop_rx_before) as f64 / n,
+    );
+}

@@ -43,6 +43,16 @@ impl H3Response {
 
 /// Connects to `addr` trusting `ca_pem`, verifying the name `127.0.0.1`.
 pub async fn connect(addr: SocketAddr, ca_pem: &str) -> Result<H3Client, String> {
+    connect_with(addr, ca_pem, true).await
+}
+
+/// As [`connect`], with `grease` off: h3's client then opens no reserved
+/// stream, which the server would stop (for tests that count stops).
+pub async fn connect_with(
+    addr: SocketAddr,
+    ca_pem: &str,
+    grease: bool,
+) -> Result<H3Client, String> {
     let mut endpoint =
         quinn::Endpoint::client(SocketAddr::from(([127, 0, 0, 1], 0))).expect("client UDP socket");
     let rustls = client_config(ca_pem, &[b"h3"]);
@@ -56,7 +66,9 @@ pub async fn connect(addr: SocketAddr, ca_pem: &str) -> Result<H3Client, String>
         .map_err(|e| e.to_string())?;
     let (mut driver, send) = bounded(
         "HTTP/3 setup",
-        h3::client::new(h3_quinn::Connection::new(conn.clone())),
+        h3::client::builder()
+            .send_grease(grease)
+            .build(h3_quinn::Connection::new(conn.clone())),
     )
     .await
     .map_err(|e| e.to_string())?;

@@ -132,7 +132,7 @@ impl<F: Future<Output = Result<h3request::Answer, SendError>>> Future for Sendin
         if let Poll::Ready(answer) = this.sending.poll(cx) {
             return Poll::Ready(answer.map(|answer| Answer {
                 head: answer.head,
-                body: Source::Http3(Box::new(answer.body)),
+                body: Source::Http3(answer.body),
                 uri: answer.uri,
                 sent: answer.sent,
                 length: None,

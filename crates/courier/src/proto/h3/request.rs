@@ -38,7 +38,10 @@ const MAX_INTERIM: usize = 16;
 /// The response head and body of an answered request.
 pub(crate) struct Answer {
     pub(crate) head: http::response::Parts,
-    pub(crate) body: RecvBody,
+    /// Boxed here, where it is made: the answer is moved up through the
+    /// request's futures (`Answered`, the transport's `Sending`), and the
+    /// body was most of its size in every move.
+    pub(crate) body: Box<RecvBody>,
     /// The request's URI, moved out of it.
     pub(crate) uri: http::Uri,
     /// The rest of the request, for a redirect to follow.
@@ -378,7 +381,7 @@ async fn send_once(
     }
     let request = Request::from_parts(parts, replay.unwrap_or_default());
     let (uri, sent) = Sent::answered(request, streamed);
-    let body = RecvBody::new(reader, guard, &response, expects_body);
+    let body = Box::new(RecvBody::new(reader, guard, &response, expects_body));
     Ok(Once::Answered(Answer {
         head: response,
         body,
