@@ -122,12 +122,13 @@ fn a_remembered_head_reads_as_a_fresh_one() {
 }
 
 fn final_head_with(names: &mut Names, raw: &str) -> Head {
-    match parse(
-        &mut BytesMut::from(raw),
-        Asked::Plain,
-        &mut BytesMut::new(),
-        names,
-    ) {
+    final_head_in(names, &mut BytesMut::new(), raw)
+}
+
+/// A final head read as a connection reads its heads: `names` and `arena`
+/// kept from one head to the next.
+fn final_head_in(names: &mut Names, arena: &mut BytesMut, raw: &str) -> Head {
+    match parse(&mut BytesMut::from(raw), Asked::Plain, arena, names) {
         Ok(Parsed::Final(h)) => h,
         other => panic!("expected a final head, got {other:?}"),
     }
@@ -315,15 +316,7 @@ fn unchanged_values_come_from_the_template_which_holds_no_arena() {
     let raw = "HTTP/1.1 200 OK\r\nServer: s\r\nContent-Length: 3\r\nX-A: 1\r\n\r\n";
     let mut names = Names::default();
     let mut arena = BytesMut::new();
-    let mut next = |raw: &str| match parse(
-        &mut BytesMut::from(raw),
-        Asked::Plain,
-        &mut arena,
-        &mut names,
-    ) {
-        Ok(Parsed::Final(h)) => h,
-        other => panic!("expected a final head, got {other:?}"),
-    };
+    let mut next = |raw: &str| final_head_in(&mut names, &mut arena, raw);
     let ptrs = |h: &Head| -> Vec<*const u8> {
         h.headers()
             .values()
@@ -444,15 +437,7 @@ fn a_changed_value_seen_twice_is_renewed_and_one_new_every_time_is_not() {
     };
     let mut names = Names::default();
     let mut arena = BytesMut::new();
-    let mut next = |raw: &str| match parse(
-        &mut BytesMut::from(raw),
-        Asked::Plain,
-        &mut arena,
-        &mut names,
-    ) {
-        Ok(Parsed::Final(h)) => h,
-        other => panic!("expected a final head, got {other:?}"),
-    };
+    let mut next = |raw: &str| final_head_in(&mut names, &mut arena, raw);
     let ptr = |h: &Head, name: &str| h.headers()[name].as_bytes().as_ptr();
     for _ in 0..4 {
         next(&head("a", 0));
@@ -622,15 +607,7 @@ fn the_same_head_again_shares_the_template_and_keeps_its_values() {
     };
     let mut names = Names::default();
     let mut arena = BytesMut::new();
-    let mut next = |raw: &str| match parse(
-        &mut BytesMut::from(raw),
-        Asked::Plain,
-        &mut arena,
-        &mut names,
-    ) {
-        Ok(Parsed::Final(h)) => h,
-        other => panic!("expected a final head, got {other:?}"),
-    };
+    let mut next = |raw: &str| final_head_in(&mut names, &mut arena, raw);
     for _ in 0..3 {
         next(&head("a"));
     }

@@ -63,33 +63,26 @@ fn second_head(name: &'static str, second: Vec<u8>) -> Case {
     .ok(200, b"one")
 }
 
+/// The same head (Content-Length 5) three times, the third replayed with
+/// `third` as its DATA: a malformed response, a stream error; the
+/// connection goes on, and the same head again is a good response.
+fn replayed_head_length(name: &'static str, third: &'static [u8]) -> Case {
+    Case::h2_turns(name, Across, move |turn, s| {
+        let body: &[u8] = if turn == 2 { third } else { b"hello" };
+        answer(same_head(s, b"5"), s, body)
+    })
+    .ok(200, b"hello")
+    .then(On::Same, Expect::ok(200, b"hello"))
+    .then(On::Same, Expect::Error(Body))
+    .then(On::Same, Expect::ok(200, b"hello"))
+    .tls_too()
+}
+
 fn h2_cases() -> Vec<Case> {
     vec![
-        // The kept head declares 5; the third response (replayed) carries
-        // 11 bytes, then 2: each a malformed response, a stream error; the
-        // connection goes on, and the same head again is a good response.
-        Case::h2_turns(
-            "h2-replayed-head-cl-shorter-than-data",
-            Across,
-            |turn, s| {
-                let body: &[u8] = if turn == 2 { b"hello world" } else { b"hello" };
-                answer(same_head(s, b"5"), s, body)
-            },
-        )
-        .ok(200, b"hello")
-        .then(On::Same, Expect::ok(200, b"hello"))
-        .then(On::Same, Expect::Error(Body))
-        .then(On::Same, Expect::ok(200, b"hello"))
-        .tls_too(),
-        Case::h2_turns("h2-replayed-head-cl-longer-than-data", Across, |turn, s| {
-            let body: &[u8] = if turn == 2 { b"hi" } else { b"hello" };
-            answer(same_head(s, b"5"), s, body)
-        })
-        .ok(200, b"hello")
-        .then(On::Same, Expect::ok(200, b"hello"))
-        .then(On::Same, Expect::Error(Body))
-        .then(On::Same, Expect::ok(200, b"hello"))
-        .tls_too(),
+        // The kept head declares 5; the third response carries 11, or 2.
+        replayed_head_length("h2-replayed-head-cl-shorter-than-data", b"hello world"),
+        replayed_head_length("h2-replayed-head-cl-longer-than-data", b"hi"),
         // A replayed head's insertions: the same block four times (the
         // third and fourth replayed), each inserting `:status: 203`; the
         // fifth response's status is the oldest of the four (65), the
