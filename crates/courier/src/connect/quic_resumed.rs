@@ -221,4 +221,51 @@ mod tests {
         cut[at] = 0x40;
         assert!(!read_in(&[&cut]).resumed());
     }
+
+    /// The server writes these bytes, so none may panic the reader or grow
+    /// what it keeps past its bound: random messages, mutated hellos (each
+    /// byte in turn set to 0x00, 0xff and its neighbour's value), cut at
+    /// random points.
+    #[test]
+    fn no_bytes_a_server_sends_panic_the_reader_or_outgrow_its_bound() {
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let good = hello([3; 32], &[(51, &[0; 36]), (PRE_SHARED_KEY, &[0, 0])]);
+        let mut inputs: Vec<Vec<u8>> = Vec::new();
+        for at in 0..good.len() {
+            for value in [0x00, 0xff, good[(at + 1) % good.len()]] {
+                let mut bad = good.clone();
+                bad[at] = value;
+                inputs.push(bad);
+            }
+        }
+        for _ in 0..2_000 {
+            let len = (next() % 700) as usize;
+            let mut bytes: Vec<u8> = (0..len).map(|_| next() as u8).collect();
+            if next() % 2 == 0 && len >= 4 {
+                bytes[0] = SERVER_HELLO;
+            }
+            inputs.push(bytes);
+        }
+        for bytes in &inputs {
+            let watch = HandshakeWatch::default();
+            let mut reader = HelloReader::default();
+            let mut rest = &bytes[..];
+            while !rest.is_empty() {
+                let cut = 1 + (next() as usize % rest.len());
+                reader.read(&rest[..cut], &watch);
+                assert!(
+                    reader.kept.len() <= MAX_KEPT + cut,
+                    "kept {}",
+                    reader.kept.len()
+                );
+                rest = &rest[cut..];
+            }
+        }
+    }
 }
