@@ -155,7 +155,7 @@ async fn below_the_failure_ratio_stays_closed() {
 
 #[tokio::test]
 async fn connection_errors_count_as_failures() {
-    let port = crate::support::free_port();
+    let (port, _held) = crate::support::refused_port();
     let breaker = CircuitBreakerLayer::new(config());
     let svc = ServiceBuilder::new()
         .layer(breaker.clone())

@@ -283,7 +283,7 @@ async fn request_durations_carry_the_semantic_convention_attributes() {
         )
         .client(Client::new());
     client.get(flaky.url("/")).send().await.unwrap();
-    let dead = crate::support::free_port();
+    let (dead, _held) = crate::support::refused_port();
     let err = client
         .delete(format!("http://127.0.0.1:{dead}/"))
         .send()

@@ -2,7 +2,6 @@
 
 use std::time::Duration;
 
-use crate::support::free_port;
 use crate::support::middleware::{get_request, reply, scripted, with_header};
 use courier::middleware::{BudgetConfig, RetryConfig, RetryLayer, Stack};
 use courier::{Body, Client, ErrorKind};
@@ -113,7 +112,7 @@ async fn streaming_bodies_are_not_replayed() {
 
 #[tokio::test]
 async fn connect_errors_are_retried_for_any_method() {
-    let port = free_port();
+    let (port, _held) = crate::support::refused_port();
     let retry = RetryLayer::new(fast(3));
     let svc = ServiceBuilder::new()
         .layer(retry.clone())

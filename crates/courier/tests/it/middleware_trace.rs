@@ -239,7 +239,7 @@ async fn an_incoming_traceparent_is_continued() {
     assert_eq!(f(request, "parent_span_id"), "00f067aa0ba902b7");
 
     // Errors are recorded on the spans too.
-    let port = crate::support::free_port();
+    let (port, _held) = crate::support::refused_port();
     client
         .get(format!("http://127.0.0.1:{port}/"))
         .send()

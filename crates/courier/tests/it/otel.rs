@@ -10,8 +10,8 @@
 
 use std::sync::OnceLock;
 
+use crate::support::alone;
 use crate::support::middleware::{reply, scripted};
-use crate::support::{alone, free_port};
 use courier::middleware::{RetryConfig, Stack};
 use courier::Client;
 use opentelemetry::context::FutureExt;
@@ -140,7 +140,7 @@ async fn a_traceparent_header_is_a_remote_parent_and_errors_carry_error_type() {
         return;
     }
     exporter();
-    let dead = free_port();
+    let (dead, _held) = crate::support::refused_port();
     let client = Stack::new().trace(Default::default()).client(Client::new());
     let err = client
         .post(format!("http://127.0.0.1:{dead}/"))

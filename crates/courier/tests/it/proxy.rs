@@ -284,7 +284,8 @@ async fn socks5_credentials() {
 
 #[tokio::test]
 async fn a_dead_proxy_fails_the_request_and_no_proxy_goes_direct() {
-    let dead = SocketAddr::from(([127, 0, 0, 1], free_port()));
+    let (dead, _held) = crate::support::refused_port();
+    let dead = SocketAddr::from(([127, 0, 0, 1], dead));
     let srv = crate::support::server().await;
     let proxy = Proxy::all(&format!("http://{dead}"))
         .unwrap()

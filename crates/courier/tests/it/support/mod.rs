@@ -123,6 +123,19 @@ pub async fn compress(encoding: &str, data: &[u8]) -> Vec<u8> {
     }
 }
 
+/// A loopback port nothing listens on, kept so while the returned socket
+/// lives: bound and not listening, it holds the port (no server of this
+/// process is given it, as one could be a port [`free_port`] found free and
+/// let go) and a connection to it is refused.
+pub fn refused_port() -> (u16, tokio::net::TcpSocket) {
+    let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+    socket
+        .bind(std::net::SocketAddr::from(([127, 0, 0, 1], 0)))
+        .expect("bind");
+    let port = socket.local_addr().expect("address").port();
+    (port, socket)
+}
+
 /// A loopback port nobody listens on right now, and that no earlier call in
 /// this process returned.
 ///
