@@ -55,11 +55,11 @@ fi
 
 echo "== interop: versions"
 nginx -v 2>&1
-apache2 -v | head -1
-h2o --version | head -1
+apache2 -v | sed -n 1p
+h2o --version | sed -n 1p
 echo "caddy $(caddy version)"
-lighttpd -v | head -1
-haproxy -v | head -1
+lighttpd -v | sed -n 1p
+haproxy -v | sed -n 1p
 # The modules the suite's Apache config loads.
 for m in mpm_event http2 ssl proxy proxy_http deflate reqtimeout socache_shmcb; do
     [ -f "/usr/lib/apache2/modules/mod_$m.so" ] || { echo "missing mod_$m" >&2; exit 1; }
