@@ -18,3 +18,15 @@ pub(crate) async fn alive_tasks_once_settled(metrics: &RuntimeMetrics, want: usi
     }
     metrics.num_alive_tasks()
 }
+
+/// A xorshift generator from `seed` (not 0): the same numbers every run, no
+/// dependency. For tests that feed random bytes where a peer's would go.
+pub(crate) fn xorshift(seed: u64) -> impl FnMut() -> u64 {
+    let mut state = seed;
+    move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    }
+}

@@ -228,13 +228,7 @@ mod tests {
     /// random points.
     #[test]
     fn no_bytes_a_server_sends_panic_the_reader_or_outgrow_its_bound() {
-        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = crate::test_support::xorshift(0x9e37_79b9_7f4a_7c15_u64);
         let good = hello([3; 32], &[(51, &[0; 36]), (PRE_SHARED_KEY, &[0, 0])]);
         let mut inputs: Vec<Vec<u8>> = Vec::new();
         for at in 0..good.len() {

@@ -731,13 +731,7 @@ fn every_truncation_and_byte_flip_decodes_without_panicking() {
 #[test]
 fn random_bytes_decode_without_panicking() {
     // xorshift: deterministic, no dependency.
-    let mut state = 0x2545_f491_4f6c_dd1d_u64;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+    let mut next = crate::test_support::xorshift(0x2545_f491_4f6c_dd1d_u64);
     for _ in 0..20_000 {
         let kind = (next() % 12) as u8;
         let flags = next() as u8;

@@ -209,13 +209,7 @@ fn list_too_large_keeps_the_table_in_sync() {
 /// never a panic, and the table stays within its limit.
 #[test]
 fn arbitrary_input_never_panics() {
-    let mut rng = 0x9e37_79b9_7f4a_7c15_u64;
-    let mut next = move || {
-        rng ^= rng << 13;
-        rng ^= rng >> 7;
-        rng ^= rng << 17;
-        rng
-    };
+    let mut next = crate::test_support::xorshift(0x9e37_79b9_7f4a_7c15_u64);
     let valid: Vec<Vec<u8>> = PIECES
         .iter()
         .map(|(pieces, _)| pieces.iter().flat_map(|p| hex(p)).collect())

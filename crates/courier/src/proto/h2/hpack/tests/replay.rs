@@ -41,13 +41,7 @@ const BLOCKS: &[(&str, bool)] = &[
 
 #[test]
 fn replayed_blocks_read_and_leave_the_table_as_decoded_ones() {
-    let mut rng = 0x9e37_79b9_7f4a_7c15_u64;
-    let mut next = move || {
-        rng ^= rng << 13;
-        rng ^= rng >> 7;
-        rng ^= rng << 17;
-        rng
-    };
+    let mut next = crate::test_support::xorshift(0x9e37_79b9_7f4a_7c15_u64);
     let blocks: Vec<(Vec<u8>, bool)> = BLOCKS.iter().map(|(b, pure)| (hex(b), *pure)).collect();
     let mut plain = Decoder::new(DEFAULT_TABLE_SIZE);
     let mut replaying = Decoder::new(DEFAULT_TABLE_SIZE);
