@@ -121,19 +121,23 @@ async fn join(handles: &mut [JoinHandle<()>], joined: &mut usize) -> Result<()> 
 pub fn worker(plan: Arc<Plan>, client: BenchClient, slot: usize) -> impl Future<Output = ()> {
     async move {
         let one_round = matches!(plan.budget, super::plan::Budget::OneRound);
+        // The clock is read twice per request (its head, its end), not three times: a request
+        // starts at the instant the one before it ended. What lies between (recording it,
+        // admitting the next, a few hundred instructions) counts in the next one's latency.
+        let mut start = Instant::now();
         loop {
-            let (admit, start) = plan.admit_at();
-            let measured = match admit {
+            let measured = match plan.admit_with(start) {
                 Admit::Stop => break,
                 Admit::Warmup => false,
                 Admit::Measured => true,
             };
             let in_flight = plan.in_flight.as_ref().map(|counter| counter.enter());
-            let outcome = request::send(&client, &plan.template, slot, start).await;
+            let (outcome, ended) = request::send(&client, &plan.template, slot, start).await;
             drop(in_flight);
             if measured {
                 plan.record(outcome);
             }
+            start = ended;
             if one_round && measured {
                 break;
             }

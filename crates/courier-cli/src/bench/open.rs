@@ -190,7 +190,7 @@ async fn one(
 ) {
     let start = Instant::now();
     let lag = start.saturating_duration_since(due);
-    let Ok(outcome) = plan
+    let Ok((outcome, _)) = plan
         .until_deadline(request::send(&client, &plan.template, slot, start))
         .await
     else {

@@ -194,7 +194,8 @@ impl Template {
 
 /// Sends the request of slot `slot`, reads its body as far as the template says, and times both
 /// phases from `start`, the moment of sending (read by the caller, who read the clock to decide
-/// whether to send). Not an `async fn`, which would keep its arguments twice (see
+/// whether to send). Returns the outcome and the instant it ended: the clock read that timed
+/// the last byte, which a closed loop takes as its next request's start. Not an `async fn`, which would keep its arguments twice (see
 /// `closed::worker`). What the `async` block captures it keeps for its whole life, apart from
 /// its locals (which share room): it captures the request's pick, not the slot and the pick
 /// both, and makes the request and the library's future inside, where they share room with
@@ -204,7 +205,7 @@ pub fn send<'a>(
     template: &'a Template,
     slot: usize,
     start: Instant,
-) -> impl Future<Output = Outcome> + 'a {
+) -> impl Future<Output = (Outcome, Instant)> + 'a {
     let pick = template.pick(slot);
     async move {
         // Building the request is the caller's work, not the client's: allocation counts leave it
@@ -215,7 +216,7 @@ pub fn send<'a>(
         // every long poll would hold its 500 B while it waits.
         let mut response = match client.execute(request).await {
             Ok(response) => response,
-            Err(e) => return Outcome::Failed(Failure::new(&e, template.uri(pick))),
+            Err(e) => return failed(&e, template, pick),
         };
         // Kept as nanoseconds (8 B, a `Duration` is 16) while the body is read: the slot's
         // room is the larger of the library's future and this phase (the response and these).
@@ -226,19 +227,27 @@ pub fn send<'a>(
             match response.chunk().await {
                 Ok(Some(chunk)) => body_bytes += chunk.len() as u64,
                 Ok(None) => break,
-                Err(e) => return Outcome::Failed(Failure::new(&e, template.uri(pick))),
+                Err(e) => return failed(&e, template, pick),
             }
         }
         // Dropping an unfinished response hands the rest of the body to the library's drain.
         drop(response);
-        Outcome::Response(Measured {
+        let ended = Instant::now();
+        let measured = Measured {
             status,
             to_headers: Duration::from_nanos(to_headers),
-            to_last_byte: start.elapsed(),
+            to_last_byte: ended.saturating_duration_since(start),
             body_bytes,
             send_lag: None,
-        })
+        };
+        (Outcome::Response(measured), ended)
     }
+}
+
+/// A failed request's outcome, and when it ended.
+fn failed(error: &courier::Error, template: &Template, pick: usize) -> (Outcome, Instant) {
+    let failure = Failure::new(error, template.uri(pick));
+    (Outcome::Failed(failure), Instant::now())
 }
 
 #[cfg(test)]
