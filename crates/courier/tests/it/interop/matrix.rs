@@ -265,7 +265,7 @@ impl Matrix {
     /// The counts `.ci/run`'s closing summary prints (see
     /// `support::ci::write_summary` for the file's format): cells run, each
     /// outcome's count, what each tolerance absorbed, servers run and
-    /// skipped, problems outside cells.
+    /// skipped, problems outside cells, server processes restarted.
     pub fn ci_counts(&self) -> Vec<(String, String)> {
         let c = self.counts();
         let mut out: Vec<(String, String)> = [
@@ -278,6 +278,7 @@ impl Matrix {
             ("servers", self.versions.len()),
             ("skipped", self.skipped.len()),
             ("errors", self.errors.len()),
+            ("restarts", self.rows.iter().map(|r| r.restarts as usize).sum()),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_owned(), v.to_string()))

@@ -221,6 +221,13 @@ mod tests {
         };
         assert!(matrix.failures().is_empty(), "{:?}", matrix.failures());
         assert_eq!(matrix.counts().ok, 34, "a restarted row runs on");
+        let counts = matrix.ci_counts();
+        let restarts = counts.iter().find(|(key, _)| key == "restarts");
+        assert_eq!(
+            restarts.map(|(_, n)| n.as_str()),
+            Some("2"),
+            "CI's summary counts the restarts: {counts:?}"
+        );
         // Deaths up to the bound, one row past its restarts.
         matrix.rows = vec![row("default", &[2, 9], false), row("tight", &[0, 5], true)];
         assert_eq!(Tolerance::H3LateFinKills.per_run(), 4);
