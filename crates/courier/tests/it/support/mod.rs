@@ -136,8 +136,9 @@ pub fn refused_port() -> (u16, tokio::net::TcpSocket) {
     (port, socket)
 }
 
-/// A loopback port nobody listens on right now, and that no earlier call in
-/// this process returned.
+/// A loopback port nobody listens on right now (TCP nor UDP), that no
+/// earlier call in this process returned, and that the kernel does not hand
+/// out as an ephemeral port.
 ///
 /// Why once only: a port is free again as soon as this returns, so two calls
 /// may return the same one before either is bound (about one pair in 20,000
@@ -145,12 +146,37 @@ pub fn refused_port() -> (u16, tokio::net::TcpSocket) {
 /// listeners got the same port both bound, and the kernel split the
 /// connections between them: half the plain requests met TLS and the other
 /// way round.
+///
+/// Why below the ephemeral range: between this call and the server's bind,
+/// any socket the tests open (a client's connection, a listener on port 0)
+/// could take an ephemeral port, and this one with it. The kernel picks
+/// those from `ip_local_port_range` only. Ports are taken from 10,000 up to
+/// that range's start, beginning at a place that depends on the process id,
+/// so that two test processes on one machine seldom probe the same ones.
 pub fn free_port() -> u16 {
     use std::collections::BTreeSet;
     use std::sync::{Mutex, PoisonError};
 
+    const LOW: u16 = 10_000;
     static GIVEN: Mutex<BTreeSet<u16>> = Mutex::new(BTreeSet::new());
     let mut given = GIVEN.lock().unwrap_or_else(PoisonError::into_inner);
+    let high = ephemeral_start();
+    let free = |port: u16| {
+        std::net::TcpListener::bind(("127.0.0.1", port)).is_ok()
+            && std::net::UdpSocket::bind(("127.0.0.1", port)).is_ok()
+    };
+    if high > LOW + 1_000 {
+        let span = u32::from(high - LOW);
+        let offset = std::process::id().wrapping_mul(7_919) % span;
+        for i in 0..span {
+            let port = LOW + u16::try_from((offset + i) % span).expect("below the range");
+            if !given.contains(&port) && free(port) {
+                given.insert(port);
+                return port;
+            }
+        }
+    }
+    // No room below the ephemeral range: one from it, as the kernel gives.
     for _ in 0..1_000 {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|l| l.local_addr())
@@ -163,13 +189,25 @@ pub fn free_port() -> u16 {
     panic!("no port left that was not handed out already");
 }
 
+/// The first port of the kernel's ephemeral range (Linux's
+/// `ip_local_port_range`; 32,768 by default, and where it cannot be read).
+fn ephemeral_start() -> u16 {
+    std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|range| range.split_whitespace().next()?.parse().ok())
+        .unwrap_or(32_768)
+}
+
 #[test]
 fn free_ports_are_never_handed_out_twice() {
-    // Drawn at random from the ephemeral range as they are, 2,000 ports
-    // repeat some dozens of times.
+    // 2,000 ports drawn by the kernel repeat some dozens of times; these
+    // must not, even when the range below the ephemeral one is used up.
     let ports: Vec<u16> = (0..2_000).map(|_| free_port()).collect();
     let distinct: std::collections::BTreeSet<u16> = ports.iter().copied().collect();
     assert_eq!(distinct.len(), ports.len());
+    // None the kernel could give a socket bound to port 0 meanwhile.
+    let ephemeral = ephemeral_start();
+    assert!(ports.iter().all(|&p| p < ephemeral), "{ephemeral}");
 }
 
 /// The `x-connection-id` the built-in server stamps on every response.
