@@ -321,13 +321,19 @@ where
                 } => {
                     // Matched where the send put it (`ready!` would move
                     // the answer into a local first: a copy of ~400 B).
-                    let SendError { error, handed_back } = match send.poll(cx) {
+                    let poll = send.poll(cx);
+                    // HTTP/3 offered by the origin that answered (not the
+                    // first hop's, after a redirect). Looked at by reference
+                    // before the answer is taken apart: a call between
+                    // binding it and building the response (which may
+                    // unwind, and then drops it) copied it aside twice.
+                    #[cfg(feature = "http3")]
+                    if let Poll::Ready(Ok((lease, answer))) = &poll {
+                        lease.origin().protocol().learn_alt_svc(answer.headers());
+                    }
+                    let SendError { error, handed_back } = match poll {
                         Poll::Pending => return Poll::Pending,
                         Poll::Ready(Ok((lease, answer))) => {
-                            // HTTP/3 offered by the origin that answered
-                            // (not the first hop's, after a redirect).
-                            #[cfg(feature = "http3")]
-                            lease.origin().protocol().learn_alt_svc(answer.headers());
                             let config = this.inner.pool.config();
                             return Poll::Ready(Ok(Response::new(
                                 answer,
