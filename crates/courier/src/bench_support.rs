@@ -136,7 +136,7 @@ impl Http2Headers {
     pub fn decode_nginx_response(&mut self) -> usize {
         let block = nginx_response_head();
         match self.decoder.decode(&block, false) {
-            Ok(crate::proto::h2::head::Block::Response(parts, _)) => parts.headers.len(),
+            Ok(crate::proto::h2::head::Block::Response(head, _)) => head.headers().len(),
             _ => panic!("nginx's response head must decode"),
         }
     }

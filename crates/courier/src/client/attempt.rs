@@ -50,6 +50,9 @@ pin_project! {
     pub(crate) struct Attempt<S, F> {
         inner: Arc<ClientInner>,
         origin: Arc<OriginPool>,
+        // When the request was made: its duration is recorded here, where
+        // the answer is looked at before it is taken apart (see `poll_attempt`).
+        started: Instant,
         deadline: Option<Instant>,
         // Retries so far (a counter, not a bool: the same byte).
         retries: u8,
@@ -98,6 +101,7 @@ where
     pub(crate) fn start(
         inner: Arc<ClientInner>,
         request: Request<Body>,
+        started: Instant,
         deadline: Option<Instant>,
         send: S,
     ) -> Either<Self, Refused> {
@@ -118,6 +122,7 @@ where
         Either::Left(Attempt {
             inner,
             origin,
+            started,
             deadline,
             retries: 0,
             resent_unanswered: false,
@@ -265,6 +270,10 @@ where
 {
     type Output = Result<Answered, Error>;
 
+    // Inlined, as `poll_attempt`, into the one poll that calls it: a poll
+    // of its own wrote the answer into its frame, and its caller copied it
+    // out (~400 B).
+    #[inline(always)]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         // Passed on as it comes: a response is large, and a match here
         // would copy it once more. (Each failure says which origin it is
@@ -278,6 +287,7 @@ where
     S: Fn(Lease, Request<Body>, Option<Instant>) -> F,
     F: Future<Output = Result<(Lease, Answer<Source>), SendError>>,
 {
+    #[inline(always)]
     fn poll_attempt(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -321,13 +331,24 @@ where
                 } => {
                     // Matched where the send put it (`ready!` would move
                     // the answer into a local first: a copy of ~400 B).
-                    let SendError { error, handed_back } = match send.poll(cx) {
+                    let poll = send.poll(cx);
+                    // The answer looked at by reference, before it is taken
+                    // apart: HTTP/3 offered by the origin that answered (not
+                    // the first hop's, after a redirect), and the request's
+                    // duration. A call between binding the answer and
+                    // building the response (which may unwind, and then
+                    // drops it) copied it (~400 B) aside.
+                    if let Poll::Ready(Ok((lease, answer))) = &poll {
+                        #[cfg(feature = "http3")]
+                        lease.origin().protocol().learn_alt_svc(answer.headers());
+                        #[cfg(not(feature = "http3"))]
+                        let _ = (lease, answer);
+                        let metrics = &this.inner.metrics;
+                        metrics.request_duration.record(this.started.elapsed());
+                    }
+                    let SendError { error, handed_back } = match poll {
                         Poll::Pending => return Poll::Pending,
                         Poll::Ready(Ok((lease, answer))) => {
-                            // HTTP/3 offered by the origin that answered
-                            // (not the first hop's, after a redirect).
-                            #[cfg(feature = "http3")]
-                            lease.origin().protocol().learn_alt_svc(answer.headers());
                             let config = this.inner.pool.config();
                             return Poll::Ready(Ok(Response::new(
                                 answer,

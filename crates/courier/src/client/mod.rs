@@ -197,8 +197,7 @@ impl Client {
         let metrics = Arc::clone(&inner.metrics);
         SendFuture::new(
             metrics,
-            started,
-            Attempt::start(inner, request, deadline, Lease::send),
+            Attempt::start(inner, request, started, deadline, Lease::send),
         )
     }
 }

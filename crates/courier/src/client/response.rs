@@ -45,7 +45,7 @@ mod construct;
 pub struct Response {
     head: http::response::Parts,
     /// The headers when they are shared with the connection's last head
-    /// (HTTP/1.1): `head.headers` is empty then, and the first `&mut`
+    /// (HTTP/1.1, HTTP/2): `head.headers` is empty then, and the first `&mut`
     /// use copies them in ([`own_headers`](Response::own_headers)). A
     /// response that is only read costs a reference count, not a copy of
     /// the map (two allocations and a count per value) and its drop.

@@ -42,7 +42,6 @@ pin_project_lite::pin_project! {
         // should not carry its 112 B.
         timer: Option<Pin<Box<Sleep>>>,
         active: Active,
-        started: Instant,
     }
 }
 
@@ -60,17 +59,17 @@ where
     F: Future<Output = Result<T, Error>> + DeadlineKept,
 {
     /// The attempt's [`deadline`](DeadlineKept::deadline) ends it with
-    /// [`ErrorKind::Timeout`].
+    /// [`ErrorKind::Timeout`]. The attempt records the request's duration
+    /// when it is answered.
     // Inlined: the attempt (~600 B) is moved into place, not through a call.
     #[inline]
-    pub(crate) fn new(metrics: Arc<Metrics>, started: Instant, attempt: F) -> Self {
+    pub(crate) fn new(metrics: Arc<Metrics>, attempt: F) -> Self {
         metrics.requests_total.inc();
         metrics.requests_active.inc();
         SendFuture {
             attempt,
             timer: None,
             active: Active(metrics),
-            started,
         }
     }
 }
@@ -89,14 +88,11 @@ where
         let mut this = self.project();
         // Looked at by reference where the attempt put it: a result that
         // is returned is returned whole, not taken apart and built again
-        // (each a copy of its ~700 B).
+        // (each a copy of its ~600 B). The attempt records the duration,
+        // where it looks at the answer already.
         let poll = this.attempt.as_mut().poll(cx);
         let error = match &poll {
-            Poll::Ready(Ok(_)) => {
-                let metrics = &this.active.0;
-                metrics.request_duration.record(this.started.elapsed());
-                return poll;
-            }
+            Poll::Ready(Ok(_)) => return poll,
             // The connection's timer fired: the same error as the request's own.
             Poll::Ready(Err(e)) if h1::deadline::is_passed(e) || h2::deadline::is_passed(e) => {
                 timed_out()

@@ -69,7 +69,8 @@ pub(crate) struct Answer<B = ()> {
     /// it from `head` (the response's constructor does).
     pub(crate) length: Option<Option<u64>>,
     /// The head's headers when they are the connection's last ones, shared
-    /// rather than copied (HTTP/1.1: see `proto/h1/names.rs`); `head.headers`
+    /// rather than copied (HTTP/1.1: see `proto/h1/names.rs`; HTTP/2:
+    /// `proto/h2/head.rs`); `head.headers`
     /// is empty then. `None`: `head.headers` are the headers.
     pub(crate) shared: Option<Arc<http::HeaderMap>>,
 }

@@ -57,6 +57,7 @@ mod http2_conformance;
 mod http2_flow;
 mod http2_preface;
 mod http2_refusal;
+mod http2_shared_head;
 mod http2_wire;
 #[cfg(feature = "http3")]
 mod http3_client;

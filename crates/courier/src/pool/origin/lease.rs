@@ -196,30 +196,37 @@ impl<P: Protocol, F: Future<Output = (ExclusiveConn<P>, Sent<P>)>> Future for Se
         // it once, into this poll's result: a `(lease, result)` pair built
         // first and then mapped copied the answer (~400 B) twice more.
         match self.project().in_flight.project() {
-            InFlightProj::Exclusive { origin, send } => match send.poll(cx) {
-                Poll::Pending => Poll::Pending,
-                Poll::Ready((conn, Ok(answer))) => {
-                    let origin = origin.take().expect(DONE);
-                    Poll::Ready(Ok((Lease::new(Conn::Exclusive(conn), origin), answer)))
-                }
-                Poll::Ready((conn, Err(failure))) => {
-                    // The lease is dropped, which closes the connection.
-                    drop(Lease::new(
-                        Conn::Exclusive(conn),
-                        origin.take().expect(DONE),
-                    ));
-                    Poll::Ready(Err(failure))
-                }
-            },
-            InFlightProj::Shared { lease, send } => {
-                let origin = &lease.as_ref().expect(DONE).origin;
-                match P::Shared::poll_send(send, cx, origin.protocol()) {
-                    Poll::Pending => Poll::Pending,
-                    Poll::Ready(Ok(answer)) => Poll::Ready(Ok((lease.take().expect(DONE), answer))),
-                    Poll::Ready(Err(failure)) => {
-                        drop(lease.take().expect(DONE));
+            // Each side's lease (or origin) is taken before the answer
+            // comes, and put back if it has not: taken after it (an
+            // `expect` that may panic), it made the answer be copied aside
+            // first, to be dropped on unwinding.
+            InFlightProj::Exclusive { origin, send } => {
+                let taken = origin.take().expect(DONE);
+                match send.poll(cx) {
+                    Poll::Pending => {
+                        *origin = Some(taken);
+                        Poll::Pending
+                    }
+                    Poll::Ready((conn, Ok(answer))) => {
+                        Poll::Ready(Ok((Lease::new(Conn::Exclusive(conn), taken), answer)))
+                    }
+                    Poll::Ready((conn, Err(failure))) => {
+                        // The lease is dropped, which closes the connection.
+                        drop(Lease::new(Conn::Exclusive(conn), taken));
                         Poll::Ready(Err(failure))
                     }
+                }
+            }
+            InFlightProj::Shared { lease, send } => {
+                let taken = lease.take().expect(DONE);
+                match P::Shared::poll_send(send, cx, taken.origin.protocol()) {
+                    Poll::Pending => {
+                        *lease = Some(taken);
+                        Poll::Pending
+                    }
+                    Poll::Ready(Ok(answer)) => Poll::Ready(Ok((taken, answer))),
+                    // The lease is dropped.
+                    Poll::Ready(Err(failure)) => Poll::Ready(Err(failure)),
                 }
             }
         }

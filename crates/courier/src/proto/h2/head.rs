@@ -7,8 +7,11 @@
 //!
 //! A server sends the same head many times over (a static file's, until its
 //! `date` changes): once a block has come twice in a row, its head is kept,
-//! and the same block again is a copy of that head and the block's table
-//! insertions (`Decoder::replay`), not a decoding.
+//! and the same block again is that head's header map shared (a reference
+//! count, as HTTP/1.1 shares its repeated head: `proto/h1/names.rs`) and the
+//! block's table insertions (`Decoder::replay`), not a decoding.
+
+use std::sync::Arc;
 
 use bytes::BytesMut;
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, Version};
@@ -18,10 +21,29 @@ use super::hpack::{DecodeError, Decoder};
 /// A decoded header block.
 pub(crate) enum Block {
     /// A final response head, and its Content-Length as read while decoding.
-    Response(http::response::Parts, Declared),
+    Response(ResponseHead, Declared),
     /// A 1xx informational head, to skip.
     Informational,
     Trailers(HeaderMap),
+}
+
+/// A final response head as decoded.
+#[derive(Debug)]
+pub(crate) struct ResponseHead {
+    /// Status, version and (unless `shared`) the headers.
+    pub(crate) parts: http::response::Parts,
+    /// The headers, when they are the connection's kept head's: shared
+    /// with every response that replayed it; `parts.headers` is empty then.
+    /// The response copies them the first time a caller changes them.
+    pub(crate) shared: Option<Arc<HeaderMap>>,
+}
+
+impl ResponseHead {
+    /// The headers, wherever they are kept.
+    #[cfg(any(test, feature = "internal-hooks"))]
+    pub(crate) fn headers(&self) -> &HeaderMap {
+        self.shared.as_deref().unwrap_or(&self.parts.headers)
+    }
 }
 
 /// A response head's Content-Length, read as the block is decoded, so that
@@ -66,7 +88,7 @@ pub(crate) struct BlockDecoder {
     names: Names,
     max_list: usize,
     /// The head the last block decoded to, while that block may be replayed.
-    last: Option<(StatusCode, HeaderMap, Declared)>,
+    last: Option<(StatusCode, Arc<HeaderMap>, Declared)>,
 }
 
 /// Arena allocation: a few typical response heads.
@@ -90,10 +112,13 @@ impl BlockDecoder {
     pub(crate) fn decode(&mut self, block: &[u8], trailers: bool) -> Result<Block, BlockError> {
         if let Some((status, headers, declared)) = self.last.as_ref().filter(|_| !trailers) {
             if self.hpack.replay(block) {
-                return Ok(Block::Response(
-                    response(*status, headers.clone()),
-                    *declared,
-                ));
+                // The map shared, not cloned: a clone was two allocations
+                // and a reference count per value, and its drop as much.
+                let head = ResponseHead {
+                    parts: response(*status, HeaderMap::new()),
+                    shared: Some(Arc::clone(headers)),
+                };
+                return Ok(Block::Response(head, *declared));
             }
         }
         self.last = None;
@@ -189,9 +214,13 @@ impl BlockDecoder {
             return Ok(Block::Informational);
         }
         if self.hpack.repeated() {
-            self.last = Some((status, detached(&headers), declared));
+            self.last = Some((status, Arc::new(detached(&headers)), declared));
         }
-        Ok(Block::Response(response(status, headers), declared))
+        let head = ResponseHead {
+            parts: response(status, headers),
+            shared: None,
+        };
+        Ok(Block::Response(head, declared))
     }
 }
 
@@ -270,15 +299,15 @@ mod tests {
             .collect()
     }
 
-    fn head(decoded: Result<Block, BlockError>) -> http::response::Parts {
+    fn head(decoded: Result<Block, BlockError>) -> ResponseHead {
         match decoded {
-            Ok(Block::Response(parts, _)) => parts,
+            Ok(Block::Response(head, _)) => head,
             _ => panic!("not a response head"),
         }
     }
 
     #[test]
-    fn a_repeated_head_is_kept_and_copied_whole() {
+    fn a_repeated_head_is_kept_and_shared_whole() {
         let block = hex(NGINX);
         let mut decoder = BlockDecoder::new(4096, 16 * 1024);
         let first = head(decoder.decode(&block, false));
@@ -286,13 +315,21 @@ mod tests {
         let second = head(decoder.decode(&block, false));
         assert!(decoder.last.is_some(), "not kept after two");
         let third = head(decoder.decode(&block, false));
-        for parts in [&second, &third] {
-            assert_eq!(parts.status, first.status);
-            assert_eq!(parts.version, Version::HTTP_2);
-            assert_eq!(parts.headers, first.headers);
+        let fourth = head(decoder.decode(&block, false));
+        for head in [&second, &third, &fourth] {
+            assert_eq!(head.parts.status, first.parts.status);
+            assert_eq!(head.parts.version, Version::HTTP_2);
+            assert_eq!(head.headers(), first.headers());
         }
-        assert_eq!(first.headers.len(), 7);
-        assert_eq!(first.headers["server"], "nginx/1.22.1");
+        assert_eq!(first.headers().len(), 7);
+        assert_eq!(first.headers()["server"], "nginx/1.22.1");
+        // Decoded heads own their maps; replayed ones share the kept one.
+        assert!(first.shared.is_none() && second.shared.is_none());
+        let (Some(one), Some(two)) = (&third.shared, &fourth.shared) else {
+            panic!("a replayed head is not shared");
+        };
+        assert!(Arc::ptr_eq(one, two), "one map, shared");
+        assert!(third.parts.headers.is_empty());
         // Trailers are never copied from a head.
         assert!(matches!(
             decoder.decode(&block, true),
@@ -364,18 +401,18 @@ mod tests {
                     Some(Some(n)) if numbers.iter().all(|m| *m == Some(*n)) => Declared::Length(*n),
                     Some(_) => Declared::Invalid,
                 };
-                let Ok(Block::Response(parts, declared)) = decoded else {
+                let Ok(Block::Response(head, declared)) = decoded else {
                     panic!("{lengths:?}: not a response head");
                 };
                 assert_eq!(declared, expected, "{lengths:?} round {round}");
                 if let Declared::Length(n) = declared {
-                    let read = parts.headers[http::header::CONTENT_LENGTH]
+                    let read = head.headers()[http::header::CONTENT_LENGTH]
                         .to_str()
                         .unwrap();
                     assert_eq!(read.parse::<u64>().ok(), Some(n), "{lengths:?}");
                 }
                 if let Declared::Absent = declared {
-                    assert!(!parts.headers.contains_key(http::header::CONTENT_LENGTH));
+                    assert!(!head.headers().contains_key(http::header::CONTENT_LENGTH));
                 }
             }
             assert!(

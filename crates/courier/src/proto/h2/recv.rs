@@ -292,10 +292,11 @@ impl Reader {
                 }
                 st.glitch(Glitch::Informational)
             }
-            Ok(Block::Response(parts, declared)) => {
+            Ok(Block::Response(head, declared)) => {
+                let status = head.parts.status;
                 let no_body = stream.head_request
-                    || parts.status == http::StatusCode::NO_CONTENT
-                    || parts.status == http::StatusCode::NOT_MODIFIED;
+                    || status == http::StatusCode::NO_CONTENT
+                    || status == http::StatusCode::NOT_MODIFIED;
                 // Every copy must declare the same length (RFC 9110 §8.6):
                 // two lengths are two framings, as malformed as a bad one.
                 let length = match declared {
@@ -317,7 +318,7 @@ impl Reader {
                     Ok(())
                 }));
                 stream.wake(wakers);
-                st.streams.set_head(key, parts, length);
+                st.streams.set_head(key, head, length);
                 st.check_counts();
                 st.earn(flood::PER_RESPONSE);
                 Ok(())

@@ -20,6 +20,7 @@ use super::conn::{Head, Outgoing};
 use super::driver::{self, Handle, KeepAliveConfig};
 use super::error::StreamError;
 use super::grow::Adaptive;
+use super::head::ResponseHead;
 use super::send::{Feed, Pipe};
 use super::signals::Signals;
 use super::stream::{Arrived, RecvBody, StreamRef};
@@ -183,7 +184,11 @@ impl Http2Send {
         };
         match std::task::ready!(stream.poll_head(cx)) {
             Ok(Arrived {
-                mut head,
+                head:
+                    ResponseHead {
+                        parts: mut head,
+                        shared,
+                    },
                 length,
                 end,
             }) => {
@@ -211,7 +216,7 @@ impl Http2Send {
                     // Read as the head was decoded (every copy the same,
                     // `1*DIGIT`): what the response would read from it.
                     length: Some(length),
-                    shared: None,
+                    shared,
                 }))
             }
             Err(e) => Poll::Ready(Err(self.failed(e))),

@@ -9,12 +9,13 @@ use http_body::Frame;
 
 use super::conn::Shared;
 use super::error::StreamError;
+use super::head::ResponseHead;
 use super::streams::Key;
 
 /// A response head as its stream hands it to the request.
 #[derive(Debug)]
 pub(crate) struct Arrived {
-    pub(crate) head: http::response::Parts,
+    pub(crate) head: ResponseHead,
     /// The Content-Length it declares, read as it was decoded.
     pub(crate) length: Option<u64>,
     /// The stream already ended with it (no body).

@@ -15,6 +15,7 @@ use http::HeaderMap;
 
 use super::counts::Counts;
 use super::flow::{RecvWindow, SendWindow};
+use super::head::ResponseHead;
 use super::stream_state::{Illegal, StreamState};
 
 /// Which slot a stream lives in. Handles keep it with the stream id, so a
@@ -269,7 +270,7 @@ pub(crate) struct Streams {
     /// whole stream, and a long poll's slot would carry an empty head's
     /// 112 B for as long as it waits (a third of the slot). With the
     /// head's Content-Length, read while it was decoded.
-    heads: Vec<(Key, http::response::Parts, Option<u64>)>,
+    heads: Vec<(Key, ResponseHead, Option<u64>)>,
 }
 
 /// Heads waiting to be taken, kept room for once no stream is open: more is
@@ -321,7 +322,7 @@ impl Streams {
 
     /// Keeps the response head of the stream in `key`, and the
     /// Content-Length it declares, until its request takes them.
-    pub(crate) fn set_head(&mut self, key: Key, head: http::response::Parts, length: Option<u64>) {
+    pub(crate) fn set_head(&mut self, key: Key, head: ResponseHead, length: Option<u64>) {
         if let Some(Slot::Used(stream)) = self.slots.get_mut(key as usize) {
             stream.head_waiting = true;
             self.heads.push((key, head, length));
@@ -330,11 +331,7 @@ impl Streams {
 
     /// The response head of stream `id` in `key` and its Content-Length,
     /// if it came and was not taken yet.
-    pub(crate) fn take_head(
-        &mut self,
-        key: Key,
-        id: u32,
-    ) -> Option<(http::response::Parts, Option<u64>)> {
+    pub(crate) fn take_head(&mut self, key: Key, id: u32) -> Option<(ResponseHead, Option<u64>)> {
         let stream = self.get(key, id)?;
         if !std::mem::take(&mut stream.head_waiting) {
             return None;
@@ -448,7 +445,10 @@ mod tests {
 
     #[test]
     fn a_head_waits_beside_its_slot_until_taken_or_the_stream_goes() {
-        let head = || http::Response::new(()).into_parts().0;
+        let head = || ResponseHead {
+            parts: http::Response::new(()).into_parts().0,
+            shared: None,
+        };
         let mut streams = Streams::default();
         let a = streams.insert(Stream::new(1, 0, 0, true), 100);
         let b = streams.insert(Stream::new(3, 0, 0, true), 100);
