@@ -10,9 +10,11 @@ use std::sync::{Arc, Mutex, PoisonError};
 use http::Request;
 use tokio::sync::watch;
 use tokio::time::Instant;
+use tokio_util::either::Either;
 
 use super::code;
 use super::control;
+use super::deadline::{Deadlines, Within};
 use super::early::{Phase, PhaseWatch, Remembered};
 use super::frame::{self, setting, stream_type};
 use super::head::{self, HeadError};
@@ -52,6 +54,8 @@ pub(crate) struct Connection {
 pub(crate) struct Inner {
     pub(super) quic: quinn::Connection,
     pub(super) signals: Arc<Signals>,
+    /// The requests' deadlines, kept by the driver's timer.
+    deadlines: Arc<Deadlines>,
     pub(super) config: Config,
     /// The server's SETTINGS_MAX_FIELD_SECTION_SIZE (unlimited until its
     /// SETTINGS say otherwise, RFC 9114 §4.2.2).
@@ -154,6 +158,7 @@ pub(crate) async fn handshake(
     let inner = Arc::new(Inner {
         quic,
         signals,
+        deadlines: Arc::default(),
         config,
         peer_max_field_section: AtomicU64::new(peer_max),
         last_head: head::Replay::default(),
@@ -169,6 +174,7 @@ pub(crate) async fn handshake(
         Arc::downgrade(&inner),
         inner.quic.clone(),
         Arc::clone(&inner.signals),
+        Arc::clone(&inner.deadlines),
         config.max_field_section,
         control,
     );
@@ -354,7 +360,10 @@ impl Connection {
         self.inner.quic.close(code::NO_ERROR.into(), b"");
     }
 
-    /// Sends `request` (its URI absolute) and waits for the response head.
+    /// Sends `request` (its URI absolute) and waits for the response head,
+    /// until `deadline` if one is given: the connection keeps it
+    /// ([`deadline`](super::deadline)), and past it the request fails with
+    /// the request timeout's error.
     ///
     /// # Errors
     /// A [`SendError`] that says whether the request may be sent again
@@ -366,7 +375,12 @@ impl Connection {
     pub(crate) fn send(
         &self,
         request: Request<Body>,
+        deadline: Option<Instant>,
     ) -> impl std::future::Future<Output = Result<Answer, SendError>> + Send + 'static {
-        request::send(Arc::clone(&self.inner), request)
+        let sending = request::send(Arc::clone(&self.inner), request);
+        match deadline {
+            Some(at) => Either::Left(Within::new(sending, Arc::clone(&self.inner.deadlines), at)),
+            None => Either::Right(sending),
+        }
     }
 }

@@ -263,6 +263,7 @@ async fn send_once(
     signals.report();
     let guard = StreamGuard::new(Arc::clone(inner));
     let mut reader = StreamReader::new(rx, inner.config.max_field_section, Bytes::new());
+    reader.set_unanswered(true);
     let id = reader.id();
 
     let (parts, body) = request.into_parts();
