@@ -8,7 +8,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use courier::{Body, Certificate, Client, ErrorKind};
-use quinn::VarInt;
 
 use crate::corpus::tls::{identity, root_pem};
 
@@ -61,7 +60,7 @@ async fn never_answer(endpoint: quinn::Endpoint, requests: usize) -> Vec<Left> {
         .expect("SETTINGS");
     let mut left = Vec::new();
     for _ in 0..requests {
-        let (mut send, mut recv) = conn.accept_bi().await.expect("a request stream");
+        let (send, mut recv) = conn.accept_bi().await.expect("a request stream");
         let reset = match recv.read_to_end(1 << 20).await {
             Err(quinn::ReadToEndError::Read(quinn::ReadError::Reset(code))) => {
                 Some(u32::try_from(code.into_inner()).expect("code"))
