@@ -10,11 +10,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 use http::Request;
 use tokio::sync::watch;
 use tokio::time::Instant;
-use tokio_util::either::Either;
 
 use super::code;
 use super::control;
-use super::deadline::{Deadlines, Within};
+use super::deadline::{Deadlines, Kept};
 use super::early::{Phase, PhaseWatch, Remembered};
 use super::frame::{self, setting, stream_type};
 use super::head::{self, HeadError};
@@ -377,10 +376,7 @@ impl Connection {
         request: Request<Body>,
         deadline: Option<Instant>,
     ) -> impl std::future::Future<Output = Result<Answer, SendError>> + Send + 'static {
-        let sending = request::send(Arc::clone(&self.inner), request);
-        match deadline {
-            Some(at) => Either::Left(Within::new(sending, Arc::clone(&self.inner.deadlines), at)),
-            None => Either::Right(sending),
-        }
+        let kept = deadline.map(|at| Kept::new(Arc::clone(&self.inner.deadlines), at));
+        request::send(Arc::clone(&self.inner), request, kept)
     }
 }

@@ -202,34 +202,89 @@ impl Timer {
     }
 }
 
-pin_project_lite::pin_project! {
-    /// A request's future (to its response head) held to its deadline by
-    /// the connection's timer. Past it, the future is dropped (its stream
-    /// stopped) and the request fails with the request timeout's error.
-    pub(crate) struct Within<F> {
-        #[pin]
-        future: Option<F>,
-        deadlines: Arc<Deadlines>,
-        at: Instant,
-        key: Option<usize>,
+/// A request's deadline, as its connection keeps it.
+pub(crate) struct Kept {
+    deadlines: Arc<Deadlines>,
+    at: Instant,
+    /// Its entry in the table, once it waited.
+    key: Option<usize>,
+}
+
+impl Kept {
+    pub(crate) fn new(deadlines: Arc<Deadlines>, at: Instant) -> Kept {
+        Kept {
+            deadlines,
+            at,
+            key: None,
+        }
     }
 
-    impl<F> PinnedDrop for Within<F> {
-        fn drop(this: Pin<&mut Self>) {
-            if let Some(key) = this.key {
-                this.deadlines.leave(key);
-            }
+    /// Whether the deadline passed; if not, the request (`cx`'s waker) is
+    /// woken when it does.
+    pub(crate) fn passed(&mut self, cx: &Context<'_>) -> bool {
+        self.deadlines.keep(&mut self.key, self.at, cx.waker())
+    }
+
+    /// The request ended: its entry leaves the table.
+    pub(crate) fn leave(&mut self) {
+        if let Some(key) = self.key.take() {
+            self.deadlines.leave(key);
         }
     }
 }
 
+impl Drop for Kept {
+    fn drop(&mut self) {
+        self.leave();
+    }
+}
+
+/// Polls a request's `future` held to its deadline (`kept`): past it, the
+/// future is dropped (its stream stopped) and the request fails with the
+/// request timeout's error. Written out here for the futures that keep
+/// their deadline beside them (`request.rs`).
+pub(crate) fn poll_within<F: Future<Output = Result<T, SendError>>, T>(
+    mut future: Pin<&mut Option<F>>,
+    kept: Option<&mut Kept>,
+    cx: &mut Context<'_>,
+) -> Poll<Result<T, SendError>> {
+    let Some(running) = future.as_mut().as_pin_mut() else {
+        return Poll::Ready(Err(timed_out()));
+    };
+    if let Poll::Ready(output) = running.poll(cx) {
+        if let Some(kept) = kept {
+            kept.leave();
+        }
+        return Poll::Ready(output);
+    }
+    let Some(kept) = kept else {
+        return Poll::Pending;
+    };
+    if !kept.passed(cx) {
+        return Poll::Pending;
+    }
+    kept.leave();
+    // Dropped now, not with the request's future: its stream is stopped
+    // and its slot freed at the deadline.
+    future.set(None);
+    Poll::Ready(Err(timed_out()))
+}
+
+pin_project_lite::pin_project! {
+    /// A request's future (to its response head) held to its deadline by
+    /// the connection's timer ([`poll_within`]).
+    pub(crate) struct Within<F> {
+        #[pin]
+        future: Option<F>,
+        kept: Option<Kept>,
+    }
+}
+
 impl<F> Within<F> {
-    pub(crate) fn new(future: F, deadlines: Arc<Deadlines>, at: Instant) -> Self {
+    pub(crate) fn new(future: F, kept: Option<Kept>) -> Self {
         Within {
             future: Some(future),
-            deadlines,
-            at,
-            key: None,
+            kept,
         }
     }
 }
@@ -246,27 +301,8 @@ impl<T, F: Future<Output = Result<T, SendError>>> Future for Within<F> {
     type Output = Result<T, SendError>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let mut this = self.project();
-        let Some(future) = this.future.as_mut().as_pin_mut() else {
-            return Poll::Ready(Err(timed_out()));
-        };
-        let done = |key: &mut Option<usize>| {
-            if let Some(key) = key.take() {
-                this.deadlines.leave(key);
-            }
-        };
-        if let Poll::Ready(output) = future.poll(cx) {
-            done(this.key);
-            return Poll::Ready(output);
-        }
-        if !this.deadlines.keep(this.key, *this.at, cx.waker()) {
-            return Poll::Pending;
-        }
-        done(this.key);
-        // Dropped now, not with the request's future: its stream is
-        // stopped and its slot freed at the deadline.
-        this.future.set(None);
-        Poll::Ready(Err(timed_out()))
+        let this = self.project();
+        poll_within(this.future, this.kept.as_mut(), cx)
     }
 }
 

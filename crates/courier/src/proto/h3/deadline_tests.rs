@@ -10,7 +10,7 @@ use std::time::Duration;
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 
-use super::{Deadlines, Timer, Within};
+use super::{Deadlines, Kept, Timer, Within};
 use crate::error::ErrorKind;
 use crate::proto::exchange::SendError;
 
@@ -44,11 +44,8 @@ async fn each_request_fails_at_its_own_deadline_and_others_go_on() {
     let _polls = drive(&deadlines);
     let start = Instant::now();
     let late = [600, 200, 400].map(|ms| {
-        let within = Within::new(
-            never(),
-            Arc::clone(&deadlines),
-            start + Duration::from_millis(ms),
-        );
+        let at = start + Duration::from_millis(ms);
+        let within = Within::new(never(), Some(Kept::new(Arc::clone(&deadlines), at)));
         tokio::spawn(async move {
             let err = within.await.expect_err("past its deadline");
             (err, start.elapsed(), ms)
@@ -60,8 +57,10 @@ async fn each_request_fails_at_its_own_deadline_and_others_go_on() {
             answered.await.expect("answered");
             Ok(())
         },
-        Arc::clone(&deadlines),
-        start + Duration::from_millis(5_000),
+        Some(Kept::new(
+            Arc::clone(&deadlines),
+            start + Duration::from_millis(5_000),
+        )),
     );
     let on_time = tokio::spawn(on_time);
     for task in late {
@@ -88,7 +87,7 @@ async fn later_deadlines_do_not_wake_the_driver() {
     let mut tasks = Vec::new();
     for i in 0..100u64 {
         let at = start + Duration::from_millis(1_000 + i);
-        let within = Within::new(never(), Arc::clone(&deadlines), at);
+        let within = Within::new(never(), Some(Kept::new(Arc::clone(&deadlines), at)));
         tasks.push(tokio::spawn(within));
         tokio::task::yield_now().await;
     }
@@ -113,8 +112,10 @@ async fn an_answered_request_leaves_the_table() {
             answered.await.expect("answered");
             Ok(())
         },
-        Arc::clone(&deadlines),
-        Instant::now() + Duration::from_secs(1),
+        Some(Kept::new(
+            Arc::clone(&deadlines),
+            Instant::now() + Duration::from_secs(1),
+        )),
     );
     let task = tokio::spawn(within);
     tokio::task::yield_now().await;
@@ -133,8 +134,10 @@ async fn a_dropped_request_leaves_the_table() {
     let _polls = drive(&deadlines);
     let within = Within::new(
         never(),
-        Arc::clone(&deadlines),
-        Instant::now() + Duration::from_secs(1),
+        Some(Kept::new(
+            Arc::clone(&deadlines),
+            Instant::now() + Duration::from_secs(1),
+        )),
     );
     let task = tokio::spawn(within);
     tokio::task::yield_now().await;
