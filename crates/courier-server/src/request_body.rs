@@ -6,6 +6,7 @@
 
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
+use std::time::Duration;
 
 use bytes::{Buf, Bytes};
 use http_body::{Body, Frame, SizeHint};
@@ -24,9 +25,10 @@ pub(crate) enum RequestBody {
     /// HTTP/3: DATA frames read off the request stream; `done` once the
     /// client finished it (trailers, if any, are not read). Boxed: the
     /// stream is several times the size of hyper's body, and every response
-    /// body that echoes would carry that size.
+    /// body that echoes would carry that size. `None` once handed to a task
+    /// that waits for its end (see the drop).
     Http3 {
-        stream: Box<H3RecvStream>,
+        stream: Option<Box<H3RecvStream>>,
         done: bool,
         /// "No more data" answers from h3 in a row.
         ends: u8,
@@ -45,7 +47,7 @@ const ENDS: u8 = 4;
 impl RequestBody {
     pub(crate) fn http3(stream: H3RecvStream) -> Self {
         RequestBody::Http3 {
-            stream: Box::new(stream),
+            stream: Some(Box::new(stream)),
             done: false,
             ends: 0,
         }
@@ -55,12 +57,15 @@ impl RequestBody {
 /// An HTTP/3 body dropped unread whose end has already come is read to its
 /// end here, without waiting: quinn stops (STOP_SENDING) every request
 /// stream dropped before its end was read, even one the client had
-/// finished, so each bodiless request cost a frame each way. A body still
-/// coming is stopped as before: the server does not want the rest.
+/// finished, so each bodiless request cost a frame each way. One whose end
+/// has not come yet (a bodiless request whose FIN follows its head in a
+/// later packet, often answered before it arrives) is left to a task that
+/// waits for it, boundedly ([`LATE_END`]). A body whose data comes is
+/// stopped as before: the server does not want the rest.
 impl Drop for RequestBody {
     fn drop(&mut self) {
         let RequestBody::Http3 {
-            stream,
+            stream: Some(stream),
             done: false,
             ..
         } = self
@@ -68,15 +73,43 @@ impl Drop for RequestBody {
             return;
         };
         let mut cx = Context::from_waker(Waker::noop());
-        // "No more data" may be an empty DATA frame (see `ENDS`); the end
-        // answers it again at once, anything else stops the reading.
-        for _ in 0..ENDS {
-            match stream.poll_recv_data(&mut cx) {
-                Poll::Ready(Ok(None)) => {}
-                Poll::Ready(Ok(Some(_)) | Err(_)) | Poll::Pending => return,
+        if read_end(stream, &mut cx).is_pending() {
+            if let (Ok(runtime), RequestBody::Http3 { stream, .. }) =
+                (tokio::runtime::Handle::try_current(), self)
+            {
+                if let Some(stream) = stream.take() {
+                    runtime.spawn(late_end(stream));
+                }
             }
         }
     }
+}
+
+/// How long a request stream dropped before its end waits for it: a
+/// client finishes a bodiless request within a round trip or so.
+const LATE_END: Duration = Duration::from_secs(1);
+
+/// Reads a stream to its end if it has come, without data: `Ready(true)`
+/// at the end, `Ready(false)` on data or an error (the stream is then
+/// stopped as it is dropped). "No more data" may be an empty DATA frame
+/// (see `ENDS`); the end answers it again at once.
+fn read_end(stream: &mut H3RecvStream, cx: &mut Context<'_>) -> Poll<bool> {
+    for _ in 0..ENDS {
+        match stream.poll_recv_data(cx) {
+            Poll::Ready(Ok(None)) => {}
+            Poll::Ready(Ok(Some(_)) | Err(_)) => return Poll::Ready(false),
+            Poll::Pending => return Poll::Pending,
+        }
+    }
+    Poll::Ready(true)
+}
+
+/// Waits (at most [`LATE_END`]) for the end of a request stream dropped
+/// before it: read, the stream goes without STOP_SENDING; data, or no end
+/// in time, and it is stopped as it is dropped.
+async fn late_end(mut stream: Box<H3RecvStream>) {
+    let end = std::future::poll_fn(|cx| read_end(&mut stream, cx));
+    let _ = tokio::time::timeout(LATE_END, end).await;
 }
 
 impl Body for RequestBody {
@@ -92,7 +125,12 @@ impl Body for RequestBody {
                 .poll_frame(cx)
                 .map(|frame| frame.map(|f| f.map_err(BoxError::from))),
             RequestBody::Http3 { done: true, .. } => Poll::Ready(None),
-            RequestBody::Http3 { stream, done, ends } => loop {
+            RequestBody::Http3 { stream: None, .. } => Poll::Ready(None),
+            RequestBody::Http3 {
+                stream: Some(stream),
+                done,
+                ends,
+            } => loop {
                 match stream.poll_recv_data(cx) {
                     Poll::Pending => return Poll::Pending,
                     Poll::Ready(Ok(Some(mut buf))) => {

@@ -194,7 +194,7 @@ impl Http3Connection {
     /// # Errors
     /// The error, and whether the request may go again.
     pub async fn send(&self, request: Request<Body>) -> Result<Http3Response, Http3SendError> {
-        match self.conn.send(request).await {
+        match self.conn.send(request, None).await {
             Ok(answer) => Ok(Http3Response {
                 head: answer.head,
                 uri: answer.uri,

@@ -464,3 +464,55 @@ async fn head_responses_carry_no_body() {
         .expect("HEAD");
     assert_eq!(response.headers["content-length"], "128");
 }
+
+/// A bodiless request whose FIN reaches the server only after the server
+/// dropped its request body (here: after the whole response) is not
+/// stopped either: its end, when it comes, is read. Before, every such
+/// stream got a STOP_SENDING (20 for 20 GETs).
+#[tokio::test]
+async fn bodiless_requests_finished_late_are_not_stopped() {
+    let (server, ca) = h3_server(ServerConfig::default()).await;
+    let addr = server.http3_addr().expect("HTTP/3 address");
+    let client = h3client::connect_with(addr, &ca, false)
+        .await
+        .expect("HTTP/3 connect");
+    let before = client.conn.stats().frame_rx;
+    let requests = 20;
+    for _ in 0..requests {
+        let response = client.get_finished_late("/bytes/128").await.expect("GET");
+        assert_eq!(response.status, StatusCode::OK);
+        assert_eq!(response.body.len(), 128);
+    }
+    // One more exchange, finished at once: a STOP_SENDING for the last
+    // late one would have come before its answer.
+    let last = client.get("/bytes/1").await.expect("GET");
+    assert_eq!(last.status, StatusCode::OK);
+    let after = client.conn.stats().frame_rx;
+    assert_eq!(
+        after.stop_sending - before.stop_sending,
+        0,
+        "STOP_SENDING for bodiless streams the client finished late"
+    );
+}
+
+/// A request whose body is still coming when the server drops it unread
+/// is stopped, as before: the server does not want the rest.
+#[tokio::test]
+async fn a_body_still_coming_is_stopped() {
+    let (server, ca) = h3_server(ServerConfig::default()).await;
+    let addr = server.http3_addr().expect("HTTP/3 address");
+    let client = h3client::connect_with(addr, &ca, false)
+        .await
+        .expect("HTTP/3 connect");
+    let before = client.conn.stats().frame_rx;
+    let response = client
+        .post_unfinished("/bytes/16", Bytes::from_static(b"more to come"))
+        .await
+        .expect("POST");
+    assert_eq!(response.status, StatusCode::OK);
+    // One more exchange: the stop, sent as the body was dropped, came
+    // before its answer.
+    client.get("/bytes/1").await.expect("GET");
+    let after = client.conn.stats().frame_rx;
+    assert!(after.stop_sending - before.stop_sending >= 1, "{after:?}");
+}

@@ -362,10 +362,11 @@ async fn http_origins_stay_on_tcp_and_proxies_are_refused() {
     assert_eq!(err.kind(), ErrorKind::Config, "{err:#}");
 }
 
-/// An HTTP/3 request keeps its deadline in its own (boxed) send future, not
-/// in a second timer of the request's: three requests on one connection
-/// fail at their deadlines with the request timeout's error, and one
-/// answered before its deadline is untouched.
+/// An HTTP/3 connection keeps its requests' deadlines on one timer
+/// (`proto/h3/deadline.rs`), not a timer per request: three requests on
+/// one connection, their deadlines out of order, fail at their own with the
+/// request timeout's error, and one answered before its deadline is
+/// untouched.
 #[tokio::test]
 async fn each_http3_request_fails_at_its_own_deadline() {
     let (server, builder) = h3_server(ServerConfig::default()).await;

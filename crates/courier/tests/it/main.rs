@@ -64,6 +64,8 @@ mod http3_client;
 #[cfg(feature = "http3")]
 mod http3_conn;
 #[cfg(feature = "http3")]
+mod http3_deadline;
+#[cfg(feature = "http3")]
 mod http3_early;
 #[cfg(feature = "http3")]
 mod http3_tls_metrics;

@@ -124,3 +124,56 @@ impl H3Client {
         .await
     }
 }
+
+impl H3Client {
+    /// A GET whose stream is finished only after its whole response came
+    /// (its FIN reaches the server after the server dropped the request's
+    /// body).
+    pub async fn get_finished_late(&self, path: &str) -> Result<H3Response, String> {
+        let uri = format!("https://{}{path}", self.authority);
+        let req = Request::builder().uri(uri).body(()).expect("request");
+        let mut send = self.send.clone();
+        bounded("HTTP/3 exchange", async move {
+            let mut stream = send.send_request(req).await.map_err(|e| e.to_string())?;
+            let response = stream.recv_response().await.map_err(|e| e.to_string())?;
+            let mut body = BytesMut::new();
+            while let Some(mut chunk) = stream.recv_data().await.map_err(|e| e.to_string())? {
+                body.extend_from_slice(&chunk.copy_to_bytes(chunk.remaining()));
+            }
+            stream.finish().await.map_err(|e| e.to_string())?;
+            Ok(H3Response {
+                status: response.status(),
+                headers: response.headers().clone(),
+                body: body.freeze(),
+            })
+        })
+        .await
+    }
+
+    /// A POST whose body is sent in part and never finished; the response
+    /// read whole.
+    pub async fn post_unfinished(&self, path: &str, part: Bytes) -> Result<H3Response, String> {
+        let uri = format!("https://{}{path}", self.authority);
+        let req = Request::builder()
+            .method(Method::POST)
+            .uri(uri)
+            .body(())
+            .expect("request");
+        let mut send = self.send.clone();
+        bounded("HTTP/3 exchange", async move {
+            let mut stream = send.send_request(req).await.map_err(|e| e.to_string())?;
+            stream.send_data(part).await.map_err(|e| e.to_string())?;
+            let response = stream.recv_response().await.map_err(|e| e.to_string())?;
+            let mut body = BytesMut::new();
+            while let Some(mut chunk) = stream.recv_data().await.map_err(|e| e.to_string())? {
+                body.extend_from_slice(&chunk.copy_to_bytes(chunk.remaining()));
+            }
+            Ok(H3Response {
+                status: response.status(),
+                headers: response.headers().clone(),
+                body: body.freeze(),
+            })
+        })
+        .await
+    }
+}

@@ -15,7 +15,7 @@ use std::task::{Context, Poll};
 use http::header::{HeaderValue, CONTENT_LENGTH};
 use http::{Method, Request};
 use http_body::Body as _;
-use tokio::time::{Instant, Sleep};
+use tokio::time::Instant;
 
 use super::alt::OfferMark;
 use super::{Origin, Report, Settings, Source, Transport};
@@ -99,28 +99,25 @@ impl Http3 {
         })
     }
 
-    /// Sends `request`, keeping its `deadline` in the boxed future: a
-    /// timer of the request's own was a second allocation per request.
-    /// Past the deadline the request fails with the request timeout's error.
+    /// Sends `request`; the connection keeps its `deadline` (one timer per
+    /// connection, `proto/h3/deadline.rs`). Past the deadline the request
+    /// fails with the request timeout's error.
     pub(super) fn send(&self, mut request: Request<Body>, deadline: Option<Instant>) -> Http3Send {
         add_defaults(&mut request, &self.settings.config.default_headers);
         Box::pin(Sending {
-            sending: self.conn.send(request),
-            timer: deadline.map(tokio::time::sleep_until),
+            sending: self.conn.send(request, deadline),
         })
     }
 }
 
 pin_project_lite::pin_project! {
     /// One request on its way to its response head: the connection's
-    /// future and the request's deadline beside it. Not an `async` block:
-    /// that kept a second copy of the request beside the future it awaited,
-    /// and was one more layer of the whole future to copy when made.
+    /// future, its answer made the pool's. Not an `async` block: that kept
+    /// a second copy of the request beside the future it awaited, and was
+    /// one more layer of the whole future to copy when made.
     struct Sending<F> {
         #[pin]
         sending: F,
-        #[pin]
-        timer: Option<Sleep>,
     }
 }
 
@@ -138,14 +135,6 @@ impl<F: Future<Output = Result<h3request::Answer, SendError>>> Future for Sendin
                 length: None,
                 shared: None,
             }));
-        }
-        if let Some(timer) = this.timer.as_pin_mut() {
-            if timer.poll(cx).is_ready() {
-                return Poll::Ready(Err(SendError {
-                    error: Error::msg(ErrorKind::Timeout, "no response within the request timeout"),
-                    handed_back: None,
-                }));
-            }
         }
         Poll::Pending
     }

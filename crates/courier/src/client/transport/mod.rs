@@ -305,7 +305,7 @@ impl protocol::Shared<Transport> for Multiplexed {
         match send {
             MultiplexedSend::Http2(send) => send.deadline_kept(),
             #[cfg(feature = "http3")]
-            // In its boxed future (`Http3::send`).
+            // By its connection (`proto/h3/deadline.rs`).
             MultiplexedSend::Http3(_) => true,
         }
     }

@@ -49,7 +49,11 @@ impl Drop for StreamGuard {
 /// stream's failures end the sending quietly, since the server may have
 /// stopped reading on purpose (an early answer, RFC 9114 §4.1), and the
 /// response side reports what happened.
-pub(crate) async fn send_body(mut tx: quinn::SendStream, mut body: Body) -> Result<(), Error> {
+pub(crate) async fn send_body(tx: quinn::SendStream, mut body: Body) -> Result<(), Error> {
+    let mut tx = Unfinished {
+        tx,
+        finished: false,
+    };
     loop {
         match poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await {
             Some(Ok(frame)) => match frame.into_data() {
@@ -57,7 +61,7 @@ pub(crate) async fn send_body(mut tx: quinn::SendStream, mut body: Body) -> Resu
                 Ok(data) => {
                     let mut head = BytesMut::with_capacity(9);
                     frame::put_head(&mut head, kind::DATA, data.len() as u64);
-                    if let Err(e) = tx.write_all_chunks(&mut [head.freeze(), data]).await {
+                    if let Err(e) = tx.tx.write_all_chunks(&mut [head.freeze(), data]).await {
                         tracing::debug!("HTTP/3 request body cut short: {e}");
                         return Ok(());
                     }
@@ -65,7 +69,7 @@ pub(crate) async fn send_body(mut tx: quinn::SendStream, mut body: Body) -> Resu
                 Err(frame) => {
                     if let Ok(trailers) = frame.into_trailers() {
                         let frame = head::trailers(&trailers).freeze();
-                        if let Err(e) = tx.write_chunk(frame).await {
+                        if let Err(e) = tx.tx.write_chunk(frame).await {
                             tracing::debug!("HTTP/3 request trailers not sent: {e}");
                             return Ok(());
                         }
@@ -74,14 +78,35 @@ pub(crate) async fn send_body(mut tx: quinn::SendStream, mut body: Body) -> Resu
                 }
             },
             Some(Err(e)) => {
-                let _ = tx.reset(quinn::VarInt::from_u32(code::REQUEST_CANCELLED as u32));
+                // Reset as it is dropped.
                 return Err(Error::new(ErrorKind::Body, e));
             }
             None => break,
         }
     }
-    let _ = tx.finish();
+    let _ = tx.tx.finish();
+    tx.finished = true;
     Ok(())
+}
+
+/// A request stream's sending side until its body is sent. Dropped before
+/// (the request past its deadline, or dropped), it is reset with
+/// H3_REQUEST_CANCELLED: quinn's own drop finishes it, and the server would
+/// take the body cut short for the whole of it.
+struct Unfinished {
+    tx: quinn::SendStream,
+    finished: bool,
+}
+
+impl Drop for Unfinished {
+    fn drop(&mut self) {
+        if !self.finished {
+            // Stopped by the server before: quinn refuses, nothing is lost.
+            let _ = self
+                .tx
+                .reset(quinn::VarInt::from_u32(code::REQUEST_CANCELLED as u32));
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,7 +138,7 @@ impl std::fmt::Debug for RecvBody {
 
 impl RecvBody {
     pub(super) fn new(
-        reader: StreamReader,
+        mut reader: StreamReader,
         guard: StreamGuard,
         head: &http::response::Parts,
         expects_body: bool,
@@ -127,6 +152,7 @@ impl RecvBody {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.parse().ok())
             .filter(|_| !bodyless);
+        reader.set_unanswered(false);
         RecvBody {
             reader,
             guard: Some(guard),

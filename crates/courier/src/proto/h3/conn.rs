@@ -13,6 +13,7 @@ use tokio::time::Instant;
 
 use super::code;
 use super::control;
+use super::deadline::{Deadlines, Kept};
 use super::early::{Phase, PhaseWatch, Remembered};
 use super::frame::{self, setting, stream_type};
 use super::head::{self, HeadError};
@@ -52,6 +53,8 @@ pub(crate) struct Connection {
 pub(crate) struct Inner {
     pub(super) quic: quinn::Connection,
     pub(super) signals: Arc<Signals>,
+    /// The requests' deadlines, kept by the driver's timer.
+    deadlines: Arc<Deadlines>,
     pub(super) config: Config,
     /// The server's SETTINGS_MAX_FIELD_SECTION_SIZE (unlimited until its
     /// SETTINGS say otherwise, RFC 9114 §4.2.2).
@@ -154,6 +157,7 @@ pub(crate) async fn handshake(
     let inner = Arc::new(Inner {
         quic,
         signals,
+        deadlines: Arc::default(),
         config,
         peer_max_field_section: AtomicU64::new(peer_max),
         last_head: head::Replay::default(),
@@ -169,6 +173,7 @@ pub(crate) async fn handshake(
         Arc::downgrade(&inner),
         inner.quic.clone(),
         Arc::clone(&inner.signals),
+        Arc::clone(&inner.deadlines),
         config.max_field_section,
         control,
     );
@@ -354,7 +359,10 @@ impl Connection {
         self.inner.quic.close(code::NO_ERROR.into(), b"");
     }
 
-    /// Sends `request` (its URI absolute) and waits for the response head.
+    /// Sends `request` (its URI absolute) and waits for the response head,
+    /// until `deadline` if one is given: the connection keeps it
+    /// ([`deadline`](super::deadline)), and past it the request fails with
+    /// the request timeout's error.
     ///
     /// # Errors
     /// A [`SendError`] that says whether the request may be sent again
@@ -366,7 +374,9 @@ impl Connection {
     pub(crate) fn send(
         &self,
         request: Request<Body>,
+        deadline: Option<Instant>,
     ) -> impl std::future::Future<Output = Result<Answer, SendError>> + Send + 'static {
-        request::send(Arc::clone(&self.inner), request)
+        let kept = deadline.map(|at| Kept::new(Arc::clone(&self.inner.deadlines), at));
+        request::send(Arc::clone(&self.inner), request, kept)
     }
 }

@@ -17,10 +17,13 @@
 //!   with STOP_SENDING at once, so they cost nothing; how many may be open
 //!   at once is quinn's limit on incoming unidirectional streams.
 //!
+//! The driver also keeps the requests' deadlines ([`super::deadline`]).
+//!
 //! Every error closes the connection with its code through
 //! [`Inner::fail`], which keeps the cause for requests sent after it.
 
-use std::future::poll_fn;
+use std::future::{poll_fn, Future};
+use std::pin::pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 
@@ -28,6 +31,7 @@ use bytes::{Buf, Bytes};
 
 use super::code;
 use super::conn::Inner;
+use super::deadline::{Deadlines, Timer};
 use super::early;
 use super::frame::{stream_type, Frame};
 use super::qpack;
@@ -55,11 +59,23 @@ pub(crate) async fn drive(
     inner: Weak<Inner>,
     quic: quinn::Connection,
     signals: Arc<Signals>,
+    deadlines: Arc<Deadlines>,
     max_field_section: u64,
     control: quinn::SendStream,
 ) {
     let opened = Arc::new(Opened::default());
-    while let Ok(recv) = quic.accept_uni().await {
+    // The requests' deadlines are timed here, beside the streams' accepts.
+    let mut timer = Timer::new(deadlines);
+    loop {
+        let mut accept = pin!(quic.accept_uni());
+        let accepted = poll_fn(|cx| {
+            timer.poll(cx);
+            accept.as_mut().poll(cx)
+        })
+        .await;
+        let Ok(recv) = accepted else {
+            break;
+        };
         let stream = serve(
             Weak::clone(&inner),
             max_field_section,

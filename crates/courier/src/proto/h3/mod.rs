@@ -22,7 +22,8 @@
 //! controls bounded there), [`qpack`] field sections with no dynamic table,
 //! [`reader`] a stream's frames, [`head`] message heads, [`conn`] a
 //! connection's handle and setup, [`control`] its driver (the server's
-//! control and QPACK streams), [`request`] one request from head to
+//! control and QPACK streams), [`deadline`] the requests' deadlines kept on
+//! the driver's one timer, [`request`] one request from head to
 //! response head, [`body`] the request body sent and the response body read
 //! (limits, trailers, STOP_SENDING on drop), [`signals`] what the
 //! connection tells the pool.
@@ -30,6 +31,7 @@
 pub(crate) mod body;
 pub(crate) mod conn;
 pub(crate) mod control;
+pub(crate) mod deadline;
 pub(crate) mod early;
 pub(crate) mod frame;
 pub(crate) mod head;

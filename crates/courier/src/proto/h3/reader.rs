@@ -75,6 +75,18 @@ pub(crate) struct StreamReader {
     chunk: Bytes,
     /// The stream's end was read.
     ended: bool,
+    /// A request stream not answered yet: dropped before its end, it is
+    /// stopped with H3_REQUEST_CANCELLED (a request past its deadline, or
+    /// dropped), not with quinn's bare code 0.
+    unanswered: bool,
+}
+
+impl Drop for StreamReader {
+    fn drop(&mut self) {
+        if self.unanswered && !self.ended {
+            self.stop(super::code::REQUEST_CANCELLED);
+        }
+    }
 }
 
 impl StreamReader {
@@ -86,7 +98,15 @@ impl StreamReader {
             frames: FrameReader::new(max),
             chunk: rest,
             ended: false,
+            unanswered: false,
         }
+    }
+
+    /// A request stream whose response head has not come: see
+    /// `unanswered`. `false` once the response's body owns the stream (its
+    /// own drop says how it ends).
+    pub(crate) fn set_unanswered(&mut self, unanswered: bool) {
+        self.unanswered = unanswered;
     }
 
     /// The next frame; `None` at the stream's clean end.

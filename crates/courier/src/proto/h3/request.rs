@@ -18,6 +18,7 @@ use tokio_util::either::Either;
 use super::body::{send_body, RecvBody, StreamGuard};
 use super::code;
 use super::conn::Inner;
+use super::deadline::{poll_within, Kept, Within};
 use super::early::{self, Phase};
 use super::frame::{self, kind, Frame, FrameError};
 use super::head::HeadError;
@@ -114,24 +115,33 @@ enum Once {
 /// request's future was made and copied four times, 2 KB each). A settled
 /// connection's request is `send_once`'s future itself; the handshake's
 /// few go through a boxed future of their own.
+///
+/// `kept`: the request's deadline, kept by the connection: past it the
+/// request's future is dropped and it fails with the request timeout's
+/// error. Kept in the outermost future, not in a wrapper around it: each
+/// wrapper was one more copy of the whole future, and of its answer.
 pub(super) fn send(
     inner: Arc<Inner>,
     request: Request<Body>,
+    kept: Option<Kept>,
 ) -> impl Future<Output = Result<Answer, SendError>> + Send + 'static {
     if inner.phase().settled() {
         Either::Left(Answered {
-            once: send_once(inner, request, false),
+            once: Some(send_once(inner, request, false)),
+            kept,
         })
     } else {
-        Either::Right(Box::pin(send_early(inner, request)))
+        Either::Right(Box::pin(Within::new(send_early(inner, request), kept)))
     }
 }
 
 pin_project_lite::pin_project! {
-    /// A try not sent early, its outcome read as [`answered`] reads it.
+    /// A try not sent early, its outcome read as [`answered`] reads it,
+    /// held to the request's deadline (`None` once passed).
     struct Answered<F> {
         #[pin]
-        once: F,
+        once: Option<F>,
+        kept: Option<Kept>,
     }
 }
 
@@ -139,7 +149,8 @@ impl<F: Future<Output = Result<Once, SendError>>> Future for Answered<F> {
     type Output = Result<Answer, SendError>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        match self.project().once.poll(cx) {
+        let this = self.project();
+        match poll_within(this.once, this.kept.as_mut(), cx) {
             Poll::Ready(once) => Poll::Ready(once.and_then(answered)),
             Poll::Pending => Poll::Pending,
         }
@@ -263,6 +274,7 @@ async fn send_once(
     signals.report();
     let guard = StreamGuard::new(Arc::clone(inner));
     let mut reader = StreamReader::new(rx, inner.config.max_field_section, Bytes::new());
+    reader.set_unanswered(true);
     let id = reader.id();
 
     let (parts, body) = request.into_parts();
