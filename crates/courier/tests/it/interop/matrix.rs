@@ -278,7 +278,10 @@ impl Matrix {
             ("servers", self.versions.len()),
             ("skipped", self.skipped.len()),
             ("errors", self.errors.len()),
-            ("restarts", self.rows.iter().map(|r| r.restarts as usize).sum()),
+            (
+                "restarts",
+                self.rows.iter().map(|r| r.restarts as usize).sum(),
+            ),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_owned(), v.to_string()))
