@@ -103,4 +103,5 @@ mod tls_knobs;
 #[cfg(unix)]
 mod unix_socket;
 mod upgrade;
+mod upload_cut;
 mod upload_replay;

@@ -15,19 +15,10 @@ use bytes::Bytes;
 use courier::{Body, Client, ErrorKind};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::oneshot;
 
+use crate::support::channel_body;
 use crate::support::h2::*;
-
-/// A streamed body fed by the test: pieces arrive as the test sends them,
-/// and the body ends when the sender is dropped.
-fn channel_body() -> (mpsc::UnboundedSender<Bytes>, Body) {
-    let (tx, rx) = mpsc::unbounded_channel::<Bytes>();
-    let stream = futures_util::stream::unfold(rx, |mut rx| async move {
-        rx.recv().await.map(|b| (Ok::<_, std::io::Error>(b), rx))
-    });
-    (tx, Body::wrap_stream(stream))
-}
 
 /// Reads frames until some DATA of `stream` arrived; the bytes read.
 async fn some_data(peer: &mut Peer, stream: u32) -> Vec<u8> {

@@ -210,6 +210,19 @@ fn free_ports_are_never_handed_out_twice() {
     assert!(ports.iter().all(|&p| p < ephemeral), "{ephemeral}");
 }
 
+/// A streamed body fed by the test: pieces arrive as the test sends them,
+/// and the body ends when the sender is dropped.
+pub fn channel_body() -> (
+    tokio::sync::mpsc::UnboundedSender<bytes::Bytes>,
+    courier::Body,
+) {
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<bytes::Bytes>();
+    let stream = futures_util::stream::unfold(rx, |mut rx| async move {
+        rx.recv().await.map(|b| (Ok::<_, std::io::Error>(b), rx))
+    });
+    (tx, courier::Body::wrap_stream(stream))
+}
+
 /// The `x-connection-id` the built-in server stamps on every response.
 pub fn connection_id(res: &courier::Response) -> u64 {
     res.headers()
