@@ -417,30 +417,64 @@ async fn uploads_with_empty_data_frames_are_read_whole() {
 /// one cost the client a STOP_SENDING frame per request, and an ACK.
 #[tokio::test]
 async fn bodiless_requests_are_not_stopped() {
+    assert_eq!(
+        stops_for_bodiless_gets(false).await,
+        0,
+        "STOP_SENDING for streams the client had finished"
+    );
+}
+
+/// A bodiless request whose FIN reaches the server only after the server
+/// dropped its request body (here: after the whole response) is not
+/// stopped either: its end, when it comes, is read. Before, every such
+/// stream got a STOP_SENDING (20 for 20 GETs).
+#[tokio::test]
+async fn bodiless_requests_finished_late_are_not_stopped() {
+    assert_eq!(
+        stops_for_bodiless_gets(true).await,
+        0,
+        "STOP_SENDING for bodiless streams the client finished late"
+    );
+}
+
+/// A server with the default configuration, and an HTTP/3 client of it
+/// without grease (h3's client would open a reserved stream, which the
+/// server rightly stops, and these tests count STOP_SENDING frames).
+async fn ungreased() -> (ServerHandle, H3Client) {
     let (server, ca) = h3_server(ServerConfig::default()).await;
     let addr = server.http3_addr().expect("HTTP/3 address");
-    // Without grease: h3's client would open a reserved stream, which the
-    // server rightly stops.
     let client = h3client::connect_with(addr, &ca, false)
         .await
         .expect("HTTP/3 connect");
+    (server, client)
+}
+
+/// The STOP_SENDING frames a client gets for 20 bodiless GETs, each
+/// finished with its head or, when `late`, after its whole response.
+async fn stops_for_bodiless_gets(late: bool) -> u64 {
+    let (_server, client) = ungreased().await;
     let before = client.conn.stats().frame_rx;
     let requests = 20;
     for _ in 0..requests {
-        let response = client.get("/bytes/128").await.expect("GET");
+        let response = if late {
+            client.get_finished_late("/bytes/128").await
+        } else {
+            client.get("/bytes/128").await
+        };
+        let response = response.expect("GET");
         assert_eq!(response.status, StatusCode::OK);
         assert_eq!(response.body.len(), 128);
     }
+    // One more exchange, finished at once: a STOP_SENDING for the last
+    // late one would have come before its answer.
+    let last = client.get("/bytes/1").await.expect("GET");
+    assert_eq!(last.status, StatusCode::OK);
     let after = client.conn.stats().frame_rx;
     assert!(
         after.stream - before.stream >= requests,
         "{requests} responses came in STREAM frames: {after:?}"
     );
-    assert_eq!(
-        after.stop_sending - before.stop_sending,
-        0,
-        "STOP_SENDING for streams the client had finished"
-    );
+    after.stop_sending - before.stop_sending
 }
 
 /// A response to HEAD has no content (RFC 9110 §9.3.2): its head says the
@@ -465,45 +499,11 @@ async fn head_responses_carry_no_body() {
     assert_eq!(response.headers["content-length"], "128");
 }
 
-/// A bodiless request whose FIN reaches the server only after the server
-/// dropped its request body (here: after the whole response) is not
-/// stopped either: its end, when it comes, is read. Before, every such
-/// stream got a STOP_SENDING (20 for 20 GETs).
-#[tokio::test]
-async fn bodiless_requests_finished_late_are_not_stopped() {
-    let (server, ca) = h3_server(ServerConfig::default()).await;
-    let addr = server.http3_addr().expect("HTTP/3 address");
-    let client = h3client::connect_with(addr, &ca, false)
-        .await
-        .expect("HTTP/3 connect");
-    let before = client.conn.stats().frame_rx;
-    let requests = 20;
-    for _ in 0..requests {
-        let response = client.get_finished_late("/bytes/128").await.expect("GET");
-        assert_eq!(response.status, StatusCode::OK);
-        assert_eq!(response.body.len(), 128);
-    }
-    // One more exchange, finished at once: a STOP_SENDING for the last
-    // late one would have come before its answer.
-    let last = client.get("/bytes/1").await.expect("GET");
-    assert_eq!(last.status, StatusCode::OK);
-    let after = client.conn.stats().frame_rx;
-    assert_eq!(
-        after.stop_sending - before.stop_sending,
-        0,
-        "STOP_SENDING for bodiless streams the client finished late"
-    );
-}
-
 /// A request whose body is still coming when the server drops it unread
 /// is stopped, as before: the server does not want the rest.
 #[tokio::test]
 async fn a_body_still_coming_is_stopped() {
-    let (server, ca) = h3_server(ServerConfig::default()).await;
-    let addr = server.http3_addr().expect("HTTP/3 address");
-    let client = h3client::connect_with(addr, &ca, false)
-        .await
-        .expect("HTTP/3 connect");
+    let (_server, client) = ungreased().await;
     let before = client.conn.stats().frame_rx;
     let response = client
         .post_unfinished("/bytes/16", Bytes::from_static(b"more to come"))

@@ -19,15 +19,7 @@ const REQUEST_CANCELLED: u32 = 0x10c;
 
 fn server() -> quinn::Endpoint {
     let id = identity();
-    let key = rustls_pki_types::PrivateKeyDer::Pkcs8(id.key.clone().into());
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut tls = rustls::ServerConfig::builder_with_provider(provider)
-        .with_protocol_versions(&[&rustls::version::TLS13])
-        .expect("TLS 1.3")
-        .with_no_client_auth()
-        .with_single_cert(vec![id.cert.clone()], key)
-        .expect("server certificate");
-    tls.alpn_protocols = vec![b"h3".to_vec()];
+    let tls = crate::support::h3_tls(&id.cert, &id.key);
     let crypto = quinn::crypto::rustls::QuicServerConfig::try_from(tls).expect("QUIC TLS");
     let config = quinn::ServerConfig::with_crypto(Arc::new(crypto));
     quinn::Endpoint::server(config, ([127, 0, 0, 1], 0).into()).expect("QUIC server")

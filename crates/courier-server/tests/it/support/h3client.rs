@@ -97,12 +97,7 @@ impl H3Client {
         path: &str,
         body: Option<Bytes>,
     ) -> Result<H3Response, String> {
-        let uri = format!("https://{}{path}", self.authority);
-        let req = Request::builder()
-            .method(method)
-            .uri(uri)
-            .body(())
-            .expect("request");
+        let req = self.head(method, path);
         let mut send = self.send.clone();
         bounded("HTTP/3 exchange", async move {
             let mut stream = send.send_request(req).await.map_err(|e| e.to_string())?;
@@ -110,42 +105,34 @@ impl H3Client {
                 stream.send_data(body).await.map_err(|e| e.to_string())?;
             }
             stream.finish().await.map_err(|e| e.to_string())?;
-            let response = stream.recv_response().await.map_err(|e| e.to_string())?;
-            let mut body = BytesMut::new();
-            while let Some(mut chunk) = stream.recv_data().await.map_err(|e| e.to_string())? {
-                body.extend_from_slice(&chunk.copy_to_bytes(chunk.remaining()));
-            }
-            Ok(H3Response {
-                status: response.status(),
-                headers: response.headers().clone(),
-                body: body.freeze(),
-            })
+            read_response(&mut stream).await
         })
         .await
     }
 }
 
 impl H3Client {
+    /// A request head for `path` on this client's server.
+    fn head(&self, method: Method, path: &str) -> Request<()> {
+        let uri = format!("https://{}{path}", self.authority);
+        Request::builder()
+            .method(method)
+            .uri(uri)
+            .body(())
+            .expect("request")
+    }
+
     /// A GET whose stream is finished only after its whole response came
     /// (its FIN reaches the server after the server dropped the request's
     /// body).
     pub async fn get_finished_late(&self, path: &str) -> Result<H3Response, String> {
-        let uri = format!("https://{}{path}", self.authority);
-        let req = Request::builder().uri(uri).body(()).expect("request");
+        let req = self.head(Method::GET, path);
         let mut send = self.send.clone();
         bounded("HTTP/3 exchange", async move {
             let mut stream = send.send_request(req).await.map_err(|e| e.to_string())?;
-            let response = stream.recv_response().await.map_err(|e| e.to_string())?;
-            let mut body = BytesMut::new();
-            while let Some(mut chunk) = stream.recv_data().await.map_err(|e| e.to_string())? {
-                body.extend_from_slice(&chunk.copy_to_bytes(chunk.remaining()));
-            }
+            let response = read_response(&mut stream).await?;
             stream.finish().await.map_err(|e| e.to_string())?;
-            Ok(H3Response {
-                status: response.status(),
-                headers: response.headers().clone(),
-                body: body.freeze(),
-            })
+            Ok(response)
         })
         .await
     }
@@ -153,27 +140,29 @@ impl H3Client {
     /// A POST whose body is sent in part and never finished; the response
     /// read whole.
     pub async fn post_unfinished(&self, path: &str, part: Bytes) -> Result<H3Response, String> {
-        let uri = format!("https://{}{path}", self.authority);
-        let req = Request::builder()
-            .method(Method::POST)
-            .uri(uri)
-            .body(())
-            .expect("request");
+        let req = self.head(Method::POST, path);
         let mut send = self.send.clone();
         bounded("HTTP/3 exchange", async move {
             let mut stream = send.send_request(req).await.map_err(|e| e.to_string())?;
             stream.send_data(part).await.map_err(|e| e.to_string())?;
-            let response = stream.recv_response().await.map_err(|e| e.to_string())?;
-            let mut body = BytesMut::new();
-            while let Some(mut chunk) = stream.recv_data().await.map_err(|e| e.to_string())? {
-                body.extend_from_slice(&chunk.copy_to_bytes(chunk.remaining()));
-            }
-            Ok(H3Response {
-                status: response.status(),
-                headers: response.headers().clone(),
-                body: body.freeze(),
-            })
+            read_response(&mut stream).await
         })
         .await
     }
+}
+
+/// Reads a response's head and its whole body off `stream`.
+async fn read_response(
+    stream: &mut h3::client::RequestStream<h3_quinn::BidiStream<Bytes>, Bytes>,
+) -> Result<H3Response, String> {
+    let response = stream.recv_response().await.map_err(|e| e.to_string())?;
+    let mut body = BytesMut::new();
+    while let Some(mut chunk) = stream.recv_data().await.map_err(|e| e.to_string())? {
+        body.extend_from_slice(&chunk.copy_to_bytes(chunk.remaining()));
+    }
+    Ok(H3Response {
+        status: response.status(),
+        headers: response.headers().clone(),
+        body: body.freeze(),
+    })
 }

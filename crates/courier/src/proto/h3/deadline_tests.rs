@@ -31,6 +31,24 @@ fn never() -> impl std::future::Future<Output = Result<(), SendError>> {
     pending()
 }
 
+/// A request answered when the sender is told to, with its deadline at
+/// `at`.
+fn answerable(
+    deadlines: &Arc<Deadlines>,
+    at: Instant,
+) -> (
+    oneshot::Sender<()>,
+    Within<impl std::future::Future<Output = Result<(), SendError>>>,
+) {
+    let (answer, answered) = oneshot::channel::<()>();
+    let request = async move {
+        answered.await.expect("answered");
+        Ok(())
+    };
+    let kept = Kept::new(Arc::clone(deadlines), at);
+    (answer, Within::new(request, Some(kept)))
+}
+
 fn entries(deadlines: &Deadlines) -> usize {
     deadlines.lock().entries.iter().flatten().count()
 }
@@ -51,17 +69,7 @@ async fn each_request_fails_at_its_own_deadline_and_others_go_on() {
             (err, start.elapsed(), ms)
         })
     });
-    let (answer, answered) = oneshot::channel::<()>();
-    let on_time = Within::new(
-        async move {
-            answered.await.expect("answered");
-            Ok(())
-        },
-        Some(Kept::new(
-            Arc::clone(&deadlines),
-            start + Duration::from_millis(5_000),
-        )),
-    );
+    let (answer, on_time) = answerable(&deadlines, start + Duration::from_millis(5_000));
     let on_time = tokio::spawn(on_time);
     for task in late {
         let (err, took, ms) = task.await.expect("task");
@@ -106,17 +114,7 @@ async fn later_deadlines_do_not_wake_the_driver() {
 async fn an_answered_request_leaves_the_table() {
     let deadlines = Arc::new(Deadlines::default());
     let _polls = drive(&deadlines);
-    let (answer, answered) = oneshot::channel::<()>();
-    let within = Within::new(
-        async move {
-            answered.await.expect("answered");
-            Ok(())
-        },
-        Some(Kept::new(
-            Arc::clone(&deadlines),
-            Instant::now() + Duration::from_secs(1),
-        )),
-    );
+    let (answer, within) = answerable(&deadlines, Instant::now() + Duration::from_secs(1));
     let task = tokio::spawn(within);
     tokio::task::yield_now().await;
     assert_eq!(entries(&deadlines), 1);

@@ -140,15 +140,7 @@ fn server_config(
     sessions: Option<&Arc<dyn rustls::server::StoresServerSessions>>,
 ) -> quinn::ServerConfig {
     let id = crate::corpus::tls::identity();
-    let key = rustls_pki_types::PrivateKeyDer::Pkcs8(id.key.clone().into());
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut tls = rustls::ServerConfig::builder_with_provider(provider)
-        .with_protocol_versions(&[&rustls::version::TLS13])
-        .expect("TLS 1.3")
-        .with_no_client_auth()
-        .with_single_cert(vec![id.cert.clone()], key)
-        .expect("server certificate");
-    tls.alpn_protocols = vec![b"h3".to_vec()];
+    let mut tls = crate::support::h3_tls(&id.cert, &id.key);
     // For the 0-RTT cases, every connection's tickets name sessions in one
     // store, so a second connection can resume the first and send early
     // data; the other cases' server is as it was.

@@ -210,6 +210,25 @@ fn free_ports_are_never_handed_out_twice() {
     assert!(ports.iter().all(|&p| p < ephemeral), "{ephemeral}");
 }
 
+/// A TLS 1.3 server configuration offering `h3` with `cert` and its `key`
+/// (PKCS #8), on ring: what the tests' own QUIC servers start from.
+#[cfg(feature = "http3")]
+pub fn h3_tls(
+    cert: &rustls_pki_types::CertificateDer<'static>,
+    key: &[u8],
+) -> rustls::ServerConfig {
+    let key = rustls_pki_types::PrivateKeyDer::Pkcs8(key.to_vec().into());
+    let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+    let mut tls = rustls::ServerConfig::builder_with_provider(provider)
+        .with_protocol_versions(&[&rustls::version::TLS13])
+        .expect("TLS 1.3")
+        .with_no_client_auth()
+        .with_single_cert(vec![cert.clone()], key)
+        .expect("server certificate");
+    tls.alpn_protocols = vec![b"h3".to_vec()];
+    tls
+}
+
 /// A streamed body fed by the test: pieces arrive as the test sends them,
 /// and the body ends when the sender is dropped.
 pub fn channel_body() -> (

@@ -65,15 +65,7 @@ pub fn h3_origin(
     tasks: &Tasks,
     offer: &Offer,
 ) -> SocketAddr {
-    let key = rustls_pki_types::PrivateKeyDer::Pkcs8(cert.key.clone().into());
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut config = rustls::ServerConfig::builder_with_provider(provider)
-        .with_protocol_versions(&[&rustls::version::TLS13])
-        .expect("TLS 1.3")
-        .with_no_client_auth()
-        .with_single_cert(vec![cert.der.clone()], key)
-        .expect("server certificate");
-    config.alpn_protocols = vec![b"h3".to_vec()];
+    let config = crate::support::h3_tls(&cert.der, &cert.key);
     let crypto = quinn::crypto::rustls::QuicServerConfig::try_from(config).expect("QUIC TLS");
     let server = quinn::ServerConfig::with_crypto(Arc::new(crypto));
     let endpoint =
