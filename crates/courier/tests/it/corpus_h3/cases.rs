@@ -324,8 +324,10 @@ pub fn all() -> Vec<Case> {
             .ok(BODY)
             .pending(
                 "in about 1 run of 3 the server sees the connection open until its \
-                 idle timeout (30 s) after the client dropped it: the client's close \
-                 does not reach it while the upload is blocked (not diagnosed yet)",
+                 idle timeout (30 s) after the client dropped it: quinn-proto 0.11.19 \
+                 never sends CONNECTION_CLOSE when close() comes while the congestion \
+                 window is full of the upload (quinn-rs/quinn#2785, fixed by #2787, \
+                 not yet released); no datagram leaves after close() in those runs",
             ),
         // Server push the client never allowed (no MAX_PUSH_ID sent): a
         // PUSH_PROMISE is H3_ID_ERROR; a push stream is left unread.
