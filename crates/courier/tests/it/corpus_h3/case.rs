@@ -45,6 +45,10 @@ pub struct Case {
     /// deliver, and passes if the client then closes the connection with
     /// an HTTP/3 error (the server sees the code).
     pub answered_first: Option<&'static [u8]>,
+    /// How the server must find the request stream ended once the
+    /// client's request is over (a `ReadRest` step reads it), as
+    /// [`Server::request_end`](super::server::Server::request_end) says it.
+    pub request_end: Option<&'static str>,
 }
 
 /// The request timeout unless a case says otherwise (the corpus's).
@@ -71,6 +75,7 @@ impl Case {
             pending: None,
             resent_ok: false,
             answered_first: None,
+            request_end: None,
         }
     }
 
@@ -136,6 +141,11 @@ impl Case {
 
     pub fn connect_timeout(mut self, timeout: Duration) -> Case {
         self.connect_timeout = timeout;
+        self
+    }
+
+    pub fn request_end(mut self, end: &'static str) -> Case {
+        self.request_end = Some(end);
         self
     }
 

@@ -318,6 +318,18 @@ pub fn all() -> Vec<Case> {
             .send(Send::Upload(8 << 20))
             .timeout(short)
             .err(ErrorKind::Timeout),
+        // An upload cut by the request's deadline (the server stopped
+        // reading it): the rest of the stream must be a reset with
+        // H3_REQUEST_CANCELLED (0x10c), never a FIN that makes the cut body
+        // look whole (quinn's drop of a send stream finishes it).
+        Case::new(
+            "upload-cut-by-deadline-is-reset",
+            with_control(vec![Accept, ReadRest]),
+        )
+        .send(Send::Upload(8 << 20))
+        .timeout(short)
+        .err(ErrorKind::Timeout)
+        .request_end("reset 268"),
         // An early answer to an upload the server never reads (nor stops).
         Case::new("early-answer-upload-unread", with_control(answer()))
             .send(Send::Upload(8 << 20))

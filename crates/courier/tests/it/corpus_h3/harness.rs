@@ -86,6 +86,19 @@ pub async fn run(case: &Case) -> Run {
         }
     }
     failures.extend(cost.over(&case.budget, case.timeout));
+    // What the server found of the request stream after the request
+    // ended: a cut upload must never end as a whole one.
+    server.client_done();
+    if let Some(want) = case.request_end {
+        if !settles(SETTLE, || server.request_end().is_some()).await {
+            failures.push("the server read no end of the request stream".into());
+        } else if server.request_end().as_deref() != Some(want) {
+            failures.push(format!(
+                "the request stream ended with {:?}, not {want:?}",
+                server.request_end()
+            ));
+        }
+    }
     if resumed && driver.early_data() == 0 {
         failures.push("the resumed connection sent no early data: 0-RTT untested".into());
     }

@@ -52,6 +52,10 @@ pub enum Step {
     /// corpus classes' servers answer the follow-up on a connection that
     /// broke no rule of the connection's own.
     Serve,
+    /// Once the client's request has ended (the harness says so), reads
+    /// what is left of the request stream to its end and records how it
+    /// ended ([`Server::request_end`]); then as [`Step::Serve`].
+    ReadRest,
 }
 
 /// What the first connection meets.
@@ -100,6 +104,10 @@ struct State {
     /// Connections the client closed with an HTTP/3 error (not
     /// H3_NO_ERROR): it saw a fault.
     faulted: AtomicUsize,
+    /// The client's request has ended (its outcome came): for `ReadRest`.
+    client_done: tokio::sync::Notify,
+    /// How the request stream ended, read by `ReadRest`.
+    request_end: std::sync::Mutex<Option<String>>,
 }
 
 pub use crate::corpus::tls::root_pem;
@@ -277,6 +285,20 @@ impl Server {
         self.state.live.load(Ordering::Relaxed)
     }
 
+    /// The client's request has ended: a `ReadRest` step reads on.
+    pub fn client_done(&self) {
+        self.state.client_done.notify_one();
+    }
+
+    /// How the hostile request stream ended, once a `ReadRest` step read
+    /// it: `fin after N bytes`, `reset N` (the client's code) or what
+    /// else happened.
+    pub fn request_end(&self) -> Option<String> {
+        let end = self.state.request_end.lock();
+        end.unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
     /// Stops accepting and aborts every task.
     pub fn stop(&self) {
         self.endpoint.close(VarInt::from_u32(0), b"");
@@ -440,6 +462,27 @@ impl Play {
             }
             // The rest of the connection is the follow-up's (see `run`).
             Step::Serve => false,
+            Step::ReadRest => {
+                let Some((_, recv)) = self.request.as_mut() else {
+                    return false;
+                };
+                let done = st.client_done.notified();
+                if tokio::time::timeout(WRITE_LIMIT, done).await.is_err() {
+                    return false;
+                }
+                let read = tokio::time::timeout(WRITE_LIMIT, recv.read_to_end(64 << 20)).await;
+                let end = match read {
+                    Ok(Ok(rest)) => format!("fin after {} more bytes", rest.len()),
+                    Ok(Err(quinn::ReadToEndError::Read(quinn::ReadError::Reset(code)))) => {
+                        format!("reset {code}")
+                    }
+                    Ok(Err(e)) => format!("error: {e}"),
+                    Err(_) => "no end within the write limit".to_owned(),
+                };
+                let kept = st.request_end.lock();
+                *kept.unwrap_or_else(std::sync::PoisonError::into_inner) = Some(end);
+                false
+            }
         }
     }
 }
