@@ -74,6 +74,10 @@ pub(crate) struct Inner {
     remember: Mutex<Option<RememberFn>>,
     /// The last request head, sent again when it comes again.
     last_request: template::Template,
+    /// The client's default headers, written after a request's own fields
+    /// (as HTTP/2's encoder writes them), not added to the request: adding
+    /// them cost every request its header map's two allocations.
+    defaults: http::HeaderMap,
 }
 
 /// Keeps a server's settings for a later connection that resumes.
@@ -131,6 +135,7 @@ impl Inner {
 pub(crate) async fn handshake(
     quic: quinn::Connection,
     config: Config,
+    defaults: http::HeaderMap,
     resume: Resume,
 ) -> Result<(Connection, Driver), Error> {
     let signals = Arc::new(Signals::new(config.assumed_streams));
@@ -166,6 +171,7 @@ pub(crate) async fn handshake(
         remembered,
         settings_arrived: AtomicBool::new(false),
         remember: Mutex::new(remember),
+        defaults,
     });
     // The driver holds the connection weakly: when the last handle and the
     // last request are gone, `Inner`'s drop closes QUIC and the driver ends.
@@ -246,7 +252,7 @@ impl Drop for Inner {
 
 impl Inner {
     /// A response's field section, decoded or replayed ([`head::Replay`]).
-    pub(super) fn response_head(&self, block: &[u8]) -> Result<http::response::Parts, HeadError> {
+    pub(super) fn response_head(&self, block: &[u8]) -> Result<head::ResponseHead, HeadError> {
         self.last_head
             .response(block, self.config.max_field_section)
     }
@@ -258,7 +264,8 @@ impl Inner {
         request: &Request<B>,
         content_length: Option<u64>,
     ) -> Result<head::EncodedHead, &'static str> {
-        self.last_request.request(request, content_length)
+        self.last_request
+            .request(request, content_length, &self.defaults)
     }
 
     /// The server's SETTINGS arrived (on a 0-RTT connection, read only

@@ -39,6 +39,11 @@ const MAX_INTERIM: usize = 16;
 /// The response head and body of an answered request.
 pub(crate) struct Answer {
     pub(crate) head: http::response::Parts,
+    /// The headers when shared with the connection's last head (`head`'s
+    /// are empty then, `head::ResponseHead`).
+    pub(crate) shared: Option<Arc<http::HeaderMap>>,
+    /// The `content-length`, read when the head was decoded.
+    pub(crate) length: Option<u64>,
     /// Boxed here, where it is made: the answer is moved up through the
     /// request's futures (`Answered`, the transport's `Sending`), and the
     /// body was most of its size in every move.
@@ -296,7 +301,10 @@ async fn send_once(
                 // response side says which.
                 tracing::debug!("HTTP/3 request not sent whole: {e}");
             }
-            let _ = tx.finish();
+            // quinn's drop finishes the stream (or resets it with the
+            // server's code if it was stopped): one lock of the connection
+            // where `finish` and then the drop took two.
+            drop(tx);
             None
         }
         None => {
@@ -337,7 +345,7 @@ async fn send_once(
         };
         match received {
             Ok(Some(Frame::Headers(block))) => match inner.response_head(&block) {
-                Ok(head) if head.status.is_informational() => {
+                Ok(head) if head.parts.status.is_informational() => {
                     interim += 1;
                     if interim > MAX_INTERIM {
                         reader.stop(code::REQUEST_CANCELLED);
@@ -376,7 +384,7 @@ async fn send_once(
             }
         }
     };
-    if early && response.status == TOO_EARLY {
+    if early && response.parts.status == TOO_EARLY {
         if let Some(body) = replay {
             // Nothing of this answer is wanted: the stream is let go.
             reader.stop(code::REQUEST_CANCELLED);
@@ -395,7 +403,9 @@ async fn send_once(
     let (uri, sent) = Sent::answered(request, streamed);
     let body = Box::new(RecvBody::new(reader, guard, &response, expects_body));
     Ok(Once::Answered(Answer {
-        head: response,
+        head: response.parts,
+        shared: response.shared,
+        length: response.length,
         body,
         uri,
         sent,
