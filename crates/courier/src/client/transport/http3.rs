@@ -142,13 +142,15 @@ impl<F: Future<Output = Result<h3request::Answer, SendError>>> Future for Sendin
 /// client's default headers are written by the connection's encoder,
 /// `proto/h3/head.rs`, not added here.)
 fn add_length(request: &mut Request<Body>) {
-    if !request.headers().contains_key(CONTENT_LENGTH) {
-        let exact = request.body().size_hint().exact();
-        let with_body = matches!(
-            *request.method(),
-            Method::POST | Method::PUT | Method::PATCH
-        );
-        if let Some(n) = exact.filter(|n| *n > 0 || with_body) {
+    let exact = request.body().size_hint().exact();
+    let with_body = matches!(
+        *request.method(),
+        Method::POST | Method::PUT | Method::PATCH
+    );
+    // The header looked up only when there is a length to add (a lookup
+    // hashes the name: a GET paid it for nothing).
+    if let Some(n) = exact.filter(|n| *n > 0 || with_body) {
+        if !request.headers().contains_key(CONTENT_LENGTH) {
             request
                 .headers_mut()
                 .insert(CONTENT_LENGTH, HeaderValue::from(n));

@@ -64,6 +64,9 @@ pub(crate) struct Inner {
     /// Where the handshake stands for early data ([`Phase::Full`] without
     /// 0-RTT).
     phase: watch::Sender<Phase>,
+    /// The phase is settled (not [`Phase::Early`]): what every request
+    /// asks, read without the watch's lock.
+    settled: AtomicBool,
     /// The server's settings from the resumed session, in force while
     /// 0-RTT is (RFC 9114 §7.2.4.2).
     remembered: Remembered,
@@ -167,6 +170,7 @@ pub(crate) async fn handshake(
         peer_max_field_section: AtomicU64::new(peer_max),
         last_head: head::Replay::default(),
         last_request: template::Template::default(),
+        settled: AtomicBool::new(phase.settled()),
         phase: watch::Sender::new(phase),
         remembered,
         settings_arrived: AtomicBool::new(false),
@@ -308,6 +312,11 @@ impl Inner {
         *self.phase.borrow()
     }
 
+    /// The handshake is settled ([`Phase::settled`]).
+    pub(crate) fn settled(&self) -> bool {
+        self.settled.load(Ordering::Acquire)
+    }
+
     /// A watch on [`Self::phase`].
     pub(crate) fn phase_watch(&self) -> PhaseWatch {
         self.phase.subscribe()
@@ -335,6 +344,8 @@ impl Inner {
         };
         tracing::debug!(?phase, "HTTP/3 0-RTT handshake settled");
         self.phase.send_replace(phase);
+        // After the watch: settled here means settled there.
+        self.settled.store(true, Ordering::Release);
         self.signals.report();
     }
 }
