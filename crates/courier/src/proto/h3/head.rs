@@ -458,8 +458,20 @@ mod tests {
             assert_eq!(head.headers()["x-a"], x);
             assert_eq!(head.parts.version, Version::HTTP_3);
         }
-        // A 1xx is not kept; a refused head is refused each time.
-        replay.response(&interim, 1024).expect("interim");
+        // A replayed head shares the kept headers (no copy), with the
+        // content-length read when it was decoded.
+        let sized = section(&[(b":status", b"200"), (b"content-length", b"128")]);
+        let first = replay.response(&sized, 1024).expect("decodes");
+        let again = replay.response(&sized, 1024).expect("replayed");
+        let (first_map, again_map) = (first.shared.unwrap(), again.shared.unwrap());
+        assert!(Arc::ptr_eq(&first_map, &again_map));
+        assert!(again.parts.headers.is_empty());
+        assert_eq!((first.length, again.length), (Some(128), Some(128)));
+        // A 1xx is not kept (its headers its own); a refused head is
+        // refused each time.
+        let early_hints = replay.response(&interim, 1024).expect("interim");
+        assert!(early_hints.shared.is_none());
+        assert_eq!(early_hints.parts.headers["link"], "</a>");
         assert_eq!(replay.0.lock().unwrap().as_ref().unwrap().status, 200);
         let bad = section(&[(b"x-a", b"no status")]);
         for _ in 0..2 {

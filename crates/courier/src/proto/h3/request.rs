@@ -220,6 +220,7 @@ fn answered(once: Once) -> Result<Answer, SendError> {
 /// sizes glibc's allocator serves from its per-thread cache (1,032) for
 /// the box the pool keeps it in; 1,408 bytes were also copied at each move.
 #[inline]
+#[allow(clippy::manual_async_fn)] // on purpose: see above
 fn send_once(
     inner: Arc<Inner>,
     mut request: Request<Body>,
