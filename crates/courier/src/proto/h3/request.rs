@@ -413,8 +413,10 @@ fn send_once(
                 }
             });
         }
-        *request.body_mut() = replay.unwrap_or_default();
-        let (uri, sent) = Sent::answered(request, streamed);
+        // The body taken out above (an empty one is left): the parts go
+        // on with the kept copy, not put back in the request first.
+        let (parts, _taken) = request.into_parts();
+        let (uri, sent) = Sent::from_parts(parts, replay.unwrap_or_default(), streamed);
         let body = Box::new(RecvBody::new(reader, guard, &response, expects_body));
         Ok(Once::Answered(Answer {
             head: response.parts,
