@@ -96,7 +96,12 @@ impl Http3Dialer {
         };
         let (conn, driver) = tokio::time::timeout_at(
             deadline,
-            conn::handshake(quic, config, conn::Resume::default()),
+            conn::handshake(
+                quic,
+                config,
+                http::HeaderMap::new(),
+                conn::Resume::default(),
+            ),
         )
         .await
         .map_err(|_| Error::msg(crate::ErrorKind::ConnectTimeout, "HTTP/3 setup"))??;
@@ -195,8 +200,14 @@ impl Http3Connection {
     /// The error, and whether the request may go again.
     pub async fn send(&self, request: Request<Body>) -> Result<Http3Response, Http3SendError> {
         match self.conn.send(request, None).await {
-            Ok(answer) => Ok(Http3Response {
-                head: answer.head,
+            Ok(mut answer) => Ok(Http3Response {
+                head: {
+                    // A replayed head's headers are shared: the tests get a copy.
+                    if let Some(shared) = answer.shared.take() {
+                        answer.head.headers = Arc::unwrap_or_clone(shared);
+                    }
+                    answer.head
+                },
                 uri: answer.uri,
                 request_headers: answer.sent.headers,
                 body: Http3Body(*answer.body),

@@ -90,6 +90,15 @@ impl Sent {
     /// The parts of an answered request; `streamed`: its body was a stream.
     pub(crate) fn answered(request: Request<Body>, streamed: bool) -> (http::Uri, Sent) {
         let (parts, body) = request.into_parts();
+        Sent::from_parts(parts, body, streamed)
+    }
+
+    /// As [`Sent::answered`], from a request already in parts.
+    pub(crate) fn from_parts(
+        parts: http::request::Parts,
+        body: Body,
+        streamed: bool,
+    ) -> (http::Uri, Sent) {
         let sent = Sent {
             method: parts.method,
             version: parts.version,

@@ -20,7 +20,6 @@ use tokio::time::Instant;
 use super::alt::OfferMark;
 use super::{Origin, Report, Settings, Source, Transport};
 use crate::body::Body;
-use crate::config::WithheldDefaults;
 use crate::connect::quic::QuicConnector;
 use crate::connect::Route;
 use crate::error::{Error, ErrorKind};
@@ -35,8 +34,6 @@ use crate::proto::h3::signals::{Listener, Signals};
 /// An HTTP/3 connection as the pool holds it.
 pub(crate) struct Http3 {
     conn: Connection,
-    /// For the default headers every request carries.
-    settings: Arc<Settings>,
     /// What the signals report to (they hold it weakly).
     _listener: Arc<Report>,
     /// Dialed for an `Alt-Svc` offer: drained once it is withdrawn.
@@ -103,7 +100,7 @@ impl Http3 {
     /// connection, `proto/h3/deadline.rs`). Past the deadline the request
     /// fails with the request timeout's error.
     pub(super) fn send(&self, mut request: Request<Body>, deadline: Option<Instant>) -> Http3Send {
-        add_defaults(&mut request, &self.settings.config.default_headers);
+        add_length(&mut request);
         Box::pin(Sending {
             sending: self.conn.send(request, deadline),
         })
@@ -132,35 +129,28 @@ impl<F: Future<Output = Result<h3request::Answer, SendError>>> Future for Sendin
                 body: Source::Http3(answer.body),
                 uri: answer.uri,
                 sent: answer.sent,
-                length: None,
-                shared: None,
+                length: Some(answer.length),
+                shared: answer.shared,
             }));
         }
         Poll::Pending
     }
 }
 
-/// The client's default headers the request does not set itself (nor has
-/// withheld, after a redirect to another origin), and a `content-length`
-/// when the body's size is known: HTTP/3 frames the body, but servers
-/// (and their limits) read the length up front.
-fn add_defaults(request: &mut Request<Body>, defaults: &http::HeaderMap) {
-    let withheld = WithheldDefaults::of(request.extensions()).to_vec();
-    for name in defaults.keys() {
-        if request.headers().contains_key(name) || withheld.contains(name) {
-            continue;
-        }
-        for value in defaults.get_all(name) {
-            request.headers_mut().append(name.clone(), value.clone());
-        }
-    }
-    if !request.headers().contains_key(CONTENT_LENGTH) {
-        let exact = request.body().size_hint().exact();
-        let with_body = matches!(
-            *request.method(),
-            Method::POST | Method::PUT | Method::PATCH
-        );
-        if let Some(n) = exact.filter(|n| *n > 0 || with_body) {
+/// A `content-length` when the body's size is known: HTTP/3 frames the
+/// body, but servers (and their limits) read the length up front. (The
+/// client's default headers are written by the connection's encoder,
+/// `proto/h3/head.rs`, not added here.)
+fn add_length(request: &mut Request<Body>) {
+    let exact = request.body().size_hint().exact();
+    let with_body = matches!(
+        *request.method(),
+        Method::POST | Method::PUT | Method::PATCH
+    );
+    // The header looked up only when there is a length to add (a lookup
+    // hashes the name: a GET paid it for nothing).
+    if let Some(n) = exact.filter(|n| *n > 0 || with_body) {
+        if !request.headers().contains_key(CONTENT_LENGTH) {
             request
                 .headers_mut()
                 .insert(CONTENT_LENGTH, HeaderValue::from(n));
@@ -255,15 +245,16 @@ impl Origin {
             })),
         };
         let (connection, keep_alive) = (dialed.conn, dialed.keep_alive);
-        let (conn, driver) =
-            tokio::time::timeout_at(deadline, h3conn::handshake(connection, config, resume))
-                .await
-                .map_err(|_| {
-                    Error::msg(
-                        ErrorKind::ConnectTimeout,
-                        "HTTP/3 setup past the connect timeout",
-                    )
-                })??;
+        let defaults = self.settings.config.default_headers.clone();
+        let handshake = h3conn::handshake(connection, config, defaults, resume);
+        let (conn, driver) = tokio::time::timeout_at(deadline, handshake)
+            .await
+            .map_err(|_| {
+                Error::msg(
+                    ErrorKind::ConnectTimeout,
+                    "HTTP/3 setup past the connect timeout",
+                )
+            })??;
         let listener = Arc::new(Report(reporter));
         let weak: Weak<Report> = Arc::downgrade(&listener);
         // The id is the reporter's; the signals' own is unused.
@@ -273,7 +264,6 @@ impl Origin {
             conn: Handshake::Shared {
                 conn: super::Multiplexed::Http3(Http3 {
                     conn,
-                    settings: Arc::clone(&self.settings),
                     _listener: listener,
                     offer,
                 }),

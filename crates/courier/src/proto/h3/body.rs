@@ -16,7 +16,7 @@ use http_body::{Body as _, Frame as BodyFrame, SizeHint};
 use super::code;
 use super::conn::Inner;
 use super::frame::{self, kind, Frame};
-use super::head;
+use super::head::{self, ResponseHead};
 use super::reader::{ReadError, StreamReader};
 use super::request::{frame_error, head_error, unexpected};
 use crate::body::Body;
@@ -140,18 +140,14 @@ impl RecvBody {
     pub(super) fn new(
         mut reader: StreamReader,
         guard: StreamGuard,
-        head: &http::response::Parts,
+        head: &ResponseHead,
         expects_body: bool,
     ) -> RecvBody {
+        let status = head.parts.status;
         let bodyless = !expects_body
-            || head.status == http::StatusCode::NO_CONTENT
-            || head.status == http::StatusCode::NOT_MODIFIED;
-        let length = head
-            .headers
-            .get(http::header::CONTENT_LENGTH)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.parse().ok())
-            .filter(|_| !bodyless);
+            || status == http::StatusCode::NO_CONTENT
+            || status == http::StatusCode::NOT_MODIFIED;
+        let length = head.length.filter(|_| !bodyless);
         reader.set_unanswered(false);
         RecvBody {
             reader,

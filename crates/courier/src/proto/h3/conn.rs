@@ -64,6 +64,9 @@ pub(crate) struct Inner {
     /// Where the handshake stands for early data ([`Phase::Full`] without
     /// 0-RTT).
     phase: watch::Sender<Phase>,
+    /// The phase is settled (not [`Phase::Early`]): what every request
+    /// asks, read without the watch's lock.
+    settled: AtomicBool,
     /// The server's settings from the resumed session, in force while
     /// 0-RTT is (RFC 9114 §7.2.4.2).
     remembered: Remembered,
@@ -74,6 +77,10 @@ pub(crate) struct Inner {
     remember: Mutex<Option<RememberFn>>,
     /// The last request head, sent again when it comes again.
     last_request: template::Template,
+    /// The client's default headers, written after a request's own fields
+    /// (as HTTP/2's encoder writes them), not added to the request: adding
+    /// them cost every request its header map's two allocations.
+    defaults: http::HeaderMap,
 }
 
 /// Keeps a server's settings for a later connection that resumes.
@@ -131,6 +138,7 @@ impl Inner {
 pub(crate) async fn handshake(
     quic: quinn::Connection,
     config: Config,
+    defaults: http::HeaderMap,
     resume: Resume,
 ) -> Result<(Connection, Driver), Error> {
     let signals = Arc::new(Signals::new(config.assumed_streams));
@@ -162,10 +170,12 @@ pub(crate) async fn handshake(
         peer_max_field_section: AtomicU64::new(peer_max),
         last_head: head::Replay::default(),
         last_request: template::Template::default(),
+        settled: AtomicBool::new(phase.settled()),
         phase: watch::Sender::new(phase),
         remembered,
         settings_arrived: AtomicBool::new(false),
         remember: Mutex::new(remember),
+        defaults,
     });
     // The driver holds the connection weakly: when the last handle and the
     // last request are gone, `Inner`'s drop closes QUIC and the driver ends.
@@ -246,7 +256,7 @@ impl Drop for Inner {
 
 impl Inner {
     /// A response's field section, decoded or replayed ([`head::Replay`]).
-    pub(super) fn response_head(&self, block: &[u8]) -> Result<http::response::Parts, HeadError> {
+    pub(super) fn response_head(&self, block: &[u8]) -> Result<head::ResponseHead, HeadError> {
         self.last_head
             .response(block, self.config.max_field_section)
     }
@@ -258,7 +268,8 @@ impl Inner {
         request: &Request<B>,
         content_length: Option<u64>,
     ) -> Result<head::EncodedHead, &'static str> {
-        self.last_request.request(request, content_length)
+        self.last_request
+            .request(request, content_length, &self.defaults)
     }
 
     /// The server's SETTINGS arrived (on a 0-RTT connection, read only
@@ -301,6 +312,11 @@ impl Inner {
         *self.phase.borrow()
     }
 
+    /// The handshake is settled ([`Phase::settled`]).
+    pub(crate) fn settled(&self) -> bool {
+        self.settled.load(Ordering::Acquire)
+    }
+
     /// A watch on [`Self::phase`].
     pub(crate) fn phase_watch(&self) -> PhaseWatch {
         self.phase.subscribe()
@@ -328,6 +344,8 @@ impl Inner {
         };
         tracing::debug!(?phase, "HTTP/3 0-RTT handshake settled");
         self.phase.send_replace(phase);
+        // After the watch: settled here means settled there.
+        self.settled.store(true, Ordering::Release);
         self.signals.report();
     }
 }

@@ -196,6 +196,20 @@ impl FrameReader {
                     let Some((frame_type, length)) = self.read_head(chunk) else {
                         return Ok(None);
                     };
+                    // The usual response: HEADERS and DATA each whole in
+                    // the chunk, handed on as they lie (what `start` and
+                    // the payload's states would come to, in fewer steps).
+                    if length != 0 && length <= chunk.len() as u64 {
+                        let n = length as usize;
+                        if frame_type == kind::DATA {
+                            self.frame_type = frame_type;
+                            return Ok(Some(Frame::Data(chunk.split_to(n))));
+                        }
+                        if frame_type == kind::HEADERS && length <= self.max {
+                            self.frame_type = frame_type;
+                            return Ok(Some(Frame::Headers(chunk.split_to(n))));
+                        }
+                    }
                     if let Some(frame) = self.start(frame_type, length)? {
                         return Ok(Some(frame));
                     }

@@ -6,7 +6,7 @@
 //! encoded ([`super::template`]): a service sends the same head over and
 //! over.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use bytes::{BufMut, Bytes, BytesMut};
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
@@ -37,13 +37,16 @@ pub(crate) struct EncodedHead {
 }
 
 /// Encodes `request`'s head (`content_length` added when the caller
-/// decided so) as a HEADERS frame.
+/// decided so) as a HEADERS frame: its own fields, then the client's
+/// `defaults` it neither sets nor has `withheld` (as HTTP/2's encoder).
 ///
 /// # Errors
 /// A message for a URI without scheme or authority.
 pub(crate) fn request<B>(
     request: &Request<B>,
     content_length: Option<u64>,
+    defaults: &HeaderMap,
+    withheld: &[HeaderName],
 ) -> Result<EncodedHead, &'static str> {
     let uri = request.uri();
     let scheme = uri
@@ -76,7 +79,12 @@ pub(crate) fn request<B>(
     );
     field(&mut block, b":path", path.as_bytes(), false);
     let headers = request.headers();
-    for (name, value) in headers {
+    let defaults = defaults
+        .iter()
+        .filter(|(name, _)| !headers.contains_key(*name) && !withheld.contains(name));
+    let mut has_length = false;
+    for (name, value) in headers.iter().chain(defaults) {
+        has_length |= *name == header::CONTENT_LENGTH;
         if forbidden(name, value) {
             continue;
         }
@@ -87,7 +95,7 @@ pub(crate) fn request<B>(
             value.is_sensitive(),
         );
     }
-    if let Some(len) = content_length.filter(|_| !headers.contains_key(header::CONTENT_LENGTH)) {
+    if let Some(len) = content_length.filter(|_| !has_length) {
         field(
             &mut block,
             b"content-length",
@@ -220,46 +228,92 @@ pub(crate) fn response(block: &[u8], max: u64) -> Result<http::response::Parts, 
     Ok(parts)
 }
 
+/// A response head as [`Replay`] hands it out.
+pub(crate) struct ResponseHead {
+    /// Status and version; the headers too, unless `shared` holds them.
+    pub(crate) parts: http::response::Parts,
+    /// A final head's headers, shared with the connection's [`Replay`]
+    /// (`parts.headers` is empty then): a replayed head costs a reference
+    /// count, not a copy of the map (two allocations and a clone of every
+    /// entry). The response copies them if its caller changes them.
+    pub(crate) shared: Option<Arc<HeaderMap>>,
+    /// The `content-length` (its first value, if a number), read once
+    /// when the head was decoded, as the client's response reads it.
+    pub(crate) length: Option<u64>,
+}
+
+impl ResponseHead {
+    /// The headers, wherever they are kept.
+    #[cfg(test)]
+    pub(crate) fn headers(&self) -> &HeaderMap {
+        self.shared.as_deref().unwrap_or(&self.parts.headers)
+    }
+}
+
+/// The `content-length` a head declares, if one parses (the client's
+/// response reads it alike).
+fn declared_length(headers: &HeaderMap) -> Option<u64> {
+    headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse().ok())
+}
+
 /// The last final response head of a connection, with its encoded bytes:
 /// a server sends the same head over and over (a static file's, until its
 /// `date` changes), and decoding one cost more than the rest of a
 /// request's QPACK (6,600 instructions, half of it Huffman), so a head of
 /// the same bytes is replayed (HTTP/2's decoder replays a repeated block
-/// alike). Bounded: one head, at most our field-section bound.
+/// alike), its headers shared, not copied. Bounded: one head, at most our
+/// field-section bound.
 #[derive(Default)]
 pub(crate) struct Replay(Mutex<Option<LastHead>>);
 
 struct LastHead {
     block: Bytes,
     status: StatusCode,
-    headers: HeaderMap,
+    headers: Arc<HeaderMap>,
+    length: Option<u64>,
+}
+
+impl LastHead {
+    fn head(&self) -> ResponseHead {
+        let (mut parts, ()) = http::Response::new(()).into_parts();
+        parts.status = self.status;
+        parts.version = Version::HTTP_3;
+        ResponseHead {
+            parts,
+            shared: Some(Arc::clone(&self.headers)),
+            length: self.length,
+        }
+    }
 }
 
 impl Replay {
     /// `block` decoded as a response head, or replayed.
-    pub(crate) fn response(
-        &self,
-        block: &[u8],
-        max: u64,
-    ) -> Result<http::response::Parts, HeadError> {
-        let last = self.0.lock().unwrap_or_else(|e| e.into_inner());
+    pub(crate) fn response(&self, block: &[u8], max: u64) -> Result<ResponseHead, HeadError> {
+        let mut last = self.0.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(last) = last.as_ref().filter(|last| last.block[..] == *block) {
-            let (mut parts, ()) = http::Response::new(()).into_parts();
-            parts.status = last.status;
-            parts.version = Version::HTTP_3;
-            parts.headers = last.headers.clone();
-            return Ok(parts);
+            return Ok(last.head());
         }
-        drop(last);
-        let parts = response(block, max)?;
-        if !parts.status.is_informational() {
-            *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(LastHead {
-                block: Bytes::copy_from_slice(block),
-                status: parts.status,
-                headers: parts.headers.clone(),
+        let mut parts = response(block, max)?;
+        if parts.status.is_informational() {
+            let length = declared_length(&parts.headers);
+            return Ok(ResponseHead {
+                parts,
+                shared: None,
+                length,
             });
         }
-        Ok(parts)
+        let kept = LastHead {
+            block: Bytes::copy_from_slice(block),
+            status: parts.status,
+            length: declared_length(&parts.headers),
+            headers: Arc::new(std::mem::take(&mut parts.headers)),
+        };
+        let head = kept.head();
+        *last = Some(kept);
+        Ok(head)
     }
 }
 
@@ -298,16 +352,8 @@ mod tests {
             .header("x-one", "1")
             .body(())
             .unwrap();
-        let head = request(&req, Some(5)).expect("encodes");
-        let mut fields = Vec::new();
-        qpack::decode(&block_of(&head.frame), 1 << 20, |n, v| {
-            fields.push((
-                String::from_utf8(n.to_vec()).unwrap(),
-                String::from_utf8(v.to_vec()).unwrap(),
-            ));
-            Ok(())
-        })
-        .expect("decodes");
+        let head = request(&req, Some(5), &HeaderMap::new(), &[]).expect("encodes");
+        let fields = fields_of(&head);
         let want: Vec<(String, String)> = [
             (":method", "POST"),
             (":scheme", "https"),
@@ -325,7 +371,65 @@ mod tests {
             .map(|(n, v)| (n.len() + v.len()) as u64 + 32)
             .sum();
         assert_eq!(head.size, size);
-        assert!(request(&Request::get("/relative").body(()).unwrap(), None).is_err());
+        let relative = Request::get("/relative").body(()).unwrap();
+        assert!(request(&relative, None, &HeaderMap::new(), &[]).is_err());
+    }
+
+    fn fields_of(head: &EncodedHead) -> Vec<(String, String)> {
+        let mut fields = Vec::new();
+        qpack::decode(&block_of(&head.frame), 1 << 20, |n, v| {
+            fields.push((
+                String::from_utf8(n.to_vec()).unwrap(),
+                String::from_utf8(v.to_vec()).unwrap(),
+            ));
+            Ok(())
+        })
+        .expect("decodes");
+        fields
+    }
+
+    /// The client's defaults follow the request's own fields, each name
+    /// the request sets or withholds left out (all of a name's values
+    /// otherwise), as when they were added to the request; a default
+    /// content-length stands for the one the body's size would add.
+    #[test]
+    fn defaults_follow_the_request_fields_unless_set_or_withheld() {
+        let mut defaults = HeaderMap::new();
+        defaults.append("user-agent", HeaderValue::from_static("courier"));
+        defaults.append("accept", HeaderValue::from_static("a/b"));
+        defaults.append("accept", HeaderValue::from_static("c/d"));
+        defaults.append("x-key", HeaderValue::from_static("secret"));
+        defaults.append("connection", HeaderValue::from_static("close"));
+        let req = Request::get("https://example.com/")
+            .header("user-agent", "mine")
+            .header("x-one", "1")
+            .body(())
+            .unwrap();
+        let withheld = [HeaderName::from_static("x-key")];
+        let head = request(&req, None, &defaults, &withheld).expect("encodes");
+        let regular: Vec<(String, String)> = fields_of(&head)
+            .into_iter()
+            .filter(|(n, _)| !n.starts_with(':'))
+            .collect();
+        let want: Vec<(String, String)> = [
+            ("user-agent", "mine"),
+            ("x-one", "1"),
+            ("accept", "a/b"),
+            ("accept", "c/d"),
+        ]
+        .iter()
+        .map(|(n, v)| (n.to_string(), v.to_string()))
+        .collect();
+        assert_eq!(regular, want);
+
+        let mut sized = HeaderMap::new();
+        sized.append("content-length", HeaderValue::from_static("7"));
+        let head = request(&req, Some(5), &sized, &[]).expect("encodes");
+        let lengths: Vec<_> = fields_of(&head)
+            .into_iter()
+            .filter(|(n, _)| n == "content-length")
+            .collect();
+        assert_eq!(lengths, [("content-length".to_string(), "7".to_string())]);
     }
 
     fn section(fields: &[(&[u8], &[u8])]) -> Vec<u8> {
@@ -349,13 +453,25 @@ mod tests {
             (&b, 404, "2"),
             (&a, 200, "1"),
         ] {
-            let parts = replay.response(block, 1024).expect("decodes");
-            assert_eq!(parts.status.as_u16(), status);
-            assert_eq!(parts.headers["x-a"], x);
-            assert_eq!(parts.version, Version::HTTP_3);
+            let head = replay.response(block, 1024).expect("decodes");
+            assert_eq!(head.parts.status.as_u16(), status);
+            assert_eq!(head.headers()["x-a"], x);
+            assert_eq!(head.parts.version, Version::HTTP_3);
         }
-        // A 1xx is not kept; a refused head is refused each time.
-        replay.response(&interim, 1024).expect("interim");
+        // A replayed head shares the kept headers (no copy), with the
+        // content-length read when it was decoded.
+        let sized = section(&[(b":status", b"200"), (b"content-length", b"128")]);
+        let first = replay.response(&sized, 1024).expect("decodes");
+        let again = replay.response(&sized, 1024).expect("replayed");
+        let (first_map, again_map) = (first.shared.unwrap(), again.shared.unwrap());
+        assert!(Arc::ptr_eq(&first_map, &again_map));
+        assert!(again.parts.headers.is_empty());
+        assert_eq!((first.length, again.length), (Some(128), Some(128)));
+        // A 1xx is not kept (its headers its own); a refused head is
+        // refused each time.
+        let early_hints = replay.response(&interim, 1024).expect("interim");
+        assert!(early_hints.shared.is_none());
+        assert_eq!(early_hints.parts.headers["link"], "</a>");
         assert_eq!(replay.0.lock().unwrap().as_ref().unwrap().status, 200);
         let bad = section(&[(b"x-a", b"no status")]);
         for _ in 0..2 {

@@ -66,6 +66,22 @@ pub(crate) fn poll_chunk(
     Poll::Ready(Ok(chunk.map(|c| c.bytes)))
 }
 
+/// Reads up to two chunks of `recv` into `bufs`: `Some(n)` chunks read,
+/// `None` at its end. Two, because the second place lets quinn see the
+/// stream's end in the same call: a response of one chunk (HEADERS, DATA
+/// and FIN in one STREAM frame, the usual small response) is then read
+/// with one lock of the connection instead of two, and the read that
+/// finds the end costs a flag (quinn keeps `all_data_read`). quinn's
+/// `read_chunks` future, like `read_chunk`'s, only borrows.
+fn poll_chunks(
+    recv: &mut quinn::RecvStream,
+    cx: &mut Context<'_>,
+    bufs: &mut [Bytes; 2],
+) -> Poll<Result<Option<usize>, ReadError>> {
+    let read = std::pin::pin!(recv.read_chunks(bufs));
+    Poll::Ready(Ok(ready!(read.poll(cx))?))
+}
+
 /// A stream's frames.
 #[derive(Debug)]
 pub(crate) struct StreamReader {
@@ -73,6 +89,8 @@ pub(crate) struct StreamReader {
     frames: FrameReader,
     /// Bytes read and not yet framed.
     chunk: Bytes,
+    /// A second chunk read with `chunk`, framed after it.
+    next: Bytes,
     /// The stream's end was read.
     ended: bool,
     /// A request stream not answered yet: dropped before its end, it is
@@ -97,6 +115,7 @@ impl StreamReader {
             recv,
             frames: FrameReader::new(max),
             chunk: rest,
+            next: Bytes::new(),
             ended: false,
             unanswered: false,
         }
@@ -115,19 +134,32 @@ impl StreamReader {
         cx: &mut Context<'_>,
     ) -> Poll<Result<Option<Frame>, ReadError>> {
         for _ in 0..EMPTY_READS {
-            if let Some(frame) = self
-                .frames
-                .next(&mut self.chunk)
-                .map_err(ReadError::Frame)?
-            {
-                return Poll::Ready(Ok(Some(frame)));
+            // An empty chunk completes no frame (a frame's header is read
+            // from bytes; one completed by its last byte was returned).
+            if !self.chunk.is_empty() {
+                if let Some(frame) = self
+                    .frames
+                    .next(&mut self.chunk)
+                    .map_err(ReadError::Frame)?
+                {
+                    return Poll::Ready(Ok(Some(frame)));
+                }
+            }
+            if !self.next.is_empty() {
+                self.chunk = std::mem::take(&mut self.next);
+                continue;
             }
             if self.ended {
                 self.frames.finish().map_err(ReadError::Frame)?;
                 return Poll::Ready(Ok(None));
             }
-            match ready!(poll_chunk(&mut self.recv, cx, usize::MAX))? {
-                Some(chunk) => self.chunk = chunk,
+            let mut bufs = [Bytes::new(), Bytes::new()];
+            match ready!(poll_chunks(&mut self.recv, cx, &mut bufs))? {
+                Some(_) => {
+                    let [chunk, next] = bufs;
+                    self.chunk = chunk;
+                    self.next = next;
+                }
                 None => self.ended = true,
             }
         }

@@ -39,6 +39,11 @@ const MAX_INTERIM: usize = 16;
 /// The response head and body of an answered request.
 pub(crate) struct Answer {
     pub(crate) head: http::response::Parts,
+    /// The headers when shared with the connection's last head (`head`'s
+    /// are empty then, `head::ResponseHead`).
+    pub(crate) shared: Option<Arc<http::HeaderMap>>,
+    /// The `content-length`, read when the head was decoded.
+    pub(crate) length: Option<u64>,
     /// Boxed here, where it is made: the answer is moved up through the
     /// request's futures (`Answered`, the transport's `Sending`), and the
     /// body was most of its size in every move.
@@ -125,7 +130,7 @@ pub(super) fn send(
     request: Request<Body>,
     kept: Option<Kept>,
 ) -> impl Future<Output = Result<Answer, SendError>> + Send + 'static {
-    if inner.phase().settled() {
+    if inner.settled() {
         Either::Left(Answered {
             once: Some(send_once(inner, request, false)),
             kept,
@@ -207,199 +212,244 @@ fn answered(once: Once) -> Result<Answer, SendError> {
 
 /// One try of `request`; `early`: it goes in early data (a `425 Too Early`
 /// then hands it back rather than answering).
-async fn send_once(
+///
+/// An `async` block, not an `async fn`, and the request kept whole (its
+/// body taken out, its parts taken apart only after the last wait): an
+/// `async fn` keeps each argument twice (as given and as its local), and
+/// the request beside its parts made this future 1,408 bytes, past the
+/// sizes glibc's allocator serves from its per-thread cache (1,032) for
+/// the box the pool keeps it in; 1,408 bytes were also copied at each move.
+#[inline]
+#[allow(clippy::manual_async_fn)] // on purpose: see above
+fn send_once(
     inner: Arc<Inner>,
-    request: Request<Body>,
+    mut request: Request<Body>,
     early: bool,
-) -> Result<Once, SendError> {
-    let inner = &inner;
-    let signals = &inner.signals;
-    if !signals.accepts_requests() {
-        // Closed for the server's protocol error: that is what the
-        // request meets (and, sent again, meets again).
-        let (error, fate) = if signals.is_closed() {
-            (closed_error(inner), Fate::Unsent)
-        } else {
-            (
-                Error::msg(ErrorKind::Refused, "HTTP/3 connection going away (GOAWAY)"),
-                Fate::Refused,
-            )
-        };
-        return Err(fail(error, fate, Some(request)));
-    }
-    // As over HTTP/2 (`proto/h2/request.rs`): a body of known length says
-    // it, and so does an empty one where the method carries a body. A
-    // server proxying the request on may need it: Caddy 2.6.2 forwards an
-    // HTTP/3 body without it as empty.
-    let length = request
-        .body()
-        .len()
-        .filter(|&len| len != 0 || crate::body::expects_body(request.method()));
-    let encoded = match inner.request_head(&request, length) {
-        Ok(encoded) => encoded,
-        Err(why) => {
-            return Err(fail(
-                Error::msg(ErrorKind::InvalidRequest, why),
-                Fate::Final,
-                None,
-            ))
-        }
-    };
-    let peer_max = inner.peer_max_field_section.load(Ordering::Acquire);
-    if encoded.size > peer_max {
-        return Err(fail(
-            Error::new(
-                ErrorKind::InvalidRequest,
-                format!(
-                    "request header section of {} bytes over the server's {peer_max}",
-                    encoded.size
-                ),
-            ),
-            Fate::Final,
-            None,
-        ));
-    }
-
-    let (mut tx, rx) = match open(inner).await {
-        Ok(stream) => stream,
-        Err(e) => {
-            signals.report();
-            let error = match inner.signals.failure() {
-                Some(why) => Error::new(ErrorKind::Protocol, why.to_owned()),
-                None => Error::new(ErrorKind::ConnectionClosed, format!("HTTP/3: {e}")),
+) -> impl Future<Output = Result<Once, SendError>> {
+    async move {
+        let inner = &inner;
+        let signals = &inner.signals;
+        if !signals.accepts_requests() {
+            // Closed for the server's protocol error: that is what the
+            // request meets (and, sent again, meets again).
+            let (error, fate) = if signals.is_closed() {
+                (closed_error(inner), Fate::Unsent)
+            } else {
+                (
+                    Error::msg(ErrorKind::Refused, "HTTP/3 connection going away (GOAWAY)"),
+                    Fate::Refused,
+                )
             };
-            return Err(fail(error, Fate::Unsent, Some(request)));
+            return Err(fail(error, fate, Some(request)));
         }
-    };
-    signals.report();
-    let guard = StreamGuard::new(Arc::clone(inner));
-    let mut reader = StreamReader::new(rx, inner.config.max_field_section, Bytes::new());
-    reader.set_unanswered(true);
-    let id = reader.id();
-
-    let (parts, body) = request.into_parts();
-    let streamed = body.as_buffered().is_none() && !body.is_end_stream();
-    let replay = body.try_clone();
-    let expects_body = parts.method != http::Method::HEAD;
-
-    // The head, and a buffered body with it, in one write; then the end.
-    let mut sending = match body.buffered() {
-        Some(bytes) => {
-            let mut chunks = [encoded.frame, Bytes::new(), bytes];
-            if !chunks[2].is_empty() {
-                let mut data_head = BytesMut::with_capacity(9);
-                frame::put_head(&mut data_head, kind::DATA, chunks[2].len() as u64);
-                chunks[1] = data_head.freeze();
-            }
-            if let Err(e) = tx.write_all_chunks(&mut chunks).await {
-                // The server stopped the stream or the connection went: the
-                // response side says which.
-                tracing::debug!("HTTP/3 request not sent whole: {e}");
-            }
-            let _ = tx.finish();
-            None
-        }
-        None => {
-            if let Err(e) = tx.write_chunk(encoded.frame).await {
-                tracing::debug!("HTTP/3 request head not sent: {e}");
-            }
-            Some(Box::pin(send_body(tx, body)))
-        }
-    };
-
-    let mut interim = 0;
-    let response = loop {
-        let received = match sending.as_mut() {
-            Some(sent) => {
-                let mut read = pin!(reader.frame());
-                // Polled together: the body's failure ends the request, the
-                // response head may come before the body is all sent.
-                std::future::poll_fn(|cx| {
-                    if let Poll::Ready(result) = sent.as_mut().poll(cx) {
-                        return Poll::Ready(Err(result));
-                    }
-                    read.as_mut().poll(cx).map(Ok)
-                })
-                .await
-            }
-            None => Ok(reader.frame().await),
-        };
-        let received = match received {
-            Ok(received) => received,
-            Err(Ok(())) => {
-                sending = None;
-                continue;
-            }
-            Err(Err(error)) => {
-                reader.stop(code::REQUEST_CANCELLED);
-                return Err(fail(error, Fate::Final, None));
-            }
-        };
-        match received {
-            Ok(Some(Frame::Headers(block))) => match inner.response_head(&block) {
-                Ok(head) if head.status.is_informational() => {
-                    interim += 1;
-                    if interim > MAX_INTERIM {
-                        reader.stop(code::REQUEST_CANCELLED);
-                        return Err(fail(
-                            Error::msg(ErrorKind::Protocol, "too many interim (1xx) responses"),
-                            Fate::Final,
-                            None,
-                        ));
-                    }
-                }
-                Ok(head) => break head,
-                Err(e) => {
-                    let error = head_error(inner, &mut reader, e, "response");
-                    return Err(fail(error, Fate::Final, None));
-                }
-            },
-            Ok(Some(frame)) => {
-                let error = unexpected(inner, &frame, "before the response head");
-                return Err(fail(error, Fate::Final, None));
-            }
-            Ok(None) => {
+        // As over HTTP/2 (`proto/h2/request.rs`): a body of known length says
+        // it, and so does an empty one where the method carries a body. A
+        // server proxying the request on may need it: Caddy 2.6.2 forwards an
+        // HTTP/3 body without it as empty.
+        let length = request
+            .body()
+            .len()
+            .filter(|&len| len != 0 || crate::body::expects_body(request.method()));
+        let encoded = match inner.request_head(&request, length) {
+            Ok(encoded) => encoded,
+            Err(why) => {
                 return Err(fail(
-                    Error::msg(
-                        ErrorKind::Protocol,
-                        "HTTP/3 request stream ended before a response head",
-                    ),
+                    Error::msg(ErrorKind::InvalidRequest, why),
                     Fate::Final,
                     None,
                 ))
             }
+        };
+        let peer_max = inner.peer_max_field_section.load(Ordering::Acquire);
+        if encoded.size > peer_max {
+            return Err(fail(
+                Error::new(
+                    ErrorKind::InvalidRequest,
+                    format!(
+                        "request header section of {} bytes over the server's {peer_max}",
+                        encoded.size
+                    ),
+                ),
+                Fate::Final,
+                None,
+            ));
+        }
+
+        let (mut tx, rx) = match open(inner).await {
+            Ok(stream) => stream,
             Err(e) => {
-                let (error, fate) = response_error(inner, &mut reader, e, id);
+                signals.report();
+                let error = match inner.signals.failure() {
+                    Some(why) => Error::new(ErrorKind::Protocol, why.to_owned()),
+                    None => Error::new(ErrorKind::ConnectionClosed, format!("HTTP/3: {e}")),
+                };
+                return Err(fail(error, Fate::Unsent, Some(request)));
+            }
+        };
+        signals.report();
+        let guard = StreamGuard::new(Arc::clone(inner));
+        let mut reader = StreamReader::new(rx, inner.config.max_field_section, Bytes::new());
+        reader.set_unanswered(true);
+        let id = reader.id();
+
+        let body = std::mem::take(request.body_mut());
+        let streamed = body.as_buffered().is_none() && !body.is_end_stream();
+        let replay = body.try_clone();
+        let expects_body = request.method() != http::Method::HEAD;
+
+        // The head, and a buffered body with it, in one write; then the end.
+        let mut sending = match body.buffered() {
+            Some(bytes) => {
+                let mut chunks = [encoded.frame, Bytes::new(), bytes];
+                if !chunks[2].is_empty() {
+                    let mut data_head = BytesMut::with_capacity(9);
+                    frame::put_head(&mut data_head, kind::DATA, chunks[2].len() as u64);
+                    chunks[1] = data_head.freeze();
+                }
+                if let Err(e) = write_all(&mut tx, &mut chunks).await {
+                    // The server stopped the stream or the connection went: the
+                    // response side says which.
+                    tracing::debug!("HTTP/3 request not sent whole: {e}");
+                }
+                // quinn's drop finishes the stream (or resets it with the
+                // server's code if it was stopped): one lock of the connection
+                // where `finish` and then the drop took two.
+                drop(tx);
+                None
+            }
+            None => {
+                if let Err(e) = tx.write_chunk(encoded.frame).await {
+                    tracing::debug!("HTTP/3 request head not sent: {e}");
+                }
+                Some(Box::pin(send_body(tx, body)))
+            }
+        };
+
+        let mut interim = 0;
+        let response = loop {
+            let received = match sending.as_mut() {
+                Some(sent) => {
+                    let mut read = pin!(reader.frame());
+                    // Polled together: the body's failure ends the request, the
+                    // response head may come before the body is all sent.
+                    std::future::poll_fn(|cx| {
+                        if let Poll::Ready(result) = sent.as_mut().poll(cx) {
+                            return Poll::Ready(Err(result));
+                        }
+                        read.as_mut().poll(cx).map(Ok)
+                    })
+                    .await
+                }
+                None => Ok(reader.frame().await),
+            };
+            let received = match received {
+                Ok(received) => received,
+                Err(Ok(())) => {
+                    sending = None;
+                    continue;
+                }
+                Err(Err(error)) => {
+                    reader.stop(code::REQUEST_CANCELLED);
+                    return Err(fail(error, Fate::Final, None));
+                }
+            };
+            match received {
+                Ok(Some(Frame::Headers(block))) => match inner.response_head(&block) {
+                    Ok(head) if head.parts.status.is_informational() => {
+                        interim += 1;
+                        if interim > MAX_INTERIM {
+                            reader.stop(code::REQUEST_CANCELLED);
+                            return Err(fail(
+                                Error::msg(ErrorKind::Protocol, "too many interim (1xx) responses"),
+                                Fate::Final,
+                                None,
+                            ));
+                        }
+                    }
+                    Ok(head) => break head,
+                    Err(e) => {
+                        let error = head_error(inner, &mut reader, e, "response");
+                        return Err(fail(error, Fate::Final, None));
+                    }
+                },
+                Ok(Some(frame)) => {
+                    let error = unexpected(inner, &frame, "before the response head");
+                    return Err(fail(error, Fate::Final, None));
+                }
+                Ok(None) => {
+                    return Err(fail(
+                        Error::msg(
+                            ErrorKind::Protocol,
+                            "HTTP/3 request stream ended before a response head",
+                        ),
+                        Fate::Final,
+                        None,
+                    ))
+                }
+                Err(e) => {
+                    let (error, fate) = response_error(inner, &mut reader, e, id);
+                    drop(guard);
+                    let request = replay.map(|body| {
+                        *request.body_mut() = body;
+                        request
+                    });
+                    return Err(fail(error, fate, request));
+                }
+            }
+        };
+        if early && response.parts.status == TOO_EARLY {
+            if let Some(body) = replay {
+                // Nothing of this answer is wanted: the stream is let go.
+                reader.stop(code::REQUEST_CANCELLED);
                 drop(guard);
-                let request = replay.map(|body| Request::from_parts(parts, body));
-                return Err(fail(error, fate, request));
+                *request.body_mut() = body;
+                return Ok(Once::TooEarly(request));
             }
         }
-    };
-    if early && response.status == TOO_EARLY {
-        if let Some(body) = replay {
-            // Nothing of this answer is wanted: the stream is let go.
-            reader.stop(code::REQUEST_CANCELLED);
-            drop(guard);
-            return Ok(Once::TooEarly(Request::from_parts(parts, body)));
+        if let Some(rest) = sending {
+            tokio::spawn(async move {
+                if let Err(e) = rest.await {
+                    tracing::debug!("HTTP/3 request body after the response head: {e}");
+                }
+            });
         }
+        // The body taken out above (an empty one is left): the parts go
+        // on with the kept copy, not put back in the request first.
+        let (parts, _taken) = request.into_parts();
+        let (uri, sent) = Sent::from_parts(parts, replay.unwrap_or_default(), streamed);
+        let body = Box::new(RecvBody::new(reader, guard, &response, expects_body));
+        Ok(Once::Answered(Answer {
+            head: response.parts,
+            shared: response.shared,
+            length: response.length,
+            body,
+            uri,
+            sent,
+        }))
     }
-    if let Some(rest) = sending {
-        tokio::spawn(async move {
-            if let Err(e) = rest.await {
-                tracing::debug!("HTTP/3 request body after the response head: {e}");
+}
+
+/// Writes all of `chunks`, as quinn's `write_all_chunks`, with quinn's
+/// `write_chunks` future made afresh at each poll: it only borrows the
+/// stream (the waker is registered with the connection), so the request's
+/// future holds no write future of 112 bytes, only this one's two borrows.
+async fn write_all(
+    tx: &mut quinn::SendStream,
+    chunks: &mut [Bytes],
+) -> Result<(), quinn::WriteError> {
+    let mut written = 0;
+    std::future::poll_fn(|cx| {
+        while written < chunks.len() {
+            let write = pin!(tx.write_chunks(&mut chunks[written..]));
+            match write.poll(cx) {
+                Poll::Ready(Ok(w)) => written += w.chunks,
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                Poll::Pending => return Poll::Pending,
             }
-        });
-    }
-    let request = Request::from_parts(parts, replay.unwrap_or_default());
-    let (uri, sent) = Sent::answered(request, streamed);
-    let body = Box::new(RecvBody::new(reader, guard, &response, expects_body));
-    Ok(Once::Answered(Answer {
-        head: response,
-        body,
-        uri,
-        sent,
-    }))
+        }
+        Poll::Ready(Ok(()))
+    })
+    .await
 }
 
 /// Opens a request stream, counting it and any wait for the server's

@@ -6,10 +6,11 @@
 use std::sync::Mutex;
 
 use bytes::Bytes;
-use http::header::HeaderMap;
+use http::header::{HeaderMap, HeaderName};
 use http::{Method, Request};
 
 use super::head::{self, EncodedHead};
+use crate::config::WithheldDefaults;
 
 /// The last request head a connection encoded, with what it was encoded
 /// from: a request whose method, URI parts, fields (in order, with their
@@ -28,6 +29,8 @@ struct LastRequest {
     /// Where the scheme and the authority end in `pseudo`.
     ends: [usize; 2],
     headers: HeaderMap,
+    /// The client's defaults this request went without (usually none).
+    withheld: Vec<HeaderName>,
     content_length: Option<u64>,
     frame: Bytes,
     size: u64,
@@ -44,6 +47,7 @@ impl LastRequest {
             && uri.authority().map(|a| a.as_str()) == Some(&self.pseudo[scheme..authority])
             && path == &self.pseudo[authority..]
             && same_fields(&self.headers, request.headers())
+            && self.withheld[..] == *WithheldDefaults::of(request.extensions())
     }
 }
 
@@ -62,10 +66,13 @@ impl Template {
     ///
     /// # Errors
     /// As [`head::request`].
+    /// The connection's `defaults` are the same for every request (the
+    /// client's), so the kept head stands for them.
     pub(crate) fn request<B>(
         &self,
         request: &Request<B>,
         content_length: Option<u64>,
+        defaults: &HeaderMap,
     ) -> Result<EncodedHead, &'static str> {
         let last = self.0.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(last) = last
@@ -78,7 +85,8 @@ impl Template {
             });
         }
         drop(last);
-        let encoded = head::request(request, content_length)?;
+        let withheld = WithheldDefaults::of(request.extensions());
+        let encoded = head::request(request, content_length, defaults, withheld)?;
         let uri = request.uri();
         let (scheme, authority) = (uri.scheme_str(), uri.authority());
         if let (Some(scheme), Some(authority)) = (scheme, authority) {
@@ -90,6 +98,7 @@ impl Template {
                 pseudo,
                 ends,
                 headers: request.headers().clone(),
+                withheld: withheld.to_vec(),
                 content_length,
                 frame: encoded.frame.clone(),
                 size: encoded.size,
@@ -111,6 +120,13 @@ mod tests {
             Request::get("https://example.com/a?b")
                 .header("x-one", "1")
                 .header("x-two", "2")
+        };
+        // The default user-agent withheld (after a redirect to another
+        // origin): the same fields otherwise, other bytes.
+        let withholding = || {
+            let names: std::sync::Arc<[HeaderName]> =
+                vec![HeaderName::from_static("user-agent")].into();
+            base().extension(WithheldDefaults(names)).body(()).unwrap()
         };
         let secret = {
             let mut v = HeaderValue::from_static("2");
@@ -187,12 +203,19 @@ mod tests {
             ("a content-length", base().body(()).unwrap(), Some(5), false),
             ("another", base().body(()).unwrap(), Some(6), false),
             ("the same length", base().body(()).unwrap(), Some(6), true),
+            ("back", base().body(()).unwrap(), None, false),
+            ("a default withheld", withholding(), None, false),
+            ("the same withheld", withholding(), None, true),
+            ("back", base().body(()).unwrap(), None, false),
         ];
+        let mut defaults = HeaderMap::new();
+        defaults.insert("user-agent", HeaderValue::from_static("courier"));
         let template = Template::default();
         let mut last: Option<Bytes> = None;
         for (what, req, length, kept) in &steps {
-            let fresh = request(req, *length).expect("encodes");
-            let got = template.request(req, *length).expect("encodes");
+            let withheld = WithheldDefaults::of(req.extensions());
+            let fresh = request(req, *length, &defaults, withheld).expect("encodes");
+            let got = template.request(req, *length, &defaults).expect("encodes");
             assert_eq!(got.frame, fresh.frame, "{what}");
             assert_eq!(got.size, fresh.size, "{what}");
             let same_bytes = last
@@ -202,7 +225,11 @@ mod tests {
             last = Some(got.frame);
         }
         assert!(template
-            .request(&Request::get("/relative").body(()).unwrap(), None)
+            .request(
+                &Request::get("/relative").body(()).unwrap(),
+                None,
+                &defaults
+            )
             .is_err());
     }
 }
