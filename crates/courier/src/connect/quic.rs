@@ -20,7 +20,7 @@ use std::time::Duration;
 use quinn::{IdleTimeout, TransportConfig, VarInt};
 use tokio::time::Instant;
 
-use crate::connect::quic_idle::{KeepAlive, Learning, PeerIdle};
+use crate::connect::quic_idle::{KeepAlive, Learning, PeerIdle, PeerStreams};
 use crate::connect::quic_resumed::HandshakeWatch;
 
 /// A server's HTTP/3 settings as remembered: (identifier, value) pairs
@@ -222,6 +222,9 @@ pub(crate) struct Dialed {
     /// Whether the handshake resumed a session, and whether it completed
     /// (for [`Dialed::early`]'s, later than the dial).
     pub(crate) handshake: HandshakeWatch,
+    /// The server's initial request stream limit, once its transport
+    /// parameters are read (not yet, for a dial still in 0-RTT).
+    pub(crate) streams: PeerStreams,
 }
 
 /// Told how a 0-RTT connection's handshake ended: `Some(accepted)` when it
@@ -329,10 +332,12 @@ impl QuicConnector {
         let name = server_name.trim_start_matches('[').trim_end_matches(']');
         let scope = self.scope(remote.port())?;
         let peer = PeerIdle::new();
+        let streams = PeerStreams::new();
         let handshake = HandshakeWatch::default();
         let mut config = quinn::ClientConfig::new(Arc::new(Learning {
             inner: Arc::clone(&scope.crypto),
             peer: peer.clone(),
+            streams: streams.clone(),
             handshake: handshake.clone(),
         }));
         config.transport_config(Arc::clone(&self.transport));
@@ -367,6 +372,7 @@ impl QuicConnector {
                         remembered,
                         remember,
                         handshake,
+                        streams,
                     });
                 }
                 Err(connecting) => connecting,
@@ -387,6 +393,7 @@ impl QuicConnector {
                 remembered,
                 remember,
                 handshake,
+                streams,
             }),
         }
     }

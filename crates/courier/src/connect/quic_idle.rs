@@ -18,6 +18,9 @@
 //!   once, which queues a MAX_DATA frame and leaves the window as it was
 //!   (quinn takes the byte back from the next read). An idle connection is
 //!   left to QUIC's idle timeout (and the pool's own idle timer).
+//!
+//! The same wrapper reads the peer's `initial_max_streams_bidi` too
+//! ([`PeerStreams`]): the HTTP/3 pool plans a connection by it.
 
 use std::any::Any;
 use std::future::Future;
@@ -39,6 +42,9 @@ const MIN_INTERVAL: Duration = Duration::from_millis(100);
 
 /// Transport parameter id of `max_idle_timeout` (RFC 9000 §18.2).
 const MAX_IDLE_TIMEOUT: u64 = 0x01;
+
+/// Transport parameter id of `initial_max_streams_bidi` (RFC 9000 §18.2).
+const INITIAL_MAX_STREAMS_BIDI: u64 = 0x08;
 
 /// Not learnt yet (or the handshake never got so far).
 const UNKNOWN: u64 = u64::MAX;
@@ -63,12 +69,41 @@ impl PeerIdle {
     }
 }
 
+/// The request streams the peer lets us open at first (its
+/// `initial_max_streams_bidi`), as one connection's handshake learns it.
+///
+/// The HTTP/3 pool plans a connection by it, as HTTP/2's by the server's
+/// SETTINGS_MAX_CONCURRENT_STREAMS: without it a connection was assumed to
+/// take 100, and 256 requests in flight to a server granting 512 were
+/// spread over three connections, each carrying fewer requests per packet
+/// and per wake of its driver.
+#[derive(Debug, Clone)]
+pub(crate) struct PeerStreams(Arc<AtomicU64>);
+
+impl PeerStreams {
+    pub(crate) fn new() -> PeerStreams {
+        PeerStreams(Arc::new(AtomicU64::new(UNKNOWN)))
+    }
+
+    /// The peer's initial limit, when learnt and not 0 (a server granting
+    /// none at first may grant some later: that is learnt as before, from
+    /// an open that waits).
+    pub(crate) fn get(&self) -> Option<u64> {
+        match self.0.load(Ordering::Acquire) {
+            UNKNOWN | 0 => None,
+            n => Some(n),
+        }
+    }
+}
+
 /// A client's TLS for QUIC, for one connection: as `inner`, and noting the
-/// peer's idle timeout in `peer` and whether the handshake resumed and
-/// completed in `handshake` (`quic_resumed.rs`).
+/// peer's idle timeout in `peer`, its initial stream limit in `streams`,
+/// and whether the handshake resumed and completed in `handshake`
+/// (`quic_resumed.rs`).
 pub(crate) struct Learning {
     pub(crate) inner: Arc<dyn crypto::ClientConfig>,
     pub(crate) peer: PeerIdle,
+    pub(crate) streams: PeerStreams,
     pub(crate) handshake: HandshakeWatch,
 }
 
@@ -83,6 +118,7 @@ impl crypto::ClientConfig for Learning {
         Ok(Box::new(Session {
             inner,
             peer: self.peer.clone(),
+            streams: self.streams.clone(),
             hello: HelloReader::default(),
             handshake: self.handshake.clone(),
         }))
@@ -92,6 +128,7 @@ impl crypto::ClientConfig for Learning {
 struct Session {
     inner: Box<dyn crypto::Session>,
     peer: PeerIdle,
+    streams: PeerStreams,
     hello: HelloReader,
     handshake: HandshakeWatch,
 }
@@ -130,8 +167,13 @@ impl crypto::Session for Session {
             // quinn keeps the fields to itself but encodes them.
             let mut wire = Vec::with_capacity(128);
             params.write(&mut wire);
-            let ms = idle_timeout_of(&wire).unwrap_or(0);
+            let ms = param_of(&wire, MAX_IDLE_TIMEOUT).unwrap_or(0);
             self.peer.0.store(ms.min(UNKNOWN - 1), Ordering::Release);
+            // Absent: 0 (RFC 9000 §18.2).
+            let streams = param_of(&wire, INITIAL_MAX_STREAMS_BIDI).unwrap_or(0);
+            self.streams
+                .0
+                .store(streams.min(UNKNOWN - 1), Ordering::Release);
         }
         Ok(params)
     }
@@ -154,16 +196,15 @@ impl crypto::Session for Session {
     }
 }
 
-/// `max_idle_timeout` in encoded transport parameters (id, length, value,
-/// each a varint); `None` when absent (which means no timeout) or the
-/// encoding is cut.
-fn idle_timeout_of(mut wire: &[u8]) -> Option<u64> {
+/// Parameter `wanted` in encoded transport parameters (id, length, value,
+/// each a varint); `None` when absent or the encoding is cut.
+fn param_of(mut wire: &[u8], wanted: u64) -> Option<u64> {
     while !wire.is_empty() {
         let id = varint(&mut wire)?;
         let len = usize::try_from(varint(&mut wire)?).ok()?;
         let value = wire.get(..len)?;
         wire = &wire[len..];
-        if id == MAX_IDLE_TIMEOUT {
+        if id == wanted {
             let mut value = value;
             return varint(&mut value);
         }
@@ -281,9 +322,24 @@ mod tests {
         // initial_max_data (0x04) = 1,048,576 (4-byte varint), then
         // max_idle_timeout (0x01) = 5,000 (2-byte varint).
         let wire = [0x04, 0x04, 0x80, 0x10, 0x00, 0x00, 0x01, 0x02, 0x53, 0x88];
-        assert_eq!(idle_timeout_of(&wire), Some(5_000));
-        assert_eq!(idle_timeout_of(&wire[..6]), None, "absent");
-        assert_eq!(idle_timeout_of(&wire[..9]), None, "cut");
+        assert_eq!(param_of(&wire, MAX_IDLE_TIMEOUT), Some(5_000));
+        assert_eq!(param_of(&wire[..6], MAX_IDLE_TIMEOUT), None, "absent");
+        assert_eq!(param_of(&wire[..9], MAX_IDLE_TIMEOUT), None, "cut");
+    }
+
+    #[test]
+    fn the_initial_stream_limit_is_found_and_zero_counts_as_unknown() {
+        // max_idle_timeout (0x01) = 5,000, then initial_max_streams_bidi
+        // (0x08) = 512 (2-byte varint).
+        let wire = [0x01, 0x02, 0x53, 0x88, 0x08, 0x02, 0x42, 0x00];
+        assert_eq!(param_of(&wire, INITIAL_MAX_STREAMS_BIDI), Some(512));
+        assert_eq!(param_of(&wire[..4], INITIAL_MAX_STREAMS_BIDI), None);
+        let streams = PeerStreams::new();
+        assert_eq!(streams.get(), None, "not learnt");
+        streams.0.store(0, Ordering::Release);
+        assert_eq!(streams.get(), None, "none granted at first");
+        streams.0.store(512, Ordering::Release);
+        assert_eq!(streams.get(), Some(512));
     }
 
     /// A connection as `pings` sees it, counting how often it is asked.

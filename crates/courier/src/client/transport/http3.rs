@@ -59,10 +59,11 @@ impl Http3 {
     }
 
     /// The slots the pool plans by: what a stream open that had to wait
-    /// showed, or before that the assumed 100, as if the server had said so.
-    /// QUIC never declares a limit, and the pool opens no second connection
-    /// while one has not declared: 100 requests held there (long polls,
-    /// bodies unread) left the 101st waiting for a slot of it for good.
+    /// showed, or before that the server's initial limit (its transport
+    /// parameter) or the assumed 100, as if the server had said so. The
+    /// pool opens no second connection while one has not declared: 100
+    /// requests held there (long polls, bodies unread) left the 101st
+    /// waiting for a slot of it for good.
     pub(super) fn declared(&self) -> Option<usize> {
         Some(self.slots())
     }
@@ -230,10 +231,18 @@ impl Origin {
             .connector
             .counted_quic(quic.dial(addr, &self.host, deadline))
             .await?;
-        let config = h3conn::Config {
+        let mut config = h3conn::Config {
             max_field_section: self.settings.config.max_response_headers_size as u64,
             ..h3conn::Config::default()
         };
+        // The server's initial stream limit, when its transport parameters
+        // are in (they are not for a dial still in 0-RTT), stands for the
+        // assumed one, as HTTP/2's SETTINGS do (capped as those are, at
+        // 2^32 - 1). An open that waits still teaches the real limit.
+        if let Some(streams) = dialed.streams.get() {
+            config.assumed_streams =
+                usize::try_from(streams.min(u64::from(u32::MAX))).unwrap_or(config.assumed_streams);
+        }
         let remember = dialed.remember;
         let resume = h3conn::Resume {
             // Early data sent now must be settled by the connect deadline.
