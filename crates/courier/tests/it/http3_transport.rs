@@ -69,6 +69,95 @@ async fn requests_outlive_a_short_server_idle_timeout() {
     assert_eq!(m.requests_http3, 3);
 }
 
+/// A request waiting for the server's stream credit, with no stream of
+/// its own open, is kept alive like one waiting for its answer: a server
+/// (quinn, no HTTP/3 library) that allows one stream, announces a 1 s idle
+/// timeout, answers the first request at once and grants the next stream
+/// only 3 s later (it leaves the first request unread till then). Before,
+/// the keep-alive counted open streams only, so the connection idled out
+/// under the waiting request ("HTTP/3: timed out"; hypercorn's loaded
+/// QUIC, which grants credit late, showed it in the interop suite).
+#[tokio::test]
+async fn a_request_waiting_for_stream_credit_outlives_the_idle_timeout() {
+    let endpoint = credit_server();
+    let addr = endpoint.local_addr().expect("address");
+    let server = tokio::spawn(grant_late(endpoint.clone(), Duration::from_secs(3)));
+    let root =
+        courier::Certificate::from_pem(crate::corpus::tls::root_pem().as_bytes()).expect("root");
+    let client = Client::builder()
+        .add_root_certificate(root)
+        .http3_prior_knowledge()
+        .pool_idle_timeout(None)
+        .timeout(Duration::from_secs(10))
+        .build()
+        .expect("client");
+    let url = format!("https://{addr}/");
+    for request in ["first", "second, after the credit"] {
+        let response = tokio::time::timeout(LIMIT, client.get(&url).send())
+            .await
+            .expect("bounded")
+            .unwrap_or_else(|e| panic!("the {request} request: {e:#}"));
+        assert_eq!(response.status(), StatusCode::OK, "{request}");
+        response.bytes().await.expect(request);
+    }
+    let m = client.metrics();
+    assert_eq!(m.connections_established_http3, 1, "one connection, kept");
+    tokio::time::timeout(LIMIT, server)
+        .await
+        .expect("bounded")
+        .expect("server");
+}
+
+/// A QUIC server allowing one request stream at a time, with a 1 s idle
+/// timeout.
+fn credit_server() -> quinn::Endpoint {
+    let id = crate::corpus::tls::identity();
+    let tls = crate::support::h3_tls(&id.cert, &id.key);
+    let crypto = quinn::crypto::rustls::QuicServerConfig::try_from(tls).expect("QUIC TLS");
+    let mut config = quinn::ServerConfig::with_crypto(std::sync::Arc::new(crypto));
+    let mut transport = quinn::TransportConfig::default();
+    transport
+        .max_concurrent_bidi_streams(1u32.into())
+        .max_idle_timeout(Some(Duration::from_secs(1).try_into().expect("idle")));
+    config.transport_config(std::sync::Arc::new(transport));
+    quinn::Endpoint::server(config, ([127, 0, 0, 1], 0).into()).expect("QUIC server")
+}
+
+/// Sets HTTP/3 up (an empty SETTINGS), answers the first request at once
+/// with a bodiless 200 but keeps its stream unread for `late` (so quinn
+/// grants no second stream), then answers the second.
+async fn grant_late(endpoint: quinn::Endpoint, late: Duration) {
+    let conn = endpoint
+        .accept()
+        .await
+        .expect("a connection")
+        .await
+        .expect("handshake");
+    let mut control = conn.open_uni().await.expect("control stream");
+    // Stream type 0x00 (control), SETTINGS (0x04) with nothing in it.
+    control
+        .write_all(&[0x00, 0x04, 0x00])
+        .await
+        .expect("SETTINGS");
+    // HEADERS (0x01) of 3 bytes: QPACK's prefix (no dynamic table), then
+    // `:status: 200` from the static table (index 25).
+    let ok = [0x01, 0x03, 0x00, 0x00, 0xC0 | 25];
+    let (mut send, first) = conn.accept_bi().await.expect("the first request");
+    send.write_all(&ok).await.expect("the first answer");
+    send.finish().expect("finished");
+    tokio::time::sleep(late).await;
+    drop(first);
+    let (mut send, mut second) = conn.accept_bi().await.expect("the second request");
+    second
+        .read_to_end(1 << 16)
+        .await
+        .expect("the second request");
+    send.write_all(&ok).await.expect("the second answer");
+    send.finish().expect("finished");
+    let _ = send.stopped().await;
+    drop(control);
+}
+
 /// A connection with no request in flight is not kept alive: QUIC's idle
 /// timeout (the server's 1 s here) closes it, with the pool's own idle
 /// timeout off. Before the fit, quinn's keep-alive pinged every connection

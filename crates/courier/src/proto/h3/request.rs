@@ -458,17 +458,21 @@ async fn open(
     inner: &Inner,
 ) -> Result<(quinn::SendStream, quinn::RecvStream), quinn::ConnectionError> {
     let mut opening = pin!(inner.quic.open_bi());
-    let mut waited = false;
+    // Held while the open waits for credit: the connection keeps itself
+    // alive for it (`quic_idle`'s PINGs), as for an open stream.
+    let mut waiting = None;
     let stream = std::future::poll_fn(|cx| {
         let polled = opening.as_mut().poll(cx);
-        if polled.is_pending() && !waited {
-            waited = true;
+        if polled.is_pending() && waiting.is_none() {
+            waiting = Some(inner.signals.blocked_open());
             inner.signals.open_blocked();
             inner.signals.report();
         }
         polled
     })
-    .await?;
+    .await;
+    drop(waiting);
+    let stream = stream?;
     inner.signals.stream_opened();
     Ok(stream)
 }

@@ -22,8 +22,11 @@ use std::sync::{Arc, OnceLock, Weak};
 const NO_GOAWAY: u64 = u64::MAX;
 
 impl crate::connect::quic_idle::Waiting for Signals {
+    /// A request stream open, or a request waiting for the server's
+    /// stream credit: either waits on the server, so the connection's
+    /// idle timeout must not end it.
     fn busy(&self) -> bool {
-        self.open() > 0
+        self.open() > 0 || self.blocked.load(Ordering::Acquire) > 0
     }
     fn woken(&self) -> &tokio::sync::Notify {
         &self.woken
@@ -46,6 +49,9 @@ struct Listening {
 pub(crate) struct Signals {
     /// Request streams open (opened, response not ended nor dropped).
     open: AtomicUsize,
+    /// Requests waiting in a stream open for the server's credit
+    /// (MAX_STREAMS), with no stream of their own yet.
+    blocked: AtomicUsize,
     /// The most that were ever open at once.
     peak: AtomicUsize,
     /// The slots the pool may use: the assumption, then what was learnt.
@@ -88,6 +94,7 @@ impl Signals {
     pub(crate) fn new(assumed: usize) -> Signals {
         Signals {
             open: AtomicUsize::new(0),
+            blocked: AtomicUsize::new(0),
             peak: AtomicUsize::new(0),
             max_streams: AtomicUsize::new(assumed),
             learnt: AtomicBool::new(false),
@@ -183,6 +190,15 @@ impl Signals {
         }
     }
 
+    /// A request began waiting for stream credit; the guard ends the
+    /// wait, however the open ends (opened, failed or dropped).
+    pub(crate) fn blocked_open(&self) -> BlockedOpen<'_> {
+        if self.blocked.fetch_add(1, Ordering::AcqRel) == 0 {
+            self.woken.notify_one();
+        }
+        BlockedOpen(self)
+    }
+
     /// A request stream ended (`answered`: its response was read to the end).
     /// Returns how many are still open.
     pub(crate) fn stream_ended(&self, answered: bool) -> usize {
@@ -248,6 +264,16 @@ impl Signals {
         if let Some(listener) = listening.listener.upgrade() {
             listener.changed(listening.id);
         }
+    }
+}
+
+/// A request waiting for stream credit ([`Signals::blocked_open`]), counted
+/// until dropped.
+pub(crate) struct BlockedOpen<'a>(&'a Signals);
+
+impl Drop for BlockedOpen<'_> {
+    fn drop(&mut self) {
+        self.0.blocked.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
