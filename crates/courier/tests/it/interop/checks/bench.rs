@@ -7,7 +7,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use super::super::target::Target;
-use super::load::IDLE_STALL_WORDS;
+use super::load::worded_as_idle_stall;
 use super::{ok, CheckResult, Failure};
 
 /// `COURIER_BIN`, else `courier` in the target directory's debug profile.
@@ -132,7 +132,7 @@ pub async fn bench(t: &Target) -> CheckResult {
 }
 
 /// Every one of the report's `errors` is a `connection_closed` error
-/// worded as a QUIC idle timeout ([`IDLE_STALL_WORDS`]), as
+/// worded as a QUIC idle timeout ([`worded_as_idle_stall`]), as
 /// [`super::load::idle_stalled`] reads them.
 fn all_idle_stalls(report: &serde_json::Value, errors: u64) -> bool {
     let by_kind = report["errors_by_kind"].as_object();
@@ -144,7 +144,7 @@ fn all_idle_stalls(report: &serde_json::Value, errors: u64) -> bool {
     };
     let idle: u64 = messages
         .iter()
-        .filter(|(message, _)| message.contains(IDLE_STALL_WORDS))
+        .filter(|(message, _)| worded_as_idle_stall(message))
         .filter_map(|(_, n)| n.as_u64())
         .sum();
     only_closed && idle == errors

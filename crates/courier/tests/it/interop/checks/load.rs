@@ -141,13 +141,21 @@ pub(super) fn with_stalls(t: &Target, note: String, stalled: u64) -> CheckResult
 /// words it with quinn's "timed out"; no public error type says it, so
 /// the words are matched here, in the suite only.
 pub(super) fn idle_stalled(err: &courier::Error) -> bool {
-    err.kind() == courier::ErrorKind::ConnectionClosed
-        && format!("{err:#}").contains(IDLE_STALL_WORDS)
+    err.kind() == courier::ErrorKind::ConnectionClosed && worded_as_idle_stall(&format!("{err:#}"))
 }
 
 /// How courier words a request lost to its HTTP/3 connection's QUIC idle
-/// timeout, within the error's message.
-pub(super) const IDLE_STALL_WORDS: &str = "connection lost: timed out";
+/// timeout, within the error's message: on its stream (reading or
+/// writing), or still waiting for the server's credit to open one (a
+/// loaded hypercorn grants it late, so a request meets the stall there
+/// too; the connection keeps itself alive for such a request, so it is
+/// the server's silence all the same).
+const IDLE_STALL_WORDS: [&str; 2] = ["connection lost: timed out", "HTTP/3: timed out"];
+
+/// `message` is a QUIC idle timeout as courier words it ([`IDLE_STALL_WORDS`]).
+pub(super) fn worded_as_idle_stall(message: &str) -> bool {
+    IDLE_STALL_WORDS.iter().any(|words| message.contains(words))
+}
 
 /// `mode.concurrent` requests in flight at once on one client, on
 /// connections of the expected version only; over HTTP/2 no more
