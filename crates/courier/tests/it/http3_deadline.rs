@@ -38,18 +38,7 @@ struct Left {
 /// Accepts one connection, sets HTTP/3 up (an empty SETTINGS), and for
 /// each of `requests` streams reports how the client left it.
 async fn never_answer(endpoint: quinn::Endpoint, requests: usize) -> Vec<Left> {
-    let conn = endpoint
-        .accept()
-        .await
-        .expect("a connection")
-        .await
-        .expect("handshake");
-    let mut control = conn.open_uni().await.expect("control stream");
-    // Stream type 0x00 (control), SETTINGS (0x04) with nothing in it.
-    control
-        .write_all(&[0x00, 0x04, 0x00])
-        .await
-        .expect("SETTINGS");
+    let (conn, control) = crate::support::h3_accept(&endpoint).await;
     let mut left = Vec::new();
     for _ in 0..requests {
         let (send, mut recv) = conn.accept_bi().await.expect("a request stream");

@@ -127,18 +127,7 @@ fn credit_server() -> quinn::Endpoint {
 /// with a bodiless 200 but keeps its stream unread for `late` (so quinn
 /// grants no second stream), then answers the second.
 async fn grant_late(endpoint: quinn::Endpoint, late: Duration) {
-    let conn = endpoint
-        .accept()
-        .await
-        .expect("a connection")
-        .await
-        .expect("handshake");
-    let mut control = conn.open_uni().await.expect("control stream");
-    // Stream type 0x00 (control), SETTINGS (0x04) with nothing in it.
-    control
-        .write_all(&[0x00, 0x04, 0x00])
-        .await
-        .expect("SETTINGS");
+    let (conn, control) = crate::support::h3_accept(&endpoint).await;
     // HEADERS (0x01) of 3 bytes: QPACK's prefix (no dynamic table), then
     // `:status: 200` from the static table (index 25).
     let ok = [0x01, 0x03, 0x00, 0x00, 0xC0 | 25];

@@ -210,6 +210,26 @@ fn free_ports_are_never_handed_out_twice() {
     assert!(ports.iter().all(|&p| p < ephemeral), "{ephemeral}");
 }
 
+/// Accepts one QUIC connection on `endpoint` and sets HTTP/3 up as a bare
+/// server of the tests' own does: a control stream with an empty SETTINGS.
+/// The control stream is handed back (dropping it would end HTTP/3 there).
+#[cfg(feature = "http3")]
+pub async fn h3_accept(endpoint: &quinn::Endpoint) -> (quinn::Connection, quinn::SendStream) {
+    let conn = endpoint
+        .accept()
+        .await
+        .expect("a connection")
+        .await
+        .expect("handshake");
+    let mut control = conn.open_uni().await.expect("control stream");
+    // Stream type 0x00 (control), SETTINGS (0x04) with nothing in it.
+    control
+        .write_all(&[0x00, 0x04, 0x00])
+        .await
+        .expect("SETTINGS");
+    (conn, control)
+}
+
 /// A TLS 1.3 server configuration offering `h3` with `cert` and its `key`
 /// (PKCS #8), on ring: what the tests' own QUIC servers start from.
 #[cfg(feature = "http3")]
