@@ -65,6 +65,16 @@ fn no_bidi_streams(t: &mut TransportConfig) {
     t.max_concurrent_bidi_streams(VarInt::from_u32(0));
 }
 
+/// No request stream allowed at first, and a short idle timeout (the
+/// lower of the two sides' is the connection's).
+fn no_bidi_streams_short_idle(t: &mut TransportConfig) {
+    no_bidi_streams(t);
+    t.max_idle_timeout(Some(IDLE.try_into().expect("idle timeout")));
+}
+
+/// The idle timeout `no_bidi_streams_short_idle` announces.
+const IDLE: Duration = Duration::from_secs(1);
+
 pub fn all() -> Vec<Case> {
     let (junk, junk_times) = pieces(b'j', BOMB);
     let insert = wire::insert(b"x-bomb", &[b'b'; 1000]).repeat(16);
@@ -288,6 +298,16 @@ pub fn all() -> Vec<Case> {
             .transport(no_bidi_streams)
             .timeout(short)
             .err(ErrorKind::Timeout),
+        // Credit granted only after twice the idle timeout: the request
+        // waits for it, and the connection must live meanwhile (the client
+        // pings while a request waits for credit, not only on a stream).
+        Case::new(
+            "credit-granted-late",
+            with_control([vec![GrantStreams(IDLE * 2, 1)], answer()].concat()),
+        )
+        .transport(no_bidi_streams_short_idle)
+        .timeout(IDLE * 4)
+        .ok(BODY),
         // A handshake never answered: the connect timeout.
         Case::new("handshake-never-finishes", vec![])
             .silent()

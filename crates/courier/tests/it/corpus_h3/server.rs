@@ -35,6 +35,9 @@ pub enum Step {
     /// Opens up to `count` unidirectional streams, each carrying `bytes`
     /// and finished, in the background (each open waits for credit).
     UniStreams(Vec<u8>, usize),
+    /// Waits this long, then lets the client open this many request
+    /// streams (MAX_STREAMS): credit granted late.
+    GrantStreams(Duration, u32),
     /// Waits for the request stream and reads the request's first bytes.
     Accept,
     /// Writes `bytes` on the request stream.
@@ -423,6 +426,12 @@ impl Play {
                         let _ = s.finish();
                     }
                 });
+                true
+            }
+            Step::GrantStreams(after, count) => {
+                tokio::time::sleep(*after).await;
+                self.conn
+                    .set_max_concurrent_bi_streams(VarInt::from_u32(*count));
                 true
             }
             Step::Accept => {
