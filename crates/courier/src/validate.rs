@@ -89,6 +89,25 @@ pub(crate) fn parse_length(digits: &[u8]) -> Option<u64> {
     std::str::from_utf8(digits).ok()?.parse().ok()
 }
 
+/// Headers that frame a message or address its connection: each request's
+/// own, never a default (a client's or a service client's). A default
+/// `Content-Length` would misstate every body it is not the size of; a
+/// default `Host` would send every origin's requests to one virtual host.
+const NOT_DEFAULTS: [http::HeaderName; 4] = [
+    HOST,
+    CONTENT_LENGTH,
+    TRANSFER_ENCODING,
+    http::header::CONNECTION,
+];
+
+/// `headers` without the names in [`NOT_DEFAULTS`].
+pub(crate) fn defaults(mut headers: HeaderMap) -> HeaderMap {
+    for name in NOT_DEFAULTS {
+        headers.remove(name);
+    }
+    headers
+}
+
 /// Every value in `headers` is one that can go on the wire as is.
 pub(crate) fn header_values(headers: &HeaderMap) -> Result<(), Error> {
     if is_wire_safe_map(headers) {

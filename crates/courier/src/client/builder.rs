@@ -284,12 +284,7 @@ impl ClientBuilder {
     /// # drop(client);
     /// ```
     pub fn default_headers(mut self, headers: http::HeaderMap) -> Self {
-        use http::header::{CONNECTION, CONTENT_LENGTH, HOST, TRANSFER_ENCODING};
-        let mut headers = headers;
-        for name in [HOST, CONTENT_LENGTH, TRANSFER_ENCODING, CONNECTION] {
-            headers.remove(name);
-        }
-        self.config.default_headers = headers;
+        self.config.default_headers = crate::validate::defaults(headers);
         self
     }
 

@@ -113,9 +113,13 @@ impl ServiceClient {
     }
 
     /// Adds `headers` to every request that does not set them itself.
+    /// `Host`, `Content-Length`, `Transfer-Encoding` and `Connection` are
+    /// ignored here, as by
+    /// [`ClientBuilder::default_headers`](crate::ClientBuilder::default_headers):
+    /// they belong to each request.
     pub fn with_default_headers(self, headers: HeaderMap) -> ServiceClient {
         let mut inner = (*self.inner).clone();
-        inner.default_headers = headers;
+        inner.default_headers = crate::validate::defaults(headers);
         ServiceClient {
             inner: Arc::new(inner),
         }
