@@ -14,6 +14,9 @@
 //!   coding), and never with `Content-Length`. HTTP/1.1 then sends the body
 //!   chunked; HTTP/2 frames it in DATA and leaves the header out.
 //! - At most one `Host`.
+//! - Default headers (a client's, a service client's) never hold `Host`,
+//!   `Content-Length`, `Transfer-Encoding` or `Connection`: they are left
+//!   out when the defaults are set ([`defaults`]).
 //! - No header value with a control character (CR, LF, NUL, ...; tab is
 //!   fine): `http`'s unchecked constructors let them through in release
 //!   builds, and on the wire they end the header line early (RFC 9113 §8.2.1
