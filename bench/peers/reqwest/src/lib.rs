@@ -2,7 +2,7 @@
 //! latency histograms and the JSON line every client prints.
 //!
 //! Usage of every binary:
-//!   NAME URL [-c IN_FLIGHT] [-d SECONDS] [--threads T] [--http 1.1|2|3] [--insecure] [--rate R]
+//!   NAME URL [-c IN_FLIGHT] [-d SECONDS] [--threads T] [--http 1.1|2|3] [--insecure] [--rate R [--tick MS]]
 
 use std::cell::RefCell;
 use std::future::Future;
@@ -28,6 +28,9 @@ pub struct Args {
     /// Open loop: start this many requests a second on schedule, at most `concurrency` in
     /// flight (see [`open_loop`]); `None` is the closed loop.
     pub rate: Option<f64>,
+    /// Open loop: send what has come due only on this period's ticks (`--tick MS`), as h2load's
+    /// `--rps` does every 10 ms; zero sends each request when due (tokio's timer: within 1 ms).
+    pub tick: Duration,
 }
 
 impl Args {
@@ -41,6 +44,7 @@ impl Args {
             http3: false,
             insecure: false,
             rate: None,
+            tick: Duration::ZERO,
         };
         let mut it = std::env::args().skip(1);
         while let Some(a) = it.next() {
@@ -68,6 +72,7 @@ impl Args {
                     }
                     args.rate = Some(rate);
                 }
+                "--tick" => args.tick = Duration::from_secs_f64(num::<f64>(&value("--tick")) / 1e3),
                 "-h" | "--help" => usage(""),
                 s if s.starts_with('-') => usage(&format!("unknown option {s}")),
                 s => args.url = s.to_owned(),
@@ -106,7 +111,7 @@ fn usage(msg: &str) -> ! {
         eprintln!("error: {msg}");
     }
     eprintln!(
-        "usage: LOADER URL [-c IN_FLIGHT] [-d SECONDS] [--threads T] [--http 1.1|2|3] [--insecure] [--rate R]"
+        "usage: LOADER URL [-c IN_FLIGHT] [-d SECONDS] [--threads T] [--http 1.1|2|3] [--insecure] [--rate R [--tick MS]]"
     );
     std::process::exit(2)
 }
