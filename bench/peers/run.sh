@@ -32,13 +32,14 @@
 #   COURIER_BIN=path             use this courier binary instead of building courier-cli
 #   RESULTS=path                 where to write the JSON [bench/peers/results.json]
 #   RATE="R1 R2 ..."             open loop (unset: the closed loop): each client starts R requests a second
-#                                in total on schedule, whatever the latency, at most the scenario's in-flight
-#                                count at once; each scenario runs at each rate. courier `--rate R`, the Rust
-#                                peers `--rate R`, h2load `--rps R/N` (its rate is per client, N = its -c);
-#                                wrk and the Go client have no open loop (n/a). The table gives the target
-#                                and achieved rates (a client behind its schedule is flagged) and how busy
-#                                the server's core and the server process were: compare clients where the
-#                                server is not saturated (issue 30, target 2)
+#                                in all on schedule, whatever the latency, at most the scenario's in-flight
+#                                count at once; each scenario runs at each rate. courier and the Rust peers
+#                                `--rate R` (each request sent within 1 ms of its due time), h2load
+#                                `--rps R/N` (per client, N = its -c; it sends what is due every 10 ms);
+#                                wrk and the Go client have no open loop (n/a). The table gives target and
+#                                achieved rates (rounds behind the schedule flagged and left out of the
+#                                medians) and how busy the server's core and the server process were:
+#                                compare clients where the server is not saturated (issue 30, target 2)
 #   NO_INSTALL=1 NO_BUILD=1      skip apt-get / skip building the peer clients (a chosen peer whose
 #                                binary is missing is then skipped, with the reason in its row)
 #
