@@ -12,6 +12,7 @@
 # Environment: CLIENTS="h2load hyper-util courier" ROUNDS=1 DURATION=3 CLIENT_CPU=0 CONC=256
 # H2LOAD_CONNS=4 COURIER_BIN=target/release/courier HYPER_BIN=bench/peers/target/release/hyper-load
 # (the HTTP/2 runs of run.sh: h2load -t1 -c4 -m64; hyper-util and courier on one thread).
+# RATE=R: the open loop of run.sh's RATE, R requests a second in all (h2load --rps R/H2LOAD_CONNS).
 #
 # A pure ACK is a 66-byte packet (IPv4, TCP timestamps, no payload). Over loopback a packet's
 # receiving side runs in the sender's context too, so "pkts" counts the server's packets whose
@@ -29,16 +30,18 @@ CONC="${CONC:-256}"
 H2LOAD_CONNS="${H2LOAD_CONNS:-4}"
 COURIER_BIN="${COURIER_BIN:-$ROOT/target/release/courier}"
 HYPER_BIN="${HYPER_BIN:-$HERE/target/release/hyper-load}"
+RATE="${RATE:-}"
 WORK="$(mktemp -d /tmp/courier-kernel.XXXXXX)"
 trap 'rm -rf "$WORK"' EXIT
 
 command -v perf >/dev/null || { echo "kernel.sh needs perf" >&2; exit 1; }
 
 client_cmd() {
+    local open="${RATE:+ --rate $RATE}"
     case "$1" in
-    h2load) echo "h2load -t1 -c$H2LOAD_CONNS -m$((CONC / H2LOAD_CONNS)) -D $DURATION $URL" ;;
-    hyper-util) echo "$HYPER_BIN $URL -c $CONC -d $DURATION --threads 1 --http 2 --insecure" ;;
-    courier) echo "$COURIER_BIN bench $URL -c $CONC --threads 1 -d $DURATION --http 2 --insecure --progress none --json $WORK/courier.json" ;;
+    h2load) echo "h2load -t1 -c$H2LOAD_CONNS -m$((CONC / H2LOAD_CONNS))${RATE:+ --rps $(awk "BEGIN{print $RATE / $H2LOAD_CONNS}")} -D $DURATION $URL" ;;
+    hyper-util) echo "$HYPER_BIN $URL -c $CONC -d $DURATION --threads 1 --http 2 --insecure$open" ;;
+    courier) echo "$COURIER_BIN bench $URL -c $CONC --threads 1 -d $DURATION --http 2 --insecure --progress none --json $WORK/courier.json$open" ;;
     *) echo "unknown client $1 (h2load hyper-util courier)" >&2; exit 1 ;;
     esac
 }

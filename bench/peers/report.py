@@ -16,6 +16,13 @@ CLIENT_ORDER = ["wrk", "h2load", "go", "reqwest", "reqwest-h3", "hyper-util", "c
 LIBRARIES = ["go", "reqwest", "reqwest-h3", "hyper-util"]
 TOOLS = ["wrk", "h2load"]
 
+# RATE (the open loop): a client whose achieved rate is below this share of its target fell behind
+# its schedule, and its row is flagged rather than compared as if it had carried the same load.
+BEHIND = 0.97
+# The open-loop figures a client reports beside the closed loop's (courier's from its JSON's
+# `open_loop`, the Rust peers' from their JSON line; h2load reports none of them).
+OPEN_LOOP_KEYS = ("intended", "sent", "not_sent", "late", "max_in_flight", "p50_corrected_ms", "p99_corrected_ms")
+
 UNITS_MS = {"us": 0.001, "ms": 1.0, "s": 1000.0, "m": 60000.0, "h": 3600000.0}
 
 
@@ -71,7 +78,9 @@ def parse_h2load(out):
 def parse_json_line(out):
     line = [l for l in out.splitlines() if l.startswith("{")][-1]
     j = json.loads(line)
-    return {k: j[k] for k in ("requests", "errors", "elapsed_s", "p50_ms", "p99_ms")}
+    r = {k: j[k] for k in ("requests", "errors", "elapsed_s", "p50_ms", "p99_ms")}
+    r.update({k: j[k] for k in OPEN_LOOP_KEYS if k in j})
+    return r
 
 
 def parse_courier(path):
@@ -88,6 +97,12 @@ def parse_courier(path):
         "connections_open_max": j.get("connections_open_max"),
         "courier_version": j.get("version"),
     }
+    ol = j.get("open_loop")
+    if ol:
+        corrected = ol.get("latency_corrected_last_byte_ms") or {}
+        r.update(intended=ol.get("intended"), sent=ol.get("sent"), not_sent=ol.get("not_sent"),
+                 late=ol.get("late"), max_in_flight=ol.get("max_in_flight"),
+                 p50_corrected_ms=corrected.get("p50"), p99_corrected_ms=corrected.get("p99"))
     return r
 
 
@@ -95,7 +110,7 @@ def cmd_parse(a):
     d = a.dir
     out = open(os.path.join(d, "stdout"), errors="replace").read()
     rec = {"scenario": a.scenario, "client": a.client, "round": a.round, "rc": a.rc, "url": a.url,
-           "http": a.http, "concurrency": a.concurrency}
+           "http": a.http, "concurrency": a.concurrency, "rate": rate_arg(a.rate)}
     try:
         rec["command"] = open(os.path.join(d, "cmd")).read().strip()
     except OSError:
@@ -131,6 +146,10 @@ def cmd_parse(a):
             rec["client_cpu_others_pct"] = max(0.0, rec["client_cpu_busy_pct"] - 100.0 * (user + sys_) / wall)
         if a.server_cpu in busy:
             rec["server_cpu_busy_pct"] = 100.0 * busy[a.server_cpu] / wall
+    server = process_seconds(d)
+    if server is not None and wall:
+        # the server process alone (nginx's worker, or courier serve), whatever else ran on its core
+        rec["server_proc_pct"] = 100.0 * server / wall
     n = rec["requests"]
     rec["rps"] = n / rec["elapsed_s"] if rec["elapsed_s"] else 0.0
     rec["cpu_us_per_req"] = (user + sys_) * 1e6 / n if n else None
@@ -139,6 +158,8 @@ def cmd_parse(a):
     if m and n:
         rec["instructions_per_req"] = int(m.group(1)) / n
     rec["cpu_pct"] = 100.0 * (user + sys_) / wall if wall else None
+    if rec["rate"]:
+        rec["behind"] = rec["rps"] < BEHIND * rec["rate"]
     print(json.dumps(rec))
     p50 = f"{rec['p50_ms']:.2f}" if rec.get("p50_ms") is not None else "–"
     cpu = f"{rec['cpu_us_per_req']:.1f}" if rec["cpu_us_per_req"] is not None else "–"
@@ -147,8 +168,26 @@ def cmd_parse(a):
     if rec.get("client_cpu_others_pct", 0) > 5:
         noise = f"  (others used {rec['client_cpu_others_pct']:.0f}% of the client CPU)"
     instr = f"  {rec['instructions_per_req']:,.0f} instructions/req" if "instructions_per_req" in rec else ""
-    print(f"   {a.client:<10} round {a.round}: {cpu:>7} µs/req  {rec['rps']:>10.0f} req/s  p50 {p50} ms  "
-          f"cpu {rec['cpu_pct']:.0f}%  {rec['connections']} conns{errs}{noise}{instr}", file=sys.stderr)
+    target = ""
+    if rec["rate"]:
+        target = f" of {rec['rate']:.0f}{' BEHIND' if rec['behind'] else ''}"
+    server = f"  server {rec['server_proc_pct']:.0f}%" if "server_proc_pct" in rec else ""
+    print(f"   {a.client:<10} round {a.round}: {cpu:>7} µs/req  {rec['rps']:>10.0f}{target} req/s  p50 {p50} ms  "
+          f"cpu {rec['cpu_pct']:.0f}%{server}  {rec['connections']} conns{errs}{noise}{instr}", file=sys.stderr)
+
+
+def rate_arg(text):
+    """run.sh's --rate: the open loop's target (requests a second), or None for the closed loop."""
+    return float(text) if text else None
+
+
+def process_seconds(d):
+    """CPU seconds the server process used between the server0 and server1 snapshots (ticks)."""
+    try:
+        t0, t1 = (open(os.path.join(d, name)).read().strip() for name in ("server0", "server1"))
+        return (int(t1) - int(t0)) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError):
+        return None
 
 
 def cpu_busy(d):
@@ -170,7 +209,7 @@ def cpu_busy(d):
 
 
 def cmd_skip(a):
-    print(json.dumps({"scenario": a.scenario, "client": a.client, "skipped": a.reason}))
+    print(json.dumps({"scenario": a.scenario, "client": a.client, "skipped": a.reason, "rate": rate_arg(a.rate)}))
 
 
 def med(values):
@@ -213,7 +252,9 @@ def cmd_report(a):
     if a.metric == "instructions":
         key, unit, digits = "instructions_per_req", "instructions/req (user space)", 0
     labels = dict(x.split("=", 1) for x in a.labels.split(";") if "=" in x)
-    scenarios = list(dict.fromkeys(r["scenario"] for r in recs))
+    # one table per scenario, and with RATE per scenario and rate
+    scenarios = list(dict.fromkeys(row_key(r) for r in recs))
+    open_loop = any(r.get("rate") for r in recs)
     out = {
         "generated": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "machine": {"cores": os.cpu_count(), "cpu": cpu_model(), "kernel": platform.release(),
@@ -230,8 +271,11 @@ def cmd_report(a):
     text = []
     summary_rows = []
     for sc in scenarios:
-        rs = [r for r in recs if r["scenario"] == sc]
-        title = labels.get(sc, sc)
+        rs = [r for r in recs if row_key(r) == sc]
+        rate = rs[0].get("rate")
+        title = labels.get(rs[0]["scenario"], rs[0]["scenario"])
+        if rate:
+            title += f", open loop at {rate:,.0f} req/s"
         clients = {}
         for c in CLIENT_ORDER:
             cr = [r for r in rs if r["client"] == c]
@@ -245,18 +289,31 @@ def cmd_report(a):
             if not ok:
                 clients[c] = {"failed": [r.get("failed") for r in cr]}
                 continue
-            agg = {k: med([r.get(k) for r in ok]) for k in
+            # RATE: the medians are over the rounds that kept to the schedule; a round behind it carried
+            # less load (a client starved of its core by other work batches more, and costs less a
+            # request), so it is counted and left out, unless every round was behind
+            used = ok
+            if rate:
+                used = [r for r in ok if not r.get("behind")] or ok
+            agg = {k: med([r.get(k) for r in used]) for k in
                    ("cpu_us_per_req", "instructions_per_req", "rps", "p50_ms", "p99_ms", "rss_mb", "connections", "cpu_pct", "errors",
-                    "mean_ms", "client_cpu_others_pct", "server_cpu_busy_pct")}
+                    "mean_ms", "client_cpu_others_pct", "server_cpu_busy_pct", "server_proc_pct")
+                   + OPEN_LOOP_KEYS}
             agg["rounds"] = ok
             agg["command"] = ok[0].get("command")
             if c == "courier":
-                agg["connections_established"] = med([r.get("connections_established") for r in ok])
+                agg["connections_established"] = med([r.get("connections_established") for r in used])
+            if rate:
+                agg["rate"] = rate
+                agg["rounds_behind"] = sum(1 for r in ok if r.get("behind"))
+                agg["always_behind"] = agg["rounds_behind"] == len(ok)
             clients[c] = agg
-        entry = {"label": title, "clients": clients}
+        entry = {"label": title, "scenario": rs[0]["scenario"], "rate": rate, "clients": clients}
         cpu = {c: v[key] for c, v in clients.items() if v.get(key)}
         ratios = {}
         if "courier" in cpu:
+            if "hyper-util" in cpu:
+                ratios["vs_hyper-util"] = cpu["courier"] / cpu["hyper-util"]
             for t in TOOLS:
                 if t in cpu:
                     ratios[f"vs_{t}"] = cpu["courier"] / cpu[t]
@@ -269,24 +326,10 @@ def cmd_report(a):
         out["scenarios"][sc] = entry
 
         text.append(f"\n### {title}\n")
-        text.append(f"| client | {unit} | req/s | p50 ms | p99 ms | RSS MB | conns |")
-        text.append("|---|---:|---:|---:|---:|---:|---:|")
-        for c, v in clients.items():
-            if "skipped" in v:
-                text.append(f"| {c} | skipped: {v['skipped']} | | | | | |")
-                continue
-            if "failed" in v:
-                text.append(f"| {c} | failed (see results.json) | | | | | |")
-                continue
-            p50, p99 = fmt(v["p50_ms"], 2), fmt(v["p99_ms"], 2)
-            if c == "h2load" and v["p50_ms"] is None and v.get("mean_ms") is not None:
-                p50 = f"({fmt(v['mean_ms'], 2)} mean)"
-            conns = fmt(v["connections"], 0)
-            if c == "courier" and v.get("connections_established") is not None:
-                conns = f"{conns} ({fmt(v['connections_established'], 0)} est.)"
-            err = f" ⚠ {fmt(v['errors'], 0)} errors" if v.get("errors") else ""
-            text.append(f"| {c} | {fmt(v[key], digits)} | {fmt(v['rps'], 0)} | {p50} | {p99} | "
-                        f"{fmt(v['rss_mb'])} | {conns}{err} |")
+        if rate:
+            text.extend(open_loop_table(clients, cpu, key, unit, digits))
+        else:
+            text.extend(closed_loop_table(clients, key, unit, digits))
         others = [r.get("client_cpu_others_pct") for r in rs if r.get("client_cpu_others_pct") is not None]
         if others:
             entry["client_cpu_others_pct"] = {"median": med(others), "min": min(others), "max": max(others)}
@@ -301,13 +344,92 @@ def cmd_report(a):
             text.append("\ncourier: no peer in this run to compare with")
         elif "courier" in clients:
             text.append("\ncourier: no figure (skipped or failed)")
+        behind = [c for c, v in clients.items() if v.get("always_behind")]
+        if behind:
+            entry["behind"] = behind
+            text.append(f"\n⚠ behind their schedule in every round (their cost is not at the target rate): "
+                        f"{', '.join(behind)}")
         summary_rows.append((title, {c: v.get(key) for c, v in clients.items()}, ratios))
 
-    # summary matrix, as in issue 5
+    text.extend(summary_table(summary_rows, unit, digits, open_loop))
+    print("\n".join(text))
+    out["markdown"] = "\n".join(text).strip() + "\n"
+    with open(a.out, "w") as f:
+        json.dump(out, f, indent=1)
+        f.write("\n")
+    print(f"\nwrote {a.out}", file=sys.stderr)
+
+
+def row_key(r):
+    """A table's key: the scenario, and in the open loop its rate (`h2c@20000`)."""
+    return f"{r['scenario']}@{r['rate']:g}" if r.get("rate") else r["scenario"]
+
+
+def closed_loop_table(clients, key, unit, digits):
+    text = [f"| client | {unit} | req/s | p50 ms | p99 ms | RSS MB | conns |",
+            "|---|---:|---:|---:|---:|---:|---:|"]
+    for c, v in clients.items():
+        if "skipped" in v:
+            text.append(f"| {c} | skipped: {v['skipped']} | | | | | |")
+            continue
+        if "failed" in v:
+            text.append(f"| {c} | failed (see results.json) | | | | | |")
+            continue
+        p50, p99 = fmt(v["p50_ms"], 2), fmt(v["p99_ms"], 2)
+        if c == "h2load" and v["p50_ms"] is None and v.get("mean_ms") is not None:
+            p50 = f"({fmt(v['mean_ms'], 2)} mean)"
+        err = f" ⚠ {fmt(v['errors'], 0)} errors" if v.get("errors") else ""
+        text.append(f"| {c} | {fmt(v[key], digits)} | {fmt(v['rps'], 0)} | {p50} | {p99} | "
+                    f"{fmt(v['rss_mb'])} | {conns_cell(c, v)}{err} |")
+    return text
+
+
+def open_loop_table(clients, cpu, key, unit, digits):
+    """RATE's table: the target and achieved rates, the cost beside h2load's and hyper-util's, and how
+    busy the server was (its core, whoever ran there, and its process alone)."""
+    text = [f"| client | target req/s | achieved req/s | {unit} | ÷ h2load | ÷ hyper-util | p50 ms | p99 ms | "
+            "p99 from due ms | server core busy % | server process % | conns |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    blank = " |" * 10
+    for c, v in clients.items():
+        if "skipped" in v:
+            text.append(f"| {c} | skipped: {v['skipped']} |{blank}")
+            continue
+        if "failed" in v:
+            text.append(f"| {c} | failed (see results.json) |{blank}")
+            continue
+        achieved = fmt(v["rps"], 0)
+        if v.get("always_behind"):
+            achieved += f" ⚠ behind in all {v['rounds_behind']} rounds"
+        elif v.get("rounds_behind"):
+            achieved += f" ({v['rounds_behind']} of {len(v['rounds'])} rounds behind, left out)"
+        ratio = {p: (f"{cpu[c] / cpu[p]:.2f}" if c in cpu and p in cpu else "–") for p in ("h2load", "hyper-util")}
+        err = f" ⚠ {fmt(v['errors'], 0)} errors" if v.get("errors") else ""
+        text.append(f"| {c} | {fmt(v['rate'], 0)} | {achieved} | {fmt(v[key], digits)} | {ratio['h2load']} | "
+                    f"{ratio['hyper-util']} | {fmt(v['p50_ms'], 2)} | {fmt(v['p99_ms'], 2)} | "
+                    f"{fmt(v.get('p99_corrected_ms'), 2)} | {fmt(v.get('server_cpu_busy_pct'), 0)} | "
+                    f"{fmt(v.get('server_proc_pct'), 0)} | {conns_cell(c, v)}{err} |")
+    text.append(f"\nachieved = completed requests ÷ run time; a round under {BEHIND:.0%} of the target is behind its "
+                "schedule (it carried less load) and left out of the medians; ⚠ every round behind: do not compare "
+                "its cost. p50/p99 from the send; "
+                "\"from due\" from the time the schedule set (courier and the Rust peers; h2load prints none)")
+    return text
+
+
+def conns_cell(c, v):
+    conns = fmt(v["connections"], 0)
+    if c == "courier" and v.get("connections_established") is not None:
+        conns = f"{conns} ({fmt(v['connections_established'], 0)} est.)"
+    return conns
+
+
+def summary_table(summary_rows, unit, digits, open_loop):
+    """The matrix of every scenario (and rate) against every client, as in issue 5."""
     cols = [c for c in CLIENT_ORDER if any(c in row for _, row, _ in summary_rows)]
-    text.append(f"\n### Client {unit} (lower is better)\n")
-    text.append("| scenario | " + " | ".join(cols) + " | courier ÷ wrk/h2load | courier ÷ best library |")
-    text.append("|---|" + "---:|" * (len(cols) + 2))
+    text = [f"\n### Client {unit} (lower is better)\n"]
+    extra = " courier ÷ hyper-util |" if open_loop else ""
+    text.append("| scenario | " + " | ".join(cols) + f" | courier ÷ wrk/h2load | courier ÷ best library |{extra}")
+    text.append("|---|" + "---:|" * (len(cols) + 2 + bool(open_loop)))
     for title, row, ratios in summary_rows:
         tool_s = "–"
         if "vs_wrk" in ratios:
@@ -316,14 +438,12 @@ def cmd_report(a):
             tool_s = f"{ratios['vs_h2load']:.2f} (h2load)"
         lib_s = (f"{ratios['vs_best_library']:.2f} ({ratios['best_library']})"
                  if "vs_best_library" in ratios else "–")
-        text.append(f"| {title} | " + " | ".join(fmt(row.get(c), digits) for c in cols) + f" | {tool_s} | {lib_s} |")
-
-    print("\n".join(text))
-    out["markdown"] = "\n".join(text).strip() + "\n"
-    with open(a.out, "w") as f:
-        json.dump(out, f, indent=1)
-        f.write("\n")
-    print(f"\nwrote {a.out}", file=sys.stderr)
+        hyper_s = ""
+        if open_loop:
+            hyper_s = f" {ratios['vs_hyper-util']:.2f} |" if "vs_hyper-util" in ratios else " – |"
+        text.append(f"| {title} | " + " | ".join(fmt(row.get(c), digits) for c in cols)
+                    + f" | {tool_s} | {lib_s} |{hyper_s}")
+    return text
 
 
 def cpu_model():
@@ -347,9 +467,11 @@ def main():
     s.add_argument("--client-cpu", default="1")
     s.add_argument("--server-cpu", default="0")
     s.add_argument("--concurrency", type=int, required=True)
+    s.add_argument("--rate", default="", help="the open loop's rate (RATE), empty for the closed loop")
     s = sub.add_parser("skip")
     for k in ("--scenario", "--client", "--reason"):
         s.add_argument(k, required=True)
+    s.add_argument("--rate", default="", help="the open loop's rate (RATE), empty for the closed loop")
     s = sub.add_parser("report")
     s.add_argument("--raw", required=True)
     s.add_argument("--out", required=True)

@@ -31,6 +31,15 @@
 #                                is never the bottleneck (use DURATION=8 or more)
 #   COURIER_BIN=path             use this courier binary instead of building courier-cli
 #   RESULTS=path                 where to write the JSON [bench/peers/results.json]
+#   RATE="R1 R2 ..."             open loop (unset: the closed loop): each client starts R requests a second
+#                                in all on schedule, whatever the latency, at most the scenario's in-flight
+#                                count at once; each scenario runs at each rate. courier and the Rust peers
+#                                `--rate R` (each request sent within 1 ms of its due time), h2load
+#                                `--rps R/N` (per client, N = its -c; it sends what is due every 10 ms);
+#                                wrk and the Go client have no open loop (n/a). The table gives target and
+#                                achieved rates (rounds behind the schedule flagged and left out of the
+#                                medians) and how busy the server's core and the server process were:
+#                                compare clients where the server is not saturated (issue 30, target 2)
 #   NO_INSTALL=1 NO_BUILD=1      skip apt-get / skip building the peer clients (a chosen peer whose
 #                                binary is missing is then skipped, with the reason in its row)
 #
@@ -55,6 +64,7 @@ PORT_H2C="${PORT_H2C:-}"
 PORT_TLS="${PORT_TLS:-}"
 PORT_CS="${PORT_CS:-}"
 RESULTS="${RESULTS:-$HERE/results.json}"
+RATE="${RATE:-}"
 TARGET="$HERE/target"
 PY="$(command -v python3)"
 
@@ -282,33 +292,46 @@ scenario_label() {
 
 COURIER_HELP=""
 # Prints the client's command line for a scenario, or nothing (with a reason on fd 3) to skip.
+# $7: the open loop's rate (requests a second over the whole client), empty for the closed loop.
 client_cmd() {
-    local client=$1 url=$2 ver=$3 c=$4 h2args=$5 dir=$6
+    local client=$1 url=$2 ver=$3 c=$4 h2args=$5 dir=$6 rate=$7
     local tls=""
     [[ $url == https://* ]] && tls=1
+    # the Rust peers' and courier's open loop: `--rate R`, at most -c in flight
+    local open="${rate:+ --rate $rate}"
     case "$client" in
     wrk)
         [ "$ver" != 1.1 ] && { echo "wrk speaks only HTTP/1.1" >&3; return; }
+        [ -n "$rate" ] && { echo "n/a: wrk has no open loop (RATE is set)" >&3; return; }
         echo "wrk -t1 -c$c -d${DURATION}s --latency $url" ;;
     h2load)
         [ "$ver" = 3 ] && { echo "h2load here is built without HTTP/3" >&3; return; }
-        echo "h2load -t1 ${h2args//,/ } -D $DURATION $url" ;;
+        local rps=""
+        if [ -n "$rate" ]; then
+            # h2load's --rps is per client (one connection each, -c of them): the total rate divided
+            # by -c, at most -m in flight on each, so -c × -m in all as the others' -c
+            local conns
+            conns="$(grep -oP '(^|,)-c,\K[0-9]+' <<<"$h2args")"
+            rps=" --rps $(awk "BEGIN{print $rate / $conns}")"
+        fi
+        echo "h2load -t1 ${h2args//,/ }$rps -D $DURATION $url" ;;
     go)
         [ -z "${CALLGRIND:-}" ] || { echo "Go's runtime does not run under valgrind" >&3; return; }
+        [ -n "$rate" ] && { echo "n/a: the Go client has no open loop (RATE is set)" >&3; return; }
         missing_binary "$TARGET/go-load" && return
         echo "$TARGET/go-load $url -c $c -d $DURATION -threads 1 -http $ver${tls:+ -insecure}" ;;
     reqwest)
         [ "$ver" = 3 ] && { echo "HTTP/3 is the reqwest-h3 row" >&3; return; }
         missing_binary "$TARGET/release/reqwest-load" && return
-        echo "$TARGET/release/reqwest-load $url -c $c -d $DURATION --threads 1 --http $ver${tls:+ --insecure}" ;;
+        echo "$TARGET/release/reqwest-load $url -c $c -d $DURATION --threads 1 --http $ver${tls:+ --insecure}$open" ;;
     reqwest-h3)
         [ "$ver" = 3 ] || { echo "reqwest-h3 is the HTTP/3 row only" >&3; return; }
         missing_binary "$TARGET/h3/release/reqwest-h3-load" && return
-        echo "$TARGET/h3/release/reqwest-h3-load $url -c $c -d $DURATION --threads 1 --http 3${tls:+ --insecure}" ;;
+        echo "$TARGET/h3/release/reqwest-h3-load $url -c $c -d $DURATION --threads 1 --http 3${tls:+ --insecure}$open" ;;
     hyper-util)
         [ "$ver" = 3 ] && { echo "hyper has no HTTP/3" >&3; return; }
         missing_binary "$TARGET/release/hyper-load" && return
-        echo "$TARGET/release/hyper-load $url -c $c -d $DURATION --threads 1 --http $ver${tls:+ --insecure}" ;;
+        echo "$TARGET/release/hyper-load $url -c $c -d $DURATION --threads 1 --http $ver${tls:+ --insecure}$open" ;;
     courier)
         [ -n "$COURIER" ] || { echo "no courier binary ($COURIER_NOTE)" >&3; return; }
         local extra=""
@@ -324,24 +347,43 @@ client_cmd() {
                 extra+=" --insecure"
             fi
         fi
+        if [ -n "$rate" ]; then
+            grep -qE -- '--rate' <<<"$COURIER_HELP" || { echo "courier bench has no --rate flag yet" >&3; return; }
+            # with --rate, -c is the most in flight
+            extra+="$open"
+        fi
         echo "$COURIER bench $url -c $c --threads 1 -d $DURATION --json $dir/courier.json$extra" ;;
     *) die "unknown client $client" ;;
     esac
 }
 
+# The server's process: nginx's one worker, or courier serve.
+server_pid() {
+    case "$1" in
+    h2tls-cs | h3) echo "$CS_PID" ;;
+    *) pgrep -P "$(cat "$WORK/nginx.pid")" | head -1 ;;
+    esac
+}
+
+# CPU ticks (user + system) the process $1 has used, all its threads.
+proc_ticks() {
+    [ -n "$1" ] && awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo ""
+}
+
+# $4: the open loop's rate, empty for the closed loop
 run_one() {
-    local sc=$1 round=$2 client=$3
+    local sc=$1 round=$2 client=$3 rate=${4:-}
     read -r url ver c h2args <<<"$(scenario "$sc")"
     local port="${url#*127.0.0.1:}"
     port="${port%%/*}"
-    local dir="$WORK/runs/$sc.$client.$round"
+    local dir="$WORK/runs/$sc${rate:+@$rate}.$client.$round"
     mkdir -p "$dir"
     local cmd reason
-    cmd="$(client_cmd "$client" "$url" "$ver" "$c" "$h2args" "$dir" 3>"$dir/skip")"
+    cmd="$(client_cmd "$client" "$url" "$ver" "$c" "$h2args" "$dir" "$rate" 3>"$dir/skip")"
     if [ -z "$cmd" ]; then
         reason="$(cat "$dir/skip")"
         [ "$round" = 1 ] && printf '   %-10s skipped: %s\n' "$client" "$reason" >&2
-        "$PY" "$HERE/report.py" skip --scenario "$sc" --client "$client" --reason "$reason" >>"$WORK/raw.jsonl"
+        "$PY" "$HERE/report.py" skip --scenario "$sc" --client "$client" --reason "$reason" --rate "$rate" >>"$WORK/raw.jsonl"
         return 0
     fi
     # connections established to the server's port, sampled at mid-run (only one client runs)
@@ -349,17 +391,21 @@ run_one() {
     (sleep "$(awk "BEGIN{print $DURATION/2}")"; [ "$ver" = 3 ] || ss -tnH state established "( dport = :$port )" | wc -l >"$dir/conns") &
     local sampler=$!
     local rc=0
+    local spid
+    spid="$(server_pid "$sc")"
     grep -E '^cpu[0-9]+ ' /proc/stat >"$dir/stat0"
+    proc_ticks "$spid" >"$dir/server0"
     if [ -n "${CALLGRIND:-}" ]; then
         cmd="valgrind --tool=callgrind --callgrind-out-file=$dir/callgrind.out $cmd"
     fi
     # shellcheck disable=SC2086
     taskset -c "$CLIENT_CPU" /usr/bin/time -f '%U %S %M %e' -o "$dir/time" $cmd >"$dir/stdout" 2>"$dir/stderr" || rc=$?
     grep -E '^cpu[0-9]+ ' /proc/stat >"$dir/stat1"
+    proc_ticks "$spid" >"$dir/server1"
     wait "$sampler" 2>/dev/null || true
     echo "$cmd" >"$dir/cmd"
     "$PY" "$HERE/report.py" parse --scenario "$sc" --client "$client" --round "$round" --dir "$dir" \
-        --rc "$rc" --client-cpu "$CLIENT_CPU" --server-cpu "$SERVER_CPU" --concurrency "$c" --http "$ver" --url "$url" >>"$WORK/raw.jsonl" ||
+        --rc "$rc" --client-cpu "$CLIENT_CPU" --server-cpu "$SERVER_CPU" --concurrency "$c" --http "$ver" --url "$url" --rate "$rate" >>"$WORK/raw.jsonl" ||
         warn "could not read the output of $client (see below)"
     if [ "$rc" -ne 0 ]; then
         warn "$client exited with $rc: $(tail -3 "$dir/stderr")"
@@ -368,8 +414,12 @@ run_one() {
 }
 
 main() {
-    local sc client
+    local sc client rate
     for sc in $SCENARIOS; do scenario "$sc" >/dev/null; done
+    for rate in $RATE; do
+        [[ $rate =~ ^[0-9]+(\.[0-9]+)?$ ]] && [ "$(awk "BEGIN{print ($rate > 0)}")" = 1 ] ||
+            die "RATE: $rate is not a rate (requests a second, more than 0)"
+    done
     for client in $CLIENTS; do
         case "$client" in wrk | h2load | go | reqwest | reqwest-h3 | hyper-util | courier) ;; *) die "unknown client $client" ;; esac
     done
@@ -387,10 +437,14 @@ main() {
     : >"$WORK/raw.jsonl"
     local t0=$SECONDS
     for sc in $SCENARIOS; do
-        log "$(scenario_label "$sc") — $ROUNDS round(s) × ${DURATION}s per client"
-        for round in $(seq "$ROUNDS"); do
-            for client in $CLIENTS; do
-                run_one "$sc" "$round" "$client"
+        # the closed loop once, or the open loop at each rate
+        for rate in ${RATE:-closed}; do
+            [ "$rate" = closed ] && rate=""
+            log "$(scenario_label "$sc")${rate:+, open loop at $rate req/s} — $ROUNDS round(s) × ${DURATION}s per client"
+            for round in $(seq "$ROUNDS"); do
+                for client in $CLIENTS; do
+                    run_one "$sc" "$round" "$client" "$rate"
+                done
             done
         done
     done

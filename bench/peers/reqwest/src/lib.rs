@@ -1,8 +1,8 @@
-//! Shared pieces of the peer load clients: argument parsing, the closed loop, the latency
-//! histogram and the JSON line every client prints.
+//! Shared pieces of the peer load clients: argument parsing, the closed and open loops, the
+//! latency histograms and the JSON line every client prints.
 //!
 //! Usage of every binary:
-//!   NAME URL [-c IN_FLIGHT] [-d SECONDS] [--threads T] [--http 1.1|2|3] [--insecure]
+//!   NAME URL [-c IN_FLIGHT] [-d SECONDS] [--threads T] [--http 1.1|2|3] [--insecure] [--rate R [--tick MS]]
 
 use std::cell::RefCell;
 use std::future::Future;
@@ -11,6 +11,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
+
+mod open_loop;
 
 #[derive(Clone, Debug)]
 pub struct Args {
@@ -23,6 +25,12 @@ pub struct Args {
     /// HTTP/3 by prior knowledge (only reqwest-h3-load accepts it).
     pub http3: bool,
     pub insecure: bool,
+    /// Open loop: start this many requests a second on schedule, at most `concurrency` in
+    /// flight (see [`open_loop`]); `None` is the closed loop.
+    pub rate: Option<f64>,
+    /// Open loop: send what has come due only on this period's ticks (`--tick MS`), as h2load's
+    /// `--rps` does every 10 ms; zero sends each request when due (tokio's timer: within 1 ms).
+    pub tick: Duration,
 }
 
 impl Args {
@@ -35,6 +43,8 @@ impl Args {
             http2: false,
             http3: false,
             insecure: false,
+            rate: None,
+            tick: Duration::ZERO,
         };
         let mut it = std::env::args().skip(1);
         while let Some(a) = it.next() {
@@ -55,6 +65,14 @@ impl Args {
                     }
                 }
                 "-k" | "--insecure" => args.insecure = true,
+                "--rate" => {
+                    let rate: f64 = num(&value("--rate"));
+                    if !(rate.is_finite() && rate > 0.0) {
+                        usage("--rate must be more than 0 requests a second");
+                    }
+                    args.rate = Some(rate);
+                }
+                "--tick" => args.tick = Duration::from_secs_f64(num::<f64>(&value("--tick")) / 1e3),
                 "-h" | "--help" => usage(""),
                 s if s.starts_with('-') => usage(&format!("unknown option {s}")),
                 s => args.url = s.to_owned(),
@@ -93,16 +111,26 @@ fn usage(msg: &str) -> ! {
         eprintln!("error: {msg}");
     }
     eprintln!(
-        "usage: LOADER URL [-c IN_FLIGHT] [-d SECONDS] [--threads T] [--http 1.1|2|3] [--insecure]"
+        "usage: LOADER URL [-c IN_FLIGHT] [-d SECONDS] [--threads T] [--http 1.1|2|3] [--insecure] [--rate R [--tick MS]]"
     );
     std::process::exit(2)
 }
 
-// Latency histogram: one per worker thread (an uncontended mutex each), merged at the end.
-type Hist = Arc<Mutex<Histogram<u64>>>;
+// Latency histograms: one pair per worker thread (an uncontended mutex each), merged at the end.
+// The pair: from each request's send, and (open loop) from the time it was due.
+type Hist = Arc<Mutex<[Histogram<u64>; 2]>>;
 static HISTS: OnceLock<Mutex<Vec<Hist>>> = OnceLock::new();
 thread_local! {
     static LOCAL: RefCell<Option<Hist>> = const { RefCell::new(None) };
+}
+
+/// Where a latency is measured from.
+#[derive(Clone, Copy)]
+pub(crate) enum Since {
+    /// The request's send: what a closed loop reports.
+    Sent = 0,
+    /// The time it was due on the open loop's schedule (corrected for coordinated omission).
+    Due = 1,
 }
 
 fn new_hist() -> Histogram<u64> {
@@ -110,12 +138,12 @@ fn new_hist() -> Histogram<u64> {
     Histogram::new_with_bounds(1, 600_000_000, 3).expect("histogram")
 }
 
-fn record(d: Duration) {
+pub(crate) fn record(since: Since, d: Duration) {
     let us = (d.as_micros() as u64).clamp(1, 600_000_000);
     LOCAL.with(|l| {
         let mut l = l.borrow_mut();
         let h = l.get_or_insert_with(|| {
-            let h = Arc::new(Mutex::new(new_hist()));
+            let h = Arc::new(Mutex::new([new_hist(), new_hist()]));
             HISTS
                 .get_or_init(Default::default)
                 .lock()
@@ -123,15 +151,44 @@ fn record(d: Duration) {
                 .push(h.clone());
             h
         });
-        h.lock().unwrap().record(us).ok();
+        h.lock().unwrap()[since as usize].record(us).ok();
     });
+}
+
+/// The `q` quantile over every thread's histogram, in milliseconds.
+pub(crate) fn quantile_ms(since: Since, q: f64) -> f64 {
+    let mut all = new_hist();
+    for h in HISTS.get_or_init(Default::default).lock().unwrap().iter() {
+        all.add(&h.lock().unwrap()[since as usize]).ok();
+    }
+    all.value_at_quantile(q) as f64 / 1000.0
 }
 
 static FIRST_ERROR: AtomicBool = AtomicBool::new(false);
 
+/// Says the first error once (the rest are counted).
+pub(crate) fn first_error(e: &dyn std::fmt::Display) {
+    if !FIRST_ERROR.swap(true, Ordering::Relaxed) {
+        eprintln!("first error: {e}");
+    }
+}
+
+/// Runs the load `args` ask for: the closed loop, or with `--rate` the open loop.
+pub async fn load<F, Fut, E>(name: &str, args: &Args, one: F)
+where
+    F: Fn() -> Fut + Clone + Send + Sync + 'static,
+    Fut: Future<Output = Result<(), E>> + Send + 'static,
+    E: std::fmt::Display + Send + 'static,
+{
+    match args.rate {
+        Some(rate) => open_loop::run(name, args, rate, one).await,
+        None => closed_loop(name, args, one).await,
+    }
+}
+
 /// Runs `args.concurrency` tasks, each sending one request after another (`one` sends a request
 /// and reads its body to the end) until the duration is over, then prints the JSON line.
-pub async fn closed_loop<F, Fut, E>(name: &str, args: &Args, one: F)
+async fn closed_loop<F, Fut, E>(name: &str, args: &Args, one: F)
 where
     F: Fn() -> Fut + Clone + Send + Sync + 'static,
     Fut: Future<Output = Result<(), E>> + Send + 'static,
@@ -148,14 +205,12 @@ where
                 let t = Instant::now();
                 match one().await {
                     Ok(()) => {
-                        record(t.elapsed());
+                        record(Since::Sent, t.elapsed());
                         ok += 1;
                     }
                     Err(e) => {
                         errors += 1;
-                        if !FIRST_ERROR.swap(true, Ordering::Relaxed) {
-                            eprintln!("first error: {e}");
-                        }
+                        first_error(&e);
                         // do not spin on a dead server
                         tokio::time::sleep(Duration::from_millis(10)).await;
                     }
@@ -170,17 +225,24 @@ where
         requests += ok;
         errors += err;
     }
-    let elapsed = start.elapsed().as_secs_f64();
-    let mut all = new_hist();
-    for h in HISTS.get_or_init(Default::default).lock().unwrap().iter() {
-        all.add(&*h.lock().unwrap()).ok();
-    }
-    let ms = |q: f64| all.value_at_quantile(q) as f64 / 1000.0;
+    print_line(name, args, requests, errors, start.elapsed(), "");
+}
+
+/// Prints the JSON line run.sh reads; `extra` is more `,"key":value` fields.
+pub(crate) fn print_line(
+    name: &str,
+    args: &Args,
+    requests: u64,
+    errors: u64,
+    elapsed: Duration,
+    extra: &str,
+) {
+    let elapsed = elapsed.as_secs_f64();
     println!(
-        "{{\"client\":\"{name}\",\"requests\":{requests},\"errors\":{errors},\"elapsed_s\":{elapsed:.4},\"rps\":{:.1},\"p50_ms\":{:.3},\"p99_ms\":{:.3},\"concurrency\":{},\"threads\":{},\"http\":\"{}\"}}",
+        "{{\"client\":\"{name}\",\"requests\":{requests},\"errors\":{errors},\"elapsed_s\":{elapsed:.4},\"rps\":{:.1},\"p50_ms\":{:.3},\"p99_ms\":{:.3},\"concurrency\":{},\"threads\":{},\"http\":\"{}\"{extra}}}",
         requests as f64 / elapsed,
-        ms(0.5),
-        ms(0.99),
+        quantile_ms(Since::Sent, 0.5),
+        quantile_ms(Since::Sent, 0.99),
         args.concurrency,
         args.threads,
         if args.http3 {

@@ -8,7 +8,7 @@ use hyper::Request;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
-use peer_load::{closed_loop, insecure::NoVerify, Args};
+use peer_load::{insecure::NoVerify, load, Args};
 
 fn main() {
     let args = Args::parse();
@@ -43,7 +43,7 @@ fn main() {
         .http2_only(args.http2)
         .build(connector);
     let uri: hyper::Uri = args.url.parse().expect("URL");
-    rt.block_on(closed_loop("hyper-util", &args, move || {
+    rt.block_on(load("hyper-util", &args, move || {
         let req = Request::get(uri.clone())
             .body(Empty::new())
             .expect("request");

@@ -1,7 +1,7 @@
 //! reqwest over HTTP/3 (its unstable `http3` feature): one `reqwest::Client` with
 //! `http3_prior_knowledge()`, every request marked `HTTP_3`, C in flight, every body read to its end.
 //! Build: `RUSTFLAGS="--cfg reqwest_unstable" cargo build --release --features h3 --bin reqwest-h3-load`.
-use peer_load::{closed_loop, Args};
+use peer_load::{load, Args};
 
 fn main() {
     let args = Args::parse();
@@ -15,13 +15,15 @@ fn main() {
     let rt = args.runtime();
     // reqwest binds its QUIC endpoint when the client is built: inside the runtime.
     let _entered = rt.enter();
-    let mut builder = reqwest::Client::builder().no_proxy().http3_prior_knowledge();
+    let mut builder = reqwest::Client::builder()
+        .no_proxy()
+        .http3_prior_knowledge();
     if args.insecure {
         builder = builder.danger_accept_invalid_certs(true);
     }
     let client = builder.build().expect("reqwest client");
     let url = reqwest::Url::parse(&args.url).expect("URL");
-    rt.block_on(closed_loop("reqwest-h3", &args, move || {
+    rt.block_on(load("reqwest-h3", &args, move || {
         let req = client.get(url.clone()).version(reqwest::Version::HTTP_3);
         async move {
             let mut res = req.send().await.map_err(|e| format!("{e:?}"))?;

@@ -1,5 +1,5 @@
 //! reqwest load client: one `reqwest::Client`, C requests in flight, every body read to its end.
-use peer_load::{closed_loop, Args};
+use peer_load::{load, Args};
 
 fn main() {
     let args = Args::parse();
@@ -18,7 +18,7 @@ fn main() {
     let client = builder.build().expect("reqwest client");
     let url = reqwest::Url::parse(&args.url).expect("URL");
     let rt = args.runtime();
-    rt.block_on(closed_loop("reqwest", &args, move || {
+    rt.block_on(load("reqwest", &args, move || {
         let req = client.get(url.clone());
         async move {
             let mut res = req.send().await.map_err(|e| format!("{e:?}"))?;
