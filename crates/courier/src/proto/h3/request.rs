@@ -10,9 +10,8 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use http::Request;
-use http_body::Body as _;
 use tokio_util::either::Either;
 
 use super::body::{send_body, RecvBody, StreamGuard};
@@ -20,9 +19,10 @@ use super::code;
 use super::conn::Inner;
 use super::deadline::{poll_within, Kept, Within};
 use super::early::{self, Phase};
-use super::frame::{self, kind, Frame, FrameError};
+use super::frame::{Frame, FrameError};
 use super::head::HeadError;
 use super::reader::{ReadError, StreamReader};
+use super::send_head::{take_body, Outgoing, SendHead};
 use crate::body::Body;
 use crate::error::{Error, ErrorKind};
 use crate::proto::exchange::{HandedBack, SendError, Sent};
@@ -223,10 +223,12 @@ fn answered(once: Once) -> Result<Answer, SendError> {
 /// A long poll holds this future for its whole wait, so what it keeps
 /// then is counted per request (`a_request_future_holds_little_while_it_waits`).
 /// rustc keeps room for a local from its first borrow to the end of its
-/// scope, across every later `await`, even once it is moved or dropped:
-/// the head, the body and the send half are therefore borrowed only in
-/// helpers or in blocks that end before the wait, and a buffered body's
-/// copy for a resend waits in the request's own body slot.
+/// scope, across every later `await`, even once it is moved or dropped,
+/// and a local kept across two `await`s has room in every state: the head,
+/// the body and the send half are therefore borrowed only in helpers and in
+/// [`SendHead`], the reader is made after the head's write, and the wait
+/// for the response is one `await`. A buffered body's copy for a resend
+/// waits in the request's own body slot.
 #[inline]
 #[allow(clippy::manual_async_fn)] // on purpose: see above
 fn send_once(
@@ -263,9 +265,6 @@ fn send_once(
         };
         inner.signals.report();
         let guard = StreamGuard::new(Arc::clone(&inner));
-        let mut reader = StreamReader::new(rx, inner.config.max_field_section, Bytes::new());
-        reader.set_unanswered(true);
-
         let Outgoing {
             body,
             streamed,
@@ -274,27 +273,29 @@ fn send_once(
         let expects_body = request.method() != http::Method::HEAD;
 
         // The head, and a buffered body with it, in one write; then the end.
-        let mut sending = SendHead::new(tx, head, body)
-            .await
-            .map(|(tx, body)| Box::pin(send_body(tx, body)));
+        // The receiving side waits in the write (which stops it as an
+        // unanswered reader would, if dropped), and its reader is made after:
+        // the future keeps room for the one or the other, not both.
+        let (rx, streaming) = SendHead::new(tx, rx, head, body).await;
+        let mut sending = streaming.map(|(tx, body)| Box::pin(send_body(tx, body)));
+        let mut reader = StreamReader::new(rx, inner.config.max_field_section, Bytes::new());
+        reader.set_unanswered(true);
 
         let mut interim = 0u8;
         let response = loop {
-            let received = match sending.as_mut() {
-                Some(sent) => {
-                    let mut read = pin!(reader.frame());
-                    // Polled together: the body's failure ends the request, the
-                    // response head may come before the body is all sent.
-                    std::future::poll_fn(|cx| {
-                        if let Poll::Ready(result) = sent.as_mut().poll(cx) {
-                            return Poll::Ready(Err(result));
-                        }
-                        read.as_mut().poll(cx).map(Ok)
-                    })
-                    .await
+            // One wait for the response's next frame and the body's sending
+            // together (the body's failure ends the request, the response
+            // head may come before the body is all sent): a local kept
+            // across two waits has room in every state of the future.
+            let received = std::future::poll_fn(|cx| {
+                if let Some(sent) = sending.as_mut() {
+                    if let Poll::Ready(result) = sent.as_mut().poll(cx) {
+                        return Poll::Ready(Err(result));
+                    }
                 }
-                None => Ok(reader.frame().await),
-            };
+                reader.poll_frame(cx).map(Ok)
+            })
+            .await;
             let received = match received {
                 Ok(received) => received,
                 Err(Ok(())) => {
@@ -410,114 +411,6 @@ fn encode_head(inner: &Inner, request: &Request<Body>) -> Result<Bytes, SendErro
         ));
     }
     Ok(encoded.frame)
-}
-
-/// A request's body as it goes out.
-enum Outbound {
-    /// Whole: written with the head.
-    Buffered(Bytes),
-    /// A stream: sent beside the wait for the response.
-    Streamed(Body),
-}
-
-/// What [`take_body`] took.
-struct Outgoing {
-    body: Outbound,
-    /// The body was a stream (not sent again by a redirect).
-    streamed: bool,
-    /// A copy of the body was put back in the request, which may then be
-    /// sent again (a stream cannot).
-    replayable: bool,
-}
-
-/// Takes `request`'s body out to send it, and puts a copy in its place
-/// when it has one (a buffered body shares its bytes). A function of its
-/// own, so the body (borrowed to look at it) takes no room in the
-/// request's future.
-fn take_body(request: &mut Request<Body>) -> Outgoing {
-    let body = std::mem::take(request.body_mut());
-    let streamed = body.as_buffered().is_none() && !body.is_end_stream();
-    let replayable = match body.try_clone() {
-        Some(copy) => {
-            *request.body_mut() = copy;
-            true
-        }
-        None => false,
-    };
-    let body = match body.buffered() {
-        Some(bytes) => Outbound::Buffered(bytes),
-        None => Outbound::Streamed(body),
-    };
-    Outgoing {
-        body,
-        streamed,
-        replayable,
-    }
-}
-
-/// Writes the request's head, and a buffered body with it, as quinn's
-/// `write_all_chunks` would, then finishes the stream (a buffered body) or
-/// hands it back with the body, for [`send_body`] (a streamed one). quinn's
-/// `write_chunks` future is made afresh at each poll: it only borrows the
-/// stream (the waker is registered with the connection), so this holds no
-/// write future of its own. A struct that owns the stream, the chunks and
-/// the body, not an `async` block: the request's future then keeps no room
-/// for them beyond this one write's wait (see [`send_once`]).
-struct SendHead {
-    /// `None` once done.
-    tx: Option<quinn::SendStream>,
-    chunks: [Bytes; 3],
-    written: usize,
-    streamed: Option<Body>,
-}
-
-impl SendHead {
-    fn new(tx: quinn::SendStream, head: Bytes, body: Outbound) -> SendHead {
-        let (chunks, streamed) = match body {
-            Outbound::Buffered(bytes) if bytes.is_empty() => ([head, Bytes::new(), bytes], None),
-            Outbound::Buffered(bytes) => {
-                let mut data_head = BytesMut::with_capacity(9);
-                frame::put_head(&mut data_head, kind::DATA, bytes.len() as u64);
-                ([head, data_head.freeze(), bytes], None)
-            }
-            Outbound::Streamed(body) => ([head, Bytes::new(), Bytes::new()], Some(body)),
-        };
-        SendHead {
-            tx: Some(tx),
-            chunks,
-            written: 0,
-            streamed,
-        }
-    }
-}
-
-impl Future for SendHead {
-    type Output = Option<(quinn::SendStream, Body)>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = self.get_mut();
-        let Some(tx) = this.tx.as_mut() else {
-            return Poll::Ready(None);
-        };
-        while this.written < this.chunks.len() {
-            let write = pin!(tx.write_chunks(&mut this.chunks[this.written..]));
-            match write.poll(cx) {
-                Poll::Ready(Ok(w)) => this.written += w.chunks,
-                Poll::Ready(Err(e)) => {
-                    // The server stopped the stream or the connection went:
-                    // the response side says which.
-                    tracing::debug!("HTTP/3 request head not sent whole: {e}");
-                    break;
-                }
-                Poll::Pending => return Poll::Pending,
-            }
-        }
-        // A streamed body goes on with the stream. Without one, the stream
-        // is dropped here: quinn's drop finishes it (or resets it with the
-        // server's code if it was stopped), one lock of the connection where
-        // `finish` and then the drop took two.
-        Poll::Ready(this.tx.take().zip(this.streamed.take()))
-    }
 }
 
 /// Opens a request stream, counting it and any wait for the server's
