@@ -153,6 +153,7 @@ pin_project_lite::pin_project! {
 impl<F: Future<Output = Result<Once, SendError>>> Future for Answered<F> {
     type Output = Result<Answer, SendError>;
 
+    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
         match poll_within(this.once, this.kept.as_mut(), cx) {

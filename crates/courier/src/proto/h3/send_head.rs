@@ -41,6 +41,7 @@ pub(super) struct Outgoing {
 
 /// Takes `request`'s body out to send it, and puts a copy in its place
 /// when it has one (a buffered body shares its bytes).
+#[inline]
 pub(super) fn take_body(request: &mut Request<Body>) -> Outgoing {
     let body = std::mem::take(request.body_mut());
     let streamed = body.as_buffered().is_none() && !body.is_end_stream();
@@ -83,6 +84,7 @@ pub(super) struct SendHead {
 }
 
 impl SendHead {
+    #[inline]
     pub(super) fn new(
         tx: quinn::SendStream,
         rx: quinn::RecvStream,
@@ -112,6 +114,7 @@ impl Future for SendHead {
     /// The receiving side, and the sending side with a streamed body.
     type Output = (quinn::RecvStream, Option<(quinn::SendStream, Body)>);
 
+    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
         if let Some(tx) = this.tx.as_mut() {
