@@ -24,7 +24,8 @@
 //! connection's handle and setup, [`control`] its driver (the server's
 //! control and QPACK streams), [`deadline`] the requests' deadlines kept on
 //! the driver's one timer, [`request`] one request from head to
-//! response head, [`body`] the request body sent and the response body read
+//! response head ([`send_head`] its head's write), [`body`] the request
+//! body sent and the response body read
 //! (limits, trailers, STOP_SENDING on drop), [`signals`] what the
 //! connection tells the pool.
 
@@ -38,6 +39,7 @@ pub(crate) mod head;
 pub(crate) mod qpack;
 pub(crate) mod reader;
 pub(crate) mod request;
+pub(crate) mod send_head;
 pub(crate) mod signals;
 pub(crate) mod template;
 pub(crate) mod varint;

@@ -10,9 +10,8 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use http::Request;
-use http_body::Body as _;
 use tokio_util::either::Either;
 
 use super::body::{send_body, RecvBody, StreamGuard};
@@ -20,9 +19,10 @@ use super::code;
 use super::conn::Inner;
 use super::deadline::{poll_within, Kept, Within};
 use super::early::{self, Phase};
-use super::frame::{self, kind, Frame, FrameError};
+use super::frame::{Frame, FrameError};
 use super::head::HeadError;
 use super::reader::{ReadError, StreamReader};
+use super::send_head::{take_body, Outgoing, SendHead};
 use crate::body::Body;
 use crate::error::{Error, ErrorKind};
 use crate::proto::exchange::{HandedBack, SendError, Sent};
@@ -153,6 +153,7 @@ pin_project_lite::pin_project! {
 impl<F: Future<Output = Result<Once, SendError>>> Future for Answered<F> {
     type Output = Result<Answer, SendError>;
 
+    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
         match poll_within(this.once, this.kept.as_mut(), cx) {
@@ -219,6 +220,16 @@ fn answered(once: Once) -> Result<Answer, SendError> {
 /// the request beside its parts made this future 1,408 bytes, past the
 /// sizes glibc's allocator serves from its per-thread cache (1,032) for
 /// the box the pool keeps it in; 1,408 bytes were also copied at each move.
+///
+/// A long poll holds this future for its whole wait, so what it keeps
+/// then is counted per request (`a_request_future_holds_little_while_it_waits`).
+/// rustc keeps room for a local from its first borrow to the end of its
+/// scope, across every later `await`, even once it is moved or dropped,
+/// and a local kept across two `await`s has room in every state: the head,
+/// the body and the send half are therefore borrowed only in helpers and in
+/// [`SendHead`], the reader is made after the head's write, and the wait
+/// for the response is one `await`. A buffered body's copy for a resend
+/// waits in the request's own body slot.
 #[inline]
 #[allow(clippy::manual_async_fn)] // on purpose: see above
 fn send_once(
@@ -227,13 +238,11 @@ fn send_once(
     early: bool,
 ) -> impl Future<Output = Result<Once, SendError>> {
     async move {
-        let inner = &inner;
-        let signals = &inner.signals;
-        if !signals.accepts_requests() {
+        if !inner.signals.accepts_requests() {
             // Closed for the server's protocol error: that is what the
             // request meets (and, sent again, meets again).
-            let (error, fate) = if signals.is_closed() {
-                (closed_error(inner), Fate::Unsent)
+            let (error, fate) = if inner.signals.is_closed() {
+                (closed_error(&inner), Fate::Unsent)
             } else {
                 (
                     Error::msg(ErrorKind::Refused, "HTTP/3 connection going away (GOAWAY)"),
@@ -242,43 +251,12 @@ fn send_once(
             };
             return Err(fail(error, fate, Some(request)));
         }
-        // As over HTTP/2 (`proto/h2/request.rs`): a body of known length says
-        // it, and so does an empty one where the method carries a body. A
-        // server proxying the request on may need it: Caddy 2.6.2 forwards an
-        // HTTP/3 body without it as empty.
-        let length = request
-            .body()
-            .len()
-            .filter(|&len| len != 0 || crate::body::expects_body(request.method()));
-        let encoded = match inner.request_head(&request, length) {
-            Ok(encoded) => encoded,
-            Err(why) => {
-                return Err(fail(
-                    Error::msg(ErrorKind::InvalidRequest, why),
-                    Fate::Final,
-                    None,
-                ))
-            }
-        };
-        let peer_max = inner.peer_max_field_section.load(Ordering::Acquire);
-        if encoded.size > peer_max {
-            return Err(fail(
-                Error::new(
-                    ErrorKind::InvalidRequest,
-                    format!(
-                        "request header section of {} bytes over the server's {peer_max}",
-                        encoded.size
-                    ),
-                ),
-                Fate::Final,
-                None,
-            ));
-        }
+        let head = encode_head(&inner, &request)?;
 
-        let (mut tx, rx) = match open(inner).await {
+        let (tx, rx) = match open(&inner).await {
             Ok(stream) => stream,
             Err(e) => {
-                signals.report();
+                inner.signals.report();
                 let error = match inner.signals.failure() {
                     Some(why) => Error::new(ErrorKind::Protocol, why.to_owned()),
                     None => Error::new(ErrorKind::ConnectionClosed, format!("HTTP/3: {e}")),
@@ -286,62 +264,39 @@ fn send_once(
                 return Err(fail(error, Fate::Unsent, Some(request)));
             }
         };
-        signals.report();
-        let guard = StreamGuard::new(Arc::clone(inner));
-        let mut reader = StreamReader::new(rx, inner.config.max_field_section, Bytes::new());
-        reader.set_unanswered(true);
-        let id = reader.id();
-
-        let body = std::mem::take(request.body_mut());
-        let streamed = body.as_buffered().is_none() && !body.is_end_stream();
-        let replay = body.try_clone();
+        inner.signals.report();
+        let guard = StreamGuard::new(Arc::clone(&inner));
+        let Outgoing {
+            body,
+            streamed,
+            replayable,
+        } = take_body(&mut request);
         let expects_body = request.method() != http::Method::HEAD;
 
         // The head, and a buffered body with it, in one write; then the end.
-        let mut sending = match body.buffered() {
-            Some(bytes) => {
-                let mut chunks = [encoded.frame, Bytes::new(), bytes];
-                if !chunks[2].is_empty() {
-                    let mut data_head = BytesMut::with_capacity(9);
-                    frame::put_head(&mut data_head, kind::DATA, chunks[2].len() as u64);
-                    chunks[1] = data_head.freeze();
-                }
-                if let Err(e) = write_all(&mut tx, &mut chunks).await {
-                    // The server stopped the stream or the connection went: the
-                    // response side says which.
-                    tracing::debug!("HTTP/3 request not sent whole: {e}");
-                }
-                // quinn's drop finishes the stream (or resets it with the
-                // server's code if it was stopped): one lock of the connection
-                // where `finish` and then the drop took two.
-                drop(tx);
-                None
-            }
-            None => {
-                if let Err(e) = tx.write_chunk(encoded.frame).await {
-                    tracing::debug!("HTTP/3 request head not sent: {e}");
-                }
-                Some(Box::pin(send_body(tx, body)))
-            }
-        };
+        // The receiving side waits in the write (which stops it as an
+        // unanswered reader would, if dropped), and its reader is made after:
+        // the future keeps room for the one or the other, not both.
+        let (rx, streaming) = SendHead::new(tx, rx, head, body).await;
+        let mut sending = streaming.map(|(tx, body)| Box::pin(send_body(tx, body)));
+        let mut reader = StreamReader::new(rx, inner.config.max_field_section, Bytes::new());
+        reader.set_unanswered(true);
 
-        let mut interim = 0;
+        let mut interim = 0u8;
         let response = loop {
-            let received = match sending.as_mut() {
-                Some(sent) => {
-                    let mut read = pin!(reader.frame());
-                    // Polled together: the body's failure ends the request, the
-                    // response head may come before the body is all sent.
-                    std::future::poll_fn(|cx| {
-                        if let Poll::Ready(result) = sent.as_mut().poll(cx) {
-                            return Poll::Ready(Err(result));
-                        }
-                        read.as_mut().poll(cx).map(Ok)
-                    })
-                    .await
+            // One wait for the response's next frame and the body's sending
+            // together (the body's failure ends the request, the response
+            // head may come before the body is all sent): a local kept
+            // across two waits has room in every state of the future.
+            let received = std::future::poll_fn(|cx| {
+                if let Some(sent) = sending.as_mut() {
+                    if let Poll::Ready(result) = sent.as_mut().poll(cx) {
+                        return Poll::Ready(Err(result));
+                    }
                 }
-                None => Ok(reader.frame().await),
-            };
+                reader.poll_frame(cx).map(Ok)
+            })
+            .await;
             let received = match received {
                 Ok(received) => received,
                 Err(Ok(())) => {
@@ -357,7 +312,7 @@ fn send_once(
                 Ok(Some(Frame::Headers(block))) => match inner.response_head(&block) {
                     Ok(head) if head.parts.status.is_informational() => {
                         interim += 1;
-                        if interim > MAX_INTERIM {
+                        if usize::from(interim) > MAX_INTERIM {
                             reader.stop(code::REQUEST_CANCELLED);
                             return Err(fail(
                                 Error::msg(ErrorKind::Protocol, "too many interim (1xx) responses"),
@@ -368,12 +323,12 @@ fn send_once(
                     }
                     Ok(head) => break head,
                     Err(e) => {
-                        let error = head_error(inner, &mut reader, e, "response");
+                        let error = head_error(&inner, &mut reader, e, "response");
                         return Err(fail(error, Fate::Final, None));
                     }
                 },
                 Ok(Some(frame)) => {
-                    let error = unexpected(inner, &frame, "before the response head");
+                    let error = unexpected(&inner, &frame, "before the response head");
                     return Err(fail(error, Fate::Final, None));
                 }
                 Ok(None) => {
@@ -387,24 +342,17 @@ fn send_once(
                     ))
                 }
                 Err(e) => {
-                    let (error, fate) = response_error(inner, &mut reader, e, id);
+                    let (error, fate) = response_error(&inner, &mut reader, e);
                     drop(guard);
-                    let request = replay.map(|body| {
-                        *request.body_mut() = body;
-                        request
-                    });
-                    return Err(fail(error, fate, request));
+                    return Err(fail(error, fate, replayable.then_some(request)));
                 }
             }
         };
-        if early && response.parts.status == TOO_EARLY {
-            if let Some(body) = replay {
-                // Nothing of this answer is wanted: the stream is let go.
-                reader.stop(code::REQUEST_CANCELLED);
-                drop(guard);
-                *request.body_mut() = body;
-                return Ok(Once::TooEarly(request));
-            }
+        if early && response.parts.status == TOO_EARLY && replayable {
+            // Nothing of this answer is wanted: the stream is let go.
+            reader.stop(code::REQUEST_CANCELLED);
+            drop(guard);
+            return Ok(Once::TooEarly(request));
         }
         if let Some(rest) = sending {
             tokio::spawn(async move {
@@ -413,10 +361,10 @@ fn send_once(
                 }
             });
         }
-        // The body taken out above (an empty one is left): the parts go
-        // on with the kept copy, not put back in the request first.
-        let (parts, _taken) = request.into_parts();
-        let (uri, sent) = Sent::from_parts(parts, replay.unwrap_or_default(), streamed);
+        // The body slot holds the copy kept for a resend (an empty body
+        // when there is none): the parts go on with it as they are.
+        let (parts, replay) = request.into_parts();
+        let (uri, sent) = Sent::from_parts(parts, replay, streamed);
         let body = Box::new(RecvBody::new(reader, guard, &response, expects_body));
         Ok(Once::Answered(Answer {
             head: response.parts,
@@ -429,27 +377,41 @@ fn send_once(
     }
 }
 
-/// Writes all of `chunks`, as quinn's `write_all_chunks`, with quinn's
-/// `write_chunks` future made afresh at each poll: it only borrows the
-/// stream (the waker is registered with the connection), so the request's
-/// future holds no write future of 112 bytes, only this one's two borrows.
-async fn write_all(
-    tx: &mut quinn::SendStream,
-    chunks: &mut [Bytes],
-) -> Result<(), quinn::WriteError> {
-    let mut written = 0;
-    std::future::poll_fn(|cx| {
-        while written < chunks.len() {
-            let write = pin!(tx.write_chunks(&mut chunks[written..]));
-            match write.poll(cx) {
-                Poll::Ready(Ok(w)) => written += w.chunks,
-                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
-                Poll::Pending => return Poll::Pending,
-            }
-        }
-        Poll::Ready(Ok(()))
-    })
-    .await
+/// `request`'s head as a HEADERS frame, within the server's bound. A
+/// function of its own, so the encoded head (borrowed for the error's
+/// message) takes no room in the request's future.
+#[allow(clippy::result_large_err)] // `SendError` is what every send returns
+fn encode_head(inner: &Inner, request: &Request<Body>) -> Result<Bytes, SendError> {
+    // As over HTTP/2 (`proto/h2/request.rs`): a body of known length says
+    // it, and so does an empty one where the method carries a body. A
+    // server proxying the request on may need it: Caddy 2.6.2 forwards an
+    // HTTP/3 body without it as empty.
+    let length = request
+        .body()
+        .len()
+        .filter(|&len| len != 0 || crate::body::expects_body(request.method()));
+    let encoded = inner.request_head(request, length).map_err(|why| {
+        fail(
+            Error::msg(ErrorKind::InvalidRequest, why),
+            Fate::Final,
+            None,
+        )
+    })?;
+    let peer_max = inner.peer_max_field_section.load(Ordering::Acquire);
+    if encoded.size > peer_max {
+        return Err(fail(
+            Error::new(
+                ErrorKind::InvalidRequest,
+                format!(
+                    "request header section of {} bytes over the server's {peer_max}",
+                    encoded.size
+                ),
+            ),
+            Fate::Final,
+            None,
+        ));
+    }
+    Ok(encoded.frame)
 }
 
 /// Opens a request stream, counting it and any wait for the server's
@@ -541,13 +503,10 @@ pub(super) fn frame_error(
     Error::new(ErrorKind::Protocol, why)
 }
 
-/// What a failure before the response head means for request stream `id`.
-fn response_error(
-    inner: &Inner,
-    reader: &mut StreamReader,
-    e: ReadError,
-    id: u64,
-) -> (Error, Fate) {
+/// What a failure before the response head means for `reader`'s request
+/// stream.
+fn response_error(inner: &Inner, reader: &mut StreamReader, e: ReadError) -> (Error, Fate) {
+    let id = reader.id();
     let goaway = inner.signals.goaway_id();
     // RFC 9114 §5.2: streams from the GOAWAY's id on were not processed.
     let past_goaway = goaway.is_some_and(|g| id >= g);
