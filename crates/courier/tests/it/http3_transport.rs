@@ -263,3 +263,66 @@ fn an_idle_timeout_quic_cannot_carry_fails_the_build() {
         .expect_err("too long");
     assert_eq!(err.kind(), courier::ErrorKind::Config);
 }
+
+/// A request dropped while its head is still being written (the server's
+/// stream window smaller than the head) resets its stream with
+/// H3_REQUEST_CANCELLED (0x10c). quinn's drop of the send half would finish
+/// it after what went out: a head that went out whole, with a streamed body
+/// not begun, would be a whole request with an empty body.
+#[tokio::test]
+async fn a_request_dropped_while_its_head_is_written_is_reset() {
+    let id = crate::corpus::tls::identity();
+    let tls = crate::support::h3_tls(&id.cert, &id.key);
+    let crypto = quinn::crypto::rustls::QuicServerConfig::try_from(tls).expect("QUIC TLS");
+    let mut config = quinn::ServerConfig::with_crypto(std::sync::Arc::new(crypto));
+    let mut transport = quinn::TransportConfig::default();
+    // Room for 64 bytes a stream: the client's control stream fits, the
+    // request's head (with 256 bytes of one field) does not.
+    transport.stream_receive_window(64u32.into());
+    config.transport_config(std::sync::Arc::new(transport));
+    let endpoint =
+        quinn::Endpoint::server(config, ([127, 0, 0, 1], 0).into()).expect("QUIC server");
+    let addr = endpoint.local_addr().expect("address");
+    let (gave_up, given_up) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(async move {
+        let (conn, _control) = crate::support::h3_accept(&endpoint).await;
+        let (send, mut recv) = conn.accept_bi().await.expect("the request");
+        // Read only once the client gave up (reading grants it room); then
+        // to the stream's end.
+        let _ = given_up.await;
+        let end = recv.read_to_end(1 << 16).await;
+        (end, send, conn)
+    });
+    let root =
+        courier::Certificate::from_pem(crate::corpus::tls::root_pem().as_bytes()).expect("root");
+    let client = Client::builder()
+        .add_root_certificate(root)
+        .http3_prior_knowledge()
+        .build()
+        .expect("client");
+    let body = futures_util::stream::iter([Ok::<_, std::io::Error>(bytes::Bytes::from_static(
+        b"never sent",
+    ))]);
+    let request = client
+        .post(format!("https://{addr}/upload"))
+        .header("x-padding", "p".repeat(256))
+        .body(courier::Body::wrap_stream(body))
+        .timeout(Duration::from_millis(300))
+        .send();
+    let err = tokio::time::timeout(LIMIT, request)
+        .await
+        .expect("bounded")
+        .expect_err("the server reads nothing");
+    assert!(err.is_timeout(), "{err:#}");
+    let _ = gave_up.send(());
+    let (end, _send, _conn) = tokio::time::timeout(LIMIT, server)
+        .await
+        .expect("bounded")
+        .expect("server");
+    match end {
+        Err(quinn::ReadToEndError::Read(quinn::ReadError::Reset(code))) => {
+            assert_eq!(code.into_inner(), 0x10c, "reset with H3_REQUEST_CANCELLED")
+        }
+        other => panic!("the request stream ended with {other:?}, not a reset"),
+    }
+}

@@ -73,7 +73,8 @@ pub(super) fn take_body(request: &mut Request<Body>) -> Outgoing {
 /// The receiving side waits here too, and comes back with the rest: the
 /// reader is 200 bytes, the stream 40. Dropped before it is done (the
 /// request past its deadline, or dropped), the receiving side is stopped
-/// with H3_REQUEST_CANCELLED, as an unanswered reader is (`reader.rs`).
+/// with H3_REQUEST_CANCELLED, as an unanswered reader is (`reader.rs`), and
+/// the sending side reset with it.
 pub(super) struct SendHead {
     /// Both `None` once done.
     tx: Option<quinn::SendStream>,
@@ -146,10 +147,16 @@ impl Future for SendHead {
 
 impl Drop for SendHead {
     fn drop(&mut self) {
+        let code = quinn::VarInt::from_u64(code::REQUEST_CANCELLED).unwrap_or(quinn::VarInt::MAX);
         if let Some(rx) = self.rx.as_mut() {
-            let code =
-                quinn::VarInt::from_u64(code::REQUEST_CANCELLED).unwrap_or(quinn::VarInt::MAX);
             let _ = rx.stop(code);
+        }
+        // Not all written: reset, as a cut body is (`body::Unfinished`).
+        // quinn's drop would finish the stream after what went out, and a
+        // head that went out whole, with a streamed body not begun, would
+        // then be a whole request with an empty body.
+        if let Some(tx) = self.tx.as_mut() {
+            let _ = tx.reset(code);
         }
     }
 }
