@@ -365,15 +365,21 @@ def row_key(r):
     return f"{r['scenario']}@{r['rate']:g}" if r.get("rate") else r["scenario"]
 
 
+def not_run(v):
+    """Why a client has no figures in a table's row (skipped, failed), or None."""
+    if "skipped" in v:
+        return f"skipped: {v['skipped']}"
+    if "failed" in v:
+        return "failed (see results.json)"
+    return None
+
+
 def closed_loop_table(clients, key, unit, digits):
     text = [f"| client | {unit} | req/s | p50 ms | p99 ms | RSS MB | conns |",
             "|---|---:|---:|---:|---:|---:|---:|"]
     for c, v in clients.items():
-        if "skipped" in v:
-            text.append(f"| {c} | skipped: {v['skipped']} | | | | | |")
-            continue
-        if "failed" in v:
-            text.append(f"| {c} | failed (see results.json) | | | | | |")
+        if (why := not_run(v)) is not None:
+            text.append(f"| {c} | {why} |" + " |" * 5)
             continue
         p50, p99 = fmt(v["p50_ms"], 2), fmt(v["p99_ms"], 2)
         if c == "h2load" and v["p50_ms"] is None and v.get("mean_ms") is not None:
@@ -390,13 +396,9 @@ def open_loop_table(clients, cpu, key, unit, digits):
     text = [f"| client | target req/s | achieved req/s | {unit} | ÷ h2load | ÷ hyper-util | p50 ms | p99 ms | "
             "p99 from due ms | server core busy % | server process % | conns |",
             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    blank = " |" * 10
     for c, v in clients.items():
-        if "skipped" in v:
-            text.append(f"| {c} | skipped: {v['skipped']} |{blank}")
-            continue
-        if "failed" in v:
-            text.append(f"| {c} | failed (see results.json) |{blank}")
+        if (why := not_run(v)) is not None:
+            text.append(f"| {c} | {why} |" + " |" * 10)
             continue
         achieved = fmt(v["rps"], 0)
         if v.get("always_behind"):
