@@ -14,7 +14,7 @@
 //!
 //! What quinn keeps private, and how it is observed: the peer's
 //! MAX_STREAMS (quinn exposes neither the value nor a callback; `open_bi`
-//! just waits): [`open`] sees every stream open that had to wait, and
+//! just waits): [`request`] sees every stream open that had to wait, and
 //! the most request streams ever open at once is then the peer's limit
 //! ([`signals`]).
 //!
@@ -23,8 +23,7 @@
 //! [`reader`] a stream's frames, [`head`] message heads, [`conn`] a
 //! connection's handle and setup, [`control`] its driver (the server's
 //! control and QPACK streams), [`deadline`] the requests' deadlines kept on
-//! the driver's one timer, [`open`] a request stream's opening against
-//! the server's credit, [`request`] one request from head to
+//! the driver's one timer, [`request`] one request from head to
 //! response head ([`send_head`] its head's write), [`body`] the request
 //! body sent and the response body read
 //! (limits, trailers, STOP_SENDING on drop), [`signals`] what the
@@ -37,7 +36,6 @@ pub(crate) mod deadline;
 pub(crate) mod early;
 pub(crate) mod frame;
 pub(crate) mod head;
-pub(crate) mod open;
 pub(crate) mod qpack;
 pub(crate) mod reader;
 pub(crate) mod request;

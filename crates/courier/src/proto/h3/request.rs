@@ -4,10 +4,12 @@
 //! whether the request may be sent again.
 
 use std::future::Future;
+use std::pin::pin;
 use std::pin::Pin;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use bytes::Bytes;
 use http::Request;
@@ -20,7 +22,6 @@ use super::deadline::{poll_within, Kept, Within};
 use super::early::{self, Phase};
 use super::frame::{Frame, FrameError};
 use super::head::HeadError;
-use super::open::{open, Open};
 use super::reader::{ReadError, StreamReader};
 use super::send_head::{take_body, Outgoing, SendHead};
 use crate::body::Body;
@@ -419,6 +420,78 @@ fn encode_head(inner: &Inner, request: &Request<Body>) -> Result<Bytes, SendErro
         ));
     }
     Ok(encoded.frame)
+}
+
+/// Opens a request stream, counting it and any wait for the server's
+/// credit (the one sign of its MAX_STREAMS quinn gives, see `signals`).
+async fn open(inner: &Inner) -> Result<(quinn::SendStream, quinn::RecvStream), Open> {
+    let mut opening = pin!(inner.quic.open_bi());
+    // Held while the open waits for credit: the connection keeps itself
+    // alive for it (`quic_idle`'s PINGs), as for an open stream.
+    let mut waiting = None;
+    // Made only when the open waits (most never do).
+    let mut grace: Option<Pin<Box<tokio::time::Sleep>>> = None;
+    let stream = std::future::poll_fn(|cx| {
+        let polled = opening.as_mut().poll(cx);
+        if polled.is_ready() {
+            return polled.map(Opened::Stream);
+        }
+        if waiting.is_none() {
+            waiting = Some(inner.signals.blocked_open());
+            inner.signals.open_blocked();
+            inner.signals.report();
+            // With none open, no stream's end would ever offer the
+            // connection again, and without a pool there is nowhere else
+            // to go: the open waits for the credit as it comes (the
+            // server's MAX_STREAMS 0, or credit granted late).
+            if inner.signals.open() > 0 && inner.signals.pooled() {
+                let wait = credit_grace(inner.quic.rtt());
+                grace = Some(Box::pin(tokio::time::sleep(wait)));
+            }
+        }
+        match grace.as_mut().map(|g| g.as_mut().poll(cx)) {
+            Some(Poll::Ready(())) => Poll::Ready(Opened::Starved),
+            _ => Poll::Pending,
+        }
+    })
+    .await;
+    drop(waiting);
+    match stream {
+        Opened::Stream(stream) => {
+            let stream = stream.map_err(Open::Lost)?;
+            inner.signals.stream_opened();
+            Ok(stream)
+        }
+        Opened::Starved => {
+            inner.signals.starve();
+            inner.signals.report();
+            Err(Open::Starved)
+        }
+    }
+}
+
+/// How an open ended.
+enum Opened<T> {
+    Stream(T),
+    /// No credit within the grace.
+    Starved,
+}
+
+/// Why no stream was opened.
+pub(super) enum Open {
+    /// The connection is gone.
+    Lost(quinn::ConnectionError),
+    /// The server's credit did not come within [`credit_grace`]: the
+    /// request goes to another connection (it was not sent).
+    Starved,
+}
+
+/// How long an open waits for the server's stream credit before its
+/// request moves on: a few round trips, for credit on its way (a stream's
+/// comes back a round trip after it ends), and no more, for credit the
+/// server keeps back (see `signals`).
+fn credit_grace(rtt: Duration) -> Duration {
+    (rtt * 4).clamp(Duration::from_millis(20), Duration::from_millis(500))
 }
 
 /// A frame that has no place on a request stream where it came: the
