@@ -9,7 +9,6 @@ use std::pin::Pin;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::task::{Context, Poll};
-use std::time::Duration;
 
 use bytes::Bytes;
 use http::Request;
@@ -256,20 +255,13 @@ fn send_once(
 
         let (tx, rx) = match open(&inner).await {
             Ok(stream) => stream,
-            Err(Open::Lost(e)) => {
+            Err(e) => {
                 inner.signals.report();
                 let error = match inner.signals.failure() {
                     Some(why) => Error::new(ErrorKind::Protocol, why.to_owned()),
                     None => Error::new(ErrorKind::ConnectionClosed, format!("HTTP/3: {e}")),
                 };
                 return Err(fail(error, Fate::Unsent, Some(request)));
-            }
-            Err(Open::Starved) => {
-                let error = Error::msg(
-                    ErrorKind::Refused,
-                    "HTTP/3: no stream credit from the server in time",
-                );
-                return Err(fail(error, Fate::Refused, Some(request)));
             }
         };
         inner.signals.report();
@@ -424,74 +416,27 @@ fn encode_head(inner: &Inner, request: &Request<Body>) -> Result<Bytes, SendErro
 
 /// Opens a request stream, counting it and any wait for the server's
 /// credit (the one sign of its MAX_STREAMS quinn gives, see `signals`).
-async fn open(inner: &Inner) -> Result<(quinn::SendStream, quinn::RecvStream), Open> {
+async fn open(
+    inner: &Inner,
+) -> Result<(quinn::SendStream, quinn::RecvStream), quinn::ConnectionError> {
     let mut opening = pin!(inner.quic.open_bi());
     // Held while the open waits for credit: the connection keeps itself
     // alive for it (`quic_idle`'s PINGs), as for an open stream.
     let mut waiting = None;
-    // Made only when the open waits (most never do).
-    let mut grace: Option<Pin<Box<tokio::time::Sleep>>> = None;
     let stream = std::future::poll_fn(|cx| {
         let polled = opening.as_mut().poll(cx);
-        if polled.is_ready() {
-            return polled.map(Opened::Stream);
-        }
-        if waiting.is_none() {
+        if polled.is_pending() && waiting.is_none() {
             waiting = Some(inner.signals.blocked_open());
             inner.signals.open_blocked();
             inner.signals.report();
-            // With none open, no stream's end would ever offer the
-            // connection again, and without a pool there is nowhere else
-            // to go: the open waits for the credit as it comes (the
-            // server's MAX_STREAMS 0, or credit granted late).
-            if inner.signals.open() > 0 && inner.signals.pooled() {
-                let wait = credit_grace(inner.quic.rtt());
-                grace = Some(Box::pin(tokio::time::sleep(wait)));
-            }
         }
-        match grace.as_mut().map(|g| g.as_mut().poll(cx)) {
-            Some(Poll::Ready(())) => Poll::Ready(Opened::Starved),
-            _ => Poll::Pending,
-        }
+        polled
     })
     .await;
     drop(waiting);
-    match stream {
-        Opened::Stream(stream) => {
-            let stream = stream.map_err(Open::Lost)?;
-            inner.signals.stream_opened();
-            Ok(stream)
-        }
-        Opened::Starved => {
-            inner.signals.starve();
-            inner.signals.report();
-            Err(Open::Starved)
-        }
-    }
-}
-
-/// How an open ended.
-enum Opened<T> {
-    Stream(T),
-    /// No credit within the grace.
-    Starved,
-}
-
-/// Why no stream was opened.
-pub(super) enum Open {
-    /// The connection is gone.
-    Lost(quinn::ConnectionError),
-    /// The server's credit did not come within [`credit_grace`]: the
-    /// request goes to another connection (it was not sent).
-    Starved,
-}
-
-/// How long an open waits for the server's stream credit before its
-/// request moves on: a few round trips, for credit on its way (a stream's
-/// comes back a round trip after it ends), and no more, for credit the
-/// server keeps back (see `signals`).
-fn credit_grace(rtt: Duration) -> Duration {
-    (rtt * 4).clamp(Duration::from_millis(20), Duration::from_millis(500))
+    let stream = stream?;
+    inner.signals.stream_opened();
+    Ok(stream)
 }
 
 /// A frame that has no place on a request stream where it came: the

@@ -14,16 +14,6 @@
 //! mark rather than the count at the wait, because a stream's credit comes
 //! back a round trip after its response ends: at that moment fewer are
 //! open than the limit allows.
-//!
-//! A server may also keep freed credit to itself for a while: quinn's
-//! announces MAX_STREAMS only once more than an eighth of its limit was
-//! freed since the last one, so a server allowing 100 may keep 12 until
-//! more streams end, which on a connection of long polls is the next
-//! round. So an open that waits past a short grace, while streams are
-//! open whose ends will offer the connection again, gives up, and the
-//! connection is *starved*: it offers no more slots than it has streams
-//! open until one of them ends or another open gets its credit (a request
-//! that finds the credit still withheld moves on the same way).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
@@ -68,9 +58,6 @@ pub(crate) struct Signals {
     max_streams: AtomicUsize,
     /// A stream open had to wait: `max_streams` is learnt.
     learnt: AtomicBool,
-    /// An open gave up waiting for credit: no slot beyond those open,
-    /// until a stream ends.
-    starved: AtomicBool,
     /// The GOAWAY's stream id, [`NO_GOAWAY`] before one.
     goaway: AtomicU64,
     closed: AtomicBool,
@@ -111,7 +98,6 @@ impl Signals {
             peak: AtomicUsize::new(0),
             max_streams: AtomicUsize::new(assumed),
             learnt: AtomicBool::new(false),
-            starved: AtomicBool::new(false),
             goaway: AtomicU64::new(NO_GOAWAY),
             closed: AtomicBool::new(false),
             served: AtomicUsize::new(0),
@@ -129,28 +115,9 @@ impl Signals {
         let _ = self.listener.set(Listening { listener, id });
     }
 
-    /// A pool keeps the connection (it listens): a request whose open gives
-    /// up waiting has another connection to go to.
-    pub(crate) fn pooled(&self) -> bool {
-        self.listener.get().is_some()
-    }
-
-    /// How many requests the pool may have on the connection at once:
-    /// those open while it is starved.
+    /// How many requests the pool may have on the connection at once.
     pub(crate) fn slots(&self) -> usize {
-        let max = self.max_streams.load(Ordering::Acquire);
-        match self.starved.load(Ordering::Acquire) {
-            true => self.open().min(max),
-            false => max,
-        }
-    }
-
-    /// An open gave up waiting for the server's credit: the connection
-    /// offers no slot beyond its open streams until one ends.
-    pub(crate) fn starve(&self) {
-        if !self.starved.swap(true, Ordering::AcqRel) {
-            self.unreported.store(true, Ordering::Release);
-        }
+        self.max_streams.load(Ordering::Acquire)
     }
 
     /// The peer's stream limit, once observed (a stream open waited).
@@ -215,10 +182,6 @@ impl Signals {
         if open == 1 {
             self.woken.notify_one();
         }
-        // An open that waited got its credit: the server announced more.
-        if self.starved.swap(false, Ordering::AcqRel) {
-            self.unreported.store(true, Ordering::Release);
-        }
         let peak = self.peak.fetch_max(open, Ordering::AcqRel).max(open);
         // More open at once than a learnt limit: the peer granted more since.
         if self.learnt.load(Ordering::Acquire) && peak > self.max_streams.load(Ordering::Acquire) {
@@ -243,10 +206,7 @@ impl Signals {
             self.served.fetch_add(1, Ordering::AcqRel);
         }
         let left = self.open.fetch_sub(1, Ordering::AcqRel) - 1;
-        // Starved, the slots follow the open streams; the end may also
-        // bring the credit announced (see the module docs).
-        let starved = self.starved.swap(false, Ordering::AcqRel);
-        if starved || self.goaway_id().is_some() {
+        if self.goaway_id().is_some() {
             self.unreported.store(true, Ordering::Release);
         }
         left
@@ -372,42 +332,5 @@ mod tests {
         s.report();
         s.report();
         assert_eq!(count.0.load(Ordering::Acquire), 1);
-    }
-
-    /// Starved (an open gave up on credit the server kept back), the
-    /// connection offers only the slots it has open, until a stream ends
-    /// or an open gets its credit; each change is reported.
-    #[test]
-    fn a_starved_connection_offers_only_its_open_streams() {
-        let s = Signals::new(100);
-        for _ in 0..10 {
-            s.stream_opened();
-        }
-        s.open_blocked();
-        s.report();
-        assert_eq!(s.slots(), 10, "learnt: the most open at once");
-        s.stream_ended(true);
-        s.stream_opened();
-        s.starve();
-        assert!(s.unreported.load(Ordering::Acquire), "starving is reported");
-        s.report();
-        assert_eq!(s.slots(), 10);
-        s.stream_ended(true);
-        assert!(s.unreported.load(Ordering::Acquire), "the end is reported");
-        assert_eq!(
-            s.slots(),
-            10,
-            "a stream's end offers the learnt limit again"
-        );
-        s.report();
-        s.starve();
-        s.report();
-        assert_eq!(s.slots(), 9);
-        s.stream_opened();
-        assert!(
-            s.unreported.load(Ordering::Acquire),
-            "credit came: reported"
-        );
-        assert_eq!(s.slots(), 10);
     }
 }
