@@ -326,3 +326,97 @@ async fn a_request_dropped_while_its_head_is_written_is_reset() {
         other => panic!("the request stream ended with {other:?}, not a reset"),
     }
 }
+
+/// A quinn server announces freed stream credit only once more than an
+/// eighth of its limit was freed (quinn-proto's `queue_max_stream_id`): at
+/// a limit of 8 it keeps one freed stream to itself until another ends. A
+/// request that meets that withheld credit, on a connection whose other
+/// streams are long polls, moves to another connection within a short
+/// grace. Today it waits in the stream open until another poll ends
+/// (HTTP/3 long polls wake a whole delay late, 1-10 % of them at 100,000).
+#[tokio::test]
+#[ignore = "open defect: a fix (h3credit, reverted in 916ac31) cost HTTP/3 25 % more CPU at 256 in flight; see docs/src/http3.md"]
+async fn a_request_meeting_withheld_stream_credit_moves_to_another_connection() {
+    let id = crate::corpus::tls::identity();
+    let tls = crate::support::h3_tls(&id.cert, &id.key);
+    let crypto = quinn::crypto::rustls::QuicServerConfig::try_from(tls).expect("QUIC TLS");
+    let mut config = quinn::ServerConfig::with_crypto(std::sync::Arc::new(crypto));
+    let mut transport = quinn::TransportConfig::default();
+    transport.max_concurrent_bidi_streams(8u32.into());
+    config.transport_config(std::sync::Arc::new(transport));
+    let endpoint =
+        quinn::Endpoint::server(config, ([127, 0, 0, 1], 0).into()).expect("QUIC server");
+    let addr = endpoint.local_addr().expect("address");
+    // The first connection holds its requests until told to answer one;
+    // later connections answer at once.
+    let answer_one = std::sync::Arc::new(tokio::sync::Notify::new());
+    let server = {
+        let answer_one = std::sync::Arc::clone(&answer_one);
+        tokio::spawn(async move {
+            let mut tasks = Vec::new();
+            for n in 0..2 {
+                let (conn, control) = crate::support::h3_accept(&endpoint).await;
+                let answer_one = std::sync::Arc::clone(&answer_one);
+                tasks.push(tokio::spawn(async move {
+                    let _control = control;
+                    let mut held = Vec::new();
+                    while let Ok((mut send, recv)) = conn.accept_bi().await {
+                        if n == 0 {
+                            held.push((send, recv));
+                            if held.len() == 8 {
+                                answer_one.notified().await;
+                                let (mut send, _recv) = held.remove(0);
+                                send.write_all(&OK_HEAD).await.expect("an answer");
+                                send.finish().expect("finished");
+                            }
+                        } else {
+                            send.write_all(&OK_HEAD).await.expect("an answer");
+                            send.finish().expect("finished");
+                            drop(recv);
+                        }
+                    }
+                }));
+            }
+            tasks
+        })
+    };
+    let root =
+        courier::Certificate::from_pem(crate::corpus::tls::root_pem().as_bytes()).expect("root");
+    let client = Client::builder()
+        .add_root_certificate(root)
+        .http3_prior_knowledge()
+        .build()
+        .expect("client");
+    let url = format!("https://{addr}/");
+    let held: Vec<_> = (0..8)
+        .map(|_| {
+            let request = client.get(&url).send();
+            tokio::spawn(request)
+        })
+        .collect();
+    eventually("8 streams open on the first connection", LIMIT, || {
+        client.metrics().http3_streams_active == 8
+    })
+    .await;
+    answer_one.notify_one();
+    let first = held.into_iter().next().expect("a request");
+    let first = tokio::time::timeout(LIMIT, first)
+        .await
+        .expect("bounded")
+        .expect("task")
+        .expect("the first answer");
+    first.bytes().await.expect("its body");
+    // One stream freed, its credit kept back by the server: this request
+    // must not wait for another of the seven to end.
+    let moved = tokio::time::timeout(Duration::from_secs(5), client.get(&url).send())
+        .await
+        .expect("answered without waiting for a held request to end")
+        .expect("answered");
+    assert_eq!(moved.status(), StatusCode::OK);
+    assert_eq!(client.metrics().connections_established_http3, 2);
+    server.abort();
+}
+
+/// HEADERS (0x01) of 3 bytes: QPACK's prefix (no dynamic table), then
+/// `:status: 200` from the static table (index 25).
+const OK_HEAD: [u8; 5] = [0x01, 0x03, 0x00, 0x00, 0xC0 | 25];
