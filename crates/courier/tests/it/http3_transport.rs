@@ -82,11 +82,7 @@ async fn a_request_waiting_for_stream_credit_outlives_the_idle_timeout() {
     let endpoint = credit_server();
     let addr = endpoint.local_addr().expect("address");
     let server = tokio::spawn(grant_late(endpoint.clone(), Duration::from_secs(3)));
-    let root =
-        courier::Certificate::from_pem(crate::corpus::tls::root_pem().as_bytes()).expect("root");
-    let client = Client::builder()
-        .add_root_certificate(root)
-        .http3_prior_knowledge()
+    let client = quic_client()
         .pool_idle_timeout(None)
         .timeout(Duration::from_secs(10))
         .build()
@@ -111,14 +107,29 @@ async fn a_request_waiting_for_stream_credit_outlives_the_idle_timeout() {
 /// A QUIC server allowing one request stream at a time, with a 1 s idle
 /// timeout.
 fn credit_server() -> quinn::Endpoint {
-    let id = crate::corpus::tls::identity();
-    let tls = crate::support::h3_tls(&id.cert, &id.key);
-    let crypto = quinn::crypto::rustls::QuicServerConfig::try_from(tls).expect("QUIC TLS");
-    let mut config = quinn::ServerConfig::with_crypto(std::sync::Arc::new(crypto));
     let mut transport = quinn::TransportConfig::default();
     transport
         .max_concurrent_bidi_streams(1u32.into())
         .max_idle_timeout(Some(Duration::from_secs(1).try_into().expect("idle")));
+    quic_server(transport)
+}
+
+/// A client that trusts [`quic_server`]'s certificate and speaks HTTP/3.
+fn quic_client() -> ClientBuilder {
+    let root =
+        courier::Certificate::from_pem(crate::corpus::tls::root_pem().as_bytes()).expect("root");
+    Client::builder()
+        .add_root_certificate(root)
+        .http3_prior_knowledge()
+}
+
+/// A bare QUIC server on loopback with the corpus's test certificate and
+/// `transport`: the HTTP/3 on it is the test's own (`support::h3_accept`).
+fn quic_server(transport: quinn::TransportConfig) -> quinn::Endpoint {
+    let id = crate::corpus::tls::identity();
+    let tls = crate::support::h3_tls(&id.cert, &id.key);
+    let crypto = quinn::crypto::rustls::QuicServerConfig::try_from(tls).expect("QUIC TLS");
+    let mut config = quinn::ServerConfig::with_crypto(std::sync::Arc::new(crypto));
     config.transport_config(std::sync::Arc::new(transport));
     quinn::Endpoint::server(config, ([127, 0, 0, 1], 0).into()).expect("QUIC server")
 }
@@ -271,17 +282,11 @@ fn an_idle_timeout_quic_cannot_carry_fails_the_build() {
 /// not begun, would be a whole request with an empty body.
 #[tokio::test]
 async fn a_request_dropped_while_its_head_is_written_is_reset() {
-    let id = crate::corpus::tls::identity();
-    let tls = crate::support::h3_tls(&id.cert, &id.key);
-    let crypto = quinn::crypto::rustls::QuicServerConfig::try_from(tls).expect("QUIC TLS");
-    let mut config = quinn::ServerConfig::with_crypto(std::sync::Arc::new(crypto));
     let mut transport = quinn::TransportConfig::default();
     // Room for 64 bytes a stream: the client's control stream fits, the
     // request's head (with 256 bytes of one field) does not.
     transport.stream_receive_window(64u32.into());
-    config.transport_config(std::sync::Arc::new(transport));
-    let endpoint =
-        quinn::Endpoint::server(config, ([127, 0, 0, 1], 0).into()).expect("QUIC server");
+    let endpoint = quic_server(transport);
     let addr = endpoint.local_addr().expect("address");
     let (gave_up, given_up) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(async move {
@@ -293,13 +298,7 @@ async fn a_request_dropped_while_its_head_is_written_is_reset() {
         let end = recv.read_to_end(1 << 16).await;
         (end, send, conn)
     });
-    let root =
-        courier::Certificate::from_pem(crate::corpus::tls::root_pem().as_bytes()).expect("root");
-    let client = Client::builder()
-        .add_root_certificate(root)
-        .http3_prior_knowledge()
-        .build()
-        .expect("client");
+    let client = quic_client().build().expect("client");
     let body = futures_util::stream::iter([Ok::<_, std::io::Error>(bytes::Bytes::from_static(
         b"never sent",
     ))]);
@@ -337,15 +336,9 @@ async fn a_request_dropped_while_its_head_is_written_is_reset() {
 #[tokio::test]
 #[ignore = "open defect: a fix (h3credit, reverted in 916ac31) cost HTTP/3 25 % more CPU at 256 in flight; see docs/src/http3.md"]
 async fn a_request_meeting_withheld_stream_credit_moves_to_another_connection() {
-    let id = crate::corpus::tls::identity();
-    let tls = crate::support::h3_tls(&id.cert, &id.key);
-    let crypto = quinn::crypto::rustls::QuicServerConfig::try_from(tls).expect("QUIC TLS");
-    let mut config = quinn::ServerConfig::with_crypto(std::sync::Arc::new(crypto));
     let mut transport = quinn::TransportConfig::default();
     transport.max_concurrent_bidi_streams(8u32.into());
-    config.transport_config(std::sync::Arc::new(transport));
-    let endpoint =
-        quinn::Endpoint::server(config, ([127, 0, 0, 1], 0).into()).expect("QUIC server");
+    let endpoint = quic_server(transport);
     let addr = endpoint.local_addr().expect("address");
     // The first connection holds its requests until told to answer one;
     // later connections answer at once.
@@ -380,13 +373,7 @@ async fn a_request_meeting_withheld_stream_credit_moves_to_another_connection() 
             tasks
         })
     };
-    let root =
-        courier::Certificate::from_pem(crate::corpus::tls::root_pem().as_bytes()).expect("root");
-    let client = Client::builder()
-        .add_root_certificate(root)
-        .http3_prior_knowledge()
-        .build()
-        .expect("client");
+    let client = quic_client().build().expect("client");
     let url = format!("https://{addr}/");
     let held: Vec<_> = (0..8)
         .map(|_| {
