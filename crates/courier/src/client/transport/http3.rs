@@ -59,11 +59,11 @@ impl Http3 {
     }
 
     /// The slots the pool plans by: what a stream open that had to wait
-    /// showed, or before that the server's initial limit (its transport
-    /// parameter) or the assumed 100, as if the server had said so. The
-    /// pool opens no second connection while one has not declared: 100
-    /// requests held there (long polls, bodies unread) left the 101st
-    /// waiting for a slot of it for good.
+    /// showed, or before that seven eighths of the server's initial limit
+    /// (its transport parameter) or of the assumed 100, as if the server
+    /// had said so. The pool opens no second connection while one has not
+    /// declared: 100 requests held there (long polls, bodies unread) left
+    /// the 101st waiting for a slot of it for good.
     pub(super) fn declared(&self) -> Option<usize> {
         Some(self.slots())
     }

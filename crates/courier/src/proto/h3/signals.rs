@@ -14,12 +14,33 @@
 //! mark rather than the count at the wait, because a stream's credit comes
 //! back a round trip after its response ends: at that moment fewer are
 //! open than the limit allows.
+//!
+//! Until then, the connection plans for seven eighths of the limit, not
+//! all of it: a server may keep freed credit to itself for a while, and
+//! quinn's does (it announces MAX_STREAMS only once more than an eighth of
+//! its limit was freed since the last one). A client that plans for the
+//! whole limit meets that kept-back credit whenever a burst of its streams
+//! ends together, and on a connection of long polls, "more streams end"
+//! is the next round: up to an eighth of the polls waited in the stream
+//! open for a whole round. With an eighth left unplanned, an open waits
+//! only for the acknowledgements of the streams the client saw end (see
+//! [`planned`]). A learnt limit is a count that was open at once, within
+//! the plan already.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
 
 /// No GOAWAY yet.
 const NO_GOAWAY: u64 = u64::MAX;
+
+/// The streams a connection plans for under a server's `limit`: all but
+/// the eighth a quinn server may keep back. With `limit - limit / 8` open
+/// at most, a new stream's credit is there whenever the server has freed
+/// every stream the client saw end: the server has announced at least
+/// `freed + limit - limit / 8`, and the client has opened fewer.
+fn planned(limit: usize) -> usize {
+    limit - limit / 8
+}
 
 impl crate::connect::quic_idle::Waiting for Signals {
     /// A request stream open, or a request waiting for the server's
@@ -117,7 +138,11 @@ impl Signals {
 
     /// How many requests the pool may have on the connection at once.
     pub(crate) fn slots(&self) -> usize {
-        self.max_streams.load(Ordering::Acquire)
+        let max = self.max_streams.load(Ordering::Acquire);
+        match self.learnt.load(Ordering::Acquire) {
+            true => max,
+            false => planned(max),
+        }
     }
 
     /// The peer's stream limit, once observed (a stream open waited).
@@ -284,7 +309,7 @@ mod tests {
     #[test]
     fn limit_is_the_high_water_mark_at_a_wait() {
         let s = Signals::new(100);
-        assert_eq!((s.slots(), s.declared()), (100, None));
+        assert_eq!((s.slots(), s.declared()), (88, None), "seven eighths");
         for _ in 0..10 {
             s.stream_opened();
         }
@@ -299,6 +324,17 @@ mod tests {
             s.stream_opened();
         }
         assert_eq!(s.slots(), 13, "the peer granted more than was learnt");
+    }
+
+    /// An eighth of the limit left unplanned, rounded as quinn rounds what
+    /// it keeps back (it announces once more than `limit / 8` are freed).
+    #[test]
+    fn the_plan_leaves_the_kept_back_eighth() {
+        let plans: Vec<_> = [0, 1, 7, 8, 16, 100, 512]
+            .into_iter()
+            .map(|limit| Signals::new(limit).slots())
+            .collect();
+        assert_eq!(plans, [0, 1, 7, 7, 14, 88, 448]);
     }
 
     #[test]
