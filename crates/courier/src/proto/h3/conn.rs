@@ -11,6 +11,7 @@ use http::Request;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
+use super::body::RecvBody;
 use super::code;
 use super::control;
 use super::deadline::{Deadlines, Kept};
@@ -388,12 +389,14 @@ impl Connection {
     /// the connection) and hands it back when it may.
     ///
     /// A plain function, not an `async fn`: a wrapper's future was one more
-    /// copy of the whole request future on every request.
-    pub(crate) fn send(
+    /// copy of the whole request future on every request. `B`: the body as
+    /// the caller holds it, made from the response's where the answer is
+    /// made (the transport's `Source`).
+    pub(crate) fn send<B: From<Box<RecvBody>> + Send + 'static>(
         &self,
         request: Request<Body>,
         deadline: Option<Instant>,
-    ) -> impl std::future::Future<Output = Result<Answer, SendError>> + Send + 'static {
+    ) -> impl std::future::Future<Output = Result<Answer<B>, SendError>> + Send + 'static {
         let kept = deadline.map(|at| Kept::new(Arc::clone(&self.inner.deadlines), at));
         request::send(Arc::clone(&self.inner), request, kept)
     }
