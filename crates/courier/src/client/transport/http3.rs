@@ -103,20 +103,8 @@ impl Http3 {
     /// here that made it from HTTP/3's moved the whole answer once more.
     pub(super) fn send(&self, mut request: Request<Body>, deadline: Option<Instant>) -> Http3Send {
         add_length(&mut request);
-        // The box first, the future made into it: made first, it was
-        // copied into the box (its whole size, about 580 B), and the steps
-        // that made it copied it on the way (`Box::write` lets rustc make
-        // it in place).
-        Box::into_pin(made_in_box(|| self.conn.send::<Source>(request, deadline)))
+        Box::pin(self.conn.send::<Source>(request, deadline))
     }
-}
-
-/// `make`'s value in a box allocated before it is made, so rustc may make
-/// it in place (see [`Http3::send`]).
-#[inline(always)]
-fn made_in_box<T>(make: impl FnOnce() -> T) -> Box<T> {
-    let slot = Box::new_uninit();
-    Box::write(slot, make())
 }
 
 /// A `content-length` when the body's size is known: HTTP/3 frames the
