@@ -199,7 +199,7 @@ impl Http3Connection {
     /// # Errors
     /// The error, and whether the request may go again.
     pub async fn send(&self, request: Request<Body>) -> Result<Http3Response, Http3SendError> {
-        match self.conn.send(request, None).await {
+        match self.conn.send::<Box<RecvBody>>(request, None).await {
             Ok(mut answer) => Ok(Http3Response {
                 head: {
                     // A replayed head's headers are shared: the tests get a copy.

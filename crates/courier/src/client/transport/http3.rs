@@ -28,7 +28,6 @@ use crate::pool::protocol::{Connected, Handshake, Reporter, Sent, Served};
 use crate::proto::exchange::{Answer, SendError};
 use crate::proto::h3::conn::{self as h3conn, Connection};
 use crate::proto::h3::early::Remembered;
-use crate::proto::h3::request as h3request;
 use crate::proto::h3::signals::{Listener, Signals};
 
 /// An HTTP/3 connection as the pool holds it.
@@ -99,42 +98,12 @@ impl Http3 {
 
     /// Sends `request`; the connection keeps its `deadline` (one timer per
     /// connection, `proto/h3/deadline.rs`). Past the deadline the request
-    /// fails with the request timeout's error.
+    /// fails with the request timeout's error. The connection's future
+    /// makes the pool's answer itself (its body a [`Source`]): a wrapper
+    /// here that made it from HTTP/3's moved the whole answer once more.
     pub(super) fn send(&self, mut request: Request<Body>, deadline: Option<Instant>) -> Http3Send {
         add_length(&mut request);
-        Box::pin(Sending {
-            sending: self.conn.send(request, deadline),
-        })
-    }
-}
-
-pin_project_lite::pin_project! {
-    /// One request on its way to its response head: the connection's
-    /// future, its answer made the pool's. Not an `async` block: that kept
-    /// a second copy of the request beside the future it awaited, and was
-    /// one more layer of the whole future to copy when made.
-    struct Sending<F> {
-        #[pin]
-        sending: F,
-    }
-}
-
-impl<F: Future<Output = Result<h3request::Answer, SendError>>> Future for Sending<F> {
-    type Output = Result<Answer<Source>, SendError>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = self.project();
-        if let Poll::Ready(answer) = this.sending.poll(cx) {
-            return Poll::Ready(answer.map(|answer| Answer {
-                head: answer.head,
-                body: Source::Http3(answer.body),
-                uri: answer.uri,
-                sent: answer.sent,
-                length: Some(answer.length),
-                shared: answer.shared,
-            }));
-        }
-        Poll::Pending
+        Box::pin(self.conn.send::<Source>(request, deadline))
     }
 }
 
@@ -301,13 +270,13 @@ mod tests {
     use http::Request;
     use tokio::time::Instant;
 
-    use super::{Connection, Sending};
+    use super::{Connection, Source};
     use crate::body::Body;
 
     /// The size of the box [`Http3::send`](super::Http3::send) makes, from
     /// the type of what it boxes (no connection needed).
     fn boxed<F: Future>(_: impl Fn(&Connection, Request<Body>, Option<Instant>) -> F) -> usize {
-        std::mem::size_of::<Sending<F>>()
+        std::mem::size_of::<F>()
     }
 
     /// A request over HTTP/3 keeps this box from its start to its response
@@ -322,7 +291,7 @@ mod tests {
     /// write's instead of sharing it (`proto/h3/send_head.rs`).
     #[test]
     fn a_request_future_holds_little_while_it_waits() {
-        let size = boxed(Connection::send);
+        let size = boxed(Connection::send::<Source>);
         eprintln!("HTTP/3 request future {size} B");
         assert!(size <= 576, "HTTP/3 request future {size} B (944 B before)");
     }

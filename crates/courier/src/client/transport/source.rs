@@ -23,6 +23,15 @@ pub(crate) enum Source {
     Http3(Box<crate::proto::h3::body::RecvBody>),
 }
 
+/// What HTTP/3's request future makes its answer's body of, where it
+/// makes the answer (`proto/h3/request.rs`).
+#[cfg(feature = "http3")]
+impl From<Box<crate::proto::h3::body::RecvBody>> for Source {
+    fn from(body: Box<crate::proto::h3::body::RecvBody>) -> Source {
+        Source::Http3(body)
+    }
+}
+
 impl Source {
     pub(crate) fn poll_frame(
         &mut self,

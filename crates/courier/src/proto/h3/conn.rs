@@ -11,6 +11,8 @@ use http::Request;
 use tokio::sync::watch;
 use tokio::time::Instant;
 
+use super::body::RecvBody;
+use super::closed::QuicClosed;
 use super::code;
 use super::control;
 use super::deadline::{Deadlines, Kept};
@@ -53,6 +55,9 @@ pub(crate) struct Connection {
 pub(crate) struct Inner {
     pub(super) quic: quinn::Connection,
     pub(super) signals: Arc<Signals>,
+    /// Set as QUIC closes the connection (`closed.rs`): the pool's check
+    /// per request, without quinn's lock.
+    quic_closed: Arc<QuicClosed>,
     /// The requests' deadlines, kept by the driver's timer.
     deadlines: Arc<Deadlines>,
     pub(super) config: Config,
@@ -165,6 +170,7 @@ pub(crate) async fn handshake(
     let inner = Arc::new(Inner {
         quic,
         signals,
+        quic_closed: Arc::default(),
         deadlines: Arc::default(),
         config,
         peer_max_field_section: AtomicU64::new(peer_max),
@@ -183,6 +189,7 @@ pub(crate) async fn handshake(
         Arc::downgrade(&inner),
         inner.quic.clone(),
         Arc::clone(&inner.signals),
+        Arc::clone(&inner.quic_closed),
         Arc::clone(&inner.deadlines),
         config.max_field_section,
         control,
@@ -356,9 +363,10 @@ impl Connection {
         &self.inner.signals
     }
 
-    /// The connection has ended (or is ending: QUIC has a close reason).
+    /// The connection has ended (or is ending: QUIC has closed it, as its
+    /// close reason would say, read without its lock: see `closed.rs`).
     pub(crate) fn is_closed(&self) -> bool {
-        self.inner.signals.is_closed() || self.inner.quic.close_reason().is_some()
+        self.inner.signals.is_closed() || self.inner.quic_closed.get()
     }
 
     /// The QUIC connection (its statistics, its close reason).
@@ -388,12 +396,14 @@ impl Connection {
     /// the connection) and hands it back when it may.
     ///
     /// A plain function, not an `async fn`: a wrapper's future was one more
-    /// copy of the whole request future on every request.
-    pub(crate) fn send(
+    /// copy of the whole request future on every request. `B`: the body as
+    /// the caller holds it, made from the response's where the answer is
+    /// made (the transport's `Source`).
+    pub(crate) fn send<B: From<Box<RecvBody>> + Send + 'static>(
         &self,
         request: Request<Body>,
         deadline: Option<Instant>,
-    ) -> impl std::future::Future<Output = Result<Answer, SendError>> + Send + 'static {
+    ) -> impl std::future::Future<Output = Result<Answer<B>, SendError>> + Send + 'static {
         let kept = deadline.map(|at| Kept::new(Arc::clone(&self.inner.deadlines), at));
         request::send(Arc::clone(&self.inner), request, kept)
     }

@@ -29,6 +29,7 @@ use std::sync::{Arc, Weak};
 
 use bytes::{Buf, Bytes};
 
+use super::closed::QuicClosed;
 use super::code;
 use super::conn::Inner;
 use super::deadline::{Deadlines, Timer};
@@ -59,10 +60,14 @@ pub(crate) async fn drive(
     inner: Weak<Inner>,
     quic: quinn::Connection,
     signals: Arc<Signals>,
+    quic_closed: Arc<QuicClosed>,
     deadlines: Arc<Deadlines>,
     max_field_section: u64,
     control: quinn::SendStream,
 ) {
+    // Kept until the driver ends: quinn's close sets the flag through it.
+    let mut closed = pin!(quic.closed());
+    quic_closed.watch(closed.as_mut());
     let opened = Arc::new(Opened::default());
     // The requests' deadlines are timed here, beside the streams' accepts.
     let mut timer = Timer::new(deadlines);

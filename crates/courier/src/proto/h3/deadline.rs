@@ -242,8 +242,8 @@ impl Drop for Kept {
 
 /// Polls a request's `future` held to its deadline (`kept`): past it, the
 /// future is dropped (its stream stopped) and the request fails with the
-/// request timeout's error. Written out here for the futures that keep
-/// their deadline beside them (`request.rs`).
+/// request timeout's error. (A settled connection's request, the common
+/// one, has this written out in its own poll, `request.rs`'s `Sending`.)
 pub(crate) fn poll_within<F: Future<Output = Result<T, SendError>>, T>(
     mut future: Pin<&mut Option<F>>,
     kept: Option<&mut Kept>,

@@ -27,9 +27,11 @@
 //! response head ([`send_head`] its head's write), [`body`] the request
 //! body sent and the response body read
 //! (limits, trailers, STOP_SENDING on drop), [`signals`] what the
-//! connection tells the pool.
+//! connection tells the pool, [`closed`] QUIC's close seen without
+//! quinn's lock.
 
 pub(crate) mod body;
+pub(crate) mod closed;
 pub(crate) mod conn;
 pub(crate) mod control;
 pub(crate) mod deadline;

@@ -12,12 +12,11 @@ use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use http::Request;
-use tokio_util::either::Either;
 
 use super::body::{send_body, RecvBody, StreamGuard};
 use super::code;
 use super::conn::Inner;
-use super::deadline::{poll_within, Kept, Within};
+use super::deadline::{timed_out, Kept, Within};
 use super::early::{self, Phase};
 use super::frame::{Frame, FrameError};
 use super::head::HeadError;
@@ -36,23 +35,13 @@ const TOO_EARLY: http::StatusCode = match http::StatusCode::from_u16(425) {
 /// Interim (1xx) responses read before the final one; more is a hostile peer.
 const MAX_INTERIM: usize = 16;
 
-/// The response head and body of an answered request.
-pub(crate) struct Answer {
-    pub(crate) head: http::response::Parts,
-    /// The headers when shared with the connection's last head (`head`'s
-    /// are empty then, `head::ResponseHead`).
-    pub(crate) shared: Option<Arc<http::HeaderMap>>,
-    /// The `content-length`, read when the head was decoded.
-    pub(crate) length: Option<u64>,
-    /// Boxed here, where it is made: the answer is moved up through the
-    /// request's futures (`Answered`, the transport's `Sending`), and the
-    /// body was most of its size in every move.
-    pub(crate) body: Box<RecvBody>,
-    /// The request's URI, moved out of it.
-    pub(crate) uri: http::Uri,
-    /// The rest of the request, for a redirect to follow.
-    pub(crate) sent: Sent,
-}
+/// The response head and body of an answered request, its body as the
+/// caller holds it (`B`: the transport's `Source`, made here where the
+/// answer is made: a conversion of its own, above, moved the whole answer
+/// once more per request). The body is boxed where it is made: the answer
+/// is moved up through the request's futures, and the body was most of its
+/// size in every move.
+pub(crate) type Answer<B = Box<RecvBody>> = crate::proto::exchange::Answer<B>;
 
 /// How far a failed request got, so whether it may go again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,8 +90,8 @@ fn closed_error(inner: &Inner) -> Error {
 /// What one try of a request came to. Not boxed: it lives for one match,
 /// and boxing the answer would cost every request an allocation.
 #[allow(clippy::large_enum_variant)]
-enum Once {
-    Answered(Answer),
+enum Once<B> {
+    Answered(Answer<B>),
     /// `425 Too Early` to a request sent in early data: the request, to
     /// send again after the handshake (RFC 8470 §5.2).
     TooEarly(Request<Body>),
@@ -125,46 +114,92 @@ enum Once {
 /// request's future is dropped and it fails with the request timeout's
 /// error. Kept in the outermost future, not in a wrapper around it: each
 /// wrapper was one more copy of the whole future, and of its answer.
-pub(super) fn send(
+pub(super) fn send<B: From<Box<RecvBody>> + Send + 'static>(
     inner: Arc<Inner>,
     request: Request<Body>,
     kept: Option<Kept>,
-) -> impl Future<Output = Result<Answer, SendError>> + Send + 'static {
+) -> impl Future<Output = Result<Answer<B>, SendError>> + Send + 'static {
     if inner.settled() {
-        Either::Left(Answered {
+        Sending::Settled {
             once: Some(send_once(inner, request, false)),
             kept,
-        })
+        }
     } else {
-        Either::Right(Box::pin(Within::new(send_early(inner, request), kept)))
+        Sending::Early {
+            within: Box::pin(Within::new(send_early(inner, request), kept)),
+        }
     }
 }
 
 pin_project_lite::pin_project! {
-    /// A try not sent early, its outcome read as [`answered`] reads it,
-    /// held to the request's deadline (`None` once passed).
-    struct Answered<F> {
-        #[pin]
-        once: Option<F>,
-        kept: Option<Kept>,
+    /// A request to its response head. On a settled connection: a try not
+    /// sent early, its outcome read as [`answered`] reads it, held to the
+    /// request's deadline (`None` once passed). An enum of ours, polled
+    /// inline, not tokio-util's `Either`: its poll, not inlined, moved the
+    /// whole answer once more.
+    #[project = SendingProj]
+    enum Sending<F, G> {
+        Settled {
+            #[pin]
+            once: Option<F>,
+            kept: Option<Kept>,
+        },
+        Early { within: Pin<Box<Within<G>>> },
     }
 }
 
-impl<F: Future<Output = Result<Once, SendError>>> Future for Answered<F> {
-    type Output = Result<Answer, SendError>;
+impl<B, F, G> Future for Sending<F, G>
+where
+    F: Future<Output = Result<Once<B>, SendError>>,
+    G: Future<Output = Result<Answer<B>, SendError>>,
+{
+    type Output = Result<Answer<B>, SendError>;
 
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = self.project();
-        match poll_within(this.once, this.kept.as_mut(), cx) {
-            Poll::Ready(once) => Poll::Ready(once.and_then(answered)),
-            Poll::Pending => Poll::Pending,
+        match self.project() {
+            // `poll_within` written out, the answer matched straight out of
+            // the try's output: its combinators (`and_then`, a `Poll` of
+            // each step) each moved the whole answer through a temporary.
+            SendingProj::Settled { mut once, kept } => {
+                let Some(running) = once.as_mut().as_pin_mut() else {
+                    return Poll::Ready(Err(timed_out()));
+                };
+                let output = match running.poll(cx) {
+                    Poll::Ready(output) => output,
+                    Poll::Pending => {
+                        let Some(kept) = kept else {
+                            return Poll::Pending;
+                        };
+                        if !kept.passed(cx) {
+                            return Poll::Pending;
+                        }
+                        kept.leave();
+                        // Dropped now, not with the request's future: its
+                        // stream is stopped and its slot freed at the deadline.
+                        once.set(None);
+                        return Poll::Ready(Err(timed_out()));
+                    }
+                };
+                if let Some(kept) = kept {
+                    kept.leave();
+                }
+                match output {
+                    Ok(Once::Answered(answer)) => Poll::Ready(Ok(answer)),
+                    Ok(too_early) => Poll::Ready(answered(too_early)),
+                    Err(e) => Poll::Ready(Err(e)),
+                }
+            }
+            SendingProj::Early { within } => within.as_mut().poll(cx),
         }
     }
 }
 
 /// [`send`] on a connection still in its handshake.
-async fn send_early(inner: Arc<Inner>, request: Request<Body>) -> Result<Answer, SendError> {
+async fn send_early<B: From<Box<RecvBody>>>(
+    inner: Arc<Inner>,
+    request: Request<Body>,
+) -> Result<Answer<B>, SendError> {
     let early = early::replay_safe(&request);
     let request = if early {
         match send_once(Arc::clone(&inner), request, true).await {
@@ -197,7 +232,7 @@ async fn send_early(inner: Arc<Inner>, request: Request<Body>) -> Result<Answer,
 /// 425: that is the server's final word then). `SendError` is what every
 /// send returns (as `send` itself).
 #[allow(clippy::result_large_err)]
-fn answered(once: Once) -> Result<Answer, SendError> {
+fn answered<B>(once: Once<B>) -> Result<Answer<B>, SendError> {
     match once {
         Once::Answered(answer) => Ok(answer),
         Once::TooEarly(_) => Err(fail(
@@ -232,11 +267,11 @@ fn answered(once: Once) -> Result<Answer, SendError> {
 /// waits in the request's own body slot.
 #[inline]
 #[allow(clippy::manual_async_fn)] // on purpose: see above
-fn send_once(
+fn send_once<B: From<Box<RecvBody>>>(
     inner: Arc<Inner>,
     mut request: Request<Body>,
     early: bool,
-) -> impl Future<Output = Result<Once, SendError>> {
+) -> impl Future<Output = Result<Once<B>, SendError>> {
     async move {
         if !inner.signals.accepts_requests() {
             // Closed for the server's protocol error: that is what the
@@ -369,8 +404,8 @@ fn send_once(
         Ok(Once::Answered(Answer {
             head: response.parts,
             shared: response.shared,
-            length: response.length,
-            body,
+            length: Some(response.length),
+            body: B::from(body),
             uri,
             sent,
         }))
