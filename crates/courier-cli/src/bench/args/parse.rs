@@ -68,6 +68,16 @@ pub(super) fn parse_rate(text: &str) -> Result<f64, String> {
     }
 }
 
+/// `--tick`: milliseconds, more than 0 (at most a minute: a longer tick is no schedule).
+pub(super) fn parse_tick(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(ms) if ms.is_finite() && ms > 0.0 && ms <= 60_000.0 => Ok(ms),
+        _ => Err(format!(
+            "`{text}` is not a tick: expected milliseconds, more than 0, e.g. 10"
+        )),
+    }
+}
+
 /// Upper-cases the method: methods are case-sensitive, and `post` almost always means POST.
 pub(super) fn parse_method(text: &str) -> Result<String, String> {
     let upper = text.trim().to_ascii_uppercase();
