@@ -119,8 +119,9 @@ where
                 Some(event) = group.next() => match event {
                     Event::Done => in_flight -= 1,
                     Event::Stop => {
-                        // Request `i` was not due yet: requests before it were.
-                        sent.interrupted_at = Some(i);
+                        // Request `i` was not due yet; this sender's previous one, `i - step`,
+                        // was (the other senders' between them may not have been).
+                        sent.interrupted_at = Some((i + 1).saturating_sub(step));
                         break 'schedule;
                     }
                 },

@@ -211,6 +211,36 @@ async fn after_ctrl_c_nothing_more_is_sent_and_those_in_flight_finish() {
     assert_eq!(log.ended.get(), 51);
 }
 
+#[tokio::test(start_paused = true)]
+async fn after_ctrl_c_the_senders_count_as_due_only_what_was_sent() {
+    let (pacer, slots, stop) = (
+        Pacer::constant(1000.0),
+        Semaphore::new(8),
+        CancellationToken::new(),
+    );
+    let log = Rc::new(Log::default());
+    let clock = clock(Some(10_000 * MS));
+    let sender = |first| {
+        run(
+            Share {
+                first,
+                step: 2,
+                ..share(&pacer, clock, &slots, &stop)
+            },
+            requests(&log, 3 * MS, |i| {
+                if i == 50 {
+                    stop.cancel();
+                }
+            }),
+        )
+    };
+    let (a, b) = tokio::join!(sender(0), sender(1));
+    // Requests 0 to 50 went out; the sender waiting for 51 knows only its 49 was due, the one
+    // waiting for 52 that its 50 was: 51 requests were due, as many as were sent.
+    assert_eq!(a.measured + b.measured, 51);
+    assert_eq!(a.interrupted_at.max(b.interrupted_at), Some(51));
+}
+
 #[test]
 fn ticks_round_up_to_the_period() {
     let start = Instant::now();
