@@ -40,7 +40,7 @@
 #                                achieved rates (rounds behind the schedule flagged and left out of the
 #                                medians) and how busy the server's core and the server process were:
 #                                compare clients where the server is not saturated (issue 30, target 2)
-#   COURIER_TICK=10              with RATE, the client `courier-tick` is courier with `--tick MS`: it sends
+#   COURIER_TICK=10              with RATE, the client `courier-tick` is courier with `--tick 10ms`: it sends
 #                                what has come due only every MS ms, h2load's load shape (10 ms); add it to
 #                                CLIENTS beside `courier` to compare both in the same rounds
 #   NO_INSTALL=1 NO_BUILD=1      skip apt-get / skip building the peer clients (a chosen peer whose
@@ -362,7 +362,7 @@ client_cmd() {
         grep -qE -- '--tick' <<<"$COURIER_HELP" || { echo "courier bench has no --tick flag yet" >&3; return; }
         local base
         base="$(client_cmd courier "$url" "$ver" "$c" "$h2args" "$dir" "$rate")"
-        [ -n "$base" ] && echo "$base --tick $COURIER_TICK" ;;
+        [ -n "$base" ] && echo "$base --tick ${COURIER_TICK}ms" ;;
     *) die "unknown client $client" ;;
     esac
 }

@@ -116,11 +116,15 @@ fn open_loop_holds_the_asked_rate() {
 #[test]
 fn with_a_tick_the_open_loop_holds_its_rate_and_counts_the_tick_as_on_time() {
     let dir = TempDir::new("tick");
-    let (report, _) = bench_json(&dir, "tick", &["--rate", "500", "-d", "2", "--tick", "10"]);
+    let (report, _) = bench_json(
+        &dir,
+        "tick",
+        &["--rate", "500", "-d", "2", "--tick", "10ms"],
+    );
     let sent = f64_at(&report, "/open_loop/sent_per_s");
     assert!((490.0..=510.0).contains(&sent), "sent {sent}/s: {report:#}");
     assert_eq!(report["errors"], 0, "{report:#}");
-    assert_eq!(report["config"]["tick"], 10.0, "{report:#}");
+    assert_eq!(report["config"]["tick"], 0.01, "{report:#}");
     // Held up to a tick: late only beyond the tick and the usual 5 ms.
     assert_eq!(report["open_loop"]["late_after_ms"], 15.0, "{report:#}");
     // Five requests come due in each 10 ms tick and go out together.

@@ -99,16 +99,16 @@ pub struct BenchArgs {
     #[serde(default)]
     pub stages: Option<String>,
 
-    /// Open loop: send what has come due only on ticks of MS milliseconds [default: off,
+    /// Open loop: send what has come due only on ticks of this period, e.g. 10ms [default: off,
     /// each request when due].
     ///
     /// Fewer, bigger bursts, each request held up to one tick (its latency from the due time
     /// counts the wait; late means later than the tick plus 5 ms). h2load's --rps sends every
-    /// 10 ms: --tick 10 gives the same load shape.
-    #[arg(long, value_name = "MS", value_parser = parse_tick, help_heading = "Load",
+    /// 10 ms: --tick 10ms gives the same load shape. Needs a unit.
+    #[arg(long, value_name = "PERIOD", value_parser = parse_tick, help_heading = "Load",
           hide_short_help = true)]
     #[serde(default)]
-    pub tick: Option<f64>,
+    pub tick: Option<Secs>,
 
     /// Measure for this long, e.g. 30s or 2m [default: 10s].
     // Hyphen values allowed so `-d -1` reaches our own message instead of "unexpected argument".
