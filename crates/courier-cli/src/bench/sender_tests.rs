@@ -68,20 +68,14 @@ fn share<'a>(
     }
 }
 
-/// What every test's senders share: a schedule of one request a
-/// millisecond, `slots` in-flight slots, the Ctrl-C token and the log.
-fn setup(slots: usize) -> (Pacer, Semaphore, CancellationToken, Rc<Log>) {
-    (
-        Pacer::constant(1000.0),
-        Semaphore::new(slots),
-        CancellationToken::new(),
-        Rc::new(Log::default()),
-    )
-}
-
 #[tokio::test(start_paused = true)]
 async fn requests_go_out_when_due_within_the_cap_and_are_cut_at_the_deadline() {
-    let (pacer, slots, stop, log) = setup(8);
+    let (pacer, slots, stop) = (
+        Pacer::constant(1000.0),
+        Semaphore::new(8),
+        CancellationToken::new(),
+    );
+    let log = Rc::new(Log::default());
     let sent = run(
         share(&pacer, clock(Some(100 * MS)), &slots, &stop),
         requests(&log, 3 * MS, |_| {}),
@@ -105,7 +99,12 @@ async fn requests_go_out_when_due_within_the_cap_and_are_cut_at_the_deadline() {
 
 #[tokio::test(start_paused = true)]
 async fn requests_due_while_every_slot_is_taken_wait_for_one_and_are_late() {
-    let (pacer, slots, stop, log) = setup(4);
+    let (pacer, slots, stop) = (
+        Pacer::constant(1000.0),
+        Semaphore::new(4),
+        CancellationToken::new(),
+    );
+    let log = Rc::new(Log::default());
     let sent = run(
         share(&pacer, clock(Some(200 * MS)), &slots, &stop),
         requests(&log, 20 * MS, |_| {}),
@@ -130,7 +129,12 @@ const LATE: Duration = super::super::open::LATE_AFTER;
 
 #[tokio::test(start_paused = true)]
 async fn with_a_tick_what_came_due_goes_out_on_the_tick() {
-    let (pacer, slots, stop, log) = setup(64);
+    let (pacer, slots, stop) = (
+        Pacer::constant(1000.0),
+        Semaphore::new(64),
+        CancellationToken::new(),
+    );
+    let log = Rc::new(Log::default());
     let clock = clock(Some(100 * MS));
     let sent = run(
         Share {
@@ -155,7 +159,12 @@ async fn with_a_tick_what_came_due_goes_out_on_the_tick() {
 
 #[tokio::test(start_paused = true)]
 async fn senders_share_the_schedule_the_slots_and_the_request_count() {
-    let (pacer, slots, stop, log) = setup(3);
+    let (pacer, slots, stop) = (
+        Pacer::constant(1000.0),
+        Semaphore::new(3),
+        CancellationToken::new(),
+    );
+    let log = Rc::new(Log::default());
     let taken = AtomicU64::new(0);
     let clock = clock(None);
     let sender = |first| {
@@ -181,7 +190,12 @@ async fn senders_share_the_schedule_the_slots_and_the_request_count() {
 
 #[tokio::test(start_paused = true)]
 async fn after_ctrl_c_nothing_more_is_sent_and_those_in_flight_finish() {
-    let (pacer, slots, stop, log) = setup(8);
+    let (pacer, slots, stop) = (
+        Pacer::constant(1000.0),
+        Semaphore::new(8),
+        CancellationToken::new(),
+    );
+    let log = Rc::new(Log::default());
     let sent = run(
         share(&pacer, clock(Some(10_000 * MS)), &slots, &stop),
         requests(&log, 3 * MS, |i| {
@@ -199,7 +213,12 @@ async fn after_ctrl_c_nothing_more_is_sent_and_those_in_flight_finish() {
 
 #[tokio::test(start_paused = true)]
 async fn after_ctrl_c_the_senders_count_as_due_only_what_was_sent() {
-    let (pacer, slots, stop, log) = setup(8);
+    let (pacer, slots, stop) = (
+        Pacer::constant(1000.0),
+        Semaphore::new(8),
+        CancellationToken::new(),
+    );
+    let log = Rc::new(Log::default());
     let clock = clock(Some(10_000 * MS));
     let sender = |first| {
         run(
