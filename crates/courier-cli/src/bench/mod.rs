@@ -35,7 +35,6 @@ mod recorder;
 pub mod report;
 mod request;
 mod sampler;
-mod sender;
 mod start_at;
 pub mod stats;
 mod summary;
@@ -376,17 +375,7 @@ async fn execute(
         }
         Model::Open { rate } => {
             let pacer = pacer.unwrap_or_else(|| pacer::Pacer::constant(rate));
-            Some(
-                open::run(
-                    &plan,
-                    &clients,
-                    &pacer,
-                    load.in_flight(),
-                    load.stop,
-                    args.tick()?,
-                )
-                .await?,
-            )
+            Some(open::run(&plan, &clients, &pacer, load.in_flight(), load.stop).await?)
         }
     };
     let interrupted = plan.stop.is_cancelled();
