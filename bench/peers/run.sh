@@ -124,10 +124,21 @@ build_peers() {
     fi
 }
 
-# Prints nothing if the peer binary $1 is there, else why the client is skipped (on fd 3).
+# Prints nothing if the peer binary $1 is there and can run this round, else why the client is
+# skipped (on fd 3). In RATE mode a binary built before the Rust peers had `--rate` (one kept
+# with NO_BUILD) would fail every round on the unknown flag: its usage line must name it.
 missing_binary() {
-    [ -x "$1" ] && return 1
-    echo "no $1 (NO_BUILD is set, or its build failed)" >&3
+    if [ ! -x "$1" ]; then
+        echo "no $1 (NO_BUILD is set, or its build failed)" >&3
+        return 0
+    fi
+    local usage
+    usage="$("$1" --help 2>&1 || true)"  # the peers print their usage and exit 2
+    if [ -n "${rate:-}" ] && ! grep -q -- '--rate' <<<"$usage"; then
+        echo "$1 predates --rate: rebuild it (run without NO_BUILD)" >&3
+        return 0
+    fi
+    return 1
 }
 
 COURIER=""
