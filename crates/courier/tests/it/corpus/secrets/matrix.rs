@@ -28,6 +28,14 @@ pub enum Place {
     Jar,
     /// The password in the proxy's URL.
     ProxyUrl,
+    /// The request's own `Host` (a virtual host): HTTP/1.1 sends it to the
+    /// first origin; a hop to another origin must not carry it there.
+    RequestHost,
+    /// A careless caller's framing headers in `ClientBuilder::default_headers`
+    /// (`Host`, `Content-Length`, `Transfer-Encoding`): never on the wire.
+    DefaultFraming,
+    /// The same in `ServiceClient::with_default_headers`.
+    ServiceFraming,
 }
 
 impl Place {
@@ -45,6 +53,9 @@ impl Place {
             #[cfg(feature = "cookies")]
             Jar,
             ProxyUrl,
+            RequestHost,
+            DefaultFraming,
+            ServiceFraming,
         ]
     }
 
@@ -61,6 +72,9 @@ impl Place {
             #[cfg(feature = "cookies")]
             Place::Jar => "cookie jar",
             Place::ProxyUrl => "proxy URL password",
+            Place::RequestHost => "request host",
+            Place::DefaultFraming => "default framing",
+            Place::ServiceFraming => "service framing",
         }
     }
 }
@@ -243,6 +257,8 @@ pub fn meant(
         vec![]
     };
     match place {
+        // Framing defaults are dropped: they may arrive nowhere.
+        Place::DefaultFraming | Place::ServiceFraming => (vec![], vec![]),
         Place::ProxyUrl => match route {
             Route::Socks5 => (vec!["socks5"], vec!["socks5"]),
             _ => (vec!["proxy-forward", "proxy-connect"], vec![]),
@@ -260,7 +276,14 @@ pub fn meant(
         _ => {
             let mut allowed = vec![first];
             allowed.extend(forward);
-            (allowed, vec![first])
+            // HTTP/2 and HTTP/3 address a request by its `:authority` (from the
+            // URL) and send no `Host`: only HTTP/1.1 must carry it.
+            let required = if place == Place::RequestHost && first != "a" {
+                vec![]
+            } else {
+                vec![first]
+            };
+            (allowed, required)
         }
     }
 }

@@ -7,6 +7,13 @@
 //! is a leak. A canary that never reached where it was meant fails too:
 //! the check must be able to see the credential it looks for.
 //!
+//! Two kinds of header travel the same matrix: the request's own `Host`
+//! (a virtual host, sent over HTTP/1.1 to the first origin and to no other),
+//! and a careless caller's framing defaults (`Host`, `Content-Length`,
+//! `Transfer-Encoding` among a client's or a service client's default
+//! headers), which must reach no endpoint at all: a default length would
+//! misframe every body it is not the size of.
+//!
 //! `cargo test -p courier-http --test it corpus::secrets -- --nocapture` prints
 //! the matrix (place × route × redirect: where the canary arrived); with
 //! `--features cookies` the jar's row is in it.
@@ -136,6 +143,20 @@ fn base64(bytes: &[u8]) -> String {
         }
     }
     out
+}
+
+/// The `Content-Length` a careless caller's defaults claim: no request of
+/// the check has a body that long.
+const FRAMING_LENGTH: u32 = 7919;
+
+/// A careless caller's default headers: its own virtual host and framing
+/// for every request, whatever its body or origin.
+fn framing(host: &str) -> HeaderMap {
+    let mut headers = HeaderMap::new();
+    headers.insert("host", HeaderValue::try_from(host).unwrap());
+    headers.insert("content-length", HeaderValue::from(FRAMING_LENGTH));
+    headers.insert("transfer-encoding", HeaderValue::from_static("chunked"));
+    headers
 }
 
 /// One run's canary: unique, so a record of another run cannot match.
@@ -279,12 +300,21 @@ async fn run(
     } else {
         "not-a-canary".to_owned()
     };
-    // What travels: Basic credentials in base64, the rest as they are.
-    let needle = match (place, route) {
-        (Place::BasicAuth, _) => base64(format!("user:{canary}").as_bytes()),
-        (Place::ProxyUrl, Route::Socks5) => canary.clone(),
-        (Place::ProxyUrl, _) => base64(format!("puser:{canary}").as_bytes()),
-        _ => canary.clone(),
+    // A host name of this run's own, for the `Host` places.
+    let host = format!("c{:08x}.invalid", fastrand::u32(..));
+    // What travels: Basic credentials in base64, a `Host` as it is; the
+    // framing defaults as header lines no request of this run has.
+    let needles = match (place, route) {
+        (Place::BasicAuth, _) => vec![base64(format!("user:{canary}").as_bytes())],
+        (Place::ProxyUrl, Route::Socks5) => vec![canary.clone()],
+        (Place::ProxyUrl, _) => vec![base64(format!("puser:{canary}").as_bytes())],
+        (Place::RequestHost, _) => vec![host.clone()],
+        (Place::DefaultFraming | Place::ServiceFraming, _) => vec![
+            host.clone(),
+            format!("content-length: {FRAMING_LENGTH}"),
+            "transfer-encoding".to_owned(),
+        ],
+        _ => vec![canary.clone()],
     };
     let mut builder = Client::builder()
         .no_env_proxy()
@@ -313,6 +343,7 @@ async fn run(
         Place::DefaultCustom => {
             defaults.insert("x-api-key", HeaderValue::try_from(&canary).unwrap());
         }
+        Place::DefaultFraming => defaults = framing(&host),
         _ => {}
     }
     let client = builder.default_headers(defaults).build().unwrap();
@@ -336,10 +367,14 @@ async fn run(
     #[cfg(feature = "http3")]
     warm_up(route, world, &plain).await;
     let mut service: ServiceClient = stack.client(client);
-    if place == Place::ServiceDefault {
-        let mut headers = HeaderMap::new();
-        headers.insert("authorization", bearer);
-        service = service.with_default_headers(headers);
+    match place {
+        Place::ServiceDefault => {
+            let mut headers = HeaderMap::new();
+            headers.insert("authorization", bearer);
+            service = service.with_default_headers(headers);
+        }
+        Place::ServiceFraming => service = service.with_default_headers(framing(&host)),
+        _ => {}
     }
     // The credential on the request, whichever builder it is.
     macro_rules! with_credential {
@@ -351,6 +386,7 @@ async fn run(
                 Place::RequestCookie => $request.header("cookie", format!("c={canary}")),
                 Place::BasicAuth => $request.basic_auth("user", Some(&canary)),
                 Place::BearerAuth => $request.bearer_auth(&canary),
+                Place::RequestHost => $request.header("host", &host),
                 _ => $request,
             }
         };
@@ -360,8 +396,9 @@ async fn run(
     world.log.clear();
     // A plain `Client` sends by itself unless the credential is a
     // `ServiceClient`'s (whose empty stack then leaves following to it).
+    let service_place = matches!(place, Place::ServiceDefault | Place::ServiceFraming);
     let send: futures_util::future::BoxFuture<'_, Result<courier::Response, courier::Error>> =
-        if follower == Follower::Client && place != Place::ServiceDefault {
+        if follower == Follower::Client && !service_place {
             Box::pin(with_credential!(plain.get(scenario.url(world))).send())
         } else {
             Box::pin(with_credential!(service.get(scenario.url(world))).send())
@@ -382,7 +419,14 @@ async fn run(
         "a"
     };
     let (allowed, required) = meant_on(place, route, first);
-    let seen = world.log.who_saw(&needle);
+    let mut seen = Vec::new();
+    for needle in &needles {
+        for endpoint in world.log.who_saw(needle) {
+            if !seen.contains(&endpoint) {
+                seen.push(endpoint);
+            }
+        }
+    }
     let mut problems = Vec::new();
     match (&outcome, scenario.succeeds) {
         (Ok(Ok(200)), true) => {}
