@@ -13,7 +13,8 @@
 //! - `Transfer-Encoding`: only `chunked`, alone (courier applies no other
 //!   coding), and never with `Content-Length`. HTTP/1.1 then sends the body
 //!   chunked; HTTP/2 frames it in DATA and leaves the header out.
-//! - At most one `Host`.
+//! - At most one `Host`, and that a host with an optional port (RFC 9110
+//!   §7.2): HTTP/2 and HTTP/3 send it as `:authority` ([`host`]).
 //! - Default headers (a client's, a service client's) never hold `Host`,
 //!   `Content-Length`, `Transfer-Encoding` or `Connection`: they are left
 //!   out when the defaults are set ([`defaults`]).
@@ -26,6 +27,7 @@
 //! them in every (safe) constructor.
 
 use http::header::{CONTENT_LENGTH, HOST, TRANSFER_ENCODING};
+use http::uri::Authority;
 use http::{HeaderMap, HeaderValue, Request};
 
 use crate::body::Body;
@@ -42,8 +44,14 @@ pub(crate) fn request(req: &Request<Body>) -> Result<(), Error> {
         return Ok(());
     }
     header_values(headers)?;
-    if headers.get_all(HOST).iter().nth(1).is_some() {
-        return Err(invalid("more than one Host header"));
+    let mut hosts = headers.get_all(HOST).iter();
+    if let Some(first) = hosts.next() {
+        if hosts.next().is_some() {
+            return Err(invalid("more than one Host header"));
+        }
+        if as_authority(first).is_none() {
+            return Err(invalid("Host is not a host with an optional port"));
+        }
     }
     let mut encodings = headers.get_all(TRANSFER_ENCODING).iter();
     if let Some(first) = encodings.next() {
@@ -90,6 +98,27 @@ pub(crate) fn parse_length(digits: &[u8]) -> Option<u64> {
         return None;
     }
     std::str::from_utf8(digits).ok()?.parse().ok()
+}
+
+/// The caller's `Host` (a virtual host, checked by [`request`]) as the
+/// authority HTTP/2 and HTTP/3 send in its place: `:authority` is what
+/// they address a request by (RFC 9113 §8.3.1, RFC 9114 §4.3.1), so the
+/// request reaches the same virtual host over every protocol, as with
+/// curl, Go and .NET. `None` without one.
+pub(crate) fn host(headers: &HeaderMap) -> Option<Authority> {
+    headers.get(HOST).and_then(as_authority)
+}
+
+/// `host [":" port]`: an authority without userinfo, not empty.
+fn as_authority(value: &HeaderValue) -> Option<Authority> {
+    let bytes = value.as_bytes();
+    if bytes.is_empty() || bytes.contains(&b'@') {
+        return None;
+    }
+    let authority = Authority::try_from(bytes).ok()?;
+    // `http` takes any text after the colon; a port is a number.
+    let bare = authority.as_str().len() == authority.host().len();
+    (bare || authority.port_u16().is_some()).then_some(authority)
 }
 
 /// Headers that frame a message or address its connection: each request's
@@ -221,5 +250,37 @@ mod tests {
             let err = request(&req).unwrap_err();
             assert_eq!(err.kind(), ErrorKind::InvalidRequest, "{:?}", req.headers());
         }
+    }
+
+    /// A `Host` is what HTTP/2 and HTTP/3 send as `:authority`: a host and
+    /// an optional port, or the request is refused before a byte is written.
+    #[test]
+    fn a_host_is_a_host_with_an_optional_port() {
+        for good in [
+            "a.test",
+            "a.test:8080",
+            "127.0.0.1:1",
+            "[::1]:443",
+            "A.Test",
+        ] {
+            let req = post(&[("host", good)], Body::empty());
+            request(&req).unwrap();
+            assert_eq!(host(req.headers()).unwrap().as_str(), good);
+        }
+        for bad in [
+            "",
+            "user@a.test",
+            "a test",
+            "a.test/path",
+            "[::1",
+            "a.test:port",
+            "a?b",
+        ] {
+            let req = post(&[("host", bad)], Body::empty());
+            let err = request(&req).expect_err(bad);
+            assert_eq!(err.kind(), ErrorKind::InvalidRequest, "{bad:?}");
+            assert!(host(req.headers()).is_none(), "{bad:?}");
+        }
+        assert!(host(post(&[], Body::empty()).headers()).is_none());
     }
 }

@@ -276,10 +276,15 @@ impl Http2Send {
             None => Outgoing::Streamed,
         };
         let uri = request.uri();
+        // The caller's `Host` names the virtual host (see `validate::host`).
+        let host = crate::validate::host(request.headers());
         let head = Head {
             method: request.method(),
             scheme: uri.scheme().unwrap_or(target.scheme),
-            authority: uri.authority().unwrap_or(target.authority),
+            authority: host
+                .as_ref()
+                .or(uri.authority())
+                .unwrap_or(target.authority),
             path: uri.path_and_query().map_or("/", |p| p.as_str()),
             headers: request.headers(),
             defaults: target.defaults,

@@ -19,7 +19,7 @@ use super::qpack::{self, encode, DecodeError};
 const FIELD_OVERHEAD: u64 = 32;
 
 /// Headers HTTP/3 forbids (RFC 9114 §4.2): connection-specific ones, and
-/// `host` (the authority goes in `:authority`). `te` is allowed only as
+/// `host` (its value goes in `:authority`). `te` is allowed only as
 /// "trailers".
 fn forbidden(name: &HeaderName, value: &HeaderValue) -> bool {
     match *name {
@@ -55,6 +55,9 @@ pub(crate) fn request<B>(
     let authority = uri
         .authority()
         .ok_or("HTTP/3 needs an absolute URI (no authority)")?;
+    // The caller's `Host` names the virtual host (see `validate::host`).
+    let host = crate::validate::host(request.headers());
+    let authority = host.as_ref().unwrap_or(authority);
     let path = uri.path_and_query().map_or("/", |p| p.as_str());
     let path = if path.is_empty() { "/" } else { path };
     let mut block = BytesMut::with_capacity(128);
@@ -347,17 +350,18 @@ mod tests {
     fn a_request_head_has_its_pseudo_fields_first_and_no_connection_fields() {
         let req = Request::post("https://example.com:8443/a?b=c")
             .header("connection", "keep-alive")
-            .header("host", "example.com")
+            .header("host", "virtual.example")
             .header("te", "gzip")
             .header("x-one", "1")
             .body(())
             .unwrap();
         let head = request(&req, Some(5), &HeaderMap::new(), &[]).expect("encodes");
         let fields = fields_of(&head);
+        // The caller's Host is the virtual host: `:authority`, not a field.
         let want: Vec<(String, String)> = [
             (":method", "POST"),
             (":scheme", "https"),
-            (":authority", "example.com:8443"),
+            (":authority", "virtual.example"),
             (":path", "/a?b=c"),
             ("x-one", "1"),
             ("content-length", "5"),

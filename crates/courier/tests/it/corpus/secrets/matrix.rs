@@ -28,8 +28,9 @@ pub enum Place {
     Jar,
     /// The password in the proxy's URL.
     ProxyUrl,
-    /// The request's own `Host` (a virtual host): HTTP/1.1 sends it to the
-    /// first origin; a hop to another origin must not carry it there.
+    /// The request's own `Host` (a virtual host): sent to the first origin
+    /// (HTTP/2 and HTTP/3 as `:authority`); a hop to another origin must not
+    /// carry it there.
     RequestHost,
     /// A careless caller's framing headers in `ClientBuilder::default_headers`
     /// (`Host`, `Content-Length`, `Transfer-Encoding`): never on the wire.
@@ -276,14 +277,7 @@ pub fn meant(
         _ => {
             let mut allowed = vec![first];
             allowed.extend(forward);
-            // HTTP/2 and HTTP/3 address a request by its `:authority` (from the
-            // URL) and send no `Host`: only HTTP/1.1 must carry it.
-            let required = if place == Place::RequestHost && first != "a" {
-                vec![]
-            } else {
-                vec![first]
-            };
-            (allowed, required)
+            (allowed, vec![first])
         }
     }
 }

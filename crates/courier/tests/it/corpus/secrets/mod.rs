@@ -8,7 +8,8 @@
 //! the check must be able to see the credential it looks for.
 //!
 //! Two kinds of header travel the same matrix: the request's own `Host`
-//! (a virtual host, sent over HTTP/1.1 to the first origin and to no other),
+//! (a virtual host, sent to the first origin, as `:authority` over HTTP/2
+//! and HTTP/3, and to no other),
 //! and a careless caller's framing defaults (`Host`, `Content-Length`,
 //! `Transfer-Encoding` among a client's or a service client's default
 //! headers), which must reach no endpoint at all: a default length would
