@@ -11,8 +11,8 @@
 //! the deadline are never sent; the report counts them as not sent.
 //!
 //! Each runtime thread's sender ([`super::sender`]) sends its share of the schedule and drives
-//! those requests itself; when it wakes, it sends every request that has come due, so the
-//! timer's 1 ms resolution is not a limit.
+//! those requests itself; when its timer fires, it sends every request that has come due, so the
+//! timer's 1 ms resolution is not a limit, and those requests share the connection's writes.
 
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;

@@ -2,7 +2,11 @@
 //! the cap and the lateness can be asserted exactly.
 
 use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
 use std::rc::Rc;
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::{oneshot, Notify};
 
 use super::*;
 
@@ -220,6 +224,98 @@ async fn after_ctrl_c_the_senders_count_as_due_only_what_was_sent() {
     // waiting for 52 that its 50 was: 51 requests were due, as many as were sent.
     assert_eq!(a.measured + b.measured, 51);
     assert_eq!(a.interrupted_at.max(b.interrupted_at), Some(51));
+}
+
+/// A connection as the library's HTTP/2 driver is one: each request queues its frames and
+/// wakes the connection's own task, which runs once the sender yields and writes everything
+/// queued in one write. Each write is answered `RTT` later, between two of the timer's ticks.
+#[derive(Default)]
+struct Connection {
+    queued: Mutex<Vec<oneshot::Sender<()>>>,
+    wake: Notify,
+    /// The requests each write carried.
+    writes: Mutex<Vec<usize>>,
+    /// What was written and is not yet answered, and when the answers come.
+    unanswered: Mutex<VecDeque<(Instant, Vec<oneshot::Sender<()>>)>>,
+}
+
+const RTT: Duration = Duration::from_micros(250);
+
+impl Connection {
+    /// The connection's task: writes what is queued.
+    async fn write(self: Arc<Self>) {
+        loop {
+            self.wake.notified().await;
+            let written = std::mem::take(&mut *self.queued.lock().unwrap());
+            if written.is_empty() {
+                continue;
+            }
+            self.writes.lock().unwrap().push(written.len());
+            let answer_at = Instant::now() + RTT;
+            self.unanswered
+                .lock()
+                .unwrap()
+                .push_back((answer_at, written));
+        }
+    }
+
+    /// The network: moves the paused clock on in steps finer than the timer's 1 ms, so
+    /// answers can come between ticks (left to itself, the paused clock jumps from timer to
+    /// timer), and delivers the answers due.
+    async fn network(self: Arc<Self>) {
+        loop {
+            tokio::time::advance(Duration::from_micros(50)).await;
+            let now = Instant::now();
+            let mut unanswered = self.unanswered.lock().unwrap();
+            while unanswered.front().is_some_and(|(at, _)| *at <= now) {
+                let (_, written) = unanswered.pop_front().expect("checked");
+                for answer in written {
+                    let _ = answer.send(());
+                }
+            }
+        }
+    }
+
+    /// A request on the connection: queued when first polled, done when answered.
+    fn request(self: &Arc<Self>) -> impl Future<Output = ()> {
+        let connection = Arc::clone(self);
+        async move {
+            let (answer, answered) = oneshot::channel();
+            connection.queued.lock().unwrap().push(answer);
+            connection.wake.notify_one();
+            let _ = answered.await;
+        }
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn requests_due_between_ticks_wait_for_the_timer_and_go_out_in_one_write() {
+    // One request every 100 us: ten come due between two of the timer's 1 ms ticks.
+    let pacer = Pacer::constant(10_000.0);
+    let (slots, stop, taken) = (
+        Semaphore::new(256),
+        CancellationToken::new(),
+        AtomicU64::new(0),
+    );
+    let connection = Arc::new(Connection::default());
+    tokio::spawn(Arc::clone(&connection).write());
+    tokio::spawn(Arc::clone(&connection).network());
+    let sent = run(
+        Share {
+            limit: Some((100, &taken)),
+            ..share(&pacer, clock(None), &slots, &stop)
+        },
+        |_, _, _, _| connection.request(),
+    )
+    .await;
+    assert_eq!(sent.measured, 100);
+    // Request 0, due at the start, goes alone; then each tick sends the ten due since the
+    // last in one write, though an answer woke the sender between ticks. Sending what had
+    // come due at each answer wrote three or four requests at a time.
+    let mut expected = vec![1];
+    expected.extend([10; 9]);
+    expected.push(9);
+    assert_eq!(*connection.writes.lock().unwrap(), expected);
 }
 
 #[test]
