@@ -12,7 +12,9 @@ import subprocess
 import sys
 from datetime import datetime, timezone
 
-CLIENT_ORDER = ["wrk", "h2load", "go", "reqwest", "reqwest-h3", "hyper-util", "courier"]
+# courier-tick: courier with `--tick` (run.sh's COURIER_TICK), sending on h2load's 10 ms ticks
+CLIENT_ORDER = ["wrk", "h2load", "go", "reqwest", "reqwest-h3", "hyper-util", "courier", "courier-tick"]
+COURIERS = ["courier", "courier-tick"]
 LIBRARIES = ["go", "reqwest", "reqwest-h3", "hyper-util"]
 TOOLS = ["wrk", "h2load"]
 
@@ -120,7 +122,7 @@ def cmd_parse(a):
             rec.update(parse_wrk(out))
         elif a.client == "h2load":
             rec.update(parse_h2load(out))
-        elif a.client == "courier":
+        elif a.client in COURIERS:
             rec.update(parse_courier(os.path.join(d, "courier.json")))
         else:
             rec.update(parse_json_line(out))
@@ -301,7 +303,7 @@ def cmd_report(a):
                    + OPEN_LOOP_KEYS}
             agg["rounds"] = ok
             agg["command"] = ok[0].get("command")
-            if c == "courier":
+            if c in COURIERS:
                 agg["connections_established"] = med([r.get("connections_established") for r in used])
             if rate:
                 agg["rate"] = rate
@@ -323,6 +325,9 @@ def cmd_report(a):
                 ratios["best_library"] = best
                 ratios["vs_best_library"] = cpu["courier"] / libs[best]
         entry["courier_cpu_ratios"] = ratios
+        if "courier-tick" in cpu:
+            entry["courier_tick_cpu_ratios"] = {f"vs_{p}": cpu["courier-tick"] / cpu[p]
+                                                for p in ("h2load", "hyper-util", "courier") if p in cpu}
         out["scenarios"][sc] = entry
 
         text.append(f"\n### {title}\n")
@@ -420,7 +425,7 @@ def open_loop_table(clients, cpu, key, unit, digits):
 
 def conns_cell(c, v):
     conns = fmt(v["connections"], 0)
-    if c == "courier" and v.get("connections_established") is not None:
+    if c in COURIERS and v.get("connections_established") is not None:
         conns = f"{conns} ({fmt(v['connections_established'], 0)} est.)"
     return conns
 

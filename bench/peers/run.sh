@@ -18,7 +18,7 @@
 # Environment (all optional):
 #   ROUNDS=3 DURATION=5          rounds per (scenario, client); seconds per run
 #   SCENARIOS="h1 h2c h1tls h2tls h1-1m"   subset of scenarios to run (also h2tls-cs, h3: not by default)
-#   CLIENTS="wrk h2load go reqwest hyper-util courier"   subset of clients (also reqwest-h3)
+#   CLIENTS="wrk h2load go reqwest hyper-util courier"   subset of clients (also reqwest-h3, courier-tick)
 #   H2LOAD_CONNS=4               h2load's connections for HTTP/2 (streams = 256 / H2LOAD_CONNS)
 #   BIG_CONC=16                  in flight for the 1 MiB scenario
 #   SERVER_CPU=0 CLIENT_CPU=1    CPUs to pin nginx and the clients to
@@ -40,6 +40,9 @@
 #                                achieved rates (rounds behind the schedule flagged and left out of the
 #                                medians) and how busy the server's core and the server process were:
 #                                compare clients where the server is not saturated (issue 30, target 2)
+#   COURIER_TICK=10              with RATE, the client `courier-tick` is courier with `--tick 10ms`: it sends
+#                                what has come due only every MS ms, h2load's load shape (10 ms); add it to
+#                                CLIENTS beside `courier` to compare both in the same rounds
 #   NO_INSTALL=1 NO_BUILD=1      skip apt-get / skip building the peer clients (a chosen peer whose
 #                                binary is missing is then skipped, with the reason in its row)
 #
@@ -65,6 +68,7 @@ PORT_TLS="${PORT_TLS:-}"
 PORT_CS="${PORT_CS:-}"
 RESULTS="${RESULTS:-$HERE/results.json}"
 RATE="${RATE:-}"
+COURIER_TICK="${COURIER_TICK:-10}"
 TARGET="$HERE/target"
 PY="$(command -v python3)"
 
@@ -364,6 +368,12 @@ client_cmd() {
             extra+="$open"
         fi
         echo "$COURIER bench $url -c $c --threads 1 -d $DURATION --json $dir/courier.json$extra" ;;
+    courier-tick)
+        [ -n "$rate" ] || { echo "n/a: --tick is for the open loop (RATE is unset)" >&3; return; }
+        grep -qE -- '--tick' <<<"$COURIER_HELP" || { echo "courier bench has no --tick flag yet" >&3; return; }
+        local base
+        base="$(client_cmd courier "$url" "$ver" "$c" "$h2args" "$dir" "$rate")"
+        [ -n "$base" ] && echo "$base --tick ${COURIER_TICK}ms" ;;
     *) die "unknown client $client" ;;
     esac
 }
@@ -432,7 +442,7 @@ main() {
             die "RATE: $rate is not a rate (requests a second, more than 0)"
     done
     for client in $CLIENTS; do
-        case "$client" in wrk | h2load | go | reqwest | reqwest-h3 | hyper-util | courier) ;; *) die "unknown client $client" ;; esac
+        case "$client" in wrk | h2load | go | reqwest | reqwest-h3 | hyper-util | courier | courier-tick) ;; *) die "unknown client $client" ;; esac
     done
     install_tools
     build_peers

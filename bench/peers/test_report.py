@@ -169,6 +169,24 @@ class OpenLoop(unittest.TestCase):
         self.assertEqual((hyper["rounds_behind"], hyper["always_behind"], len(hyper["rounds"])), (1, False, 2))
         self.assertAlmostEqual(hyper["cpu_us_per_req"], 400.0)
 
+    def test_courier_with_a_tick_is_a_row_of_its_own_with_its_ratios(self):
+        raw = os.path.join(self.root, "raw.jsonl")
+        # h2load and courier 2 s of CPU for 5,000; courier-tick 2 s for 8,000 (it reads courier.json too)
+        lines = [parse(run_dir(self.root, "h", stdout=H2LOAD_OUT), "h2load", rate="1000"),
+                 parse(run_dir(self.root, "c", courier=courier_json(5000, 1000.0)), "courier", rate="1000"),
+                 parse(run_dir(self.root, "t", courier=courier_json(8000, 1600.0)), "courier-tick", rate="1000")]
+        self.assertEqual(lines[2]["requests"], 8000)
+        self.assertEqual(lines[2]["connections_established"], 1)
+        with open(raw, "w") as f:
+            f.write("".join(json.dumps(x) + "\n" for x in lines))
+        out = os.path.join(self.root, "results.json")
+        text = run("report", "--raw", raw, "--out", out)
+        self.assertIn("| courier-tick | 1,000 |", text)
+        entry = load(out)["scenarios"]["h2c@1000"]
+        self.assertAlmostEqual(entry["courier_tick_cpu_ratios"]["vs_h2load"], 5000 / 8000)
+        self.assertAlmostEqual(entry["courier_tick_cpu_ratios"]["vs_courier"], 5000 / 8000)
+        self.assertAlmostEqual(entry["courier_cpu_ratios"]["vs_h2load"], 1.0)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -35,6 +35,7 @@ mod recorder;
 pub mod report;
 mod request;
 mod sampler;
+mod sender;
 mod start_at;
 pub mod stats;
 mod summary;
@@ -375,7 +376,17 @@ async fn execute(
         }
         Model::Open { rate } => {
             let pacer = pacer.unwrap_or_else(|| pacer::Pacer::constant(rate));
-            Some(open::run(&plan, &clients, &pacer, load.in_flight(), load.stop).await?)
+            Some(
+                open::run(
+                    &plan,
+                    &clients,
+                    &pacer,
+                    load.in_flight(),
+                    load.stop,
+                    args.tick()?,
+                )
+                .await?,
+            )
         }
     };
     let interrupted = plan.stop.is_cancelled();

@@ -5,16 +5,12 @@
 //! (`-n`). A request belongs to the phase in which it starts, so nothing sent during the warmup
 //! leaks into the figures.
 
-use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::time::{Instant, Timeout};
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
-
-/// A deadline that never comes (tokio's timer handles far deadlines; this avoids overflow).
-const NEVER: Duration = Duration::from_secs(10 * 365 * 24 * 3600);
 
 use super::args::{Load, Model, Stop};
 use super::recorder::Recorder;
@@ -182,16 +178,6 @@ impl Plan {
                 Outcome::Failed(failure) => tally.record_failure(failure),
             }
         });
-    }
-
-    /// `f`, abandoned if the deadline passes first (an `Err` then).
-    ///
-    /// Not an `async fn`: one would keep `f` twice in its state (as the argument and inside the
-    /// timeout), doubling the memory of every request slot. Without a deadline the timeout is
-    /// practically never, which costs one timer registration per request.
-    pub fn until_deadline<F: Future>(&self, f: F) -> Timeout<F> {
-        let never = self.clock.start + NEVER;
-        tokio::time::timeout_at(self.clock.deadline.unwrap_or(never), f)
     }
 }
 

@@ -14,7 +14,7 @@ use super::json::{
 };
 use super::limits::Limits;
 use super::longpoll::PeakMemory;
-use super::open::{Schedule, LATE_AFTER};
+use super::open::Schedule;
 use super::pool::PoolReading;
 use super::sampler::Sampled;
 use super::stats::{mib, millis, per_second, ratio, MeanMax, Percentiles};
@@ -261,8 +261,8 @@ fn open_loop(
         sent: schedule.sent,
         sent_per_s: per_second(schedule.sent, elapsed),
         not_sent: schedule.intended.saturating_sub(schedule.sent),
-        late: total.late(LATE_AFTER),
-        late_after_ms: millis(LATE_AFTER),
+        late: total.late(schedule.late_after()),
+        late_after_ms: millis(schedule.late_after()),
         unfinished: schedule.sent.saturating_sub(total.requests()),
         in_flight_cap: schedule.cap,
         max_in_flight: schedule.max_in_flight,

@@ -114,6 +114,30 @@ fn open_loop_holds_the_asked_rate() {
 }
 
 #[test]
+fn with_a_tick_the_open_loop_holds_its_rate_and_counts_the_tick_as_on_time() {
+    let dir = TempDir::new("tick");
+    let (report, _) = bench_json(
+        &dir,
+        "tick",
+        &["--rate", "500", "-d", "2", "--tick", "10ms"],
+    );
+    let sent = f64_at(&report, "/open_loop/sent_per_s");
+    assert!((490.0..=510.0).contains(&sent), "sent {sent}/s: {report:#}");
+    assert_eq!(report["errors"], 0, "{report:#}");
+    assert_eq!(report["config"]["tick"], 0.01, "{report:#}");
+    // Held up to a tick: late only beyond the tick and the usual 5 ms.
+    assert_eq!(report["open_loop"]["late_after_ms"], 15.0, "{report:#}");
+    // Five requests come due in each 10 ms tick and go out together.
+    let max_in_flight = report["open_loop"]["max_in_flight"].as_u64().unwrap_or(0);
+    assert!(max_in_flight >= 5, "{report:#}");
+    let lag_p50 = f64_at(&report, "/open_loop/send_lag_ms/p50");
+    assert!(
+        lag_p50 >= 2.0,
+        "sent {lag_p50} ms after due: no tick? {report:#}"
+    );
+}
+
+#[test]
 fn a_stalled_server_shows_coordinated_omission() {
     // 2 connections to a server that takes 50 ms: at most 40 req/s get through, 200 are due.
     let dir = TempDir::new("stalled");

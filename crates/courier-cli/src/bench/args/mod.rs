@@ -30,7 +30,7 @@ pub use self::network::NetworkArgs;
 pub use self::parse::split_header;
 use self::parse::{
     parse_duration, parse_header, parse_method, parse_path, parse_rate, parse_stages,
-    parse_start_at, parse_url,
+    parse_start_at, parse_tick, parse_url,
 };
 use super::progress::ProgressMode;
 use crate::error::{CliError, Result};
@@ -98,6 +98,17 @@ pub struct BenchArgs {
           help_heading = "Load", hide_short_help = true)]
     #[serde(default)]
     pub stages: Option<String>,
+
+    /// Open loop: send what has come due only on ticks of this period, e.g. 10ms [default: off,
+    /// each request when due].
+    ///
+    /// Fewer, bigger bursts, each request held up to one tick (its latency from the due time
+    /// counts the wait; late means later than the tick plus 5 ms). h2load's --rps sends every
+    /// 10 ms: --tick 10ms gives the same load shape. Needs a unit.
+    #[arg(long, value_name = "PERIOD", value_parser = parse_tick, help_heading = "Load",
+          hide_short_help = true)]
+    #[serde(default)]
+    pub tick: Option<Secs>,
 
     /// Measure for this long, e.g. 30s or 2m [default: 10s].
     // Hyphen values allowed so `-d -1` reaches our own message instead of "unexpected argument".

@@ -68,6 +68,23 @@ pub(super) fn parse_rate(text: &str) -> Result<f64, String> {
     }
 }
 
+/// `--tick`: a duration with its unit (`10ms`), more than 0 and at most a minute. A bare number
+/// is refused: every time flag reads one as seconds, and `--tick 10` meant as h2load's 10 ms
+/// would be a schedule of one burst every 10 s.
+pub(super) fn parse_tick(text: &str) -> Result<Secs, String> {
+    if text.trim().parse::<f64>().is_ok() {
+        return Err(format!("`{text}` needs a unit, e.g. 10ms"));
+    }
+    let secs: Secs = text.parse()?;
+    let tick = secs.as_duration();
+    if tick.is_zero() || tick > std::time::Duration::from_secs(60) {
+        return Err(format!(
+            "`{text}` is not a tick: more than 0 and at most a minute, e.g. 10ms"
+        ));
+    }
+    Ok(secs)
+}
+
 /// Upper-cases the method: methods are case-sensitive, and `post` almost always means POST.
 pub(super) fn parse_method(text: &str) -> Result<String, String> {
     let upper = text.trim().to_ascii_uppercase();

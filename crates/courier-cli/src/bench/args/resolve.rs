@@ -19,6 +19,7 @@ impl BenchArgs {
     /// Checks the flags against each other and fills in the defaults.
     pub fn load(&self) -> Result<Load> {
         let pacer = self.pacer()?;
+        self.tick()?;
         let rate = match &pacer {
             Some(pacer) => Some(pacer.peak()),
             None => self.rate,
@@ -79,6 +80,24 @@ impl BenchArgs {
             stop,
             warmup,
         })
+    }
+
+    /// `--tick`: the open loop sends only on ticks of this period.
+    pub fn tick(&self) -> Result<Option<Duration>> {
+        let Some(tick) = self.tick else {
+            return Ok(None);
+        };
+        if self.rate.is_none() && self.stages.is_none() {
+            return Err(CliError::new(
+                "--tick applies to the open loop: add --rate or --stages",
+            ));
+        }
+        if self.scenario != Scenario::Requests {
+            return Err(CliError::new(
+                "--tick applies to the open loop of --scenario requests",
+            ));
+        }
+        Ok(Some(tick.as_duration()))
     }
 
     /// When open-loop requests are due: `--stages` (from `--rate`, else 0) or `--rate`; `None`
@@ -145,6 +164,22 @@ mod tests {
             .load()
             .unwrap();
         assert_eq!(load.concurrency, 7);
+    }
+
+    #[test]
+    fn a_tick_is_a_duration_with_its_unit_and_only_for_the_open_loop() {
+        let args = parse(&["--rate", "200", "--tick", "10ms"]).unwrap();
+        assert_eq!(args.tick().unwrap(), Some(Duration::from_millis(10)));
+        assert!(args.load().is_ok());
+        let staged = parse(&["--stages", "1s:100", "--tick", "2500us"]).unwrap();
+        assert_eq!(staged.tick().unwrap(), Some(Duration::from_micros(2500)));
+        assert_eq!(parse(&["--rate", "200"]).unwrap().tick().unwrap(), None);
+        let closed = parse(&["--tick", "10ms"]).unwrap();
+        assert!(closed.load().unwrap_err().to_string().contains("--rate"));
+        // A bare number is refused: read as seconds, `10` would be a tick of 10 s.
+        for bad in ["10", "0.01", "0ms", "-1ms", "x", "2m"] {
+            assert!(parse(&["--rate", "200", "--tick", bad]).is_err(), "{bad}");
+        }
     }
 
     #[test]
