@@ -1,17 +1,17 @@
 //! One runtime thread's share of the open loop: it sends its requests when due and drives them
 //! itself, in a `FuturesUnordered`, rather than spawning a task for each.
 //!
-//! A task per request cost the generator about 2,100 instructions a request at 1,000 req/s
-//! (the spawn, the request's own deadline timer, the handles it clones), which a client's
-//! figure against h2load then carried. Here the requests in flight live in the sender's task,
-//! and the run's deadline is one timer: at it, the sender drops what is still in flight, as the
-//! closed loop aborts its slots. With `--threads N` there are N senders, sender `k` taking
-//! requests `k, k + N, …` of the one schedule, all sharing one set of in-flight slots.
+//! A task per request (its spawn, its own deadline timer, the handles it clones) was the
+//! generator's cost, which a client's figure against h2load then carried. Here the requests in
+//! flight live in the sender's task, and the run's deadline is one timer: at it, the sender
+//! drops what is still in flight, as the closed loop aborts its slots. With `--threads N` there
+//! are N senders, sender `k` taking requests `k, k + N, …` of the one schedule, all sharing one
+//! set of in-flight slots.
 //!
 //! The sender sends only when its timer fires (or a slot frees for a late request), never when
 //! a response wakes it: responses come all the time, and a request sent at each would go out in
-//! a write of its own (over TLS HTTP/2 at 15,000 req/s, 1.7 requests a `writev` against 16.5
-//! with a task per request, four times the client's CPU).
+//! a write of its own, where the timer's ticks send every request due since the last one
+//! together (docs/src/performance.md, round 7, has the figures).
 //!
 //! `--tick MS` sends what has come due only on ticks of that period from the run's start, as
 //! h2load's `--rps` does every 10 ms: fewer, bigger bursts, each request held up to a tick.
