@@ -118,7 +118,12 @@ where
                 return Either::Right(Refused(Some(e)));
             }
         };
-        let stage = begin(&inner, &origin, &send, request, false, 0, deadline);
+        let first = Try {
+            fresh_only: false,
+            retries: 0,
+            now: started,
+        };
+        let stage = begin(&inner, &origin, &send, request, first, deadline);
         Either::Left(Attempt {
             inner,
             origin,
@@ -192,22 +197,42 @@ impl Future for Refused {
     }
 }
 
-/// Checks out (`fresh_only`: not a pooled HTTP/1.1 connection) and sends, or
-/// queues the request when nothing is at hand.
+/// Which try of a request this is: whether only a new connection will do
+/// (`fresh_only`: not a pooled HTTP/1.1 connection), how many went before,
+/// and the clock reading its checkout judges pooled connections by (the
+/// first try's is the request's start: one clock read fewer a request).
+#[derive(Clone, Copy)]
+struct Try {
+    fresh_only: bool,
+    retries: u8,
+    now: Instant,
+}
+
+impl Try {
+    /// A retry, starting now.
+    fn again(fresh_only: bool, retries: u8) -> Self {
+        Try {
+            fresh_only,
+            retries,
+            now: Instant::now(),
+        }
+    }
+}
+
+/// Checks out and sends, or queues the request when nothing is at hand.
 fn begin<S, F>(
     inner: &ClientInner,
     origin: &Arc<OriginPool>,
     send: &S,
     request: Request<Body>,
-    fresh_only: bool,
-    retries: u8,
+    this_try: Try,
     deadline: Option<Instant>,
 ) -> Stage<F>
 where
     S: Fn(Lease, Request<Body>, Option<Instant>) -> F,
 {
-    match checkout(inner, origin, fresh_only) {
-        Ok(lease) => sending(inner, send, lease, request, retries, deadline),
+    match checkout(inner, origin, this_try.fresh_only, this_try.now) {
+        Ok(lease) => sending(inner, send, lease, request, this_try.retries, deadline),
         Err(lease) => Stage::Queued {
             request: Some(request),
             lease,
@@ -224,8 +249,9 @@ fn checkout(
     inner: &ClientInner,
     origin: &Arc<OriginPool>,
     fresh_only: bool,
+    now: Instant,
 ) -> Result<Lease, Queued> {
-    origin.try_checkout(fresh_only).map_err(|slot| {
+    origin.try_checkout(fresh_only, now).map_err(|slot| {
         let queue_timeout = inner.pool.config().pool_queue_timeout;
         Box::pin(Arc::clone(origin).checkout_queued(slot, fresh_only, queue_timeout)) as Queued
     })
@@ -318,8 +344,7 @@ where
                         this.origin,
                         this.send,
                         request,
-                        false,
-                        *this.retries,
+                        Try::again(false, *this.retries),
                         *this.deadline,
                     )
                 }
@@ -411,8 +436,7 @@ where
                                 this.origin,
                                 this.send,
                                 request,
-                                fresh_only,
-                                *this.retries,
+                                Try::again(fresh_only, *this.retries),
                                 *this.deadline,
                             )
                         }
@@ -430,8 +454,7 @@ where
                                     this.origin,
                                     this.send,
                                     request,
-                                    false,
-                                    *this.retries,
+                                    Try::again(false, *this.retries),
                                     *this.deadline,
                                 )
                             } else {

@@ -497,12 +497,6 @@ impl http_body::Body for ResponseBody {
             return Poll::Ready(None);
         };
         match source.poll_frame(this.lease.as_mut(), cx) {
-            // A body that always has bytes ready never returns Pending, where
-            // the timer below is polled: its deadline is checked here too.
-            Poll::Ready(Some(Ok(_))) if this.deadline.is_some_and(|d| Instant::now() >= d) => {
-                this.abort();
-                Poll::Ready(Some(Err(body_timeout())))
-            }
             Poll::Ready(Some(Ok(frame))) => {
                 if let (Some(data), Some(rem)) = (frame.data_ref(), this.remaining.as_mut()) {
                     *rem = rem.saturating_sub(data.len() as u64);
@@ -511,6 +505,14 @@ impl http_body::Body for ResponseBody {
                 // caller never polls again (a JSON decoder stops at the `}`).
                 if this.at_end() {
                     this.finish();
+                } else if this.deadline.is_some_and(|d| Instant::now() >= d) {
+                    // A body that always has bytes ready never returns
+                    // Pending, where the timer below is polled: its deadline
+                    // is checked here too. Not on the frame that completes
+                    // it: the whole body arrived, and most bodies are one
+                    // frame (a clock read a request saved).
+                    this.abort();
+                    return Poll::Ready(Some(Err(body_timeout())));
                 }
                 Poll::Ready(Some(Ok(frame)))
             }

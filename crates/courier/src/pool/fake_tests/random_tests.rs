@@ -29,6 +29,7 @@ use std::sync::Once;
 
 use tokio::sync::Semaphore;
 use tokio::task::JoinHandle;
+use tokio::time::Instant;
 
 use super::*;
 use crate::pool::origin::{Books, WaitSlot};
@@ -372,7 +373,7 @@ impl<const SHARED: bool> World<SHARED> {
                     origin.checkout(fresh, timeout).await
                 }));
             }
-            Op::TryCheckout => match self.origin.try_checkout(false) {
+            Op::TryCheckout => match self.origin.try_checkout(false, Instant::now()) {
                 Ok(lease) => self.leases.push(lease),
                 Err(place) => self.places.push(place),
             },

@@ -245,7 +245,7 @@ impl<P: Protocol> OriginPool<P> {
         fresh_only: bool,
         queue_timeout: Option<Duration>,
     ) -> Result<Lease<P>, Error> {
-        match self.try_checkout(fresh_only) {
+        match self.try_checkout(fresh_only, Instant::now()) {
             Ok(lease) => Ok(lease),
             Err(slot) => {
                 Arc::clone(self)
@@ -257,12 +257,14 @@ impl<P: Protocol> OriginPool<P> {
 
     /// [`checkout`](Self::checkout) when a connection or stream is at hand
     /// (the common case, and no future needed), else the place in line.
+    /// `now` is when the request started: a clock read it already made.
     pub(crate) fn try_checkout(
         self: &Arc<Self>,
         fresh_only: bool,
+        now: Instant,
     ) -> Result<Lease<P>, WaitSlot<P>> {
         loop {
-            let conn = self.take_or_enqueue(fresh_only)?;
+            let conn = self.take_or_enqueue(fresh_only, now)?;
             let mut lease = Lease::new(conn, Arc::clone(self));
             // A connection that closed while idle fails here (dropping the
             // lease cleans up); try the next.
@@ -284,15 +286,18 @@ impl<P: Protocol> OriginPool<P> {
             if lease.ready() {
                 return Ok(lease);
             }
-            match self.try_checkout(fresh_only) {
+            match self.try_checkout(fresh_only, Instant::now()) {
                 Ok(lease) => return Ok(lease),
                 Err(next) => slot = next,
             }
         }
     }
 
-    fn take_or_enqueue(self: &Arc<Self>, fresh_only: bool) -> Result<Conn<P>, WaitSlot<P>> {
-        let now = Instant::now();
+    fn take_or_enqueue(
+        self: &Arc<Self>,
+        fresh_only: bool,
+        now: Instant,
+    ) -> Result<Conn<P>, WaitSlot<P>> {
         let (rx, connects) = {
             let mut st = self.lock();
             if let Some(conn) = self.reserve_stream(&mut st, now) {
