@@ -135,6 +135,10 @@ def cmd_parse(a):
     t = open(os.path.join(d, "time")).read().strip().splitlines()[-1].split()
     user, sys_, maxrss_kb, wall = float(t[0]), float(t[1]), int(t[2]), float(t[3])
     rec.update(cpu_user_s=user, cpu_sys_s=sys_, wall_s=wall, rss_mb=maxrss_kb / 1024.0)
+    # %w: the times the client waited (slept in epoll_wait, mostly), %c: the times it was preempted
+    waits = int(t[4]) if len(t) > 5 else None
+    if len(t) > 5:
+        rec.update(voluntary_switches=waits, involuntary_switches=int(t[5]))
     try:
         rec["connections"] = int(open(os.path.join(d, "conns")).read().strip())
     except (OSError, ValueError):
@@ -155,6 +159,8 @@ def cmd_parse(a):
     n = rec["requests"]
     rec["rps"] = n / rec["elapsed_s"] if rec["elapsed_s"] else 0.0
     rec["cpu_us_per_req"] = (user + sys_) * 1e6 / n if n else None
+    # A client that waits less often batches more a wake-up: what a CPU figure is made of
+    rec["sleeps_per_req"] = waits / n if waits is not None and n else None
     # CALLGRIND=1: valgrind prints "==pid== Collected : N" (user-space instructions, startup included)
     m = re.search(r"==\d+== Collected : (\d+)", open(os.path.join(d, "stderr"), errors="replace").read())
     if m and n:
@@ -299,7 +305,7 @@ def cmd_report(a):
                 used = [r for r in ok if not r.get("behind")] or ok
             agg = {k: med([r.get(k) for r in used]) for k in
                    ("cpu_us_per_req", "instructions_per_req", "rps", "p50_ms", "p99_ms", "rss_mb", "connections", "cpu_pct", "errors",
-                    "mean_ms", "client_cpu_others_pct", "server_cpu_busy_pct", "server_proc_pct")
+                    "mean_ms", "sleeps_per_req", "client_cpu_others_pct", "server_cpu_busy_pct", "server_proc_pct")
                    + OPEN_LOOP_KEYS}
             agg["rounds"] = ok
             agg["command"] = ok[0].get("command")
@@ -335,6 +341,8 @@ def cmd_report(a):
             text.extend(open_loop_table(clients, cpu, key, unit, digits))
         else:
             text.extend(closed_loop_table(clients, key, unit, digits))
+            text.append("\nsleeps/req: the client's voluntary context switches (waits in epoll_wait) ÷ requests; "
+                        "each costs a switch out and back in, so a client that batches more a wake-up sleeps less")
         others = [r.get("client_cpu_others_pct") for r in rs if r.get("client_cpu_others_pct") is not None]
         if others:
             entry["client_cpu_others_pct"] = {"median": med(others), "min": min(others), "max": max(others)}
@@ -380,18 +388,18 @@ def not_run(v):
 
 
 def closed_loop_table(clients, key, unit, digits):
-    text = [f"| client | {unit} | req/s | p50 ms | p99 ms | RSS MB | conns |",
-            "|---|---:|---:|---:|---:|---:|---:|"]
+    text = [f"| client | {unit} | req/s | p50 ms | p99 ms | RSS MB | conns | sleeps/req |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for c, v in clients.items():
         if (why := not_run(v)) is not None:
-            text.append(f"| {c} | {why} |" + " |" * 5)
+            text.append(f"| {c} | {why} |" + " |" * 6)
             continue
         p50, p99 = fmt(v["p50_ms"], 2), fmt(v["p99_ms"], 2)
         if c == "h2load" and v["p50_ms"] is None and v.get("mean_ms") is not None:
             p50 = f"({fmt(v['mean_ms'], 2)} mean)"
         err = f" ⚠ {fmt(v['errors'], 0)} errors" if v.get("errors") else ""
         text.append(f"| {c} | {fmt(v[key], digits)} | {fmt(v['rps'], 0)} | {p50} | {p99} | "
-                    f"{fmt(v['rss_mb'])} | {conns_cell(c, v)}{err} |")
+                    f"{fmt(v['rss_mb'])} | {conns_cell(c, v)}{err} | {fmt(v.get('sleeps_per_req'), 3)} |")
     return text
 
 

@@ -2,7 +2,8 @@
 # Peer comparison for courier (issue 5): wrk, h2load, Go net/http, reqwest, hyper-util's legacy
 # Client and `courier bench`, one after another against the same nginx, nginx pinned to CPU 0 and
 # every client to CPU 1. Measures each client's CPU time per request (user+sys from
-# /usr/bin/time, whole process), RPS, p50/p99, peak RSS and connections; prints one table per
+# /usr/bin/time, whole process), RPS, p50/p99, peak RSS, connections and sleeps (waits) per
+# request (/usr/bin/time's voluntary context switches: a wake-up that finds more sleeps less); prints one table per
 # scenario (medians of ROUNDS rounds) and writes bench/peers/results.json.
 #
 # HTTP/3 (issue 31): nginx has none, so the scenarios `h3` and `h2tls-cs` run against `courier serve
@@ -420,7 +421,7 @@ run_one() {
         cmd="valgrind --tool=callgrind --callgrind-out-file=$dir/callgrind.out $cmd"
     fi
     # shellcheck disable=SC2086
-    taskset -c "$CLIENT_CPU" /usr/bin/time -f '%U %S %M %e' -o "$dir/time" $cmd >"$dir/stdout" 2>"$dir/stderr" || rc=$?
+    taskset -c "$CLIENT_CPU" /usr/bin/time -f '%U %S %M %e %w %c' -o "$dir/time" $cmd >"$dir/stdout" 2>"$dir/stderr" || rc=$?
     grep -E '^cpu[0-9]+ ' /proc/stat >"$dir/stat1"
     proc_ticks "$spid" >"$dir/server1"
     wait "$sampler" 2>/dev/null || true

@@ -18,7 +18,7 @@ def run(*args):
     return p.stdout
 
 
-def run_dir(root, name, stdout="", courier=None, server_ticks=None, wall=5.0):
+def run_dir(root, name, stdout="", courier=None, server_ticks=None, wall=5.0, switches=" 1000 7"):
     """A run's directory as run_one leaves it: the client's output, /usr/bin/time's line, /proc/stat
     and the server process's ticks before and after."""
     d = os.path.join(root, name)
@@ -27,7 +27,7 @@ def run_dir(root, name, stdout="", courier=None, server_ticks=None, wall=5.0):
         "stdout": stdout,
         "stderr": "",
         "cmd": f"{name} --rate 1000",
-        "time": f"0.40 1.60 12000 {wall}\n",
+        "time": f"0.40 1.60 12000 {wall}{switches}\n",
         "conns": "1\n",
         # cpu0 (the server's) busy 2.5 s of the 5 s, cpu1 idle
         "stat0": "cpu0 0 0 0 1000 0 0 0 0\ncpu1 0 0 0 1000 0 0 0 0\n",
@@ -115,6 +115,22 @@ class OpenLoop(unittest.TestCase):
         self.assertIsNone(r["rate"])
         self.assertNotIn("behind", r)
         self.assertEqual(r["requests"], 5000)
+
+    def test_sleeps_a_request_are_the_waits_over_the_requests(self):
+        r = parse(run_dir(self.root, "h2load", stdout=H2LOAD_OUT), "h2load")
+        # /usr/bin/time's %w (1,000 waits) and %c (7 preemptions) for 5,000 requests
+        self.assertEqual((r["voluntary_switches"], r["involuntary_switches"]), (1000, 7))
+        self.assertAlmostEqual(r["sleeps_per_req"], 0.2)
+        raw = os.path.join(self.root, "raw.jsonl")
+        with open(raw, "w") as f:
+            f.write(json.dumps(r) + "\n")
+        text = run("report", "--raw", raw, "--out", os.path.join(self.root, "results.json"))
+        self.assertIn("| conns | sleeps/req |", text)
+        self.assertIn(" | 0.200 |", text)
+        # a time file from before the switches were asked for: no figure, not a wrong one
+        old = parse(run_dir(self.root, "old", stdout=H2LOAD_OUT, switches=""), "h2load")
+        self.assertIsNone(old["sleeps_per_req"])
+        self.assertNotIn("voluntary_switches", old)
 
     def test_report_has_a_table_per_rate_and_flags_who_fell_behind(self):
         raw = os.path.join(self.root, "raw.jsonl")
