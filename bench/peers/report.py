@@ -225,6 +225,22 @@ def med(values):
     return statistics.median(values) if values else None
 
 
+def paired_ratio(mine, theirs, key, rate):
+    """`mine` ÷ `theirs` round by round: a round runs the clients one after the other, so each pair shares the
+    machine's state of those seconds, which the medians of the two columns do not. The median, range and how
+    many pairs came out under 1, over the rounds both completed (in the open loop, on schedule); None without
+    a pair."""
+    def by_round(v):
+        return {r["round"]: r.get(key) for r in v.get("rounds", [])
+                if r.get(key) and not (rate and r.get("behind"))}
+    a, b = by_round(mine), by_round(theirs)
+    ratios = [a[n] / b[n] for n in sorted(a.keys() & b.keys())]
+    if not ratios:
+        return None
+    return {"median": statistics.median(ratios), "min": min(ratios), "max": max(ratios), "pairs": len(ratios),
+            "under_1": sum(1 for x in ratios if x < 1.0)}
+
+
 def fmt(v, digits=1):
     if v is None:
         return "–"
@@ -271,7 +287,10 @@ def cmd_report(a):
         "metric": key,
         "method": "client CPU = user+sys of the client process (/usr/bin/time), whole run incl. "
                   "startup and connection setup, divided by completed requests; medians over rounds "
-                  "(each metric separately); connections = established to the server port at mid-run (ss)",
+                  "(each metric separately); connections = established to the server port at mid-run (ss); "
+                  "courier_paired_ratios = courier's CPU over a peer's in each round (the clients run one after "
+                  "the other within a round), their median, range and how many are under 1; sleeps = "
+                  "voluntary context switches (/usr/bin/time %w)",
         "courier_binary": a.courier_note,
         "versions": versions(a.peers_lock),
         "scenarios": {},
@@ -331,6 +350,12 @@ def cmd_report(a):
                 ratios["best_library"] = best
                 ratios["vs_best_library"] = cpu["courier"] / libs[best]
         entry["courier_cpu_ratios"] = ratios
+        paired = {}
+        if "courier" in cpu:
+            for p in TOOLS + ["hyper-util"]:
+                if p in cpu and (pr := paired_ratio(clients["courier"], clients[p], key, rate)):
+                    paired[f"vs_{p}"] = pr
+        entry["courier_paired_ratios"] = paired
         if "courier-tick" in cpu:
             entry["courier_tick_cpu_ratios"] = {f"vs_{p}": cpu["courier-tick"] / cpu[p]
                                                 for p in ("h2load", "hyper-util", "courier") if p in cpu}
@@ -353,6 +378,10 @@ def cmd_report(a):
             if "vs_best_library" in ratios:
                 parts.append(f"{ratios['vs_best_library']:.2f} × the best library ({ratios['best_library']})")
             text.append(f"\ncourier {unit}: {', '.join(parts)}")
+            if paired:
+                text.append("round by round (ratios of each round's own pair): " + ", ".join(
+                    f"{v['median']:.2f} × {p[3:]} ({v['min']:.2f}–{v['max']:.2f}, under 1 in {v['under_1']} of "
+                    f"{v['pairs']})" for p, v in paired.items()))
         elif "courier" in cpu:
             text.append("\ncourier: no peer in this run to compare with")
         elif "courier" in clients:

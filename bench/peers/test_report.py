@@ -132,6 +132,30 @@ class OpenLoop(unittest.TestCase):
         self.assertIsNone(old["sleeps_per_req"])
         self.assertNotIn("voluntary_switches", old)
 
+    def test_ratios_round_by_round_pair_each_round_with_its_own(self):
+        # courier 6,000 then 4,000 requests for 2 s of CPU (333 and 500 µs), h2load 5,000 both times (400 µs):
+        # the rounds' own ratios are 0.83 and 1.25, where the medians' ratio is 416.7 ÷ 400
+        closed = {k: v for k, v in courier_json(0, 1.0).items() if k != "open_loop"}
+        lines = []
+        for round_, n in ((1, 6000), (2, 4000)):
+            lines.append(parse(run_dir(self.root, f"h{round_}", stdout=H2LOAD_OUT), "h2load", round_=round_))
+            lines.append(parse(run_dir(self.root, f"c{round_}", courier=dict(closed, requests=n)), "courier",
+                               round_=round_))
+        raw = os.path.join(self.root, "raw.jsonl")
+        with open(raw, "w") as f:
+            f.write("".join(json.dumps(x) + "\n" for x in lines))
+        out = os.path.join(self.root, "results.json")
+        text = run("report", "--raw", raw, "--out", out)
+        entry = load(out)["scenarios"]["h2c"]
+        pair = entry["courier_paired_ratios"]["vs_h2load"]
+        self.assertAlmostEqual(pair["min"], 400 / 480)
+        self.assertAlmostEqual(pair["max"], 1.25)
+        self.assertAlmostEqual(pair["median"], (400 / 480 + 1.25) / 2)
+        self.assertEqual((pair["pairs"], pair["under_1"]), (2, 1))
+        self.assertAlmostEqual(entry["courier_cpu_ratios"]["vs_h2load"], ((2e6 / 6000 + 2e6 / 4000) / 2) / 400)
+        self.assertIn("round by round (ratios of each round's own pair): 1.04 × h2load (0.83–1.25, under 1 in 1 of 2)",
+                      text)
+
     def test_report_has_a_table_per_rate_and_flags_who_fell_behind(self):
         raw = os.path.join(self.root, "raw.jsonl")
         lines = []
@@ -168,6 +192,10 @@ class OpenLoop(unittest.TestCase):
         self.assertEqual(j["scenarios"]["h2c@2000"]["behind"], ["hyper-util"])
         # hyper-util's 8,000 requests for 2 s of CPU against courier's 10,000
         self.assertAlmostEqual(j["scenarios"]["h2c@2000"]["courier_cpu_ratios"]["vs_hyper-util"], 0.8)
+        # a round behind its schedule pairs with nothing: at 2,000 hyper-util's only round was behind
+        self.assertEqual(first["courier_paired_ratios"]["vs_hyper-util"]["pairs"], 1)
+        self.assertNotIn("vs_hyper-util", j["scenarios"]["h2c@2000"]["courier_paired_ratios"])
+        self.assertAlmostEqual(j["scenarios"]["h2c@2000"]["courier_paired_ratios"]["vs_h2load"]["median"], 1.0)
 
     def test_a_round_behind_is_left_out_of_the_medians(self):
         raw = os.path.join(self.root, "raw.jsonl")
