@@ -190,6 +190,7 @@ pub fn merge(reports: &[BenchReport], paths: &[PathBuf]) -> Result<BenchReport> 
     m.timeline.clear();
     m.open_loop = None;
     m.longpoll = None;
+    m.first_requests = None;
     m.allocations = None;
     m.tls = None;
     m.thresholds.clear();

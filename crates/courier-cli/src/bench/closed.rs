@@ -125,6 +125,7 @@ pub fn worker(plan: Arc<Plan>, client: BenchClient, slot: usize) -> impl Future<
         // starts at the instant the one before it ended. What lies between (recording it,
         // admitting the next, a few hundred instructions) counts in the next one's latency.
         let mut start = Instant::now();
+        let mut first = plan.first.as_ref();
         loop {
             let measured = match plan.admit_with(start) {
                 Admit::Stop => break,
@@ -134,6 +135,9 @@ pub fn worker(plan: Arc<Plan>, client: BenchClient, slot: usize) -> impl Future<
             let in_flight = plan.in_flight.as_ref().map(|counter| counter.enter());
             let (outcome, ended) = request::send(&client, &plan.template, slot, start).await;
             drop(in_flight);
+            if let Some(cold) = first.take() {
+                cold.record(&outcome);
+            }
             if measured {
                 plan.record(outcome);
             }
@@ -183,6 +187,7 @@ mod tests {
                 budget: Budget::OneRound,
                 in_flight: None,
                 stop: tokio_util::sync::CancellationToken::new(),
+                first: None,
             });
             let slot = worker(plan, client, 0);
             let slot_size = std::mem::size_of_val(&slot);

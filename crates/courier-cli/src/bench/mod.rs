@@ -16,6 +16,7 @@ mod closed;
 pub mod cluster;
 mod connect_to;
 pub mod export;
+mod first;
 pub mod format;
 mod headers;
 pub mod histograms;
@@ -409,6 +410,7 @@ async fn execute(
         schedule,
         peak,
         interrupted,
+        first: plan.first.as_ref().map(first::FirstRequests::report),
     })
 }
 

@@ -13,6 +13,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::args::{Load, Model, Stop};
+use super::first::FirstRequests;
 use super::recorder::Recorder;
 use super::request::{Outcome, Template};
 use super::stats::Measured;
@@ -97,6 +98,9 @@ pub struct Plan {
     pub in_flight: Option<InFlight>,
     /// Cancelled by Ctrl-C (`interrupt`): no request starts after it.
     pub stop: CancellationToken,
+    /// Each slot's first request, on a cold pool: the closed loop only (long polls open their
+    /// connections before the run, and the open loop has no slots).
+    pub first: Option<FirstRequests>,
 }
 
 impl Plan {
@@ -127,6 +131,7 @@ impl Plan {
             budget,
             in_flight: matches!(load.model, Model::LongPoll { .. }).then(InFlight::default),
             stop: CancellationToken::new(),
+            first: matches!(load.model, Model::Closed).then(FirstRequests::default),
         }
     }
 
@@ -213,6 +218,7 @@ mod tests {
             budget,
             in_flight: None,
             stop: CancellationToken::new(),
+            first: None,
         }
     }
 

@@ -9,8 +9,8 @@ use std::time::Duration;
 use super::args::{BenchArgs, Load, Model, Stop};
 use super::histograms::Histograms;
 use super::json::{
-    AllocationReport, BenchReport, ByVersion, LoadReport, LongPollReport, OpenLoopReport,
-    ProcessReport, TlsReport, SCHEMA_VERSION,
+    AllocationReport, BenchReport, ByVersion, FirstRequestsReport, LoadReport, LongPollReport,
+    OpenLoopReport, ProcessReport, TlsReport, SCHEMA_VERSION,
 };
 use super::limits::Limits;
 use super::longpoll::PeakMemory;
@@ -33,6 +33,8 @@ pub struct RunOutcome {
     pub schedule: Option<Schedule>,
     /// Long polls only.
     pub peak: Option<PeakMemory>,
+    /// The closed loop only: each slot's first request.
+    pub first: Option<FirstRequestsReport>,
     /// Ctrl-C stopped the run early.
     pub interrupted: bool,
 }
@@ -216,6 +218,7 @@ pub fn report(setup: RunSetup<'_>, outcome: &RunOutcome) -> BenchReport {
             heap_per_request_bytes: peak.heap_per_request(),
             server_addresses: peak.server_addresses,
         }),
+        first_requests: outcome.first,
         allocations: s.allocations.map(|counts| AllocationReport {
             allocations: counts.allocations,
             bytes: counts.bytes,

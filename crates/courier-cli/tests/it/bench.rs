@@ -47,6 +47,32 @@ fn fixed_request_count_against_the_built_in_server() {
     );
 }
 
+/// Each slot's first request waits for the pool's connections to open: the bench reports those
+/// apart, warmup or not (here all of them fall in the warmup, which the run's figures leave out).
+#[test]
+fn the_first_request_of_each_slot_is_reported_apart_warmup_or_not() {
+    let dir = TempDir::new("first");
+    let (report, stdout) = bench_json(&dir, "first", &["-n", "200", "-c", "8", "--warmup", "1"]);
+    assert_eq!(report["requests"], 200, "{report:#}");
+    let first = &report["first_requests"];
+    assert_eq!(first["failed"], 0, "{report:#}");
+    assert_eq!(first["latency_last_byte_ms"]["count"], 8, "{report:#}");
+    let (p50, max) = (
+        f64_at(first, "/latency_last_byte_ms/p50"),
+        f64_at(first, "/latency_last_byte_ms/max"),
+    );
+    assert!(0.0 < p50 && p50 <= max, "{first:#}");
+    assert!(
+        stdout.contains("First request of each slot (ms) - p50"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("First requests failed"), "{stdout}");
+
+    // The open loop has no slots, and long polls open their connections before the run.
+    let (open, _) = bench_json(&dir, "first-open", &["--rate", "200", "-d", "1"]);
+    assert_eq!(open["first_requests"], Value::Null, "{open:#}");
+}
+
 #[test]
 fn duration_run_stops_on_time() {
     let dir = TempDir::new("duration");

@@ -37,6 +37,13 @@ fn a_refused_port_fails_and_names_the_address() {
         report["error_messages"]["connection refused 127.0.0.1:1"],
         report["errors"]
     );
+    // Each of the 4 slots' first requests failed, and says so apart from the run's errors.
+    assert_eq!(report["first_requests"]["failed"], 4, "{report:#}");
+    assert_eq!(
+        report["first_requests"]["latency_last_byte_ms"]["count"], 0,
+        "{report:#}"
+    );
+    assert!(out.contains("First requests failed"), "{out}");
 }
 
 #[test]

@@ -123,6 +123,10 @@ pub struct BenchReport {
     pub open_loop: Option<OpenLoopReport>,
     /// Long-poll figures (`--scenario longpoll`).
     pub longpoll: Option<LongPollReport>,
+    /// Each slot's first request, on the pool the run started with (none open): the closed
+    /// loop only, warmup or not.
+    #[serde(default)]
+    pub first_requests: Option<FirstRequestsReport>,
     /// Allocation counts (`--count-allocations`).
     pub allocations: Option<AllocationReport>,
     /// Open-file and port limits, and notes on what limited the run.
@@ -178,6 +182,16 @@ pub struct ByVersion {
 
 fn is_zero(n: &u64) -> bool {
     *n == 0
+}
+
+/// Each slot's first request: all of them wait for connections to open (DNS, TCP, TLS, an HTTP/2
+/// preface), as a service's first requests do.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct FirstRequestsReport {
+    /// From the send to the last body byte, those that got a response.
+    pub latency_last_byte_ms: Percentiles,
+    /// Those that failed.
+    pub failed: u64,
 }
 
 /// TLS figures, in the seed table's rows (present when the run made TLS connections).

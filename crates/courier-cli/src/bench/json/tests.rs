@@ -99,6 +99,7 @@ pub(crate) fn sample_report() -> BenchReport {
         },
         open_loop: None,
         longpoll: None,
+        first_requests: None,
         allocations: None,
         limits: Limits {
             open_files: Some(20_000),
@@ -220,7 +221,13 @@ fn schema_has_the_documented_keys_and_types() {
         assert!(obj["load"].get(key).is_some(), "load.{key}");
     }
     // Optional sections are present as null, so readers can rely on the key.
-    for key in ["tls", "open_loop", "longpoll", "allocations"] {
+    for key in [
+        "tls",
+        "open_loop",
+        "longpoll",
+        "first_requests",
+        "allocations",
+    ] {
         assert_eq!(obj[key], Value::Null, "{key}");
     }
     assert!(obj["limits"]["notes"].is_array());

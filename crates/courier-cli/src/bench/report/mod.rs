@@ -206,6 +206,16 @@ pub fn rows(r: &BenchReport) -> Vec<Row> {
     rows.count("Stale retries", r.stale_retries, Lower);
     rows.number("Mean CPU usage (%)", r.process.cpu_mean_pct, 0, Neither);
     rows.number("Duration (s)", r.duration_s, 2, Neither);
+    if let Some(first) = &r.first_requests {
+        // The slots' first requests opened the pool's connections: the latency a service sees
+        // when it starts, which the percentiles above (over warm connections) hide.
+        let latency = &first.latency_last_byte_ms;
+        rows.ms("First request of each slot (ms) - p50", latency.p50);
+        rows.ms("First request of each slot (ms) - max", latency.max);
+        if first.failed > 0 {
+            rows.count("First requests failed", first.failed, Lower);
+        }
+    }
 
     if let Some(o) = &r.open_loop {
         rows.open_loop(o, r.config.stages.is_some());
