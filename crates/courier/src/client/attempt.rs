@@ -420,7 +420,8 @@ where
                         _ => None,
                     };
                     let Some((why, request)) = retry else {
-                        return Poll::Ready(Err(error.or_url(|| this.origin.url())));
+                        let sends = this.retries.saturating_add(1);
+                        return Poll::Ready(Err(error.or_url(|| this.origin.url()).sent(sends)));
                     };
                     let metrics = &this.inner.metrics;
                     *this.retries += 1;
@@ -444,7 +445,11 @@ where
                             let delay = refused_backoff(*this.retries);
                             if this.deadline.is_some_and(|d| Instant::now() + delay >= d) {
                                 tracing::debug!(error = %format_args!("{error:#}"), "HTTP/2 stream refused; no time left to retry");
-                                return Poll::Ready(Err(error.or_url(|| this.origin.url())));
+                                // `retries` counts the resend that will not be.
+                                let sends = *this.retries;
+                                return Poll::Ready(Err(error
+                                    .or_url(|| this.origin.url())
+                                    .sent(sends)));
                             }
                             tracing::debug!(error = %format_args!("{error:#}"), retry = *this.retries, ?delay, "HTTP/2 stream refused unprocessed; retrying");
                             metrics.refused_stream_retries.inc();

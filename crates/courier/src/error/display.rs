@@ -62,6 +62,9 @@ impl fmt::Display for Error {
         if let Some(m) = self.inner.message.as_deref().filter(|m| *m != what) {
             write!(f, ": {m}")?;
         }
+        if self.inner.sends > 1 {
+            write!(f, "; sent {} times", self.inner.sends)?;
+        }
         if let Some(url) = &self.inner.url {
             write!(f, " ({})", Redacted(url))?;
         }

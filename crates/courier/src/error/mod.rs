@@ -69,6 +69,10 @@ struct Inner {
     /// where it was at hand.
     url: Option<http::Uri>,
     status: Option<http::StatusCode>,
+    /// How many times the request went out, when the client resent it (a
+    /// stale connection's, a refused or a lost one) and it failed still:
+    /// `Display` says so. 0 when it was not counted.
+    sends: u8,
 }
 
 impl Error {
@@ -100,6 +104,7 @@ impl Error {
                 source: Some(source.into()),
                 url: None,
                 status: None,
+                sends: 0,
             }),
         }
     }
@@ -112,6 +117,7 @@ impl Error {
                 source: None,
                 url: None,
                 status: None,
+                sends: 0,
             }),
         }
     }
@@ -125,8 +131,15 @@ impl Error {
                 source: None,
                 url: Some(url.clone()),
                 status: Some(status),
+                sends: 0,
             }),
         }
+    }
+
+    /// The request this error ended went out `sends` times.
+    pub(crate) fn sent(mut self, sends: u8) -> Error {
+        self.inner.sends = sends;
+        self
     }
 
     /// Says which URL the error is about, unless it says so already.
@@ -430,6 +443,7 @@ pub(crate) fn config_error(message: String) -> Error {
             source: None,
             url: None,
             status: None,
+            sends: 0,
         }),
     }
 }

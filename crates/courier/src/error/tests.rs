@@ -87,6 +87,26 @@ fn a_status_error_names_status_and_url() {
 }
 
 #[test]
+fn a_resent_request_says_how_often_it_went_out() {
+    let url: http::Uri = "http://h.example/x".parse().unwrap();
+    let lost = || {
+        Error::msg(
+            ErrorKind::ConnectionClosed,
+            "the server closed the connection",
+        )
+        .or_url(|| url.clone())
+    };
+    assert_eq!(
+        lost().sent(3).to_string(),
+        "connection closed before the response: the server closed the connection; sent 3 times \
+         (http://h.example/x)"
+    );
+    // Once is what every request does: nothing to say.
+    assert_eq!(lost().sent(1).to_string(), lost().to_string());
+    assert!(!lost().to_string().contains("sent"));
+}
+
+#[test]
 fn printed_urls_leave_out_user_info_and_query() {
     let cases = [
         (

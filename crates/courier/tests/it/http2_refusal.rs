@@ -303,6 +303,7 @@ async fn connections_that_always_goaway_surface_refused_within_the_bound() {
     let client = h2c().build().unwrap();
     let err = fetch(&client, &url).await.expect_err("never served");
     assert_eq!(err.kind(), ErrorKind::Refused, "{err}");
+    assert!(err.to_string().contains("; sent 6 times ("), "{err}");
     let m = client.metrics();
     drop(client);
     let per_conn = seen.per_connection().await;
@@ -525,6 +526,7 @@ async fn a_post_whose_connection_closed_unanswered_is_not_sent_again() {
         .await
         .expect_err("the server may have processed it");
     assert_eq!(err.kind(), ErrorKind::ConnectionClosed, "{err}");
+    assert!(!err.to_string().contains("; sent "), "sent once: {err}");
     drop(client);
     assert_eq!(seen.per_connection().await, vec![1]);
     server.abort();
@@ -546,6 +548,8 @@ async fn a_request_is_sent_again_once_after_its_connection_died_unanswered() {
     let client = h2c().build().unwrap();
     let err = fetch(&client, &url).await.expect_err("never answered");
     assert_eq!(err.kind(), ErrorKind::ConnectionClosed, "{err}");
+    // The error says how often the request went out.
+    assert!(err.to_string().contains("; sent 2 times ("), "{err}");
     drop(client);
     assert_eq!(seen.per_connection().await, vec![1, 1]);
     server.abort();
@@ -582,6 +586,7 @@ async fn idempotent_requests_dropped_after_goaway_are_resent_within_the_bound() 
     let client = h2c().build().unwrap();
     let err = fetch(&client, &url).await.expect_err("never answered");
     assert_eq!(err.kind(), ErrorKind::ConnectionClosed, "{err}");
+    assert!(err.to_string().contains("; sent 6 times ("), "{err}");
     drop(client);
     let per_conn = seen.per_connection().await;
     server.abort();
