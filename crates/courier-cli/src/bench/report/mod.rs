@@ -210,8 +210,10 @@ pub fn rows(r: &BenchReport) -> Vec<Row> {
         // The slots' first requests opened the pool's connections: the latency a service sees
         // when it starts, which the percentiles above (over warm connections) hide.
         let latency = &first.latency_last_byte_ms;
-        rows.ms("First request of each slot (ms) - p50", latency.p50);
-        rows.ms("First request of each slot (ms) - max", latency.max);
+        if latency.count > 0 {
+            rows.ms("First request of each slot (ms) - p50", latency.p50);
+            rows.ms("First request of each slot (ms) - max", latency.max);
+        }
         if first.failed > 0 {
             rows.count("First requests failed", first.failed, Lower);
         }
