@@ -357,3 +357,32 @@ async fn the_timeout_holds_for_a_body_that_never_waits() {
     assert_eq!(err.kind(), ErrorKind::Timeout, "{err}");
     assert_eq!(started.elapsed(), Duration::from_millis(100));
 }
+
+/// A response whose whole body is ready, its 10 bytes behind the head.
+struct TenBytes;
+
+impl courier::connect::Connect for TenBytes {
+    fn connect(&self, _host: &str, _port: u16) -> courier::connect::Connecting {
+        Box::pin(async {
+            let head = b"HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\n";
+            Ok(Box::new(AlwaysReady { head }) as Box<dyn courier::connect::AsyncIo>)
+        })
+    }
+}
+
+/// The deadline bounds the wait for a body, not the taking of one already
+/// in hand: a body whose last frame is ready when it is read, past the
+/// deadline, completes (its deadline is checked on every other frame, and
+/// on every wait).
+#[tokio::test(start_paused = true)]
+async fn a_body_whole_in_hand_past_the_deadline_completes() {
+    let client = courier::Client::builder()
+        .connector(TenBytes)
+        .timeout(Duration::from_millis(100))
+        .build()
+        .unwrap();
+    let res = client.get("http://ten.invalid/").send().await.unwrap();
+    tokio::time::advance(Duration::from_millis(150)).await;
+    let body = res.bytes().await.expect("the whole body was in hand");
+    assert_eq!(&body[..], b"zzzzzzzzzz");
+}
