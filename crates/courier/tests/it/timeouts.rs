@@ -316,16 +316,20 @@ impl tokio::io::AsyncWrite for AlwaysReady {
     }
 }
 
-struct Endless;
+/// Connections that answer `head`, then body bytes that are always ready.
+struct Answers(&'static [u8]);
 
-impl courier::connect::Connect for Endless {
+impl courier::connect::Connect for Answers {
     fn connect(&self, _host: &str, _port: u16) -> courier::connect::Connecting {
-        Box::pin(async {
-            let head = b"HTTP/1.1 200 OK\r\ntransfer-encoding: identity\r\n\r\n";
-            Ok(Box::new(AlwaysReady { head }) as Box<dyn courier::connect::AsyncIo>)
-        })
+        let head = self.0;
+        Box::pin(
+            async move { Ok(Box::new(AlwaysReady { head }) as Box<dyn courier::connect::AsyncIo>) },
+        )
     }
 }
+
+/// An endless response: delimited by the close, which never comes.
+const ENDLESS: Answers = Answers(b"HTTP/1.1 200 OK\r\ntransfer-encoding: identity\r\n\r\n");
 
 /// The deadline holds for a body whose bytes are always ready (a fast
 /// server with an endless body): it was only checked when a read would
@@ -337,7 +341,7 @@ impl courier::connect::Connect for Endless {
 #[tokio::test(start_paused = true)]
 async fn the_timeout_holds_for_a_body_that_never_waits() {
     let client = courier::Client::builder()
-        .connector(Endless)
+        .connector(ENDLESS)
         .timeout(Duration::from_millis(100))
         .max_response_body_size(None)
         .build()
@@ -358,18 +362,6 @@ async fn the_timeout_holds_for_a_body_that_never_waits() {
     assert_eq!(started.elapsed(), Duration::from_millis(100));
 }
 
-/// A response whose whole body is ready, its 10 bytes behind the head.
-struct TenBytes;
-
-impl courier::connect::Connect for TenBytes {
-    fn connect(&self, _host: &str, _port: u16) -> courier::connect::Connecting {
-        Box::pin(async {
-            let head = b"HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\n";
-            Ok(Box::new(AlwaysReady { head }) as Box<dyn courier::connect::AsyncIo>)
-        })
-    }
-}
-
 /// The deadline bounds the wait for a body, not the taking of one already
 /// in hand: a body whose last frame is ready when it is read, past the
 /// deadline, completes (its deadline is checked on every other frame, and
@@ -377,7 +369,7 @@ impl courier::connect::Connect for TenBytes {
 #[tokio::test(start_paused = true)]
 async fn a_body_whole_in_hand_past_the_deadline_completes() {
     let client = courier::Client::builder()
-        .connector(TenBytes)
+        .connector(Answers(b"HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\n"))
         .timeout(Duration::from_millis(100))
         .build()
         .unwrap();
