@@ -6,9 +6,12 @@
 use courier::ErrorKind::*;
 
 use super::{block_200, cat, data, evil, h2_headers, resp, w};
-use crate::corpus::case::{Case, Class::Lengths, Step};
+use crate::corpus::case::{Case, Class::Lengths, Step, TIMEOUT};
 
 const L200: &str = "HTTP/1.1 200 OK";
+
+/// Past the request's deadline ([`TIMEOUT`]), with room for a slow machine.
+const PAST_THE_DEADLINE: std::time::Duration = TIMEOUT.saturating_add(TIMEOUT);
 
 fn lying(declared: &str) -> Vec<u8> {
     resp(
@@ -58,6 +61,32 @@ pub fn cases() -> Vec<Case> {
         )
         .times_out()
         .rss_mb(4),
+        // The body's last bytes come after the deadline. The deadline is not
+        // checked on the frame that completes a body (that frame was in
+        // hand), so the wait for it must be what times out.
+        Case::h1_steps(
+            "cl-last-bytes-after-the-deadline",
+            Lengths,
+            vec![
+                w(resp(L200, &["content-length: 10"], b"01234")),
+                Step::Pause(PAST_THE_DEADLINE),
+                w(b"56789".to_vec()),
+            ],
+        )
+        .times_out()
+        .tls_too(),
+        Case::h2("h2-last-data-after-the-deadline", Lengths, |s| {
+            vec![
+                w(cat(&[
+                    &h2_headers(s, &block_200(&[("content-length", b"10")]), false),
+                    &data(s, b"01234", false),
+                ])),
+                Step::Pause(PAST_THE_DEADLINE),
+                w(data(s, b"56789", true)),
+            ]
+        })
+        .times_out()
+        .tls_too(),
         Case::h2("h2-cl-1e12-few-bytes", Lengths, |s| {
             vec![w(cat(&[
                 &h2_headers(
