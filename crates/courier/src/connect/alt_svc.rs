@@ -29,7 +29,7 @@ const MAX_PARAMS: usize = 8;
 const DEFAULT_MAX_AGE: Duration = Duration::from_secs(24 * 3600);
 /// Longest `ma` honoured: a week, so a typo of the server's does not pin
 /// an alternative for years.
-const MAX_MAX_AGE: Duration = Duration::from_secs(7 * 24 * 3600);
+pub(crate) const MAX_MAX_AGE: Duration = Duration::from_secs(7 * 24 * 3600);
 
 /// One alternative service the origin named.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -193,14 +193,14 @@ impl<'a> Cursor<'a> {
             };
             if let Some(alt) = alt.as_mut() {
                 if name.eq_ignore_ascii_case("ma") {
-                    // delta-seconds; an unreadable one leaves the entry out.
-                    match value.parse::<u64>() {
-                        Ok(secs) => alt.max_age = Duration::from_secs(secs).min(MAX_MAX_AGE),
-                        Err(_) if value.bytes().all(|b| b.is_ascii_digit()) => {
-                            alt.max_age = MAX_MAX_AGE
-                        }
-                        Err(_) => return Some(None),
+                    // delta-seconds, digits only (`u64`'s parser would
+                    // take a `+`); an unreadable one leaves the entry out.
+                    if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) {
+                        return Some(None);
                     }
+                    // Past u64, all digits: more than a week anyway.
+                    let secs = value.parse::<u64>().unwrap_or(u64::MAX);
+                    alt.max_age = Duration::from_secs(secs).min(MAX_MAX_AGE);
                 } else if name.eq_ignore_ascii_case("persist") {
                     alt.persist = value == "1";
                 }

@@ -76,6 +76,17 @@ fn skips_what_it_cannot_read() {
 }
 
 #[test]
+fn ma_is_digits_only() {
+    // delta-seconds is 1*DIGIT (RFC 7838 §3.1, RFC 9111 §1.2.2): Rust's
+    // integer parser also takes a leading `+`, which no server means.
+    for bad in ["+5", "-5", "", "5s", " 5"] {
+        let value = format!(r#"h3=":1"; ma="{bad}", h3=":2""#);
+        assert_eq!(services(&value), vec![h3(None, 2, 86400)], "ma={bad:?}");
+    }
+    assert_eq!(services(r#"h3=":1"; ma=007"#), vec![h3(None, 1, 7)]);
+}
+
+#[test]
 fn peer_controlled_sizes_are_bounded() {
     let long = format!(r#"h3=":443"; ma={}"#, "1".repeat(MAX_VALUE_LEN));
     assert_eq!(parse(long.as_bytes()), Err(ParseError::TooLong));
