@@ -12,6 +12,7 @@
 //! it through.
 
 pub(crate) mod exchange;
+pub(crate) mod fields;
 pub(crate) mod h1;
 pub(crate) mod h2;
 // Bound to the pool by `client/transport.rs` next; until then only the

@@ -7,6 +7,7 @@ use http::{HeaderMap, HeaderName, HeaderValue, Method};
 use super::frame;
 use super::hpack::Encoder;
 use super::template::{Key, Template};
+use crate::proto::fields::left_out_of_request;
 
 /// What a request needs to open its stream. Borrowed: the request stays with
 /// its future, to be sent again if the server refuses it unprocessed.
@@ -26,22 +27,6 @@ pub(crate) struct Head<'a> {
     /// The request's deadline, for the connection to keep: its mark
     /// ([`super::deadline::mark`]).
     pub(crate) deadline: Option<u32>,
-}
-
-/// Connection-specific headers HTTP/2 forbids (RFC 9113 §8.2.2). `Host`
-/// becomes `:authority`; `te` is allowed only as "trailers".
-pub(crate) const FORBIDDEN: [HeaderName; 6] = [
-    http::header::CONNECTION,
-    http::header::TRANSFER_ENCODING,
-    http::header::UPGRADE,
-    http::header::HOST,
-    HeaderName::from_static("keep-alive"),
-    HeaderName::from_static("proxy-connection"),
-];
-
-/// Whether a request header is left out of an HTTP/2 request.
-pub(crate) fn is_forbidden(name: &HeaderName, value: &http::HeaderValue) -> bool {
-    FORBIDDEN.contains(name) || (name == http::header::TE && value != "trailers")
 }
 
 /// Writes HEADERS (and CONTINUATION) for a request head into `out`: the
@@ -208,7 +193,7 @@ fn fields<'a>(
     fields: impl IntoIterator<Item = (&'a HeaderName, &'a HeaderValue)>,
 ) {
     for (name, value) in fields {
-        if !is_forbidden(name, value) {
+        if !left_out_of_request(name, value.as_bytes()) {
             let name = name.as_str().as_bytes();
             enc.field(name, value.as_bytes(), value.is_sensitive(), out);
         }

@@ -17,6 +17,7 @@ use bytes::BytesMut;
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, Version};
 
 use super::hpack::{DecodeError, Decoder};
+use crate::proto::fields::{is_connection_specific, Declared};
 
 /// A decoded header block.
 pub(crate) enum Block {
@@ -43,29 +44,6 @@ impl ResponseHead {
     #[cfg(any(test, feature = "internal-hooks"))]
     pub(crate) fn headers(&self) -> &HeaderMap {
         self.shared.as_deref().unwrap_or(&self.parts.headers)
-    }
-}
-
-/// A response head's Content-Length, read as the block is decoded, so that
-/// neither the stream's framing nor the response parse it again.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Declared {
-    Absent,
-    /// Every copy is `1*DIGIT` (RFC 9110 §8.6) and reads as this number.
-    Length(u64),
-    /// Not a number, or copies that disagree: the head is malformed.
-    Invalid,
-}
-
-impl Declared {
-    /// One more copy of the header: every copy must read the same.
-    fn add(self, value: &[u8]) -> Declared {
-        // `1*DIGIT`: `str::parse` would also take a sign (`+5`).
-        match (self, crate::validate::parse_length(value)) {
-            (Declared::Absent, Some(n)) => Declared::Length(n),
-            (Declared::Length(m), Some(n)) if m == n => Declared::Length(n),
-            _ => Declared::Invalid,
-        }
     }
 }
 
@@ -275,12 +253,6 @@ impl Names {
         }
         Some(name)
     }
-}
-
-/// Headers a response must not carry in HTTP/2 (RFC 9113 §8.2.2).
-fn is_connection_specific(name: &HeaderName, value: &[u8]) -> bool {
-    (super::encode::FORBIDDEN.contains(name) && name != http::header::HOST)
-        || (name == http::header::TE && value != b"trailers")
 }
 
 #[cfg(test)]

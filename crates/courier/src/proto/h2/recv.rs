@@ -11,9 +11,10 @@ use super::error::{ConnError, StreamError};
 use super::flood::{self, Glitch};
 use super::frame::{self, Frame, Reason};
 use super::goaway;
-use super::head::{Block, BlockDecoder, BlockError, Declared};
+use super::head::{Block, BlockDecoder, BlockError};
 use super::stream_state::legal;
 use super::streams::Stream;
+use crate::proto::fields::Declared;
 
 /// Checks the server's first frame header: its preface is a SETTINGS frame
 /// (RFC 9113 §3.4), anything else a connection error. A server that does not

@@ -14,20 +14,10 @@ use http::{Request, StatusCode, Version};
 
 use super::frame::{self, kind};
 use super::qpack::{self, encode, DecodeError};
+use crate::proto::fields::{is_connection_specific, left_out_of_request, Declared};
 
 /// Per-field overhead in a field section's size (RFC 9114 §4.2.2).
 const FIELD_OVERHEAD: u64 = 32;
-
-/// Headers HTTP/3 forbids (RFC 9114 §4.2): connection-specific ones, and
-/// `host` (its value goes in `:authority`). `te` is allowed only as
-/// "trailers".
-fn forbidden(name: &HeaderName, value: &HeaderValue) -> bool {
-    match *name {
-        header::CONNECTION | header::TRANSFER_ENCODING | header::UPGRADE | header::HOST => true,
-        header::TE => !value.as_bytes().eq_ignore_ascii_case(b"trailers"),
-        _ => matches!(name.as_str(), "keep-alive" | "proxy-connection"),
-    }
-}
 
 /// A request head ready to write: the HEADERS frame, and its size as the
 /// server's SETTINGS_MAX_FIELD_SECTION_SIZE counts it.
@@ -88,7 +78,7 @@ pub(crate) fn request<B>(
     let mut has_length = false;
     for (name, value) in headers.iter().chain(defaults) {
         has_length |= *name == header::CONTENT_LENGTH;
-        if forbidden(name, value) {
+        if left_out_of_request(name, value.as_bytes()) {
             continue;
         }
         field(
@@ -117,7 +107,7 @@ pub(crate) fn trailers(trailers: &HeaderMap) -> BytesMut {
     let mut block = BytesMut::with_capacity(64);
     encode::prefix(&mut block);
     for (name, value) in trailers {
-        if !forbidden(name, value) {
+        if !left_out_of_request(name, value.as_bytes()) {
             encode::field(
                 &mut block,
                 name.as_str().as_bytes(),
@@ -157,13 +147,17 @@ impl std::fmt::Display for HeadError {
     }
 }
 
+/// Decodes `block` into `headers` (pseudo-fields to `pseudo`), held to the
+/// rules HTTP/2's heads are ([`crate::proto::fields`]); returns its
+/// content-length.
 fn decode_into(
     block: &[u8],
     max: u64,
     mut pseudo: impl FnMut(&[u8], &[u8]) -> Result<(), HeadError>,
     headers: &mut HeaderMap,
-) -> Result<(), HeadError> {
+) -> Result<Declared, HeadError> {
     let mut regular = false;
+    let mut declared = Declared::Absent;
     let mut failure = None;
     let decoded = qpack::decode(block, max, |name, value| {
         let step = (|| {
@@ -179,6 +173,12 @@ fn decode_into(
             }
             let name = HeaderName::from_bytes(name)
                 .map_err(|_| HeadError::Malformed("an invalid field name"))?;
+            if is_connection_specific(&name, value) {
+                return Err(HeadError::Malformed("a connection-specific field"));
+            }
+            if name == header::CONTENT_LENGTH {
+                declared = declared.add(value);
+            }
             let value = HeaderValue::from_bytes(value)
                 .map_err(|_| HeadError::Malformed("an invalid field value"))?;
             headers.append(name, value);
@@ -190,7 +190,7 @@ fn decode_into(
         })
     });
     match (decoded, failure) {
-        (Ok(()), _) => Ok(()),
+        (Ok(()), _) => Ok(declared),
         (Err(_), Some(e)) => Err(e),
         (Err(DecodeError::TooLarge { max }), None) => Err(HeadError::TooLarge(max)),
         (Err(e), None) => Err(HeadError::Qpack(e)),
@@ -199,10 +199,21 @@ fn decode_into(
 
 /// A response's field section: its status and fields (`:status` once,
 /// first; no other pseudo-field).
-pub(crate) fn response(block: &[u8], max: u64) -> Result<http::response::Parts, HeadError> {
+#[cfg(test)]
+fn response(block: &[u8], max: u64) -> Result<http::response::Parts, HeadError> {
+    decode_response(block, max).map(|(parts, _)| parts)
+}
+
+/// A response's field section (`:status` once, first; no other
+/// pseudo-field; not 101, which HTTP/3 does not have, RFC 9114 §4.5) and
+/// its content-length.
+fn decode_response(
+    block: &[u8],
+    max: u64,
+) -> Result<(http::response::Parts, Option<u64>), HeadError> {
     let mut status = None;
     let mut headers = HeaderMap::new();
-    decode_into(
+    let declared = decode_into(
         block,
         max,
         |name, value| {
@@ -224,11 +235,21 @@ pub(crate) fn response(block: &[u8], max: u64) -> Result<http::response::Parts, 
         &mut headers,
     )?;
     let status = status.ok_or(HeadError::Malformed("no :status"))?;
+    if status == StatusCode::SWITCHING_PROTOCOLS {
+        return Err(HeadError::Malformed("101 is not allowed in HTTP/3"));
+    }
+    // A 1xx has no content, so no length to frame it by (HTTP/2's reading
+    // skips an interim head's content-length alike).
+    let length = if status.is_informational() {
+        None
+    } else {
+        declared.length().map_err(HeadError::Malformed)?
+    };
     let (mut parts, ()) = http::Response::new(()).into_parts();
     parts.status = status;
     parts.version = Version::HTTP_3;
     parts.headers = headers;
-    Ok(parts)
+    Ok((parts, length))
 }
 
 /// A response head as [`Replay`] hands it out.
@@ -251,15 +272,6 @@ impl ResponseHead {
     pub(crate) fn headers(&self) -> &HeaderMap {
         self.shared.as_deref().unwrap_or(&self.parts.headers)
     }
-}
-
-/// The `content-length` a head declares, if one parses (the client's
-/// response reads it alike).
-fn declared_length(headers: &HeaderMap) -> Option<u64> {
-    headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse().ok())
 }
 
 /// The last final response head of a connection, with its encoded bytes:
@@ -299,9 +311,8 @@ impl Replay {
         if let Some(last) = last.as_ref().filter(|last| last.block[..] == *block) {
             return Ok(last.head());
         }
-        let mut parts = response(block, max)?;
+        let (mut parts, length) = decode_response(block, max)?;
         if parts.status.is_informational() {
-            let length = declared_length(&parts.headers);
             return Ok(ResponseHead {
                 parts,
                 shared: None,
@@ -311,7 +322,7 @@ impl Replay {
         let kept = LastHead {
             block: Bytes::copy_from_slice(block),
             status: parts.status,
-            length: declared_length(&parts.headers),
+            length,
             headers: Arc::new(std::mem::take(&mut parts.headers)),
         };
         let head = kept.head();
@@ -333,200 +344,5 @@ pub(crate) fn trailer_fields(block: &[u8], max: u64) -> Result<HeaderMap, HeadEr
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::proto::h3::frame::{Frame, FrameReader};
-
-    fn block_of(frame: &Bytes) -> Vec<u8> {
-        let mut reader = FrameReader::new(1 << 20);
-        let mut bytes = frame.clone();
-        match reader.next(&mut bytes) {
-            Ok(Some(Frame::Headers(block))) => block.to_vec(),
-            other => panic!("{other:?}"),
-        }
-    }
-
-    #[test]
-    fn a_request_head_has_its_pseudo_fields_first_and_no_connection_fields() {
-        let req = Request::post("https://example.com:8443/a?b=c")
-            .header("connection", "keep-alive")
-            .header("host", "virtual.example")
-            .header("te", "gzip")
-            .header("x-one", "1")
-            .body(())
-            .unwrap();
-        let head = request(&req, Some(5), &HeaderMap::new(), &[]).expect("encodes");
-        let fields = fields_of(&head);
-        // The caller's Host is the virtual host: `:authority`, not a field.
-        let want: Vec<(String, String)> = [
-            (":method", "POST"),
-            (":scheme", "https"),
-            (":authority", "virtual.example"),
-            (":path", "/a?b=c"),
-            ("x-one", "1"),
-            ("content-length", "5"),
-        ]
-        .iter()
-        .map(|(n, v)| (n.to_string(), v.to_string()))
-        .collect();
-        assert_eq!(fields, want);
-        let size: u64 = want
-            .iter()
-            .map(|(n, v)| (n.len() + v.len()) as u64 + 32)
-            .sum();
-        assert_eq!(head.size, size);
-        let relative = Request::get("/relative").body(()).unwrap();
-        assert!(request(&relative, None, &HeaderMap::new(), &[]).is_err());
-    }
-
-    fn fields_of(head: &EncodedHead) -> Vec<(String, String)> {
-        let mut fields = Vec::new();
-        qpack::decode(&block_of(&head.frame), 1 << 20, |n, v| {
-            fields.push((
-                String::from_utf8(n.to_vec()).unwrap(),
-                String::from_utf8(v.to_vec()).unwrap(),
-            ));
-            Ok(())
-        })
-        .expect("decodes");
-        fields
-    }
-
-    /// The client's defaults follow the request's own fields, each name
-    /// the request sets or withholds left out (all of a name's values
-    /// otherwise), as when they were added to the request; a default
-    /// content-length stands for the one the body's size would add.
-    #[test]
-    fn defaults_follow_the_request_fields_unless_set_or_withheld() {
-        let mut defaults = HeaderMap::new();
-        defaults.append("user-agent", HeaderValue::from_static("courier"));
-        defaults.append("accept", HeaderValue::from_static("a/b"));
-        defaults.append("accept", HeaderValue::from_static("c/d"));
-        defaults.append("x-key", HeaderValue::from_static("secret"));
-        defaults.append("connection", HeaderValue::from_static("close"));
-        let req = Request::get("https://example.com/")
-            .header("user-agent", "mine")
-            .header("x-one", "1")
-            .body(())
-            .unwrap();
-        let withheld = [HeaderName::from_static("x-key")];
-        let head = request(&req, None, &defaults, &withheld).expect("encodes");
-        let regular: Vec<(String, String)> = fields_of(&head)
-            .into_iter()
-            .filter(|(n, _)| !n.starts_with(':'))
-            .collect();
-        let want: Vec<(String, String)> = [
-            ("user-agent", "mine"),
-            ("x-one", "1"),
-            ("accept", "a/b"),
-            ("accept", "c/d"),
-        ]
-        .iter()
-        .map(|(n, v)| (n.to_string(), v.to_string()))
-        .collect();
-        assert_eq!(regular, want);
-
-        let mut sized = HeaderMap::new();
-        sized.append("content-length", HeaderValue::from_static("7"));
-        let head = request(&req, Some(5), &sized, &[]).expect("encodes");
-        let lengths: Vec<_> = fields_of(&head)
-            .into_iter()
-            .filter(|(n, _)| n == "content-length")
-            .collect();
-        assert_eq!(lengths, [("content-length".to_string(), "7".to_string())]);
-    }
-
-    fn section(fields: &[(&[u8], &[u8])]) -> Vec<u8> {
-        let mut block = BytesMut::new();
-        encode::prefix(&mut block);
-        for (n, v) in fields {
-            encode::field(&mut block, n, v, false);
-        }
-        block.to_vec()
-    }
-
-    #[test]
-    fn a_repeated_head_is_replayed_and_a_new_one_decoded() {
-        let replay = Replay::default();
-        let a = section(&[(b":status", b"200"), (b"x-a", b"1")]);
-        let b = section(&[(b":status", b"404"), (b"x-a", b"2")]);
-        let interim = section(&[(b":status", b"103"), (b"link", b"</a>")]);
-        for (block, status, x) in [
-            (&a, 200, "1"),
-            (&a, 200, "1"),
-            (&b, 404, "2"),
-            (&a, 200, "1"),
-        ] {
-            let head = replay.response(block, 1024).expect("decodes");
-            assert_eq!(head.parts.status.as_u16(), status);
-            assert_eq!(head.headers()["x-a"], x);
-            assert_eq!(head.parts.version, Version::HTTP_3);
-        }
-        // A replayed head shares the kept headers (no copy), with the
-        // content-length read when it was decoded.
-        let sized = section(&[(b":status", b"200"), (b"content-length", b"128")]);
-        let first = replay.response(&sized, 1024).expect("decodes");
-        let again = replay.response(&sized, 1024).expect("replayed");
-        let (first_map, again_map) = (first.shared.unwrap(), again.shared.unwrap());
-        assert!(Arc::ptr_eq(&first_map, &again_map));
-        assert!(again.parts.headers.is_empty());
-        assert_eq!((first.length, again.length), (Some(128), Some(128)));
-        // A 1xx is not kept (its headers its own); a refused head is
-        // refused each time.
-        let early_hints = replay.response(&interim, 1024).expect("interim");
-        assert!(early_hints.shared.is_none());
-        assert_eq!(early_hints.parts.headers["link"], "</a>");
-        assert_eq!(replay.0.lock().unwrap().as_ref().unwrap().status, 200);
-        let bad = section(&[(b"x-a", b"no status")]);
-        for _ in 0..2 {
-            assert!(matches!(
-                replay.response(&bad, 1024),
-                Err(HeadError::Malformed(_))
-            ));
-        }
-    }
-
-    #[test]
-    fn response_heads_are_checked() {
-        let ok = response(&section(&[(b":status", b"204"), (b"x-a", b"b")]), 1024).expect("ok");
-        assert_eq!(ok.status, 204);
-        assert_eq!(ok.headers["x-a"], "b");
-        assert_eq!(ok.version, Version::HTTP_3);
-        let bad: &[&[(&[u8], &[u8])]] = &[
-            &[(b"x-a", b"b")],
-            &[(b":status", b"200"), (b":status", b"200")],
-            &[(b":status", b"20")],
-            &[(b":status", b"abc")],
-            &[(b":path", b"/")],
-            &[(b"x-a", b"b"), (b":status", b"200")],
-            &[(b":status", b"200"), (b"X-Upper", b"b")],
-            &[(b":status", b"200"), (b"x-a", b"b\r\nc")],
-        ];
-        for fields in bad {
-            assert!(
-                matches!(
-                    response(&section(fields), 1024),
-                    Err(HeadError::Malformed(_))
-                ),
-                "{fields:?}"
-            );
-        }
-        assert!(matches!(
-            response(
-                &section(&[(b":status", b"200"), (b"x-a", &[b'v'; 100])]),
-                100
-            ),
-            Err(HeadError::TooLarge(100))
-        ));
-        assert!(matches!(
-            response(&[0x02, 0x00], 100),
-            Err(HeadError::Qpack(_))
-        ));
-        assert!(matches!(
-            trailer_fields(&section(&[(b":status", b"200")]), 100),
-            Err(HeadError::Malformed(_))
-        ));
-        let t = trailer_fields(&section(&[(b"grpc-status", b"0")]), 100).expect("trailers");
-        assert_eq!(t["grpc-status"], "0");
-    }
-}
+#[path = "head_tests.rs"]
+mod tests;

@@ -532,6 +532,40 @@ pub fn all() -> Vec<Case> {
                 Fin,
             ]),
         ),
+        // What makes an HTTP/2 head malformed makes an HTTP/3 one so too
+        // (`proto::fields`): each answered with a body a lenient reading
+        // would hand on as a 200.
+        Case::new(
+            "content-length-with-a-sign",
+            answered_with(200, &[("content-length", b"+5")]),
+        ),
+        Case::new(
+            "content-length-copies-disagree",
+            answered_with(200, &[("content-length", b"5"), ("content-length", b"6")]),
+        ),
+        Case::new(
+            "content-length-a-list",
+            answered_with(200, &[("content-length", b"5, 5")]),
+        ),
+        Case::new(
+            "transfer-encoding-chunked",
+            answered_with(200, &[("transfer-encoding", b"chunked")]),
+        ),
+        Case::new(
+            "connection-field",
+            answered_with(200, &[("connection", b"close")]),
+        ),
+        // 101 (RFC 9114 §4.5: HTTP/3 has none), then a good answer that a
+        // reading taking it for an interim response would hand on.
+        Case::new(
+            "switching-protocols",
+            with_control(vec![
+                Accept,
+                Write(headers(&section(101, &[("upgrade", b"websocket")]))),
+                Write(wire::ok(BODY)),
+                Fin,
+            ]),
+        ),
         // Trailers: one section of 24 MiB after the body.
         Case::new(
             "trailers-bomb",
@@ -595,4 +629,13 @@ pub fn all() -> Vec<Case> {
             .resumed(Resumed::Reject, &[(0x06, 16384)])
             .ok(BODY),
     ]
+}
+
+/// A head of `status` and `fields`, then five bytes of body, then the end.
+fn answered_with(status: u16, fields: &[(&str, &[u8])]) -> Vec<Step> {
+    with_control(vec![
+        Accept,
+        Write([headers(&section(status, fields)), frame(DATA, b"01234")].concat()),
+        Fin,
+    ])
 }

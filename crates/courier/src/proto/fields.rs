@@ -1,0 +1,107 @@
+//! The rules a response's fields are held to over HTTP/2 and HTTP/3 alike,
+//! where a field is a header, not framing: no connection-specific field
+//! (RFC 9113 §8.2.2, RFC 9114 §4.2), and a content-length that is
+//! `1*DIGIT` in every copy, every copy the same (RFC 9110 §8.6; RFC 9113
+//! §8.1.1, RFC 9114 §4.1.2). A head that breaks one is malformed. And the
+//! fields a request leaves out, for the same reasons. One place,
+//! so that the two decoders cannot drift apart (they had: HTTP/3's took
+//! `+5` as 5 and let `transfer-encoding` through to a caller who might
+//! forward it over HTTP/1.1).
+
+use http::header::HeaderName;
+
+/// Names HTTP/2 and HTTP/3 forbid in a request's fields (`host`'s value goes
+/// in `:authority`); `te` is allowed only as "trailers".
+pub(crate) const FORBIDDEN: [HeaderName; 6] = [
+    http::header::CONNECTION,
+    http::header::TRANSFER_ENCODING,
+    http::header::UPGRADE,
+    http::header::HOST,
+    HeaderName::from_static("keep-alive"),
+    HeaderName::from_static("proxy-connection"),
+];
+
+/// A request field HTTP/2 and HTTP/3 leave out of the request they send.
+/// `te` other than exactly "trailers" is left out rather than sent in
+/// another case (`Trailers`), which a strict server rejects as malformed.
+pub(crate) fn left_out_of_request(name: &HeaderName, value: &[u8]) -> bool {
+    FORBIDDEN.contains(name) || (name == http::header::TE && value != b"trailers")
+}
+
+/// A field a response (or trailer section) may not carry: HTTP/1.1's
+/// connection management, meaningless here and dangerous forwarded.
+pub(crate) fn is_connection_specific(name: &HeaderName, value: &[u8]) -> bool {
+    (FORBIDDEN.contains(name) && name != http::header::HOST)
+        || (name == http::header::TE && value != b"trailers")
+}
+
+/// A response head's content-length, read as the head is decoded, so that
+/// neither the stream's framing nor the response parse it again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Declared {
+    Absent,
+    /// Every copy is `1*DIGIT` (RFC 9110 §8.6) and reads as this number.
+    Length(u64),
+    /// Not a number, or copies that disagree: the head is malformed.
+    Invalid,
+}
+
+impl Declared {
+    /// One more copy of the header: every copy must read the same.
+    pub(crate) fn add(self, value: &[u8]) -> Declared {
+        // `1*DIGIT`: `str::parse` would also take a sign (`+5`).
+        match (self, crate::validate::parse_length(value)) {
+            (Declared::Absent, Some(n)) => Declared::Length(n),
+            (Declared::Length(m), Some(n)) if m == n => Declared::Length(n),
+            _ => Declared::Invalid,
+        }
+    }
+
+    /// The length, `Ok(None)` if absent; `Err` if the head is malformed.
+    pub(crate) fn length(self) -> Result<Option<u64>, &'static str> {
+        match self {
+            Declared::Absent => Ok(None),
+            Declared::Length(n) => Ok(Some(n)),
+            Declared::Invalid => Err("invalid content-length"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn te_is_trailers_exactly_or_left_out() {
+        let te = http::header::TE;
+        assert!(!left_out_of_request(&te, b"trailers"));
+        for other in [b"Trailers".as_slice(), b"gzip", b"trailers, gzip", b""] {
+            assert!(left_out_of_request(&te, other), "{other:?}");
+            assert!(is_connection_specific(&te, other), "{other:?}");
+        }
+        // `host` is a request's `:authority`, not a response's concern.
+        assert!(left_out_of_request(&http::header::HOST, b"a"));
+        assert!(!is_connection_specific(&http::header::HOST, b"a"));
+    }
+
+    #[test]
+    fn copies_of_a_length_must_agree() {
+        let read = |copies: &[&[u8]]| {
+            copies
+                .iter()
+                .fold(Declared::Absent, |d, v| d.add(v))
+                .length()
+        };
+        assert_eq!(read(&[]), Ok(None));
+        assert_eq!(read(&[b"7", b"007"]), Ok(Some(7)));
+        for bad in [
+            &[b"+7".as_slice()][..],
+            &[b"7", b"8"],
+            &[b"7, 7"],
+            &[b""],
+            &[b"7", b"x"],
+        ] {
+            assert!(read(bad).is_err(), "{bad:?}");
+        }
+    }
+}
