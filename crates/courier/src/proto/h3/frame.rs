@@ -396,6 +396,35 @@ fn parse_settings(mut src: &[u8]) -> Result<Vec<(u64, u64)>, FrameError> {
     Ok(pairs)
 }
 
+/// Everything `wire` reads to, cut into chunks at `cuts`, with DATA
+/// pieces joined (how they are cut depends on the chunks); for the tests
+/// and the fuzz target, which hold it to reading the same however cut.
+#[cfg(any(test, feature = "internal-hooks"))]
+pub(crate) fn read_all(max: u64, wire: &[u8], cuts: &[usize]) -> Result<Vec<Frame>, FrameError> {
+    let mut reader = FrameReader::new(max);
+    let mut out: Vec<Frame> = Vec::new();
+    let mut from = 0;
+    for &to in cuts.iter().chain([&wire.len()]) {
+        let to = to.clamp(from, wire.len());
+        let mut chunk = Bytes::copy_from_slice(&wire[from..to]);
+        while let Some(frame) = reader.next(&mut chunk)? {
+            if let Frame::Data(piece) = &frame {
+                assert!(!piece.is_empty(), "a DATA piece is never empty");
+            }
+            match (out.last_mut(), frame) {
+                (Some(Frame::Data(have)), Frame::Data(more)) => {
+                    *have = [&have[..], &more[..]].concat().into();
+                }
+                (_, frame) => out.push(frame),
+            }
+        }
+        assert!(chunk.is_empty(), "a chunk is read to its end");
+        from = to;
+    }
+    reader.finish()?;
+    Ok(out)
+}
+
 /// Appends a frame header: `frame_type` and a payload of `length` bytes.
 pub(crate) fn put_head(dst: &mut impl BufMut, frame_type: u64, length: u64) {
     varint::put(dst, frame_type);

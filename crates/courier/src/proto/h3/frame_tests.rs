@@ -14,30 +14,6 @@ fn frame(ty: u64, payload: &[u8]) -> Vec<u8> {
     out
 }
 
-/// Everything `wire` reads to, cut into chunks at `cuts`, with DATA
-/// pieces joined (how they are cut depends on the chunks).
-fn read(max: u64, wire: &[u8], cuts: &[usize]) -> Result<Vec<Frame>, FrameError> {
-    let mut reader = FrameReader::new(max);
-    let mut out: Vec<Frame> = Vec::new();
-    let mut from = 0;
-    for &to in cuts.iter().chain([&wire.len()]) {
-        let to = to.clamp(from, wire.len());
-        let mut chunk = Bytes::copy_from_slice(&wire[from..to]);
-        while let Some(frame) = reader.next(&mut chunk)? {
-            match (out.last_mut(), frame) {
-                (Some(Frame::Data(have)), Frame::Data(more)) => {
-                    *have = [&have[..], &more[..]].concat().into();
-                }
-                (_, frame) => out.push(frame),
-            }
-        }
-        assert!(chunk.is_empty(), "a chunk is read to its end");
-        from = to;
-    }
-    reader.finish()?;
-    Ok(out)
-}
-
 #[test]
 fn frames_read_the_same_however_cut() {
     let grease = 0x1f * 40 + 0x21; // a 2-byte type
@@ -68,7 +44,7 @@ fn frames_read_the_same_however_cut() {
     for a in 0..wire.len() {
         for b in [a, a + 1, a + 2, a + 150] {
             assert_eq!(
-                read(1024, &wire, &[a, b]),
+                read_all(1024, &wire, &[a, b]),
                 Ok(want.clone()),
                 "cut at {a}, {b}"
             );
@@ -76,20 +52,20 @@ fn frames_read_the_same_however_cut() {
     }
     // One byte at a time.
     let cuts: Vec<usize> = (1..wire.len()).collect();
-    assert_eq!(read(1024, &wire, &cuts), Ok(want));
+    assert_eq!(read_all(1024, &wire, &cuts), Ok(want));
 }
 
 #[test]
 fn a_frame_over_the_bound_fails_at_its_header() {
     // HEADERS declaring 1 MiB, with none of it sent.
     let wire = [varint(kind::HEADERS), varint(1 << 20)].concat();
-    let err = read(64 << 10, &wire, &[1]).expect_err("too large");
+    let err = read_all(64 << 10, &wire, &[1]).expect_err("too large");
     assert!(err.is_headers_too_large());
     assert_eq!(err.code(), code::EXCESSIVE_LOAD);
     for ty in [kind::SETTINGS, kind::PUSH_PROMISE] {
         let wire = [varint(ty), varint(1025)].concat();
         assert!(matches!(
-            read(1024, &wire, &[]),
+            read_all(1024, &wire, &[]),
             Err(FrameError::TooLarge { length: 1025, .. })
         ));
     }
@@ -161,14 +137,14 @@ fn malformed_frames_are_typed_errors() {
         (frame(0x21, &[0; 10])[..5].to_vec(), code::FRAME_ERROR),
     ];
     for (wire, want) in cases {
-        let err = read(1024, &wire, &[]).expect_err(&format!("{wire:x?}"));
+        let err = read_all(1024, &wire, &[]).expect_err(&format!("{wire:x?}"));
         assert_eq!(err.code(), want, "{wire:x?}: {err}");
     }
     let many: Vec<u8> = (0..65u64)
         .flat_map(|i| [varint(0x21 + 0x1f * i), varint(0)].concat())
         .collect();
     assert_eq!(
-        read(4096, &frame(kind::SETTINGS, &many), &[]),
+        read_all(4096, &frame(kind::SETTINGS, &many), &[]),
         Err(FrameError::Settings("too many settings"))
     );
 }
@@ -184,7 +160,7 @@ fn writers_produce_what_the_reader_reads() {
     put_head(&mut out, kind::DATA, 3);
     out.extend_from_slice(b"abc");
     assert_eq!(
-        read(1024, &out, &[]),
+        read_all(1024, &out, &[]),
         Ok(vec![
             Frame::Settings(vec![(1, 0), (6, 65_536)]),
             Frame::Goaway(1 << 40),
@@ -204,6 +180,6 @@ fn never_panics_on_arbitrary_input() {
         let bytes: Vec<u8> = (0..len)
             .map(|i| (state >> ((i % 8) * 8)) as u8 ^ i as u8)
             .collect();
-        let _ = read(64, &bytes, &[len / 2]);
+        let _ = read_all(64, &bytes, &[len / 2]);
     }
 }
