@@ -332,12 +332,12 @@ impl Response {
     }
 }
 
-/// The Content-Length a head declares, if one parses.
+/// The Content-Length a head declares, if it is `1*DIGIT` (as every
+/// protocol's framing reads it; `str::parse` would take `+5`).
 fn declared_length(headers: &HeaderMap) -> Option<u64> {
     headers
         .get(http::header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse().ok())
+        .and_then(|v| crate::validate::parse_length(v.as_bytes()))
 }
 
 /// A response body: streams from the connection, returns the connection to the

@@ -218,8 +218,10 @@ pub(crate) fn retry_after(res: &Response) -> Option<Duration> {
         .to_str()
         .ok()?;
     let value = value.trim();
-    if let Ok(secs) = value.parse::<u64>() {
-        return Some(Duration::from_secs(secs));
+    // delay-seconds is `1*DIGIT` (`u64`'s parser would take `+5`); past
+    // `u64`, longer than any wait taken.
+    if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
+        return Some(Duration::from_secs(value.parse().unwrap_or(u64::MAX)));
     }
     let at = httpdate::parse_http_date(value).ok()?;
     Some(
@@ -333,6 +335,25 @@ mod tests {
         assert_eq!(c.backoff(2), Duration::from_millis(200));
         assert_eq!(c.backoff(3), Duration::from_millis(350));
         assert_eq!(c.backoff(40), Duration::from_millis(350));
+    }
+
+    /// delay-seconds is `1*DIGIT`: a signed or padded number is neither
+    /// it nor a date, so no wait is taken from it.
+    #[test]
+    fn retry_after_is_digits_or_a_date() {
+        let after = |value: &str| {
+            let res = http::Response::builder()
+                .status(503)
+                .header("retry-after", value)
+                .body(crate::client::response::ResponseBody::empty())
+                .unwrap();
+            retry_after(&Response::from(res))
+        };
+        assert_eq!(after("5"), Some(Duration::from_secs(5)));
+        assert_eq!(after("Thu, 01 Jan 1970 00:00:00 GMT"), Some(Duration::ZERO));
+        for bad in ["+5", "-5", "5s", "5, 5", ""] {
+            assert_eq!(after(bad), None, "{bad:?}");
+        }
     }
 
     #[test]

@@ -229,6 +229,23 @@ mod tests {
         ResponseBody::wrap_stream(futures_util::stream::iter(frames))
     }
 
+    /// `content_length` reads `1*DIGIT` as every protocol's framing does:
+    /// a response built by hand (a mock, a layer) gets no length from `+5`.
+    #[test]
+    fn content_length_is_digits_only() {
+        let with = |value: &str| {
+            let res = http::Response::builder()
+                .header("content-length", value)
+                .body(ResponseBody::empty())
+                .unwrap();
+            Response::from(res).content_length()
+        };
+        assert_eq!(with("5"), Some(5));
+        for bad in ["+5", "-5", " 5", "5, 5", ""] {
+            assert_eq!(with(bad), None, "{bad:?}");
+        }
+    }
+
     #[tokio::test]
     async fn a_foreign_bodys_errors_become_courier_errors() {
         let io: BoxError = Box::new(std::io::Error::other("cut"));
