@@ -1,14 +1,14 @@
 //! HTTP/2's and HTTP/3's readings of the same response heads, held to each
 //! other: the fields a server sends mean the same whichever protocol
 //! carries them (`proto::fields`), so the two decoders must agree on every
-//! head, replays included.
+//! head, replays included, and on the same fields as trailers.
 
 use bytes::BytesMut;
 use http::{HeaderMap, StatusCode};
 
 use crate::proto::h2::head::{Block, BlockDecoder, BlockError};
 use crate::proto::h2::hpack::Encoder;
-use crate::proto::h3::head::{HeadError, Replay};
+use crate::proto::h3::head::{trailer_fields, HeadError, Replay};
 use crate::proto::h3::qpack::encode;
 
 /// What a decoder made of a head.
@@ -126,6 +126,27 @@ pub fn heads_differential(heads: &[Vec<(Vec<u8>, Vec<u8>)>]) {
             Err(HeadError::Qpack(e)) => panic!("our own QPACK refused: {e}"),
         };
         assert_eq!(over_h2, over_h3, "{fields:?}");
+        // The same fields as a trailer section (encoded again: decoding
+        // inserts into HPACK's table as the encoder did).
+        let mut hpack = BytesMut::new();
+        encoder.begin(&mut hpack);
+        for (name, value) in &fields {
+            encoder.field(name, value, false, &mut hpack);
+        }
+        let over_h2 = match h2.decode(&hpack, true) {
+            Ok(Block::Trailers(headers)) => Ok(headers),
+            Ok(_) => unreachable!("decoded as trailers"),
+            Err(BlockError::Malformed(_)) => Err(Reading::Malformed),
+            Err(BlockError::TooLarge) => Err(Reading::TooLarge),
+            Err(BlockError::Compression(what)) => panic!("our own HPACK refused: {what}"),
+        };
+        let over_h3 = match trailer_fields(&qpack, MAX as u64) {
+            Ok(headers) => Ok(headers),
+            Err(HeadError::Malformed(_)) => Err(Reading::Malformed),
+            Err(HeadError::TooLarge(_)) => Err(Reading::TooLarge),
+            Err(HeadError::Qpack(e)) => panic!("our own QPACK refused: {e}"),
+        };
+        assert_eq!(over_h2, over_h3, "trailers {fields:?}");
     }
 }
 
