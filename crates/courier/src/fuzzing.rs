@@ -10,12 +10,16 @@ mod differential;
 mod h3;
 #[cfg(feature = "http3")]
 mod heads;
+#[cfg(feature = "http3")]
+mod requests;
 
 pub use differential::{http1_read_one, http1_two_requests, Http1Answer, Http1Outcome, Http1Read};
 #[cfg(feature = "http3")]
 pub use h3::{alt_svc, h3_frames};
 #[cfg(feature = "http3")]
 pub use heads::heads_differential;
+#[cfg(feature = "http3")]
+pub use requests::request_heads_differential;
 
 /// Answers one GET with `data` verbatim, written in pieces cut at `cuts`,
 /// over an in-memory HTTP/2 connection, and reads the response as a caller
