@@ -14,7 +14,6 @@ use super::goaway;
 use super::head::{Block, BlockDecoder, BlockError};
 use super::stream_state::legal;
 use super::streams::Stream;
-use crate::proto::fields::Declared;
 
 /// Checks the server's first frame header: its preface is a SETTINGS frame
 /// (RFC 9113 §3.4), anything else a connection error. A server that does not
@@ -300,10 +299,9 @@ impl Reader {
                     || status == http::StatusCode::NOT_MODIFIED;
                 // Every copy must declare the same length (RFC 9110 §8.6):
                 // two lengths are two framings, as malformed as a bad one.
-                let length = match declared {
-                    Declared::Invalid => return malformed(st, "invalid content-length", wakers),
-                    Declared::Length(n) => Some(n),
-                    Declared::Absent => None,
+                let length = match declared.length() {
+                    Ok(length) => length,
+                    Err(what) => return malformed(st, what, wakers),
                 };
                 // A response that cannot have content reads as empty: DATA
                 // with a payload is malformed, as it is on HTTP/3.
