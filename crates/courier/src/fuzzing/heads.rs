@@ -95,11 +95,7 @@ pub fn heads_differential(heads: &[Vec<(Vec<u8>, Vec<u8>)>]) {
             Ok(Block::Response(head, declared)) => match declared.length() {
                 Ok(length) => Reading::Final {
                     status: head.parts.status,
-                    headers: head
-                        .shared
-                        .as_deref()
-                        .unwrap_or(&head.parts.headers)
-                        .clone(),
+                    headers: head.headers().clone(),
                     length,
                 },
                 Err(_) => Reading::Malformed,
@@ -114,11 +110,7 @@ pub fn heads_differential(heads: &[Vec<(Vec<u8>, Vec<u8>)>]) {
             Ok(head) if head.parts.status.is_informational() => Reading::Interim,
             Ok(head) => Reading::Final {
                 status: head.parts.status,
-                headers: head
-                    .shared
-                    .as_deref()
-                    .unwrap_or(&head.parts.headers)
-                    .clone(),
+                headers: head.headers().clone(),
                 length: head.length,
             },
             Err(HeadError::Malformed(_)) => Reading::Malformed,

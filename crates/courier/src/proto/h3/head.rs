@@ -268,7 +268,7 @@ pub(crate) struct ResponseHead {
 
 impl ResponseHead {
     /// The headers, wherever they are kept.
-    #[cfg(test)]
+    #[cfg(any(test, feature = "internal-hooks"))]
     pub(crate) fn headers(&self) -> &HeaderMap {
         self.shared.as_deref().unwrap_or(&self.parts.headers)
     }
