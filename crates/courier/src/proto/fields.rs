@@ -3,12 +3,14 @@
 //! (RFC 9113 §8.2.2, RFC 9114 §4.2), and a content-length that is
 //! `1*DIGIT` in every copy, every copy the same (RFC 9110 §8.6; RFC 9113
 //! §8.1.1, RFC 9114 §4.1.2). A head that breaks one is malformed. And the
-//! fields a request leaves out, for the same reasons. One place,
+//! fields a request leaves out, for the same reasons, and the fields a
+//! server's trailers may not carry (dropped over HTTP/1.1, HTTP/2 and
+//! HTTP/3 alike). One place,
 //! so that the two decoders cannot drift apart (they had: HTTP/3's took
 //! `+5` as 5 and let `transfer-encoding` through to a caller who might
 //! forward it over HTTP/1.1).
 
-use http::header::HeaderName;
+use http::header::{self, HeaderMap, HeaderName};
 
 /// Names HTTP/2 and HTTP/3 forbid in a request's fields (`host`'s value goes
 /// in `:authority`); `te` is allowed only as "trailers".
@@ -33,6 +35,42 @@ pub(crate) fn left_out_of_request(name: &HeaderName, value: &[u8]) -> bool {
 pub(crate) fn is_connection_specific(name: &HeaderName, value: &[u8]) -> bool {
     (FORBIDDEN.contains(name) && name != http::header::HOST)
         || (name == http::header::TE && value != b"trailers")
+}
+
+/// Fields that cannot be trailers (RFC 9110 §6.5.1: they frame, route,
+/// authenticate or describe the content; hyper's list plus the
+/// connection-specific fields). A server's are dropped, not rejected, over
+/// every protocol: the body they follow is whole, and the rest of the
+/// trailers may be what the caller wants.
+const NOT_TRAILERS: [HeaderName; 16] = [
+    header::AUTHORIZATION,
+    header::CACHE_CONTROL,
+    header::CONNECTION,
+    header::CONTENT_ENCODING,
+    header::CONTENT_LENGTH,
+    header::CONTENT_RANGE,
+    header::CONTENT_TYPE,
+    header::HOST,
+    HeaderName::from_static("keep-alive"),
+    header::MAX_FORWARDS,
+    HeaderName::from_static("proxy-connection"),
+    header::SET_COOKIE,
+    header::TE,
+    header::TRAILER,
+    header::TRANSFER_ENCODING,
+    header::UPGRADE,
+];
+
+/// A field a server's trailers may not carry (see [`NOT_TRAILERS`]).
+pub(crate) fn cannot_be_a_trailer(name: &HeaderName) -> bool {
+    NOT_TRAILERS.contains(name)
+}
+
+/// `trailers` without the fields that cannot be trailers.
+pub(crate) fn drop_non_trailers(trailers: &mut HeaderMap) {
+    for name in &NOT_TRAILERS {
+        trailers.remove(name);
+    }
 }
 
 /// A response head's content-length, read as the head is decoded, so that

@@ -224,6 +224,35 @@ async fn response_trailers_are_exposed_as_a_trailers_frame() {
     finish(client, server).await;
 }
 
+/// Fields that cannot be trailers (RFC 9110 §6.5.1: they frame, route,
+/// authenticate or describe the content) are dropped, as over HTTP/1.1,
+/// so a caller sees the same trailers whichever protocol carried them.
+#[tokio::test]
+async fn fields_that_cannot_be_trailers_are_dropped_as_over_http1() {
+    let (url, server) = serve_one(|mut peer| async move {
+        let s = peer.expect_request().await;
+        let mut out = frame(HEADERS, END_HEADERS, s, &[STATUS_200]);
+        out.extend(frame(DATA, 0, s, b"body"));
+        let mut trailers = field("set-cookie", b"session=stolen");
+        trailers.extend(field("content-length", b"99"));
+        trailers.extend(field("authorization", b"Bearer x"));
+        trailers.extend(field("content-type", b"text/evil"));
+        trailers.extend(field("grpc-status", b"0"));
+        out.extend(frame(HEADERS, END_HEADERS | END_STREAM, s, &trailers));
+        peer.send(&out).await;
+        peer.drain().await;
+    })
+    .await;
+    let client = h2c().build().unwrap();
+    let res = client.get(&url).send().await.unwrap();
+    let collected = within("the body", res.into_body().collect()).await.unwrap();
+    let trailers = collected.trailers().expect("trailers").clone();
+    let names: Vec<&str> = trailers.keys().map(|n| n.as_str()).collect();
+    assert_eq!(names, ["grpc-status"]);
+    assert_eq!(collected.to_bytes(), "body");
+    finish(client, server).await;
+}
+
 // ---------------------------------------------------------------------------
 // 4. 1xx.
 

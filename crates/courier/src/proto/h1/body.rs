@@ -6,17 +6,18 @@
 //! RFC 9110 §6.5.1 lets a recipient keep trailers apart from the header
 //! section, which courier does, and §6.5.2 forbids merging fields whose
 //! definition does not allow trailers: those that frame, route, authenticate
-//! or describe the content ([`FORBIDDEN_TRAILERS`], hyper's list plus the
+//! or describe the content ([`cannot_be_a_trailer`], hyper's list plus the
 //! connection-specific fields) are dropped, not rejected, since the body they
 //! follow is whole and the rest of the trailers may be what the caller wants.
 
 use bytes::{Buf, Bytes, BytesMut};
-use http::header::{self, HeaderName};
+use http::header::HeaderName;
 use http::{HeaderMap, HeaderValue};
 
 use super::arena::copy_out;
 use super::decode::Framing;
 use crate::error::{Error, ErrorKind};
+use crate::proto::fields::cannot_be_a_trailer;
 
 /// Pieces up to this size are copied out of the read buffer (into the arena),
 /// which then stays the connection's alone and is reused; larger ones are
@@ -28,26 +29,6 @@ const MAX_LINE: usize = 4 * 1024;
 
 /// More trailer lines than this is hostile (the head's bound too).
 const MAX_TRAILER_FIELDS: usize = 100;
-
-/// Fields that cannot be trailers (RFC 9110 §6.5.1): dropped when a server sends them.
-const FORBIDDEN_TRAILERS: [HeaderName; 16] = [
-    header::AUTHORIZATION,
-    header::CACHE_CONTROL,
-    header::CONNECTION,
-    header::CONTENT_ENCODING,
-    header::CONTENT_LENGTH,
-    header::CONTENT_RANGE,
-    header::CONTENT_TYPE,
-    header::HOST,
-    HeaderName::from_static("keep-alive"),
-    header::MAX_FORWARDS,
-    HeaderName::from_static("proxy-connection"),
-    header::SET_COOKIE,
-    header::TE,
-    header::TRAILER,
-    header::TRANSFER_ENCODING,
-    header::UPGRADE,
-];
 
 /// Where the body of the current response stands.
 #[derive(Debug)]
@@ -301,7 +282,7 @@ fn parse_trailers(section: &[u8]) -> Result<HeaderMap, Error> {
     for field in fields.iter() {
         let name = HeaderName::from_bytes(field.name.as_bytes())
             .map_err(|e| Error::new(ErrorKind::Protocol, e))?;
-        if FORBIDDEN_TRAILERS.contains(&name) {
+        if cannot_be_a_trailer(&name) {
             continue;
         }
         let value =

@@ -17,7 +17,7 @@ use bytes::BytesMut;
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode, Version};
 
 use super::hpack::{DecodeError, Decoder};
-use crate::proto::fields::{is_connection_specific, Declared};
+use crate::proto::fields::{drop_non_trailers, is_connection_specific, Declared};
 
 /// A decoded header block.
 pub(crate) enum Block {
@@ -180,6 +180,7 @@ impl BlockDecoder {
             headers.append(name, value);
         }
         if trailers {
+            drop_non_trailers(&mut headers);
             return Ok(Block::Trailers(headers));
         }
         let Some(status) = status else {

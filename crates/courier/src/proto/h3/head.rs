@@ -14,7 +14,9 @@ use http::{Request, StatusCode, Version};
 
 use super::frame::{self, kind};
 use super::qpack::{self, encode, DecodeError};
-use crate::proto::fields::{is_connection_specific, left_out_of_request, Declared};
+use crate::proto::fields::{
+    drop_non_trailers, is_connection_specific, left_out_of_request, Declared,
+};
 
 /// Per-field overhead in a field section's size (RFC 9114 §4.2.2).
 const FIELD_OVERHEAD: u64 = 32;
@@ -331,7 +333,8 @@ impl Replay {
     }
 }
 
-/// A trailer section: fields, no pseudo-field.
+/// A trailer section: fields, no pseudo-field; those that cannot be
+/// trailers dropped ([`drop_non_trailers`]).
 pub(crate) fn trailer_fields(block: &[u8], max: u64) -> Result<HeaderMap, HeadError> {
     let mut headers = HeaderMap::new();
     decode_into(
@@ -340,6 +343,7 @@ pub(crate) fn trailer_fields(block: &[u8], max: u64) -> Result<HeaderMap, HeadEr
         |_, _| Err(HeadError::Malformed("a pseudo-field in trailers")),
         &mut headers,
     )?;
+    drop_non_trailers(&mut headers);
     Ok(headers)
 }
 

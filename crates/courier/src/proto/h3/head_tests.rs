@@ -251,3 +251,20 @@ fn response_heads_are_held_to_http2s_rules() {
         .expect("ok");
     assert_eq!(head.length, Some(7));
 }
+
+/// Fields that cannot be trailers are dropped, as over HTTP/1.1 and HTTP/2.
+#[test]
+fn fields_that_cannot_be_trailers_are_dropped() {
+    let t = trailer_fields(
+        &section(&[
+            (b"set-cookie", b"a=b"),
+            (b"content-length", b"9"),
+            (b"authorization", b"x"),
+            (b"grpc-status", b"0"),
+        ]),
+        1024,
+    )
+    .expect("trailers");
+    let names: Vec<&str> = t.keys().map(|n| n.as_str()).collect();
+    assert_eq!(names, ["grpc-status"]);
+}
