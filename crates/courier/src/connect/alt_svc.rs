@@ -369,6 +369,7 @@ impl<K: Hash + Eq + Clone> AltSvcCache<K> {
     }
 
     /// Origins held.
+    #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.origins.len()
     }

@@ -5,10 +5,7 @@
 //! rotation (`pooled_connection_lifetime`) follows DNS changes, and each new
 //! connection starts at the next resolved address so load spreads over them.
 
-// HTTP/3's parts are bound to the pool by `client/transport.rs` next; until
-// then only the tests and the internal hooks use them.
 #[cfg(feature = "http3")]
-#[allow(dead_code)]
 pub(crate) mod alt_svc;
 mod custom;
 mod dns;

@@ -15,10 +15,7 @@ pub(crate) mod exchange;
 pub(crate) mod fields;
 pub(crate) mod h1;
 pub(crate) mod h2;
-// Bound to the pool by `client/transport.rs` next; until then only the
-// tests and the internal hooks use it.
 #[cfg(feature = "http3")]
-#[cfg_attr(not(feature = "internal-hooks"), allow(dead_code))]
 pub(crate) mod h3;
 
 /// The byte stream under a connection: TCP, TLS, a Unix socket, or in

@@ -162,6 +162,7 @@ impl RecvBody {
     /// Fails the body with [`ErrorKind::BodyTooLarge`] (and stops the
     /// stream) once more than `max` bytes arrived, or at once if its
     /// `content-length` says it will.
+    #[cfg(any(test, feature = "internal-hooks"))]
     pub(crate) fn limit(&mut self, max: u64) {
         self.limit = Some(max);
     }

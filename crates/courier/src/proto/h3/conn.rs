@@ -3,7 +3,6 @@
 //! unidirectional streams ([`control`](super::control)) until the
 //! connection ends.
 
-use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -370,17 +369,20 @@ impl Connection {
     }
 
     /// The QUIC connection (its statistics, its close reason).
+    #[cfg(any(test, feature = "internal-hooks"))]
     pub(crate) fn quic(&self) -> &quinn::Connection {
         &self.inner.quic
     }
 
     /// The server's address.
-    pub(crate) fn remote_addr(&self) -> SocketAddr {
+    #[cfg(any(test, feature = "internal-hooks"))]
+    pub(crate) fn remote_addr(&self) -> std::net::SocketAddr {
         self.inner.quic.remote_address()
     }
 
     /// Closes the connection now (CONNECTION_CLOSE with H3_NO_ERROR);
     /// requests in flight fail.
+    #[cfg(any(test, feature = "internal-hooks"))]
     pub(crate) fn close(&self) {
         self.inner.quic.close(code::NO_ERROR.into(), b"");
     }

@@ -177,6 +177,7 @@ impl Signals {
     }
 
     /// Requests answered in full on the connection so far.
+    #[cfg(any(test, feature = "internal-hooks"))]
     pub(crate) fn served(&self) -> usize {
         self.served.load(Ordering::Acquire)
     }
@@ -255,6 +256,7 @@ impl Signals {
     }
 
     /// The server's SETTINGS, once they arrived: (identifier, value) pairs.
+    #[cfg(any(test, feature = "internal-hooks"))]
     pub(crate) fn peer_settings(&self) -> Option<&[(u64, u64)]> {
         self.settings.get().map(Vec::as_slice)
     }
