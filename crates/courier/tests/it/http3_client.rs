@@ -401,3 +401,33 @@ async fn each_http3_request_fails_at_its_own_deadline() {
     assert!(took >= Duration::from_millis(100), "{took:?}");
     assert_eq!(client.metrics().connections_established, 1);
 }
+
+/// The client's body limit holds over HTTP/3 as over TCP: a declared
+/// length past it fails at once, a body that grows past it when it does,
+/// and the connection serves on.
+#[tokio::test]
+async fn the_response_body_limit_holds_over_http3() {
+    let (server, builder) = h3_server(ServerConfig::default()).await;
+    let client = builder
+        .http3_prior_knowledge()
+        .max_response_body_size(Some(50_000))
+        .build()
+        .expect("client");
+    for path in ["/bytes/100000", "/bytes/100000?chunked=1"] {
+        let response = bounded(path, client.get(url(&server, path)).send())
+            .await
+            .expect("head");
+        let err = bounded("body", response.bytes())
+            .await
+            .expect_err("over the limit");
+        assert_eq!(err.kind(), ErrorKind::BodyTooLarge, "{path}: {err:#}");
+    }
+    let response = bounded("after", client.get(url(&server, "/bytes/10")).send())
+        .await
+        .expect("after");
+    assert_eq!(
+        bounded("body", response.bytes()).await.expect("body").len(),
+        10
+    );
+    assert_eq!(client.metrics().connections_established_http3, 1);
+}
