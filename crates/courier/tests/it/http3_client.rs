@@ -431,3 +431,45 @@ async fn the_response_body_limit_holds_over_http3() {
     );
     assert_eq!(client.metrics().connections_established_http3, 1);
 }
+
+/// A streamed upload is held to the caller's Content-Length over HTTP/3 as
+/// over HTTP/1.1 and HTTP/2: a body shorter or longer than it fails the
+/// request (`InvalidRequest`), its stream reset rather than finished, so no
+/// server (or proxy behind it) takes the bytes for a whole request. The
+/// connection serves on.
+#[tokio::test]
+async fn a_streamed_upload_is_held_to_its_content_length_over_http3() {
+    use futures_util::stream;
+
+    let (server, builder) = h3_server(ServerConfig::default()).await;
+    let client = builder.http3_prior_knowledge().build().expect("client");
+    for (declared, pieces) in [("10", vec!["hel", "lo"]), ("3", vec!["hel", "lo"])] {
+        let chunks = pieces
+            .into_iter()
+            .map(|p| Ok::<_, std::io::Error>(bytes::Bytes::from_static(p.as_bytes())));
+        let sent = client
+            .post(url(&server, "/echo"))
+            .header("content-length", declared)
+            .body(courier::Body::wrap_stream(stream::iter(chunks)))
+            .send();
+        let result = bounded("the upload", async {
+            let response = sent.await?;
+            response.bytes().await
+        })
+        .await;
+        let err = result.expect_err("a body that is not its Content-Length must fail");
+        assert_eq!(
+            err.kind(),
+            ErrorKind::InvalidRequest,
+            "declared {declared}: {err:#}"
+        );
+    }
+    let response = bounded("after", client.get(url(&server, "/bytes/10")).send())
+        .await
+        .expect("after");
+    assert_eq!(
+        bounded("body", response.bytes()).await.expect("body").len(),
+        10
+    );
+    assert_eq!(client.metrics().connections_established_http3, 1);
+}

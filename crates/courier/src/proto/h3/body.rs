@@ -44,21 +44,34 @@ impl Drop for StreamGuard {
     }
 }
 
-/// Sends `body` on the stream and finishes it. `Err` only for the body's
-/// own failure (the stream is then reset with H3_REQUEST_CANCELLED); the
-/// stream's failures end the sending quietly, since the server may have
-/// stopped reading on purpose (an early answer, RFC 9114 §4.1), and the
-/// response side reports what happened.
-pub(crate) async fn send_body(tx: quinn::SendStream, mut body: Body) -> Result<(), Error> {
+/// Sends `body` on the stream and finishes it, held to `declared` (the
+/// caller's Content-Length) as HTTP/1.1's and HTTP/2's uploads are, and its
+/// trailers to what may go on the wire. `Err` only for the body's own
+/// failure or such a breach (the stream is then reset with
+/// H3_REQUEST_CANCELLED, never finished: a server or a proxy behind it must
+/// not take the bytes for a whole request); the stream's failures end the
+/// sending quietly, since the server may have stopped reading on purpose (an
+/// early answer, RFC 9114 §4.1), and the response side reports what
+/// happened.
+pub(crate) async fn send_body(
+    tx: quinn::SendStream,
+    mut body: Body,
+    declared: Option<u64>,
+) -> Result<(), Error> {
     let mut tx = Unfinished {
         tx,
         finished: false,
     };
+    let mut sent = 0u64;
     loop {
         match poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await {
             Some(Ok(frame)) => match frame.into_data() {
                 Ok(data) if data.is_empty() => {}
                 Ok(data) => {
+                    sent += data.len() as u64;
+                    if declared.is_some_and(|n| sent > n) {
+                        return Err(invalid("request body longer than its Content-Length"));
+                    }
                     let mut head = BytesMut::with_capacity(9);
                     frame::put_head(&mut head, kind::DATA, data.len() as u64);
                     if let Err(e) = tx.tx.write_all_chunks(&mut [head.freeze(), data]).await {
@@ -68,6 +81,12 @@ pub(crate) async fn send_body(tx: quinn::SendStream, mut body: Body) -> Result<(
                 }
                 Err(frame) => {
                     if let Ok(trailers) = frame.into_trailers() {
+                        if !crate::validate::is_wire_safe_map(&trailers) {
+                            return Err(invalid("a trailer value holds a control character"));
+                        }
+                        if declared.is_some_and(|n| sent != n) {
+                            return Err(invalid("request body shorter than its Content-Length"));
+                        }
                         let frame = head::trailers(&trailers).freeze();
                         if let Err(e) = tx.tx.write_chunk(frame).await {
                             tracing::debug!("HTTP/3 request trailers not sent: {e}");
@@ -81,12 +100,21 @@ pub(crate) async fn send_body(tx: quinn::SendStream, mut body: Body) -> Result<(
                 // Reset as it is dropped.
                 return Err(Error::new(ErrorKind::Body, e));
             }
-            None => break,
+            None => {
+                if declared.is_some_and(|n| sent != n) {
+                    return Err(invalid("request body shorter than its Content-Length"));
+                }
+                break;
+            }
         }
     }
     let _ = tx.tx.finish();
     tx.finished = true;
     Ok(())
+}
+
+fn invalid(what: &'static str) -> Error {
+    Error::msg(ErrorKind::InvalidRequest, what)
 }
 
 /// A request stream's sending side until its body is sent. Dropped before

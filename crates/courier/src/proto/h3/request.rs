@@ -313,7 +313,14 @@ fn send_once<B: From<Box<RecvBody>>>(
         // unanswered reader would, if dropped), and its reader is made after:
         // the future keeps room for the one or the other, not both.
         let (rx, streaming) = SendHead::new(tx, rx, head, body).await;
-        let mut sending = streaming.map(|(tx, body)| Box::pin(send_body(tx, body)));
+        let mut sending = streaming.map(|(tx, body)| {
+            // Checked already: well formed, and equal to any length the
+            // body knows (a stream's own is not known).
+            let declared = crate::validate::content_length(request.headers())
+                .ok()
+                .flatten();
+            Box::pin(send_body(tx, body, declared))
+        });
         let mut reader = StreamReader::new(rx, inner.config.max_field_section, Bytes::new());
         reader.set_unanswered(true);
 
