@@ -464,6 +464,20 @@ async fn a_streamed_upload_is_held_to_its_content_length_over_http3() {
             "declared {declared}: {err:#}"
         );
     }
+    // A buffered body is refused before a byte goes, as over TCP.
+    for declared in ["2", "41"] {
+        let sent = client
+            .post(url(&server, "/echo"))
+            .header("content-length", declared)
+            .body(vec![b'u'; 40])
+            .send();
+        let err = bounded("buffered", sent).await.expect_err("refused");
+        assert_eq!(
+            err.kind(),
+            ErrorKind::InvalidRequest,
+            "declared {declared}: {err:#}"
+        );
+    }
     let response = bounded("after", client.get(url(&server, "/bytes/10")).send())
         .await
         .expect("after");
