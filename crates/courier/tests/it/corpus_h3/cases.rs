@@ -333,6 +333,26 @@ pub fn all() -> Vec<Case> {
             ]),
         )
         .err(ErrorKind::Body),
+        Case::new(
+            "body-shorter-than-content-length",
+            with_control(vec![
+                Accept,
+                Write(headers(&section(200, &[("content-length", b"10")]))),
+                Write(frame(DATA, b"short")),
+                Fin,
+            ]),
+        )
+        .err(ErrorKind::Body),
+        // More interim (1xx) heads than any server needs, then a good answer.
+        Case::new(
+            "interim-flood",
+            with_control(vec![
+                Accept,
+                Write(headers(&section(103, &[("link", b"</a>")])).repeat(64)),
+                Write(wire::ok(BODY)),
+                Fin,
+            ]),
+        ),
         // A server that stops reading an upload and never answers.
         Case::new("server-stops-reading", with_control(vec![Accept, Serve]))
             .send(Send::Upload(8 << 20))
