@@ -487,3 +487,18 @@ async fn a_streamed_upload_is_held_to_its_content_length_over_http3() {
     );
     assert_eq!(client.metrics().connections_established_http3, 1);
 }
+
+/// HTTP/3 has no tunnel here (RFC 9114 §4.4's CONNECT is not built): a
+/// CONNECT over it is refused with a typed error before it goes out,
+/// never sent as an ordinary request with `:scheme` and `:path`.
+#[tokio::test]
+async fn connect_is_refused_over_http3() {
+    let (server, builder) = h3_server(ServerConfig::default()).await;
+    let client = builder.http3_prior_knowledge().build().expect("client");
+    let sent = client
+        .request(http::Method::CONNECT, url(&server, "/"))
+        .send();
+    let err = bounded("CONNECT", sent).await.expect_err("refused");
+    assert_eq!(err.kind(), ErrorKind::InvalidRequest, "{err:#}");
+    assert_eq!(server.requests_served(), 0, "nothing reached the server");
+}
