@@ -1,24 +1,25 @@
-//! The rules a response's fields are held to over HTTP/2 and HTTP/3 alike,
-//! where a field is a header, not framing: no connection-specific field
-//! (RFC 9113 §8.2.2, RFC 9114 §4.2), and a content-length that is
-//! `1*DIGIT` in every copy, every copy the same (RFC 9110 §8.6; RFC 9113
-//! §8.1.1, RFC 9114 §4.1.2). A head that breaks one is malformed. And the
-//! fields a request leaves out, for the same reasons, and the fields a
-//! server's trailers may not carry (dropped over HTTP/1.1, HTTP/2 and
-//! HTTP/3 alike). One place,
-//! so that the two decoders cannot drift apart (they had: HTTP/3's took
-//! `+5` as 5 and let `transfer-encoding` through to a caller who might
-//! forward it over HTTP/1.1).
+//! The rules a message's fields are held to over HTTP/2 and HTTP/3 alike,
+//! in one place so that the protocols cannot drift apart (they had:
+//! HTTP/3's reading took `+5` as a length and let `transfer-encoding`
+//! through to a caller who might forward it over HTTP/1.1).
+//!
+//! - A response head is malformed with a connection-specific field (RFC
+//!   9113 §8.2.2, RFC 9114 §4.2), or a content-length that is not `1*DIGIT`
+//!   in every copy, every copy the same (RFC 9110 §8.6; RFC 9113 §8.1.1,
+//!   RFC 9114 §4.1.2).
+//! - A request leaves out the connection-specific fields it was given.
+//! - A server's trailers lose the fields that cannot be trailers (over
+//!   HTTP/1.1 too).
 
 use http::header::{self, HeaderMap, HeaderName};
 
 /// Names HTTP/2 and HTTP/3 forbid in a request's fields (`host`'s value goes
 /// in `:authority`); `te` is allowed only as "trailers".
-pub(crate) const FORBIDDEN: [HeaderName; 6] = [
-    http::header::CONNECTION,
-    http::header::TRANSFER_ENCODING,
-    http::header::UPGRADE,
-    http::header::HOST,
+const FORBIDDEN: [HeaderName; 6] = [
+    header::CONNECTION,
+    header::TRANSFER_ENCODING,
+    header::UPGRADE,
+    header::HOST,
     HeaderName::from_static("keep-alive"),
     HeaderName::from_static("proxy-connection"),
 ];
@@ -27,14 +28,14 @@ pub(crate) const FORBIDDEN: [HeaderName; 6] = [
 /// `te` other than exactly "trailers" is left out rather than sent in
 /// another case (`Trailers`), which a strict server rejects as malformed.
 pub(crate) fn left_out_of_request(name: &HeaderName, value: &[u8]) -> bool {
-    FORBIDDEN.contains(name) || (name == http::header::TE && value != b"trailers")
+    FORBIDDEN.contains(name) || (name == header::TE && value != b"trailers")
 }
 
 /// A field a response (or trailer section) may not carry: HTTP/1.1's
 /// connection management, meaningless here and dangerous forwarded.
 pub(crate) fn is_connection_specific(name: &HeaderName, value: &[u8]) -> bool {
-    (FORBIDDEN.contains(name) && name != http::header::HOST)
-        || (name == http::header::TE && value != b"trailers")
+    (FORBIDDEN.contains(name) && name != header::HOST)
+        || (name == header::TE && value != b"trailers")
 }
 
 /// Fields that cannot be trailers (RFC 9110 §6.5.1: they frame, route,
