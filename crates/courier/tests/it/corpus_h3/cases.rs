@@ -370,6 +370,29 @@ pub fn all() -> Vec<Case> {
         .timeout(short)
         .err(ErrorKind::Timeout)
         .request_end("reset 268"),
+        // A streamed upload that is not its Content-Length: refused, and the
+        // stream reset (H3_REQUEST_CANCELLED), never finished, so the server
+        // cannot take the bytes for a whole request.
+        Case::new(
+            "upload-longer-than-content-length-is-reset",
+            with_control(vec![Accept, ReadRest]),
+        )
+        .send(Send::UploadDeclaring {
+            declared: 3,
+            sent: 5,
+        })
+        .err(ErrorKind::InvalidRequest)
+        .request_end("reset 268"),
+        Case::new(
+            "upload-shorter-than-content-length-is-reset",
+            with_control(vec![Accept, ReadRest]),
+        )
+        .send(Send::UploadDeclaring {
+            declared: 10,
+            sent: 5,
+        })
+        .err(ErrorKind::InvalidRequest)
+        .request_end("reset 268"),
         // An early answer to an upload the server never reads (nor stops).
         Case::new("early-answer-upload-unread", with_control(answer()))
             .send(Send::Upload(8 << 20))

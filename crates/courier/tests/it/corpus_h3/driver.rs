@@ -19,6 +19,11 @@ pub enum Send {
     Get,
     /// A POST of this many bytes, in 16 KiB pieces.
     Upload(usize),
+    /// A streamed POST of `sent` bytes whose Content-Length says `declared`.
+    UploadDeclaring {
+        declared: u64,
+        sent: usize,
+    },
 }
 
 /// The client, and where it sends.
@@ -76,6 +81,14 @@ impl Driver {
                     std::iter::repeat_n(piece, pieces).map(Ok::<_, std::io::Error>),
                 );
                 self.client.post(&url).body(Body::wrap_stream(stream))
+            }
+            Send::UploadDeclaring { declared, sent } => {
+                let piece = Bytes::from(vec![b'u'; sent]);
+                let stream = futures_util::stream::iter([Ok::<_, std::io::Error>(piece)]);
+                self.client
+                    .post(&url)
+                    .header("content-length", declared)
+                    .body(Body::wrap_stream(stream))
             }
         };
         let response = request

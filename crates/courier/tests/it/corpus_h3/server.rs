@@ -442,7 +442,14 @@ impl Play {
                 };
                 st.requests.fetch_add(1, Ordering::Relaxed);
                 let mut head = [0u8; 64];
-                let _ = tokio::time::timeout(WRITE_LIMIT, recv.read(&mut head)).await;
+                let read = tokio::time::timeout(WRITE_LIMIT, recv.read(&mut head)).await;
+                // A request reset before the server read anything: its end
+                // is seen here, and a later read would find the stream done.
+                if let Ok(Err(quinn::ReadError::Reset(code))) = read {
+                    let kept = st.request_end.lock();
+                    *kept.unwrap_or_else(std::sync::PoisonError::into_inner) =
+                        Some(format!("reset {code}"));
+                }
                 self.request = Some((send, recv));
                 true
             }
@@ -488,8 +495,12 @@ impl Play {
                     Ok(Err(e)) => format!("error: {e}"),
                     Err(_) => "no end within the write limit".to_owned(),
                 };
-                let kept = st.request_end.lock();
-                *kept.unwrap_or_else(std::sync::PoisonError::into_inner) = Some(end);
+                let mut kept = st
+                    .request_end
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                // A reset already seen by `Accept` stands.
+                kept.get_or_insert(end);
                 false
             }
         }
