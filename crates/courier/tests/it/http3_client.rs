@@ -422,14 +422,7 @@ async fn the_response_body_limit_holds_over_http3() {
             .expect_err("over the limit");
         assert_eq!(err.kind(), ErrorKind::BodyTooLarge, "{path}: {err:#}");
     }
-    let response = bounded("after", client.get(url(&server, "/bytes/10")).send())
-        .await
-        .expect("after");
-    assert_eq!(
-        bounded("body", response.bytes()).await.expect("body").len(),
-        10
-    );
-    assert_eq!(client.metrics().connections_established_http3, 1);
+    serves_on(&client, &server).await;
 }
 
 /// A streamed upload is held to the caller's Content-Length over HTTP/3 as
@@ -443,10 +436,10 @@ async fn a_streamed_upload_is_held_to_its_content_length_over_http3() {
 
     let (server, builder) = h3_server(ServerConfig::default()).await;
     let client = builder.http3_prior_knowledge().build().expect("client");
-    for (declared, pieces) in [("10", vec!["hel", "lo"]), ("3", vec!["hel", "lo"])] {
-        let chunks = pieces
-            .into_iter()
-            .map(|p| Ok::<_, std::io::Error>(bytes::Bytes::from_static(p.as_bytes())));
+    // "hello" in two pieces, declared longer and shorter.
+    for declared in ["10", "3"] {
+        let chunks =
+            ["hel", "lo"].map(|p| Ok::<_, std::io::Error>(bytes::Bytes::from_static(p.as_bytes())));
         let sent = client
             .post(url(&server, "/echo"))
             .header("content-length", declared)
@@ -478,14 +471,7 @@ async fn a_streamed_upload_is_held_to_its_content_length_over_http3() {
             "declared {declared}: {err:#}"
         );
     }
-    let response = bounded("after", client.get(url(&server, "/bytes/10")).send())
-        .await
-        .expect("after");
-    assert_eq!(
-        bounded("body", response.bytes()).await.expect("body").len(),
-        10
-    );
-    assert_eq!(client.metrics().connections_established_http3, 1);
+    serves_on(&client, &server).await;
 }
 
 /// HTTP/3 has no tunnel here (RFC 9114 §4.4's CONNECT is not built): a
@@ -501,4 +487,16 @@ async fn connect_is_refused_over_http3() {
     let err = bounded("CONNECT", sent).await.expect_err("refused");
     assert_eq!(err.kind(), ErrorKind::InvalidRequest, "{err:#}");
     assert_eq!(server.requests_served(), 0, "nothing reached the server");
+}
+
+/// The next request is answered whole, on the connection the client had.
+async fn serves_on(client: &Client, server: &ServerHandle) {
+    let response = bounded("after", client.get(url(server, "/bytes/10")).send())
+        .await
+        .expect("after");
+    assert_eq!(
+        bounded("body", response.bytes()).await.expect("body").len(),
+        10
+    );
+    assert_eq!(client.metrics().connections_established_http3, 1);
 }

@@ -176,7 +176,51 @@ pub fn cases() -> Vec<Case> {
         })
         .err(HeadersTooLarge)
         .tls_too(),
+        // `Retry-After` is delay-seconds (`1*DIGIT`) or a date: a signed
+        // number is neither, so the retry waits its own short backoff, not
+        // five seconds (the case's 1.5 s timeout would see that wait).
+        Case::h1_turns(
+            "retry-after-signed",
+            Headers,
+            vec![
+                vec![w(resp(
+                    "HTTP/1.1 503 Service Unavailable",
+                    &["content-length: 0", "retry-after: +5"],
+                    b"",
+                ))],
+                vec![w(resp(l200, &["content-length: 2"], b"ok"))],
+            ],
+        )
+        .stack(retrying)
+        .ok(200, b"ok"),
+        // All digits past u64: longer than any wait taken, so the 503 is the
+        // answer (it was read as a date, failed, and retried at once).
+        Case::h1_turns(
+            "retry-after-past-u64",
+            Headers,
+            vec![
+                vec![w(resp(
+                    "HTTP/1.1 503 Service Unavailable",
+                    &["content-length: 0", "retry-after: 99999999999999999999999"],
+                    b"",
+                ))],
+                vec![w(resp(l200, &["content-length: 2"], b"ok"))],
+            ],
+        )
+        .stack(retrying)
+        .ok(503, b""),
     ]
+}
+
+/// One retry of a 503, after 10 ms unless `Retry-After` says otherwise; no
+/// retry budget (the case's one request would not earn a retry).
+fn retrying() -> courier::middleware::Stack {
+    let retry = courier::middleware::RetryConfig::default()
+        .max_attempts(2)
+        .base_delay(Duration::from_millis(10))
+        .max_delay(Duration::from_millis(10))
+        .budget(None);
+    courier::middleware::Stack::new().retry(retry)
 }
 
 /// `block` as HEADERS and CONTINUATION frames of at most 16 KiB each.
