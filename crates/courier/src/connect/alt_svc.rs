@@ -231,25 +231,17 @@ impl<'a> Cursor<'a> {
     }
 }
 
-/// `h3`, or a percent-encoded protocol id (`w%3Dx%3Ay` is `w=x:y`).
+/// `h3`, or a percent-encoded protocol id (`w%3Dx%3Ay` is `w=x:y`). Each
+/// `%` must start an escape of two hex digits, and the result be UTF-8.
 fn percent_decode(token: &str) -> Option<String> {
-    if !token.contains('%') {
-        return Some(token.to_owned());
-    }
-    let bytes = token.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = token.get(i + 1..i + 3)?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
+    let escapes_hold = token
+        .split('%')
+        .skip(1)
+        .all(|after| after.len() >= 2 && after.as_bytes()[..2].iter().all(u8::is_ascii_hexdigit));
+    let decoded = percent_encoding::percent_decode_str(token)
+        .decode_utf8()
+        .ok()?;
+    escapes_hold.then(|| decoded.into_owned())
 }
 
 /// `[host]:port`: the host (`None` when empty: the origin's) and a

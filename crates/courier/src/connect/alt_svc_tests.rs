@@ -87,6 +87,17 @@ fn ma_is_digits_only() {
 }
 
 #[test]
+fn a_percent_escape_is_two_hex_digits() {
+    // Rust's radix parser takes `%+3` as 3: the entry was read with a
+    // control character in its protocol id instead of refused.
+    for bad in ["h%+3", "h%3", "h%", "h%zz", "%ff"] {
+        assert_eq!(percent_decode(bad), None, "{bad}");
+    }
+    assert_eq!(percent_decode("%68%33").as_deref(), Some("h3"));
+    assert_eq!(percent_decode("w%3dx").as_deref(), Some("w=x"));
+}
+
+#[test]
 fn peer_controlled_sizes_are_bounded() {
     let long = format!(r#"h3=":443"; ma={}"#, "1".repeat(MAX_VALUE_LEN));
     assert_eq!(parse(long.as_bytes()), Err(ParseError::TooLong));

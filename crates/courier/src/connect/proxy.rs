@@ -9,6 +9,7 @@
 use std::net::IpAddr;
 
 use http::HeaderValue;
+use percent_encoding::percent_decode_str;
 
 use crate::error::{Error, ErrorKind};
 
@@ -86,7 +87,9 @@ impl Proxy {
     /// Hosts that bypass this proxy, in `NO_PROXY`'s syntax: a
     /// comma-separated list of host names (matching the name and its
     /// subdomains; a leading dot is allowed), IP addresses, CIDR blocks
-    /// (`10.0.0.0/8`), or `*` for every host.
+    /// (`10.0.0.0/8`), or `*` for every host. An entry whose CIDR prefix is
+    /// not digits up to the address's bits (`/+8`, `/33`) matches nothing,
+    /// as in Go, with a warning.
     pub fn no_proxy(mut self, list: &str) -> Proxy {
         self.no_proxy = NoProxy::parse(list);
         self
@@ -165,32 +168,30 @@ impl Proxy {
 }
 
 impl Endpoint {
-    fn parse(url: &str) -> Result<Endpoint, Error> {
-        let bad = |why: &str| Error::new(ErrorKind::Config, format!("proxy URL {url:?}: {why}"));
-        let (scheme, rest) = url.split_once("://").ok_or_else(|| bad("no scheme"))?;
-        let authority = rest.split('/').next().unwrap_or_default();
-        let (userinfo, hostport) = match authority.rsplit_once('@') {
-            Some((u, h)) => (Some(u), h),
-            None => (None, authority),
-        };
-        let scheme = scheme.to_ascii_lowercase();
-        let (default_port, tls) = match scheme.as_str() {
+    /// Parsed by `url` (WHATWG), as request URLs are: the port is digits
+    /// only, the host is checked and normalised, credentials are
+    /// percent-decoded.
+    fn parse(text: &str) -> Result<Endpoint, Error> {
+        let bad = |why: &str| Error::new(ErrorKind::Config, format!("proxy URL {text:?}: {why}"));
+        let url = url::Url::parse(text).map_err(|e| bad(&e.to_string()))?;
+        let scheme = url.scheme();
+        let (default_port, tls) = match scheme {
             "http" => (80, false),
             "https" => (443, true),
             "socks5" | "socks5h" => (1080, false),
             _ => return Err(bad("the scheme must be http, https, socks5 or socks5h")),
         };
-        let (host, port) = split_host_port(hostport).ok_or_else(|| bad("no host"))?;
-        let port = match port {
-            Some(p) => p.parse().map_err(|_| bad("bad port"))?,
-            None => default_port,
+        let host = match url.host() {
+            Some(url::Host::Domain(name)) if !name.is_empty() => name.to_owned(),
+            Some(url::Host::Ipv4(ip)) => ip.to_string(),
+            Some(url::Host::Ipv6(ip)) => ip.to_string(),
+            _ => return Err(bad("no host")),
         };
-        let credentials = match userinfo {
-            Some(u) => {
-                let (user, pass) = u.split_once(':').unwrap_or((u, ""));
-                Some((percent_decode(user), percent_decode(pass)))
-            }
-            None => None,
+        let port = url.port().unwrap_or(default_port);
+        let decoded = |s: &str| percent_decode_str(s).decode_utf8_lossy().into_owned();
+        let credentials = match (url.username(), url.password()) {
+            ("", None) => None,
+            (user, pass) => Some((decoded(user), decoded(pass.unwrap_or_default()))),
         };
         let kind = if scheme.starts_with("http") {
             let auth = match credentials {
@@ -211,12 +212,12 @@ impl Endpoint {
                 return Err(bad("SOCKS5 credentials are at most 255 bytes each"));
             }
             Kind::Socks5 {
-                remote_dns: scheme.eq_ignore_ascii_case("socks5h"),
+                remote_dns: scheme == "socks5h",
                 auth: credentials,
             }
         };
         Ok(Endpoint {
-            host: host.to_owned(),
+            host,
             port,
             tls,
             kind,
@@ -237,25 +238,10 @@ fn split_host_port(s: &str) -> Option<(&str, Option<&str>)> {
     (!host.is_empty()).then_some((host, port))
 }
 
-/// `%XX` escapes in proxy credentials (`p%40ss` for `p@ss`).
-fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = |b: u8| (b as char).to_digit(16);
-        match (bytes[i], bytes.get(i + 1), bytes.get(i + 2)) {
-            (b'%', Some(&h), Some(&l)) if hex(h).is_some() && hex(l).is_some() => {
-                out.push((hex(h).unwrap_or(0) * 16 + hex(l).unwrap_or(0)) as u8);
-                i += 3;
-            }
-            (b, _, _) => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
+/// A CIDR block's prefix length: `1*3DIGIT` (`/+8` and `/ 8` are not one).
+fn prefix_bits(text: &str) -> Option<u8> {
+    let digits = !text.is_empty() && text.len() <= 3 && text.bytes().all(|b| b.is_ascii_digit());
+    digits.then(|| text.parse().ok()).flatten()
 }
 
 /// A `NO_PROXY` list.
@@ -275,13 +261,21 @@ impl NoProxy {
                 continue;
             }
             let (addr, bits) = match entry.split_once('/') {
-                Some((a, b)) => (a, b.parse::<u8>().ok()),
+                Some((a, b)) => (a, Some(b)),
                 None => (entry, None),
             };
             let bare = addr.trim_start_matches('[').trim_end_matches(']');
             if let Ok(ip) = bare.parse::<IpAddr>() {
                 let max = if ip.is_ipv4() { 32 } else { 128 };
-                n.nets.push((ip, bits.unwrap_or(max).min(max)));
+                match bits.map(prefix_bits) {
+                    None => n.nets.push((ip, max)),
+                    Some(Some(bits)) if bits <= max => n.nets.push((ip, bits)),
+                    // As Go's `net.ParseCIDR` refuses it: the entry matches nothing.
+                    Some(_) => tracing::warn!(
+                        entry,
+                        "NO_PROXY: a CIDR prefix that is not 0 to {max}; the entry matches nothing"
+                    ),
+                }
                 continue;
             }
             // A port in the entry is not matched: the host alone decides.
@@ -369,7 +363,18 @@ mod tests {
         assert_eq!((e.host.as_str(), e.port, e.tls), ("proxy.local", 443, true));
         assert!(matches!(e.kind, Kind::Http { auth: Some(_) }), "{e:?}");
         assert!(!Endpoint::parse("http://proxy.local").unwrap().tls);
-        for bad in ["proxy:3128", "ftp://p", "https://", "http://", "http://p:x"] {
+        for bad in [
+            "proxy:3128",
+            "ftp://p",
+            "https://",
+            "http://",
+            "http://p:x",
+            "http://p:+8080",
+            "http://p:-1",
+            "http://p: 80",
+            "http://p:65536",
+            "socks5://p:+1080",
+        ] {
             assert_eq!(
                 Endpoint::parse(bad).unwrap_err().kind(),
                 ErrorKind::Config,
@@ -407,6 +412,32 @@ mod tests {
             assert!(!n.matches(host), "{host}");
         }
         assert!(NoProxy::parse("*").matches("anything"));
+    }
+
+    /// A CIDR block's prefix is `1*3DIGIT` up to the address's bits, as Go's
+    /// `net.ParseCIDR` takes it. Any other entry with a slash matches nothing:
+    /// read as `/8`, `/+8` bypassed the proxy for a whole network the user
+    /// never wrote; read as the bare address, `/x` bypassed it for one host.
+    #[test]
+    fn a_cidr_prefix_that_is_not_digits_matches_nothing() {
+        let wide = NoProxy::parse("10.0.0.0/8, fd00::/8");
+        assert!(wide.matches("10.9.9.9") && wide.matches("[fd00::1]"));
+        for entry in [
+            "10.0.0.0/+8",
+            "10.0.0.0/ 8",
+            "10.0.0.0/x",
+            "10.0.0.0/",
+            "10.0.0.0/33",
+            "10.0.0.0/0008",
+            "fd00::/+8",
+            "fd00::/129",
+            "[fd00::]/+8",
+        ] {
+            let n = NoProxy::parse(entry);
+            for host in ["10.0.0.0", "10.9.9.9", "[fd00::]", "[fd00::1]"] {
+                assert!(!n.matches(host), "{entry} matched {host}");
+            }
+        }
         assert!(!NoProxy::parse("").matches("anything"));
     }
 

@@ -80,6 +80,10 @@ pub fn cases() -> Vec<Case> {
             &["alt-svc: h3=\":1, h3=\":2\""],
         ),
         with("alt-svc-percent-junk", &["alt-svc: h%3=\":1\", %zz=\":2\""]),
+        with(
+            "alt-svc-signed-escape-and-port",
+            &["alt-svc: h%+3=\":1\", h3=\":+443\", h3=\":-1\""],
+        ),
         with("alt-svc-clear", &["alt-svc: clear"]),
         with(
             "alt-svc-clear-among-entries",
