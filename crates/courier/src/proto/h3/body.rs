@@ -140,6 +140,13 @@ impl Drop for Unfinished {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
     Data,
+    /// The trailers are handed on; only the stream's end may follow
+    /// (RFC 9114 §4.1: a DATA or HEADERS frame after them is
+    /// H3_FRAME_UNEXPECTED). The next poll fails on such a frame if it has
+    /// arrived, and otherwise ends the body without waiting for the FIN:
+    /// hypercorn 0.18 never sends one after trailers, and a caller
+    /// collecting the body would wait out its deadline.
+    Trailers,
     Done,
 }
 
@@ -251,6 +258,20 @@ impl http_body::Body for RecvBody {
         let Some(inner) = this.inner() else {
             return Poll::Ready(None);
         };
+        if this.state == State::Trailers {
+            return match this.reader.poll_frame(cx) {
+                Poll::Ready(Ok(Some(frame))) => {
+                    let error = unexpected(&inner, &frame, "after the trailers");
+                    this.finish(false);
+                    Poll::Ready(Some(Err(error)))
+                }
+                // The end, or not here yet: not waited for.
+                _ => {
+                    this.finish(true);
+                    Poll::Ready(None)
+                }
+            };
+        }
         match ready!(this.reader.poll_frame(cx)) {
             Ok(Some(Frame::Data(data))) => {
                 this.received += data.len() as u64;
@@ -278,7 +299,10 @@ impl http_body::Body for RecvBody {
                 }
                 match head::trailer_fields(&block, inner.config.max_field_section) {
                     Ok(trailers) => {
-                        this.finish(true);
+                        this.state = State::Trailers;
+                        if let Some(guard) = &mut this.guard {
+                            guard.answered = true;
+                        }
                         Poll::Ready(Some(Ok(BodyFrame::trailers(trailers))))
                     }
                     Err(e) => {
@@ -330,9 +354,10 @@ impl http_body::Body for RecvBody {
 
 impl Drop for RecvBody {
     fn drop(&mut self) {
-        if self.state != State::Done {
+        if self.state == State::Data {
             // Unread: the server stops sending, the stream is freed, the
-            // connection goes on.
+            // connection goes on. (After the trailers the response is
+            // whole: quinn's own drop stops the stream quietly.)
             self.reader.stop(code::REQUEST_CANCELLED);
         }
         // The guard (dropped with the body, if still held) frees the slot.

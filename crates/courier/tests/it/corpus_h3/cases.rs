@@ -633,6 +633,42 @@ pub fn all() -> Vec<Case> {
             ]),
         )
         .err(ErrorKind::HeadersTooLarge),
+        // A frame after the trailers (RFC 9114 §4.1: H3_FRAME_UNEXPECTED),
+        // written with them: the trailers were read as the end of the body,
+        // its bytes ignored. (One that comes later is not waited for.)
+        Case::new(
+            "data-after-trailers",
+            with_control(vec![
+                Accept,
+                Write(headers(&section(200, &[]))),
+                Write(frame(DATA, BODY)),
+                Write([headers(&many_trailers(1)), frame(DATA, b"more")].concat()),
+                Fin,
+            ]),
+        ),
+        Case::new(
+            "headers-after-trailers",
+            with_control(vec![
+                Accept,
+                Write(headers(&section(200, &[]))),
+                Write(frame(DATA, BODY)),
+                Write(headers(&many_trailers(1)).repeat(2)),
+                Fin,
+            ]),
+        ),
+        // Trailers, then an unknown frame type: ignored (§9), the body ends.
+        Case::new(
+            "unknown-frame-after-trailers",
+            with_control(vec![
+                Accept,
+                Write(headers(&section(200, &[]))),
+                Write(frame(DATA, BODY)),
+                Write(headers(&many_trailers(1))),
+                Write(unknown_small.clone()),
+                Fin,
+            ]),
+        )
+        .ok(BODY),
         // 0-RTT (issue 31): the script plays on a resumed connection whose
         // GET went in early data. `425 Too Early` every time: sent again
         // once after the handshake, then the 425 is the answer (a third
