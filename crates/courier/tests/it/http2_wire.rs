@@ -838,6 +838,58 @@ async fn a_header_list_far_over_the_limit_fails_with_headers_too_large() {
     finish(client, server).await;
 }
 
+/// The server's SETTINGS_MAX_HEADER_LIST_SIZE (RFC 9113 §6.5.2): a request
+/// head over it fails with `InvalidRequest` and never goes out (the server
+/// said it would refuse it, and an intermediary may close the connection
+/// on it); heads within it go out on the same connection. It used to be
+/// sent regardless.
+#[tokio::test]
+async fn a_request_head_over_the_servers_header_list_limit_is_not_sent() {
+    const SETTINGS_MAX_HEADER_LIST_SIZE: u16 = 0x6;
+    let (url, server) = serve(|listener| async move {
+        let mut peer = Peer::accept(&listener, &[(SETTINGS_MAX_HEADER_LIST_SIZE, 1_000)]).await;
+        let mut seen = Vec::new();
+        while let Some(f) = peer.next().await {
+            if f.ty == HEADERS {
+                seen.push(f.payload.len());
+                peer.respond(f.stream, b"small").await;
+            }
+        }
+        seen
+    })
+    .await;
+    let client = h2c().build().unwrap();
+    // The first answer comes after the server's SETTINGS: applied from here.
+    assert_eq!(fetch(&client, &url).await.unwrap(), "small");
+    let big = "b".repeat(1_000);
+    let err = within(
+        "the oversized request",
+        client.get(&url).header("x-big", &big).send(),
+    )
+    .await
+    .expect_err("a head over the server's limit must fail");
+    assert_eq!(err.kind(), ErrorKind::InvalidRequest, "{err}");
+    assert!(
+        format!("{err:#}").contains("MAX_HEADER_LIST_SIZE 1000"),
+        "{err:#}"
+    );
+    // Well within: 500 bytes of it.
+    let fits = "b".repeat(500);
+    let res = client
+        .get(&url)
+        .header("x-big", &fits)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.bytes().await.unwrap(), "small");
+    assert_eq!(client.metrics().connections_established, 1);
+    let seen = finish(client, server).await;
+    assert!(
+        seen.len() == 2 && seen[1] > 300,
+        "HEADERS sizes the server saw: {seen:?}"
+    );
+}
+
 // ---------------------------------------------------------------------------
 // 12. Frame size limit.
 

@@ -263,6 +263,12 @@ impl State {
                 return Poll::Ready(Err(StreamError::NoExtendedConnect));
             }
         }
+        if let Some(max) = self.send.max_header_list() {
+            let size = super::header_list::size(head);
+            if size > u64::from(max) {
+                return Poll::Ready(Err(StreamError::HeadOverPeerLimit { size, max }));
+            }
+        }
         if self.counts.is_full() {
             self.counts.wait(cx);
             return Poll::Pending;

@@ -45,6 +45,7 @@ pub(crate) fn on_settings(
                 }
             }
             setting::MAX_FRAME_SIZE => st.send.set_max_frame(value),
+            setting::MAX_HEADER_LIST_SIZE => st.send.set_max_header_list(value),
             _ => {}
         }
     }

@@ -17,7 +17,8 @@
 //!
 //! Layout: [`frame`] and [`hpack`] are the wire formats, [`encode`] and
 //! [`head`] the request and response heads in them ([`template`] the last
-//! request head's bytes, kept to copy). The connection's state
+//! request head's bytes, kept to copy; [`header_list`] its size as the
+//! server's SETTINGS_MAX_HEADER_LIST_SIZE counts it). The connection's state
 //! ([`conn`]: what streams and driver share, behind one lock) is made of
 //! parts, each a type in a leaf file with fields of its own, after h2's
 //! `Recv`/`Send`/`Counts`: [`streams`] the slab of stream slots, each with
@@ -59,6 +60,7 @@ pub(crate) mod grow;
 #[cfg(test)]
 mod grow_tests;
 pub(crate) mod head;
+pub(crate) mod header_list;
 pub(crate) mod hpack;
 pub(crate) mod keepalive;
 mod linger;

@@ -66,6 +66,7 @@ impl Sender {
             peer: Peer {
                 max_frame: frame::DEFAULT_MAX_FRAME_SIZE,
                 initial_window: frame::DEFAULT_WINDOW,
+                max_header_list: None,
                 connect_protocol: false,
             },
             encoder: hpack::Encoder::new(),
@@ -145,6 +146,16 @@ impl Sender {
     /// The server's SETTINGS_INITIAL_WINDOW_SIZE; the one it replaces.
     pub(crate) fn set_initial_window(&mut self, value: u32) -> u32 {
         std::mem::replace(&mut self.peer.initial_window, value)
+    }
+
+    /// The server's SETTINGS_MAX_HEADER_LIST_SIZE, if it said one.
+    pub(crate) fn max_header_list(&self) -> Option<u32> {
+        self.peer.max_header_list
+    }
+
+    /// The server's SETTINGS_MAX_HEADER_LIST_SIZE.
+    pub(crate) fn set_max_header_list(&mut self, value: u32) {
+        self.peer.max_header_list = Some(value);
     }
 
     /// The server's SETTINGS_MAX_FRAME_SIZE.
