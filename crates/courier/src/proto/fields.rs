@@ -10,8 +10,16 @@
 //! - A request leaves out the connection-specific fields it was given.
 //! - A server's trailers lose the fields that cannot be trailers (over
 //!   HTTP/1.1 too).
+//! - A response has at most [`MAX_INTERIM`] interim heads (over HTTP/1.1
+//!   too: HTTP/3 used to stop at 16, the others at 32).
 
 use http::header::{self, HeaderMap, HeaderName};
+
+/// Interim (1xx) heads one response may have before its final head. A real
+/// server sends a few (100 Continue, 102 Processing, 103 Early Hints); each
+/// costs a parse, and a server that sends them in a loop would hold the
+/// request, and a core, for ever.
+pub(crate) const MAX_INTERIM: u8 = 32;
 
 /// Names HTTP/2 and HTTP/3 forbid in a request's fields (`host`'s value goes
 /// in `:authority`); `te` is allowed only as "trailers".

@@ -15,16 +15,10 @@ pub(crate) use super::names::Names;
 use super::seen::FirstLength;
 pub(super) use super::seen::Seen;
 use crate::error::{Error, ErrorKind};
+use crate::proto::fields::MAX_INTERIM;
 
 /// More header lines than this is a malformed (or hostile) response; hyper uses the same bound.
 const MAX_HEADERS: usize = 100;
-
-/// Interim (1xx) heads one response may have before its final head. A real
-/// server sends a few (100 Continue, 102 Processing, 103 Early Hints); each
-/// costs a parse, and a server that sends them in a loop would hold the
-/// request, and a core, for ever (the HTTP/2 side bounds them per stream
-/// alike).
-pub(crate) const MAX_INTERIM: u32 = 32;
 
 /// How the body after a head ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -436,10 +430,10 @@ impl Interim {
     pub(crate) fn count(&mut self, len: usize, max_head: usize) -> Result<(), Error> {
         self.heads += 1;
         self.bytes = self.bytes.saturating_add(len);
-        if self.heads > MAX_INTERIM {
-            return Err(Error::msg(
+        if self.heads > u32::from(MAX_INTERIM) {
+            return Err(Error::new(
                 ErrorKind::Protocol,
-                "peer flooded interim (1xx) responses: more than 32 before the final one",
+                format!("peer flooded interim (1xx) responses: more than {MAX_INTERIM} before the final one"),
             ));
         }
         if self.bytes > max_head {

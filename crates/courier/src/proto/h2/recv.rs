@@ -14,6 +14,7 @@ use super::goaway;
 use super::head::{Block, BlockDecoder, BlockError};
 use super::stream_state::legal;
 use super::streams::Stream;
+use crate::proto::fields::MAX_INTERIM;
 
 /// Checks the server's first frame header: its preface is a SETTINGS frame
 /// (RFC 9113 §3.4), anything else a connection error. A server that does not
@@ -38,11 +39,6 @@ pub(crate) fn preface(first: &[u8; frame::HEADER_LEN]) -> Result<(), ConnError> 
 /// SETTINGS parameters one frame may carry; RFC 9113 defines 6 and a frame
 /// may hold 2730, each applied in turn (nghttp2's limit).
 const MAX_SETTINGS: usize = 32;
-
-/// Interim (1xx) heads one stream may receive: 100, 102 and 103 are a few,
-/// and the count ends a server that holds a request on them for ever while
-/// other streams' work pays its flood budget.
-const MAX_INFORMATIONAL: u8 = 32;
 
 /// A header block being assembled from HEADERS and CONTINUATION frames.
 struct Pending {
@@ -287,7 +283,9 @@ impl Reader {
             }
             Ok(Block::Informational) => {
                 stream.informational = stream.informational.saturating_add(1);
-                if stream.informational > MAX_INFORMATIONAL {
+                // Past the bound: a server that holds a request on them for
+                // ever while other streams' work pays its flood budget.
+                if stream.informational > MAX_INTERIM {
                     return Err(ConnError::flooded(Glitch::Informational.what()));
                 }
                 st.glitch(Glitch::Informational)

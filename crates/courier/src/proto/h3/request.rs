@@ -25,15 +25,13 @@ use super::send_head::{take_body, Outgoing, SendHead};
 use crate::body::Body;
 use crate::error::{Error, ErrorKind};
 use crate::proto::exchange::{HandedBack, SendError, Sent};
+use crate::proto::fields::MAX_INTERIM;
 
 /// RFC 8470's `425 Too Early`.
 const TOO_EARLY: http::StatusCode = match http::StatusCode::from_u16(425) {
     Ok(status) => status,
     Err(_) => http::StatusCode::BAD_REQUEST,
 };
-
-/// Interim (1xx) responses read before the final one; more is a hostile peer.
-const MAX_INTERIM: usize = 16;
 
 /// The response head and body of an answered request, its body as the
 /// caller holds it (`B`: the transport's `Source`, made here where the
@@ -354,7 +352,7 @@ fn send_once<B: From<Box<RecvBody>>>(
                 Ok(Some(Frame::Headers(block))) => match inner.response_head(&block) {
                     Ok(head) if head.parts.status.is_informational() => {
                         interim += 1;
-                        if usize::from(interim) > MAX_INTERIM {
+                        if interim > MAX_INTERIM {
                             reader.stop(code::REQUEST_CANCELLED);
                             return Err(fail(
                                 Error::msg(ErrorKind::Protocol, "too many interim (1xx) responses"),

@@ -353,6 +353,18 @@ pub fn all() -> Vec<Case> {
                 Fin,
             ]),
         ),
+        // As many interim heads as HTTP/1.1 and HTTP/2 take (32): the
+        // answer after them is read (HTTP/3 used to stop at 16).
+        Case::new(
+            "interim-at-the-bound",
+            with_control(vec![
+                Accept,
+                Write(headers(&section(103, &[("link", b"</a>")])).repeat(32)),
+                Write(wire::ok(BODY)),
+                Fin,
+            ]),
+        )
+        .ok(BODY),
         // A server that stops reading an upload and never answers.
         Case::new("server-stops-reading", with_control(vec![Accept, Serve]))
             .send(Send::Upload(8 << 20))
