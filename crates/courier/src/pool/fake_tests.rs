@@ -761,6 +761,35 @@ async fn a_lowered_slot_limit_holds_new_requests_until_the_streams_above_it_end(
     .await;
 }
 
+/// A server whose stream limit is above the one assumed until its
+/// SETTINGS (HTTP/2 assumes 100; nginx says 128): 256 requests at once
+/// need two connections, and take two.
+#[tokio::test]
+async fn a_limit_above_the_assumed_one_opens_only_the_connections_needed() {
+    within(async {
+        let (pool, metrics) = pool::<true>(usize::MAX);
+        let knobs = knobs("above-assumed.test");
+        knobs.assumed.store(100, SeqCst);
+        knobs.slots.store(128, SeqCst);
+        let origin = origin(&pool, "above-assumed.test");
+        let requests: Vec<_> = (0..256).map(|_| request(&origin)).collect();
+        until("100 on the first connection, the rest wait", || {
+            metrics.protocol(LABEL).slots_active.get() == 100
+                && metrics.requests_queued.get() == 156
+        })
+        .await;
+        knobs.declare(0);
+        let mut leases = Vec::new();
+        for r in requests {
+            leases.push(r.await.unwrap());
+        }
+        let on = |id| leases.iter().filter(|(_, c)| *c == id).count();
+        assert_eq!(knobs.dials.load(SeqCst), 2, "{:?}", (on(0), on(1), on(2)));
+        assert_eq!((on(0), on(1)), (128, 128));
+    })
+    .await;
+}
+
 #[tokio::test]
 async fn a_shared_connection_takes_requests_before_its_peer_declares_its_slots() {
     within(async {

@@ -156,12 +156,16 @@ impl<P: Protocol> SharedSlot<P> {
     /// the caller (the driver may change it meanwhile, on another thread).
     ///
     /// The streams it may carry at once: what its peer declared; before
-    /// that, what the protocol assumes, but no more than the origin's
-    /// connections declared (`hint`): a server that allows 8 is not sent
-    /// 100 streams on each new connection only to refuse 92.
+    /// that, what the origin's connections declared (`hint`), which is what
+    /// the planning counts on it for: a server that allows 8 is not sent
+    /// 100 streams on each new connection only to refuse 92, and 256
+    /// requests to one that allows 128 do not wait for a third connection
+    /// because the second, undeclared, took only the 100 HTTP/2 assumes.
+    /// (The streams past the protocol's assumption wait in the connection
+    /// for its peer's SETTINGS.) With no hint, what the protocol assumes.
     fn has_room_at(&self, max: usize, budget: Option<usize>, hint: Option<usize>) -> bool {
         let slots = match hint {
-            Some(hint) if !self.declared => max.min(hint),
+            Some(hint) if !self.declared => hint,
             _ => max,
         };
         !self.retiring && self.active < slots && budget.is_none_or(|b| self.opened < b)
