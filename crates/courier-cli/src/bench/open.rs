@@ -14,7 +14,7 @@
 //! those requests itself; when its timer fires, it sends every request that has come due, so the
 //! timer's 1 ms resolution is not a limit, and those requests share the connection's writes.
 
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -80,10 +80,14 @@ pub async fn run(
         .metrics()
         .num_workers()
         .max(1) as u64;
+    // Per client: no response yet. Requests sent until then find a cold pool, and are the
+    // open loop's first requests (`first.rs`).
+    let cold: Arc<[AtomicBool]> = clients.iter().map(|_| AtomicBool::new(true)).collect();
     let clients: Arc<[BenchClient]> = clients.into();
     let handles: Vec<_> = (0..senders)
         .map(|first| {
             let (plan, clients, pacer) = (Arc::clone(plan), Arc::clone(&clients), pacer.clone());
+            let cold = Arc::clone(&cold);
             let (slots, taken) = (Arc::clone(&slots), Arc::clone(&taken));
             tokio::spawn(async move {
                 let share = Share {
@@ -97,12 +101,22 @@ pub async fn run(
                     tick,
                     stop: &plan.stop,
                 };
-                let (plan, clients) = (&*plan, &*clients);
+                let (plan, clients, cold) = (&*plan, &*clients, &*cold);
                 sender::run(share, |i, due, start, measured| {
-                    let client = &clients[(i % clients.len() as u64) as usize];
+                    let c = (i % clients.len() as u64) as usize;
+                    let (client, cold) = (&clients[c], &cold[c]);
+                    let sent_cold = cold.load(Ordering::Relaxed);
                     async move {
                         let (outcome, _) =
                             request::send(client, &plan.template, i as usize, start).await;
+                        if sent_cold {
+                            if let Some(first) = &plan.first {
+                                first.record(&outcome);
+                            }
+                            if matches!(outcome, request::Outcome::Response(_)) {
+                                cold.store(false, Ordering::Relaxed);
+                            }
+                        }
                         if measured {
                             plan.record_open_loop(outcome, start.saturating_duration_since(due));
                         }

@@ -98,8 +98,9 @@ pub struct Plan {
     pub in_flight: Option<InFlight>,
     /// Cancelled by Ctrl-C (`interrupt`): no request starts after it.
     pub stop: CancellationToken,
-    /// Each slot's first request, on a cold pool: the closed loop only (long polls open their
-    /// connections before the run, and the open loop has no slots).
+    /// The requests on a cold pool: each slot's first (the closed loop), or those sent before
+    /// their client's first response (the open loop). Long polls open their connections
+    /// before the run.
     pub first: Option<FirstRequests>,
 }
 
@@ -131,7 +132,8 @@ impl Plan {
             budget,
             in_flight: matches!(load.model, Model::LongPoll { .. }).then(InFlight::default),
             stop: CancellationToken::new(),
-            first: matches!(load.model, Model::Closed).then(FirstRequests::default),
+            first: matches!(load.model, Model::Closed | Model::Open { .. })
+                .then(FirstRequests::default),
         }
     }
 

@@ -207,12 +207,22 @@ pub fn rows(r: &BenchReport) -> Vec<Row> {
     rows.number("Mean CPU usage (%)", r.process.cpu_mean_pct, 0, Neither);
     rows.number("Duration (s)", r.duration_s, 2, Neither);
     if let Some(first) = &r.first_requests {
-        // The slots' first requests opened the pool's connections: the latency a service sees
-        // when it starts, which the percentiles above (over warm connections) hide.
+        // The first requests opened the pool's connections: the latency a service sees when it
+        // starts, which the percentiles above (over warm connections) hide.
         let latency = &first.latency_last_byte_ms;
+        let (p50, max) = match r.open_loop {
+            None => (
+                "First request of each slot (ms) - p50",
+                "First request of each slot (ms) - max",
+            ),
+            Some(_) => (
+                "Requests before the first response (ms) - p50",
+                "Requests before the first response (ms) - max",
+            ),
+        };
         if latency.count > 0 {
-            rows.ms("First request of each slot (ms) - p50", latency.p50);
-            rows.ms("First request of each slot (ms) - max", latency.max);
+            rows.ms(p50, latency.p50);
+            rows.ms(max, latency.max);
         }
         if first.failed > 0 {
             rows.count("First requests failed", first.failed, Lower);
