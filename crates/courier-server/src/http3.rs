@@ -191,6 +191,27 @@ async fn drive(
 
 type Resolver = h3::server::RequestResolver<h3_quinn::Connection, Bytes>;
 
+/// A request's content-length: `Err` unless every copy is `1*DIGIT` and
+/// all are the same (as courier's client reads a response's).
+fn declared_length(headers: &http::HeaderMap) -> Result<Option<u64>, ()> {
+    let mut declared = None;
+    for value in headers.get_all(CONTENT_LENGTH) {
+        let digits = value.as_bytes();
+        if digits.is_empty() || digits.len() > 19 || !digits.iter().all(u8::is_ascii_digit) {
+            return Err(());
+        }
+        let n = std::str::from_utf8(digits)
+            .ok()
+            .and_then(|d| d.parse::<u64>().ok())
+            .ok_or(())?;
+        if declared.is_some_and(|d| d != n) {
+            return Err(());
+        }
+        declared = Some(n);
+    }
+    Ok(declared)
+}
+
 /// One request stream, until answered or the connection is gone (a fault,
 /// or a request that never answers).
 async fn request(
@@ -224,7 +245,21 @@ async fn respond(resolver: Resolver, service: &CourierService, early: bool) {
     // the body on HTTP/1.1 and HTTP/2; here it is not sent).
     let head_only = req.method() == http::Method::HEAD;
     let (mut send, recv) = stream.split();
-    let req = req.map(|()| RequestBody::http3(recv));
+    // hyper holds HTTP/1.1 and HTTP/2 bodies to their content-length; h3
+    // 0.0.8 does not (RFC 9114 §4.1.2: a mismatch is malformed).
+    let Ok(declared) = declared_length(req.headers()) else {
+        let why = Bytes::from_static(b"content-length must be digits, every copy the same\n");
+        let head = Response::builder()
+            .status(StatusCode::BAD_REQUEST)
+            .header(CONTENT_LENGTH, why.len())
+            .body(())
+            .expect("a valid response head");
+        if send.send_response(head).await.is_ok() && send.send_data(why).await.is_ok() {
+            let _ = send.finish().await;
+        }
+        return;
+    };
+    let req = req.map(|()| RequestBody::http3(recv, declared));
     let Ok(response) = service.handle(req).await else {
         // `/fault/rst-stream`.
         send.stop_stream(h3::error::Code::H3_INTERNAL_ERROR);

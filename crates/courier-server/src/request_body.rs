@@ -32,6 +32,10 @@ pub(crate) enum RequestBody {
         done: bool,
         /// "No more data" answers from h3 in a row.
         ends: u8,
+        /// The request's content-length, and the bytes read so far: a
+        /// body longer or shorter fails (RFC 9114 §4.1.2).
+        declared: Option<u64>,
+        received: u64,
     },
 }
 
@@ -45,11 +49,13 @@ pub(crate) enum RequestBody {
 const ENDS: u8 = 4;
 
 impl RequestBody {
-    pub(crate) fn http3(stream: H3RecvStream) -> Self {
+    pub(crate) fn http3(stream: H3RecvStream, declared: Option<u64>) -> Self {
         RequestBody::Http3 {
             stream: Some(Box::new(stream)),
             done: false,
             ends: 0,
+            declared,
+            received: 0,
         }
     }
 }
@@ -130,18 +136,32 @@ impl Body for RequestBody {
                 stream: Some(stream),
                 done,
                 ends,
+                declared,
+                received,
             } => loop {
                 match stream.poll_recv_data(cx) {
                     Poll::Pending => return Poll::Pending,
                     Poll::Ready(Ok(Some(mut buf))) => {
                         *ends = 0;
                         let data = buf.copy_to_bytes(buf.remaining());
+                        *received += data.len() as u64;
+                        if declared.is_some_and(|n| *received > n) {
+                            *done = true;
+                            return Poll::Ready(Some(Err(
+                                "request body longer than its content-length".into(),
+                            )));
+                        }
                         return Poll::Ready(Some(Ok(Frame::data(data))));
                     }
                     // Maybe an empty DATA frame: asked again (see `ENDS`).
                     Poll::Ready(Ok(None)) if *ends + 1 < ENDS => *ends += 1,
                     Poll::Ready(Ok(None)) => {
                         *done = true;
+                        if declared.is_some_and(|n| *received < n) {
+                            return Poll::Ready(Some(Err(
+                                "request body shorter than its content-length".into(),
+                            )));
+                        }
                         return Poll::Ready(None);
                     }
                     Poll::Ready(Err(err)) => {

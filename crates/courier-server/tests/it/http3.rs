@@ -317,11 +317,28 @@ async fn http3_needs_tls() {
 /// `POST /echo` HEADERS frame (QPACK, static table and literals), then
 /// `frames`, then FIN. Returns the response's DATA payloads, joined.
 async fn raw_upload(client: &H3Client, authority: &str, frames: &[u8]) -> Vec<u8> {
+    raw_upload_declaring(client, authority, &[], frames)
+        .await
+        .expect("response")
+}
+
+/// [`raw_upload`] with a `content-length` field of each of `lengths`; the
+/// response's DATA payloads, or why the response stream failed.
+async fn raw_upload_declaring(
+    client: &H3Client,
+    authority: &str,
+    lengths: &[&str],
+    frames: &[u8],
+) -> Result<Vec<u8>, quinn::ReadToEndError> {
     let mut block = vec![0x00, 0x00, 0xc0 | 20, 0xc0 | 23]; // :method POST, :scheme https
     block.extend_from_slice(&[0x51, 5]); // :path, literal value
     block.extend_from_slice(b"/echo");
     block.extend_from_slice(&[0x50, authority.len() as u8]); // :authority
     block.extend_from_slice(authority.as_bytes());
+    for length in lengths {
+        block.extend_from_slice(&[0x54, length.len() as u8]); // content-length
+        block.extend_from_slice(length.as_bytes());
+    }
     let mut request = vec![0x01, block.len() as u8];
     request.extend(block);
     request.extend_from_slice(frames);
@@ -332,9 +349,7 @@ async fn raw_upload(client: &H3Client, authority: &str, frames: &[u8]) -> Vec<u8
         .await
         .expect("write");
     send.finish().expect("finish");
-    let response = bounded("response", recv.read_to_end(1 << 20))
-        .await
-        .expect("response");
+    let response = bounded("response", recv.read_to_end(1 << 20)).await?;
     // Frames: type and length as QUIC varints (RFC 9000 §16).
     fn varint(bytes: &[u8], at: &mut usize) -> u64 {
         let len = 1 << (bytes[*at] >> 6);
@@ -354,7 +369,36 @@ async fn raw_upload(client: &H3Client, authority: &str, frames: &[u8]) -> Vec<u8
         }
         at += len;
     }
-    data
+    Ok(data)
+}
+
+/// An upload whose body does not match its content-length is malformed
+/// (RFC 9114 §4.1.2): `/echo` must not answer it as a whole request (it
+/// echoed `hello` for a declared 10, which a proxy in front would have
+/// forwarded as a request 5 bytes short). A content-length that is not
+/// `1*DIGIT` in every copy, every copy the same, is refused with a 400.
+#[tokio::test]
+async fn an_upload_that_breaks_its_content_length_is_not_answered_whole() {
+    let (server, ca) = h3_server(ServerConfig::default()).await;
+    let client = h3_client(&server, &ca).await;
+    let authority = server.http3_addr().expect("address").to_string();
+    let data = |bytes: &[u8]| [&[0x00, bytes.len() as u8][..], bytes].concat();
+    let hello = data(b"hello");
+    for (what, lengths) in [("shorter", &["10"][..]), ("longer", &["3"][..])] {
+        let echoed = raw_upload_declaring(&client, &authority, lengths, &hello).await;
+        assert!(echoed.is_err(), "{what}: answered {echoed:?}");
+    }
+    for bad in [&["+5"][..], &["5", "6"][..], &["5, 5"][..], &[""][..]] {
+        let echoed = raw_upload_declaring(&client, &authority, bad, &hello).await;
+        // The 400's body says why; never the upload echoed.
+        let echoed = String::from_utf8_lossy(&echoed.expect("a 400")).into_owned();
+        assert!(echoed.contains("content-length"), "{bad:?}: {echoed}");
+    }
+    let exact = raw_upload_declaring(&client, &authority, &["5", "5"], &hello).await;
+    assert_eq!(exact.expect("answered"), b"hello");
+    // The connection is still good for a regular request.
+    let after = client.get("/bytes/3").await.expect("GET after");
+    assert_eq!(after.status, StatusCode::OK);
 }
 
 /// Uploads whose DATA frames are empty somewhere (RFC 9114 allows them),
