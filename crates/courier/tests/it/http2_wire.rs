@@ -841,17 +841,19 @@ async fn a_header_list_far_over_the_limit_fails_with_headers_too_large() {
 /// The server's SETTINGS_MAX_HEADER_LIST_SIZE (RFC 9113 §6.5.2): a request
 /// head over it fails with `InvalidRequest` and never goes out (the server
 /// said it would refuse it, and an intermediary may close the connection
-/// on it); heads within it go out on the same connection. It used to be
-/// sent regardless.
+/// on it); heads within it go out on the same connection. Trailers over it
+/// reset their stream. Both used to be sent regardless.
 #[tokio::test]
 async fn a_request_head_over_the_servers_header_list_limit_is_not_sent() {
     const SETTINGS_MAX_HEADER_LIST_SIZE: u16 = 0x6;
     let (url, server) = serve(|listener| async move {
         let mut peer = Peer::accept(&listener, &[(SETTINGS_MAX_HEADER_LIST_SIZE, 1_000)]).await;
+        // (frame type, stream, payload length) of what the client sent.
         let mut seen = Vec::new();
         while let Some(f) = peer.next().await {
-            if f.ty == HEADERS {
-                seen.push(f.payload.len());
+            seen.push((f.ty, f.stream, f.payload.len()));
+            // A GET's head, or an upload's end: answered.
+            if f.has(END_STREAM) {
                 peer.respond(f.stream, b"small").await;
             }
         }
@@ -882,12 +884,52 @@ async fn a_request_head_over_the_servers_header_list_limit_is_not_sent() {
         .await
         .unwrap();
     assert_eq!(res.bytes().await.unwrap(), "small");
+    // Trailers over the limit: the upload's stream is reset, its trailers
+    // never sent.
+    let mut trailers = http::HeaderMap::new();
+    trailers.insert("x-big", big.parse().unwrap());
+    let upload = Trailed(Some(Bytes::from_static(b"hi")), Some(trailers));
+    let err = within(
+        "the upload with oversized trailers",
+        client.post(&url).body(courier::Body::wrap(upload)).send(),
+    )
+    .await
+    .expect_err("trailers over the server's limit must fail");
+    assert_eq!(err.kind(), ErrorKind::InvalidRequest, "{err:#}");
     assert_eq!(client.metrics().connections_established, 1);
     let seen = finish(client, server).await;
+    let headers: Vec<_> = seen.iter().filter(|f| f.0 == HEADERS).collect();
     assert!(
-        seen.len() == 2 && seen[1] > 300,
-        "HEADERS sizes the server saw: {seen:?}"
+        headers.len() == 3 && headers[1].2 > 300,
+        "what the server saw: {seen:?}"
     );
+    let upload = headers[2].1;
+    let on_upload: Vec<u8> = seen.iter().filter(|f| f.1 == upload).map(|f| f.0).collect();
+    // Its head, perhaps its data, then the reset: never a second HEADERS.
+    let heads = on_upload.iter().filter(|&&ty| ty == HEADERS).count();
+    assert!(
+        heads == 1 && on_upload.last() == Some(&RST_STREAM),
+        "{seen:?}"
+    );
+}
+
+/// A streamed body: its data, then its trailers.
+struct Trailed(Option<Bytes>, Option<http::HeaderMap>);
+
+impl http_body::Body for Trailed {
+    type Data = Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, Self::Error>>> {
+        let frame = match self.0.take() {
+            Some(data) => Some(http_body::Frame::data(data)),
+            None => self.1.take().map(http_body::Frame::trailers),
+        };
+        std::task::Poll::Ready(frame.map(Ok))
+    }
 }
 
 // ---------------------------------------------------------------------------

@@ -266,7 +266,7 @@ impl State {
         if let Some(max) = self.send.max_header_list() {
             let size = super::header_list::size(head);
             if size > u64::from(max) {
-                return Poll::Ready(Err(StreamError::HeadOverPeerLimit { size, max }));
+                return Poll::Ready(Err(StreamError::FieldsOverPeerLimit { size, max }));
             }
         }
         if self.counts.is_full() {

@@ -68,10 +68,10 @@ pub(crate) enum StreamError {
     /// The server's SETTINGS did not arrive within the connect timeout: the
     /// connection was never established.
     NoSettings,
-    /// The request's header list is larger than the server's
-    /// SETTINGS_MAX_HEADER_LIST_SIZE ([`super::header_list`]). Nothing was
-    /// sent.
-    HeadOverPeerLimit { size: u64, max: u32 },
+    /// The request's head (nothing was sent) or trailers (the stream was
+    /// reset) are larger than the server's SETTINGS_MAX_HEADER_LIST_SIZE
+    /// ([`super::header_list`]).
+    FieldsOverPeerLimit { size: u64, max: u32 },
     /// An extended CONNECT (`:protocol`) to a server whose SETTINGS did not
     /// enable it (RFC 8441 §3). Nothing was sent.
     NoExtendedConnect,
@@ -128,9 +128,9 @@ impl fmt::Display for StreamError {
             StreamError::ClosedAfterGoaway => f.write_str("HTTP/2 connection closed"),
             StreamError::NotOpened(why) => write!(f, "HTTP/2 stream not opened: {why}"),
             StreamError::InvalidRequest(what) => write!(f, "invalid request: {what}"),
-            StreamError::HeadOverPeerLimit { size, max } => write!(
+            StreamError::FieldsOverPeerLimit { size, max } => write!(
                 f,
-                "request header list of {size} bytes over the server's SETTINGS_MAX_HEADER_LIST_SIZE {max}"
+                "request field section of {size} bytes over the server's SETTINGS_MAX_HEADER_LIST_SIZE {max}"
             ),
             StreamError::NoExtendedConnect => f.write_str(
                 "the server did not enable extended CONNECT (SETTINGS_ENABLE_CONNECT_PROTOCOL)",
@@ -163,7 +163,7 @@ impl From<StreamError> for Error {
     fn from(err: StreamError) -> Error {
         let kind = match &err {
             StreamError::HeadersTooLarge => ErrorKind::HeadersTooLarge,
-            StreamError::InvalidRequest(_) | StreamError::HeadOverPeerLimit { .. } => {
+            StreamError::InvalidRequest(_) | StreamError::FieldsOverPeerLimit { .. } => {
                 ErrorKind::InvalidRequest
             }
             StreamError::NoSettings => ErrorKind::ConnectTimeout,

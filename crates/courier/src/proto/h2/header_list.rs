@@ -1,14 +1,15 @@
-//! A request head's size as the server's SETTINGS_MAX_HEADER_LIST_SIZE
-//! counts it (RFC 9113 §6.5.2: each field's name and value, uncompressed,
-//! plus 32), so that a head the server announced it will refuse is refused
-//! here with a clear error and never sent. HTTP/3 does the same with
+//! A request head's (or its trailers') size as the server's
+//! SETTINGS_MAX_HEADER_LIST_SIZE counts it (RFC 9113 §6.5.2: each field's
+//! name and value, uncompressed, plus 32), so that a head the server
+//! announced it will refuse is refused here with a clear error and never
+//! sent (trailers over it reset their stream). HTTP/3 does the same with
 //! SETTINGS_MAX_FIELD_SECTION_SIZE (`proto/h3/request.rs`).
 //!
 //! Counted before the head is encoded: once encoded, its HPACK insertions
 //! are in the table the server must see, and the head can no longer be
 //! taken back. Only servers that announce a limit pay for the count.
 
-use http::{HeaderName, HeaderValue, Method};
+use http::{HeaderMap, HeaderName, HeaderValue, Method};
 
 use super::encode::Head;
 use crate::proto::fields::left_out_of_request;
@@ -29,23 +30,31 @@ pub(crate) fn size(head: &Head<'_>) -> u64 {
         total += field(":path".len(), head.path.len());
     }
     total += field(":authority".len(), head.authority.as_str().len());
-    let sent = |(name, value): (&HeaderName, &HeaderValue)| {
-        let kept = !left_out_of_request(name, value.as_bytes());
-        kept.then(|| field(name.as_str().len(), value.len()))
-    };
-    total += head.headers.iter().filter_map(sent).sum::<u64>();
-    total += head
-        .defaults
-        .iter()
-        .filter(|(name, _)| !head.headers.contains_key(*name) && !head.withheld.contains(name))
-        .filter_map(sent)
-        .sum::<u64>();
+    total += fields_size(head.headers);
+    total +=
+        fields_size(head.defaults.iter().filter(|(name, _)| {
+            !head.headers.contains_key(*name) && !head.withheld.contains(name)
+        }));
     if let Some(len) = head.content_length {
         if !head.headers.contains_key(http::header::CONTENT_LENGTH) {
             total += field("content-length".len(), decimal_len(len));
         }
     }
     total
+}
+
+/// The size of the trailers [`super::encode::trailers`] writes.
+pub(crate) fn trailers_size(trailers: &HeaderMap) -> u64 {
+    fields_size(trailers)
+}
+
+/// The fields of `fields` that go out (what HTTP/2 forbids is left out).
+fn fields_size<'a>(fields: impl IntoIterator<Item = (&'a HeaderName, &'a HeaderValue)>) -> u64 {
+    fields
+        .into_iter()
+        .filter(|(name, value)| !left_out_of_request(name, value.as_bytes()))
+        .map(|(name, value)| (name.as_str().len() + value.len()) as u64 + PER_FIELD)
+        .sum()
 }
 
 fn decimal_len(n: u64) -> usize {
@@ -149,6 +158,23 @@ mod tests {
             };
             assert_eq!(size(&head), decoded_size(&head), "{method} {path}");
         }
+    }
+
+    #[test]
+    fn trailers_count_what_goes_out() {
+        let mut trailers = HeaderMap::new();
+        trailers.insert("grpc-status", HeaderValue::from_static("0"));
+        trailers.insert("connection", HeaderValue::from_static("close"));
+        let mut out = BytesMut::new();
+        super::super::encode::trailers(&mut Encoder::new(), &mut out, 1, &trailers, 1 << 24);
+        let mut decoded = 0;
+        Decoder::new(4096)
+            .decode(&out[HEADER_LEN..], usize::MAX, |n, v| {
+                decoded += (n.len() + v.len()) as u64 + PER_FIELD
+            })
+            .expect("courier's own block decodes");
+        assert_eq!(trailers_size(&trailers), decoded);
+        assert_eq!(decoded, ("grpc-status".len() + 1) as u64 + PER_FIELD);
     }
 
     #[test]

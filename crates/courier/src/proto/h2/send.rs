@@ -160,6 +160,7 @@ impl Future for Pipe {
             };
             let mut st = this.shared.lock();
             let (key, id) = (this.key, this.id);
+            let max_fields = st.send.max_header_list();
             let Some(stream) = st.streams.get(key, id) else {
                 return Poll::Ready(());
             };
@@ -188,6 +189,13 @@ impl Future for Pipe {
                         {
                             let what = "a trailer value holds a control character";
                             return fail(st, key, id, StreamError::InvalidRequest(what));
+                        }
+                        if let (Some(t), Some(max)) = (&trailers, max_fields) {
+                            let size = super::header_list::trailers_size(t);
+                            if size > u64::from(max) {
+                                let over = StreamError::FieldsOverPeerLimit { size, max };
+                                return fail(st, key, id, over);
+                            }
                         }
                         up.trailers = trailers;
                         up.end = true;

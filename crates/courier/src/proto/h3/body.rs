@@ -7,6 +7,7 @@
 
 use std::future::poll_fn;
 use std::pin::Pin;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::task::{ready, Context, Poll};
 
@@ -46,7 +47,8 @@ impl Drop for StreamGuard {
 
 /// Sends `body` on the stream and finishes it, held to `declared` (the
 /// caller's Content-Length) as HTTP/1.1's and HTTP/2's uploads are, and its
-/// trailers to what may go on the wire. `Err` only for the body's own
+/// trailers to what may go on the wire and to the server's
+/// SETTINGS_MAX_FIELD_SECTION_SIZE (read from `inner` when they come). `Err` only for the body's own
 /// failure or such a breach (the stream is then reset with
 /// H3_REQUEST_CANCELLED, never finished: a server or a proxy behind it must
 /// not take the bytes for a whole request); the stream's failures end the
@@ -57,6 +59,7 @@ pub(crate) async fn send_body(
     tx: quinn::SendStream,
     mut body: Body,
     declared: Option<u64>,
+    inner: Arc<Inner>,
 ) -> Result<(), Error> {
     let mut tx = Unfinished {
         tx,
@@ -87,8 +90,18 @@ pub(crate) async fn send_body(
                         if declared.is_some_and(|n| sent != n) {
                             return Err(invalid("request body shorter than its Content-Length"));
                         }
-                        let frame = head::trailers(&trailers).freeze();
-                        if let Err(e) = tx.tx.write_chunk(frame).await {
+                        let encoded = head::trailers(&trailers);
+                        let peer_max = inner.peer_max_field_section.load(Ordering::Acquire);
+                        if encoded.size > peer_max {
+                            return Err(Error::new(
+                                ErrorKind::InvalidRequest,
+                                format!(
+                                    "request trailer section of {} bytes over the server's {peer_max}",
+                                    encoded.size
+                                ),
+                            ));
+                        }
+                        if let Err(e) = tx.tx.write_chunk(encoded.frame).await {
                             tracing::debug!("HTTP/3 request trailers not sent: {e}");
                             return Ok(());
                         }

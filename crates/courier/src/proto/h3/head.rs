@@ -21,8 +21,8 @@ use crate::proto::fields::{
 /// Per-field overhead in a field section's size (RFC 9114 §4.2.2).
 const FIELD_OVERHEAD: u64 = 32;
 
-/// A request head ready to write: the HEADERS frame, and its size as the
-/// server's SETTINGS_MAX_FIELD_SECTION_SIZE counts it.
+/// A request head (or trailer section) ready to write: the HEADERS frame,
+/// and its size as the server's SETTINGS_MAX_FIELD_SECTION_SIZE counts it.
 pub(crate) struct EncodedHead {
     pub(crate) frame: Bytes,
     pub(crate) size: u64,
@@ -113,20 +113,21 @@ pub(crate) fn request<B>(
 }
 
 /// A trailer section as a HEADERS frame.
-pub(crate) fn trailers(trailers: &HeaderMap) -> BytesMut {
+pub(crate) fn trailers(trailers: &HeaderMap) -> EncodedHead {
     let mut block = BytesMut::with_capacity(64);
+    let mut size = 0u64;
     encode::prefix(&mut block);
     for (name, value) in trailers {
         if !left_out_of_request(name, value.as_bytes()) {
-            encode::field(
-                &mut block,
-                name.as_str().as_bytes(),
-                value.as_bytes(),
-                value.is_sensitive(),
-            );
+            let name = name.as_str().as_bytes();
+            size += (name.len() + value.len()) as u64 + FIELD_OVERHEAD;
+            encode::field(&mut block, name, value.as_bytes(), value.is_sensitive());
         }
     }
-    framed(&block)
+    EncodedHead {
+        frame: framed(&block).freeze(),
+        size,
+    }
 }
 
 fn framed(block: &[u8]) -> BytesMut {

@@ -317,7 +317,7 @@ fn send_once<B: From<Box<RecvBody>>>(
             let declared = crate::validate::content_length(request.headers())
                 .ok()
                 .flatten();
-            Box::pin(send_body(tx, body, declared))
+            Box::pin(send_body(tx, body, declared, Arc::clone(&inner)))
         });
         let mut reader = StreamReader::new(rx, inner.config.max_field_section, Bytes::new());
         reader.set_unanswered(true);

@@ -24,6 +24,9 @@ pub enum Send {
         declared: u64,
         sent: usize,
     },
+    /// A streamed POST of a few bytes, then a trailer `x-big` whose value
+    /// is this long.
+    UploadTrailed(usize),
 }
 
 /// The client, and where it sends.
@@ -81,6 +84,18 @@ impl Driver {
                     std::iter::repeat_n(piece, pieces).map(Ok::<_, std::io::Error>),
                 );
                 self.client.post(&url).body(Body::wrap_stream(stream))
+            }
+            Send::UploadTrailed(len) => {
+                let mut trailers = http::HeaderMap::new();
+                let big = http::HeaderValue::from_str(&"t".repeat(len)).expect("a value");
+                trailers.insert("x-big", big);
+                let frames = [
+                    http_body::Frame::data(Bytes::from_static(b"hi")),
+                    http_body::Frame::trailers(trailers),
+                ];
+                let stream = futures_util::stream::iter(frames.map(Ok::<_, std::io::Error>));
+                let body = http_body_util::StreamBody::new(stream);
+                self.client.post(&url).body(Body::wrap(body))
             }
             Send::UploadDeclaring { declared, sent } => {
                 let piece = Bytes::from(vec![b'u'; sent]);
