@@ -84,6 +84,9 @@ fn http2_headers(c: &mut Criterion) {
     c.bench_function("http2/encode_browser_request", |b| {
         b.iter(|| black_box(h2.encode_request("/bytes/128", &browser)))
     });
+    c.bench_function("http2/count_browser_request", |b| {
+        b.iter(|| black_box(h2.count_request("/bytes/128", &browser)))
+    });
     c.bench_function("http2/decode_nginx_response", |b| {
         b.iter(|| black_box(h2.decode_nginx_response()))
     });

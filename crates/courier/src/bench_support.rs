@@ -132,6 +132,24 @@ impl Http2Headers {
         self.out.len()
     }
 
+    /// The size of the same GET's header list as a server's
+    /// SETTINGS_MAX_HEADER_LIST_SIZE counts it: what a request pays for a
+    /// server that announces one.
+    pub fn count_request(&self, path: &str, headers: &http::HeaderMap) -> u64 {
+        crate::proto::h2::header_list::size(&crate::proto::h2::conn::Head {
+            method: &http::Method::GET,
+            scheme: &http::uri::Scheme::HTTPS,
+            authority: &http::uri::Authority::from_static("bench.invalid"),
+            path,
+            headers,
+            defaults: &http::HeaderMap::new(),
+            withheld: &[],
+            content_length: None,
+            protocol: None,
+            deadline: None,
+        })
+    }
+
     /// Decodes nginx's response head; returns how many headers it has.
     pub fn decode_nginx_response(&mut self) -> usize {
         let block = nginx_response_head();
