@@ -1,7 +1,9 @@
 //! HTTP/2's and HTTP/3's encodings of the same request head, held to each
 //! other: whichever protocol carries a request, the server must get the
 //! same fields (`proto::fields` says which are left out), the caller's own
-//! first, then the client's defaults, then the body's content-length.
+//! first, then the client's defaults, then the body's content-length. Each
+//! protocol's count of the head (what it holds to the server's announced
+//! limit) must be the size of what the server decodes.
 
 use bytes::BytesMut;
 use http::{HeaderMap, HeaderName, HeaderValue, Method, Request};
@@ -58,6 +60,14 @@ fn value_of(bytes: &[u8]) -> Option<HeaderValue> {
 
 /// A request's regular fields as a server reads them, in order.
 type Fields = Vec<(Vec<u8>, Vec<u8>)>;
+
+/// A field section's size as RFC 9113 §6.5.2 and RFC 9114 §4.2.2 count it.
+fn section_size(fields: &Fields) -> u64 {
+    fields
+        .iter()
+        .map(|(n, v)| (n.len() + v.len()) as u64 + 32)
+        .sum()
+}
 
 /// Encodes one request (its `headers`, the client's `defaults` as a client
 /// keeps them, `withheld` of those, and a body of `length`) as HTTP/2 and as
@@ -134,6 +144,12 @@ fn h2_fields(
             fields.push((n.to_vec(), v.to_vec()))
         })
         .expect("our own HPACK");
+    let counted = crate::proto::h2::header_list::size(&head);
+    assert_eq!(
+        counted,
+        section_size(&fields),
+        "HTTP/2's count of {fields:?}"
+    );
     regular(fields)
 }
 
@@ -154,6 +170,11 @@ fn h3_fields(
         Ok(())
     })
     .expect("our own QPACK");
+    assert_eq!(
+        encoded.size,
+        section_size(&fields),
+        "HTTP/3's count of {fields:?}"
+    );
     regular(fields)
 }
 
