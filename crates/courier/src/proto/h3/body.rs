@@ -48,13 +48,13 @@ impl Drop for StreamGuard {
 /// Sends `body` on the stream and finishes it, held to `declared` (the
 /// caller's Content-Length) as HTTP/1.1's and HTTP/2's uploads are, and its
 /// trailers to what may go on the wire and to the server's
-/// SETTINGS_MAX_FIELD_SECTION_SIZE (read from `inner` when they come). `Err` only for the body's own
-/// failure or such a breach (the stream is then reset with
-/// H3_REQUEST_CANCELLED, never finished: a server or a proxy behind it must
-/// not take the bytes for a whole request); the stream's failures end the
-/// sending quietly, since the server may have stopped reading on purpose (an
-/// early answer, RFC 9114 §4.1), and the response side reports what
-/// happened.
+/// SETTINGS_MAX_FIELD_SECTION_SIZE (read from `inner` when they come).
+/// `Err` only for the body's own failure or such a breach (the stream is
+/// then reset with H3_REQUEST_CANCELLED, never finished: a server or a
+/// proxy behind it must not take the bytes for a whole request); the
+/// stream's failures end the sending quietly, since the server may have
+/// stopped reading on purpose (an early answer, RFC 9114 §4.1), and the
+/// response side reports what happened.
 pub(crate) async fn send_body(
     tx: quinn::SendStream,
     mut body: Body,
