@@ -73,6 +73,26 @@ async fn respond(mut io: DuplexStream, body: &'static [u8]) {
     }
 }
 
+/// `f` of an HTTPS GET of `path` with `headers` and no client defaults.
+fn get<R>(
+    path: &str,
+    headers: &http::HeaderMap,
+    f: impl FnOnce(&crate::proto::h2::conn::Head<'_>) -> R,
+) -> R {
+    f(&crate::proto::h2::conn::Head {
+        method: &http::Method::GET,
+        scheme: &http::uri::Scheme::HTTPS,
+        authority: &http::uri::Authority::from_static("bench.invalid"),
+        path,
+        headers,
+        defaults: &http::HeaderMap::new(),
+        withheld: &[],
+        content_length: None,
+        protocol: None,
+        deadline: None,
+    })
+}
+
 /// The HTTP/2 header path without a connection: HPACK-encoding a request
 /// head into HEADERS as a connection does, and decoding a response head
 /// block into the `http::response::Parts` a request gets.
@@ -107,28 +127,18 @@ impl Http2Headers {
     /// Encodes a GET of `path` with `headers` (the connection's HPACK table
     /// as earlier calls left it); returns the frame's size.
     pub fn encode_request(&mut self, path: &str, headers: &http::HeaderMap) -> usize {
-        let head = crate::proto::h2::conn::Head {
-            method: &http::Method::GET,
-            scheme: &http::uri::Scheme::HTTPS,
-            authority: &http::uri::Authority::from_static("bench.invalid"),
-            path,
-            headers,
-            defaults: &http::HeaderMap::new(),
-            withheld: &[],
-            content_length: None,
-            protocol: None,
-            deadline: None,
-        };
         self.out.clear();
-        crate::proto::h2::encode::request(
-            &mut self.encoder,
-            &mut self.template,
-            &mut self.out,
-            1,
-            &head,
-            true,
-            16_384,
-        );
+        get(path, headers, |head| {
+            crate::proto::h2::encode::request(
+                &mut self.encoder,
+                &mut self.template,
+                &mut self.out,
+                1,
+                head,
+                true,
+                16_384,
+            )
+        });
         self.out.len()
     }
 
@@ -136,18 +146,7 @@ impl Http2Headers {
     /// SETTINGS_MAX_HEADER_LIST_SIZE counts it: what a request pays for a
     /// server that announces one.
     pub fn count_request(&self, path: &str, headers: &http::HeaderMap) -> u64 {
-        crate::proto::h2::header_list::size(&crate::proto::h2::conn::Head {
-            method: &http::Method::GET,
-            scheme: &http::uri::Scheme::HTTPS,
-            authority: &http::uri::Authority::from_static("bench.invalid"),
-            path,
-            headers,
-            defaults: &http::HeaderMap::new(),
-            withheld: &[],
-            content_length: None,
-            protocol: None,
-            deadline: None,
-        })
+        get(path, headers, crate::proto::h2::header_list::size)
     }
 
     /// Decodes nginx's response head; returns how many headers it has.
